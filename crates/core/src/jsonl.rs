@@ -1,0 +1,226 @@
+//! Streaming JSONL: one record per line, read with constant memory so that corpora of millions
+//! of passages can be validated and converted without loading them. Tolerates what real files
+//! contain (a UTF-8 BOM, CRLF line ends, blank lines) and reports anything else as an
+//! [`InputError`] naming the file and line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::atomic::AtomicFile;
+use crate::error::{Error, InputError, Result};
+
+/// Iterates over the non-blank lines of a text stream with 1-based line numbers.
+pub struct Lines<R> {
+    reader: R,
+    file: PathBuf,
+    line_no: u64,
+    buf: Vec<u8>,
+}
+
+impl Lines<BufReader<File>> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let f = File::open(path).map_err(|e| Error::io(path, e))?;
+        Ok(Self::new(BufReader::with_capacity(1 << 16, f), path))
+    }
+}
+
+impl<R: BufRead> Lines<R> {
+    pub fn new(reader: R, file: impl AsRef<Path>) -> Self {
+        Self {
+            reader,
+            file: file.as_ref().to_path_buf(),
+            line_no: 0,
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The next non-blank line as `(line_no, text)`, with BOM and trailing CR removed.
+    pub fn next_line(&mut self) -> Option<Result<(u64, &str)>> {
+        let (start, end) = loop {
+            self.buf.clear();
+            match self.reader.read_until(b'\n', &mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return Some(Err(Error::io(&self.file, e))),
+            }
+            self.line_no += 1;
+            let mut start = 0;
+            if self.line_no == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+                start = 3;
+            }
+            let mut end = self.buf.len();
+            while end > start && matches!(self.buf[end - 1], b'\n' | b'\r') {
+                end -= 1;
+            }
+            if !self.buf[start..end].iter().all(|b| b.is_ascii_whitespace()) {
+                break (start, end);
+            }
+        };
+        let line_no = self.line_no;
+        Some(match std::str::from_utf8(&self.buf[start..end]) {
+            Ok(s) => Ok((line_no, s)),
+            Err(e) => Err(InputError::new(&self.file, format!("invalid UTF-8 at byte {}", e.valid_up_to()))
+                .line(line_no)
+                .hint("re-encode the file as UTF-8")
+                .into()),
+        })
+    }
+}
+
+/// Parses one JSON line into `T`, turning serde's message into an input error with the field.
+pub fn parse_line<T: DeserializeOwned>(file: &Path, line_no: u64, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| json_error(file, line_no, &e).into())
+}
+
+/// Converts a serde_json error into an [`InputError`], extracting the field name when serde
+/// names one (`missing field `x``, `unknown field`, `invalid type ... for x`).
+pub fn json_error(file: &Path, line_no: u64, e: &serde_json::Error) -> InputError {
+    let msg = e.to_string();
+    let field = msg
+        .split('`')
+        .nth(1)
+        .filter(|_| msg.contains("field"))
+        .map(str::to_string);
+    let mut err = InputError::new(file, strip_position(&msg)).line(line_no);
+    if let Some(f) = field {
+        err = err.field(f);
+    }
+    if e.is_syntax() || e.is_eof() {
+        err = err.hint("each line must be one complete JSON object");
+    }
+    err
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Calls `f(line_no, record)` for every record of a JSONL file, streaming.
+pub fn for_each<T, F>(path: impl AsRef<Path>, mut f: F) -> Result<()>
+where
+    T: DeserializeOwned,
+    F: FnMut(u64, T) -> Result<()>,
+{
+    let mut lines = Lines::open(path.as_ref())?;
+    let file = path.as_ref().to_path_buf();
+    while let Some(next) = lines.next_line() {
+        let (no, text) = next?;
+        let rec: T = parse_line(&file, no, text)?;
+        f(no, rec)?;
+    }
+    Ok(())
+}
+
+/// Reads a whole JSONL file into memory (for files known to be small, like dialogues).
+pub fn read_all<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for_each(path, |_, r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Writes records as JSONL atomically.
+pub struct JsonlWriter {
+    file: AtomicFile,
+    count: u64,
+}
+
+impl JsonlWriter {
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        Ok(Self {
+            file: AtomicFile::create(path)?,
+            count: 0,
+        })
+    }
+    pub fn write<T: Serialize>(&mut self, rec: &T) -> Result<()> {
+        let path = self.file.path().to_path_buf();
+        serde_json::to_writer(&mut self.file, rec)
+            .map_err(|e| Error::Internal(format!("serialising a record for {}: {e}", path.display())))?;
+        self.file.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
+        self.count += 1;
+        Ok(())
+    }
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+    pub fn commit(self) -> Result<u64> {
+        let n = self.count;
+        self.file.commit()?;
+        Ok(n)
+    }
+}
+
+/// Reads a whole file as UTF-8 text with a BOM removed, naming the file on error.
+pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
+    let path = path.as_ref();
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let upto = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..upto].iter().filter(|b| **b == b'\n').count() as u64 + 1;
+        InputError::new(path, "invalid UTF-8")
+            .line(line)
+            .hint("re-encode the file as UTF-8")
+            .into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Deserialize, Debug)]
+    struct Rec {
+        id: String,
+    }
+
+    #[test]
+    fn bom_crlf_blank_lines_and_chinese() {
+        let data = "\u{feff}{\"id\":\"a\"}\r\n\r\n{\"id\":\"中文\"}\r\n";
+        let mut lines = Lines::new(data.as_bytes(), "x.jsonl");
+        let (n1, t1) = lines.next_line().unwrap().unwrap();
+        assert_eq!((n1, t1), (1, "{\"id\":\"a\"}"));
+        let (n2, t2) = lines.next_line().unwrap().unwrap();
+        assert_eq!(n2, 3);
+        let r: Rec = parse_line(Path::new("x"), n2, t2).unwrap();
+        assert_eq!(r.id, "中文");
+        assert!(lines.next_line().is_none());
+    }
+
+    #[test]
+    fn invalid_utf8_names_line() {
+        let data: &[u8] = b"{\"id\":\"a\"}\n{\"id\":\"\xff\"}\n";
+        let mut lines = Lines::new(data, "x.jsonl");
+        lines.next_line().unwrap().unwrap();
+        let err = lines.next_line().unwrap().unwrap_err();
+        assert!(err.to_string().contains("x.jsonl:2"), "{err}");
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let err = parse_line::<Rec>(Path::new("c.jsonl"), 7, "{\"title\":\"t\"}").unwrap_err();
+        let s = err.to_string();
+        assert!(s.contains("c.jsonl:7"), "{s}");
+        assert!(s.contains("field `id`"), "{s}");
+    }
+}

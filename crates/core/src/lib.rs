@@ -1,0 +1,19 @@
+//! mtr-core: the one native representation of a conversational retrieval benchmark.
+//!
+//! Every other crate speaks these types: a [`Passage`] corpus streamed from JSONL, [`Dialogue`]s
+//! of [`Turn`]s with graded gold evidence, [`Qrels`] and [`Run`]s, and the on-disk
+//! [`benchmark`] folder with its manifest and content [`fingerprint`]. Errors separate bad user
+//! input (file, line, field, hint) from I/O and internal failures, see [`error`].
+
+pub mod atomic;
+pub mod benchmark;
+pub mod error;
+pub mod fingerprint;
+pub mod jsonl;
+pub mod model;
+pub mod progress;
+pub mod trec;
+
+pub use benchmark::{Benchmark, BenchmarkDir, Manifest};
+pub use error::{Error, InputError, Result};
+pub use model::{Dialogue, Gold, Passage, Qrels, Run, Tags, Turn};

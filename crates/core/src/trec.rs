@@ -1,0 +1,121 @@
+//! TREC text formats: qrels (`qid iter docid grade`) and runs (`qid Q0 docid rank score tag`).
+//! This is the simple, model-level reader and writer used for benchmark folders; the metrics
+//! crate has its own memory-mapped parser for evaluating huge runs.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::atomic::AtomicFile;
+use crate::error::{Error, InputError, Result};
+use crate::jsonl::Lines;
+use crate::model::{Qrels, Run};
+
+/// Reads TREC qrels. Accepts a BEIR-style header line (`query-id corpus-id score`) and
+/// 3-column BEIR rows as well as 4-column TREC rows. A duplicate (qid, docid) is an error.
+pub fn read_qrels(path: impl AsRef<Path>) -> Result<Qrels> {
+    let path = path.as_ref();
+    let mut lines = Lines::open(path)?;
+    let mut qrels = Qrels::new();
+    while let Some(next) = lines.next_line() {
+        let (no, line) = next?;
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if no == 1 && cols.first().is_some_and(|c| c.eq_ignore_ascii_case("query-id") || c.eq_ignore_ascii_case("qid")) {
+            continue;
+        }
+        let (qid, docid, grade) = match cols.as_slice() {
+            [q, _iter, d, g] => (*q, *d, *g),
+            [q, d, g] => (*q, *d, *g),
+            _ => {
+                return Err(InputError::new(path, format!("expected 4 columns (qid iter docid grade), found {}", cols.len()))
+                    .line(no)
+                    .into());
+            }
+        };
+        let grade: i32 = grade
+            .parse::<i32>()
+            .or_else(|_| grade.parse::<f64>().map(|g| g as i32))
+            .map_err(|_| InputError::new(path, format!("grade `{grade}` is not a number")).line(no).field("grade"))?;
+        let prev = qrels.entry(qid.to_string()).or_default().insert(docid.to_string(), grade);
+        if prev.is_some() {
+            return Err(InputError::new(path, format!("duplicate judgement for query `{qid}`, document `{docid}`"))
+                .line(no)
+                .field("docid")
+                .into());
+        }
+    }
+    Ok(qrels)
+}
+
+/// Writes qrels in TREC 4-column form, queries and documents in byte order.
+pub fn write_qrels(path: impl AsRef<Path>, qrels: &Qrels) -> Result<()> {
+    let path = path.as_ref();
+    let mut f = AtomicFile::create(path)?;
+    for (q, docs) in qrels {
+        for (d, g) in docs {
+            writeln!(f, "{q}\t0\t{d}\t{g}").map_err(|e| Error::io(path, e))?;
+        }
+    }
+    f.commit()
+}
+
+/// Reads a 6-column TREC run, keeping each query's documents in file order.
+pub fn read_run(path: impl AsRef<Path>) -> Result<Run> {
+    let path = path.as_ref();
+    let mut lines = Lines::open(path)?;
+    let mut run = Run::new();
+    while let Some(next) = lines.next_line() {
+        let (no, line) = next?;
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let [q, _q0, d, _rank, score, ..] = cols.as_slice() else {
+            return Err(InputError::new(path, format!("expected 6 columns (qid Q0 docid rank score tag), found {}", cols.len()))
+                .line(no)
+                .into());
+        };
+        let score: f64 = score
+            .parse()
+            .map_err(|_| InputError::new(path, format!("score `{score}` is not a number")).line(no).field("score"))?;
+        run.entry(q.to_string()).or_default().push((d.to_string(), score));
+    }
+    Ok(run)
+}
+
+/// Writes a run in TREC 6-column form; each query's documents are written sorted by score
+/// descending with rank = position.
+pub fn write_run(path: impl AsRef<Path>, run: &Run, tag: &str) -> Result<()> {
+    let path = path.as_ref();
+    let mut f = AtomicFile::create(path)?;
+    for (q, docs) in run {
+        let mut docs: Vec<&(String, f64)> = docs.iter().collect();
+        docs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        for (rank, (d, s)) in docs.iter().enumerate() {
+            writeln!(f, "{q} Q0 {d} {} {s} {tag}", rank + 1).map_err(|e| Error::io(path, e))?;
+        }
+    }
+    f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qrels_roundtrip_and_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.tsv");
+        std::fs::write(&p, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t-1\n").unwrap();
+        let q = read_qrels(&p).unwrap();
+        assert_eq!(q["q1"]["d2"], -1);
+        let out = dir.path().join("o.tsv");
+        write_qrels(&out, &q).unwrap();
+        assert_eq!(read_qrels(&out).unwrap(), q);
+    }
+
+    #[test]
+    fn duplicate_judgement_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.tsv");
+        std::fs::write(&p, "q1 0 d1 1\nq1 0 d1 2\n").unwrap();
+        let e = read_qrels(&p).unwrap_err().to_string();
+        assert!(e.contains(":2") && e.contains("duplicate"), "{e}");
+    }
+}

@@ -1,0 +1,63 @@
+//! One module per subcommand: each defines its `Args` and an async `run`. This file builds the
+//! shared context (configuration, progress) and dispatches.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::cli::{Cli, Command, GlobalArgs};
+use crate::config::Config;
+use crate::progress::TermProgress;
+
+pub mod audit;
+pub mod bench;
+pub mod cache;
+pub mod config;
+pub mod eval;
+pub mod export;
+pub mod import;
+pub mod index;
+pub mod leaderboard;
+pub mod local;
+pub mod report;
+pub mod retrieve;
+pub mod stats;
+pub mod synth;
+pub mod validate;
+
+/// What every command gets: the effective configuration, global flags and a progress sink.
+pub struct Ctx {
+    pub config: Config,
+    pub global: GlobalArgs,
+    pub progress: Arc<TermProgress>,
+}
+
+pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = Config::load(cli.global.config.as_deref())?;
+    let ctx = Ctx {
+        config,
+        progress: Arc::new(TermProgress::new(cli.global.quiet)),
+        global: cli.global,
+    };
+    match cli.command {
+        Command::Import(a) => import::run(&ctx, a).await,
+        Command::Export(a) => export::run(&ctx, a).await,
+        Command::Validate(a) => validate::run(&ctx, a).await,
+        Command::Stats(a) => stats::run(&ctx, a).await,
+        Command::Eval(a) => eval::run(&ctx, a).await,
+        Command::Index(a) => index::run(&ctx, a).await,
+        Command::Retrieve(a) => retrieve::run(&ctx, a).await,
+        Command::Audit(a) => audit::run(&ctx, a).await,
+        Command::Synth(a) => synth::run(&ctx, a).await,
+        Command::Bench(a) => bench::run(&ctx, a).await,
+        Command::Leaderboard(a) => leaderboard::run(&ctx, a).await,
+        Command::Report(a) => report::run(&ctx, a).await,
+        Command::Local(a) => local::run(&ctx, a).await,
+        Command::Cache(a) => cache::run(&ctx, a).await,
+        Command::Config(a) => config::run(&ctx, a).await,
+    }
+}
+
+/// The error a command that is not built yet returns.
+pub fn not_built(name: &str) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`mtr {name}` is not built yet in this version of mtr")
+}

@@ -1,0 +1,42 @@
+//! `mtr`: audit, synthesize and benchmark conversational retrieval benchmarks.
+//!
+//! The binary is thin: it parses the command line, loads the configuration, sets up logging
+//! and progress display, and hands each command to its library crate.
+
+mod cli;
+mod cmd;
+mod config;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    if let Err(e) = progress::init_logging(&cli.global) {
+        eprintln!("mtr: cannot set up logging: {e}");
+        return ExitCode::from(1);
+    }
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mtr: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(cmd::dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            let user_error = e
+                .chain()
+                .any(|c| c.downcast_ref::<mtr_core::Error>().is_some_and(|e| e.is_user_error()));
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(if user_error { 2 } else { 1 })
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Logging and progress display. On a terminal, long jobs show an indicatif bar with done/total,
+//! rate, tokens, cost and ETA; elsewhere (CI, pipes) they log a plain line every few seconds.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mtr_core::progress::Progress;
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{GlobalArgs, LogFormat};
+
+pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
+    let level = if g.quiet {
+        "error"
+    } else {
+        match g.verbose {
+            0 => "warn,mtr=info",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = EnvFilter::try_from_env("MTR_LOG").unwrap_or_else(|_| EnvFilter::new(level));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false);
+    let res = match g.log_format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+    res.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Progress shown as a bar on a terminal, as log lines otherwise.
+pub struct TermProgress {
+    bar: Option<ProgressBar>,
+    state: Mutex<State>,
+    done: AtomicU64,
+    total: AtomicU64,
+    quiet: bool,
+}
+
+struct State {
+    stage: String,
+    started: Instant,
+    last_log: Instant,
+    tokens: u64,
+    cost: f64,
+}
+
+impl TermProgress {
+    pub fn new(quiet: bool) -> Self {
+        let tty = std::io::stderr().is_terminal() && !quiet;
+        let bar = tty.then(|| {
+            let b = ProgressBar::new(0);
+            b.set_style(
+                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} {msg} ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            b
+        });
+        Self {
+            bar,
+            state: Mutex::new(State { stage: String::new(), started: Instant::now(), last_log: Instant::now(), tokens: 0, cost: 0.0 }),
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            quiet,
+        }
+    }
+
+    fn log_line(&self, force: bool) {
+        if self.bar.is_some() || self.quiet {
+            return;
+        }
+        let Ok(mut s) = self.state.lock() else { return };
+        if !force && s.last_log.elapsed() < Duration::from_secs(5) {
+            return;
+        }
+        s.last_log = Instant::now();
+        let done = self.done.load(Ordering::Relaxed);
+        let total = self.total.load(Ordering::Relaxed);
+        let secs = s.started.elapsed().as_secs_f64().max(1e-9);
+        let rate = done as f64 / secs;
+        let eta = if rate > 0.0 && total > done { format!("{:.0}s", (total - done) as f64 / rate) } else { "-".into() };
+        tracing::info!("{}: {done}/{total} ({rate:.1}/s, {} tokens, ${:.4}, ETA {eta})", s.stage, s.tokens, s.cost);
+    }
+}
+
+impl Progress for TermProgress {
+    fn stage(&self, name: &str, total: u64) {
+        if let Ok(mut s) = self.state.lock() {
+            s.stage = name.to_string();
+            s.started = Instant::now();
+            s.last_log = Instant::now();
+            s.tokens = 0;
+            s.cost = 0.0;
+        }
+        self.done.store(0, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+        if let Some(b) = &self.bar {
+            b.reset();
+            b.set_length(total);
+            b.set_position(0);
+            b.set_prefix(name.to_string());
+            b.set_message("");
+        } else if !self.quiet {
+            tracing::info!("{name}: {total} items");
+        }
+    }
+    fn advance(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+        self.log_line(false);
+    }
+    fn usage(&self, tokens: u64, cost_usd: f64) {
+        let (t, c) = match self.state.lock() {
+            Ok(mut s) => {
+                s.tokens += tokens;
+                s.cost += cost_usd;
+                (s.tokens, s.cost)
+            }
+            Err(_) => return,
+        };
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{t} tok ${c:.4}"));
+        }
+    }
+    fn finish_stage(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+        self.log_line(true);
+    }
+}
