@@ -24,11 +24,15 @@ impl Config {
         };
         let mut table = match &source {
             Some(p) => {
-                let text = std::fs::read_to_string(p).with_context(|| format!("reading config {}", p.display()))?;
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("reading config {}", p.display()))?;
                 toml::from_str::<toml::Table>(&text).map_err(|e| {
-                    let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                    let line = e
+                        .span()
+                        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
                     anyhow::Error::new(mtr_core::Error::from(
-                        mtr_core::InputError::new(p, e.message().to_string()).line(line.unwrap_or(0) as u64),
+                        mtr_core::InputError::new(p, e.message().to_string())
+                            .line(line.unwrap_or(0) as u64),
                     ))
                 })?
             }
@@ -50,7 +54,10 @@ impl Config {
     }
 
     fn source_suffix(&self) -> String {
-        self.source.as_ref().map(|p| format!(" in {}", p.display())).unwrap_or_default()
+        self.source
+            .as_ref()
+            .map(|p| format!(" in {}", p.display()))
+            .unwrap_or_default()
     }
 
     /// The configuration as TOML with secret-looking values masked.
@@ -81,7 +88,9 @@ fn lookup() -> Option<PathBuf> {
 /// `MTR_AUDIT__SAMPLE=20` sets `audit.sample = 20`; values parse as TOML where possible.
 fn apply_env(table: &mut toml::Table, vars: impl Iterator<Item = (String, String)>) {
     for (k, v) in vars {
-        let Some(rest) = k.strip_prefix("MTR_") else { continue };
+        let Some(rest) = k.strip_prefix("MTR_") else {
+            continue;
+        };
         if !rest.contains("__") {
             continue;
         }
@@ -95,10 +104,14 @@ fn apply_env(table: &mut toml::Table, vars: impl Iterator<Item = (String, String
 }
 
 fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
-    let Some((last, parents)) = path.split_last() else { return };
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
     let mut cur = table;
     for p in parents {
-        let entry = cur.entry(p.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = cur
+            .entry(p.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         if !entry.is_table() {
             *entry = toml::Value::Table(toml::Table::new());
         }
@@ -111,7 +124,10 @@ fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
 fn mask_secrets(t: &mut toml::Table) {
     for (k, v) in t.iter_mut() {
         let lk = k.to_ascii_lowercase();
-        let secret = (lk.contains("key") || lk.contains("token") || lk.contains("secret") || lk.contains("password"))
+        let secret = (lk.contains("key")
+            || lk.contains("token")
+            || lk.contains("secret")
+            || lk.contains("password"))
             && !lk.ends_with("_env")
             && !lk.contains("tokens_per");
         match v {
@@ -135,11 +151,23 @@ mod tests {
 
     #[test]
     fn env_overrides_and_masking() {
-        let mut t: toml::Table = toml::from_str("[llm]\napi_key = \"sk-secret\"\napi_key_env = \"OPENAI_API_KEY\"\n").unwrap();
-        apply_env(&mut t, vec![("MTR_AUDIT__SAMPLE".to_string(), "20".to_string()), ("MTR_LLM__MODEL".into(), "qwen".into())].into_iter());
+        let mut t: toml::Table =
+            toml::from_str("[llm]\napi_key = \"sk-secret\"\napi_key_env = \"OPENAI_API_KEY\"\n")
+                .unwrap();
+        apply_env(
+            &mut t,
+            vec![
+                ("MTR_AUDIT__SAMPLE".to_string(), "20".to_string()),
+                ("MTR_LLM__MODEL".into(), "qwen".into()),
+            ]
+            .into_iter(),
+        );
         assert_eq!(t["audit"]["sample"].as_integer(), Some(20));
         assert_eq!(t["llm"]["model"].as_str(), Some("qwen"));
-        let c = Config { table: t, source: None };
+        let c = Config {
+            table: t,
+            source: None,
+        };
         let shown = c.show();
         assert!(!shown.contains("sk-secret"), "{shown}");
         assert!(shown.contains("OPENAI_API_KEY"));

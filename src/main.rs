@@ -13,13 +13,17 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    reset_sigpipe();
     let cli = cli::Cli::parse();
     if let Err(e) = progress::init_logging(&cli.global) {
         eprintln!("mtr: cannot set up logging: {e}");
         return ExitCode::from(1);
     }
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mtr: cannot start the async runtime: {e}");
@@ -29,14 +33,25 @@ fn main() -> ExitCode {
     match runtime.block_on(cmd::dispatch(cli)) {
         Ok(code) => code,
         Err(e) => {
-            let user_error = e
-                .chain()
-                .any(|c| c.downcast_ref::<mtr_core::Error>().is_some_and(|e| e.is_user_error()));
+            let user_error = e.chain().any(|c| {
+                c.downcast_ref::<mtr_core::Error>()
+                    .is_some_and(|e| e.is_user_error())
+            });
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
             ExitCode::from(if user_error { 2 } else { 1 })
         }
+    }
+}
+
+/// Restores the default SIGPIPE action so that `mtr stats DIR | head` ends quietly like any
+/// Unix tool instead of panicking in `println!` on a closed pipe.
+fn reset_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is always valid.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

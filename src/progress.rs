@@ -24,7 +24,10 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
         }
     };
     let filter = EnvFilter::try_from_env("MTR_LOG").unwrap_or_else(|_| EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
     let res = match g.log_format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
@@ -55,15 +58,23 @@ impl TermProgress {
         let bar = tty.then(|| {
             let b = ProgressBar::new(0);
             b.set_style(
-                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} {msg} ETA {eta}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} {msg} ETA {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
             );
             b
         });
         Self {
             bar,
-            state: Mutex::new(State { stage: String::new(), started: Instant::now(), last_log: Instant::now(), tokens: 0, cost: 0.0 }),
+            state: Mutex::new(State {
+                stage: String::new(),
+                started: Instant::now(),
+                last_log: Instant::now(),
+                tokens: 0,
+                cost: 0.0,
+            }),
             done: AtomicU64::new(0),
             total: AtomicU64::new(0),
             quiet,
@@ -83,8 +94,21 @@ impl TermProgress {
         let total = self.total.load(Ordering::Relaxed);
         let secs = s.started.elapsed().as_secs_f64().max(1e-9);
         let rate = done as f64 / secs;
-        let eta = if rate > 0.0 && total > done { format!("{:.0}s", (total - done) as f64 / rate) } else { "-".into() };
-        tracing::info!("{}: {done}/{total} ({rate:.1}/s, {} tokens, ${:.4}, ETA {eta})", s.stage, s.tokens, s.cost);
+        let eta = if rate > 0.0 && total > done {
+            format!("{:.0}s", (total - done) as f64 / rate)
+        } else {
+            "-".into()
+        };
+        if s.tokens > 0 || s.cost > 0.0 {
+            tracing::info!(
+                "{}: {done}/{total} ({rate:.1}/s, {} tokens, ${:.4}, ETA {eta})",
+                s.stage,
+                s.tokens,
+                s.cost
+            );
+        } else {
+            tracing::info!("{}: {done}/{total} ({rate:.1}/s, ETA {eta})", s.stage);
+        }
     }
 }
 
@@ -105,7 +129,7 @@ impl Progress for TermProgress {
             b.set_position(0);
             b.set_prefix(name.to_string());
             b.set_message("");
-        } else if !self.quiet {
+        } else if !self.quiet && total > 0 {
             tracing::info!("{name}: {total} items");
         }
     }

@@ -21,7 +21,12 @@ pub enum Action {
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
         Action::Show => {
-            let src = ctx.config.source.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "(no file; defaults)".into());
+            let src = ctx
+                .config
+                .source
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "(no file; defaults)".into());
             println!("# source: {src}");
             print!("{}", ctx.config.show());
         }

@@ -1,16 +1,147 @@
-//! `mtr index`: not built yet.
+//! `mtr index BENCH_OR_CORPUS -o INDEX`: builds the on-disk retrieval index of a corpus once
+//! (BM25 always, dense vectors with `--dense`), fingerprinted by corpus content and analyzer,
+//! so that `mtr retrieve`, `mtr audit`, `mtr synth` and `mtr bench` reopen it in milliseconds.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mtr_retrieve::dense::{DenseOptions, Embedder};
+use mtr_retrieve::llm::LlmEmbedder;
+use mtr_retrieve::{CorpusSource, IndexBuilder, IndexOptions, Language};
 
 use super::Ctx;
+use super::local::{LlmArgs, open_llm};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Arguments (this command is not built yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// A native benchmark folder, or a JSONL corpus (`{id,title,text}` or BEIR `{_id,title,text}`).
+    pub src: PathBuf,
+    /// The index folder to write (an existing mtr index there is replaced; its embeddings are kept).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Analyzer language: en, zh, or auto (the benchmark's language, else detected from the corpus).
+    #[arg(long, default_value = "auto")]
+    pub language: Language,
+    /// Do not store passage texts in the index (smaller; `passage(id)` then returns empty texts).
+    #[arg(long)]
+    pub no_store: bool,
+    /// Indexing threads (0: one per CPU, at most 8).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Indexing memory budget in MiB.
+    #[arg(long, default_value_t = 512)]
+    pub memory_mb: usize,
+    /// Also embed every passage with the `embedder` role (cached; an interrupted run resumes).
+    #[arg(long)]
+    pub dense: bool,
+    /// Texts per embedding request.
+    #[arg(long, default_value_t = 32)]
+    pub batch_size: usize,
+    /// Embedding requests in flight.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
-pub async fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("index")
+/// Converts a retrieval error so that the binary's exit code sees user errors.
+pub fn retrieve_error(e: mtr_retrieve::Error) -> anyhow::Error {
+    match e {
+        mtr_retrieve::Error::Core(c) => anyhow::Error::new(c),
+        other => anyhow::Error::new(other),
+    }
+}
+
+pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let src = CorpusSource::detect(&args.src).map_err(retrieve_error)?;
+    let opts = IndexOptions {
+        language: args.language,
+        store_text: !args.no_store,
+        threads: args.threads,
+        heap_bytes: args.memory_mb << 20,
+        merge: true,
+    };
+    let start = Instant::now();
+    let builder = IndexBuilder::new(&args.output, opts);
+    let progress = ctx.progress.clone();
+    let idx = tokio::task::spawn_blocking(move || builder.build(&src, progress.as_ref()))
+        .await?
+        .map_err(retrieve_error)?;
+    let bm25_secs = start.elapsed().as_secs_f64();
+    let meta = idx.meta().clone();
+    let mut summary = serde_json::json!({
+        "index": args.output,
+        "passages": meta.num_passages,
+        "analyzer": meta.analyzer,
+        "bm25": { "k1": meta.bm25.k1, "b": meta.bm25.b },
+        "fingerprint": meta.fingerprint,
+        "corpus_hash": meta.corpus_hash,
+        "bm25_seconds": bm25_secs,
+        "passages_per_second": meta.num_passages as f64 / bm25_secs.max(1e-9),
+    });
+    if args.dense {
+        let llm = open_llm(ctx, &args.llm).await?;
+        let embedder: Arc<dyn Embedder> = Arc::new(LlmEmbedder::new(llm).ok_or_else(|| {
+            anyhow::Error::new(mtr_core::Error::from(
+                mtr_core::InputError::new("mtr.toml [llm]", "no `embedder` role is configured")
+                    .field("llm.roles.embedder"),
+            ))
+        })?);
+        let dopts = DenseOptions {
+            batch_size: args.batch_size,
+            concurrency: args.concurrency,
+            ..Default::default()
+        };
+        let t = Instant::now();
+        let src = CorpusSource::detect(&args.src).map_err(retrieve_error)?;
+        let dense = mtr_retrieve::ensure_dense(
+            &idx,
+            &src,
+            embedder.as_ref(),
+            &dopts,
+            ctx.progress.as_ref(),
+        )
+        .await
+        .map_err(retrieve_error)?;
+        summary["dense"] = serde_json::json!({
+            "model": dense.meta().model,
+            "dim": dense.meta().dim,
+            "vectors": dense.meta().count,
+            "prefixes": dense.meta().prefixes,
+            "seconds": t.elapsed().as_secs_f64(),
+        });
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "indexed {} passages into {} ({:?} analyzer, BM25 k1={} b={}) in {:.1} s ({:.0} passages/s)",
+            meta.num_passages,
+            args.output.display(),
+            meta.analyzer,
+            meta.bm25.k1,
+            meta.bm25.b,
+            bm25_secs,
+            meta.num_passages as f64 / bm25_secs.max(1e-9)
+        );
+        if let Some(d) = summary.get("dense") {
+            println!(
+                "dense: {} vectors of {} ({}-d) in {:.1} s",
+                d["vectors"],
+                d["model"],
+                d["dim"],
+                d["seconds"].as_f64().unwrap_or(0.0)
+            );
+        }
+        println!(
+            "fingerprint {}",
+            mtr_core::fingerprint::short(&meta.fingerprint)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,16 +1,65 @@
-//! `mtr leaderboard`: not built yet.
+//! `mtr leaderboard`: merge bench results into a leaderboard site: Markdown and CSV tables,
+//! `leaderboard.json`, and one self-contained HTML page (sortable table, confidence-interval
+//! error bars, turn-depth curves, per-stratum charts, trends).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use mtr_bench::BenchError;
 
 use super::Ctx;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Arguments (this command is not built yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// Bench results: `bench.json` files written by `mtr bench`, or folders holding one.
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+    /// Output folder for the site.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
 }
 
-pub async fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("leaderboard")
+fn bench_err(e: BenchError) -> anyhow::Error {
+    match e {
+        BenchError::Core(c) => anyhow::Error::new(c),
+        other => anyhow::Error::new(other),
+    }
+}
+
+pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let files: Vec<PathBuf> = args
+        .results
+        .iter()
+        .map(|p| {
+            if p.is_dir() {
+                p.join(mtr_bench::output::RESULT_FILE)
+            } else {
+                p.clone()
+            }
+        })
+        .collect();
+    let results = mtr_bench::leaderboard::load(&files).map_err(bench_err)?;
+    let lb = mtr_bench::leaderboard::merge(&results).map_err(bench_err)?;
+    let written = mtr_bench::leaderboard::write_site(&args.output, &lb).map_err(bench_err)?;
+    for b in &lb.boards {
+        println!(
+            "{}{}: {} systems, ranked by {}{}",
+            b.benchmark,
+            b.part.as_ref().map_or(String::new(), |p| format!(" ({p})")),
+            b.rows.len(),
+            b.main_measure,
+            if b.trends.is_empty() {
+                String::new()
+            } else {
+                format!(", {} trends", b.trends.len())
+            }
+        );
+    }
+    for w in &lb.warnings {
+        tracing::warn!("{w}");
+    }
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,16 +1,144 @@
-//! `mtr retrieve`: not built yet.
+//! `mtr retrieve BENCH --index INDEX --retriever SPEC --query FORMULATION --k 100 -o run.trec`:
+//! retrieves for every turn of a benchmark and writes a TREC run (usable by `mtr eval` and
+//! trec_eval), a JSONL run with query texts and scores, and the run's metadata. The run name,
+//! `<retriever>.<formulation>`, is the TREC tag.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use mtr_core::BenchmarkDir;
+use mtr_retrieve::dense::{DenseOptions, Embedder};
+use mtr_retrieve::fusion::RetrieverSpec;
+use mtr_retrieve::llm::{LlmEmbedder, LlmRewriter};
+use mtr_retrieve::query::Rewriter;
+use mtr_retrieve::{CorpusSource, IndexOptions, Language, QueryFormulation};
 
 use super::Ctx;
+use super::index::retrieve_error;
+use super::local::{LlmArgs, open_llm};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Arguments (this command is not built yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// A native benchmark folder (see `mtr import`).
+    pub bench: PathBuf,
+    /// The index folder (`mtr index`); built from the benchmark's corpus when missing.
+    #[arg(long)]
+    pub index: PathBuf,
+    /// bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7), weighted-z(...).
+    #[arg(long, default_value = "bm25")]
+    pub retriever: RetrieverSpec,
+    /// Query formulation: last, all, full, full:N, window:N, rewrite, llm-rewrite.
+    #[arg(long, default_value = "full")]
+    pub query: QueryFormulation,
+    /// Passages per query.
+    #[arg(long, default_value_t = 100)]
+    pub k: usize,
+    /// The TREC run to write (also writes RUN.jsonl and RUN.meta.json).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Query-side analyzer language; must match the index (auto: the index's).
+    #[arg(long, default_value = "auto")]
+    pub language: Language,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
-pub async fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("retrieve")
+pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let bench_dir = BenchmarkDir::open(&args.bench).map_err(anyhow::Error::new)?;
+    let bench = bench_dir.load().map_err(anyhow::Error::new)?;
+    let src = CorpusSource::Benchmark(bench_dir.clone());
+    let start = Instant::now();
+    let opts = IndexOptions {
+        language: args.language,
+        ..Default::default()
+    };
+    let (index_path, progress) = (args.index.clone(), ctx.progress.clone());
+    let src2 = src.clone();
+    let idx = tokio::task::spawn_blocking(move || {
+        mtr_retrieve::ensure_index(&src2, &index_path, &opts, progress.as_ref())
+    })
+    .await?
+    .map_err(retrieve_error)?;
+    idx.check_analyzer(args.language).map_err(retrieve_error)?;
+
+    let needs_llm = args.retriever.needs_dense() || args.query == QueryFormulation::LlmRewrite;
+    let llm = if needs_llm {
+        Some(open_llm(ctx, &args.llm).await?)
+    } else {
+        None
+    };
+    let embedder: Option<Arc<dyn Embedder>> = match (&llm, args.retriever.needs_dense()) {
+        (Some(llm), true) => {
+            let e = LlmEmbedder::new(llm.clone()).ok_or_else(|| {
+                anyhow::Error::new(mtr_core::Error::from(
+                    mtr_core::InputError::new(
+                        "mtr.toml [llm]",
+                        "a dense retriever needs an `embedder` role",
+                    )
+                    .field("llm.roles.embedder"),
+                ))
+            })?;
+            let e: Arc<dyn Embedder> = Arc::new(e);
+            mtr_retrieve::ensure_dense(
+                &idx,
+                &src,
+                e.as_ref(),
+                &DenseOptions::default(),
+                ctx.progress.as_ref(),
+            )
+            .await
+            .map_err(retrieve_error)?;
+            Some(e)
+        }
+        _ => None,
+    };
+    let rewriter: Option<LlmRewriter> = match (&llm, args.query) {
+        (Some(llm), QueryFormulation::LlmRewrite) => {
+            Some(LlmRewriter::new(llm.clone()).map_err(retrieve_error)?)
+        }
+        _ => None,
+    };
+    let retriever =
+        mtr_retrieve::open_retriever(&args.retriever, &idx, embedder).map_err(retrieve_error)?;
+    let mut out = mtr_retrieve::retrieve_benchmark(
+        &bench,
+        retriever.as_ref(),
+        &args.query,
+        args.k,
+        rewriter.as_ref().map(|r| r as &dyn Rewriter),
+        ctx.progress.as_ref(),
+    )
+    .await
+    .map_err(retrieve_error)?;
+    out.meta.index_fingerprint = Some(idx.fingerprint().to_string());
+    mtr_retrieve::write_run_files(&out, &args.output)
+        .map_err(retrieve_error)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    let (_, jsonl, meta) = mtr_retrieve::run::run_file_paths(&args.output);
+    println!(
+        "{}: {} queries, k={} in {:.1} s -> {} ({}, {})",
+        out.name,
+        out.meta.num_queries,
+        args.k,
+        start.elapsed().as_secs_f64(),
+        args.output.display(),
+        jsonl.display(),
+        meta.display()
+    );
+    if out.meta.rewrite_fallbacks > 0 {
+        println!(
+            "note: {} turns had no gold rewrite and used their user utterance",
+            out.meta.rewrite_fallbacks
+        );
+    }
+    if let Some(llm) = &llm {
+        let ledger = llm.ledger();
+        if ledger.total_cost_usd > 0.0 {
+            println!("{}", ledger.to_markdown());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

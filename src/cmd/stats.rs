@@ -1,16 +1,34 @@
-//! `mtr stats`: not built yet.
+//! `mtr stats DIR [--format text|json]`: describes a benchmark (dialogues, turns, turns per
+//! dialogue, gold per turn, query and history lengths in tokens, languages, tag and
+//! answerability counts). Any supported format is accepted (imported into the cache first).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use super::Ctx;
+use super::import::{ImportFlags, emit, open_benchmark};
+use super::validate::Output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Arguments (this command is not built yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// The benchmark folder (native, or any format `mtr import` reads).
+    pub dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    pub format: Output,
+    #[command(flatten)]
+    pub import: ImportFlags,
 }
 
-pub async fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("stats")
+pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let dir = open_benchmark(ctx, &args.dir, &args.import.options())?;
+    let stats = mtr_core::stats::compute(&dir)
+        .with_context(|| format!("computing statistics of {}", dir.root().display()))?;
+    match args.format {
+        Output::Json => emit(&(serde_json::to_string_pretty(&stats)? + "\n"))?,
+        Output::Text => emit(&stats.render_text())?,
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,16 +1,219 @@
-//! `mtr synth`: not built yet.
+//! `mtr synth`: synthesize a verified multi-turn retrieval benchmark from a document corpus
+//! (MTR-Pipeline, see crates/pipeline). Settings come from `[synth]` in mtr.toml; the flags
+//! below override them. A rerun of the same command resumes: finished stages are loaded from
+//! the work dir and LLM calls already made are served from the cache.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+use mtr_pipeline::config::VectorSource;
+use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
+
 use super::Ctx;
+use super::local::{LlmArgs, open_llm};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Vectors {
+    /// The embedder role when configured, else lexical.
+    Auto,
+    /// Embed chunks with the embedder role (enables dense uniqueness retrieval).
+    Embedder,
+    /// Local hashed TF-IDF vectors (no model; BM25-only uniqueness retrieval).
+    Lexical,
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Arguments (this command is not built yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// The documents: a JSONL file ({id, title, text} per line), a folder of .md/.txt files,
+    /// or a native benchmark folder.
+    #[arg(long, value_name = "PATH")]
+    pub corpus: PathBuf,
+    /// Output benchmark folder (native format).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Number of dialogues [default: 100, or [synth] dialogues].
+    #[arg(long)]
+    pub dialogues: Option<usize>,
+    /// Turns per dialogue [default: 8].
+    #[arg(long)]
+    pub turns: Option<usize>,
+    /// Seed of every random choice [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Chunk size range in tokens, MIN-MAX [default: 256-512].
+    #[arg(long, value_name = "MIN-MAX")]
+    pub chunk_tokens: Option<String>,
+    /// Chunks per topic path [default: 8].
+    #[arg(long)]
+    pub path_size: Option<usize>,
+    /// Share of dialogues with a topic switch [default: 0.5].
+    #[arg(long, value_name = "SHARE")]
+    pub switch_share: Option<f64>,
+    /// Use at most this many documents after curation (0 = all).
+    #[arg(long, value_name = "N")]
+    pub max_documents: Option<usize>,
+    /// Where chunk vectors come from.
+    #[arg(long, value_enum)]
+    pub vectors: Option<Vectors>,
+    /// Endpoint of the verifier's judge [default: the first of [llm.roles] judges].
+    #[arg(long, value_name = "ENDPOINT")]
+    pub verifier: Option<String>,
+    /// Skip the corpus-wide uniqueness check (not recommended).
+    #[arg(long)]
+    pub no_uniqueness: bool,
+    /// Keep the user agent's questions as they are.
+    #[arg(long)]
+    pub no_humanizer: bool,
+    /// Folder with edited prompt templates (<name>.j2; missing ones use the built-in).
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// Work dir for stage artefacts and checkpoints [default: OUT/.mtr-synth].
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Forget checkpoints and artefacts of earlier runs (the LLM cache still applies).
+    #[arg(long)]
+    pub fresh: bool,
+    /// Benchmark name in the manifest [default: the output folder's name].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// License recorded in the manifest (that of the source corpus).
+    #[arg(long)]
+    pub license: Option<String>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
-pub async fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("synth")
+fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
+    if e.is_user_error() { anyhow::Error::new(mtr_core::Error::from(e)) } else { anyhow::Error::new(e) }
+}
+
+fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
+    let mut c: SynthConfig = ctx.config.section("synth").map_err(|e| {
+        let file = ctx.config.source.clone().unwrap_or_else(|| PathBuf::from("mtr.toml"));
+        anyhow::Error::new(mtr_core::Error::from(mtr_core::InputError::new(file, format!("{e:#}")).field("synth")))
+    })?;
+    if let Some(v) = args.dialogues {
+        c.dialogues = v;
+    }
+    if let Some(v) = args.turns {
+        c.turns = v;
+    }
+    if let Some(v) = args.seed {
+        c.seed = v;
+    }
+    if let Some(r) = &args.chunk_tokens {
+        let (a, b) = mtr_pipeline::chunk::parse_range(r)
+            .map_err(|m| user_error(mtr_pipeline::Error::param("--chunk-tokens", m)))?;
+        c.chunking.min_tokens = a;
+        c.chunking.max_tokens = b;
+    }
+    if let Some(v) = args.path_size {
+        c.paths.size = v;
+        c.paths.min_size = c.paths.min_size.min(v.div_ceil(2)).max(1);
+    }
+    if let Some(v) = args.switch_share {
+        c.generation.switch_share = v;
+    }
+    if let Some(v) = args.max_documents {
+        c.max_documents = v;
+    }
+    if let Some(v) = args.vectors {
+        c.vectors = match v {
+            Vectors::Auto => VectorSource::Auto,
+            Vectors::Embedder => VectorSource::Embedder,
+            Vectors::Lexical => VectorSource::Lexical,
+        };
+    }
+    if let Some(v) = &args.verifier {
+        c.generation.verifier = Some(v.clone());
+    }
+    if args.no_uniqueness {
+        c.generation.uniqueness.enabled = false;
+    }
+    if args.no_humanizer {
+        c.generation.humanizer.enabled = false;
+    }
+    if args.name.is_some() {
+        c.name = args.name.clone();
+    }
+    if args.license.is_some() {
+        c.license = args.license.clone();
+    }
+    c.validate().map_err(user_error)?;
+    Ok(c)
+}
+
+pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let cfg = config(ctx, &args)?;
+    let prompts = match &args.prompts {
+        Some(dir) => SynthPrompts::from_dir(dir),
+        None => SynthPrompts::builtin(),
+    }
+    .map_err(user_error)?;
+    let mut job = SynthJob::new(&args.corpus, &args.out, cfg, prompts);
+    if let Some(w) = &args.work_dir {
+        job.work_dir = w.clone();
+    }
+    if args.fresh && job.work_dir.exists() {
+        std::fs::remove_dir_all(&job.work_dir).with_context(|| format!("removing {}", job.work_dir.display()))?;
+    }
+    let progress = ctx.progress.as_ref();
+
+    if args.llm.dry_run {
+        return match open_llm(ctx, &args.llm).await {
+            Ok(llm) => {
+                let plan = mtr_pipeline::dry_run(&job, &llm, progress).await.map_err(user_error)?;
+                println!("mtr synth --dry-run: nothing was called\n");
+                print!("{}", plan.to_text());
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                tracing::warn!("no LLM client ({e:#}); planning without prices");
+                let p = mtr_pipeline::pipeline::prepare(&job, None, true, progress).await.map_err(user_error)?;
+                println!("mtr synth --dry-run: nothing was called (no LLM configured: {e})\n");
+                println!("documents: {} read, {} kept (removed: {:?})", p.curation.input, p.documents, p.curation.removed);
+                println!("chunks:    {}", p.chunks.len());
+                println!("paths:     {} topic paths, {} coarse topics", p.topics.paths.len(), p.topics.topics);
+                let per_turn = 6;
+                println!(
+                    "plan:      {} dialogues x {} turns = about {} LLM calls (first attempts)",
+                    job.config.dialogues,
+                    job.config.turns,
+                    job.config.dialogues * job.config.turns * per_turn
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
+
+    let llm = open_llm(ctx, &args.llm).await?;
+    let outcome = mtr_pipeline::synthesize(&job, &llm, progress).await.map_err(|e| match e {
+        mtr_pipeline::Error::Llm(l) => super::local::llm_error(ctx, l),
+        other => user_error(other),
+    })?;
+    let s = &outcome.stats;
+    println!("wrote {}", outcome.out.display());
+    println!(
+        "{} dialogues, {} turns ({} dropped after verification), topic switches in {:.0}% of dialogues",
+        outcome.dialogues,
+        outcome.turns,
+        s.turns_dropped,
+        100.0 * s.switch_rate
+    );
+    println!(
+        "golds per turn {:.2}, cost ${:.4} (${:.5} per dialogue), paid now ${:.4}",
+        s.golds_per_turn.mean,
+        s.cost_total_usd,
+        s.cost_per_dialogue_usd.mean,
+        llm.ledger().total_cost_usd
+    );
+    println!("report: {}", outcome.out.join("synth_report.md").display());
+    if outcome.budget_stopped {
+        eprintln!(
+            "warning: stopped by --max-cost after {} of {} turns per dialogue; run the same command again to resume",
+            outcome.layers_done, job.config.turns
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

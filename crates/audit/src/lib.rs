@@ -1,3 +1,39 @@
 //! mtr-audit (MTR-Eval): an ensemble of LLM judges scores a benchmark on query-evidence
-//! alignment, evidence completeness (a seeded, position-randomized discriminability test),
+//! alignment, evidence completeness (a seeded, position-balanced discriminability test),
 //! answer faithfulness and answer quality, with confidence intervals and bias checks.
+//!
+//! [`audit::run`] does the whole job; the modules are its steps: [`plan`] (what to judge),
+//! [`materials`] (passages, hard negatives), [`pool`] (balanced permutations), [`prompts`],
+//! [`engine`] (calls), [`aggregate`] (item scores, missing gold), [`stats`], [`human`]
+//! (calibration), [`summary`], [`report`] and [`output`] (the folder).
+
+pub mod aggregate;
+pub mod audit;
+pub mod config;
+pub mod dimension;
+pub mod engine;
+pub mod error;
+pub mod family;
+pub mod human;
+pub mod materials;
+pub mod output;
+pub mod plan;
+pub mod pool;
+pub mod prompts;
+pub mod record;
+pub mod schema;
+pub mod report;
+pub mod seed;
+pub mod stats;
+pub mod summary;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests_fake;
+
+pub use audit::{AuditJob, Outcome, run};
+pub use config::AuditSettings;
+pub use dimension::Dimension;
+pub use error::{AuditError, Result};
+pub use prompts::AuditPrompts;
+pub use summary::Summary;

@@ -61,7 +61,8 @@ impl Write for AtomicFile {
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path.as_ref())?;
-    f.write_all(bytes).map_err(|e| Error::io(path.as_ref(), e))?;
+    f.write_all(bytes)
+        .map_err(|e| Error::io(path.as_ref(), e))?;
     f.commit()
 }
 

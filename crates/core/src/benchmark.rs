@@ -148,13 +148,20 @@ impl Benchmark {
     }
     /// Finds a turn by query id: `(dialogue, turn index)`.
     pub fn find_turn(&self, qid: &str) -> Option<(&Dialogue, usize)> {
-        self.dialogues.iter().find_map(|d| d.turns.iter().position(|t| t.id == qid).map(|i| (d, i)))
+        self.dialogues
+            .iter()
+            .find_map(|d| d.turns.iter().position(|t| t.id == qid).map(|i| (d, i)))
     }
 }
 
 /// Writes a native benchmark folder from parts: the corpus is streamed from an iterator.
 /// Every file is written atomically; the manifest, written last, gets the fingerprint.
-pub fn write_benchmark<I>(root: impl AsRef<Path>, mut manifest: Manifest, dialogues: &[Dialogue], corpus: I) -> Result<BenchmarkDir>
+pub fn write_benchmark<I>(
+    root: impl AsRef<Path>,
+    mut manifest: Manifest,
+    dialogues: &[Dialogue],
+    corpus: I,
+) -> Result<BenchmarkDir>
 where
     I: IntoIterator<Item = Result<Passage>>,
 {
@@ -177,7 +184,8 @@ where
 }
 
 pub fn write_manifest(dir: &BenchmarkDir, manifest: &Manifest) -> Result<()> {
-    let text = toml::to_string_pretty(manifest).map_err(|e| Error::Internal(format!("manifest: {e}")))?;
+    let text =
+        toml::to_string_pretty(manifest).map_err(|e| Error::Internal(format!("manifest: {e}")))?;
     write_atomic(dir.path(MANIFEST), text.as_bytes())
 }
 
@@ -196,14 +204,28 @@ mod tests {
                 user: "年假有几天？".into(),
                 rewrite: None,
                 answer: Some("15天".into()),
-                gold: vec![Gold { passage_id: "p1".into(), grade: 1 }],
+                gold: vec![Gold {
+                    passage_id: "p1".into(),
+                    grade: 1,
+                }],
                 tags: Tags::default(),
             }],
             meta: Default::default(),
         };
-        let p = Passage { id: "p1".into(), title: "假期".into(), text: "员工每年有15天年假。".into(), doc_id: None, meta: Default::default() };
-        let m = Manifest { name: "t".into(), language: "zh".into(), ..Default::default() };
-        let dir = write_benchmark(tmp.path().join("b"), m, std::slice::from_ref(&d), [Ok(p)]).unwrap();
+        let p = Passage {
+            id: "p1".into(),
+            title: "假期".into(),
+            text: "员工每年有15天年假。".into(),
+            doc_id: None,
+            meta: Default::default(),
+        };
+        let m = Manifest {
+            name: "t".into(),
+            language: "zh".into(),
+            ..Default::default()
+        };
+        let dir =
+            write_benchmark(tmp.path().join("b"), m, std::slice::from_ref(&d), [Ok(p)]).unwrap();
         let b = BenchmarkDir::open(dir.root()).unwrap().load().unwrap();
         assert_eq!(b.dialogues, vec![d]);
         assert_eq!(b.manifest.fingerprint, dir.compute_fingerprint().unwrap());

@@ -68,10 +68,13 @@ impl<R: BufRead> Lines<R> {
         let line_no = self.line_no;
         Some(match std::str::from_utf8(&self.buf[start..end]) {
             Ok(s) => Ok((line_no, s)),
-            Err(e) => Err(InputError::new(&self.file, format!("invalid UTF-8 at byte {}", e.valid_up_to()))
-                .line(line_no)
-                .hint("re-encode the file as UTF-8")
-                .into()),
+            Err(e) => Err(InputError::new(
+                &self.file,
+                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+            )
+            .line(line_no)
+            .hint("re-encode the file as UTF-8")
+            .into()),
         })
     }
 }
@@ -148,9 +151,12 @@ impl JsonlWriter {
     }
     pub fn write<T: Serialize>(&mut self, rec: &T) -> Result<()> {
         let path = self.file.path().to_path_buf();
-        serde_json::to_writer(&mut self.file, rec)
-            .map_err(|e| Error::Internal(format!("serialising a record for {}: {e}", path.display())))?;
-        self.file.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
+        serde_json::to_writer(&mut self.file, rec).map_err(|e| {
+            Error::Internal(format!("serialising a record for {}: {e}", path.display()))
+        })?;
+        self.file
+            .write_all(b"\n")
+            .map_err(|e| Error::io(&path, e))?;
         self.count += 1;
         Ok(())
     }

@@ -9,11 +9,16 @@ pub mod atomic;
 pub mod benchmark;
 pub mod error;
 pub mod fingerprint;
+pub mod formats;
 pub mod jsonl;
 pub mod model;
 pub mod progress;
+pub mod stats;
 pub mod trec;
+pub mod validate;
 
 pub use benchmark::{Benchmark, BenchmarkDir, Manifest};
 pub use error::{Error, InputError, Result};
+pub use formats::runs::read_run_any;
+pub use formats::{Format, ImportOptions, open_any};
 pub use model::{Dialogue, Gold, Passage, Qrels, Run, Tags, Turn};

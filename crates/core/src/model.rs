@@ -72,7 +72,13 @@ impl Tags {
     /// All tags as `(name, value)` pairs, sorted by name.
     pub fn pairs(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        for name in ["question_type", "multi_turn_type", "answerability", "topic_switch", "topic"] {
+        for name in [
+            "question_type",
+            "multi_turn_type",
+            "answerability",
+            "topic_switch",
+            "topic",
+        ] {
             if let Some(v) = self.get(name) {
                 out.push((name.to_string(), v));
             }
@@ -194,7 +200,10 @@ mod tests {
             user: user.into(),
             rewrite: None,
             answer: answer.map(Into::into),
-            gold: vec![Gold { passage_id: "p1".into(), grade: 2 }],
+            gold: vec![Gold {
+                passage_id: "p1".into(),
+                grade: 2,
+            }],
             tags: Tags::default(),
         }
     }
@@ -203,13 +212,24 @@ mod tests {
     fn history_is_derived_from_earlier_turns() {
         let d = Dialogue {
             id: "d".into(),
-            turns: vec![turn("d::1", "q1", Some("a1")), turn("d::2", "q2", None), turn("d::3", "q3", Some("a3"))],
+            turns: vec![
+                turn("d::1", "q1", Some("a1")),
+                turn("d::2", "q2", None),
+                turn("d::3", "q3", Some("a3")),
+            ],
             meta: Default::default(),
         };
         assert!(d.history(0).is_empty());
         let h = d.history(2);
         let texts: Vec<_> = h.iter().map(|u| (u.speaker, u.text)).collect();
-        assert_eq!(texts, vec![(Speaker::User, "q1"), (Speaker::Agent, "a1"), (Speaker::User, "q2")]);
+        assert_eq!(
+            texts,
+            vec![
+                (Speaker::User, "q1"),
+                (Speaker::Agent, "a1"),
+                (Speaker::User, "q2")
+            ]
+        );
         let q = qrels_from_dialogues([&d]);
         assert_eq!(q.len(), 3);
         assert_eq!(q["d::1"]["p1"], 2);

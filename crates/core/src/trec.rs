@@ -10,6 +10,19 @@ use crate::error::{Error, InputError, Result};
 use crate::jsonl::Lines;
 use crate::model::{Qrels, Run};
 
+/// The columns of a qrels or run line. Tab-separated lines are split on tabs (so ids may
+/// contain spaces, as INSCIT's `Types of cheese:19` do) when that gives one of the `expected`
+/// column counts; anything else is split on whitespace, as trec_eval does.
+pub fn columns<'a>(line: &'a str, expected: &[usize]) -> Vec<&'a str> {
+    if line.contains('\t') {
+        let cols: Vec<&str> = line.split('\t').map(str::trim).collect();
+        if expected.contains(&cols.len()) {
+            return cols;
+        }
+    }
+    line.split_whitespace().collect()
+}
+
 /// Reads TREC qrels. Accepts a BEIR-style header line (`query-id corpus-id score`) and
 /// 3-column BEIR rows as well as 4-column TREC rows. A duplicate (qid, docid) is an error.
 pub fn read_qrels(path: impl AsRef<Path>) -> Result<Qrels> {
@@ -18,29 +31,49 @@ pub fn read_qrels(path: impl AsRef<Path>) -> Result<Qrels> {
     let mut qrels = Qrels::new();
     while let Some(next) = lines.next_line() {
         let (no, line) = next?;
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        if no == 1 && cols.first().is_some_and(|c| c.eq_ignore_ascii_case("query-id") || c.eq_ignore_ascii_case("qid")) {
+        let cols: Vec<&str> = columns(line, &[3, 4]);
+        if no == 1
+            && cols.first().is_some_and(|c| {
+                c.eq_ignore_ascii_case("query-id") || c.eq_ignore_ascii_case("qid")
+            })
+        {
             continue;
         }
         let (qid, docid, grade) = match cols.as_slice() {
             [q, _iter, d, g] => (*q, *d, *g),
             [q, d, g] => (*q, *d, *g),
             _ => {
-                return Err(InputError::new(path, format!("expected 4 columns (qid iter docid grade), found {}", cols.len()))
-                    .line(no)
-                    .into());
+                return Err(InputError::new(
+                    path,
+                    format!(
+                        "expected 4 columns (qid iter docid grade), found {}",
+                        cols.len()
+                    ),
+                )
+                .line(no)
+                .into());
             }
         };
         let grade: i32 = grade
             .parse::<i32>()
             .or_else(|_| grade.parse::<f64>().map(|g| g as i32))
-            .map_err(|_| InputError::new(path, format!("grade `{grade}` is not a number")).line(no).field("grade"))?;
-        let prev = qrels.entry(qid.to_string()).or_default().insert(docid.to_string(), grade);
+            .map_err(|_| {
+                InputError::new(path, format!("grade `{grade}` is not a number"))
+                    .line(no)
+                    .field("grade")
+            })?;
+        let prev = qrels
+            .entry(qid.to_string())
+            .or_default()
+            .insert(docid.to_string(), grade);
         if prev.is_some() {
-            return Err(InputError::new(path, format!("duplicate judgement for query `{qid}`, document `{docid}`"))
-                .line(no)
-                .field("docid")
-                .into());
+            return Err(InputError::new(
+                path,
+                format!("duplicate judgement for query `{qid}`, document `{docid}`"),
+            )
+            .line(no)
+            .field("docid")
+            .into());
         }
     }
     Ok(qrels)
@@ -65,16 +98,26 @@ pub fn read_run(path: impl AsRef<Path>) -> Result<Run> {
     let mut run = Run::new();
     while let Some(next) = lines.next_line() {
         let (no, line) = next?;
-        let cols: Vec<&str> = line.split_whitespace().collect();
+        let cols: Vec<&str> = columns(line, &[6]);
         let [q, _q0, d, _rank, score, ..] = cols.as_slice() else {
-            return Err(InputError::new(path, format!("expected 6 columns (qid Q0 docid rank score tag), found {}", cols.len()))
-                .line(no)
-                .into());
+            return Err(InputError::new(
+                path,
+                format!(
+                    "expected 6 columns (qid Q0 docid rank score tag), found {}",
+                    cols.len()
+                ),
+            )
+            .line(no)
+            .into());
         };
-        let score: f64 = score
-            .parse()
-            .map_err(|_| InputError::new(path, format!("score `{score}` is not a number")).line(no).field("score"))?;
-        run.entry(q.to_string()).or_default().push((d.to_string(), score));
+        let score: f64 = score.parse().map_err(|_| {
+            InputError::new(path, format!("score `{score}` is not a number"))
+                .line(no)
+                .field("score")
+        })?;
+        run.entry(q.to_string())
+            .or_default()
+            .push((d.to_string(), score));
     }
     Ok(run)
 }
@@ -108,6 +151,19 @@ mod tests {
         let out = dir.path().join("o.tsv");
         write_qrels(&out, &q).unwrap();
         assert_eq!(read_qrels(&out).unwrap(), q);
+    }
+
+    #[test]
+    fn ids_with_spaces_survive_tab_separated_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = Qrels::new();
+        q.entry("dial_1".into())
+            .or_default()
+            .insert("Types of cheese:19".into(), 1);
+        let p = dir.path().join("q.tsv");
+        write_qrels(&p, &q).unwrap();
+        assert_eq!(read_qrels(&p).unwrap(), q);
+        assert_eq!(columns("q 0 d 1", &[4]), ["q", "0", "d", "1"]);
     }
 
     #[test]

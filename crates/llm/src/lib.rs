@@ -1,3 +1,31 @@
 //! mtr-llm: every LLM call mtr makes goes through here: OpenAI-compatible endpoints, judge
 //! ensembles, structured output with honest parse status, a content-addressed cache so that
 //! reruns never pay twice, rate limits, retries and a cost ledger.
+//!
+//! Start with [`Llm::new`] (see `crates/llm/API.md` for the contract other crates code against).
+
+pub mod cache;
+pub mod chat;
+pub mod client;
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod fake;
+pub mod ledger;
+pub mod local;
+pub mod plan;
+pub mod prompt;
+pub mod tokens;
+
+mod balance;
+mod provider;
+mod retry;
+
+pub use cache::{Cache, CacheStats};
+pub use chat::{ChatMessage, ChatRequest, ChatResult, JsonSchema, MessageRole, OutputSpec, ParseStatus, PromptRef, Usage};
+pub use client::{BatchReport, EndpointInfo, JudgeVerdicts, Llm, Target};
+pub use config::{EndpointConfig, LlmConfig, LlmOptions, LocalConfig, Role, Roles, Sampling};
+pub use error::{LlmError, Result};
+pub use ledger::{EndpointUsage, LedgerSnapshot};
+pub use plan::{Plan, PlannedEndpoint};
+pub use prompt::{Prompt, prompts_hash};

@@ -1,3 +1,32 @@
 //! mtr-metrics: IR measures that equal trec_eval's to the last digit, and the statistics
 //! (bootstrap confidence intervals, paired tests, agreement) that audit and bench report.
-//! Pure computation: no async, no LLM.
+//! Pure computation: no async, no LLM. See `API.md` for the public surface.
+//!
+//! Layout: [`measure`] names and parameters, [`input`] fast qrels/run readers, `rank` ranking
+//! with trec_eval's tie-breaking, `compute` per-query values, [`eval`] query sets and
+//! summaries, [`output`] trec_eval text / JSON / JSONL, [`stats`] uncertainty and tests,
+//! [`agreement`] inter-annotator agreement and correlation.
+
+pub mod agreement;
+mod compute;
+pub mod error;
+pub mod eval;
+#[cfg(test)]
+mod golden_tests;
+pub mod input;
+pub mod measure;
+pub mod output;
+#[cfg(test)]
+mod prop_tests;
+mod rank;
+pub mod stats;
+
+pub use compute::MIN_GEO_MEAN;
+pub use error::{MetricsError, Result};
+pub use eval::{
+    Conventions, EvalOptions, Evaluation, MissingQueries, QueryScores, evaluate, evaluate_files,
+    evaluate_prepared, evaluate_run,
+};
+pub use input::{Compat, Dedup, EvalQrels, RunFile, read_qrels_file, run_from_mtrag_jsonl};
+pub use measure::{Aggregation, Column, Family, MeasureSet, Params};
+pub use rank::{NONPOOL, UNJUDGED};

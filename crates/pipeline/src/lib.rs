@@ -1,3 +1,35 @@
 //! mtr-pipeline (MTR-Pipeline): curate a corpus, chunk it, walk topic paths through it and
 //! let user, answerer, humanizer and verifier agents write multi-turn dialogues whose gold
 //! evidence is verified unique against the whole corpus.
+//!
+//! Stages: [`input`] (load documents) -> [`curate`] (boilerplate, language, length,
+//! [`minhash`] near-duplicates) -> [`chunk`] (token-aware recursive chunking) -> [`vectors`]
+//! -> [`paths`] (greedy topic paths over a neighbour graph) and [`cluster`] (coarse k-means
+//! topics) -> [`generate`] (breadth-first multi-agent generation, [`agents`], [`search`]) ->
+//! output and [`report`]. [`pipeline`] runs them with resumable artefacts ([`workdir`]);
+//! [`dryrun`] plans the LLM calls without making them.
+
+pub mod agents;
+pub mod chunk;
+pub mod cluster;
+pub mod config;
+pub mod curate;
+pub mod dryrun;
+pub mod error;
+pub mod generate;
+pub mod input;
+pub mod lang;
+pub mod minhash;
+pub mod paths;
+pub mod pipeline;
+pub mod prompts;
+pub mod report;
+pub mod search;
+pub mod vectors;
+pub mod workdir;
+
+pub use config::SynthConfig;
+pub use dryrun::{DryRunPlan, dry_run};
+pub use error::{Error, Result};
+pub use pipeline::{SynthJob, SynthOutcome, synthesize};
+pub use prompts::SynthPrompts;

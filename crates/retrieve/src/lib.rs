@@ -1,2 +1,39 @@
-//! mtr-retrieve: BM25 (tantivy, on disk) and dense retrieval over corpora too large for
-//! memory, conversational query formulation from a turn's history, and rank fusion.
+//! mtr-retrieve: retrieval over corpora too large for memory, for auditing (hard negatives),
+//! synthesis (corpus-wide uniqueness checks, neighbour graphs) and benchmarking.
+//!
+//! - [`index`]: the on-disk index folder (`mtr index`), fingerprinted by corpus and analyzer.
+//! - [`bm25`]: BM25 search (tantivy) with English or Chinese analysis ([`analyzer`]).
+//! - [`dense`]: embeddings, memory-mapped vectors, exact SIMD and HNSW search, kNN graphs.
+//! - [`query`]: conversational query formulation (`last`, `all`, `full:N`, `window:N`, ...).
+//! - [`fusion`]: reciprocal rank and weighted score fusion.
+//! - [`run`]: retrieval for every turn of a benchmark, written as TREC and JSONL runs.
+//!
+//! The crate's API summary for other crates is in `API.md`.
+
+pub mod analyzer;
+pub mod bm25;
+pub mod corpus;
+pub mod dense;
+pub mod error;
+pub mod fusion;
+pub mod ids;
+pub mod index;
+pub mod llm;
+pub mod open;
+pub mod query;
+pub mod retriever;
+pub mod run;
+
+pub use analyzer::{Analyzer, Language};
+pub use bm25::Bm25Index;
+pub use corpus::CorpusSource;
+pub use error::{Error, Result};
+pub use fusion::{Fusion, FusionRetriever, Normalization, RetrieverSpec, rrf, weighted_fusion};
+pub use index::{IndexBuilder, IndexDir, IndexMeta, IndexOptions};
+pub use open::{ensure_dense, ensure_index, open_retriever};
+pub use query::{QueryFormulation, Rewriter};
+pub use retriever::{BoxFuture, Hit, Query, Retriever};
+pub use run::{RetrievedRun, RunMeta, formulate_benchmark, retrieve_benchmark, write_run_files};
+
+#[cfg(test)]
+mod real_data_tests;

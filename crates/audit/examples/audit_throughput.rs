@@ -1,0 +1,158 @@
+//! Throughput benchmark of `mtr audit` on the fake OpenAI-compatible server.
+//!
+//! A seeded synthetic benchmark (default 1,000 turns in 200 dialogues, one gold passage and
+//! one answer per turn, a 5,000-passage corpus) is audited on all four dimensions by three
+//! judges, each an endpoint of the in-process fake server with 50 ms latency and 64 requests
+//! in flight. It prints the achieved request rate of the judging stage against the ideal
+//! (judges x concurrency / latency) and the share of wall time spent outside the judging stage
+//! (planning, loading, hard-negative retrieval, statistics, writing the folder).
+//!
+//! `cargo run --release -p mtr-audit --example audit_throughput -- [turns] [concurrency] [latency_ms]`
+//! (see `benchmarks/audit/README.md`).
+
+#![allow(clippy::print_stdout)]
+
+use std::error::Error;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mtr_audit::{AuditJob, AuditPrompts, AuditSettings, Outcome};
+use mtr_core::model::{Dialogue, Gold, Passage, Tags, Turn};
+use mtr_core::progress::Progress;
+use mtr_llm::fake::{FakeReply, FakeRequest, FakeServer};
+use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+/// Records when each stage starts and ends.
+#[derive(Default)]
+struct Timeline {
+    stages: Mutex<Vec<(String, Instant, Option<Instant>, u64)>>,
+}
+
+impl Progress for Timeline {
+    fn stage(&self, name: &str, total: u64) {
+        if let Ok(mut s) = self.stages.lock() {
+            s.push((name.to_string(), Instant::now(), None, total));
+        }
+    }
+    fn advance(&self, _n: u64) {}
+    fn finish_stage(&self) {
+        if let Ok(mut s) = self.stages.lock()
+            && let Some(last) = s.last_mut()
+        {
+            last.2 = Some(Instant::now());
+        }
+    }
+}
+
+fn words(rng: &mut StdRng, vocab: &[String], n: usize) -> String {
+    (0..n).map(|_| vocab[rng.random_range(0..vocab.len())].as_str()).collect::<Vec<_>>().join(" ")
+}
+
+fn synthetic(dir: &std::path::Path, turns: usize) -> Result<mtr_core::Benchmark, Box<dyn Error>> {
+    let mut rng = StdRng::seed_from_u64(7);
+    let vocab: Vec<String> = (0..3000).map(|i| format!("w{i:x}")).collect();
+    let n_passages = 5000.max(turns * 2);
+    let corpus: Vec<Passage> = (0..n_passages)
+        .map(|i| Passage { id: format!("p{i}"), title: format!("Title {i}"), text: words(&mut rng, &vocab, 90), doc_id: None, meta: Default::default() })
+        .collect();
+    let per = 5;
+    let mut dialogues = Vec::new();
+    for d in 0..turns.div_ceil(per) {
+        let mut ts = Vec::new();
+        for t in 0..per.min(turns - d * per) {
+            let gold = rng.random_range(0..n_passages);
+            let g = &corpus[gold].text;
+            let q: Vec<&str> = g.split(' ').take(8).collect();
+            ts.push(Turn {
+                id: format!("d{d}::{}", t + 1),
+                user: format!("what about {}?", q.join(" ")),
+                rewrite: None,
+                answer: Some(words(&mut rng, &vocab, 40)),
+                gold: vec![Gold { passage_id: format!("p{gold}"), grade: 1 }],
+                tags: Tags::default(),
+            });
+        }
+        dialogues.push(Dialogue { id: format!("d{d}"), turns: ts, meta: Default::default() });
+    }
+    let manifest = mtr_core::Manifest { name: "synthetic".into(), language: "en".into(), ..Default::default() };
+    let b = mtr_core::benchmark::write_benchmark(dir, manifest, &dialogues, corpus.into_iter().map(Ok))?;
+    Ok(b.load()?)
+}
+
+fn judge(req: &FakeRequest) -> FakeReply {
+    let h = blake3::hash(req.last_user.as_bytes());
+    let x = u64::from(h.as_bytes()[0]);
+    match req.schema.as_ref().and_then(|s| s["properties"]["choice"]["maximum"].as_u64()) {
+        Some(max) => FakeReply::json(serde_json::json!({"justification": "picked", "choice": 1 + x % max})),
+        None => FakeReply::json(serde_json::json!({"justification": "rated", "rating": 1 + x % 5})),
+    }
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let turns: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(1000);
+    let concurrency: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(64);
+    let latency_ms: u64 = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(50);
+    let judges = ["judge-a", "judge-b", "judge-c"];
+
+    let tmp = tempfile::tempdir()?;
+    let bench = synthetic(&tmp.path().join("bench"), turns)?;
+    let t_index = Instant::now();
+    let bm25 = mtr_audit::materials::bm25_index(&bench, &tmp.path().join("index"), &mtr_core::progress::NoProgress)?;
+    let index_s = t_index.elapsed().as_secs_f64();
+
+    let fake = FakeServer::builder().respond(judge).latency(Duration::from_millis(latency_ms)).start().await?;
+    let endpoints = judges
+        .iter()
+        .map(|n| {
+            let mut e = fake.endpoint(n, &format!("{n}-model"));
+            e.max_concurrency = concurrency;
+            e.timeout_s = 60.0;
+            e
+        })
+        .collect();
+    let config = LlmConfig { endpoints, roles: Roles { judges: judges.iter().map(|s| s.to_string()).collect(), ..Default::default() }, ..Default::default() };
+    let llm = Llm::new(config, LlmOptions { cache_path: Some(tmp.path().join("cache.sqlite")), ..Default::default() }).await?;
+
+    let timeline = Arc::new(Timeline::default());
+    let job = AuditJob {
+        settings: AuditSettings::default(),
+        out_dir: tmp.path().join("audit"),
+        prompts: AuditPrompts::builtin()?,
+        retrievers: vec![Arc::new(bm25)],
+        config_hash: "bench".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: None,
+        human_labels: None,
+        human_sample: None,
+        progress: timeline.clone(),
+    };
+    let t0 = Instant::now();
+    let outcome = mtr_audit::run(&bench, job, &llm).await?;
+    let wall = t0.elapsed().as_secs_f64();
+    let Outcome::Audited(summary) = outcome else { return Err("unexpected dry run".into()) };
+
+    let stages = timeline.stages.lock().map_err(|_| "poisoned")?.clone();
+    let judging = stages.iter().find(|s| s.0 == "judging").ok_or("no judging stage")?;
+    let judging_s = judging.2.ok_or("judging did not finish")?.duration_since(judging.1).as_secs_f64();
+    let calls = fake.chat_calls();
+    let ideal = judges.len() as f64 * concurrency as f64 / (latency_ms as f64 / 1000.0);
+    let rate = calls as f64 / judging_s;
+    println!("audit throughput on the fake server ({} judges x {concurrency} in flight, {latency_ms} ms latency)", judges.len());
+    println!("turns {turns}, dimensions 4, judgements {} (planned {}), complete {}", summary.plan.judgements_done, summary.plan.judgements_planned, summary.complete);
+    println!("index build (setup, not timed below) {index_s:.2} s");
+    for (name, start, end, total) in &stages {
+        let d = end.map(|e| e.duration_since(*start).as_secs_f64()).unwrap_or(f64::NAN);
+        println!("  stage {name:<28} {total:>7} items {d:>8.3} s");
+    }
+    println!("wall {wall:.3} s, judging {judging_s:.3} s, outside judging {:.3} s = {:.2}% of wall", wall - judging_s, 100.0 * (wall - judging_s) / wall);
+    println!("request rate {rate:.0}/s, ideal {ideal:.0}/s, ratio {:.3}", rate / ideal);
+    println!(
+        "prompt tokens per judgement: {}",
+        summary.cost.prompt_tokens_per_judgement.iter().map(|(d, t)| format!("{d} {t:.0}")).collect::<Vec<_>>().join(", ")
+    );
+    Ok(())
+}

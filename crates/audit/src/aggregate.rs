@@ -1,0 +1,210 @@
+//! From judgements to item scores. An item's score is the mean over judges of each judge's
+//! score for it: the judge's rating (alignment, faithfulness, quality), or the share of the
+//! judge's trials that picked the gold (completeness). Failed judgements are left out of every
+//! mean and counted; an item whose judgements all failed has no score.
+//!
+//! Completeness items also look for probable missing gold: a non-gold passage picked by a
+//! strict majority of all planned (judge x trial) picks of the item is suggested as relevant.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dimension::Dimension;
+use crate::record::Judgement;
+
+/// A probable missing gold passage for a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Suggestion {
+    pub turn_id: String,
+    /// The suggested passage (picked instead of the gold).
+    pub passage_id: String,
+    /// The gold passage whose pool it came from.
+    pub gold_passage_id: String,
+    /// Picks of the suggested passage.
+    pub votes: usize,
+    /// All planned picks (judges x trials), failed ones included.
+    pub picks: usize,
+}
+
+/// The aggregated score of one item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemScore {
+    pub dimension: Dimension,
+    pub dialogue_id: String,
+    pub turn_id: String,
+    /// 1-based turn number.
+    pub turn: usize,
+    pub passage_id: Option<String>,
+    /// Mean over judges; `None` when every judgement failed.
+    pub score: Option<f64>,
+    /// Each judge's score for this item (only judges with a valid judgement).
+    pub per_judge: BTreeMap<String, f64>,
+    pub judgements: usize,
+    pub failed: usize,
+    pub suggestion: Option<Suggestion>,
+}
+
+/// Groups judgements by item (dimension, turn, passage) and scores each item. The output
+/// follows the order of first appearance in `judgements`.
+pub fn score_items(judgements: &[Judgement], judges: usize, trials: usize) -> Vec<ItemScore> {
+    let mut order: Vec<(Dimension, String, Option<String>)> = Vec::new();
+    let mut groups: BTreeMap<(Dimension, String, Option<String>), Vec<&Judgement>> = BTreeMap::new();
+    for j in judgements {
+        let k = (j.dimension, j.turn_id.clone(), j.passage_id.clone());
+        let e = groups.entry(k.clone()).or_default();
+        if e.is_empty() {
+            order.push(k);
+        }
+        e.push(j);
+    }
+    order
+        .into_iter()
+        .filter_map(|k| {
+            let js = groups.remove(&k)?;
+            Some(score_item(k.0, &js, judges, trials))
+        })
+        .collect()
+}
+
+fn score_item(dim: Dimension, js: &[&Judgement], judges: usize, trials: usize) -> ItemScore {
+    let first = js[0];
+    let mut per_judge_vals: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut failed = 0;
+    for j in js {
+        match (j.ok(), j.score) {
+            (true, Some(s)) => per_judge_vals.entry(j.judge.clone()).or_default().push(s),
+            _ => failed += 1,
+        }
+    }
+    let per_judge: BTreeMap<String, f64> = per_judge_vals.iter().map(|(k, v)| (k.clone(), mean(v))).collect();
+    let score = (!per_judge.is_empty()).then(|| mean(&per_judge.values().copied().collect::<Vec<_>>()));
+    let suggestion = if dim == Dimension::Completeness { missing_gold(js, judges * trials) } else { None };
+    ItemScore {
+        dimension: dim,
+        dialogue_id: first.dialogue_id.clone(),
+        turn_id: first.turn_id.clone(),
+        turn: first.turn,
+        passage_id: first.passage_id.clone(),
+        score,
+        per_judge,
+        judgements: js.len(),
+        failed,
+        suggestion,
+    }
+}
+
+/// A non-gold passage picked by more than half of all planned picks.
+fn missing_gold(js: &[&Judgement], planned: usize) -> Option<Suggestion> {
+    let planned = planned.max(js.len());
+    let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
+    for j in js {
+        if j.ok()
+            && j.score == Some(0.0)
+            && let Some(p) = j.pick_passage_id.as_deref()
+        {
+            *votes.entry(p).or_default() += 1;
+        }
+    }
+    let (best, n) = votes.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
+    (n * 2 > planned).then(|| Suggestion {
+        turn_id: js[0].turn_id.clone(),
+        passage_id: best.to_string(),
+        gold_passage_id: js[0].passage_id.clone().unwrap_or_default(),
+        votes: n,
+        picks: planned,
+    })
+}
+
+pub fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
+}
+
+/// Merges suggestions that name the same (turn, passage) from several gold pools: votes and
+/// picks add up. Sorted by turn id, then passage id.
+pub fn merge_suggestions(items: &[ItemScore]) -> Vec<Suggestion> {
+    let mut m: BTreeMap<(String, String), Suggestion> = BTreeMap::new();
+    for s in items.iter().filter_map(|i| i.suggestion.as_ref()) {
+        m.entry((s.turn_id.clone(), s.passage_id.clone()))
+            .and_modify(|e| {
+                e.votes += s.votes;
+                e.picks += s.picks;
+                if s.gold_passage_id < e.gold_passage_id {
+                    e.gold_passage_id = s.gold_passage_id.clone();
+                }
+            })
+            .or_insert_with(|| s.clone());
+    }
+    m.into_values().collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::record::{Judgement, ParseOutcome, judgement_id};
+
+    pub fn judgement(dim: Dimension, turn: &str, passage: Option<&str>, judge: &str, trial: Option<usize>, score: Option<f64>, pick: Option<&str>) -> Judgement {
+        Judgement {
+            id: judgement_id(dim, turn, passage, trial, judge, 0),
+            dimension: dim,
+            judge: judge.into(),
+            model: format!("{judge}-model"),
+            dialogue_id: turn.split("::").next().unwrap().into(),
+            turn_id: turn.into(),
+            turn: 1,
+            passage_id: passage.map(Into::into),
+            trial,
+            sample: 0,
+            pool: None,
+            gold_position: None,
+            pick_position: None,
+            pick_passage_id: pick.map(Into::into),
+            score,
+            parse_status: if score.is_some() { ParseOutcome::Ok } else { ParseOutcome::Failed },
+            parse_detail: None,
+            justification: Some("because".into()),
+            prompt: "audit/x@1".into(),
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            cost_usd: 0.0,
+            cache_hit: false,
+            cache_key: "k".into(),
+        }
+    }
+
+    #[test]
+    fn ratings_mean_over_judges_and_failures_excluded() {
+        let js = vec![
+            judgement(Dimension::Alignment, "d::1", Some("p"), "a", None, Some(5.0), None),
+            judgement(Dimension::Alignment, "d::1", Some("p"), "b", None, Some(2.0), None),
+            judgement(Dimension::Alignment, "d::1", Some("p"), "c", None, None, None),
+            judgement(Dimension::Alignment, "d::2", Some("p"), "a", None, None, None),
+        ];
+        let items = score_items(&js, 3, 1);
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].score, Some(3.5));
+        assert_eq!(items[0].failed, 1);
+        assert_eq!(items[0].per_judge.len(), 2);
+        assert_eq!(items[1].score, None, "all failed: no score, never 0");
+    }
+
+    #[test]
+    fn pick_share_and_missing_gold_majority() {
+        let c = Dimension::Completeness;
+        let mut js = Vec::new();
+        // judge a: gold, x, x ; judge b: x, x, failed  => a share 1/3, b share 0/2
+        for (judge, t, s, p) in [("a", 0, Some(1.0), "g"), ("a", 1, Some(0.0), "x"), ("a", 2, Some(0.0), "x"), ("b", 0, Some(0.0), "x"), ("b", 1, Some(0.0), "x"), ("b", 2, None, "x")] {
+            js.push(judgement(c, "d::1", Some("g"), judge, Some(t), s, Some(p)));
+        }
+        let items = score_items(&js, 2, 3);
+        let it = &items[0];
+        assert!((it.score.unwrap() - (1.0 / 3.0 + 0.0) / 2.0).abs() < 1e-12);
+        let s = it.suggestion.as_ref().unwrap();
+        assert_eq!((s.passage_id.as_str(), s.votes, s.picks), ("x", 4, 6));
+        // 3 of 6 is not a strict majority
+        js.truncate(5);
+        js[4].score = Some(1.0);
+        js[4].pick_passage_id = Some("g".into());
+        assert!(score_items(&js, 2, 3)[0].suggestion.is_none());
+    }
+}

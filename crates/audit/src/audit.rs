@@ -1,0 +1,541 @@
+//! The audit, end to end: plan the items, load the passages, retrieve hard negatives and build
+//! position-balanced pools, judge every unit with every judge, aggregate, compute statistics,
+//! calibrate against human labels, and write the output folder.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mtr_core::progress::SharedProgress;
+use mtr_core::{Benchmark, Passage};
+use mtr_llm::{ChatRequest, Llm};
+use mtr_retrieve::Retriever;
+
+use crate::aggregate::{ItemScore, merge_suggestions, score_items};
+use crate::config::AuditSettings;
+use crate::dimension::Dimension;
+use crate::engine::{JudgeRef, Render, Unit, judge_units};
+use crate::error::{AuditError, Result};
+use crate::human::{self, HumanCalibration, HumanItem, HumanLabels};
+use crate::materials;
+use crate::output;
+use crate::plan::{self, SkipReason};
+use crate::pool::{PositionBalancer, permutations};
+use crate::prompts::{AuditPrompts, TurnView, passage_display};
+use crate::record::Judgement;
+use crate::report::excerpt;
+use crate::stats::{self, Lengths};
+use crate::summary::*;
+
+/// Everything an audit needs besides the benchmark and the LLM client.
+pub struct AuditJob {
+    pub settings: AuditSettings,
+    pub out_dir: PathBuf,
+    pub prompts: AuditPrompts,
+    /// Retrievers for hard negatives (BM25, and dense when an embedder is configured).
+    pub retrievers: Vec<Arc<dyn Retriever>>,
+    /// Hash of the effective configuration (the binary's `Config::hash`).
+    pub config_hash: String,
+    pub tool_version: String,
+    pub git_commit: Option<String>,
+    pub human_labels: Option<PathBuf>,
+    /// Judge a seeded sample of this many human-rated answers (MTRAG file).
+    pub human_sample: Option<usize>,
+    pub progress: SharedProgress,
+}
+
+/// What an audit run produced.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The folder was written (complete, or stopped by the budget: see `Summary::complete`).
+    Audited(Box<Summary>),
+    /// `--dry-run`: calls, tokens and cost that the audit would spend; nothing was written.
+    DryRun { plan: mtr_llm::Plan, judgements: usize, reused: usize },
+}
+
+struct BenchRender<'a> {
+    bench: &'a Benchmark,
+    passages: &'a HashMap<String, Passage>,
+    prompts: &'a AuditPrompts,
+    /// (dialogue index, turn index) per unit source.
+    subjects: &'a [(usize, usize)],
+}
+
+impl BenchRender<'_> {
+    fn text(&self, id: &str) -> Result<String> {
+        self.passages.get(id).map(passage_display).ok_or_else(|| AuditError::Internal(format!("passage `{id}` was not loaded")))
+    }
+}
+
+impl Render for BenchRender<'_> {
+    fn render(&self, u: &Unit) -> Result<ChatRequest> {
+        let (d, t) = self.subjects[u.source];
+        let dialogue = &self.bench.dialogues[d];
+        let turn = &dialogue.turns[t];
+        let view = TurnView::new(dialogue, t);
+        let answer = turn.answer.as_deref().unwrap_or_default();
+        match u.dimension {
+            Dimension::Alignment => self.prompts.alignment(&view, &self.text(u.passage_id.as_deref().unwrap_or_default())?),
+            Dimension::Completeness => {
+                let pool = u.pool.as_deref().unwrap_or_default().iter().map(|id| self.text(id)).collect::<Result<Vec<_>>>()?;
+                self.prompts.completeness(&view, &pool)
+            }
+            Dimension::Faithfulness => {
+                let texts: Vec<String> = plan::relevant_gold(turn).into_iter().filter_map(|g| self.passages.get(g)).map(passage_display).collect();
+                self.prompts.faithfulness(&view, &texts, answer)
+            }
+            Dimension::Quality => self.prompts.quality(&view, answer),
+        }
+    }
+    fn prompt_id(&self, dim: Dimension) -> String {
+        self.prompts.get(dim).id()
+    }
+}
+
+struct HumanRender<'a> {
+    items: &'a [HumanItem],
+    prompts: &'a AuditPrompts,
+}
+
+impl Render for HumanRender<'_> {
+    fn render(&self, u: &Unit) -> Result<ChatRequest> {
+        let it = &self.items[u.source];
+        let view = TurnView::from_parts(it.history(), &it.question);
+        match u.dimension {
+            Dimension::Faithfulness => self.prompts.faithfulness(&view, &it.passages, &it.answer),
+            Dimension::Quality => self.prompts.quality(&view, &it.answer),
+            d => Err(AuditError::Internal(format!("human calibration does not judge {d}"))),
+        }
+    }
+    fn prompt_id(&self, dim: Dimension) -> String {
+        self.prompts.get(dim).id()
+    }
+}
+
+fn judges_of(llm: &Llm) -> Result<(Vec<JudgeRef>, Vec<JudgeInfo>)> {
+    let eps: BTreeMap<String, mtr_llm::EndpointInfo> = llm.endpoints().into_iter().map(|e| (e.name.clone(), e)).collect();
+    let mut refs = Vec::new();
+    let mut infos = Vec::new();
+    for name in llm.judges() {
+        let e = eps.get(name).ok_or_else(|| AuditError::Config(format!("judge `{name}` is not a configured endpoint")))?;
+        refs.push(JudgeRef { name: name.clone(), model: e.model.clone() });
+        infos.push(JudgeInfo { name: name.clone(), model: e.model.clone(), family: crate::family::family(&e.model, e.family.as_deref()) });
+    }
+    if refs.is_empty() {
+        return Err(AuditError::Config("no judges: list endpoints under [llm.roles] judges".into()));
+    }
+    Ok((refs, infos))
+}
+
+fn words(s: &str) -> usize {
+    s.split_whitespace().count()
+}
+
+/// Runs an audit of `bench` and writes the folder (or, under `--dry-run`, only plans it).
+pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome> {
+    let s = &job.settings;
+    s.validate()?;
+    let dims = s.dimensions();
+    let (judges, judge_infos) = judges_of(llm)?;
+    let samples = llm.sampling(mtr_llm::Role::Judges).n.max(1);
+    let dry_run = llm.options().dry_run;
+    let progress = job.progress.clone();
+    let mut warnings = Vec::new();
+
+    // passages of the golds, then the plan
+    let selected = plan::sample_dialogues(bench.dialogues.len(), s.sample, s.seed);
+    progress.stage("loading gold passages", 0);
+    let mut passages = materials::load_passages(bench, &materials::gold_ids(bench, &selected))?;
+    progress.finish_stage();
+    let mut plan = plan::build(&bench.dialogues, &dims, s.sample, s.seed, &|id| passages.contains_key(id));
+
+    // hard negatives and pools
+    let mut pools: HashMap<(String, String), Vec<String>> = HashMap::new();
+    if dims.contains(&Dimension::Completeness) {
+        if job.retrievers.is_empty() {
+            return Err(AuditError::Config("the completeness dimension needs a retriever for hard negatives".into()));
+        }
+        let mut turns: Vec<(usize, usize)> = plan.items.iter().filter(|i| i.dimension == Dimension::Completeness).map(|i| (i.dialogue, i.turn)).collect();
+        turns.dedup();
+        progress.stage("retrieving hard negatives", turns.len() as u64);
+        let negs = materials::retrieve_negatives(bench, &turns, &job.retrievers, &s.negatives_query, s.negatives, &mut passages).await?;
+        progress.advance(turns.len() as u64);
+        progress.finish_stage();
+        let mut kept = Vec::with_capacity(plan.items.len());
+        let items = std::mem::take(&mut plan.items);
+        for it in items {
+            if it.dimension == Dimension::Completeness {
+                let tid = &bench.dialogues[it.dialogue].turns[it.turn].id;
+                let n = negs.by_turn.get(tid).cloned().unwrap_or_default();
+                if n.is_empty() {
+                    plan.skip(Dimension::Completeness, SkipReason::NoNegatives);
+                    continue;
+                }
+                if n.len() < s.negatives {
+                    tracing::debug!("turn {tid}: only {} hard negatives", n.len());
+                }
+                pools.insert((tid.clone(), it.passage_id.clone().unwrap_or_default()), n);
+            }
+            kept.push(it);
+        }
+        plan.items = kept;
+        let short = pools.values().filter(|n| n.len() < s.negatives).count();
+        if short > 0 {
+            warnings.push(format!("{short} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", s.negatives));
+        }
+    }
+
+    // units: one per rating item, T per completeness item (balanced gold positions)
+    let mut balancer = PositionBalancer::new(s.seed);
+    let mut subjects = Vec::with_capacity(plan.items.len());
+    let mut units = Vec::new();
+    for it in &plan.items {
+        let d = &bench.dialogues[it.dialogue];
+        let t = &d.turns[it.turn];
+        let source = subjects.len();
+        subjects.push((it.dialogue, it.turn));
+        let base = Unit {
+            dimension: it.dimension,
+            dialogue_id: d.id.clone(),
+            turn_id: t.id.clone(),
+            turn: it.turn + 1,
+            passage_id: it.passage_id.clone(),
+            trial: None,
+            pool: None,
+            gold_position: None,
+            source,
+        };
+        if it.dimension == Dimension::Completeness {
+            let gold = it.passage_id.clone().unwrap_or_default();
+            let negs = &pools[&(t.id.clone(), gold.clone())];
+            let positions = balancer.assign(negs.len() + 1, s.trials);
+            let key = format!("{}\u{1f}{gold}", t.id);
+            for trial in permutations(&gold, negs, &positions, s.seed, &key) {
+                units.push(Unit { trial: Some(trial.index), gold_position: Some(trial.gold_position + 1), pool: Some(trial.order), ..base.clone() });
+            }
+        } else {
+            units.push(base);
+        }
+    }
+
+    // fingerprint, and whether an earlier run's judgements may be reused
+    let data_fp = if bench.manifest.fingerprint.is_empty() { bench.dir.compute_fingerprint()? } else { bench.manifest.fingerprint.clone() };
+    let config_fp = mtr_core::fingerprint::hash_json(&(
+        &job.config_hash,
+        s,
+        judges.iter().map(|j| (&j.name, &j.model)).collect::<Vec<_>>(),
+        job.retrievers.iter().map(|r| r.name()).collect::<Vec<_>>(),
+    ));
+    let fingerprint = FingerprintInfo {
+        data: data_fp.clone(),
+        config: config_fp,
+        prompts: job.prompts.hash(&dims),
+        tool_version: job.tool_version.clone(),
+        git_commit: job.git_commit.clone(),
+    };
+    let previous = output::read_summary(&job.out_dir.join(output::SUMMARY)).ok();
+    let same_data = previous.as_ref().is_none_or(|p| p.fingerprint.data == data_fp);
+    if !same_data {
+        warnings.push("the output folder held an audit of other data; its judgements were not reused".into());
+    }
+    let existing = if same_data { output::read_existing(&job.out_dir, output::ITEMS) } else { HashMap::new() };
+
+    let render = BenchRender { bench, passages: &passages, prompts: &job.prompts, subjects: &subjects };
+    let judged = judge_units(llm, &judges, samples, &units, &render, &existing, &progress, "judging").await?;
+
+    // human calibration (its own units, same judges and prompts)
+    let human_labels = match &job.human_labels {
+        Some(p) => Some((p.clone(), human::load(p)?)),
+        None => None,
+    };
+    let mut human_judged = None;
+    let mut human_items_sel = Vec::new();
+    if let Some((_, HumanLabels::Mtrag { items, .. })) = &human_labels
+        && judged.stopped.is_none()
+    {
+        let idx = plan::sample_dialogues(items.len(), job.human_sample, s.seed);
+        human_items_sel = idx.iter().map(|&i| items[i].clone()).collect();
+        let mut hunits = Vec::new();
+        for (i, it) in human_items_sel.iter().enumerate() {
+            let task = it.id.split('|').next().unwrap_or(&it.id);
+            let conv = task.split("<::>").next().unwrap_or(task).to_string();
+            for dim in [Dimension::Faithfulness, Dimension::Quality] {
+                if dim == Dimension::Faithfulness && it.passages.is_empty() {
+                    continue;
+                }
+                hunits.push(Unit {
+                    dimension: dim,
+                    dialogue_id: conv.clone(),
+                    turn_id: it.id.clone(),
+                    turn: it.history.iter().filter(|(s, _)| *s == mtr_core::model::Speaker::User).count() + 1,
+                    passage_id: None,
+                    trial: None,
+                    pool: None,
+                    gold_position: None,
+                    source: i,
+                });
+            }
+        }
+        let hexisting = if same_data { output::read_existing(&job.out_dir, output::HUMAN_ITEMS) } else { HashMap::new() };
+        let hr = HumanRender { items: &human_items_sel, prompts: &job.prompts };
+        human_judged = Some(judge_units(llm, &judges, samples, &hunits, &hr, &hexisting, &progress, "human calibration").await?);
+    }
+
+    if dry_run {
+        let pending = units.len() * judges.len() * samples as usize - judged.reused;
+        return Ok(Outcome::DryRun { plan: llm.plan(), judgements: pending, reused: judged.reused });
+    }
+
+    let planned = judged.records.len();
+    let judgements: Vec<Judgement> = judged.records.into_iter().flatten().collect();
+    let done = judgements.len();
+    let mut stopped = judged.stopped.clone();
+    if stopped.is_none() && done < planned {
+        stopped = Some(format!("{} judgements were not made", planned - done));
+    }
+    let items = score_items(&judgements, judges.len(), s.trials * samples as usize);
+
+    // human comparisons
+    let human = match (&human_labels, human_judged) {
+        (Some((path, HumanLabels::Mtrag { scale, .. })), Some(hj)) => {
+            let hjs: Vec<Judgement> = hj.records.into_iter().flatten().collect();
+            output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
+            let hitems = score_items(&hjs, judges.len(), 1);
+            let by_key: HashMap<(Dimension, &str), &ItemScore> = hitems.iter().map(|i| ((i.dimension, i.turn_id.as_str()), i)).collect();
+            let mut comparisons = Vec::new();
+            for dim in [Dimension::Faithfulness, Dimension::Quality] {
+                if !dims.contains(&dim) {
+                    continue;
+                }
+                for metric in human::mtrag_metrics(dim) {
+                    let units: Vec<human::Unit> = human_items_sel
+                        .iter()
+                        .filter_map(|it| {
+                            let ann = it.ratings.get(*metric)?;
+                            let per_judge = by_key.get(&(dim, it.id.as_str())).map(|i| i.per_judge.clone()).unwrap_or_default();
+                            Some(human::Unit { per_judge, annotators: ann.clone() })
+                        })
+                        .collect();
+                    let (lo, hi) = dim.scale();
+                    comparisons.push(human::compare(dim, metric, &units, [lo, hi], *scale));
+                }
+            }
+            Some(HumanCalibration {
+                file: path.display().to_string(),
+                kind: "mtrag".into(),
+                units: human_items_sel.len(),
+                comparisons,
+                failed_judgements: hjs.iter().filter(|j| !j.ok()).count(),
+            })
+        }
+        (Some((path, HumanLabels::Items(ratings))), _) => Some(item_calibration(path, ratings, &items, &dims)),
+        _ => None,
+    };
+
+    // statistics
+    let judge_names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
+    let mut lengths = Lengths::default();
+    for (id, p) in &passages {
+        lengths.passage_words.insert(id.clone(), words(&p.text));
+    }
+    for &d in &plan.selected {
+        for t in &bench.dialogues[d].turns {
+            if let Some(a) = &t.answer {
+                lengths.answer_words.insert(t.id.clone(), words(a));
+            }
+        }
+    }
+    let mut dimensions = BTreeMap::new();
+    let mut bias = BiasInfo { position: Vec::new(), length: Vec::new(), self_preference: Vec::new() };
+    let mut failures: BTreeMap<String, BTreeMap<Dimension, usize>> = BTreeMap::new();
+    let mut worst = BTreeMap::new();
+    let mut flagged_turns = BTreeSet::new();
+    for &dim in &dims {
+        let di: Vec<&ItemScore> = items.iter().filter(|i| i.dimension == dim).collect();
+        let dj: Vec<&Judgement> = judgements.iter().filter(|j| j.dimension == dim).collect();
+        for j in dj.iter().filter(|j| !j.ok()) {
+            *failures.entry(j.judge.clone()).or_default().entry(dim).or_default() += 1;
+        }
+        for i in di.iter().filter(|i| stats::is_flagged(i, s)) {
+            flagged_turns.insert(i.turn_id.clone());
+        }
+        dimensions.insert(dim, stats::dimension_summary(dim, &di, &dj, &judge_names, s));
+        bias.length.extend(stats::length_bias(dim, &di, &judge_names, &lengths));
+        if dim == Dimension::Completeness {
+            bias.position = stats::position_bias(&dj, &judge_names);
+        }
+        worst.insert(dim, worst_items(bench, &passages, &di, &dj, s.worst));
+    }
+    // self-preference and ensemble diversity
+    let generator_families: BTreeSet<String> = bench.manifest.generator.values().filter_map(|m| crate::family::family(m, None)).collect();
+    for j in &judge_infos {
+        if let Some(f) = &j.family
+            && generator_families.contains(f)
+        {
+            bias.self_preference.push(format!(
+                "judge `{}` ({}) is of the `{f}` family, like the benchmark's generator ({}): it may prefer its own family's output",
+                j.name,
+                j.model,
+                bench.manifest.generator.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    if judges.len() < 2 {
+        warnings.push("only one judge: no inter-judge agreement; configure at least two judges of different model families".into());
+    }
+    let mut fams: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for j in &judge_infos {
+        if let Some(f) = &j.family {
+            fams.entry(f.as_str()).or_default().push(j.name.as_str());
+        }
+    }
+    for (f, names) in fams.iter().filter(|(_, n)| n.len() > 1) {
+        warnings.push(format!("judges {} share the `{f}` model family: their errors may be correlated", names.join(", ")));
+    }
+    if let Some(st) = &stopped {
+        warnings.push(format!("incomplete: {st}"));
+    }
+
+    let mut cost = CostInfo::default();
+    let mut tokens_per: BTreeMap<Dimension, (u64, usize)> = BTreeMap::new();
+    for j in &judgements {
+        cost.total.add(j);
+        cost.per_judge.entry(j.judge.clone()).or_default().add(j);
+        cost.per_dimension.entry(j.dimension).or_default().add(j);
+        let e = tokens_per.entry(j.dimension).or_default();
+        e.0 += j.prompt_tokens;
+        e.1 += 1;
+    }
+    cost.max_cost_usd = llm.ledger().max_cost_usd;
+    cost.prompt_tokens_per_judgement = tokens_per.into_iter().map(|(d, (t, n))| (d, t as f64 / n.max(1) as f64)).collect();
+
+    let suggested = merge_suggestions(&items);
+    let summary = Summary {
+        summary_version: SUMMARY_VERSION,
+        benchmark: BenchmarkInfo {
+            name: bench.manifest.name.clone(),
+            path: bench.dir.root().display().to_string(),
+            source: bench.manifest.source.clone(),
+            language: bench.manifest.language.clone(),
+            fingerprint: data_fp,
+            generator: bench.manifest.generator.clone(),
+        },
+        fingerprint,
+        settings: s.clone(),
+        judges: judge_infos,
+        complete: stopped.is_none(),
+        stopped,
+        plan: PlanInfo {
+            dialogues_total: plan.dialogues_total,
+            dialogues_audited: plan.selected.len(),
+            sampled: plan.selected.len() < plan.dialogues_total,
+            turns_total: plan.turns_total,
+            turns_audited: plan.turns_audited,
+            items: dims.iter().map(|d| (*d, plan.count(*d))).collect(),
+            skipped: plan.skipped.clone(),
+            judgements_planned: planned,
+            judgements_done: done,
+        },
+        dimensions,
+        bias,
+        failures,
+        suggested_qrels: suggested.clone(),
+        flagged_turns: flagged_turns.len(),
+        cost,
+        human,
+        worst,
+        warnings,
+    };
+    std::fs::create_dir_all(&job.out_dir).map_err(|e| AuditError::Output { path: job.out_dir.clone(), message: e.to_string() })?;
+    output::write_judgements(&job.out_dir.join(output::ITEMS), &judgements)?;
+    output::write_suggestions(&job.out_dir.join(output::SUGGESTED_QRELS), &suggested)?;
+    output::write_summary(&job.out_dir.join(output::SUMMARY), &summary)?;
+    output::write_reports(&job.out_dir, &summary)?;
+    Ok(Outcome::Audited(Box::new(summary)))
+}
+
+/// Calibration against generic ratings of audited items.
+fn item_calibration(path: &std::path::Path, ratings: &[human::HumanRating], items: &[ItemScore], dims: &[Dimension]) -> HumanCalibration {
+    let by_key: HashMap<(Dimension, &str, Option<&str>), &ItemScore> = items.iter().map(|i| ((i.dimension, i.turn_id.as_str(), i.passage_id.as_deref()), i)).collect();
+    let mut grouped: BTreeMap<(Dimension, String, Option<String>), BTreeMap<String, f64>> = BTreeMap::new();
+    for (n, r) in ratings.iter().enumerate() {
+        let who = r.annotator.clone().unwrap_or_else(|| format!("rating{n}"));
+        grouped.entry((r.dimension, r.turn_id.clone(), r.passage_id.clone())).or_default().insert(who, r.score);
+    }
+    let mut comparisons = Vec::new();
+    for &dim in dims {
+        let units: Vec<human::Unit> = grouped
+            .iter()
+            .filter(|((d, _, _), _)| *d == dim)
+            .map(|((d, t, p), ann)| human::Unit {
+                per_judge: by_key.get(&(*d, t.as_str(), p.as_deref())).map(|i| i.per_judge.clone()).unwrap_or_default(),
+                annotators: ann.clone(),
+            })
+            .collect();
+        if units.is_empty() {
+            continue;
+        }
+        let (lo, hi) = dim.scale();
+        comparisons.push(human::compare(dim, dim.name(), &units, [lo, hi], [lo, hi]));
+    }
+    HumanCalibration { file: path.display().to_string(), kind: "items".into(), units: grouped.len(), comparisons, failed_judgements: 0 }
+}
+
+/// The lowest-scoring items of a dimension with the text a reviewer needs.
+fn worst_items(bench: &Benchmark, passages: &HashMap<String, Passage>, items: &[&ItemScore], judgements: &[&Judgement], n: usize) -> Vec<WorstItem> {
+    let mut scored: Vec<&&ItemScore> = items.iter().filter(|i| i.score.is_some()).collect();
+    scored.sort_by(|a, b| {
+        a.score.unwrap_or(f64::INFINITY).total_cmp(&b.score.unwrap_or(f64::INFINITY)).then_with(|| a.turn_id.cmp(&b.turn_id)).then_with(|| a.passage_id.cmp(&b.passage_id))
+    });
+    let mut out = Vec::new();
+    for it in scored.into_iter().take(n) {
+        let Some((d, ti)) = bench.find_turn(&it.turn_id) else { continue };
+        let turn = &d.turns[ti];
+        let hist = d.history(ti);
+        let history: Vec<String> = hist
+            .iter()
+            .skip(hist.len().saturating_sub(4))
+            .map(|u| format!("{}: {}", if u.speaker == mtr_core::model::Speaker::User { "User" } else { "Assistant" }, excerpt(u.text, 300)))
+            .collect();
+        let mine: Vec<&&Judgement> = judgements.iter().filter(|j| j.turn_id == it.turn_id && j.passage_id == it.passage_id && j.ok()).collect();
+        let mut justifications = BTreeMap::new();
+        for j in &mine {
+            if let Some(t) = &j.justification {
+                justifications.entry(j.judge.clone()).or_insert_with(|| excerpt(t, 400));
+            }
+        }
+        let preferred = it.suggestion.as_ref().map(|s| s.passage_id.clone()).or_else(|| {
+            let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
+            for j in mine.iter().filter(|j| j.score == Some(0.0)) {
+                if let Some(p) = j.pick_passage_id.as_deref() {
+                    *votes.entry(p).or_default() += 1;
+                }
+            }
+            votes.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(p, _)| p.to_string())
+        });
+        let needs_answer = it.dimension.needs_answer();
+        out.push(WorstItem {
+            turn_id: it.turn_id.clone(),
+            dialogue_id: it.dialogue_id.clone(),
+            turn: it.turn,
+            passage_id: it.passage_id.clone(),
+            score: it.score.unwrap_or(f64::NAN),
+            per_judge: it.per_judge.clone(),
+            history,
+            question: turn.user.clone(),
+            passage: it.passage_id.as_ref().and_then(|p| passages.get(p)).map(|p| excerpt(&passage_display(p), 1200)),
+            answer: if needs_answer { turn.answer.as_ref().map(|a| excerpt(a, 1200)) } else { None },
+            preferred_passage: preferred.as_ref().and_then(|p| passages.get(p)).map(|p| excerpt(&passage_display(p), 1200)),
+            preferred_passage_id: preferred,
+            justifications,
+        });
+    }
+    out
+}
+
+/// Turn ids the audit flagged in any dimension (for the planted-defect evaluation).
+pub fn flagged_turns(items_jsonl: &[Judgement], settings: &AuditSettings, judges: usize, samples: usize) -> BTreeSet<String> {
+    let items = score_items(items_jsonl, judges, settings.trials * samples);
+    let set: HashSet<Dimension> = settings.dimensions().into_iter().collect();
+    items.iter().filter(|i| set.contains(&i.dimension) && stats::is_flagged(i, settings)).map(|i| i.turn_id.clone()).collect()
+}

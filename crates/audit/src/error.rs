@@ -1,0 +1,47 @@
+//! The audit's error type. Bad user input (a wrong flag value, a malformed human-label file, a
+//! benchmark that does not load) stays an [`mtr_core::Error::Input`] so the binary exits with
+//! the user-error code; everything else (LLM provider, retrieval, internal) is its own variant.
+
+use std::path::PathBuf;
+
+/// Errors of the audit crate.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// Data-layer errors, including user input errors that name file, line and field.
+    #[error(transparent)]
+    Core(#[from] mtr_core::Error),
+    /// A configuration value that cannot work (e.g. no judges, zero trials).
+    #[error("audit configuration: {0}")]
+    Config(String),
+    /// A prompt template failed to load or render.
+    #[error("prompt template `{name}`: {message}")]
+    Prompt { name: String, message: String },
+    /// The LLM layer failed in a way that is not a per-item judgement failure.
+    #[error("LLM: {0}")]
+    Llm(String),
+    /// The retrieval layer failed (index build or search).
+    #[error("retrieval: {0}")]
+    Retrieval(String),
+    /// A statistic could not be computed.
+    #[error("statistics: {0}")]
+    Stats(String),
+    /// An output file could not be written or read back.
+    #[error("{path}: {message}")]
+    Output { path: PathBuf, message: String },
+    /// A bug or broken invariant.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AuditError {
+    /// True when fixing the user's input (files, flags, config) fixes the error.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            AuditError::Core(e) => e.is_user_error(),
+            AuditError::Config(_) => true,
+            _ => false,
+        }
+    }
+}
+
+pub type Result<T, E = AuditError> = std::result::Result<T, E>;

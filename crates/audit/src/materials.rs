@@ -1,0 +1,136 @@
+//! What the judges will read: the texts of the gold passages (one streaming pass over the
+//! corpus keeps only the ids needed) and, for the discriminability test, each turn's hard
+//! negatives retrieved from the benchmark's own corpus with the turn's query formulation.
+//!
+//! Negatives come from every configured retriever (BM25, plus dense when an embedder is
+//! configured), interleaved rank by rank. The turn's golds are excluded at retrieval time, and
+//! a candidate whose text duplicates a gold's (or an earlier candidate's) is skipped, so no
+//! passage is shown twice in one prompt.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use mtr_core::{Benchmark, Passage};
+use mtr_retrieve::{Query, QueryFormulation, Retriever};
+
+use crate::error::{AuditError, Result};
+use crate::plan::relevant_gold;
+use crate::pool::{interleave, select_negatives, text_key};
+
+/// Streams the corpus once and keeps the passages whose id is in `ids`.
+pub fn load_passages(bench: &Benchmark, ids: &HashSet<String>) -> Result<HashMap<String, Passage>> {
+    let mut out = HashMap::with_capacity(ids.len());
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    bench.dir.for_each_passage(|_, p| {
+        if ids.contains(&p.id) {
+            out.insert(p.id.clone(), p);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The ids of all relevant gold passages of the given dialogues.
+pub fn gold_ids(bench: &Benchmark, dialogues: &[usize]) -> HashSet<String> {
+    dialogues
+        .iter()
+        .flat_map(|&d| bench.dialogues[d].turns.iter())
+        .flat_map(|t| relevant_gold(t).into_iter().map(str::to_string))
+        .collect()
+}
+
+/// The query used to retrieve a turn's negatives: `auto` = the benchmark's rewrite when the
+/// turn has one, else the conversation (`full:512`); otherwise any retrieval formulation name.
+pub fn negative_query(spec: &str, bench: &Benchmark, dialogue: usize, turn: usize) -> Result<String> {
+    let d = &bench.dialogues[dialogue];
+    let t = &d.turns[turn];
+    let f = if spec == "auto" {
+        if let Some(r) = t.rewrite.as_deref().filter(|r| !r.trim().is_empty()) {
+            return Ok(r.to_string());
+        }
+        "full:512"
+    } else {
+        spec
+    };
+    let f: QueryFormulation = f.parse().map_err(|e: String| AuditError::Config(format!("negatives query `{spec}`: {e}")))?;
+    f.formulate(d, turn).map(|(q, _)| q).map_err(|e| AuditError::Retrieval(e.to_string()))
+}
+
+/// Hard negatives per turn id (shared by every gold pool of the turn), best first.
+pub struct Negatives {
+    pub by_turn: BTreeMap<String, Vec<String>>,
+    /// The query each turn was retrieved with.
+    pub queries: BTreeMap<String, String>,
+    pub retrievers: Vec<String>,
+}
+
+/// Retrieves negatives for `turns` (dialogue index, turn index), then loads their texts into
+/// `passages`. Each turn gets up to `m` negatives; golds of the turn are never negatives.
+pub async fn retrieve_negatives(
+    bench: &Benchmark,
+    turns: &[(usize, usize)],
+    retrievers: &[Arc<dyn Retriever>],
+    query_spec: &str,
+    m: usize,
+    passages: &mut HashMap<String, Passage>,
+) -> Result<Negatives> {
+    let mut queries = Vec::with_capacity(turns.len());
+    let mut names = Vec::with_capacity(turns.len());
+    for &(d, t) in turns {
+        let turn = &bench.dialogues[d].turns[t];
+        let q = negative_query(query_spec, bench, d, t)?;
+        let gold: Vec<String> = relevant_gold(turn).into_iter().map(str::to_string).collect();
+        queries.push(Query::new(q).excluding(gold));
+        names.push(turn.id.clone());
+    }
+    // extra depth so duplicates of gold texts can be skipped and still leave m negatives
+    let k = m * 2 + 8;
+    let mut per_retriever: Vec<Vec<Vec<String>>> = Vec::new();
+    for r in retrievers {
+        let hits = r.search(&queries, k).await.map_err(|e| AuditError::Retrieval(format!("{}: {e}", r.name())))?;
+        per_retriever.push(hits.into_iter().map(|h| h.into_iter().map(|x| x.id).collect()).collect());
+    }
+    let mut candidates: Vec<Vec<String>> = Vec::with_capacity(turns.len());
+    for i in 0..turns.len() {
+        let lists: Vec<Vec<String>> = per_retriever.iter().map(|r| r.get(i).cloned().unwrap_or_default()).collect();
+        candidates.push(interleave(&lists));
+    }
+    let need: HashSet<String> = candidates.iter().flatten().filter(|id| !passages.contains_key(*id)).cloned().collect();
+    let loaded = load_passages(bench, &need)?;
+    passages.extend(loaded);
+    let mut by_turn = BTreeMap::new();
+    let mut qmap = BTreeMap::new();
+    for (i, &(d, t)) in turns.iter().enumerate() {
+        let turn = &bench.dialogues[d].turns[t];
+        let exclude: HashSet<&str> = relevant_gold(turn).into_iter().collect();
+        let gold_texts: HashSet<String> = exclude.iter().filter_map(|g| passages.get(*g)).map(|p| text_key(&p.text)).collect();
+        let text_of = |id: &str| passages.get(id).map(|p| p.text.clone());
+        let negs = select_negatives(candidates[i].iter().map(String::as_str), &exclude, &text_of, &gold_texts, m);
+        by_turn.insert(names[i].clone(), negs);
+        qmap.insert(names[i].clone(), queries[i].text.clone());
+    }
+    Ok(Negatives { by_turn, queries: qmap, retrievers: retrievers.iter().map(|r| r.name()).collect() })
+}
+
+/// A BM25 index of the benchmark's corpus in `index_dir`: opened when it exists and was built
+/// from this corpus, else (re)built there.
+pub fn bm25_index(bench: &Benchmark, index_dir: &std::path::Path, progress: &dyn mtr_core::progress::Progress) -> Result<mtr_retrieve::Bm25Index> {
+    let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
+    let rerr = |e: mtr_retrieve::Error| {
+        if e.is_user_error() { AuditError::Core(e.into()) } else { AuditError::Retrieval(e.to_string()) }
+    };
+    if index_dir.join("mtr-index.json").is_file()
+        && let Ok(idx) = mtr_retrieve::IndexDir::open(index_dir)
+        && idx.check_corpus(&src).is_ok()
+    {
+        return idx.bm25().map_err(rerr);
+    }
+    if index_dir.exists() {
+        std::fs::remove_dir_all(index_dir).map_err(|e| AuditError::Output { path: index_dir.to_path_buf(), message: e.to_string() })?;
+    }
+    let opts = mtr_retrieve::IndexOptions { store_text: false, ..Default::default() };
+    let idx = mtr_retrieve::IndexBuilder::new(index_dir, opts).build(&src, progress).map_err(rerr)?;
+    idx.bm25().map_err(rerr)
+}

@@ -1,0 +1,414 @@
+//! `report.md` and `report.html` from a [`Summary`]: score tables with confidence intervals,
+//! per-judge means, agreement, what was skipped and what failed, probable missing gold, bias
+//! checks (position chart, length correlations, self-preference), human calibration, the
+//! worst items with their text, score histograms, and the cost ledger.
+
+pub mod doc;
+pub mod svg;
+
+use doc::Block;
+
+use crate::dimension::Dimension;
+use crate::summary::{DimensionSummary, Summary};
+
+fn f(x: Option<f64>, digits: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v:.digits$}"),
+        _ => "-".into(),
+    }
+}
+
+fn ci(d: &Option<crate::summary::Interval>, digits: usize) -> String {
+    match d {
+        Some(i) => format!("[{:.digits$}, {:.digits$}]", i.lower, i.upper),
+        None => "-".into(),
+    }
+}
+
+fn short(s: &str) -> &str {
+    mtr_core::fingerprint::short(s)
+}
+
+/// Cuts long text at a character boundary, marking the cut.
+pub fn excerpt(s: &str, max_chars: usize) -> String {
+    let s = s.trim();
+    if s.chars().count() <= max_chars {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max_chars).collect();
+    format!("{cut} [...]")
+}
+
+/// The report as blocks (rendered to Markdown and HTML).
+pub fn blocks(s: &Summary) -> Vec<Block> {
+    let mut b = Vec::new();
+    b.push(Block::Heading(1, format!("Audit of {}", s.benchmark.name)));
+    let judges: Vec<String> = s.judges.iter().map(|j| format!("`{}` ({})", j.name, j.model)).collect();
+    let mut intro = format!(
+        "{} of {} dialogues ({} of {} turns) audited by {} judge{}: {}.",
+        s.plan.dialogues_audited,
+        s.plan.dialogues_total,
+        s.plan.turns_audited,
+        s.plan.turns_total,
+        s.judges.len(),
+        if s.judges.len() == 1 { "" } else { "s" },
+        judges.join(", ")
+    );
+    if s.plan.sampled {
+        intro.push_str(&format!(" Seeded sample (seed {}); the confidence intervals include the sampling error over dialogues.", s.settings.seed));
+    }
+    b.push(Block::Para(intro));
+    if !s.complete {
+        b.push(Block::Para(format!(
+            "**Incomplete audit**: {} ({} of {} judgements done). Run the same command again to resume; finished judgements are not paid again.",
+            s.stopped.as_deref().unwrap_or("stopped early"),
+            s.plan.judgements_done,
+            s.plan.judgements_planned
+        )));
+    }
+    b.push(Block::Para(format!(
+        "Fingerprint: data `{}`, config `{}`, prompts `{}`, mtr {}{}.",
+        short(&s.fingerprint.data),
+        short(&s.fingerprint.config),
+        short(&s.fingerprint.prompts),
+        s.fingerprint.tool_version,
+        s.fingerprint.git_commit.as_ref().map(|c| format!(" ({})", short(c))).unwrap_or_default()
+    )));
+
+    scores(&mut b, s);
+    skipped(&mut b, s);
+    missing_gold(&mut b, s);
+    bias(&mut b, s);
+    if let Some(h) = &s.human {
+        human(&mut b, h);
+    }
+    histograms(&mut b, s);
+    worst(&mut b, s);
+    cost(&mut b, s);
+    if !s.warnings.is_empty() {
+        b.push(Block::Heading(2, "Warnings".into()));
+        b.push(Block::List(s.warnings.clone()));
+    }
+    b
+}
+
+fn scores(b: &mut Vec<Block>, s: &Summary) {
+    b.push(Block::Heading(2, "Scores".into()));
+    b.push(Block::Para(format!(
+        "Item score = mean over judges. Ratings are 1-5; completeness is the share of (judge x trial) picks that chose the gold out of a pool of the gold and {} hard negatives ({} seeded permutations per judge). Intervals: {:.0}% cluster bootstrap over dialogues ({} resamples).",
+        s.settings.negatives,
+        s.settings.trials,
+        s.settings.confidence * 100.0,
+        s.settings.resamples
+    )));
+    let mut rows = Vec::new();
+    for (dim, d) in &s.dimensions {
+        rows.push(vec![
+            d.title.clone(),
+            d.items.to_string(),
+            d.scored.to_string(),
+            f(d.mean, 3),
+            ci(&d.ci, 3),
+            format!("{} (< {})", d.flagged, d.flag_threshold),
+            f(d.agreement.krippendorff_alpha_ordinal, 3),
+            if *dim == Dimension::Completeness { f(d.agreement.fleiss_kappa, 3) } else { "-".into() },
+        ]);
+    }
+    b.push(Block::Table {
+        head: ["Dimension", "Items", "Scored", "Mean", "CI", "Flagged", "Krippendorff α (ordinal)", "Fleiss κ (picks)"].map(String::from).to_vec(),
+        rows,
+    });
+    let judges: Vec<&str> = s.judges.iter().map(|j| j.name.as_str()).collect();
+    if !judges.is_empty() {
+        let mut head = vec!["Dimension".to_string()];
+        head.extend(judges.iter().map(|j| format!("{j} mean (n, failed)")));
+        let rows = s
+            .dimensions
+            .iter()
+            .map(|(dim, d)| {
+                let mut r = vec![dim.name().to_string()];
+                for j in &judges {
+                    r.push(match d.per_judge.get(*j) {
+                        Some(x) => format!("{} ({}, {})", f(x.mean, 3), x.n, x.failed),
+                        None => "-".into(),
+                    });
+                }
+                r
+            })
+            .collect();
+        b.push(Block::Heading(3, "Per judge".into()));
+        b.push(Block::Table { head, rows });
+    }
+    let notes: Vec<String> = s.dimensions.iter().filter_map(|(dim, d)| d.agreement.note.as_ref().map(|n| format!("{dim}: {n}"))).collect();
+    if !notes.is_empty() {
+        b.push(Block::List(notes));
+    }
+    if !s.failures.is_empty() {
+        b.push(Block::Heading(3, "Failed judgements".into()));
+        b.push(Block::Para("Judgements that stayed unparsable after the LLM layer's retries (or whose call failed) are excluded from every mean, never scored.".into()));
+        let rows = s
+            .failures
+            .iter()
+            .flat_map(|(judge, by)| by.iter().map(move |(dim, n)| vec![judge.clone(), dim.name().to_string(), n.to_string()]))
+            .collect();
+        b.push(Block::Table { head: vec!["Judge".into(), "Dimension".into(), "Failed".into()], rows });
+    }
+}
+
+fn skipped(b: &mut Vec<Block>, s: &Summary) {
+    let rows: Vec<Vec<String>> = s
+        .plan
+        .skipped
+        .iter()
+        .flat_map(|(dim, by)| by.iter().map(move |(why, n)| vec![dim.name().to_string(), why.name().to_string(), n.to_string()]))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    b.push(Block::Heading(2, "Not audited".into()));
+    b.push(Block::Para("Turns without a relevant gold passage or without a reference answer skip the dimensions that need them; `no_gold`, `no_answer` and `unanswerable` count turns, `gold_not_in_corpus` and `no_negatives` count gold passages.".into()));
+    b.push(Block::Table { head: vec!["Dimension".into(), "Reason".into(), "Count".into()], rows });
+}
+
+fn missing_gold(b: &mut Vec<Block>, s: &Summary) {
+    b.push(Block::Heading(2, "Probable missing gold".into()));
+    if s.suggested_qrels.is_empty() {
+        b.push(Block::Para("No non-gold passage was picked by a majority of all judge x trial picks.".into()));
+        return;
+    }
+    b.push(Block::Para(format!(
+        "{} passages were picked over the gold by a strict majority of all (judge x trial) picks. They are listed in `suggested_qrels.tsv` for human review; they are not added to any qrels.",
+        s.suggested_qrels.len()
+    )));
+    let rows = s
+        .suggested_qrels
+        .iter()
+        .take(50)
+        .map(|x| vec![x.turn_id.clone(), x.passage_id.clone(), x.gold_passage_id.clone(), format!("{}/{}", x.votes, x.picks)])
+        .collect();
+    b.push(Block::Table { head: vec!["Turn".into(), "Suggested passage".into(), "Instead of gold".into(), "Votes".into()], rows });
+}
+
+fn bias(b: &mut Vec<Block>, s: &Summary) {
+    b.push(Block::Heading(2, "Bias checks".into()));
+    if !s.bias.self_preference.is_empty() {
+        b.push(Block::Heading(3, "Self-preference".into()));
+        b.push(Block::List(s.bias.self_preference.clone()));
+    }
+    if !s.bias.position.is_empty() {
+        b.push(Block::Heading(3, "Position".into()));
+        b.push(Block::Para("Gold positions are balanced over the audit, so an unbiased judge picks every position about equally often; the chi-square tests the judge's chosen positions against uniform.".into()));
+        let size = s.bias.position[0].pool_size;
+        let mut head = vec!["Judge".to_string()];
+        head.extend((1..=size).map(|p| format!("pos {p}")));
+        head.extend(["χ²".to_string(), "df".to_string(), "p".to_string()]);
+        let rows = s
+            .bias
+            .position
+            .iter()
+            .map(|p| {
+                let mut r = vec![p.judge.clone()];
+                for i in 0..p.pool_size {
+                    let g = p.gold_at.get(i).copied().unwrap_or(0);
+                    let k = p.gold_picked.get(i).copied().unwrap_or(0);
+                    r.push(if g == 0 { "-".into() } else { format!("{:.2} ({k}/{g})", k as f64 / g as f64) });
+                }
+                r.push(f(p.chi_square, 2));
+                r.push(p.df.map(|d| d.to_string()).unwrap_or_else(|| "-".into()));
+                r.push(f(p.p_value, 4));
+                r
+            })
+            .collect();
+        b.push(Block::Table { head, rows });
+        let series = s
+            .bias
+            .position
+            .iter()
+            .map(|p| {
+                let rates = (0..p.pool_size)
+                    .map(|i| {
+                        let g = p.gold_at.get(i).copied().unwrap_or(0);
+                        if g == 0 { f64::NAN } else { p.gold_picked.get(i).copied().unwrap_or(0) as f64 / g as f64 }
+                    })
+                    .collect();
+                (p.judge.clone(), rates)
+            })
+            .collect();
+        let chart = svg::BarChart {
+            title: "Gold pick-rate by gold position",
+            labels: (1..=size).map(|p| p.to_string()).collect(),
+            series,
+            y_max: Some(1.0),
+            y_label: "pick-rate",
+            reference: Some((1.0 / size as f64, "chance".into())),
+        };
+        b.push(Block::Chart { caption: format!("Share of trials in which each judge picked the gold, by the gold's position in a pool of {size}."), svg: chart.render() });
+    }
+    if !s.bias.length.is_empty() {
+        b.push(Block::Heading(3, "Length".into()));
+        let rows = s
+            .bias
+            .length
+            .iter()
+            .map(|l| vec![l.dimension.name().to_string(), l.judge.clone(), l.length_of.clone(), f(l.pearson, 3), f(l.p_value, 4), l.n.to_string()])
+            .collect();
+        b.push(Block::Table { head: ["Dimension", "Judge", "Length of", "Pearson r", "p", "n"].map(String::from).to_vec(), rows });
+    }
+}
+
+fn human(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
+    b.push(Block::Heading(2, "Human calibration".into()));
+    b.push(Block::Para(format!(
+        "Against `{}` ({} human-rated units; {} failed judgements excluded). Judge ratings are mapped linearly onto the human scale for kappa. The annotators' agreement with each other is the ceiling.",
+        h.file, h.units, h.failed_judgements
+    )));
+    let mut rows = Vec::new();
+    for c in &h.comparisons {
+        let mut push = |who: &str, a: &crate::human::JudgeAgreement| {
+            rows.push(vec![
+                c.dimension.name().to_string(),
+                c.human_metric.clone(),
+                who.to_string(),
+                a.n.to_string(),
+                f(a.pearson, 3),
+                f(a.spearman, 3),
+                f(a.kappa_quadratic, 3),
+            ]);
+        };
+        push("ensemble", &c.ensemble);
+        for (j, a) in &c.per_judge {
+            push(j, a);
+        }
+        rows.push(vec![
+            c.dimension.name().to_string(),
+            c.human_metric.clone(),
+            "annotators (ceiling)".into(),
+            c.ceiling.units.to_string(),
+            f(c.ceiling.pearson_leave_one_out, 3),
+            f(c.ceiling.spearman_leave_one_out, 3),
+            f(c.ceiling.kappa_quadratic_pairwise, 3),
+        ]);
+    }
+    b.push(Block::Table {
+        head: ["Dimension", "Human metric", "Rater", "n", "Pearson", "Spearman", "κ (quadratic)"].map(String::from).to_vec(),
+        rows,
+    });
+    let rows = h
+        .comparisons
+        .iter()
+        .map(|c| {
+            vec![
+                c.dimension.name().to_string(),
+                c.human_metric.clone(),
+                format!("{:.2}", c.ceiling.annotators_per_unit),
+                f(c.ceiling.krippendorff_alpha_ordinal, 3),
+                f(c.ceiling.pearson_pairwise, 3),
+                f(c.ceiling.spearman_pairwise, 3),
+            ]
+        })
+        .collect();
+    b.push(Block::Para("Judges are compared with the median annotator; the ceiling row compares each annotator with the median of the others. Annotator agreement:".into()));
+    b.push(Block::Table {
+        head: ["Dimension", "Human metric", "Annotators per unit", "Krippendorff α (ordinal)", "Pairwise Pearson", "Pairwise Spearman"].map(String::from).to_vec(),
+        rows,
+    });
+}
+
+fn histograms(b: &mut Vec<Block>, s: &Summary) {
+    b.push(Block::Heading(2, "Score distributions".into()));
+    for (dim, d) in &s.dimensions {
+        if d.scored == 0 {
+            continue;
+        }
+        b.push(Block::Chart { caption: format!("{}: item scores ({} items).", d.title, d.scored), svg: histogram_svg(*dim, d) });
+        let rows = d.histogram.iter().map(|x| vec![format!("[{:.1}, {:.1})", x.lower, x.upper), x.count.to_string()]).collect();
+        b.push(Block::Table { head: vec![format!("{} score", dim.name()), "Items".into()], rows });
+    }
+}
+
+fn histogram_svg(dim: Dimension, d: &DimensionSummary) -> String {
+    let chart = svg::BarChart {
+        title: d.title.as_str(),
+        labels: d.histogram.iter().map(|x| format!("{:.1}", x.lower)).collect(),
+        series: vec![(dim.name().to_string(), d.histogram.iter().map(|x| x.count as f64).collect())],
+        y_max: None,
+        y_label: "items",
+        reference: None,
+    };
+    chart.render()
+}
+
+fn worst(b: &mut Vec<Block>, s: &Summary) {
+    if s.worst.values().all(Vec::is_empty) {
+        return;
+    }
+    b.push(Block::Heading(2, "Worst items".into()));
+    for (dim, items) in &s.worst {
+        if items.is_empty() {
+            continue;
+        }
+        b.push(Block::Heading(3, dim.title().to_string()));
+        for w in items {
+            let per: Vec<String> = w.per_judge.iter().map(|(j, v)| format!("{j} {v:.2}")).collect();
+            b.push(Block::Para(format!(
+                "**{}** (turn {}{}) score {:.2} [{}]",
+                w.turn_id,
+                w.turn,
+                w.passage_id.as_ref().map(|p| format!(", passage `{p}`")).unwrap_or_default(),
+                w.score,
+                per.join(", ")
+            )));
+            if !w.history.is_empty() {
+                b.push(Block::Quote { label: "Conversation (latest)".into(), text: w.history.join("\n") });
+            }
+            b.push(Block::Quote { label: "Question".into(), text: w.question.clone() });
+            if let Some(p) = &w.passage {
+                b.push(Block::Quote { label: "Gold passage".into(), text: p.clone() });
+            }
+            if let (Some(id), Some(p)) = (&w.preferred_passage_id, &w.preferred_passage) {
+                b.push(Block::Quote { label: format!("Passage the judges preferred (`{id}`)"), text: p.clone() });
+            }
+            if let Some(a) = &w.answer {
+                b.push(Block::Quote { label: "Reference answer".into(), text: a.clone() });
+            }
+            if !w.justifications.is_empty() {
+                b.push(Block::List(w.justifications.iter().map(|(j, t)| format!("{j}: {t}")).collect()));
+            }
+        }
+    }
+}
+
+fn cost(b: &mut Vec<Block>, s: &Summary) {
+    b.push(Block::Heading(2, "Cost".into()));
+    let row = |name: &str, l: &crate::summary::Ledger| {
+        vec![
+            name.to_string(),
+            l.calls.to_string(),
+            l.cache_hits.to_string(),
+            l.failed.to_string(),
+            l.prompt_tokens.to_string(),
+            l.completion_tokens.to_string(),
+            format!("{:.4}", l.cost_usd),
+        ]
+    };
+    let mut rows: Vec<Vec<String>> = s.cost.per_judge.iter().map(|(j, l)| row(j, l)).collect();
+    rows.push(row("total", &s.cost.total));
+    b.push(Block::Table {
+        head: ["Judge", "Judgements", "Cache hits", "Failed", "Prompt tokens", "Completion tokens", "USD"].map(String::from).to_vec(),
+        rows,
+    });
+    let per: Vec<String> = s.cost.prompt_tokens_per_judgement.iter().map(|(d, t)| format!("{d}: {t:.0} prompt tokens per judgement")).collect();
+    if !per.is_empty() {
+        b.push(Block::List(per));
+    }
+}
+
+/// `report.md`.
+pub fn markdown(s: &Summary) -> String {
+    doc::to_markdown(&blocks(s))
+}
+
+/// `report.html` (self-contained).
+pub fn html(s: &Summary) -> String {
+    doc::to_html(&format!("Audit of {}", s.benchmark.name), &blocks(s))
+}

@@ -1,0 +1,271 @@
+//! `summary.json`: everything the report shows, computed once. The report renderers read only
+//! this file (and `items.jsonl` for nothing else), so `mtr report AUDIT_DIR` re-renders an
+//! audit without the benchmark or any LLM. Its JSON Schema is `docs/schema/audit-summary.schema.json`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::aggregate::Suggestion;
+use crate::config::AuditSettings;
+use crate::dimension::Dimension;
+use crate::plan::SkipReason;
+
+/// Version of the summary format; bumped on incompatible changes.
+pub const SUMMARY_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub summary_version: u32,
+    /// Benchmark audited.
+    pub benchmark: BenchmarkInfo,
+    /// Data, config, prompt hashes and tool version.
+    pub fingerprint: FingerprintInfo,
+    pub settings: AuditSettings,
+    pub judges: Vec<JudgeInfo>,
+    /// False when the audit stopped early (budget); rerun the same command to finish it.
+    pub complete: bool,
+    /// Why the audit stopped early.
+    pub stopped: Option<String>,
+    pub plan: PlanInfo,
+    /// Per dimension, in canonical order.
+    pub dimensions: BTreeMap<Dimension, DimensionSummary>,
+    pub bias: BiasInfo,
+    /// Failed judgements per judge and dimension.
+    pub failures: BTreeMap<String, BTreeMap<Dimension, usize>>,
+    /// Probable missing gold passages (also in `suggested_qrels.tsv`).
+    pub suggested_qrels: Vec<Suggestion>,
+    /// Turns flagged by any dimension.
+    pub flagged_turns: usize,
+    pub cost: CostInfo,
+    /// Agreement with human ratings (`--human-labels`).
+    pub human: Option<crate::human::HumanCalibration>,
+    /// The lowest-scoring items per dimension, with their text.
+    pub worst: BTreeMap<Dimension, Vec<WorstItem>>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkInfo {
+    pub name: String,
+    pub path: String,
+    pub source: String,
+    pub language: String,
+    /// The benchmark's data fingerprint (BLAKE3 over its files).
+    pub fingerprint: String,
+    /// Generators recorded in `benchmark.toml`, by role.
+    pub generator: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FingerprintInfo {
+    pub data: String,
+    pub config: String,
+    pub prompts: String,
+    pub tool_version: String,
+    pub git_commit: Option<String>,
+}
+
+impl From<mtr_core::fingerprint::Fingerprint> for FingerprintInfo {
+    fn from(f: mtr_core::fingerprint::Fingerprint) -> Self {
+        Self { data: f.data, config: f.config, prompts: f.prompts, tool_version: f.tool_version, git_commit: f.git_commit }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeInfo {
+    pub name: String,
+    pub model: String,
+    /// Model family (configured, or inferred from the model name).
+    pub family: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanInfo {
+    pub dialogues_total: usize,
+    pub dialogues_audited: usize,
+    pub sampled: bool,
+    pub turns_total: usize,
+    pub turns_audited: usize,
+    /// Items per dimension.
+    pub items: BTreeMap<Dimension, usize>,
+    /// Skipped would-be items per dimension and reason (turn-level reasons count turns,
+    /// gold-level reasons count gold passages).
+    pub skipped: BTreeMap<Dimension, BTreeMap<SkipReason, usize>>,
+    pub judgements_planned: usize,
+    pub judgements_done: usize,
+}
+
+/// A confidence interval (cluster bootstrap over dialogues).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    pub lower: f64,
+    pub upper: f64,
+    pub level: f64,
+    pub resamples: usize,
+    /// Dialogues resampled (clusters).
+    pub clusters: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DimensionSummary {
+    pub title: String,
+    /// Item score range: `[1, 5]` for ratings, `[0, 1]` for the discriminability share.
+    pub scale: [f64; 2],
+    pub items: usize,
+    /// Items with a score (at least one valid judgement).
+    pub scored: usize,
+    /// Items whose every judgement failed.
+    pub unscored: usize,
+    pub mean: Option<f64>,
+    pub ci: Option<Interval>,
+    /// Items below the flag threshold.
+    pub flagged: usize,
+    pub flag_threshold: f64,
+    pub per_judge: BTreeMap<String, JudgeScore>,
+    pub agreement: Agreement,
+    /// Histogram of item scores.
+    pub histogram: Vec<Bin>,
+    /// Raw verdict counts per judge: ratings 1..5 for ratings, [not gold, gold] for picks.
+    pub verdicts: BTreeMap<String, Vec<usize>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeScore {
+    /// Items this judge scored.
+    pub n: usize,
+    pub mean: Option<f64>,
+    pub ci: Option<Interval>,
+    /// Failed judgements of this judge in this dimension.
+    pub failed: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Agreement {
+    /// Krippendorff's alpha (ordinal) over items, judges as coders (rating dimensions; for
+    /// completeness over per-judge gold-pick shares).
+    pub krippendorff_alpha_ordinal: Option<f64>,
+    /// Fleiss' kappa on discriminability picks (the chosen position), over trials every judge
+    /// answered.
+    pub fleiss_kappa: Option<f64>,
+    /// Units the statistic used.
+    pub units: usize,
+    /// Why a statistic is missing (fewer than two judges, no variation, ...).
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bin {
+    pub lower: f64,
+    pub upper: f64,
+    pub count: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BiasInfo {
+    /// Gold pick-rate by position per judge (completeness), with a chi-square test of the
+    /// chosen positions against uniform.
+    pub position: Vec<PositionBias>,
+    /// Pearson correlation between item score and text length.
+    pub length: Vec<LengthBias>,
+    /// Judges of the same model family as the benchmark's generator.
+    pub self_preference: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PositionBias {
+    pub judge: String,
+    /// Pool size the table is for (pools of other sizes are left out).
+    pub pool_size: usize,
+    /// Trials with the gold at each position (1-based positions as indices 0..pool_size).
+    pub gold_at: Vec<usize>,
+    /// Of those, trials where the judge picked the gold.
+    pub gold_picked: Vec<usize>,
+    /// How often the judge picked each position (any passage).
+    pub picked_at: Vec<usize>,
+    /// Chi-square of `picked_at` against uniform.
+    pub chi_square: Option<f64>,
+    pub df: Option<usize>,
+    pub p_value: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LengthBias {
+    pub dimension: Dimension,
+    /// `ensemble` or a judge name.
+    pub judge: String,
+    /// What was measured: `passage_words` or `answer_words`.
+    pub length_of: String,
+    pub pearson: Option<f64>,
+    pub p_value: Option<f64>,
+    pub n: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ledger {
+    pub calls: usize,
+    pub cache_hits: usize,
+    pub failed: usize,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+}
+
+impl Ledger {
+    pub fn add(&mut self, j: &crate::record::Judgement) {
+        self.calls += 1;
+        self.cache_hits += usize::from(j.cache_hit);
+        self.failed += usize::from(!j.ok());
+        self.prompt_tokens += j.prompt_tokens;
+        self.completion_tokens += j.completion_tokens;
+        self.cost_usd += j.cost_usd;
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CostInfo {
+    pub total: Ledger,
+    pub per_judge: BTreeMap<String, Ledger>,
+    pub per_dimension: BTreeMap<Dimension, Ledger>,
+    /// Mean prompt tokens per judgement, per dimension (what the prompts cost to send).
+    pub prompt_tokens_per_judgement: BTreeMap<Dimension, f64>,
+    /// The `--max-cost` budget of the run that wrote this summary, if any.
+    pub max_cost_usd: Option<f64>,
+}
+
+/// A low-scoring item with the text a reviewer needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorstItem {
+    pub turn_id: String,
+    pub dialogue_id: String,
+    pub turn: usize,
+    pub passage_id: Option<String>,
+    pub score: f64,
+    pub per_judge: BTreeMap<String, f64>,
+    /// The last utterances before the question (at most four).
+    pub history: Vec<String>,
+    pub question: String,
+    pub passage: Option<String>,
+    pub answer: Option<String>,
+    /// A passage the judges preferred over the gold (completeness).
+    pub preferred_passage_id: Option<String>,
+    pub preferred_passage: Option<String>,
+    /// One justification per judge.
+    pub justifications: BTreeMap<String, String>,
+}

@@ -1,0 +1,408 @@
+//! The computation of a bench, pure and synchronous: score every system on the evaluation
+//! set, then the cluster-bootstrap intervals (overall, per stratum, per turn position), the
+//! metric-combination diagnosis, failure analysis, paired randomization tests against the
+//! baseline with Holm, discriminative power over all pairs, and fusion ablation. Producing the
+//! runs (retrievers, run files) and writing the outputs happen elsewhere.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mtr_core::Run;
+use rayon::prelude::*;
+
+use crate::diagnose::{diagnose, too_easy};
+use crate::error::{BenchError, Result};
+use crate::failures;
+use crate::measure::Measure;
+use crate::query_set::QuerySet;
+use crate::result::{
+    Ablation, AblationComponent, BaselineTests, Comparison, DiscriminativePower, PositionPoint, StratumFamily, StratumGroup, SystemKind,
+    SystemResult,
+};
+use crate::score::{Scorer, Scores};
+use crate::stats::bootstrap::{ClusterBootstrap, Estimate};
+use crate::stats::multiple::{cohens_dz, holm};
+use crate::stats::randomization::all_pairs;
+use crate::strata::{MIN_GROUP, Strata};
+
+/// What to compute and with which seeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Reported measures, in display order.
+    pub measures: Vec<Measure>,
+    /// The measure for ranking, tests, failure analysis and by-position curves.
+    pub main: Measure,
+    pub resamples: usize,
+    pub level: f64,
+    pub permutations: usize,
+    pub alpha: f64,
+    pub seed: u64,
+    /// System every other is tested against (default: the first system).
+    pub baseline: Option<String>,
+    /// Depth of the metric-combination table.
+    pub diagnosis_k: usize,
+    /// Recall failure: no relevant in the top `failure_k`.
+    pub failure_k: usize,
+    /// Ranking failure: first relevant below rank `failure_rank`.
+    pub failure_rank: usize,
+    /// Worst turns shown per system.
+    pub failure_examples: usize,
+    /// By-position curves pool turns at this position and deeper.
+    pub max_position: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            measures: Measure::defaults(),
+            main: Measure::Ndcg(10),
+            resamples: 1000,
+            level: 0.95,
+            permutations: 10_000,
+            alpha: 0.05,
+            seed: 42,
+            baseline: None,
+            diagnosis_k: 10,
+            failure_k: 10,
+            failure_rank: 3,
+            failure_examples: 5,
+            max_position: 10,
+        }
+    }
+}
+
+impl Settings {
+    /// Seed of the randomization tests (the bootstrap uses `seed` itself).
+    pub fn test_seed(&self) -> u64 {
+        self.seed.wrapping_add(1)
+    }
+    /// Seed of the tie-breaking among equally bad turns.
+    pub fn failure_seed(&self) -> u64 {
+        self.seed.wrapping_add(2)
+    }
+}
+
+/// One system to score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemInput {
+    pub name: String,
+    pub kind: SystemKind,
+    pub retriever: Option<String>,
+    pub formulation: Option<String>,
+    pub source: Option<String>,
+    pub config_hash: String,
+    pub prompt_hash: Option<String>,
+    pub run: Run,
+    /// The query text the system used per qid (retriever systems), for failure examples.
+    pub queries: BTreeMap<String, String>,
+}
+
+/// Leave-one-out runs of a fused system: the fusion recomputed without each component.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AblationInput {
+    pub system: String,
+    pub without: Vec<(String, Run)>,
+}
+
+/// Everything computed, ready to be placed into a [`crate::result::BenchResult`].
+#[derive(Debug, Clone)]
+pub struct Computed {
+    pub systems: Vec<SystemResult>,
+    pub strata: Vec<StratumFamily>,
+    pub tests: Option<BaselineTests>,
+    pub discriminative_power: Option<DiscriminativePower>,
+    pub ablation: Vec<Ablation>,
+    pub warnings: Vec<String>,
+    /// Per system, per-query values of the reported measures (in `Settings::measures` order).
+    pub scores: Vec<Scores>,
+}
+
+/// Runs the whole computation.
+pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInput], s: &Settings) -> Result<Computed> {
+    if s.measures.is_empty() {
+        return Err(BenchError::option("--measure", "no measure to report"));
+    }
+    if set.is_empty() {
+        return Err(BenchError::Internal("the evaluation set is empty".into()));
+    }
+    let mut names = BTreeSet::new();
+    for sys in systems {
+        if !names.insert(sys.name.as_str()) {
+            return Err(BenchError::option("--name", format!("two systems are named `{}`; give them distinct names", sys.name)));
+        }
+    }
+    let baseline_index = match &s.baseline {
+        Some(b) => Some(systems.iter().position(|x| &x.name == b).ok_or_else(|| {
+            BenchError::option(
+                "--baseline",
+                format!("no system named `{b}`; systems are: {}", systems.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")),
+            )
+        })?),
+        None => (!systems.is_empty()).then_some(0),
+    };
+
+    // Internal measures: the reported ones first, then what the diagnostics need.
+    let dk = s.diagnosis_k;
+    let mut internal: Vec<Measure> = s.measures.clone();
+    for m in [s.main, Measure::HitLenient(dk), Measure::Mrr(dk), Measure::Recall(dk), Measure::Ndcg(dk), Measure::HitLenient(5)] {
+        if !internal.contains(&m) {
+            internal.push(m);
+        }
+    }
+    let idx = |m: Measure| internal.iter().position(|x| *x == m).unwrap_or(0);
+    let main_i = idx(s.main);
+
+    let scorer = Scorer::new(set, &internal)?;
+    let scores: Vec<Scores> = systems.par_iter().map(|sys| scorer.score(set, &sys.run)).collect::<Result<_>>()?;
+
+    let clusters = set.clusters();
+    let boot = ClusterBootstrap::new(set.dialogues.len(), s.resamples, s.level, s.seed);
+    let strata = Strata::build(set);
+    let n_rep = s.measures.len();
+
+    // Series for the bootstrap: system-major, reported measures.
+    let series: Vec<&[f64]> = scores.iter().flat_map(|sc| sc.values[..n_rep].iter().map(Vec::as_slice)).collect();
+    let mut groups: Vec<Option<&[usize]>> = vec![None];
+    for f in &strata.families {
+        for g in &f.groups {
+            groups.push(Some(&g.members));
+        }
+    }
+    let estimates: Vec<Vec<Estimate>> = groups.par_iter().map(|members| boot.estimate(&clusters, *members, &series)).collect();
+
+    // By-position curves of the main measure.
+    let mut by_pos: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, q) in set.queries.iter().enumerate() {
+        if q.position > 0 {
+            by_pos.entry(q.position.min(s.max_position)).or_default().push(i);
+        }
+    }
+    let main_series: Vec<&[f64]> = scores.iter().map(|sc| sc.values[main_i].as_slice()).collect();
+    let pos_estimates: Vec<(usize, usize, Vec<Estimate>)> = by_pos
+        .par_iter()
+        .map(|(p, members)| (*p, members.len(), boot.estimate(&clusters, Some(members), &main_series)))
+        .collect();
+
+    let mut warnings = Vec::new();
+    let mut results = Vec::with_capacity(systems.len());
+    for (si, (sys, sc)) in systems.iter().zip(&scores).enumerate() {
+        let est_of = |g: usize, m: usize| estimates[g][si * n_rep + m];
+        let measures: BTreeMap<String, Estimate> = s.measures.iter().enumerate().map(|(m, mm)| (mm.id(), est_of(0, m))).collect();
+        let mut strata_out: BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>> = BTreeMap::new();
+        let mut g = 1;
+        for f in &strata.families {
+            let fam = strata_out.entry(f.name.clone()).or_default();
+            for grp in &f.groups {
+                fam.insert(grp.name.clone(), s.measures.iter().enumerate().map(|(m, mm)| (mm.id(), est_of(g, m))).collect());
+                g += 1;
+            }
+        }
+        let by_position = pos_estimates
+            .iter()
+            .map(|(p, n, e)| PositionPoint {
+                position: *p,
+                and_deeper: *p == s.max_position && set.queries.iter().any(|q| q.position > s.max_position),
+                n: *n,
+                estimate: e[si],
+            })
+            .collect();
+        let mean_of = |m: Measure| sc.mean(idx(m));
+        let diagnosis = diagnose(dk, mean_of(Measure::HitLenient(dk)), mean_of(Measure::Mrr(dk)), mean_of(Measure::Recall(dk)), mean_of(Measure::Ndcg(dk)));
+        if let Some(w) = too_easy(&sys.name, mean_of(Measure::HitLenient(5)), mean_of(Measure::Mrr(dk)), dk) {
+            warnings.push(w);
+        }
+        let answered = set.queries.iter().filter(|q| sys.run.contains_key(&q.qid)).count();
+        if answered < set.len() {
+            warnings.push(format!(
+                "{}: answers {answered} of {} scored turns; the {} it does not answer score 0 (trec_eval -c)",
+                sys.name,
+                set.len(),
+                set.len() - answered
+            ));
+        }
+        let failures = failures::analyse(
+            set,
+            &sys.run,
+            &sc.values[main_i],
+            &sc.first_relevant,
+            s.failure_k,
+            s.failure_rank,
+            s.failure_examples,
+            s.failure_seed(),
+            &|qid: &str| sys.queries.get(qid).cloned(),
+        );
+        results.push(SystemResult {
+            name: sys.name.clone(),
+            kind: sys.kind,
+            retriever: sys.retriever.clone(),
+            formulation: sys.formulation.clone(),
+            source: sys.source.clone(),
+            config_hash: sys.config_hash.clone(),
+            prompt_hash: sys.prompt_hash.clone(),
+            answered,
+            measures,
+            strata: strata_out,
+            by_position,
+            diagnosis,
+            failures,
+        });
+    }
+
+    let strata_info: Vec<StratumFamily> = strata
+        .families
+        .iter()
+        .map(|f| StratumFamily {
+            name: f.name.clone(),
+            groups: f
+                .groups
+                .iter()
+                .map(|g| StratumGroup {
+                    name: g.name.clone(),
+                    n: g.members.len(),
+                    dialogues: g.members.iter().map(|&q| set.queries[q].dialogue).collect::<BTreeSet<_>>().len(),
+                    small: g.members.len() < MIN_GROUP,
+                })
+                .collect(),
+        })
+        .collect();
+    let small = strata.small_groups();
+    if !small.is_empty() {
+        let list: Vec<String> = small.iter().map(|(f, g, n)| format!("{f}={g} ({n})")).collect();
+        warnings.push(format!("{} strata have fewer than {MIN_GROUP} turns, read them with care: {}", small.len(), list.join(", ")));
+    }
+    for t in &strata.skipped_tags {
+        warnings.push(format!("tag {t} not used as a stratum (too many values)"));
+    }
+    if !set.orphan_qids.is_empty() {
+        warnings.push(format!(
+            "{} qrels queries match no turn of the benchmark (scored, each as its own dialogue, no position): {}",
+            set.orphan_qids.len(),
+            set.orphan_qids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let strict: Vec<&Measure> = s.measures.iter().filter(|m| matches!(m, Measure::HitStrict(_))).collect();
+    if !strict.is_empty() && !set.qrels.values().flat_map(|d| d.values()).any(|&g| g >= 2) {
+        warnings.push(format!(
+            "no passage is graded 2 or higher (binary qrels): {} is 0 for every system; read the lenient HitRate",
+            strict.iter().map(|m| m.label()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if set.dialogues.len() < 30 {
+        warnings.push(format!(
+            "only {} dialogues: the cluster-bootstrap intervals rest on few independent units",
+            set.dialogues.len()
+        ));
+    }
+
+    // Paired tests over all pairs, on the main measure, with one shared set of sign flips.
+    let (tests, dp) = if systems.len() >= 2 {
+        let pairs = all_pairs(&main_series, s.permutations, s.test_seed());
+        let means: Vec<f64> = scores.iter().map(|sc| sc.mean(main_i)).collect();
+        let tests = baseline_index.map(|b| {
+            let others: Vec<usize> = (0..systems.len()).filter(|&i| i != b).collect();
+            let raw: Vec<f64> = others.iter().map(|&i| pairs.p[b][i]).collect();
+            let adj = holm(&raw);
+            BaselineTests {
+                baseline: systems[b].name.clone(),
+                measure: s.main.id(),
+                comparisons: others
+                    .iter()
+                    .zip(raw.iter().zip(&adj))
+                    .map(|(&i, (&p, &p_holm))| {
+                        let diff = means[i] - means[b];
+                        Comparison {
+                            system: systems[i].name.clone(),
+                            mean: means[i],
+                            baseline_mean: means[b],
+                            diff,
+                            rel_diff: (means[b] != 0.0).then(|| diff / means[b]),
+                            effect_size: cohens_dz(main_series[i], main_series[b]),
+                            p,
+                            p_holm,
+                            significant: p_holm < s.alpha,
+                        }
+                    })
+                    .collect(),
+            }
+        });
+        let mut raw = Vec::new();
+        for a in 0..systems.len() {
+            for b in (a + 1)..systems.len() {
+                raw.push(pairs.p[a][b]);
+            }
+        }
+        let adj = holm(&raw);
+        let separated = raw.iter().filter(|p| **p < s.alpha).count();
+        let separated_holm = adj.iter().filter(|p| **p < s.alpha).count();
+        let min = means.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mu = crate::stats::mean(&means);
+        let sd = (means.iter().map(|m| (m - mu).powi(2)).sum::<f64>() / (means.len() - 1) as f64).sqrt();
+        let dp = DiscriminativePower {
+            measure: s.main.id(),
+            alpha: s.alpha,
+            systems: systems.len(),
+            pairs: raw.len(),
+            separated,
+            share: separated as f64 / raw.len() as f64,
+            separated_holm,
+            share_holm: separated_holm as f64 / raw.len() as f64,
+            min,
+            max,
+            range: max - min,
+            sd,
+        };
+        (tests, Some(dp))
+    } else {
+        (None, None)
+    };
+
+    let mut ablation = Vec::new();
+    for a in ablations {
+        let Some(fi) = systems.iter().position(|x| x.name == a.system) else {
+            return Err(BenchError::Internal(format!("ablation of unknown system `{}`", a.system)));
+        };
+        let full = &scores[fi].values[main_i];
+        let main_scorer = Scorer::new(set, &[s.main])?;
+        let without: Vec<Vec<f64>> = a
+            .without
+            .par_iter()
+            .map(|(_, run)| main_scorer.score(set, run).map(|sc| sc.values.into_iter().next().unwrap_or_default()))
+            .collect::<Result<_>>()?;
+        let mut series: Vec<&[f64]> = vec![full.as_slice()];
+        series.extend(without.iter().map(Vec::as_slice));
+        let p = all_pairs(&series, s.permutations, s.test_seed());
+        let full_mean = crate::stats::mean(full);
+        ablation.push(Ablation {
+            system: a.system.clone(),
+            measure: s.main.id(),
+            full: full_mean,
+            components: a
+                .without
+                .iter()
+                .zip(&without)
+                .enumerate()
+                .map(|(i, ((name, _), v))| {
+                    let w = crate::stats::mean(v);
+                    AblationComponent { component: name.clone(), without: w, contribution: full_mean - w, p: p.p[0][i + 1] }
+                })
+                .collect(),
+        });
+    }
+
+    let reported: Vec<Scores> = scores
+        .into_iter()
+        .map(|mut sc| {
+            sc.values.truncate(n_rep);
+            sc
+        })
+        .collect();
+    Ok(Computed {
+        systems: results,
+        strata: strata_info,
+        tests,
+        discriminative_power: dp,
+        ablation,
+        warnings,
+        scores: reported,
+    })
+}

@@ -1,0 +1,39 @@
+//! Errors of bench. Bad input (a run for another benchmark, unknown document ids, an empty run,
+//! an unknown baseline) is an [`mtr_core::Error::Input`] naming the file or option at fault, so
+//! the binary exits with the user-error code; failures of the retrieval layer and broken
+//! invariants are kept apart.
+
+use std::path::Path;
+
+use mtr_core::InputError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// Bad input or an I/O failure from the data layer.
+    #[error(transparent)]
+    Core(#[from] mtr_core::Error),
+    /// The retrieval layer failed while producing a run.
+    #[error("retriever `{system}`: {message}")]
+    Retrieve { system: String, message: String },
+    /// A bug or broken invariant inside bench.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl BenchError {
+    /// A user error about a command-line option (the option stands where a file would).
+    pub fn option(option: &str, message: impl Into<String>) -> Self {
+        BenchError::Core(InputError::new(Path::new(option), message).into())
+    }
+
+    /// A user error about an input file.
+    pub fn input(e: InputError) -> Self {
+        BenchError::Core(e.into())
+    }
+
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, BenchError::Core(e) if e.is_user_error())
+    }
+}
+
+pub type Result<T, E = BenchError> = std::result::Result<T, E>;

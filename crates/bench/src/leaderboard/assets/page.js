@@ -1,0 +1,372 @@
+// mtr leaderboard page: renders the embedded leaderboard.json into sortable tables and SVG
+// charts. Self-contained: no network, no libraries. `#selftest` in the URL runs a check of the
+// page (sorting, charts, errors) and writes its result into <pre id="mtr-selftest">.
+(function () {
+  'use strict';
+  var errors = [];
+  window.addEventListener('error', function (e) { errors.push(String(e.message || e)); });
+  var consoleError = console.error;
+  console.error = function () {
+    errors.push(Array.prototype.map.call(arguments, String).join(' '));
+    consoleError.apply(console, arguments);
+  };
+
+  var SVG = 'http://www.w3.org/2000/svg';
+  var PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+  var MAX_SERIES = 10;
+
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    setAttrs(e, attrs);
+    append(e, children);
+    return e;
+  }
+  function sv(tag, attrs, children) {
+    var e = document.createElementNS(SVG, tag);
+    setAttrs(e, attrs);
+    append(e, children);
+    return e;
+  }
+  function setAttrs(e, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (k) {
+      if (attrs[k] === null || attrs[k] === undefined) return;
+      if (k === 'text') e.textContent = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    });
+  }
+  function append(e, children) {
+    if (!children) return;
+    (Array.isArray(children) ? children : [children]).forEach(function (c) {
+      if (c === null || c === undefined) return;
+      e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    });
+  }
+  function fmt(x, d) {
+    return (x === null || x === undefined || typeof x !== 'number' || isNaN(x)) ? '–' : x.toFixed(d);
+  }
+  function label(board, id) {
+    for (var i = 0; i < board.measures.length; i++) if (board.measures[i].id === id) return board.measures[i].label;
+    return id;
+  }
+  function colorOf(board, system) {
+    for (var i = 0; i < board.rows.length; i++) if (board.rows[i].system === system) return PALETTE[i % PALETTE.length];
+    return '#444';
+  }
+  function scale(d0, d1, r0, r1) {
+    var span = (d1 - d0) || 1;
+    return function (v) { return r0 + (v - d0) / span * (r1 - r0); };
+  }
+  function niceTicks(lo, hi, n) {
+    var span = hi - lo || 1, step = Math.pow(10, Math.floor(Math.log(span / n) / Math.LN10));
+    var err = span / n / step;
+    if (err >= 7.5) step *= 10; else if (err >= 3.5) step *= 5; else if (err >= 1.5) step *= 2;
+    var out = [];
+    for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.round(v / step) * step);
+    return out;
+  }
+  function yAxis(g, y, ticks, x0, x1) {
+    var axis = sv('g', { 'class': 'axis' });
+    ticks.forEach(function (t) {
+      axis.appendChild(sv('line', { x1: x0, x2: x1, y1: y(t), y2: y(t) }));
+      axis.appendChild(sv('text', { x: x0 - 6, y: y(t) + 4, 'text-anchor': 'end', text: fmt(t, 2) }));
+    });
+    g.appendChild(axis);
+  }
+  function legend(board, systems, width) {
+    var g = sv('g', { 'class': 'legend' });
+    var x = 0, y = 0;
+    systems.forEach(function (s) {
+      var w = Math.min(260, 18 + s.length * 6.2);
+      if (x + w > width) { x = 0; y += 16; }
+      g.appendChild(sv('rect', { x: x, y: y, width: 10, height: 10, rx: 2, fill: colorOf(board, s) }));
+      g.appendChild(sv('text', { x: x + 14, y: y + 9, text: s }));
+      x += w + 10;
+    });
+    return { g: g, height: y + 16 };
+  }
+  function whisker(g, x, y0, y1, color, title) {
+    var l = sv('line', { x1: x, x2: x, y1: y0, y2: y1, stroke: color, 'stroke-width': 1.5 });
+    if (title) l.appendChild(sv('title', { text: title }));
+    g.appendChild(l);
+  }
+  function dot(g, x, y, color, title) {
+    var c = sv('circle', { cx: x, cy: y, r: 3.5, fill: color });
+    if (title) c.appendChild(sv('title', { text: title }));
+    g.appendChild(c);
+  }
+
+  // --- the sortable table -------------------------------------------------------------
+  function table(board) {
+    var main = board.main_measure;
+    var others = board.measures.filter(function (m) { return m.id !== main; });
+    var cols = [
+      { key: 'rank', title: '#', num: true, get: function (r) { return r.rank; } },
+      { key: 'system', title: 'system', text: true, get: function (r) { return r.system; } },
+      { key: 'kind', title: 'kind', text: true, get: function (r) { return r.formulation ? r.retriever + ' / ' + r.formulation : r.kind; } },
+      { key: main, title: label(board, main), num: true, main: true, get: function (r) { return r.measures[main] ? r.measures[main].mean : null; } }
+    ];
+    others.forEach(function (m) {
+      cols.push({ key: m.id, title: m.label, num: true, get: function (r) { return r.measures[m.id] ? r.measures[m.id].mean : null; } });
+    });
+    cols.push({ key: 'versus', title: 'vs baseline', num: true, get: function (r) { return r.versus ? r.versus.diff : null; } });
+    cols.push({ key: 'date', title: 'date', text: true, get: function (r) { return r.date; } });
+
+    var thead = el('thead'), tr = el('tr'), tbody = el('tbody');
+    var t = el('table', { 'class': 'board', 'data-board': board.id }, [thead, tbody]);
+    thead.appendChild(tr);
+    var rows = board.rows.map(function (r) {
+      var row = el('tr', { 'data-system': r.system });
+      cols.forEach(function (c) {
+        var v = c.get(r), td;
+        if (c.main) {
+          var e = r.measures[main];
+          td = el('td', { 'class': 'main' }, [fmt(v, 4), ' ', el('span', { 'class': 'ci', text: e ? '[' + fmt(e.ci_low, 3) + ', ' + fmt(e.ci_high, 3) + ']' : '' })]);
+        } else if (c.key === 'system') {
+          td = el('td', { 'class': 'name' }, [el('span', { 'class': 'swatch', style: 'background:' + colorOf(board, r.system) }), r.system]);
+          if (r.findings && r.findings.length) td.setAttribute('title', r.findings.join('\n'));
+        } else if (c.key === 'versus') {
+          var vs = r.versus;
+          var isBase = board.rows.some(function (x) { return x.versus && x.versus.baseline === r.system; });
+          var txt = vs ? (vs.diff >= 0 ? '+' : '') + fmt(vs.diff, 4) : (isBase ? 'baseline' : '–');
+          td = el('td', { 'class': vs && vs.significant ? (vs.diff > 0 ? 'up' : 'down') : '' }, [vs && vs.significant ? (vs.diff > 0 ? '▲ ' : '▼ ') + txt : txt]);
+          if (vs) td.setAttribute('title', 'vs ' + vs.baseline + ', Holm p = ' + fmt(vs.p_holm, 4));
+        } else if (c.num) {
+          td = el('td', { text: c.key === 'rank' ? String(v) : fmt(v, 4) });
+        } else {
+          td = el('td', { 'class': 'text', text: v === null || v === undefined ? '' : String(v) });
+        }
+        td.setAttribute('data-value', v === null || v === undefined ? '' : String(v));
+        row.appendChild(td);
+      });
+      return { row: row, data: r };
+    });
+    rows.forEach(function (r) { tbody.appendChild(r.row); });
+
+    var state = { key: 'rank', dir: 'ascending' };
+    cols.forEach(function (c, i) {
+      var th = el('th', { 'data-key': c.key, 'class': c.text ? 'text' : null, scope: 'col', title: 'sort by ' + c.title, text: c.title });
+      if (c.key === 'rank') th.setAttribute('aria-sort', 'ascending');
+      th.addEventListener('click', function () {
+        var dir = state.key === c.key ? (state.dir === 'ascending' ? 'descending' : 'ascending') : (c.num && c.key !== 'rank' ? 'descending' : 'ascending');
+        state = { key: c.key, dir: dir };
+        var sign = dir === 'ascending' ? 1 : -1;
+        rows.sort(function (a, b) {
+          var x = cols[i].get(a.data), y = cols[i].get(b.data);
+          var xm = x === null || x === undefined, ym = y === null || y === undefined;
+          if (xm || ym) return xm === ym ? a.data.rank - b.data.rank : (xm ? 1 : -1);
+          var cmp = c.num ? x - y : String(x).localeCompare(String(y));
+          return cmp !== 0 ? sign * cmp : a.data.rank - b.data.rank;
+        });
+        rows.forEach(function (r) { tbody.appendChild(r.row); });
+        Array.prototype.forEach.call(tr.children, function (h) { h.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', dir);
+      });
+      tr.appendChild(th);
+    });
+    return el('div', { 'class': 'scroll' }, t);
+  }
+
+  // --- charts ---------------------------------------------------------------------------
+  function ciChart(board) {
+    var main = board.main_measure;
+    var rows = board.rows.filter(function (r) { return r.measures[main]; });
+    var left = 230, right = 20, top = 10, rowH = 18, width = 760;
+    var height = top + rows.length * rowH + 30;
+    var lo = Math.min.apply(null, rows.map(function (r) { return r.measures[main].ci_low; }));
+    var hi = Math.max.apply(null, rows.map(function (r) { return r.measures[main].ci_high; }));
+    var pad = (hi - lo) * 0.05 || 0.01;
+    var x = scale(Math.max(0, lo - pad), hi + pad, left, width - right);
+    var s = sv('svg', { 'class': 'chart ci-chart', viewBox: '0 0 ' + width + ' ' + height, width: width, height: height, role: 'img', 'aria-label': label(board, main) + ' with confidence intervals' });
+    var axis = sv('g', { 'class': 'axis' });
+    niceTicks(Math.max(0, lo - pad), hi + pad, 6).forEach(function (t) {
+      axis.appendChild(sv('line', { x1: x(t), x2: x(t), y1: top, y2: height - 24 }));
+      axis.appendChild(sv('text', { x: x(t), y: height - 10, 'text-anchor': 'middle', text: fmt(t, 2) }));
+    });
+    s.appendChild(axis);
+    rows.forEach(function (r, i) {
+      var e = r.measures[main], y = top + i * rowH + rowH / 2, color = colorOf(board, r.system);
+      s.appendChild(sv('text', { x: left - 8, y: y + 4, 'text-anchor': 'end', text: r.system.length > 34 ? r.system.slice(0, 33) + '…' : r.system }));
+      var tip = r.system + ': ' + fmt(e.mean, 4) + ' [' + fmt(e.ci_low, 4) + ', ' + fmt(e.ci_high, 4) + ']';
+      var l = sv('line', { x1: x(e.ci_low), x2: x(e.ci_high), y1: y, y2: y, stroke: color, 'stroke-width': 2 });
+      l.appendChild(sv('title', { text: tip }));
+      s.appendChild(l);
+      s.appendChild(sv('line', { x1: x(e.ci_low), x2: x(e.ci_low), y1: y - 4, y2: y + 4, stroke: color }));
+      s.appendChild(sv('line', { x1: x(e.ci_high), x2: x(e.ci_high), y1: y - 4, y2: y + 4, stroke: color }));
+      dot(s, x(e.mean), y, color, tip);
+    });
+    return s;
+  }
+
+  function lineChart(board, opts) {
+    // opts: cls, title, categories [{key,label}], series [{system, values: {key: estimate}}]
+    var width = 560, left = 46, right = 12, top = 10, bottom = 34;
+    var lg = legend(board, opts.series.map(function (s) { return s.system; }), width - left);
+    var plotH = 200, height = top + plotH + bottom + lg.height + 8;
+    var vals = [];
+    opts.series.forEach(function (s) {
+      opts.categories.forEach(function (c) { var e = s.values[c.key]; if (e) { vals.push(e.ci_low, e.ci_high); } });
+    });
+    var hi = vals.length ? Math.max.apply(null, vals) : 1;
+    var lo = vals.length ? Math.min.apply(null, vals) : 0;
+    lo = Math.max(0, lo - (hi - lo) * 0.05); hi = Math.min(1, hi + (hi - lo) * 0.05) || 1;
+    var y = scale(lo, hi, top + plotH, top);
+    var n = opts.categories.length;
+    var band = (width - left - right) / Math.max(1, n);
+    var s = sv('svg', { 'class': 'chart ' + opts.cls, viewBox: '0 0 ' + width + ' ' + height, width: width, height: height, role: 'img', 'aria-label': opts.title });
+    yAxis(s, y, niceTicks(lo, hi, 5), left, width - right);
+    opts.categories.forEach(function (c, i) {
+      s.appendChild(sv('text', { x: left + band * (i + 0.5), y: top + plotH + 16, 'text-anchor': 'middle', text: c.label }));
+      if (c.sub) s.appendChild(sv('text', { x: left + band * (i + 0.5), y: top + plotH + 28, 'text-anchor': 'middle', 'class': 'sub', fill: '#5b6475', text: c.sub }));
+    });
+    var k = opts.series.length;
+    opts.series.forEach(function (ser, si) {
+      var color = colorOf(board, ser.system);
+      var offset = opts.connect ? 0 : (k > 1 ? (si - (k - 1) / 2) * Math.min(8, band * 0.7 / k) : 0);
+      var pts = [];
+      opts.categories.forEach(function (c, i) {
+        var e = ser.values[c.key];
+        if (!e || typeof e.mean !== 'number' || isNaN(e.mean)) return;
+        var cx = left + band * (i + 0.5) + offset;
+        var tip = ser.system + ' @ ' + c.label + ': ' + fmt(e.mean, 4) + ' [' + fmt(e.ci_low, 4) + ', ' + fmt(e.ci_high, 4) + ']' + (c.sub ? ' (' + c.sub + ')' : '');
+        if (opts.whiskers) whisker(s, cx, y(e.ci_low), y(e.ci_high), color, tip);
+        dot(s, cx, y(e.mean), color, tip);
+        pts.push(cx + ',' + y(e.mean));
+      });
+      if (opts.connect && pts.length > 1) {
+        s.insertBefore(sv('polyline', { points: pts.join(' '), fill: 'none', stroke: color, 'stroke-width': 1.5, opacity: 0.85 }), s.firstChild.nextSibling);
+      }
+    });
+    lg.g.setAttribute('transform', 'translate(' + left + ',' + (top + plotH + bottom + 4) + ')');
+    s.appendChild(lg.g);
+    return s;
+  }
+
+  function topSeries(board) {
+    return board.rows.slice(0, MAX_SERIES);
+  }
+
+  function depthChart(board) {
+    var rows = topSeries(board);
+    var positions = {};
+    rows.forEach(function (r) { (r.by_position || []).forEach(function (p) { positions[p.position] = p; }); });
+    var keys = Object.keys(positions).map(Number).sort(function (a, b) { return a - b; });
+    if (!keys.length) return null;
+    var cats = keys.map(function (p) { var pt = positions[p]; return { key: String(p), label: pt.and_deeper ? p + '+' : String(p), sub: 'n=' + pt.n }; });
+    var series = rows.map(function (r) {
+      var v = {};
+      (r.by_position || []).forEach(function (p) { v[String(p.position)] = p.estimate; });
+      return { system: r.system, values: v };
+    });
+    return lineChart(board, { cls: 'depth-chart', title: label(board, board.main_measure) + ' by turn position', categories: cats, series: series, connect: true, whiskers: false });
+  }
+
+  function strataCharts(board) {
+    var rows = topSeries(board);
+    return board.strata.map(function (f) {
+      var cats = f.groups.map(function (g) { return { key: g.name, label: g.name.length > 14 ? g.name.slice(0, 13) + '…' : g.name, sub: 'n=' + g.n + (g.small ? ' (<30)' : '') }; });
+      var series = rows.map(function (r) { return { system: r.system, values: (r.strata && r.strata[f.name]) || {} }; });
+      var wrap = el('div', null, [el('h3', { text: f.name.replace(/_/g, ' ') })]);
+      wrap.appendChild(lineChart(board, { cls: 'stratum-chart', title: label(board, board.main_measure) + ' by ' + f.name, categories: cats, series: series, connect: false, whiskers: true }));
+      return wrap;
+    });
+  }
+
+  function trendChart(board) {
+    if (!board.trends || !board.trends.length) return null;
+    var dates = {};
+    board.trends.forEach(function (t) { t.points.forEach(function (p) { dates[p.date] = true; }); });
+    var cats = Object.keys(dates).sort().map(function (d) { return { key: d, label: d }; });
+    var series = board.trends.slice(0, MAX_SERIES).map(function (t) {
+      var v = {};
+      t.points.forEach(function (p) { v[p.date] = p.estimate; });
+      return { system: t.system, values: v };
+    });
+    return lineChart(board, { cls: 'trend-chart', title: label(board, board.main_measure) + ' over time', categories: cats, series: series, connect: true, whiskers: true });
+  }
+
+  // --- page -----------------------------------------------------------------------------
+  function render() {
+    var app = document.getElementById('app');
+    app.textContent = '';
+    if (data.warnings && data.warnings.length) data.warnings.forEach(function (w) { app.appendChild(el('div', { 'class': 'warning', text: w })); });
+    if (data.boards.length > 1) {
+      var nav = el('nav', { 'class': 'boards' }, ['Benchmarks: ']);
+      data.boards.forEach(function (b) { nav.appendChild(el('a', { href: '#board-' + b.id, text: b.benchmark + (b.part ? ' (' + b.part + ')' : '') })); });
+      app.appendChild(nav);
+    }
+    data.boards.forEach(function (b) {
+      var sec = el('section', { id: 'board-' + b.id, 'class': 'board' });
+      sec.appendChild(el('h2', { text: b.benchmark + ' ' + b.version + (b.part ? ' — ' + b.part + ' part' : '') }));
+      sec.appendChild(el('p', { 'class': 'meta', text: b.scored_queries + ' scored turns in ' + b.scored_dialogues + ' dialogues · data ' + b.fingerprint.slice(0, 16) + ' · ranked by ' + label(b, b.main_measure) + ' with 95% cluster-bootstrap intervals over dialogues · ▲/▼ significant vs the baseline (paired randomization, Holm)' }));
+      (b.warnings || []).forEach(function (w) { sec.appendChild(el('div', { 'class': 'warning', text: w })); });
+      sec.appendChild(table(b));
+      sec.appendChild(el('h3', { text: label(b, b.main_measure) + ' with confidence intervals' }));
+      sec.appendChild(ciChart(b));
+      var grid = el('div', { 'class': 'charts' });
+      var depth = depthChart(b);
+      if (depth) grid.appendChild(el('div', null, [el('h3', { text: 'By turn depth' }), depth]));
+      var trend = trendChart(b);
+      if (trend) grid.appendChild(el('div', null, [el('h3', { text: 'Trend' }), trend]));
+      strataCharts(b).forEach(function (c) { grid.appendChild(c); });
+      sec.appendChild(grid);
+      if (b.rows.length > MAX_SERIES) sec.appendChild(el('p', { 'class': 'note', text: 'Charts show the top ' + MAX_SERIES + ' systems; the table has all ' + b.rows.length + '.' }));
+      var findings = b.rows.filter(function (r) { return r.findings && r.findings.length; });
+      if (findings.length) {
+        var d = el('details', null, [el('summary', { text: 'Diagnosis (metric combinations) for ' + findings.length + ' systems' })]);
+        var ul = el('ul');
+        findings.forEach(function (r) { r.findings.forEach(function (f) { ul.appendChild(el('li', null, [el('b', { text: r.system + ': ' }), f])); }); });
+        d.appendChild(ul);
+        sec.appendChild(d);
+      }
+      app.appendChild(sec);
+    });
+  }
+
+  function selftest() {
+    var out = { errors: errors, boards: data.boards.length, sorts: [], charts: {}, marks: 0, ok: false };
+    var t = document.querySelector('table.board');
+    function column(key) {
+      var idx = Array.prototype.map.call(t.tHead.rows[0].cells, function (c) { return c.getAttribute('data-key'); }).indexOf(key);
+      return Array.prototype.map.call(t.tBodies[0].rows, function (r) { return r.cells[idx].getAttribute('data-value'); });
+    }
+    function sorted(vals, num, dir) {
+      for (var i = 1; i < vals.length; i++) {
+        var a = num ? parseFloat(vals[i - 1]) : vals[i - 1], b = num ? parseFloat(vals[i]) : vals[i];
+        var cmp = num ? a - b : String(a).localeCompare(String(b));
+        if (dir === 'descending' ? cmp < 0 : cmp > 0) return false;
+      }
+      return true;
+    }
+    if (t) {
+      var main = data.boards[0].main_measure;
+      var th = t.querySelector('th[data-key="' + main + '"]');
+      th.click();
+      out.sorts.push({ key: main, dir: th.getAttribute('aria-sort'), ok: th.getAttribute('aria-sort') === 'descending' && sorted(column(main), true, 'descending'), first: t.tBodies[0].rows[0].getAttribute('data-system') });
+      th.click();
+      out.sorts.push({ key: main, dir: th.getAttribute('aria-sort'), ok: th.getAttribute('aria-sort') === 'ascending' && sorted(column(main), true, 'ascending'), first: t.tBodies[0].rows[0].getAttribute('data-system') });
+      var name = t.querySelector('th[data-key="system"]');
+      name.click();
+      out.sorts.push({ key: 'system', dir: name.getAttribute('aria-sort'), ok: sorted(column('system'), false, 'ascending'), first: t.tBodies[0].rows[0].getAttribute('data-system') });
+    }
+    ['ci-chart', 'depth-chart', 'stratum-chart', 'trend-chart'].forEach(function (cls) {
+      var charts = document.querySelectorAll('svg.' + cls), drawn = 0;
+      Array.prototype.forEach.call(charts, function (c) {
+        Array.prototype.forEach.call(c.querySelectorAll('circle, polyline'), function (m) {
+          var b = m.getBBox();
+          if (b.width > 0 || b.height > 0) drawn++;
+        });
+      });
+      out.charts[cls] = { count: charts.length, marks: drawn };
+      out.marks += drawn;
+    });
+    out.ok = errors.length === 0 && out.sorts.length === 3 && out.sorts.every(function (s) { return s.ok; }) && out.charts['ci-chart'].marks > 0 && out.charts['depth-chart'].marks > 0 && out.charts['stratum-chart'].marks > 0;
+    var pre = document.getElementById('mtr-selftest');
+    pre.textContent = JSON.stringify(out);
+    pre.hidden = false;
+  }
+
+  var data = JSON.parse(document.getElementById('mtr-data').textContent);
+  render();
+  if (/selftest/.test(window.location.hash)) selftest();
+})();

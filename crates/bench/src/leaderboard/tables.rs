@@ -1,0 +1,177 @@
+//! The leaderboard as Markdown (one table per board, for READMEs and papers) and CSV (one row
+//! per board and system, every measure's mean plus the main measure's interval, for
+//! spreadsheets and plotting scripts).
+
+use std::fmt::Write;
+
+use super::{Board, Leaderboard};
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn label(b: &Board, id: &str) -> String {
+    b.measures.iter().find(|m| m.id == id).map_or(id.to_string(), |m| m.label.clone())
+}
+
+pub fn markdown(lb: &Leaderboard) -> String {
+    let mut o = String::from("# Leaderboard\n\n");
+    for w in &lb.warnings {
+        let _ = writeln!(o, "> warning: {w}\n");
+    }
+    for b in &lb.boards {
+        let main = label(b, &b.main_measure);
+        let _ = writeln!(
+            o,
+            "## {} {}{}\n",
+            b.benchmark,
+            b.version,
+            b.part.as_ref().map_or(String::new(), |p| format!(" ({p} part)"))
+        );
+        let _ = writeln!(
+            o,
+            "{} scored turns in {} dialogues; data fingerprint `{}`. Ranked by {main} (95% cluster-bootstrap interval over dialogues); ▲/▼ significantly better/worse than the baseline of the row's result (paired randomization, Holm).\n",
+            b.scored_queries,
+            b.scored_dialogues,
+            mtr_core::fingerprint::short(&b.fingerprint)
+        );
+        for w in &b.warnings {
+            let _ = writeln!(o, "> warning: {w}\n");
+        }
+        let _ = write!(o, "| # | system | {main} |");
+        let others: Vec<_> = b.measures.iter().filter(|m| m.id != b.main_measure).collect();
+        for m in &others {
+            let _ = write!(o, " {} |", m.label);
+        }
+        let _ = writeln!(o, " vs baseline | date |");
+        let _ = write!(o, "|---|---|---|");
+        for _ in &others {
+            o.push_str("---|");
+        }
+        o.push_str("---|---|\n");
+        for r in &b.rows {
+            let e = r.measures.get(&b.main_measure);
+            let _ = write!(
+                o,
+                "| {} | {} | {} |",
+                r.rank,
+                cell(&r.system),
+                e.map_or("–".into(), |e| format!("{:.4} [{:.3}, {:.3}]", e.mean, e.ci_low, e.ci_high))
+            );
+            for m in &others {
+                let _ = write!(o, " {} |", r.measures.get(&m.id).map_or("–".into(), |e| format!("{:.4}", e.mean)));
+            }
+            let vs = match &r.versus {
+                Some(v) if v.significant => format!("{} {:+.4}", if v.diff > 0.0 { "▲" } else { "▼" }, v.diff),
+                Some(v) => format!("{:+.4}", v.diff),
+                None if b.rows.iter().any(|x| x.versus.as_ref().is_some_and(|v| v.baseline == r.system)) => "baseline".into(),
+                None => "–".into(),
+            };
+            let _ = writeln!(o, " {vs} | {} |", r.date);
+        }
+        o.push('\n');
+        if !b.trends.is_empty() {
+            let _ = writeln!(o, "### Trends ({main})\n");
+            for t in &b.trends {
+                let pts: Vec<String> = t.points.iter().map(|p| format!("{} {:.4}", p.date, p.estimate.mean)).collect();
+                let _ = writeln!(o, "- {}: {}", cell(&t.system), pts.join(" → "));
+            }
+            o.push('\n');
+        }
+    }
+    o
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One header line, then one line per (board, row). Measures are the union over boards, in
+/// first-seen order; a measure a board lacks is an empty field.
+pub fn csv(lb: &Leaderboard) -> String {
+    let mut ids: Vec<String> = Vec::new();
+    for b in &lb.boards {
+        for m in &b.measures {
+            if !ids.contains(&m.id) {
+                ids.push(m.id.clone());
+            }
+        }
+    }
+    let mut header: Vec<String> = [
+        "benchmark",
+        "benchmark_version",
+        "benchmark_fingerprint",
+        "part",
+        "rank",
+        "system",
+        "kind",
+        "retriever",
+        "formulation",
+        "date",
+        "main_measure",
+        "main_mean",
+        "main_ci_low",
+        "main_ci_high",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(ids.iter().cloned());
+    header.extend(["baseline", "diff_vs_baseline", "p_holm", "significant", "config_hash", "mtr_version", "git_commit", "file"].map(String::from));
+    let mut o = header.join(",");
+    o.push('\n');
+    for b in &lb.boards {
+        for r in &b.rows {
+            let main = r.measures.get(&b.main_measure);
+            let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+            let mut f: Vec<String> = vec![
+                b.benchmark.clone(),
+                b.version.clone(),
+                b.fingerprint.clone(),
+                b.part.clone().unwrap_or_default(),
+                r.rank.to_string(),
+                r.system.clone(),
+                r.kind.clone(),
+                r.retriever.clone().unwrap_or_default(),
+                r.formulation.clone().unwrap_or_default(),
+                r.date.clone(),
+                b.main_measure.clone(),
+                num(main.map(|e| e.mean)),
+                num(main.map(|e| e.ci_low)),
+                num(main.map(|e| e.ci_high)),
+            ];
+            for id in &ids {
+                f.push(num(r.measures.get(id).map(|e| e.mean)));
+            }
+            f.push(r.versus.as_ref().map_or(String::new(), |v| v.baseline.clone()));
+            f.push(num(r.versus.as_ref().map(|v| v.diff)));
+            f.push(num(r.versus.as_ref().map(|v| v.p_holm)));
+            f.push(r.versus.as_ref().map_or(String::new(), |v| v.significant.to_string()));
+            f.push(r.config_hash.clone());
+            f.push(r.mtr_version.clone());
+            f.push(r.git_commit.clone().unwrap_or_default());
+            f.push(r.file.clone());
+            let line: Vec<String> = f.iter().map(|x| csv_field(x)).collect();
+            o.push_str(&line.join(","));
+            o.push('\n');
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_field("rrf(bm25,dense).last"), "\"rrf(bm25,dense).last\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+}

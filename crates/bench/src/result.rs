@@ -1,0 +1,308 @@
+//! The bench result (`bench.json`): what was scored, how, with what uncertainty, and what the
+//! diagnostics found. `mtr leaderboard` reads these files back, so the schema is versioned
+//! ([`SCHEMA`]) and every field says what it is. Maps are `BTreeMap`s so that the same inputs
+//! and seed write the same bytes.
+
+use std::collections::BTreeMap;
+
+use mtr_core::fingerprint::Fingerprint;
+use serde::{Deserialize, Serialize};
+
+use crate::stats::bootstrap::Estimate;
+
+/// Schema id written into every result.
+pub const SCHEMA: &str = "mtr.bench/1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub schema: String,
+    pub mtr_version: String,
+    /// Day the result was produced (`YYYY-MM-DD`; `SOURCE_DATE_EPOCH` pins it).
+    pub date: String,
+    pub benchmark: BenchmarkInfo,
+    /// Benchmark hash, bench configuration hash, prompt hash, tool version, git commit.
+    pub fingerprint: Fingerprint,
+    pub conventions: Conventions,
+    /// Reported measures, in display order.
+    pub measures: Vec<MeasureInfo>,
+    /// The measure used for ranking, tests and diagnostics.
+    pub main_measure: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitInfo>,
+    /// Strata families with their group sizes, in display order.
+    pub strata: Vec<StratumFamily>,
+    pub systems: Vec<SystemResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<BaselineTests>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discriminative_power: Option<DiscriminativePower>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ablation: Vec<Ablation>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkInfo {
+    pub name: String,
+    pub version: String,
+    pub language: String,
+    pub source: String,
+    /// BLAKE3 of the benchmark's data files.
+    pub fingerprint: String,
+    pub dialogues: usize,
+    pub turns: usize,
+    /// Turns scored (at least one passage judged relevant), after any split.
+    pub scored_queries: usize,
+    /// Dialogues those turns belong to.
+    pub scored_dialogues: usize,
+    /// Turns left out because no passage is judged relevant for them.
+    pub skipped_without_relevant: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conventions {
+    /// How runs are scored (sorting, ties, missing queries, relevance).
+    pub scoring: Vec<String>,
+    /// Measure id -> its convention.
+    pub measures: BTreeMap<String, String>,
+    pub bootstrap: BootstrapConventions,
+    pub tests: TestConventions,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BootstrapConventions {
+    /// What is resampled: `dialogue` (cluster bootstrap).
+    pub unit: String,
+    pub resamples: usize,
+    pub level: f64,
+    pub method: String,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestConventions {
+    pub method: String,
+    pub permutations: usize,
+    pub seed: u64,
+    pub alpha: f64,
+    pub correction: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeasureInfo {
+    pub id: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitInfo {
+    pub ratio: f64,
+    pub seed: u64,
+    /// The part scored in this result: `dev` or `test`.
+    pub part: String,
+    pub dev_dialogues: usize,
+    pub test_dialogues: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StratumFamily {
+    pub name: String,
+    pub groups: Vec<StratumGroup>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StratumGroup {
+    pub name: String,
+    /// Turns in the group.
+    pub n: usize,
+    /// Dialogues those turns come from.
+    pub dialogues: usize,
+    /// Fewer than 30 turns: read with care.
+    pub small: bool,
+}
+
+/// How a system's ranking was produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SystemKind {
+    /// Run by mtr from a retriever spec and a query formulation.
+    Retriever,
+    /// Read from a run file.
+    External,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemResult {
+    pub name: String,
+    pub kind: SystemKind,
+    /// Retriever spec (`bm25`, `dense`, `fusion:...`) for retriever systems.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retriever: Option<String>,
+    /// Query formulation (`last`, `full`, `rewrite`, ...) for retriever systems.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formulation: Option<String>,
+    /// Run file for external systems.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Hash of the retriever configuration (or of the run file for external systems).
+    pub config_hash: String,
+    /// Hash of the prompts the system used (LLM rewrites), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_hash: Option<String>,
+    /// Scored queries the run answered (the others score 0).
+    pub answered: usize,
+    /// Measure id -> mean with its cluster-bootstrap interval.
+    pub measures: BTreeMap<String, Estimate>,
+    /// family -> group -> measure id -> estimate.
+    pub strata: BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>>,
+    /// Main measure by exact turn position (1-based; the last entry also holds deeper turns).
+    pub by_position: Vec<PositionPoint>,
+    pub diagnosis: Diagnosis,
+    pub failures: Failures,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PositionPoint {
+    pub position: usize,
+    /// True for the last point when it pools all deeper turns.
+    pub and_deeper: bool,
+    pub n: usize,
+    pub estimate: Estimate,
+}
+
+/// The metric-combination table of one system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    pub k: usize,
+    pub hit: f64,
+    pub mrr: f64,
+    pub recall: f64,
+    pub ndcg: f64,
+    /// Patterns found: `ranking_problem`, `incomplete_recall`, `graded_order_problem`.
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub pattern: String,
+    pub message: String,
+}
+
+/// Failure analysis of one system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failures {
+    /// Depth for recall failures: no relevant document in the top `k`.
+    pub k: usize,
+    /// Rank for ranking failures: the first relevant document is below rank `r` (but in the
+    /// top `k`).
+    pub r: usize,
+    pub recall_failures: usize,
+    pub ranking_failures: usize,
+    pub scored: usize,
+    /// The worst turns, with their query and top passages.
+    pub examples: Vec<FailureExample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureExample {
+    pub qid: String,
+    pub dialogue: String,
+    pub position: usize,
+    /// `recall` (no relevant in top k), `ranking` (relevant below rank r) or `partial`.
+    pub kind: String,
+    pub main_value: f64,
+    pub first_relevant: Option<usize>,
+    /// The user's question at this turn.
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<String>,
+    /// The query text the system actually used, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    pub gold: Vec<PassageView>,
+    pub top: Vec<PassageView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassageView {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Qrels grade (0 when unjudged).
+    pub grade: i32,
+    #[serde(default)]
+    pub title: String,
+    /// The passage text, shortened for display.
+    #[serde(default)]
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineTests {
+    pub baseline: String,
+    pub measure: String,
+    pub comparisons: Vec<Comparison>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub system: String,
+    pub mean: f64,
+    pub baseline_mean: f64,
+    pub diff: f64,
+    /// Relative difference to the baseline (`diff / baseline_mean`; absent when that is 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel_diff: Option<f64>,
+    /// Paired effect size (Cohen's d_z).
+    pub effect_size: f64,
+    pub p: f64,
+    pub p_holm: f64,
+    pub significant: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiscriminativePower {
+    pub measure: String,
+    pub alpha: f64,
+    pub systems: usize,
+    pub pairs: usize,
+    /// Pairs separated at p < alpha (uncorrected).
+    pub separated: usize,
+    pub share: f64,
+    /// Pairs separated after Holm correction over all pairs.
+    pub separated_holm: usize,
+    pub share_holm: f64,
+    /// Spread of the main measure over systems.
+    pub min: f64,
+    pub max: f64,
+    pub range: f64,
+    pub sd: f64,
+}
+
+/// Marginal contribution of each component of a fused run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ablation {
+    pub system: String,
+    pub measure: String,
+    pub full: f64,
+    pub components: Vec<AblationComponent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AblationComponent {
+    pub component: String,
+    /// The main measure of the fusion without this component.
+    pub without: f64,
+    /// `full - without`: what this component adds.
+    pub contribution: f64,
+    /// Paired randomization p-value of full versus without.
+    pub p: f64,
+}
+
+impl BenchResult {
+    pub fn system(&self, name: &str) -> Option<&SystemResult> {
+        self.systems.iter().find(|s| s.name == name)
+    }
+}

@@ -1,0 +1,513 @@
+//! The writer every importer feeds: passages are streamed straight into `corpus.jsonl` (only
+//! their ids stay in memory), dialogues are collected, and [`Builder::finish`] checks the whole
+//! (duplicate ids, empty queries, gold passages absent from the corpus) before anything becomes
+//! visible: every file is written to a temporary file and renamed, the manifest last.
+//!
+//! Bad records go through [`Diag`]: strict imports stop at the first one with an error naming
+//! file, line and field; lenient imports skip it, keep a warning and count it by kind.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::benchmark::{self, BenchmarkDir, DIALOGUES, Manifest, QRELS};
+use crate::error::{Error, InputError, Result};
+use crate::jsonl::JsonlWriter;
+use crate::model::{Dialogue, Passage, qrels_from_dialogues};
+use crate::trec;
+
+/// How many warnings are kept verbatim (the rest are only counted).
+const KEPT_WARNINGS: usize = 200;
+
+/// Strict-or-lenient handling of bad records.
+#[derive(Debug, Default)]
+pub struct Diag {
+    lenient: bool,
+    warnings: Vec<String>,
+    warning_count: u64,
+    skipped: BTreeMap<String, u64>,
+}
+
+impl Diag {
+    pub fn new(lenient: bool) -> Self {
+        Self {
+            lenient,
+            ..Default::default()
+        }
+    }
+
+    pub fn lenient(&self) -> bool {
+        self.lenient
+    }
+
+    /// A bad record of kind `kind`: an error when strict; when lenient a warning, a skipped-record
+    /// count, and `Ok(())` so the caller skips the record and goes on.
+    pub fn problem(&mut self, kind: &str, err: InputError) -> Result<()> {
+        if !self.lenient {
+            return Err(err.into());
+        }
+        *self.skipped.entry(kind.to_string()).or_default() += 1;
+        self.warn(err.to_string());
+        Ok(())
+    }
+
+    /// Something the user should know that is not a bad record (e.g. a corpus made of the gold
+    /// passages only).
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        let msg = msg.into();
+        self.warning_count += 1;
+        if self.warnings.len() < KEPT_WARNINGS {
+            tracing::warn!("{msg}");
+            self.warnings.push(msg);
+        }
+    }
+
+    pub fn skipped(&self) -> &BTreeMap<String, u64> {
+        &self.skipped
+    }
+}
+
+/// Where a gold label came from, to name it in an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub file: PathBuf,
+    pub line: Option<u64>,
+    pub field: String,
+}
+
+impl Origin {
+    pub fn new(file: &Path, line: Option<u64>, field: impl Into<String>) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            line,
+            field: field.into(),
+        }
+    }
+    pub fn error(&self, message: impl Into<String>) -> InputError {
+        let mut e = InputError::new(&self.file, message).field(self.field.clone());
+        if let Some(l) = self.line {
+            e = e.line(l);
+        }
+        e
+    }
+}
+
+/// What an import produced, for the command's summary.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportReport {
+    pub format: String,
+    pub out: PathBuf,
+    pub dialogues: usize,
+    pub turns: usize,
+    /// Turns with at least one gold passage (the queries of `qrels.tsv`).
+    pub judged_turns: usize,
+    pub passages: u64,
+    /// (query, passage) judgements in `qrels.tsv`.
+    pub qrels_pairs: usize,
+    /// Records skipped by `--lenient`, by kind.
+    pub skipped: BTreeMap<String, u64>,
+    /// The first warnings verbatim; `warning_count` counts them all.
+    pub warnings: Vec<String>,
+    pub warning_count: u64,
+    pub fingerprint: String,
+}
+
+/// Streams a native benchmark folder into existence.
+pub struct Builder {
+    out: PathBuf,
+    created_dir: bool,
+    corpus: Option<JsonlWriter>,
+    ids: HashSet<String>,
+    passages: u64,
+    gold_origins: HashMap<(String, String), Origin>,
+    pub diag: Diag,
+}
+
+impl Builder {
+    pub fn create(out: &Path, lenient: bool) -> Result<Self> {
+        if out.exists() && !out.is_dir() {
+            return Err(InputError::new(out, "the output path exists and is not a folder").into());
+        }
+        if out.is_dir() && !BenchmarkDir::is_native(out) && !is_empty_dir(out)? {
+            return Err(InputError::new(
+                out,
+                "the output folder exists, is not empty and is not an mtr benchmark",
+            )
+            .hint("choose a new folder with -o; mtr only overwrites its own benchmark folders")
+            .into());
+        }
+        let created_dir = !out.exists();
+        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+        let corpus = JsonlWriter::create(out.join(benchmark::CORPUS))?;
+        Ok(Self {
+            out: out.to_path_buf(),
+            created_dir,
+            corpus: Some(corpus),
+            ids: HashSet::new(),
+            passages: 0,
+            gold_origins: HashMap::new(),
+            diag: Diag::new(lenient),
+        })
+    }
+
+    /// Adds a passage read from `file:line`. Duplicate ids and passages without any text are
+    /// bad records.
+    pub fn passage(&mut self, p: Passage, file: &Path, line: u64) -> Result<()> {
+        if p.id.trim().is_empty() {
+            return self.diag.problem(
+                "empty-passage-id",
+                InputError::new(file, "passage id is empty")
+                    .line(line)
+                    .field("id"),
+            );
+        }
+        if p.text.trim().is_empty() && p.title.trim().is_empty() {
+            return self.diag.problem(
+                "empty-passage",
+                InputError::new(file, format!("passage `{}` has no text", p.id))
+                    .line(line)
+                    .field("text"),
+            );
+        }
+        if self.ids.contains(&p.id) {
+            return self.diag.problem(
+                "duplicate-passage",
+                InputError::new(file, format!("duplicate passage id `{}`", p.id))
+                    .line(line)
+                    .field("id")
+                    .hint("passage ids must be unique across the corpus"),
+            );
+        }
+        match self.corpus.as_mut() {
+            Some(w) => w.write(&p)?,
+            None => return Err(Error::Internal("corpus writer already closed".into())),
+        }
+        self.ids.insert(p.id);
+        self.passages += 1;
+        Ok(())
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids.contains(id)
+    }
+
+    pub fn passage_count(&self) -> u64 {
+        self.passages
+    }
+
+    /// Records where the judgement `(qid, pid)` came from.
+    pub fn gold_origin(&mut self, qid: &str, pid: &str, origin: Origin) {
+        self.gold_origins
+            .entry((qid.to_string(), pid.to_string()))
+            .or_insert(origin);
+    }
+
+    /// Checks the dialogues against each other and the corpus, then writes everything.
+    pub fn finish(
+        mut self,
+        mut manifest: Manifest,
+        dialogues: Vec<Dialogue>,
+    ) -> Result<ImportReport> {
+        let dialogues = self.check(dialogues)?;
+        if manifest.language.is_empty() {
+            manifest.language = crate::stats::detect_language(
+                dialogues
+                    .iter()
+                    .flat_map(|d| d.turns.iter().map(|t| t.user.as_str())),
+            );
+        }
+        let corpus = self
+            .corpus
+            .take()
+            .ok_or_else(|| Error::Internal("corpus writer already closed".into()))?;
+        corpus.commit()?;
+        let dir = BenchmarkDir::new(&self.out);
+        let mut w = JsonlWriter::create(dir.path(DIALOGUES))?;
+        for d in &dialogues {
+            w.write(d)?;
+        }
+        w.commit()?;
+        let qrels = qrels_from_dialogues(&dialogues);
+        trec::write_qrels(dir.path(QRELS), &qrels)?;
+        manifest.fingerprint = dir.compute_fingerprint()?;
+        benchmark::write_manifest(&dir, &manifest)?;
+        self.created_dir = false;
+        Ok(ImportReport {
+            format: manifest.source.clone(),
+            out: self.out.clone(),
+            dialogues: dialogues.len(),
+            turns: dialogues.iter().map(|d| d.turns.len()).sum(),
+            judged_turns: qrels.len(),
+            passages: self.passages,
+            qrels_pairs: qrels.values().map(|m| m.len()).sum(),
+            skipped: self.diag.skipped.clone(),
+            warnings: self.diag.warnings.clone(),
+            warning_count: self.diag.warning_count,
+            fingerprint: manifest.fingerprint.clone(),
+        })
+    }
+
+    /// Duplicate dialogue and turn ids, empty queries, gold passages absent from the corpus.
+    fn check(&mut self, dialogues: Vec<Dialogue>) -> Result<Vec<Dialogue>> {
+        let corpus_known = self.passages > 0;
+        if !corpus_known {
+            self.diag.warn(format!(
+                "{}: the corpus is empty: gold passage ids cannot be checked (give the collection with --corpus)",
+                self.out.display()
+            ));
+        }
+        let mut seen_dialogues: HashSet<String> = HashSet::new();
+        let mut seen_turns: HashSet<String> = HashSet::new();
+        let mut out = Vec::with_capacity(dialogues.len());
+        for mut d in dialogues {
+            if !seen_dialogues.insert(d.id.clone()) {
+                let origin = d
+                    .turns
+                    .first()
+                    .and_then(|t| t.gold.first().map(|g| (t.id.clone(), g.passage_id.clone())));
+                let file = origin
+                    .and_then(|k| self.gold_origins.get(&k).map(|o| o.file.clone()))
+                    .unwrap_or_else(|| self.out.join(DIALOGUES));
+                self.diag.problem(
+                    "duplicate-dialogue",
+                    InputError::new(file, format!("duplicate dialogue id `{}`", d.id)).field("id"),
+                )?;
+                continue;
+            }
+            let mut turns = Vec::with_capacity(d.turns.len());
+            for mut t in std::mem::take(&mut d.turns) {
+                if !seen_turns.insert(t.id.clone()) {
+                    self.diag.problem(
+                        "duplicate-turn",
+                        InputError::new(
+                            self.out.join(DIALOGUES),
+                            format!("duplicate turn id `{}` (dialogue `{}`)", t.id, d.id),
+                        )
+                        .field("turns.id"),
+                    )?;
+                    continue;
+                }
+                if t.user.trim().is_empty() {
+                    self.diag.problem(
+                        "empty-query",
+                        InputError::new(
+                            self.out.join(DIALOGUES),
+                            format!("turn `{}` has an empty question", t.id),
+                        )
+                        .field("user"),
+                    )?;
+                    continue;
+                }
+                if corpus_known {
+                    let mut kept = Vec::with_capacity(t.gold.len());
+                    for g in std::mem::take(&mut t.gold) {
+                        if self.ids.contains(&g.passage_id) {
+                            kept.push(g);
+                            continue;
+                        }
+                        let err = match self.gold_origins.get(&(t.id.clone(), g.passage_id.clone()))
+                        {
+                            Some(o) => o.error(format!(
+                                "gold passage `{}` of turn `{}` is not in the corpus",
+                                g.passage_id, t.id
+                            )),
+                            None => InputError::new(
+                                self.out.join(DIALOGUES),
+                                format!(
+                                    "gold passage `{}` of turn `{}` is not in the corpus",
+                                    g.passage_id, t.id
+                                ),
+                            )
+                            .field("gold.passage_id"),
+                        };
+                        self.diag.problem(
+                            "missing-gold-passage",
+                            err.hint("the corpus must contain every judged passage"),
+                        )?;
+                    }
+                    t.gold = kept;
+                }
+                turns.push(t);
+            }
+            if turns.is_empty() {
+                continue;
+            }
+            d.turns = turns;
+            out.push(d);
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for Builder {
+    fn drop(&mut self) {
+        // A failed import leaves nothing behind: the corpus temp file goes with the writer and the
+        // folder goes if we created it and it is empty.
+        drop(self.corpus.take());
+        if self.created_dir {
+            let _ = std::fs::remove_dir(&self.out);
+        }
+    }
+}
+
+fn is_empty_dir(p: &Path) -> Result<bool> {
+    let mut rd = std::fs::read_dir(p).map_err(|e| Error::io(p, e))?;
+    Ok(rd.next().is_none())
+}
+
+/// A default manifest for an import.
+pub fn manifest(
+    format: &str,
+    name: String,
+    license: &str,
+    opts: &super::ImportOptions,
+    src: &Path,
+) -> Manifest {
+    let mut extra = toml::Table::new();
+    let mut imp = toml::Table::new();
+    imp.insert("format".into(), toml::Value::String(format.into()));
+    imp.insert(
+        "source".into(),
+        toml::Value::String(src.display().to_string()),
+    );
+    if let Some(d) = &opts.domain {
+        imp.insert("domain".into(), toml::Value::String(d.clone()));
+    }
+    if let Some(s) = &opts.split {
+        imp.insert("split".into(), toml::Value::String(s.clone()));
+    }
+    if opts.lenient {
+        imp.insert("lenient".into(), toml::Value::Boolean(true));
+    }
+    extra.insert("import".into(), toml::Value::Table(imp));
+    Manifest {
+        name: opts.name.clone().unwrap_or(name),
+        version: "1".into(),
+        language: String::new(),
+        source: format.into(),
+        license: license.into(),
+        extra,
+        ..Default::default()
+    }
+}
+
+/// A name for a benchmark from its source path (the folder or file stem).
+pub fn name_from_path(src: &Path) -> String {
+    let stem = src
+        .file_stem()
+        .or_else(|| src.file_name())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if stem.is_empty() || stem == "." || stem == ".." {
+        "benchmark".into()
+    } else {
+        stem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Gold, Tags, Turn};
+
+    fn turn(id: &str, user: &str, gold: &[&str]) -> Turn {
+        Turn {
+            id: id.into(),
+            user: user.into(),
+            rewrite: None,
+            answer: None,
+            gold: gold
+                .iter()
+                .map(|g| Gold {
+                    passage_id: (*g).into(),
+                    grade: 1,
+                })
+                .collect(),
+            tags: Tags::default(),
+        }
+    }
+
+    fn passage(id: &str) -> Passage {
+        Passage {
+            id: id.into(),
+            title: String::new(),
+            text: "t".into(),
+            doc_id: None,
+            meta: Default::default(),
+        }
+    }
+
+    #[test]
+    fn missing_gold_names_origin_or_is_skipped_when_lenient() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("qrels.tsv");
+        for lenient in [false, true] {
+            let out = tmp.path().join(format!("out-{lenient}"));
+            let mut b = Builder::create(&out, lenient).unwrap();
+            b.passage(passage("p1"), &src, 1).unwrap();
+            b.gold_origin("d::1", "p9", Origin::new(&src, Some(7), "corpus-id"));
+            let d = Dialogue {
+                id: "d".into(),
+                turns: vec![turn("d::1", "q", &["p1", "p9"])],
+                meta: Default::default(),
+            };
+            let res = b.finish(
+                Manifest {
+                    name: "x".into(),
+                    ..Default::default()
+                },
+                vec![d],
+            );
+            if lenient {
+                let r = res.unwrap();
+                assert_eq!(r.skipped["missing-gold-passage"], 1);
+                assert_eq!(r.qrels_pairs, 1);
+            } else {
+                let e = res.unwrap_err().to_string();
+                assert!(
+                    e.contains("qrels.tsv:7") && e.contains("corpus-id") && e.contains("p9"),
+                    "{e}"
+                );
+                assert!(!out.exists(), "a failed import leaves nothing");
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_passage_and_turn() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("c.jsonl");
+        let mut b = Builder::create(&tmp.path().join("o"), false).unwrap();
+        b.passage(passage("p1"), &f, 1).unwrap();
+        let e = b.passage(passage("p1"), &f, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("c.jsonl:2") && e.contains("duplicate passage"),
+            "{e}"
+        );
+
+        let mut b = Builder::create(&tmp.path().join("o2"), true).unwrap();
+        b.passage(passage("p1"), &f, 1).unwrap();
+        let d1 = Dialogue {
+            id: "d".into(),
+            turns: vec![
+                turn("t1", "q", &["p1"]),
+                turn("t1", "q", &[]),
+                turn("t2", " ", &[]),
+            ],
+            meta: Default::default(),
+        };
+        let r = b.finish(Manifest::default(), vec![d1]).unwrap();
+        assert_eq!(r.turns, 1);
+        assert_eq!(r.skipped["duplicate-turn"], 1);
+        assert_eq!(r.skipped["empty-query"], 1);
+    }
+
+    #[test]
+    fn refuses_to_overwrite_foreign_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("precious.txt"), "x").unwrap();
+        let e = Builder::create(tmp.path(), false).err().unwrap();
+        assert!(e.to_string().contains("not empty"), "{e}");
+    }
+}

@@ -1,0 +1,131 @@
+//! The runtime side of one configured endpoint: its replicas (one per URL), request and token
+//! buckets (governor), and the choice of replica for each attempt: fewest calls assigned
+//! (in flight plus waiting for a slot), ties broken round robin. A vLLM/SGLang fleet behind
+//! several URLs is thus used evenly, and a slow replica gets fewer calls.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use tokio::sync::{OnceCell, OwnedSemaphorePermit};
+
+use crate::config::EndpointConfig;
+use crate::error::{LlmError, Result};
+use crate::local::LocalServer;
+use crate::provider::Replica;
+
+/// A configured endpoint at run time.
+pub(crate) struct Endpoint {
+    pub cfg: EndpointConfig,
+    replicas: OnceCell<Vec<Arc<Replica>>>,
+    assigned: Vec<AtomicUsize>,
+    rr: AtomicUsize,
+    /// Calls routed to this endpoint and not finished (for role-level balancing).
+    pub load: AtomicUsize,
+    rpm: Option<DefaultDirectRateLimiter>,
+    tpm: Option<(DefaultDirectRateLimiter, u32)>,
+    /// Set for the embedded local default: the server to start before the first call.
+    pub local: Option<Arc<LocalServer>>,
+    api_key: Option<String>,
+}
+
+/// A reserved slot on one replica; dropping it frees the slot.
+pub(crate) struct Slot<'a> {
+    pub replica: Arc<Replica>,
+    _permit: OwnedSemaphorePermit,
+    counter: &'a AtomicUsize,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Endpoint {
+    pub(crate) fn new(cfg: EndpointConfig, local: Option<Arc<LocalServer>>) -> Result<Self> {
+        let api_key = match &cfg.api_key_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| {
+                LlmError::Config(format!("endpoint `{}`: environment variable ${var} (api_key_env) is not set", cfg.name))
+            })?),
+            None => None,
+        };
+        let rpm = cfg.requests_per_minute.and_then(NonZeroU32::new).map(|n| RateLimiter::direct(Quota::per_minute(n)));
+        let tpm = cfg.tokens_per_minute.and_then(NonZeroU32::new).map(|n| (RateLimiter::direct(Quota::per_minute(n)), n.get()));
+        let n = if local.is_some() { 1 } else { cfg.replicas().len() };
+        Ok(Self {
+            assigned: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+            cfg,
+            replicas: OnceCell::new(),
+            rr: AtomicUsize::new(0),
+            load: AtomicUsize::new(0),
+            rpm,
+            tpm,
+            local,
+            api_key,
+        })
+    }
+
+    /// The replicas, starting the local server first when this is the local default.
+    pub(crate) async fn replicas(&self) -> Result<&Vec<Arc<Replica>>> {
+        self.replicas
+            .get_or_try_init(|| async {
+                let timeout = Duration::from_secs_f64(self.cfg.timeout_s);
+                let urls = match &self.local {
+                    Some(server) => vec![server.ensure_running().await?],
+                    None => self.cfg.replicas(),
+                };
+                urls.iter()
+                    .map(|u| Replica::new(u, self.api_key.as_deref(), timeout, self.cfg.max_concurrency).map(Arc::new))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .await
+    }
+
+    /// Waits for the request and token buckets (`tokens` = prompt + max completion estimate).
+    pub(crate) async fn rate_limit(&self, tokens: u64) {
+        if let Some(l) = &self.rpm {
+            l.until_ready().await;
+        }
+        if let Some((l, cap)) = &self.tpm {
+            let n = (tokens.min(u64::from(*cap)).max(1)) as u32;
+            if let Some(n) = NonZeroU32::new(n) {
+                let _ = l.until_n_ready(n).await;
+            }
+        }
+    }
+
+    /// Picks the least-assigned replica and waits for one of its slots.
+    pub(crate) async fn slot(&self) -> Result<Slot<'_>> {
+        let replicas = self.replicas().await?;
+        let n = replicas.len().min(self.assigned.len()).max(1);
+        let start = self.rr.fetch_add(1, Ordering::Relaxed) % n;
+        let mut best = start;
+        let mut best_load = usize::MAX;
+        for k in 0..n {
+            let i = (start + k) % n;
+            let l = self.assigned[i].load(Ordering::Relaxed);
+            if l < best_load {
+                best = i;
+                best_load = l;
+            }
+        }
+        let counter = &self.assigned[best];
+        counter.fetch_add(1, Ordering::Relaxed);
+        let replica = replicas[best].clone();
+        match replica.slots.clone().acquire_owned().await {
+            Ok(permit) => Ok(Slot { replica, _permit: permit, counter }),
+            Err(_) => {
+                counter.fetch_sub(1, Ordering::Relaxed);
+                Err(LlmError::Unsupported("replica closed".into()))
+            }
+        }
+    }
+
+    /// Slots over all replicas (for sizing a caller's buffer).
+    pub(crate) fn capacity(&self) -> usize {
+        self.cfg.max_concurrency * self.assigned.len().max(1)
+    }
+}

@@ -1,0 +1,421 @@
+//! The response cache: a content-addressed SQLite file (WAL) so that a rerun of an interrupted
+//! job pays nothing for calls that already finished. Keys are BLAKE3 hashes of everything that
+//! determines an answer (model, rendered messages, output spec, response mode, sampling,
+//! sample index, vendor extras); endpoint names and URLs are not in the key, so a fleet of
+//! replicas shares entries. Each answer is one row written in its own transaction: a crash
+//! loses at most the calls in flight, and several processes may write at once (WAL + busy
+//! timeout). Only successfully parsed answers are stored; failures are retried by a rerun.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use crate::chat::{ParseStatus, Usage};
+use crate::error::{LlmError, Result};
+
+/// What is stored for one chat answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredChat {
+    pub value: Option<serde_json::Value>,
+    pub text: String,
+    pub status: ParseStatus,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    pub model: String,
+    pub finish_reason: Option<String>,
+}
+
+/// A Batch API job as recorded in the cache file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BatchJob {
+    pub batch_id: String,
+    pub endpoint: String,
+    pub model: String,
+    pub status: String,
+}
+
+/// One request of a batch job: its cache key (= `custom_id`), prompt and output spec (JSON).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BatchItem {
+    pub key: String,
+    pub prompt_id: Option<String>,
+    pub output: String,
+    pub sample: u32,
+}
+
+/// Row counts and sizes, for `mtr cache stats`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheStats {
+    pub path: PathBuf,
+    pub file_bytes: u64,
+    pub chat_rows: u64,
+    pub embedding_rows: u64,
+    /// Per model: (chat rows, prompt tokens, completion tokens, USD originally paid).
+    pub models: Vec<ModelStats>,
+    /// Per prompt id: chat rows.
+    pub prompts: Vec<(String, u64)>,
+    pub oldest_unix: Option<i64>,
+    pub newest_unix: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelStats {
+    pub model: String,
+    pub chat_rows: u64,
+    pub embedding_rows: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// What these answers cost when they were fetched (what the cache saves per rerun).
+    pub cost_usd: f64,
+}
+
+/// Which rows `prune` removes (all given conditions must hold; none given = nothing).
+#[derive(Debug, Clone, Default)]
+pub struct PruneFilter {
+    /// Rows created more than this many seconds ago.
+    pub older_than_s: Option<u64>,
+    pub model: Option<String>,
+    /// Prompt id (`name@version`) or name prefix (`audit/`).
+    pub prompt: Option<String>,
+    /// Everything.
+    pub all: bool,
+}
+
+/// The cache file.
+pub struct Cache {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+impl Cache {
+    /// Opens (creating if needed) the cache at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(|e| LlmError::cache(&path, e))?;
+        }
+        let conn = Connection::open(&path).map_err(|e| LlmError::cache(&path, e))?;
+        let err = |e: rusqlite::Error| LlmError::cache(&path, e);
+        conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS chat (
+                key TEXT PRIMARY KEY,
+                model TEXT NOT NULL,
+                prompt_id TEXT,
+                created INTEGER NOT NULL,
+                prompt_tokens INTEGER NOT NULL,
+                completion_tokens INTEGER NOT NULL,
+                cost_usd REAL NOT NULL,
+                body TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS chat_model_prompt ON chat(model, prompt_id);
+            CREATE TABLE IF NOT EXISTS batch_job (
+                batch_id TEXT PRIMARY KEY,
+                endpoint TEXT NOT NULL,
+                model TEXT NOT NULL,
+                created INTEGER NOT NULL,
+                status TEXT NOT NULL,
+                items INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS batch_item (
+                key TEXT PRIMARY KEY,
+                batch_id TEXT NOT NULL,
+                prompt_id TEXT,
+                output TEXT NOT NULL,
+                sample INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS batch_item_job ON batch_item(batch_id);
+            CREATE TABLE IF NOT EXISTS embedding (
+                key TEXT PRIMARY KEY,
+                model TEXT NOT NULL,
+                created INTEGER NOT NULL,
+                vec BLOB NOT NULL
+            ) WITHOUT ROWID;",
+        )
+        .map_err(err)?;
+        Ok(Self { path, conn: Mutex::new(conn) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        let conn = self.conn.lock().map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        f(&conn).map_err(|e| LlmError::cache(&self.path, e))
+    }
+
+    pub(crate) fn get_chat(&self, key: &str) -> Result<Option<StoredChat>> {
+        let body: Option<String> = self.with(|c| {
+            c.prepare_cached("SELECT body FROM chat WHERE key = ?1")?.query_row([key], |r| r.get(0)).optional()
+        })?;
+        match body {
+            None => Ok(None),
+            // An unreadable row (written by another version) is a miss, not an error.
+            Some(b) => Ok(serde_json::from_str(&b).ok()),
+        }
+    }
+
+    pub(crate) fn contains_chat(&self, key: &str) -> bool {
+        self.with(|c| c.prepare_cached("SELECT 1 FROM chat WHERE key = ?1")?.exists([key])).unwrap_or(false)
+    }
+
+    pub(crate) fn put_chat(&self, key: &str, prompt_id: Option<&str>, stored: &StoredChat) -> Result<()> {
+        let body = serde_json::to_string(stored).map_err(|e| LlmError::cache(&self.path, e))?;
+        self.with(|c| {
+            c.prepare_cached(
+                "INSERT OR REPLACE INTO chat (key, model, prompt_id, created, prompt_tokens, completion_tokens, cost_usd, body)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                key,
+                stored.model,
+                prompt_id,
+                now(),
+                stored.usage.prompt_tokens as i64,
+                stored.usage.completion_tokens as i64,
+                stored.cost_usd,
+                body
+            ])
+            .map(|_| ())
+        })
+    }
+
+    /// Mean completion tokens of cached answers of this model (and prompt), for estimates.
+    pub(crate) fn mean_completion_tokens(&self, model: &str, prompt_id: Option<&str>) -> Option<f64> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT AVG(completion_tokens) FROM chat WHERE model = ?1 AND (?2 IS NULL OR prompt_id = ?2)",
+            )?
+            .query_row(params![model, prompt_id], |r| r.get::<_, Option<f64>>(0))
+        })
+        .ok()
+        .flatten()
+    }
+
+    pub(crate) fn get_embedding(&self, key: &str) -> Result<Option<Vec<f32>>> {
+        let blob: Option<Vec<u8>> = self.with(|c| {
+            c.prepare_cached("SELECT vec FROM embedding WHERE key = ?1")?.query_row([key], |r| r.get(0)).optional()
+        })?;
+        Ok(blob.map(|b| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+    }
+
+    pub(crate) fn put_embeddings(&self, model: &str, rows: &[(String, Vec<f32>)]) -> Result<()> {
+        let t = now();
+        let mut conn = self.conn.lock().map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        let res: rusqlite::Result<()> = (|| {
+            let tx = conn.transaction()?;
+            {
+                let mut st = tx.prepare_cached("INSERT OR REPLACE INTO embedding (key, model, created, vec) VALUES (?1, ?2, ?3, ?4)")?;
+                for (k, v) in rows {
+                    let blob: Vec<u8> = v.iter().flat_map(|f| f.to_le_bytes()).collect();
+                    st.execute(params![k, model, t, blob])?;
+                }
+            }
+            tx.commit()
+        })();
+        res.map_err(|e| LlmError::cache(&self.path, e))
+    }
+
+    /// Records a submitted Batch API job and its items (so a rerun resumes by batch id).
+    pub(crate) fn insert_batch(&self, job: &BatchJob, items: &[BatchItem]) -> Result<()> {
+        let mut conn = self.conn.lock().map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        let res: rusqlite::Result<()> = (|| {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "INSERT OR REPLACE INTO batch_job (batch_id, endpoint, model, created, status, items) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![job.batch_id, job.endpoint, job.model, now(), job.status, items.len() as i64],
+            )?;
+            {
+                let mut st = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO batch_item (key, batch_id, prompt_id, output, sample) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?;
+                for it in items {
+                    st.execute(params![it.key, job.batch_id, it.prompt_id, it.output, it.sample])?;
+                }
+            }
+            tx.commit()
+        })();
+        res.map_err(|e| LlmError::cache(&self.path, e))
+    }
+
+    /// Jobs not yet finished (submitted by this or an earlier run).
+    pub(crate) fn open_batches(&self) -> Result<Vec<BatchJob>> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT batch_id, endpoint, model, status FROM batch_job WHERE status NOT IN ('completed', 'failed', 'expired', 'cancelled', 'collected') ORDER BY created",
+            )?;
+            st.query_map([], |r| Ok(BatchJob { batch_id: r.get(0)?, endpoint: r.get(1)?, model: r.get(2)?, status: r.get(3)? }))?
+                .collect()
+        })
+    }
+
+    pub(crate) fn set_batch_status(&self, batch_id: &str, status: &str) -> Result<()> {
+        self.with(|c| c.execute("UPDATE batch_job SET status = ?2 WHERE batch_id = ?1", params![batch_id, status]).map(|_| ()))
+    }
+
+    pub(crate) fn batch_item(&self, key: &str) -> Result<Option<BatchItem>> {
+        self.with(|c| {
+            c.prepare_cached("SELECT key, prompt_id, output, sample FROM batch_item WHERE key = ?1")?
+                .query_row([key], |r| Ok(BatchItem { key: r.get(0)?, prompt_id: r.get(1)?, output: r.get(2)?, sample: r.get(3)? }))
+                .optional()
+        })
+    }
+
+    /// True when `key` waits in a submitted, unfinished batch (do not submit it twice).
+    pub(crate) fn pending_in_batch(&self, key: &str) -> bool {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT 1 FROM batch_item i JOIN batch_job j ON i.batch_id = j.batch_id WHERE i.key = ?1 AND j.status NOT IN ('completed', 'failed', 'expired', 'cancelled', 'collected')",
+            )?
+            .exists([key])
+        })
+        .unwrap_or(false)
+    }
+
+    /// Counts for `mtr cache stats`.
+    pub fn stats(&self) -> Result<CacheStats> {
+        let file_bytes = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
+            + std::fs::metadata(format!("{}-wal", self.path.display())).map(|m| m.len()).unwrap_or(0);
+        self.with(|c| {
+            let chat_rows: i64 = c.query_row("SELECT COUNT(*) FROM chat", [], |r| r.get(0))?;
+            let embedding_rows: i64 = c.query_row("SELECT COUNT(*) FROM embedding", [], |r| r.get(0))?;
+            let mut models: std::collections::BTreeMap<String, ModelStats> = Default::default();
+            let mut st = c.prepare(
+                "SELECT model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost_usd) FROM chat GROUP BY model",
+            )?;
+            let rows = st.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, f64>(4)?))
+            })?;
+            for row in rows {
+                let (m, n, p, o, cost) = row?;
+                let e = models.entry(m.clone()).or_default();
+                e.model = m;
+                e.chat_rows = n as u64;
+                e.prompt_tokens = p as u64;
+                e.completion_tokens = o as u64;
+                e.cost_usd = cost;
+            }
+            let mut st = c.prepare("SELECT model, COUNT(*) FROM embedding GROUP BY model")?;
+            for row in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+                let (m, n) = row?;
+                let e = models.entry(m.clone()).or_default();
+                e.model = m;
+                e.embedding_rows = n as u64;
+            }
+            let mut st = c.prepare("SELECT COALESCE(prompt_id, '-'), COUNT(*) FROM chat GROUP BY prompt_id ORDER BY 1")?;
+            let prompts = st
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let (oldest, newest): (Option<i64>, Option<i64>) = c.query_row(
+                "SELECT MIN(t), MAX(t) FROM (SELECT created AS t FROM chat UNION ALL SELECT created FROM embedding)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            Ok(CacheStats {
+                path: self.path.clone(),
+                file_bytes,
+                chat_rows: chat_rows as u64,
+                embedding_rows: embedding_rows as u64,
+                models: models.into_values().collect(),
+                prompts,
+                oldest_unix: oldest,
+                newest_unix: newest,
+            })
+        })
+    }
+
+    /// Deletes the rows matching `filter`, then compacts the file. Returns rows removed.
+    pub fn prune(&self, filter: &PruneFilter) -> Result<u64> {
+        if !filter.all && filter.older_than_s.is_none() && filter.model.is_none() && filter.prompt.is_none() {
+            return Ok(0);
+        }
+        let cutoff = filter.older_than_s.map(|s| now() - s as i64);
+        let prompt_like = filter.prompt.as_ref().map(|p| format!("{}%", p.replace('%', "\\%").replace('_', "\\_")));
+        let n = self.with(|c| {
+            let a = c.execute(
+                "DELETE FROM chat WHERE (?1 IS NULL OR created < ?1) AND (?2 IS NULL OR model = ?2)
+                   AND (?3 IS NULL OR prompt_id LIKE ?3 ESCAPE '\\')",
+                params![cutoff, filter.model, prompt_like],
+            )?;
+            let b = if filter.prompt.is_none() {
+                c.execute(
+                    "DELETE FROM embedding WHERE (?1 IS NULL OR created < ?1) AND (?2 IS NULL OR model = ?2)",
+                    params![cutoff, filter.model],
+                )?
+            } else {
+                0
+            };
+            c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")?;
+            Ok((a + b) as u64)
+        })?;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(model: &str) -> StoredChat {
+        StoredChat {
+            value: Some(serde_json::json!({"grade": 2})),
+            text: "{\"grade\": 2}".into(),
+            status: ParseStatus::Ok,
+            usage: Usage { prompt_tokens: 10, completion_tokens: 5 },
+            cost_usd: 0.001,
+            model: model.into(),
+            finish_reason: Some("stop".into()),
+        }
+    }
+
+    #[test]
+    fn roundtrip_stats_prune() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Cache::open(dir.path().join("sub/c.sqlite")).unwrap();
+        assert!(c.get_chat("k1").unwrap().is_none());
+        c.put_chat("k1", Some("audit/rel@1"), &stored("m1")).unwrap();
+        c.put_chat("k2", Some("synth/q@2"), &stored("m2")).unwrap();
+        c.put_embeddings("e5", &[("e1".into(), vec![0.5, -1.0])]).unwrap();
+        assert_eq!(c.get_chat("k1").unwrap().unwrap(), stored("m1"));
+        assert!(c.contains_chat("k2"));
+        assert_eq!(c.get_embedding("e1").unwrap().unwrap(), vec![0.5, -1.0]);
+        assert_eq!(c.mean_completion_tokens("m1", Some("audit/rel@1")), Some(5.0));
+        let s = c.stats().unwrap();
+        assert_eq!((s.chat_rows, s.embedding_rows, s.models.len()), (2, 1, 3));
+        assert_eq!(c.prune(&PruneFilter { prompt: Some("audit/".into()), ..Default::default() }).unwrap(), 1);
+        assert!(!c.contains_chat("k1"));
+        assert_eq!(c.prune(&PruneFilter::default()).unwrap(), 0);
+        assert_eq!(c.prune(&PruneFilter { all: true, ..Default::default() }).unwrap(), 2);
+    }
+
+    #[test]
+    fn two_handles_write_concurrently() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let a = Cache::open(&p).unwrap();
+        let b = Cache::open(&p).unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| (0..200).for_each(|i| a.put_chat(&format!("a{i}"), None, &stored("m")).unwrap()));
+            s.spawn(|| (0..200).for_each(|i| b.put_chat(&format!("b{i}"), None, &stored("m")).unwrap()));
+        });
+        assert_eq!(a.stats().unwrap().chat_rows, 400);
+    }
+}

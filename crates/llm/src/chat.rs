@@ -1,0 +1,208 @@
+//! The data model of one chat call: messages in, a [`ChatResult`] out with the parsed value,
+//! the raw text, an honest [`ParseStatus`], usage, cost and where the answer came from.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Sampling;
+use crate::error::LlmError;
+
+/// Who says a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageRole {
+    System,
+    User,
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: MessageRole,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self { role: MessageRole::System, content: content.into() }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Self { role: MessageRole::User, content: content.into() }
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self { role: MessageRole::Assistant, content: content.into() }
+    }
+}
+
+/// A JSON schema the answer must match. Sent as `response_format: json_schema` (strict) where
+/// the endpoint supports it, and always checked locally after parsing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonSchema {
+    /// Schema name sent to the provider (`[A-Za-z0-9_-]`, e.g. `relevance`).
+    pub name: String,
+    /// The schema (an object schema; strict mode wants `additionalProperties: false` and every
+    /// property required).
+    pub schema: serde_json::Value,
+}
+
+impl JsonSchema {
+    pub fn new(name: impl Into<String>, schema: serde_json::Value) -> Self {
+        Self { name: name.into(), schema }
+    }
+}
+
+/// What the caller expects back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum OutputSpec {
+    /// Free text; `value` is `None`, `status` is `Ok` for any non-empty answer.
+    #[default]
+    Text,
+    /// Any JSON value (extracted tolerantly from the text).
+    Json,
+    /// JSON matching a schema.
+    Schema(JsonSchema),
+}
+
+/// Which prompt produced the messages (goes into results and fingerprints).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptRef {
+    /// `name@version`, e.g. `audit/relevance@3`.
+    pub id: String,
+    /// BLAKE3 of the template source and version ([`crate::Prompt::hash`]).
+    pub hash: String,
+}
+
+/// One chat call to make.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    #[serde(default)]
+    pub output: OutputSpec,
+    /// The prompt these messages were rendered from, if any.
+    #[serde(default)]
+    pub prompt: Option<PromptRef>,
+    /// Sample index for self-consistency (0 for the first/only sample); part of the cache key.
+    #[serde(default)]
+    pub sample: u32,
+    /// Overrides the role's sampling parameters for this call.
+    #[serde(default)]
+    pub sampling: Option<Sampling>,
+    /// Free-form label for logs and the plan (e.g. `relevance`), not part of the cache key.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+impl ChatRequest {
+    pub fn new(messages: Vec<ChatMessage>) -> Self {
+        Self { messages, output: OutputSpec::Text, prompt: None, sample: 0, sampling: None, label: None }
+    }
+    /// Expect JSON matching `schema`.
+    pub fn with_schema(mut self, schema: JsonSchema) -> Self {
+        self.output = OutputSpec::Schema(schema);
+        self
+    }
+    /// Expect any JSON value.
+    pub fn json(mut self) -> Self {
+        self.output = OutputSpec::Json;
+        self
+    }
+    pub fn with_prompt(mut self, prompt: PromptRef) -> Self {
+        self.prompt = Some(prompt);
+        self
+    }
+    pub fn with_sample(mut self, sample: u32) -> Self {
+        self.sample = sample;
+        self
+    }
+    pub fn with_sampling(mut self, sampling: Sampling) -> Self {
+        self.sampling = Some(sampling);
+        self
+    }
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+}
+
+/// How the answer's value was obtained. Failures are never turned into default values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum ParseStatus {
+    /// The whole answer parsed (and matched the schema).
+    Ok,
+    /// The value was recovered from surrounding text: a fenced block, JSON followed by prose,
+    /// or the last `Rating: N` line. `method` says which.
+    Extracted { method: String },
+    /// No valid value after every retry; `value` is `None`.
+    Failed { error: String },
+}
+
+impl ParseStatus {
+    pub fn is_ok(&self) -> bool {
+        !matches!(self, ParseStatus::Failed { .. })
+    }
+}
+
+/// Token usage as reported by the provider (or counted with tiktoken when it reports none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+/// The answer to one [`ChatRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResult {
+    /// The parsed value (`None` for text output or when parsing failed).
+    pub value: Option<serde_json::Value>,
+    /// The model's final raw text.
+    pub text: String,
+    pub status: ParseStatus,
+    /// Usage summed over every attempt of this call (parse retries included).
+    pub usage: Usage,
+    /// USD paid for this call now (0 for a cache hit).
+    pub cost_usd: f64,
+    /// Served from the cache (nothing paid).
+    pub cached: bool,
+    /// Endpoint name and model that answered.
+    pub endpoint: String,
+    pub model: String,
+    pub sample: u32,
+    /// HTTP attempts made (0 for a cache hit).
+    pub attempts: u32,
+    /// The content-addressed cache key of this call.
+    pub key: String,
+    /// `finish_reason` of the last attempt (`stop`, `length`, ...).
+    pub finish_reason: Option<String>,
+}
+
+impl ChatResult {
+    /// The value, or [`LlmError::Parse`] if parsing failed (text output gives the text as a
+    /// JSON string).
+    pub fn into_value(self) -> Result<serde_json::Value, LlmError> {
+        match (self.status, self.value) {
+            (ParseStatus::Failed { error }, _) => {
+                Err(LlmError::Parse { endpoint: self.endpoint, error, raw: self.text })
+            }
+            (_, Some(v)) => Ok(v),
+            (_, None) => Ok(serde_json::Value::String(self.text)),
+        }
+    }
+
+    /// Deserialises the value into `T` (a parse error if it failed or does not fit).
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, LlmError> {
+        let fail = |error: String| LlmError::Parse { endpoint: self.endpoint.clone(), error, raw: self.text.clone() };
+        match (&self.status, &self.value) {
+            (ParseStatus::Failed { error }, _) => Err(fail(error.clone())),
+            (_, Some(v)) => serde_json::from_value(v.clone()).map_err(|e| fail(e.to_string())),
+            (_, None) => Err(fail("no JSON value (text output)".into())),
+        }
+    }
+}

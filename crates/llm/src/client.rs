@@ -1,0 +1,697 @@
+//! [`Llm`], the client every crate uses: calls one endpoint, a load-balanced role, or every
+//! judge of the ensemble; embeds texts; plans dry runs; keeps the ledger. One call goes
+//! cache -> budget -> rate limits -> replica slot -> HTTP with retries -> parse (re-asking
+//! with the error on failure) -> cache -> ledger.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use futures::stream::{self, Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::balance::Endpoint;
+use crate::cache::{Cache, StoredChat};
+use crate::chat::{ChatMessage, ChatRequest, ChatResult, OutputSpec, ParseStatus, Usage};
+use crate::config::{LlmConfig, LlmOptions, Role, Sampling, default_cache_path};
+use crate::error::{LlmError, Result};
+use crate::extract::parse_output;
+use crate::ledger::{Event, Ledger, LedgerSnapshot};
+use crate::plan::{Plan, PlannedEndpoint};
+use crate::retry::Delays;
+use crate::tokens;
+
+/// Texts per `/v1/embeddings` request.
+const EMBED_BATCH: usize = 64;
+
+/// The LLM client. Cheap to clone; share it across tasks.
+#[derive(Clone)]
+pub struct Llm {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: LlmConfig,
+    options: LlmOptions,
+    endpoints: BTreeMap<String, Arc<Endpoint>>,
+    cache: Option<Cache>,
+    ledger: Ledger,
+    plan: Mutex<Plan>,
+    batch_queue: Mutex<BTreeMap<String, Vec<batch::Queued>>>,
+}
+
+/// A configured endpoint, as reported to callers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointInfo {
+    pub name: String,
+    pub model: String,
+    pub family: Option<String>,
+    pub replicas: usize,
+    pub supports_json_schema: bool,
+    /// True for the embedded local default.
+    pub local: bool,
+}
+
+/// One judge's answers to one item (`n` samples).
+#[derive(Debug)]
+pub struct JudgeVerdicts {
+    pub judge: String,
+    pub model: String,
+    pub family: Option<String>,
+    pub samples: Vec<Result<ChatResult, LlmError>>,
+}
+
+/// Where a batch of calls goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Endpoint(String),
+    Role(Role),
+}
+
+impl std::fmt::Debug for Llm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Llm").field("endpoints", &self.inner.endpoints.keys().collect::<Vec<_>>()).finish_non_exhaustive()
+    }
+}
+
+impl Llm {
+    /// Builds the client. With no `[[llm.endpoints]]`, configures the embedded local default
+    /// (servers start lazily on first use; `LlmError::Local` if not installed).
+    pub async fn new(config: LlmConfig, options: LlmOptions) -> Result<Self> {
+        let (config, locals) = if config.is_local_default() {
+            crate::local::default_setup(config)?
+        } else {
+            (config, BTreeMap::new())
+        };
+        config.validate()?;
+        let mut endpoints = BTreeMap::new();
+        for e in &config.endpoints {
+            let local = locals.get(&e.name).cloned();
+            endpoints.insert(e.name.clone(), Arc::new(Endpoint::new(e.clone(), local)?));
+        }
+        let cache = if options.no_cache {
+            None
+        } else {
+            let path = options.cache_path.clone().or_else(|| config.cache.clone()).unwrap_or_else(default_cache_path);
+            Some(Cache::open(path)?)
+        };
+        let ledger = Ledger::new(options.max_cost.or(config.max_cost));
+        for e in &config.endpoints {
+            ledger.register(&e.name, &e.model);
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                options,
+                endpoints,
+                cache,
+                ledger,
+                plan: Mutex::new(Plan::default()),
+                batch_queue: Mutex::new(BTreeMap::new()),
+            }),
+        })
+    }
+
+    /// The effective configuration (with the local default filled in).
+    pub fn config(&self) -> &LlmConfig {
+        &self.inner.config
+    }
+
+    pub fn options(&self) -> &LlmOptions {
+        &self.inner.options
+    }
+
+    pub fn endpoints(&self) -> Vec<EndpointInfo> {
+        self.inner
+            .endpoints
+            .values()
+            .map(|e| EndpointInfo {
+                name: e.cfg.name.clone(),
+                model: e.cfg.model.clone(),
+                family: e.cfg.family.clone(),
+                replicas: e.cfg.replicas().len(),
+                supports_json_schema: e.cfg.supports_json_schema,
+                local: e.local.is_some(),
+            })
+            .collect()
+    }
+
+    /// Endpoint names of a role.
+    pub fn role_endpoints(&self, role: Role) -> &[String] {
+        let r = &self.inner.config.roles;
+        match role {
+            Role::Judges => &r.judges,
+            Role::Generator => &r.generator,
+            Role::Embedder => &r.embedder,
+        }
+    }
+
+    /// The judges of the ensemble (endpoint names).
+    pub fn judges(&self) -> &[String] {
+        self.role_endpoints(Role::Judges)
+    }
+
+    /// Sampling of a role (`embedder` has none; judges' is returned).
+    pub fn sampling(&self, role: Role) -> &Sampling {
+        match role {
+            Role::Generator => &self.inner.config.sampling.generator,
+            _ => &self.inner.config.sampling.judges,
+        }
+    }
+
+    /// The model of the embedder role (for index fingerprints).
+    pub fn embedding_model(&self) -> Option<String> {
+        self.role_endpoints(Role::Embedder).first().and_then(|n| self.inner.endpoints.get(n)).map(|e| e.cfg.model.clone())
+    }
+
+    /// Slots of a target (replicas x max_concurrency summed): a good buffer size for callers.
+    pub fn capacity(&self, target: &Target) -> usize {
+        let names: Vec<&String> = match target {
+            Target::Endpoint(n) => vec![n],
+            Target::Role(r) => self.role_endpoints(*r).iter().collect(),
+        };
+        names.iter().filter_map(|n| self.inner.endpoints.get(*n)).map(|e| e.capacity()).sum::<usize>().max(1)
+    }
+
+    /// The ledger so far.
+    pub fn ledger(&self) -> LedgerSnapshot {
+        self.inner.ledger.snapshot()
+    }
+
+    /// The dry-run plan so far.
+    pub fn plan(&self) -> Plan {
+        self.inner.plan.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// The cache, unless `--no-cache`.
+    pub fn cache(&self) -> Option<&Cache> {
+        self.inner.cache.as_ref()
+    }
+
+    fn endpoint(&self, name: &str) -> Result<&Arc<Endpoint>> {
+        self.inner.endpoints.get(name).ok_or_else(|| {
+            LlmError::Config(format!(
+                "no endpoint named `{name}` (known: {})",
+                self.inner.endpoints.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })
+    }
+
+    /// One call to the named endpoint (sampling: `req.sampling`, else the judges').
+    pub async fn chat(&self, endpoint: &str, req: &ChatRequest) -> Result<ChatResult> {
+        let ep = self.endpoint(endpoint)?.clone();
+        let sampling = req.sampling.clone().unwrap_or_else(|| self.inner.config.sampling.judges.clone());
+        self.call(&ep, req, &sampling).await
+    }
+
+    /// One call to a role, load-balanced over its endpoints (fewest in flight, then round
+    /// robin), with the role's sampling unless `req.sampling` is set.
+    pub async fn chat_role(&self, role: Role, req: &ChatRequest) -> Result<ChatResult> {
+        if role == Role::Embedder {
+            return Err(LlmError::Config("the embedder role does not chat; use embed()".into()));
+        }
+        let ep = self.pick(role)?;
+        let sampling = req.sampling.clone().unwrap_or_else(|| self.sampling(role).clone());
+        self.call(&ep, req, &sampling).await
+    }
+
+    fn pick(&self, role: Role) -> Result<Arc<Endpoint>> {
+        let names = self.role_endpoints(role);
+        let mut best: Option<&Arc<Endpoint>> = None;
+        for n in names {
+            let e = self.endpoint(n)?;
+            if best.is_none_or(|b| e.load.load(Ordering::Relaxed) < b.load.load(Ordering::Relaxed)) {
+                best = Some(e);
+            }
+        }
+        best.cloned().ok_or_else(|| LlmError::Config(format!("[llm.roles] {role} lists no endpoint")))
+    }
+
+    /// Every judge answers `req`, `n` samples each (sample indices 0..n), all concurrently.
+    pub async fn judge_all(&self, req: &ChatRequest) -> Vec<JudgeVerdicts> {
+        let sampling = req.sampling.clone().unwrap_or_else(|| self.inner.config.sampling.judges.clone());
+        let n = sampling.n.max(1);
+        let futs = self.judges().iter().map(|name| {
+            let sampling = sampling.clone();
+            async move {
+                let ep = match self.endpoint(name) {
+                    Ok(e) => e.clone(),
+                    Err(e) => {
+                        return JudgeVerdicts { judge: name.clone(), model: String::new(), family: None, samples: vec![Err(e)] };
+                    }
+                };
+                let samples = futures::future::join_all((0..n).map(|s| {
+                    let r = req.clone().with_sample(req.sample + s);
+                    let ep = ep.clone();
+                    let sampling = sampling.clone();
+                    async move { self.call(&ep, &r, &sampling).await }
+                }))
+                .await;
+                JudgeVerdicts { judge: name.clone(), model: ep.cfg.model.clone(), family: ep.cfg.family.clone(), samples }
+            }
+        });
+        futures::future::join_all(futs).await
+    }
+
+    /// Runs many requests with bounded concurrency (the target's capacity, plus room for cache
+    /// hits), yielding `(index, result)` as they finish. Memory stays flat for any number of
+    /// requests: they are pulled from the iterator only as slots free up.
+    pub fn chat_many<I>(&self, target: Target, requests: I) -> impl Stream<Item = (usize, Result<ChatResult>)> + Send + use<I>
+    where
+        I: IntoIterator<Item = ChatRequest>,
+        I::IntoIter: Send,
+    {
+        let width = self.capacity(&target) * 2;
+        let llm = self.clone();
+        stream::iter(requests.into_iter().enumerate())
+            .map(move |(i, r)| {
+                let llm = llm.clone();
+                let target = target.clone();
+                async move {
+                    let res = match &target {
+                        Target::Endpoint(n) => llm.chat(n, &r).await,
+                        Target::Role(role) => llm.chat_role(*role, &r).await,
+                    };
+                    (i, res)
+                }
+            })
+            .buffer_unordered(width)
+    }
+
+    /// Estimate of one call to `endpoint` (no side effects).
+    pub fn estimate(&self, endpoint: &str, req: &ChatRequest) -> Result<PlannedEndpoint> {
+        let ep = self.endpoint(endpoint)?;
+        let sampling = req.sampling.clone().unwrap_or_else(|| self.inner.config.sampling.judges.clone());
+        let body = request_body(&ep.cfg, req, &sampling);
+        let key = cache_key(&ep.cfg.model, req, &body);
+        Ok(self.estimate_inner(ep, req, &sampling, &key))
+    }
+
+    fn estimate_inner(&self, ep: &Endpoint, req: &ChatRequest, sampling: &Sampling, key: &str) -> PlannedEndpoint {
+        let cached = self.inner.cache.as_ref().is_some_and(|c| !self.inner.options.refresh && c.contains_chat(key));
+        let mut p = PlannedEndpoint { model: ep.cfg.model.clone(), ..Default::default() };
+        if cached {
+            p.cached = 1;
+            return p;
+        }
+        let prompt = tokens::count_messages(&ep.cfg.model, &req.messages);
+        let max_out = u64::from(sampling.max_tokens.unwrap_or(1024));
+        let expected = self
+            .inner
+            .cache
+            .as_ref()
+            .and_then(|c| c.mean_completion_tokens(&ep.cfg.model, req.prompt.as_ref().map(|p| p.id.as_str())))
+            .map(|m| (m.round() as u64).min(max_out))
+            .unwrap_or(max_out);
+        let discount = if self.inner.options.batch { ep.cfg.batch_discount } else { 1.0 };
+        p.calls = 1;
+        p.prompt_tokens = prompt;
+        p.completion_tokens_max = max_out;
+        p.completion_tokens_expected = expected;
+        p.cost_max_usd = ep.cfg.cost(prompt, max_out) * discount;
+        p.cost_expected_usd = ep.cfg.cost(prompt, expected) * discount;
+        p
+    }
+
+    fn record_plan(&self, endpoint: &str, p: PlannedEndpoint) {
+        if let Ok(mut plan) = self.inner.plan.lock() {
+            let e = plan.endpoints.entry(endpoint.to_string()).or_default();
+            e.model = p.model;
+            e.calls += p.calls;
+            e.cached += p.cached;
+            e.prompt_tokens += p.prompt_tokens;
+            e.completion_tokens_max += p.completion_tokens_max;
+            e.completion_tokens_expected += p.completion_tokens_expected;
+            e.cost_max_usd += p.cost_max_usd;
+            e.cost_expected_usd += p.cost_expected_usd;
+        }
+    }
+
+    async fn call(&self, ep: &Arc<Endpoint>, req: &ChatRequest, sampling: &Sampling) -> Result<ChatResult> {
+        ep.load.fetch_add(1, Ordering::Relaxed);
+        let r = self.call_inner(ep, req, sampling).await;
+        ep.load.fetch_sub(1, Ordering::Relaxed);
+        r
+    }
+
+    async fn call_inner(&self, ep: &Endpoint, req: &ChatRequest, sampling: &Sampling) -> Result<ChatResult> {
+        let name = ep.cfg.name.as_str();
+        let mut body = request_body(&ep.cfg, req, sampling);
+        let key = cache_key(&ep.cfg.model, req, &body);
+        if self.inner.options.dry_run {
+            let p = self.estimate_inner(ep, req, sampling, &key);
+            self.record_plan(name, p);
+            return Err(LlmError::DryRun);
+        }
+        if let Some(cache) = &self.inner.cache
+            && !self.inner.options.refresh
+            && let Some(hit) = cache.get_chat(&key)?
+        {
+            self.inner.ledger.event(name, Event::CacheHit);
+            return Ok(ChatResult {
+                value: hit.value,
+                text: hit.text,
+                status: hit.status,
+                usage: hit.usage,
+                cost_usd: 0.0,
+                cached: true,
+                endpoint: name.to_string(),
+                model: hit.model,
+                sample: req.sample,
+                attempts: 0,
+                key,
+                finish_reason: hit.finish_reason,
+            });
+        }
+        if self.inner.options.batch {
+            return self.enqueue_batch(ep, req, body, key);
+        }
+        let prompt_est = tokens::count_messages(&ep.cfg.model, &req.messages);
+        let max_out = u64::from(sampling.max_tokens.unwrap_or(1024));
+        let estimate = ep.cfg.cost(prompt_est, max_out);
+        self.inner.ledger.reserve(name, estimate)?;
+
+        let mut usage = Usage::default();
+        let mut attempts = 0u32;
+        let mut parse_round = 0u32;
+        let (text, value, status, finish_reason) = loop {
+            let resp = match self.send(ep, &body, prompt_est + max_out).await {
+                Ok((v, n)) => {
+                    attempts += n;
+                    v
+                }
+                Err(e) => {
+                    self.inner.ledger.release(estimate);
+                    if usage.total() > 0 {
+                        self.inner.ledger.add_usage(name, usage.prompt_tokens, usage.completion_tokens, ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens));
+                    }
+                    self.inner.ledger.event(name, Event::ProviderFailed);
+                    return Err(e);
+                }
+            };
+            let (text, finish_reason, u) = read_choice(&resp, &ep.cfg.model, &body);
+            usage.prompt_tokens += u.prompt_tokens;
+            usage.completion_tokens += u.completion_tokens;
+            let (value, mut status) = parse_output(&req.output, &text);
+            if let (ParseStatus::Failed { error }, Some("length")) = (&status, finish_reason.as_deref()) {
+                status = ParseStatus::Failed { error: format!("{error} (the answer was cut at max_tokens)") };
+            }
+            let ParseStatus::Failed { error } = &status else {
+                break (text, value, status, finish_reason);
+            };
+            if parse_round >= self.inner.config.retry.parse_retries {
+                break (text, value, status, finish_reason);
+            }
+            parse_round += 1;
+            self.inner.ledger.event(name, Event::ParseRetry);
+            tracing::debug!(endpoint = name, error = %error, "unparsable answer; asking again");
+            let fix = match &req.output {
+                OutputSpec::Schema(s) => format!(
+                    "Your previous answer could not be used: {error}. Reply again with only a JSON object matching this schema, no other text:\n{}",
+                    s.schema
+                ),
+                _ => format!("Your previous answer could not be used: {error}. Reply again with only valid JSON, no other text."),
+            };
+            if let Some(Value::Array(msgs)) = body.get_mut("messages") {
+                msgs.push(json!({"role": "assistant", "content": text}));
+                msgs.push(json!({"role": "user", "content": fix}));
+            }
+        };
+        let cost = ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens);
+        self.inner.ledger.settle(name, estimate, usage.prompt_tokens, usage.completion_tokens, cost);
+        if let Some(p) = &self.inner.options.progress {
+            p.usage(usage.total(), cost);
+        }
+        match &status {
+            ParseStatus::Failed { error } => {
+                self.inner.ledger.event(name, Event::ParseFailed);
+                tracing::warn!(endpoint = name, error = %error, "answer could not be parsed after retries; recorded as failed");
+            }
+            ParseStatus::Extracted { .. } => self.inner.ledger.event(name, Event::Extracted),
+            ParseStatus::Ok => {}
+        }
+        if status.is_ok()
+            && let Some(cache) = &self.inner.cache
+        {
+            let stored = StoredChat {
+                value: value.clone(),
+                text: text.clone(),
+                status: status.clone(),
+                usage,
+                cost_usd: cost,
+                model: ep.cfg.model.clone(),
+                finish_reason: finish_reason.clone(),
+            };
+            cache.put_chat(&key, req.prompt.as_ref().map(|p| p.id.as_str()), &stored)?;
+        }
+        Ok(ChatResult {
+            value,
+            text,
+            status,
+            usage,
+            cost_usd: cost,
+            cached: false,
+            endpoint: name.to_string(),
+            model: ep.cfg.model.clone(),
+            sample: req.sample,
+            attempts,
+            key,
+            finish_reason,
+        })
+    }
+
+    /// One HTTP exchange with retries; returns the response JSON and the attempts made.
+    async fn send(&self, ep: &Endpoint, body: &Value, tokens: u64) -> Result<(Value, u32)> {
+        self.send_with(ep, body, tokens, false).await
+    }
+
+    async fn send_with(&self, ep: &Endpoint, body: &Value, tokens: u64, embeddings: bool) -> Result<(Value, u32)> {
+        let mut delays = Delays::new(&self.inner.config.retry);
+        let mut attempts = 0u32;
+        loop {
+            ep.rate_limit(tokens).await;
+            let slot = ep.slot().await?;
+            attempts += 1;
+            let res = if embeddings { slot.replica.embeddings(body).await } else { slot.replica.chat(body).await };
+            if let Err(e) = &res {
+                tracing::debug!(endpoint = %ep.cfg.name, replica = %slot.replica.url, status = ?e.status, "attempt failed: {}", e.message);
+            }
+            drop(slot);
+            let err = match res {
+                Ok(v) if embeddings || v.pointer("/choices/0").is_some() => return Ok((v, attempts)),
+                Ok(v) => crate::retry::AttemptError {
+                    status: None,
+                    retry_after: None,
+                    message: format!("response without choices: {}", v.to_string().chars().take(200).collect::<String>()),
+                    retryable: true,
+                },
+                Err(e) => e,
+            };
+            let wait = if err.retryable { delays.next(&err) } else { None };
+            match wait {
+                Some(d) => {
+                    self.inner.ledger.event(&ep.cfg.name, Event::Retry);
+                    tracing::debug!(endpoint = %ep.cfg.name, status = ?err.status, wait_ms = d.as_millis() as u64, "retrying: {}", err.message);
+                    tokio::time::sleep(d).await;
+                }
+                None => {
+                    return Err(LlmError::Provider {
+                        endpoint: ep.cfg.name.clone(),
+                        status: err.status,
+                        message: err.message,
+                        attempts,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Embeds `texts` with the embedder role (order kept; cached per model and text).
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let ep = self.pick(Role::Embedder)?;
+        let model = ep.cfg.model.clone();
+        let keys: Vec<String> = texts.iter().map(|t| embed_key(&model, t)).collect();
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        if let Some(cache) = &self.inner.cache
+            && !self.inner.options.refresh
+        {
+            for (i, k) in keys.iter().enumerate() {
+                out[i] = cache.get_embedding(k)?;
+                if out[i].is_some() {
+                    self.inner.ledger.event(&ep.cfg.name, Event::CacheHit);
+                }
+            }
+        }
+        let missing: Vec<usize> = (0..texts.len()).filter(|i| out[*i].is_none()).collect();
+        if self.inner.options.dry_run {
+            let tok: u64 = missing.iter().map(|i| tokens::count_text(&model, &texts[*i])).sum();
+            self.record_plan(
+                &ep.cfg.name,
+                PlannedEndpoint {
+                    model: model.clone(),
+                    calls: missing.len().div_ceil(EMBED_BATCH) as u64,
+                    cached: (texts.len() - missing.len()) as u64,
+                    prompt_tokens: tok,
+                    cost_expected_usd: ep.cfg.cost(tok, 0),
+                    cost_max_usd: ep.cfg.cost(tok, 0),
+                    ..Default::default()
+                },
+            );
+            return Err(LlmError::DryRun);
+        }
+        let width = ep.capacity().max(1);
+        let chunks: Vec<Vec<usize>> = missing.chunks(EMBED_BATCH).map(|c| c.to_vec()).collect();
+        let results: Vec<Result<Vec<(usize, Vec<f32>)>>> = stream::iter(chunks)
+            .map(|idx| {
+                let ep = ep.clone();
+                let model = model.clone();
+                async move {
+                    let input: Vec<&str> = idx.iter().map(|i| texts[*i].as_str()).collect();
+                    let tok: u64 = input.iter().map(|t| tokens::count_text(&model, t)).sum();
+                    let estimate = ep.cfg.cost(tok, 0);
+                    self.inner.ledger.reserve(&ep.cfg.name, estimate)?;
+                    let body = json!({"model": model, "input": input, "encoding_format": "float"});
+                    let resp = match self.send_with(&ep, &body, tok, true).await {
+                        Ok((v, _)) => v,
+                        Err(e) => {
+                            self.inner.ledger.release(estimate);
+                            self.inner.ledger.event(&ep.cfg.name, Event::ProviderFailed);
+                            return Err(e);
+                        }
+                    };
+                    let used = resp.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(tok);
+                    self.inner.ledger.settle(&ep.cfg.name, estimate, used, 0, ep.cfg.cost(used, 0));
+                    let data = resp.get("data").and_then(Value::as_array).cloned().unwrap_or_default();
+                    let mut vecs: Vec<Option<Vec<f32>>> = vec![None; idx.len()];
+                    for (pos, d) in data.iter().enumerate() {
+                        let at = d.get("index").and_then(Value::as_u64).map(|x| x as usize).unwrap_or(pos);
+                        let v: Option<Vec<f32>> = d
+                            .get("embedding")
+                            .and_then(Value::as_array)
+                            .map(|a| a.iter().filter_map(Value::as_f64).map(|f| f as f32).collect());
+                        if let (Some(slot), Some(v)) = (vecs.get_mut(at), v) {
+                            *slot = Some(v);
+                        }
+                    }
+                    idx.iter()
+                        .zip(vecs)
+                        .map(|(i, v)| {
+                            v.map(|v| (*i, v)).ok_or_else(|| LlmError::Provider {
+                                endpoint: ep.cfg.name.clone(),
+                                status: None,
+                                message: format!("the embeddings response has no vector for input {i}"),
+                                attempts: 1,
+                            })
+                        })
+                        .collect()
+                }
+            })
+            .buffered(width)
+            .collect()
+            .await;
+        let mut fresh = Vec::new();
+        for r in results {
+            for (i, v) in r? {
+                fresh.push((keys[i].clone(), v.clone()));
+                out[i] = Some(v);
+            }
+        }
+        if let Some(cache) = &self.inner.cache
+            && !fresh.is_empty()
+        {
+            cache.put_embeddings(&model, &fresh)?;
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| LlmError::Unsupported(format!("no embedding for input {i}"))))
+            .collect()
+    }
+}
+
+/// The JSON body of a chat request for this endpoint (`response_format` per its abilities).
+fn request_body(ep: &crate::config::EndpointConfig, req: &ChatRequest, s: &Sampling) -> Value {
+    let mut body = json!({
+        "model": ep.model,
+        "messages": req.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
+        "stream": false,
+    });
+    let obj = match body.as_object_mut() {
+        Some(o) => o,
+        None => return body,
+    };
+    if let Some(t) = s.temperature {
+        obj.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = s.top_p {
+        obj.insert("top_p".into(), json!(p));
+    }
+    if let Some(seed) = s.seed {
+        obj.insert("seed".into(), json!(seed.wrapping_add(u64::from(req.sample))));
+    }
+    if let Some(m) = s.max_tokens {
+        obj.insert("max_tokens".into(), json!(m));
+    }
+    match &req.output {
+        OutputSpec::Schema(schema) if ep.supports_json_schema => {
+            obj.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema, "strict": true}}),
+            );
+        }
+        OutputSpec::Schema(_) | OutputSpec::Json if ep.json_mode => {
+            obj.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        _ => {}
+    }
+    if let Some(Value::Object(extra)) = &ep.extra_body {
+        for (k, v) in extra {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    body
+}
+
+/// Content-addressed key: model + body (messages, sampling, response_format, extras) + output
+/// spec + sample index.
+fn cache_key(model: &str, req: &ChatRequest, body: &Value) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(b"mtr-llm chat v1\0");
+    h.update(model.as_bytes());
+    h.update(b"\0");
+    h.update(body.to_string().as_bytes());
+    h.update(b"\0");
+    h.update(serde_json::to_string(&req.output).unwrap_or_default().as_bytes());
+    h.update(format!("\0{}", req.sample).as_bytes());
+    h.finalize().to_hex().to_string()
+}
+
+fn embed_key(model: &str, text: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(b"mtr-llm embed v1\0");
+    h.update(model.as_bytes());
+    h.update(b"\0");
+    h.update(text.as_bytes());
+    h.finalize().to_hex().to_string()
+}
+
+/// Text, finish reason and usage of the first choice (usage counted when not reported).
+pub(crate) fn read_choice(resp: &Value, model: &str, body: &Value) -> (String, Option<String>, Usage) {
+    let text = resp.pointer("/choices/0/message/content").and_then(Value::as_str).unwrap_or_default().to_string();
+    let finish = resp.pointer("/choices/0/finish_reason").and_then(Value::as_str).map(str::to_string);
+    let prompt = resp.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or_else(|| {
+        let msgs: Vec<ChatMessage> = body.get("messages").and_then(|m| serde_json::from_value(m.clone()).ok()).unwrap_or_default();
+        tokens::count_messages(model, &msgs)
+    });
+    let completion = resp
+        .pointer("/usage/completion_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| tokens::count_text(model, &text));
+    (text, finish, Usage { prompt_tokens: prompt, completion_tokens: completion })
+}
+
+mod batch;
+pub use batch::BatchReport;
+
+#[cfg(test)]
+mod tests;

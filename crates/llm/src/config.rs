@@ -1,0 +1,511 @@
+//! The `[llm]` section of `mtr.toml` and the per-run options (`--no-cache`, `--max-cost`, ...).
+//!
+//! Endpoints name the environment variable that holds their key, never the key. Roles map to
+//! endpoint names: every endpoint listed under `judges` is one judge of the ensemble; the
+//! endpoints listed under `generator` or `embedder` are load-balanced. An empty `[llm]` means
+//! the embedded local default (see [`crate::local`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LlmError, Result};
+
+/// The `[llm]` configuration section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// `[[llm.endpoints]]`: every model server mtr may call.
+    pub endpoints: Vec<EndpointConfig>,
+    /// `[llm.roles]`: which endpoints judge, generate and embed.
+    pub roles: Roles,
+    /// `[llm.sampling.judges]`, `[llm.sampling.generator]`: sampling per role.
+    pub sampling: SamplingConfig,
+    /// Response cache file (default `$MTR_HOME/llm-cache.sqlite`).
+    pub cache: Option<PathBuf>,
+    /// Default `--max-cost` in USD for every command (a flag overrides it).
+    pub max_cost: Option<f64>,
+    /// Retry policy for provider errors and unparsable output.
+    pub retry: RetryConfig,
+    /// `[llm.local]`: the embedded local default used when no endpoint is configured.
+    pub local: LocalConfig,
+    /// Seconds between polls of a Batch API job (`--batch`); default 30.
+    #[serde(default = "default_batch_poll")]
+    pub batch_poll_s: f64,
+}
+
+fn default_batch_poll() -> f64 {
+    30.0
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self {
+            endpoints: Vec::new(),
+            roles: Roles::default(),
+            sampling: SamplingConfig::default(),
+            cache: None,
+            max_cost: None,
+            retry: RetryConfig::default(),
+            local: LocalConfig::default(),
+            batch_poll_s: default_batch_poll(),
+        }
+    }
+}
+
+/// One OpenAI-compatible endpoint (`[[llm.endpoints]]`).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointConfig {
+    /// Name used in roles, the ledger and reports.
+    pub name: String,
+    /// Base URL including `/v1`, e.g. `https://api.openai.com/v1`, `http://10.0.0.5:8000/v1`.
+    pub base_url: String,
+    /// More replicas serving the same model (a vLLM/SGLang fleet): requests go to the replica
+    /// with the fewest in flight, ties broken round robin. `max_concurrency` applies per replica.
+    #[serde(default)]
+    pub base_urls: Vec<String>,
+    /// Model name sent in requests; part of the cache key.
+    pub model: String,
+    /// Name of the environment variable holding the API key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Requests in flight at most, per replica.
+    #[serde(default = "default_concurrency")]
+    pub max_concurrency: usize,
+    /// Requests per minute (token bucket); none = unlimited.
+    #[serde(default)]
+    pub requests_per_minute: Option<u32>,
+    /// Prompt + completion tokens per minute (token bucket); none = unlimited.
+    #[serde(default)]
+    pub tokens_per_minute: Option<u32>,
+    /// Whole-request timeout in seconds (a timeout is retried like a 5xx).
+    #[serde(default = "default_timeout")]
+    pub timeout_s: f64,
+    /// USD per million prompt tokens.
+    #[serde(default)]
+    pub price_in_per_mtok: f64,
+    /// USD per million completion tokens.
+    #[serde(default)]
+    pub price_out_per_mtok: f64,
+    /// Send `response_format: {type: json_schema, strict: true}`; otherwise JSON mode
+    /// (`json_mode = true`) or plain text, parsed by the tolerant extractor.
+    #[serde(default = "default_true")]
+    pub supports_json_schema: bool,
+    /// Send `response_format: {type: json_object}` when the schema route is off.
+    #[serde(default)]
+    pub json_mode: bool,
+    /// Model family (e.g. `qwen`, `llama`, `gpt`): reports warn when judges share a family.
+    #[serde(default)]
+    pub family: Option<String>,
+    /// Extra JSON merged into every request body (vendor options such as vLLM `guided_json`
+    /// or `chat_template_kwargs`). Part of the cache key.
+    #[serde(default)]
+    pub extra_body: Option<serde_json::Value>,
+    /// Price multiplier for `--batch` (OpenAI: 0.5).
+    #[serde(default = "default_batch_discount")]
+    pub batch_discount: f64,
+}
+
+impl fmt::Debug for EndpointConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EndpointConfig")
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key_env", &self.api_key_env)
+            .finish_non_exhaustive()
+    }
+}
+
+fn default_concurrency() -> usize {
+    16
+}
+fn default_timeout() -> f64 {
+    120.0
+}
+fn default_true() -> bool {
+    true
+}
+fn default_batch_discount() -> f64 {
+    0.5
+}
+
+impl EndpointConfig {
+    /// A minimal endpoint (tests, the fake server, the local default).
+    pub fn new(name: impl Into<String>, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            base_url: base_url.into(),
+            base_urls: Vec::new(),
+            model: model.into(),
+            api_key_env: None,
+            max_concurrency: default_concurrency(),
+            requests_per_minute: None,
+            tokens_per_minute: None,
+            timeout_s: default_timeout(),
+            price_in_per_mtok: 0.0,
+            price_out_per_mtok: 0.0,
+            supports_json_schema: true,
+            json_mode: false,
+            family: None,
+            extra_body: None,
+            batch_discount: default_batch_discount(),
+        }
+    }
+
+    /// All replica URLs, `base_url` first, trailing slashes removed.
+    pub fn replicas(&self) -> Vec<String> {
+        std::iter::once(&self.base_url)
+            .chain(self.base_urls.iter())
+            .map(|u| u.trim_end_matches('/').to_string())
+            .collect()
+    }
+
+    /// USD for the given token counts at this endpoint's prices.
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.price_in_per_mtok + completion_tokens as f64 * self.price_out_per_mtok) / 1e6
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(LlmError::Config(format!("endpoint `{}`: {m}", self.name)));
+        if self.name.trim().is_empty() {
+            return Err(LlmError::Config("an endpoint has an empty `name`".into()));
+        }
+        for u in self.replicas() {
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return bad(format!("`base_url` {u:?} must start with http:// or https://"));
+            }
+        }
+        if self.model.trim().is_empty() {
+            return bad("`model` is empty".into());
+        }
+        if self.max_concurrency == 0 {
+            return bad("`max_concurrency` must be at least 1".into());
+        }
+        if !(self.timeout_s > 0.0) {
+            return bad("`timeout_s` must be positive".into());
+        }
+        if self.price_in_per_mtok < 0.0 || self.price_out_per_mtok < 0.0 {
+            return bad("prices must not be negative".into());
+        }
+        if let Some(var) = &self.api_key_env
+            && std::env::var_os(var).is_none()
+        {
+            return bad(format!("`api_key_env` names ${var}, which is not set in the environment"));
+        }
+        Ok(())
+    }
+}
+
+/// `[llm.roles]`: endpoint names per role.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Roles {
+    /// Each listed endpoint is one judge of the ensemble.
+    pub judges: Vec<String>,
+    /// Load-balanced endpoints for generation (synthesis, rewriting).
+    pub generator: Vec<String>,
+    /// Load-balanced endpoints for `/v1/embeddings`.
+    pub embedder: Vec<String>,
+}
+
+/// A role of the client: which endpoints it uses and which sampling it gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Judges,
+    Generator,
+    Embedder,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Judges => "judges",
+            Role::Generator => "generator",
+            Role::Embedder => "embedder",
+        })
+    }
+}
+
+/// Sampling parameters. All are part of the cache key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Sampling {
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    /// Sent as `seed + sample_index`, so self-consistency samples differ but are reproducible.
+    pub seed: Option<u64>,
+    pub max_tokens: Option<u32>,
+    /// Samples per item for self-consistency (each a separate cached call).
+    pub n: u32,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Self { temperature: Some(0.0), top_p: None, seed: Some(0), max_tokens: Some(512), n: 1 }
+    }
+}
+
+impl Sampling {
+    /// The generator's default: some diversity, still seeded.
+    pub fn generator_default() -> Self {
+        Self { temperature: Some(0.7), top_p: Some(0.95), seed: Some(0), max_tokens: Some(1024), n: 1 }
+    }
+}
+
+/// `[llm.sampling]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SamplingConfig {
+    pub judges: Sampling,
+    pub generator: Sampling,
+}
+
+impl Default for SamplingConfig {
+    fn default() -> Self {
+        Self { judges: Sampling::default(), generator: Sampling::generator_default() }
+    }
+}
+
+/// `[llm.retry]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts per call for 429/5xx/timeouts/connection errors (including the first).
+    pub max_attempts: u32,
+    /// First backoff in milliseconds; doubles per attempt, with full jitter.
+    pub base_delay_ms: u64,
+    /// Backoff cap in seconds (a longer `Retry-After` is honoured up to `max_retry_after_s`).
+    pub max_delay_s: f64,
+    /// The longest `Retry-After` honoured; longer ones fail the call (the run is resumable).
+    pub max_retry_after_s: f64,
+    /// Re-asks after unparsable output, with the parse error fed back to the model.
+    pub parse_retries: u32,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        Self { max_attempts: 8, base_delay_ms: 250, max_delay_s: 30.0, max_retry_after_s: 300.0, parse_retries: 2 }
+    }
+}
+
+/// `[llm.local]`: the embedded local default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalConfig {
+    /// Local models judging (names `qwen0.5b`, `smollm2`, `qwen1.5b`, or a GGUF path).
+    /// Each runs in its own server process.
+    pub judges: Vec<String>,
+    /// Local generator model; default: `qwen0.5b` if installed, else `smollm2`.
+    pub generator: Option<String>,
+    /// Threads per server (1: two threads collapse under load on small machines).
+    pub threads: u32,
+    /// Context length per server.
+    pub n_ctx: u32,
+    /// Seconds to wait for a server to become healthy.
+    pub start_timeout_s: f64,
+    /// Per-request timeout for local servers (CPU generation is slow).
+    pub timeout_s: f64,
+}
+
+impl Default for LocalConfig {
+    fn default() -> Self {
+        Self {
+            judges: Vec::new(),
+            generator: None,
+            threads: 1,
+            n_ctx: 4096,
+            start_timeout_s: 120.0,
+            timeout_s: 600.0,
+        }
+    }
+}
+
+impl LlmConfig {
+    /// Parses the `[llm]` table of a TOML document (tests and tools; the binary uses
+    /// `Config::section`).
+    pub fn from_toml_section(text: &str) -> Result<Self> {
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| LlmError::Config(e.to_string()))?;
+        match table.remove("llm") {
+            None => Ok(Self::default()),
+            Some(v) => v.try_into().map_err(|e: toml::de::Error| LlmError::Config(e.to_string())),
+        }
+    }
+
+    /// True when no endpoint is configured: the embedded local default applies.
+    pub fn is_local_default(&self) -> bool {
+        self.endpoints.is_empty()
+    }
+
+    /// Checks names, URLs, keys and role references; errors name the endpoint and field.
+    pub fn validate(&self) -> Result<()> {
+        let mut seen = BTreeMap::new();
+        for e in &self.endpoints {
+            e.validate()?;
+            if seen.insert(e.name.as_str(), ()).is_some() {
+                return Err(LlmError::Config(format!("two endpoints are named `{}`", e.name)));
+            }
+        }
+        for (role, names) in [
+            (Role::Judges, &self.roles.judges),
+            (Role::Generator, &self.roles.generator),
+            (Role::Embedder, &self.roles.embedder),
+        ] {
+            for n in names {
+                if !seen.contains_key(n.as_str()) {
+                    return Err(LlmError::Config(format!(
+                        "[llm.roles] {role} names `{n}`, but no [[llm.endpoints]] has that name (known: {})",
+                        seen.keys().copied().collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+        }
+        if self.sampling.judges.n == 0 || self.sampling.generator.n == 0 {
+            return Err(LlmError::Config("[llm.sampling] `n` must be at least 1".into()));
+        }
+        if let Some(m) = self.max_cost
+            && m < 0.0
+        {
+            return Err(LlmError::Config("`max_cost` must not be negative".into()));
+        }
+        Ok(())
+    }
+
+    /// The endpoint with this name.
+    pub fn endpoint(&self, name: &str) -> Option<&EndpointConfig> {
+        self.endpoints.iter().find(|e| e.name == name)
+    }
+
+    /// A hash of what changes results (models, URLs-independent), for report fingerprints.
+    pub fn results_hash(&self) -> String {
+        let models: Vec<_> = self
+            .endpoints
+            .iter()
+            .map(|e| (&e.name, &e.model, e.supports_json_schema, e.json_mode, &e.extra_body))
+            .collect();
+        mtr_core::fingerprint::hash_json(&(models, &self.roles, &self.sampling))
+    }
+}
+
+/// Per-run options, usually from command-line flags.
+#[derive(Clone, Default)]
+pub struct LlmOptions {
+    /// Cache file; overrides `[llm] cache`.
+    pub cache_path: Option<PathBuf>,
+    /// Do not read or write the cache.
+    pub no_cache: bool,
+    /// Do not read the cache, but write fresh answers into it.
+    pub refresh: bool,
+    /// Stop cleanly before the ledger would pass this many USD.
+    pub max_cost: Option<f64>,
+    /// Plan and estimate; call nothing.
+    pub dry_run: bool,
+    /// Submit through the Batch API (see API.md for status).
+    pub batch: bool,
+    /// Receives token and cost usage as calls finish.
+    pub progress: Option<mtr_core::progress::SharedProgress>,
+}
+
+impl fmt::Debug for LlmOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmOptions")
+            .field("cache_path", &self.cache_path)
+            .field("no_cache", &self.no_cache)
+            .field("refresh", &self.refresh)
+            .field("max_cost", &self.max_cost)
+            .field("dry_run", &self.dry_run)
+            .field("batch", &self.batch)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `$MTR_HOME`, default `${XDG_CACHE_HOME:-$HOME/.cache}/mtr` (same rule as the setup script).
+pub fn mtr_home() -> PathBuf {
+    if let Some(h) = std::env::var_os("MTR_HOME") {
+        return PathBuf::from(h);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("mtr")
+}
+
+/// The default cache file.
+pub fn default_cache_path() -> PathBuf {
+    mtr_home().join("llm-cache.sqlite")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_full_section() {
+        let c = LlmConfig::from_toml_section(
+            r#"
+[llm]
+max_cost = 5.0
+[[llm.endpoints]]
+name = "gpt"
+base_url = "https://api.openai.com/v1"
+model = "gpt-4o-mini"
+max_concurrency = 8
+requests_per_minute = 500
+tokens_per_minute = 200000
+timeout_s = 60
+price_in_per_mtok = 0.15
+price_out_per_mtok = 0.6
+supports_json_schema = true
+family = "gpt"
+[[llm.endpoints]]
+name = "qwen"
+base_url = "http://10.0.0.1:8000/v1"
+base_urls = ["http://10.0.0.2:8000/v1/"]
+model = "Qwen2.5-7B-Instruct"
+supports_json_schema = false
+[llm.roles]
+judges = ["gpt", "qwen"]
+generator = ["qwen"]
+[llm.sampling.judges]
+temperature = 0.0
+seed = 7
+n = 3
+"#,
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.endpoints.len(), 2);
+        assert_eq!(c.endpoints[1].replicas(), vec!["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]);
+        assert_eq!(c.sampling.judges.n, 3);
+        assert_eq!(c.sampling.judges.seed, Some(7));
+        assert_eq!(c.sampling.generator, Sampling::generator_default());
+        assert!((c.endpoints[0].cost(1_000_000, 1_000_000) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rejects_unknown_role_target_and_typos() {
+        let c = LlmConfig::from_toml_section(
+            "[llm]\n[[llm.endpoints]]\nname='a'\nbase_url='http://x/v1'\nmodel='m'\n[llm.roles]\njudges=['b']\n",
+        )
+        .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("`b`") && e.contains("known: a"), "{e}");
+        let typo = LlmConfig::from_toml_section("[llm]\n[[llm.endpoints]]\nname='a'\nbase_url='http://x'\nmodel='m'\nprice_in=1\n");
+        assert!(typo.unwrap_err().to_string().contains("price_in"));
+    }
+
+    #[test]
+    fn missing_key_variable_is_a_config_error() {
+        let mut e = EndpointConfig::new("a", "https://x/v1", "m");
+        e.api_key_env = Some("MTR_TEST_SURELY_UNSET_KEY_VAR".into());
+        let c = LlmConfig { endpoints: vec![e], ..Default::default() };
+        let err = c.validate().unwrap_err();
+        assert!(err.is_user_error());
+        assert!(err.to_string().contains("MTR_TEST_SURELY_UNSET_KEY_VAR"));
+    }
+}

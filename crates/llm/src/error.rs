@@ -1,0 +1,69 @@
+//! The one error type of the LLM layer. Variants keep apart what the user can fix (config,
+//! missing local install), what the provider did (HTTP errors after retries), what the model
+//! produced (unparsable output after retries), and the deliberate budget stop, so that callers
+//! can report failures separately instead of turning them into scores.
+
+use std::path::PathBuf;
+
+/// Errors of the LLM layer.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// The `[llm]` configuration is wrong (unknown endpoint, empty role, bad URL, missing key).
+    #[error("llm config: {0}")]
+    Config(String),
+    /// The embedded local default is not installed or could not start; `hint` says the fix.
+    #[error("local model server: {message} (fix: {hint})")]
+    Local { message: String, hint: String },
+    /// The provider failed after every retry (HTTP status, timeout, connection refused).
+    #[error("endpoint `{endpoint}`: {message}{}", .status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
+    Provider {
+        endpoint: String,
+        status: Option<u16>,
+        message: String,
+        /// How many attempts were made before giving up.
+        attempts: u32,
+    },
+    /// The model's output could not be parsed into the requested JSON after every retry.
+    /// `ChatResult` records this as `ParseStatus::Failed`; this variant is what
+    /// [`crate::ChatResult::into_value`] returns for it.
+    #[error("endpoint `{endpoint}`: unparsable output: {error}")]
+    Parse { endpoint: String, error: String, raw: String },
+    /// `--max-cost` reached: the call was not made. Everything done so far is cached, so a rerun
+    /// with a higher limit resumes where this one stopped.
+    #[error("budget stop: spent ${spent:.4} of max ${limit:.4}; the call (estimated ${next:.4}) was not made; rerun with a higher --max-cost to resume (finished calls are cached)")]
+    Budget { spent: f64, limit: f64, next: f64 },
+    /// `--dry-run`: the call was counted in the plan, not made.
+    #[error("dry run: call planned, not made")]
+    DryRun,
+    /// `--batch`: the call was queued for the Batch API; run [`crate::Llm::run_batches`], then
+    /// ask again (the answer then comes from the cache).
+    #[error("queued for the Batch API: call run_batches(), then ask again")]
+    Batched,
+    /// The response cache could not be read or written.
+    #[error("llm cache {path}: {message}")]
+    Cache { path: PathBuf, message: String },
+    /// A prompt template failed to load or render.
+    #[error("prompt `{name}`: {message}")]
+    Prompt { name: String, message: String },
+    /// A feature that is not available in this build or configuration.
+    #[error("not available: {0}")]
+    Unsupported(String),
+}
+
+impl LlmError {
+    /// True for errors the user fixes by changing config or installing something.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, LlmError::Config(_) | LlmError::Local { .. } | LlmError::Prompt { .. })
+    }
+
+    /// True when this is the deliberate `--max-cost` stop (resumable).
+    pub fn is_budget_stop(&self) -> bool {
+        matches!(self, LlmError::Budget { .. })
+    }
+
+    pub(crate) fn cache(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> Self {
+        LlmError::Cache { path: path.into(), message: e.to_string() }
+    }
+}
+
+pub type Result<T, E = LlmError> = std::result::Result<T, E>;

@@ -1,0 +1,603 @@
+//! A scripted fake OpenAI-compatible server for tests and benchmarks (axum on 127.0.0.1, random
+//! port, in-process). It answers `/v1/chat/completions` from a closure or a script, injects
+//! latency, 429 with `Retry-After`, 500, hangs (client timeouts), malformed response bodies and
+//! broken JSON content, counts calls, and serves `/v1/models` and `/v1/embeddings` with
+//! deterministic embeddings (hashed words and character trigrams, L2-normalised) so similar
+//! texts get similar vectors.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use mtr_llm::fake::{FakeServer, FakeReply};
+//! let fake = FakeServer::builder()
+//!     .respond(|req| FakeReply::json(serde_json::json!({"grade": if req.last_user.contains("cat") { 2 } else { 0 }})))
+//!     .latency_ms(5)
+//!     .start()
+//!     .await
+//!     .unwrap();
+//! let endpoint = fake.endpoint("fake", "fake-model"); // an EndpointConfig pointing at it
+//! # }
+//! ```
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use crate::config::EndpointConfig;
+use crate::error::{LlmError, Result};
+
+/// What the fake sees of one chat request.
+#[derive(Debug, Clone)]
+pub struct FakeRequest {
+    /// 0-based number of this chat request (all attempts counted).
+    pub n: u64,
+    pub model: String,
+    /// The whole request body.
+    pub body: Value,
+    /// Content of the last user message.
+    pub last_user: String,
+    /// The system message, if any.
+    pub system: Option<String>,
+    /// `response_format.json_schema.schema`, if sent.
+    pub schema: Option<Value>,
+    /// The sampling seed sent, if any.
+    pub seed: Option<u64>,
+}
+
+/// How the fake answers one request.
+#[derive(Debug, Clone)]
+pub enum FakeReply {
+    /// The assistant message content (usage is computed from lengths).
+    Content(String),
+    /// An HTTP error status with an OpenAI-style error body.
+    Status { status: u16, retry_after_s: Option<f64>, message: String },
+    /// Never answer (the client's timeout fires).
+    Hang,
+    /// A 200 response whose body is this raw text (e.g. cut JSON).
+    RawBody(String),
+    /// Wait, then answer with the inner reply.
+    Delay(Duration, Box<FakeReply>),
+    /// Content with `finish_reason: length`.
+    Truncated(String),
+}
+
+impl FakeReply {
+    pub fn json(v: Value) -> Self {
+        FakeReply::Content(v.to_string())
+    }
+    pub fn rate_limited(retry_after_s: f64) -> Self {
+        FakeReply::Status { status: 429, retry_after_s: Some(retry_after_s), message: "rate limited (fake)".into() }
+    }
+    pub fn server_error() -> Self {
+        FakeReply::Status { status: 500, retry_after_s: None, message: "internal error (fake)".into() }
+    }
+}
+
+type Responder = Arc<dyn Fn(&FakeRequest) -> FakeReply + Send + Sync>;
+
+/// Random faults injected before the responder runs (fractions of requests, deterministic by
+/// seed and request number).
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    pub rate_429: f64,
+    pub rate_500: f64,
+    pub rate_hang: f64,
+    pub rate_malformed_body: f64,
+    /// Replace the content with JSON cut in the middle.
+    pub rate_broken_content: f64,
+    /// `Retry-After` seconds sent with injected 429s.
+    pub retry_after_s: f64,
+    pub seed: u64,
+}
+
+/// Configures and starts a [`FakeServer`].
+pub struct FakeBuilder {
+    responder: Option<Responder>,
+    script: VecDeque<FakeReply>,
+    latency: Duration,
+    faults: Faults,
+    dims: usize,
+    models: Vec<String>,
+    record: bool,
+    port: u16,
+}
+
+impl Default for FakeBuilder {
+    fn default() -> Self {
+        Self {
+            responder: None,
+            script: VecDeque::new(),
+            latency: Duration::ZERO,
+            faults: Faults::default(),
+            dims: 256,
+            models: vec!["fake-model".into()],
+            record: false,
+            port: 0,
+        }
+    }
+}
+
+impl FakeBuilder {
+    /// Answers every chat request not answered by the script. Default: a minimal valid
+    /// instance of the requested schema, or `"ok"`.
+    pub fn respond(mut self, f: impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static) -> Self {
+        self.responder = Some(Arc::new(f));
+        self
+    }
+    /// Replies used in order for the first requests, before the responder.
+    pub fn script(mut self, replies: impl IntoIterator<Item = FakeReply>) -> Self {
+        self.script.extend(replies);
+        self
+    }
+    /// Latency added to every request.
+    pub fn latency(mut self, d: Duration) -> Self {
+        self.latency = d;
+        self
+    }
+    pub fn latency_ms(self, ms: u64) -> Self {
+        self.latency(Duration::from_millis(ms))
+    }
+    pub fn faults(mut self, f: Faults) -> Self {
+        self.faults = f;
+        self
+    }
+    /// Embedding dimensions (default 256).
+    pub fn dims(mut self, dims: usize) -> Self {
+        self.dims = dims.max(8);
+        self
+    }
+    /// Model ids listed by `/v1/models`.
+    pub fn models(mut self, models: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.models = models.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Keep every chat request body (see [`FakeServer::requests`]).
+    pub fn record(mut self, yes: bool) -> Self {
+        self.record = yes;
+        self
+    }
+    /// A fixed port (default: a free random one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Binds 127.0.0.1 and serves in a background task until the server is dropped.
+    pub async fn start(self) -> Result<FakeServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .map_err(|e| LlmError::Unsupported(format!("fake server cannot bind: {e}")))?;
+        let addr = listener.local_addr().map_err(|e| LlmError::Unsupported(e.to_string()))?;
+        let state = Arc::new(Shared {
+            responder: self.responder.unwrap_or_else(|| Arc::new(default_reply)),
+            script: Mutex::new(self.script),
+            latency: self.latency,
+            faults: self.faults,
+            dims: self.dims,
+            models: self.models,
+            record: self.record,
+            recorded: Mutex::new(Vec::new()),
+            chat_calls: AtomicU64::new(0),
+            embedding_calls: AtomicU64::new(0),
+            model_calls: AtomicU64::new(0),
+            injected: AtomicU64::new(0),
+        });
+        let app = Router::new()
+            .route("/v1/models", get(models))
+            .route("/models", get(models))
+            .route("/health", get(|| async { "ok" }))
+            .route("/v1/chat/completions", post(chat))
+            .route("/chat/completions", post(chat))
+            .route("/v1/embeddings", post(embeddings))
+            .route("/embeddings", post(embeddings))
+            .with_state(state.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(FakeServer { base_url: format!("http://{addr}/v1"), state, task })
+    }
+}
+
+struct Shared {
+    responder: Responder,
+    script: Mutex<VecDeque<FakeReply>>,
+    latency: Duration,
+    faults: Faults,
+    dims: usize,
+    models: Vec<String>,
+    record: bool,
+    recorded: Mutex<Vec<Value>>,
+    chat_calls: AtomicU64,
+    embedding_calls: AtomicU64,
+    model_calls: AtomicU64,
+    injected: AtomicU64,
+}
+
+/// A running fake server; stops when dropped.
+pub struct FakeServer {
+    base_url: String,
+    state: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeServer {
+    pub fn builder() -> FakeBuilder {
+        FakeBuilder::default()
+    }
+
+    /// `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// An endpoint config pointing here (concurrency 16, timeout 10 s, free, json_schema on).
+    pub fn endpoint(&self, name: &str, model: &str) -> EndpointConfig {
+        let mut e = EndpointConfig::new(name, &self.base_url, model);
+        e.timeout_s = 10.0;
+        e
+    }
+
+    /// Chat requests received (every attempt, faults included).
+    pub fn chat_calls(&self) -> u64 {
+        self.state.chat_calls.load(Ordering::Relaxed)
+    }
+    /// Embedding requests received.
+    pub fn embedding_calls(&self) -> u64 {
+        self.state.embedding_calls.load(Ordering::Relaxed)
+    }
+    /// `/v1/models` requests received.
+    pub fn model_calls(&self) -> u64 {
+        self.state.model_calls.load(Ordering::Relaxed)
+    }
+    /// Requests answered by an injected fault.
+    pub fn injected_faults(&self) -> u64 {
+        self.state.injected.load(Ordering::Relaxed)
+    }
+    /// Recorded chat request bodies (with `record(true)`).
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.recorded.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+async fn models(State(s): State<Arc<Shared>>) -> Response {
+    s.model_calls.fetch_add(1, Ordering::Relaxed);
+    let data: Vec<Value> = s.models.iter().map(|m| json!({"id": m, "object": "model", "owned_by": "mtr-fake"})).collect();
+    axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+/// Deterministic uniform number in [0, 1) from seed and n (splitmix64).
+fn unit(seed: u64, n: u64, salt: u64) -> f64 {
+    let mut z = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn injected(f: &Faults, n: u64) -> Option<FakeReply> {
+    let u = unit(f.seed, n, 1);
+    let mut edge = 0.0;
+    let mut hit = |rate: f64| {
+        edge += rate;
+        rate > 0.0 && u < edge
+    };
+    if hit(f.rate_429) {
+        return Some(FakeReply::rate_limited(f.retry_after_s));
+    }
+    if hit(f.rate_500) {
+        return Some(FakeReply::server_error());
+    }
+    if hit(f.rate_hang) {
+        return Some(FakeReply::Hang);
+    }
+    if hit(f.rate_malformed_body) {
+        return Some(FakeReply::RawBody("{\"id\": \"fake\", \"choices\": [{\"message\": {\"role\": \"assist".into()));
+    }
+    None
+}
+
+async fn chat(State(s): State<Arc<Shared>>, body: axum::body::Bytes) -> Response {
+    let n = s.chat_calls.fetch_add(1, Ordering::Relaxed);
+    if !s.latency.is_zero() {
+        tokio::time::sleep(s.latency).await;
+    }
+    let body: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return error_response(400, None, &format!("invalid JSON body: {e}")),
+    };
+    if s.record
+        && let Ok(mut r) = s.recorded.lock()
+    {
+        r.push(body.clone());
+    }
+    let messages = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+    let role_content = |role: &str| {
+        messages
+            .iter()
+            .rev()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some(role))
+            .and_then(|m| m.get("content").and_then(Value::as_str))
+            .map(str::to_string)
+    };
+    let req = FakeRequest {
+        n,
+        model: body.get("model").and_then(Value::as_str).unwrap_or_default().to_string(),
+        last_user: role_content("user").unwrap_or_default(),
+        system: role_content("system"),
+        schema: body.pointer("/response_format/json_schema/schema").cloned(),
+        seed: body.get("seed").and_then(Value::as_u64),
+        body,
+    };
+    let reply = match injected(&s.faults, n) {
+        Some(r) => {
+            s.injected.fetch_add(1, Ordering::Relaxed);
+            r
+        }
+        None => {
+            let scripted = s.script.lock().ok().and_then(|mut q| q.pop_front());
+            let mut r = scripted.unwrap_or_else(|| (s.responder)(&req));
+            if s.faults.rate_broken_content > 0.0 && unit(s.faults.seed, n, 2) < s.faults.rate_broken_content {
+                s.injected.fetch_add(1, Ordering::Relaxed);
+                r = FakeReply::Content("{\"grade\": 2, \"reason\": \"the passage".into());
+            }
+            r
+        }
+    };
+    render(reply, &req).await
+}
+
+fn render(reply: FakeReply, req: &FakeRequest) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send + '_>> {
+    Box::pin(async move {
+        match reply {
+            FakeReply::Content(text) => completion(req, &text, "stop"),
+            FakeReply::Truncated(text) => completion(req, &text, "length"),
+            FakeReply::Status { status, retry_after_s, message } => error_response(status, retry_after_s, &message),
+            FakeReply::Hang => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                error_response(504, None, "hung")
+            }
+            FakeReply::RawBody(b) => (StatusCode::OK, [("content-type", "application/json")], b).into_response(),
+            FakeReply::Delay(d, inner) => {
+                tokio::time::sleep(d).await;
+                render(*inner, req).await
+            }
+        }
+    })
+}
+
+fn approx_tokens(s: &str) -> u64 {
+    (s.chars().count() as u64).div_ceil(4)
+}
+
+fn completion(req: &FakeRequest, text: &str, finish: &str) -> Response {
+    let prompt: u64 = req
+        .body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(|ms| ms.iter().map(|m| 4 + approx_tokens(m.get("content").and_then(Value::as_str).unwrap_or_default())).sum())
+        .unwrap_or(0);
+    let out = approx_tokens(text);
+    axum::Json(json!({
+        "id": format!("fake-{}", req.n),
+        "object": "chat.completion",
+        "created": 0,
+        "model": req.model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
+    }))
+    .into_response()
+}
+
+fn error_response(status: u16, retry_after_s: Option<f64>, message: &str) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = (code, axum::Json(json!({"error": {"message": message, "type": "fake_error", "param": null, "code": null}}))).into_response();
+    if let Some(s) = retry_after_s
+        && let Ok(v) = HeaderValue::from_str(&format!("{s}"))
+    {
+        r.headers_mut().insert("retry-after", v);
+    }
+    r
+}
+
+/// The default responder: a minimal valid instance of the requested schema, else `"ok"`.
+pub fn default_reply(req: &FakeRequest) -> FakeReply {
+    match &req.schema {
+        Some(s) => FakeReply::json(schema_instance(s, s)),
+        None => FakeReply::Content("ok".into()),
+    }
+}
+
+/// A minimal instance of a JSON schema (first enum value, minimum, required fields only).
+pub fn schema_instance(root: &Value, schema: &Value) -> Value {
+    let mut s = schema;
+    if let Some(r) = s.get("$ref").and_then(Value::as_str)
+        && let Some(path) = r.strip_prefix("#/")
+    {
+        let mut cur = root;
+        for part in path.split('/') {
+            cur = cur.get(part).unwrap_or(&Value::Null);
+        }
+        s = cur;
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array).and_then(|a| a.first()) {
+        return e.clone();
+    }
+    if let Some(c) = s.get("const") {
+        return c.clone();
+    }
+    if let Some(alts) = s.get("anyOf").or_else(|| s.get("oneOf")).and_then(Value::as_array)
+        && let Some(a) = alts.first()
+    {
+        return schema_instance(root, a);
+    }
+    let ty = match s.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("null"),
+        _ => if s.get("properties").is_some() { "object" } else { "string" },
+    };
+    match ty {
+        "object" => {
+            let mut m = serde_json::Map::new();
+            let props = s.get("properties").and_then(Value::as_object);
+            for r in s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                let sub = props.and_then(|p| p.get(r)).unwrap_or(&Value::Null);
+                m.insert(r.to_string(), schema_instance(root, sub));
+            }
+            Value::Object(m)
+        }
+        "array" => {
+            let n = s.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+            let item = s.get("items").cloned().unwrap_or(Value::Null);
+            Value::Array((0..n).map(|_| schema_instance(root, &item)).collect())
+        }
+        "integer" => json!(s.get("minimum").and_then(Value::as_i64).unwrap_or(0)),
+        "number" => json!(s.get("minimum").and_then(Value::as_f64).unwrap_or(0.0)),
+        "boolean" => json!(false),
+        "null" => Value::Null,
+        _ => {
+            let n = s.get("minLength").and_then(Value::as_u64).unwrap_or(1) as usize;
+            Value::String("x".repeat(n.max(1)))
+        }
+    }
+}
+
+async fn embeddings(State(s): State<Arc<Shared>>, axum::Json(body): axum::Json<Value>) -> Response {
+    let n = s.embedding_calls.fetch_add(1, Ordering::Relaxed);
+    if !s.latency.is_zero() {
+        tokio::time::sleep(s.latency).await;
+    }
+    if let Some(r) = injected(&s.faults, n) {
+        s.injected.fetch_add(1, Ordering::Relaxed);
+        if !matches!(r, FakeReply::Content(_)) {
+            let req = FakeRequest { n, model: String::new(), body: Value::Null, last_user: String::new(), system: None, schema: None, seed: None };
+            return render(r, &req).await;
+        }
+    }
+    let inputs: Vec<String> = match body.get("input") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect(),
+        _ => return error_response(400, None, "`input` must be a string or an array of strings"),
+    };
+    let mut tokens = 0u64;
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            tokens += approx_tokens(t);
+            json!({"object": "embedding", "index": i, "embedding": fake_embedding(t, s.dims)})
+        })
+        .collect();
+    let model = body.get("model").and_then(Value::as_str).unwrap_or("fake-embed");
+    axum::Json(json!({"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})).into_response()
+}
+
+fn fnv(bytes: &[u8], salt: u64) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ salt;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The fake's deterministic embedding: e5 prefixes (`query: `, `passage: `) dropped, lower
+/// case, words (CJK characters count as words) weighted 1 and their character trigrams 0.5,
+/// hashed with a sign into `dims` buckets, L2-normalised. Texts sharing words are close.
+pub fn fake_embedding(text: &str, dims: usize) -> Vec<f32> {
+    let dims = dims.max(1);
+    let mut v = vec![0f32; dims];
+    let t = text.trim_start();
+    let t = t.strip_prefix("query: ").or_else(|| t.strip_prefix("passage: ")).unwrap_or(t).to_lowercase();
+    let mut add = |feature: &[u8], w: f32| {
+        let h = fnv(feature, 0x6d74_72);
+        let idx = (h % dims as u64) as usize;
+        let sign = if (h >> 63) == 0 { 1.0 } else { -1.0 };
+        v[idx] += sign * w;
+    };
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for c in t.chars() {
+        let cjk = ('\u{4e00}'..='\u{9fff}').contains(&c) || ('\u{3400}'..='\u{4dbf}').contains(&c);
+        if cjk {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            words.push(c.to_string());
+        } else if c.is_alphanumeric() {
+            cur.push(c);
+        } else if !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    for w in &words {
+        add(w.as_bytes(), 1.0);
+        let padded: Vec<char> = format!("#{w}#").chars().collect();
+        if padded.len() > 3 {
+            for g in padded.windows(3) {
+                add(g.iter().collect::<String>().as_bytes(), 0.5);
+            }
+        }
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cos(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn embeddings_are_deterministic_and_similarity_aware() {
+        let a = fake_embedding("query: How do cats sleep?", 256);
+        let b = fake_embedding("passage: Cats sleep about 15 hours a day.", 256);
+        let c = fake_embedding("passage: The stock market fell sharply on Monday.", 256);
+        assert_eq!(a, fake_embedding("query: How do cats sleep?", 256));
+        assert!((cos(&a, &a) - 1.0).abs() < 1e-5);
+        assert!(cos(&a, &b) > cos(&a, &c) + 0.2, "{} vs {}", cos(&a, &b), cos(&a, &c));
+        let zh1 = fake_embedding("猫每天睡多久", 256);
+        let zh2 = fake_embedding("猫一天睡十五个小时", 256);
+        let zh3 = fake_embedding("股市周一大跌", 256);
+        assert!(cos(&zh1, &zh2) > cos(&zh1, &zh3));
+    }
+
+    #[test]
+    fn schema_instances_validate() {
+        let s = json!({"type": "object", "required": ["grade", "why", "tags"], "additionalProperties": false,
+            "properties": {"grade": {"type": "integer", "minimum": 0, "maximum": 3}, "why": {"type": "string"},
+            "tags": {"type": "array", "minItems": 1, "items": {"enum": ["a", "b"]}}}});
+        let v = schema_instance(&s, &s);
+        crate::extract::validate(&s, &v).unwrap();
+    }
+
+    #[test]
+    fn fault_rates_are_close_and_deterministic() {
+        let f = Faults { rate_429: 0.1, rate_500: 0.1, seed: 7, ..Default::default() };
+        let hits = (0..10_000).filter(|n| injected(&f, *n).is_some()).count();
+        assert!((1800..2200).contains(&hits), "{hits}");
+        let again = (0..10_000).filter(|n| injected(&f, *n).is_some()).count();
+        assert_eq!(hits, again);
+    }
+}

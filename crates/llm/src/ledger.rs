@@ -1,0 +1,222 @@
+//! The cost ledger: what every endpoint was asked, answered, failed and cost in this run, and
+//! the `--max-cost` budget check made before each paid call. Reports print its snapshot.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LlmError, Result};
+
+/// Usage of one endpoint in this run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndpointUsage {
+    pub model: String,
+    /// Calls answered by the provider (paid), including parse failures.
+    pub calls: u64,
+    /// Calls answered from the cache (free).
+    pub cache_hits: u64,
+    /// HTTP attempts that were retried (429, 5xx, timeouts, connection errors).
+    pub retries: u64,
+    /// Re-asks after unparsable output.
+    pub parse_retries: u64,
+    /// Values recovered by the tolerant extractor.
+    pub parse_extracted: u64,
+    /// Calls whose output never parsed (reported, never scored).
+    pub parse_failed: u64,
+    /// Calls that failed at the provider after every retry.
+    pub provider_failed: u64,
+    /// Calls refused by the budget.
+    pub budget_refused: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// The ledger at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LedgerSnapshot {
+    pub endpoints: BTreeMap<String, EndpointUsage>,
+    pub total_cost_usd: f64,
+    pub max_cost_usd: Option<f64>,
+    /// True once a call was refused by `--max-cost` (the run is incomplete but resumable).
+    pub budget_stopped: bool,
+}
+
+impl LedgerSnapshot {
+    /// Totals over every endpoint (model field empty).
+    pub fn total(&self) -> EndpointUsage {
+        let mut t = EndpointUsage::default();
+        for u in self.endpoints.values() {
+            t.calls += u.calls;
+            t.cache_hits += u.cache_hits;
+            t.retries += u.retries;
+            t.parse_retries += u.parse_retries;
+            t.parse_extracted += u.parse_extracted;
+            t.parse_failed += u.parse_failed;
+            t.provider_failed += u.provider_failed;
+            t.budget_refused += u.budget_refused;
+            t.prompt_tokens += u.prompt_tokens;
+            t.completion_tokens += u.completion_tokens;
+            t.cost_usd += u.cost_usd;
+        }
+        t
+    }
+
+    /// A Markdown table for reports.
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::from(
+            "| endpoint | model | calls | cache hits | retries | parse retries | extracted | parse failed | provider failed | prompt tok | completion tok | cost USD |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        let row = |s: &mut String, name: &str, u: &EndpointUsage| {
+            let _ = writeln!(
+                s,
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} |",
+                u.model,
+                u.calls,
+                u.cache_hits,
+                u.retries,
+                u.parse_retries,
+                u.parse_extracted,
+                u.parse_failed,
+                u.provider_failed,
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.cost_usd
+            );
+        };
+        for (name, u) in &self.endpoints {
+            row(&mut s, name, u);
+        }
+        row(&mut s, "**total**", &self.total());
+        if let Some(m) = self.max_cost_usd {
+            let _ = writeln!(s, "\nBudget: ${:.4} of ${m:.4}{}", self.total_cost_usd, if self.budget_stopped { " (stopped: rerun with a higher --max-cost to resume)" } else { "" });
+        }
+        s
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    snap: LedgerSnapshot,
+    /// Estimated cost of calls in flight (reserved against the budget).
+    reserved: f64,
+}
+
+/// The live ledger (thread-safe).
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    state: Mutex<State>,
+}
+
+/// What a ledger update is about.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Event {
+    CacheHit,
+    Retry,
+    ParseRetry,
+    Extracted,
+    ParseFailed,
+    ProviderFailed,
+}
+
+impl Ledger {
+    pub(crate) fn new(max_cost: Option<f64>) -> Self {
+        let l = Self::default();
+        if let Ok(mut s) = l.state.lock() {
+            s.snap.max_cost_usd = max_cost;
+        }
+        l
+    }
+
+    pub(crate) fn register(&self, endpoint: &str, model: &str) {
+        if let Ok(mut s) = self.state.lock() {
+            s.snap.endpoints.entry(endpoint.to_string()).or_default().model = model.to_string();
+        }
+    }
+
+    /// Reserves `estimate` USD for a call, or refuses it if the budget would be passed.
+    pub(crate) fn reserve(&self, endpoint: &str, estimate: f64) -> Result<()> {
+        let Ok(mut s) = self.state.lock() else { return Ok(()) };
+        if let Some(limit) = s.snap.max_cost_usd {
+            let spent = s.snap.total_cost_usd;
+            // A free call never passes the budget; once a paid call was refused, every later
+            // paid call is too, so a run stops at one clear point.
+            if estimate > 0.0 && (s.snap.budget_stopped || spent + s.reserved + estimate > limit) {
+                s.snap.budget_stopped = true;
+                s.snap.endpoints.entry(endpoint.to_string()).or_default().budget_refused += 1;
+                return Err(LlmError::Budget { spent, limit, next: estimate });
+            }
+        }
+        s.reserved += estimate;
+        Ok(())
+    }
+
+    /// Releases a reservation and books what was actually paid.
+    pub(crate) fn settle(&self, endpoint: &str, estimate: f64, prompt: u64, completion: u64, cost: f64) {
+        if let Ok(mut s) = self.state.lock() {
+            s.reserved = (s.reserved - estimate).max(0.0);
+            s.snap.total_cost_usd += cost;
+            let u = s.snap.endpoints.entry(endpoint.to_string()).or_default();
+            u.calls += 1;
+            u.prompt_tokens += prompt;
+            u.completion_tokens += completion;
+            u.cost_usd += cost;
+        }
+    }
+
+    /// Books usage of an attempt that is not a finished call (a parse retry's tokens).
+    pub(crate) fn add_usage(&self, endpoint: &str, prompt: u64, completion: u64, cost: f64) {
+        if let Ok(mut s) = self.state.lock() {
+            s.snap.total_cost_usd += cost;
+            let u = s.snap.endpoints.entry(endpoint.to_string()).or_default();
+            u.prompt_tokens += prompt;
+            u.completion_tokens += completion;
+            u.cost_usd += cost;
+        }
+    }
+
+    /// Releases a reservation without booking a call (the call failed before any answer).
+    pub(crate) fn release(&self, estimate: f64) {
+        if let Ok(mut s) = self.state.lock() {
+            s.reserved = (s.reserved - estimate).max(0.0);
+        }
+    }
+
+    pub(crate) fn event(&self, endpoint: &str, e: Event) {
+        if let Ok(mut s) = self.state.lock() {
+            let u = s.snap.endpoints.entry(endpoint.to_string()).or_default();
+            match e {
+                Event::CacheHit => u.cache_hits += 1,
+                Event::Retry => u.retries += 1,
+                Event::ParseRetry => u.parse_retries += 1,
+                Event::Extracted => u.parse_extracted += 1,
+                Event::ParseFailed => u.parse_failed += 1,
+                Event::ProviderFailed => u.provider_failed += 1,
+            }
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> LedgerSnapshot {
+        self.state.lock().map(|s| s.snap.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_refuses_before_passing_the_limit() {
+        let l = Ledger::new(Some(1.0));
+        l.reserve("a", 0.6).unwrap();
+        assert!(l.reserve("a", 0.6).unwrap_err().is_budget_stop());
+        l.settle("a", 0.6, 10, 10, 0.5);
+        let s = l.snapshot();
+        assert!(s.budget_stopped);
+        assert_eq!(s.endpoints["a"].budget_refused, 1);
+        assert!((s.total_cost_usd - 0.5).abs() < 1e-12);
+        assert!(s.to_markdown().contains("rerun with a higher --max-cost"));
+    }
+}

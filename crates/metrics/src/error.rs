@@ -1,0 +1,76 @@
+//! The metrics crate's one error type. Bad user input (a malformed run line, a duplicate
+//! document, a query missing from the run) is `Input`, carrying file, line and field, and turns
+//! into `mtr_core::Error::Input` so the binary exits with the user-error code. Bad arguments
+//! from calling code (an unknown measure, an empty sample) are `InvalidArgument`.
+
+use std::path::{Path, PathBuf};
+
+use mtr_core::InputError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    /// The user's input is wrong; fixing the named file fixes the error.
+    #[error("{0}")]
+    Input(Box<InputError>),
+    /// A measure name, option or statistic argument is not valid.
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl MetricsError {
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        MetricsError::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        MetricsError::InvalidArgument(message.into())
+    }
+    /// True when the user can fix this by fixing an input file or an option.
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            MetricsError::Input(_) | MetricsError::InvalidArgument(_)
+        )
+    }
+}
+
+impl From<InputError> for MetricsError {
+    fn from(e: InputError) -> Self {
+        MetricsError::Input(Box::new(e))
+    }
+}
+
+impl From<MetricsError> for mtr_core::Error {
+    fn from(e: MetricsError) -> Self {
+        match e {
+            MetricsError::Input(ie) => mtr_core::Error::Input(ie),
+            MetricsError::InvalidArgument(m) => {
+                mtr_core::Error::Input(Box::new(InputError::new("<arguments>", m)))
+            }
+            MetricsError::Io { path, source } => mtr_core::Error::Io { path, source },
+        }
+    }
+}
+
+impl From<mtr_core::Error> for MetricsError {
+    fn from(e: mtr_core::Error) -> Self {
+        match e {
+            mtr_core::Error::Input(ie) => MetricsError::Input(ie),
+            mtr_core::Error::Inputs(mut v) if !v.is_empty() => {
+                MetricsError::Input(Box::new(v.remove(0)))
+            }
+            mtr_core::Error::Io { path, source } => MetricsError::Io { path, source },
+            other => MetricsError::InvalidArgument(other.to_string()),
+        }
+    }
+}
+
+pub type Result<T, E = MetricsError> = std::result::Result<T, E>;

@@ -1,0 +1,478 @@
+//! Evaluating a run against qrels: which queries count, per-query values, and the summary.
+//!
+//! Query set (trec_eval 10.0): every qrels query must have results, or the evaluation stops
+//! with an error naming the missing queries ([`MissingQueries::Error`]); `-c`
+//! ([`MissingQueries::Complete`]) scores missing queries 0 (trec_eval evaluates them on a
+//! one-document ranking of an unjudged document and reports num_ret 0) and averages over all
+//! qrels queries; [`MissingQueries::Intersect`] averages over qrels ∩ run, as trec_eval 9 did.
+//! Run queries without qrels are ignored. Summary: arithmetic mean for measures, sums for
+//! `num_*` (with `-c`, `num_rel` counts every judgement with grade > 0, as trec_eval does),
+//! geometric mean for `gm_map`; the sum runs in qid byte order like trec_eval's.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::compute::{QueryInput, compute};
+use crate::error::{MetricsError, Result};
+use crate::input::{Compat, Dedup, EvalQrels, MemRun, RunFile, RunSource, read_qrels_file};
+use crate::measure::{Aggregation, Column, Family, MeasureSet};
+use crate::rank::{NONPOOL, Scratch, rank_query};
+use mtr_core::InputError;
+
+/// What to do with qrels queries the run has no results for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingQueries {
+    /// An error naming them (trec_eval 10.0).
+    #[default]
+    Error,
+    /// Score them 0 and average over all qrels queries (trec_eval `-c`).
+    Complete,
+    /// Average over the queries in both qrels and run (trec_eval 9.x without `-c`).
+    Intersect,
+}
+
+/// Everything that changes the numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalOptions {
+    pub measures: MeasureSet,
+    /// Minimum grade counted relevant (`-l`), >= 0. nDCG ignores it and uses raw grades.
+    pub relevance_level: i64,
+    pub missing: MissingQueries,
+    /// Depth cutoff (`-M`): only the top `max_docs` ranked documents of each query count.
+    pub max_docs: Option<usize>,
+    pub compat: Compat,
+    pub dedup: Dedup,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            measures: MeasureSet::official(),
+            relevance_level: 1,
+            missing: MissingQueries::Error,
+            max_docs: None,
+            compat: Compat::TrecEval10,
+            dedup: Dedup::Error,
+        }
+    }
+}
+
+impl EvalOptions {
+    pub fn with_measures(measures: MeasureSet) -> Self {
+        EvalOptions {
+            measures,
+            ..EvalOptions::default()
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.relevance_level < 0 {
+            return Err(MetricsError::invalid("relevance level (-l) must be >= 0"));
+        }
+        if self.max_docs == Some(0) {
+            return Err(MetricsError::invalid("depth cutoff (-M) must be >= 1"));
+        }
+        Ok(())
+    }
+
+    /// The record of conventions every JSON output carries.
+    pub fn conventions(&self) -> Conventions {
+        Conventions {
+            compat: self.compat.name(),
+            score_precision: match self.compat {
+                Compat::TrecEval10 => "f64 (trec_eval 10.0)",
+                Compat::TrecEval9 => {
+                    "f32 (trec_eval 9.x, pytrec_eval, BEIR, MTEB); iprec_at_recall levels as (long)(p*R + 0.9)"
+                }
+            },
+            relevance_level: self.relevance_level,
+            missing_queries: self.missing,
+            max_docs: self.max_docs,
+            dedup: self.dedup,
+            ranking: "score descending, ties by docno descending (byte order); rank column ignored",
+            averaging: "arithmetic mean over evaluated queries in qid byte order; num_* summed; gm_map geometric",
+            ndcg_gain: "ndcg, ndcg_cut: linear (gain = grade); ndcg_exp_cut: 2^grade - 1; discount log2(rank + 1)",
+            map_cut_denominator: "map_cut: R (all relevant, trec_eval); map_capped_cut: min(R, k)",
+            negative_grades: "judged non-relevant",
+        }
+    }
+}
+
+/// The conventions behind a set of numbers, serialised into every JSON output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Conventions {
+    pub compat: &'static str,
+    pub score_precision: &'static str,
+    pub relevance_level: i64,
+    pub missing_queries: MissingQueries,
+    pub max_docs: Option<usize>,
+    pub dedup: Dedup,
+    pub ranking: &'static str,
+    pub averaging: &'static str,
+    pub ndcg_gain: &'static str,
+    pub map_cut_denominator: &'static str,
+    pub negative_grades: &'static str,
+}
+
+/// One evaluated query's values, aligned with [`Evaluation::columns`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryScores {
+    pub qid: String,
+    pub values: Vec<f64>,
+    /// The run had no results for it (`-c`): its values are trec_eval's zeros.
+    pub missing: bool,
+}
+
+/// Result of an evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evaluation {
+    pub columns: Vec<Column>,
+    pub queries: Vec<QueryScores>,
+    pub summary: Vec<f64>,
+    pub num_q: usize,
+    pub run_id: Option<String>,
+    pub conventions: Conventions,
+    /// Run queries that have no qrels (ignored).
+    pub ignored_run_queries: usize,
+}
+
+impl Evaluation {
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+    pub fn column_names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+    /// The summary (`all`) value of a column.
+    pub fn mean(&self, name: &str) -> Option<f64> {
+        self.column(name).map(|i| self.summary[i])
+    }
+    /// Per-query values of a column, in qid byte order.
+    pub fn per_query(&self, name: &str) -> Option<Vec<(&str, f64)>> {
+        let i = self.column(name)?;
+        Some(
+            self.queries
+                .iter()
+                .map(|q| (q.qid.as_str(), q.values[i]))
+                .collect(),
+        )
+    }
+    pub fn per_query_map(&self, name: &str) -> Option<BTreeMap<String, f64>> {
+        let i = self.column(name)?;
+        Some(
+            self.queries
+                .iter()
+                .map(|q| (q.qid.clone(), q.values[i]))
+                .collect(),
+        )
+    }
+    /// Per-query values aligned with `queries`.
+    pub fn values(&self, name: &str) -> Option<Vec<f64>> {
+        let i = self.column(name)?;
+        Some(self.queries.iter().map(|q| q.values[i]).collect())
+    }
+    pub fn qids(&self) -> Vec<&str> {
+        self.queries.iter().map(|q| q.qid.as_str()).collect()
+    }
+}
+
+/// Evaluates an in-memory run against in-memory qrels.
+pub fn evaluate(
+    qrels: &mtr_core::Qrels,
+    run: &mtr_core::Run,
+    opts: &EvalOptions,
+) -> Result<Evaluation> {
+    let q = EvalQrels::from_qrels(qrels);
+    let r = MemRun::from_run(run);
+    evaluate_source(&q, &r, opts)
+}
+
+/// Reads qrels and a run (TREC or MTRAG JSONL) from files and evaluates.
+pub fn evaluate_files(
+    qrels: impl AsRef<Path>,
+    run: impl AsRef<Path>,
+    opts: &EvalOptions,
+) -> Result<Evaluation> {
+    let q = read_qrels_file(qrels, opts.dedup)?;
+    let r = RunFile::open(run)?;
+    evaluate_prepared(&q, &r, opts)
+}
+
+/// Evaluates already-read inputs (read qrels once, evaluate many runs).
+pub fn evaluate_prepared(
+    qrels: &EvalQrels,
+    run: &RunFile,
+    opts: &EvalOptions,
+) -> Result<Evaluation> {
+    evaluate_source(qrels, run.source(), opts)
+}
+
+/// Evaluates an in-memory run against qrels read once (bench: many systems, one qrels).
+pub fn evaluate_run(
+    qrels: &EvalQrels,
+    run: &mtr_core::Run,
+    opts: &EvalOptions,
+) -> Result<Evaluation> {
+    evaluate_source(qrels, &MemRun::from_run(run), opts)
+}
+
+enum Work {
+    /// qrels index, run index
+    Eval(usize, usize),
+    /// qrels query missing from the run (`-c`)
+    Missing(usize),
+    /// run query without qrels: only checked for well-formedness
+    Check(usize),
+}
+
+pub(crate) fn evaluate_source<'r>(
+    qrels: &EvalQrels,
+    run: &'r dyn RunSource,
+    opts: &EvalOptions,
+) -> Result<Evaluation> {
+    opts.validate()?;
+    let columns = opts.measures.columns();
+
+    let mut work = Vec::with_capacity(qrels.len());
+    let mut missing = Vec::new();
+    let mut in_qrels = vec![false; run.len()];
+    for (qi, q) in qrels.queries.iter().enumerate() {
+        match run.find(q.qid.as_bytes()) {
+            Some(ri) => {
+                in_qrels[ri] = true;
+                work.push(Work::Eval(qi, ri));
+            }
+            None => match opts.missing {
+                MissingQueries::Complete => work.push(Work::Missing(qi)),
+                MissingQueries::Intersect => {}
+                MissingQueries::Error => missing.push(q.qid.as_str()),
+            },
+        }
+    }
+    let n_ignored = in_qrels.iter().filter(|b| !**b).count();
+    work.extend(
+        in_qrels
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| !**b)
+            .map(|(ri, _)| Work::Check(ri)),
+    );
+
+    if !missing.is_empty() {
+        let shown: Vec<&str> = missing.iter().take(5).copied().collect();
+        return Err(InputError::new(
+            run.origin(),
+            format!(
+                "{} of {} qrels queries have no results in the run (first: {})",
+                missing.len(),
+                qrels.len(),
+                shown.join(", ")
+            ),
+        )
+        .hint("trec_eval 10.0 stops here too; pass -c to score them 0 and average over all qrels queries, or --intersect to average over the queries in both")
+        .into());
+    }
+
+    let run_one = |scratch: &mut Scratch<'r>, w: &Work| -> Result<Option<QueryScores>> {
+        match *w {
+            Work::Check(ri) => {
+                scratch.cands.clear();
+                run.candidates(ri, opts.compat, &mut scratch.cands)?;
+                scratch.cands.clear();
+                run.release(ri);
+                Ok(None)
+            }
+            Work::Eval(qi, ri) => {
+                let q = &qrels.queries[qi];
+                scratch.cands.clear();
+                run.candidates(ri, opts.compat, &mut scratch.cands)?;
+                rank_query(scratch, q, opts.dedup, opts.max_docs, run.origin())?;
+                scratch.cands.clear();
+                run.release(ri);
+                let mut values = Vec::with_capacity(columns.len());
+                compute(
+                    &opts.measures,
+                    &QueryInput {
+                        rels: &scratch.rels,
+                        qrels: q,
+                        level: opts.relevance_level,
+                        compat: opts.compat,
+                    },
+                    &mut values,
+                );
+                Ok(Some(QueryScores {
+                    qid: q.qid.clone(),
+                    values,
+                    missing: false,
+                }))
+            }
+            Work::Missing(qi) => {
+                let q = &qrels.queries[qi];
+                // trec_eval's stand-in ranking: one unjudged document; then num_ret := 0.
+                let mut values = Vec::with_capacity(columns.len());
+                compute(
+                    &opts.measures,
+                    &QueryInput {
+                        rels: &[NONPOOL],
+                        qrels: q,
+                        level: opts.relevance_level,
+                        compat: opts.compat,
+                    },
+                    &mut values,
+                );
+                for (c, v) in columns.iter().zip(values.iter_mut()) {
+                    if c.family == Family::NumRet {
+                        *v = 0.0;
+                    }
+                }
+                Ok(Some(QueryScores {
+                    qid: q.qid.clone(),
+                    values,
+                    missing: true,
+                }))
+            }
+        }
+    };
+
+    let results: Vec<Result<Option<QueryScores>>> = if run.num_lines() >= 200_000 {
+        work.par_iter()
+            .map_init(Scratch::default, |s, w| run_one(s, w))
+            .collect()
+    } else {
+        let mut s = Scratch::default();
+        work.iter().map(|w| run_one(&mut s, w)).collect()
+    };
+    let mut queries = Vec::with_capacity(qrels.len());
+    for r in results {
+        if let Some(q) = r? {
+            queries.push(q);
+        }
+    }
+    // Work lists qrels queries in qid order (evaluated and missing interleaved correctly
+    // because both come from the same qrels walk), so `queries` is in qid byte order.
+    if queries.is_empty() {
+        return Err(InputError::new(
+            run.origin(),
+            "no queries with both results and relevance judgements",
+        )
+        .hint("check that the run and the qrels use the same query ids")
+        .into());
+    }
+
+    let num_q = queries.len();
+    let summary = summarize(&columns, &queries, qrels, opts);
+    Ok(Evaluation {
+        columns,
+        queries,
+        summary,
+        num_q,
+        run_id: run.run_id().map(str::to_string),
+        conventions: opts.conventions(),
+        ignored_run_queries: n_ignored,
+    })
+}
+
+fn summarize(
+    columns: &[Column],
+    queries: &[QueryScores],
+    qrels: &EvalQrels,
+    opts: &EvalOptions,
+) -> Vec<f64> {
+    let n = queries.len() as f64;
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let sum = || queries.iter().fold(0.0, |acc, q| acc + q.values[i]);
+            match c.aggregation {
+                Aggregation::Text => f64::NAN,
+                Aggregation::Count => n,
+                Aggregation::Sum => {
+                    if c.family == Family::NumRel && opts.missing == MissingQueries::Complete {
+                        qrels.queries.iter().map(|q| q.num_positive).sum::<u64>() as f64
+                    } else {
+                        sum()
+                    }
+                }
+                Aggregation::Mean => sum() / n,
+                Aggregation::GeometricMean => (sum() / n).exp(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qrels() -> mtr_core::Qrels {
+        let mut q = mtr_core::Qrels::new();
+        q.entry("q1".into()).or_default().insert("a".into(), 1);
+        q.entry("q2".into()).or_default().insert("b".into(), 2);
+        q.entry("q2".into()).or_default().insert("c".into(), 0);
+        q
+    }
+
+    fn run() -> mtr_core::Run {
+        let mut r = mtr_core::Run::new();
+        r.insert("q1".into(), vec![("x".into(), 2.0), ("a".into(), 1.0)]);
+        r.insert("q9".into(), vec![("a".into(), 1.0)]);
+        r
+    }
+
+    #[test]
+    fn missing_queries_error_complete_intersect() {
+        let mut o = EvalOptions::with_measures(
+            MeasureSet::parse(["num_q", "num_rel", "map", "num_ret"]).unwrap(),
+        );
+        let e = evaluate(&qrels(), &run(), &o).unwrap_err().to_string();
+        assert!(
+            e.contains("1 of 2") && e.contains("q2") && e.contains("-c"),
+            "{e}"
+        );
+        o.missing = MissingQueries::Complete;
+        let ev = evaluate(&qrels(), &run(), &o).unwrap();
+        assert_eq!(ev.qids(), ["q1", "q2"]);
+        assert_eq!(ev.mean("num_q"), Some(2.0));
+        assert_eq!(ev.mean("map"), Some(0.25));
+        assert_eq!(ev.per_query_map("num_ret").unwrap()["q2"], 0.0);
+        assert!(ev.queries[1].missing);
+        o.missing = MissingQueries::Intersect;
+        let ev = evaluate(&qrels(), &run(), &o).unwrap();
+        assert_eq!(ev.qids(), ["q1"]);
+        assert_eq!(ev.mean("map"), Some(0.5));
+        assert_eq!(ev.ignored_run_queries, 1);
+    }
+
+    #[test]
+    fn complete_num_rel_counts_positive_grades_regardless_of_level() {
+        let mut o = EvalOptions::with_measures(MeasureSet::parse(["num_rel"]).unwrap());
+        o.missing = MissingQueries::Complete;
+        o.relevance_level = 2;
+        let ev = evaluate(&qrels(), &run(), &o).unwrap();
+        assert_eq!(
+            ev.per_query("num_rel").unwrap(),
+            vec![("q1", 0.0), ("q2", 1.0)]
+        );
+        assert_eq!(ev.mean("num_rel"), Some(2.0));
+    }
+
+    #[test]
+    fn no_overlap_is_an_error() {
+        let o = EvalOptions {
+            missing: MissingQueries::Intersect,
+            ..EvalOptions::default()
+        };
+        let mut r = mtr_core::Run::new();
+        r.insert("zz".into(), vec![("a".into(), 1.0)]);
+        let e = evaluate(&qrels(), &r, &o).unwrap_err();
+        assert!(
+            e.is_user_error() && e.to_string().contains("no queries"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,654 @@
+//! Measure names and parameters, parsed from trec_eval's `-m name[.p1,p2,...]` syntax.
+//!
+//! trec_eval prints measures in one fixed order (its `te_trec_measures` table), whatever order
+//! they were asked for, and sorts each measure's cutoffs ascending; output that must be
+//! byte-identical has to follow the same order, so [`Family`] is declared in that order and
+//! the mtr extensions come last. Each family expands into one or more output columns
+//! (`P.5,10` into `P_5` and `P_10`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::error::{MetricsError, Result};
+
+/// A measure family, in trec_eval's print order (extensions after trec_eval's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Family {
+    RunId,
+    NumQ,
+    NumRet,
+    NumRel,
+    NumRelRet,
+    Map,
+    GmMap,
+    Rprec,
+    Bpref,
+    RecipRank,
+    IprecAtRecall,
+    P,
+    Recall,
+    Ndcg,
+    NdcgCut,
+    MapCut,
+    Success,
+    // mtr extensions (not trec_eval measures; names chosen so nobody mistakes them).
+    NdcgExpCut,
+    MapCappedCut,
+    SuccessStrict,
+    SuccessLenient,
+    RecipRankCut,
+}
+
+const DEFAULT_CUTOFFS: &[usize] = &[5, 10, 15, 20, 30, 100, 200, 500, 1000];
+const DEFAULT_SUCCESS: &[usize] = &[1, 5, 10];
+const DEFAULT_RR_CUT: &[usize] = &[10];
+const DEFAULT_IPREC: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+
+impl Family {
+    pub const ALL: [Family; 22] = [
+        Family::RunId,
+        Family::NumQ,
+        Family::NumRet,
+        Family::NumRel,
+        Family::NumRelRet,
+        Family::Map,
+        Family::GmMap,
+        Family::Rprec,
+        Family::Bpref,
+        Family::RecipRank,
+        Family::IprecAtRecall,
+        Family::P,
+        Family::Recall,
+        Family::Ndcg,
+        Family::NdcgCut,
+        Family::MapCut,
+        Family::Success,
+        Family::NdcgExpCut,
+        Family::MapCappedCut,
+        Family::SuccessStrict,
+        Family::SuccessLenient,
+        Family::RecipRankCut,
+    ];
+
+    /// The name used on the command line and as the column prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::RunId => "runid",
+            Family::NumQ => "num_q",
+            Family::NumRet => "num_ret",
+            Family::NumRel => "num_rel",
+            Family::NumRelRet => "num_rel_ret",
+            Family::Map => "map",
+            Family::GmMap => "gm_map",
+            Family::Rprec => "Rprec",
+            Family::Bpref => "bpref",
+            Family::RecipRank => "recip_rank",
+            Family::IprecAtRecall => "iprec_at_recall",
+            Family::P => "P",
+            Family::Recall => "recall",
+            Family::Ndcg => "ndcg",
+            Family::NdcgCut => "ndcg_cut",
+            Family::MapCut => "map_cut",
+            Family::Success => "success",
+            Family::NdcgExpCut => "ndcg_exp_cut",
+            Family::MapCappedCut => "map_capped_cut",
+            Family::SuccessStrict => "success_strict",
+            Family::SuccessLenient => "success_lenient",
+            Family::RecipRankCut => "recip_rank_cut",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// True for the measures mtr adds beyond trec_eval.
+    pub fn is_extension(self) -> bool {
+        self >= Family::NdcgExpCut
+    }
+
+    fn param_kind(self) -> ParamKind {
+        match self {
+            Family::P
+            | Family::Recall
+            | Family::NdcgCut
+            | Family::MapCut
+            | Family::Success
+            | Family::NdcgExpCut
+            | Family::MapCappedCut
+            | Family::SuccessStrict
+            | Family::SuccessLenient
+            | Family::RecipRankCut => ParamKind::Cutoffs,
+            Family::IprecAtRecall => ParamKind::Levels,
+            Family::Ndcg => ParamKind::Gains,
+            _ => ParamKind::None,
+        }
+    }
+
+    fn default_params(self) -> Params {
+        match self {
+            Family::Success | Family::SuccessStrict | Family::SuccessLenient => {
+                Params::Cutoffs(DEFAULT_SUCCESS.to_vec())
+            }
+            Family::RecipRankCut => Params::Cutoffs(DEFAULT_RR_CUT.to_vec()),
+            Family::IprecAtRecall => Params::Levels(DEFAULT_IPREC.to_vec()),
+            f if f.param_kind() == ParamKind::Cutoffs => Params::Cutoffs(DEFAULT_CUTOFFS.to_vec()),
+            _ => Params::None,
+        }
+    }
+
+    /// How a summary value is formed from per-query values.
+    pub fn aggregation(self) -> Aggregation {
+        match self {
+            Family::NumRet | Family::NumRel | Family::NumRelRet => Aggregation::Sum,
+            Family::NumQ => Aggregation::Count,
+            Family::GmMap => Aggregation::GeometricMean,
+            Family::RunId => Aggregation::Text,
+            _ => Aggregation::Mean,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ParamKind {
+    None,
+    Cutoffs,
+    Levels,
+    Gains,
+}
+
+/// Parameters of one family.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Params {
+    None,
+    /// Rank cutoffs, ascending, positive, unique.
+    Cutoffs(Vec<usize>),
+    /// Recall levels for iprec_at_recall, ascending, unique.
+    Levels(Vec<f64>),
+    /// nDCG gains per relevance level (`level=gain`), as given, plus the text for the name.
+    Gains {
+        pairs: Vec<(i64, f64)>,
+        printable: String,
+    },
+}
+
+/// How a column's summary (`all`) value is formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregation {
+    /// Arithmetic mean over the evaluated queries.
+    Mean,
+    /// Sum over the evaluated queries (printed as an integer).
+    Sum,
+    /// Number of evaluated queries.
+    Count,
+    /// exp(mean(ln(max(AP, 1e-5)))), trec_eval's gm_map.
+    GeometricMean,
+    /// A text value (runid).
+    Text,
+}
+
+/// A set of requested measures with their parameters, iterated in trec_eval's print order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasureSet {
+    families: BTreeMap<Family, Params>,
+}
+
+/// trec_eval's `official` set (what it prints without `-m`).
+const OFFICIAL: &[Family] = &[
+    Family::RunId,
+    Family::NumQ,
+    Family::NumRet,
+    Family::NumRel,
+    Family::NumRelRet,
+    Family::Map,
+    Family::GmMap,
+    Family::Rprec,
+    Family::Bpref,
+    Family::RecipRank,
+    Family::IprecAtRecall,
+    Family::P,
+];
+
+/// trec_eval nicknames naming measures mtr does not compute.
+const UNSUPPORTED: &[&str] = &[
+    "all_trec",
+    "set",
+    "all_prefs",
+    "prefs",
+    "qrels_jg",
+    "relstring",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "dcg",
+    "ideal_dcg",
+    "ndcg_rel",
+    "Rndcg",
+    "relative_P",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+    "rbp",
+    "rbp_resid",
+    "unj",
+    "yaap",
+    "ndcg_p",
+    "map_avgjg",
+    "P_avgjg",
+    "Rprec_mult_avgjg",
+];
+
+impl Default for MeasureSet {
+    fn default() -> Self {
+        MeasureSet::official()
+    }
+}
+
+impl MeasureSet {
+    pub fn empty() -> Self {
+        MeasureSet {
+            families: BTreeMap::new(),
+        }
+    }
+
+    /// trec_eval's default (`official`) measures.
+    pub fn official() -> Self {
+        let mut s = MeasureSet::empty();
+        for f in OFFICIAL {
+            s.families.insert(*f, f.default_params());
+        }
+        s
+    }
+
+    /// Parses `-m` arguments: `map`, `P.5,10`, `ndcg.1=3,2=9`, nicknames `official` and `all`
+    /// (every measure mtr computes). As in trec_eval, the first parameter list given for a
+    /// measure wins; a bare name adds the measure with its default parameters.
+    pub fn parse<I, S>(specs: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut set = MeasureSet::empty();
+        let mut explicit: Vec<Family> = Vec::new();
+        for spec in specs {
+            set.add_spec(spec.as_ref(), &mut explicit)?;
+        }
+        if set.families.is_empty() {
+            return Err(MetricsError::invalid("no measures requested"));
+        }
+        Ok(set)
+    }
+
+    fn add_spec(&mut self, spec: &str, explicit: &mut Vec<Family>) -> Result<()> {
+        let spec = spec.trim();
+        let (name, params) = match spec.split_once('.') {
+            Some((n, p)) => (n, Some(p)),
+            None => (spec, None),
+        };
+        match name {
+            "official" | "all" if params.is_some() => {
+                return Err(MetricsError::invalid(format!(
+                    "nickname `{name}` takes no parameters"
+                )));
+            }
+            "official" => {
+                for f in OFFICIAL {
+                    self.families
+                        .entry(*f)
+                        .or_insert_with(|| f.default_params());
+                }
+                return Ok(());
+            }
+            "all" => {
+                for f in Family::ALL {
+                    self.families.entry(f).or_insert_with(|| f.default_params());
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        let Some(family) = Family::from_name(name) else {
+            if UNSUPPORTED.contains(&name) {
+                return Err(MetricsError::invalid(format!(
+                    "trec_eval measure `{name}` is not computed by mtr; supported: {}",
+                    supported_names()
+                )));
+            }
+            return Err(MetricsError::invalid(format!(
+                "unknown measure `{name}`; supported: {}",
+                supported_names()
+            )));
+        };
+        match params {
+            None => {
+                self.families
+                    .entry(family)
+                    .or_insert_with(|| family.default_params());
+            }
+            Some(p) => {
+                let parsed = parse_params(family, p)?;
+                if !explicit.contains(&family) {
+                    explicit.push(family);
+                    self.families.insert(family, parsed);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a family with explicit parameters (replacing earlier parameters).
+    pub fn with(mut self, family: Family, params: Params) -> Result<Self> {
+        let ok = matches!(
+            (family.param_kind(), &params),
+            (ParamKind::None, Params::None)
+                | (ParamKind::Cutoffs, Params::Cutoffs(_))
+                | (ParamKind::Levels, Params::Levels(_))
+                | (ParamKind::Gains, Params::Gains { .. })
+                | (ParamKind::Gains, Params::None)
+        );
+        if !ok {
+            return Err(MetricsError::invalid(format!(
+                "wrong parameter kind for `{}`",
+                family.name()
+            )));
+        }
+        if let Params::Cutoffs(c) = &params {
+            check_cutoffs(family, c)?;
+        }
+        self.families.insert(family, params);
+        Ok(self)
+    }
+
+    pub fn contains(&self, family: Family) -> bool {
+        self.families.contains_key(&family)
+    }
+
+    pub fn params(&self, family: Family) -> Option<&Params> {
+        self.families.get(&family)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (Family, &Params)> {
+        self.families.iter().map(|(f, p)| (*f, p))
+    }
+
+    /// The largest rank any requested measure looks at, if all are depth-limited.
+    pub fn max_depth(&self) -> Option<usize> {
+        let mut depth = 0usize;
+        for (f, p) in self.iter() {
+            match (f, p) {
+                (Family::NumQ | Family::RunId, _) => {}
+                (_, Params::Cutoffs(c)) => depth = depth.max(c.last().copied().unwrap_or(0)),
+                _ => return None,
+            }
+        }
+        Some(depth)
+    }
+
+    /// The output columns, in print order.
+    pub fn columns(&self) -> Vec<Column> {
+        let mut cols = Vec::new();
+        for (family, params) in self.iter() {
+            match params {
+                Params::Cutoffs(cuts) => {
+                    for (i, k) in cuts.iter().enumerate() {
+                        cols.push(Column::new(family, i, format!("{}_{k}", family.name())));
+                    }
+                }
+                Params::Levels(levels) => {
+                    for (i, l) in levels.iter().enumerate() {
+                        cols.push(Column::new(family, i, format!("{}_{l:3.2}", family.name())));
+                    }
+                }
+                Params::Gains { printable, .. } => {
+                    cols.push(Column::new(
+                        family,
+                        0,
+                        format!("{}_{printable}", family.name()),
+                    ));
+                }
+                Params::None => cols.push(Column::new(family, 0, family.name().to_string())),
+            }
+        }
+        cols
+    }
+}
+
+fn supported_names() -> String {
+    let mut names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+    names.extend(["official", "all"]);
+    names.join(", ")
+}
+
+/// One output value: a family, the index of its parameter, and its printed name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Column {
+    pub name: String,
+    pub family: Family,
+    pub param_index: usize,
+    pub aggregation: Aggregation,
+    /// trec_eval prints it per query (`num_q`, `gm_map` and `runid` are summary-only).
+    pub per_query: bool,
+}
+
+impl Column {
+    fn new(family: Family, param_index: usize, name: String) -> Self {
+        Column {
+            name,
+            family,
+            param_index,
+            aggregation: family.aggregation(),
+            per_query: !matches!(family, Family::NumQ | Family::GmMap | Family::RunId),
+        }
+    }
+    /// Printed as an integer (`%ld`) rather than `%6.4f`.
+    pub fn is_integer(&self) -> bool {
+        matches!(self.aggregation, Aggregation::Sum | Aggregation::Count)
+    }
+}
+
+fn parse_params(family: Family, p: &str) -> Result<Params> {
+    if p.is_empty() {
+        return Err(MetricsError::invalid(format!(
+            "improper measure parameters for `{}`",
+            family.name()
+        )));
+    }
+    match family.param_kind() {
+        ParamKind::None => Err(MetricsError::invalid(format!(
+            "measure `{}` takes no parameters",
+            family.name()
+        ))),
+        ParamKind::Cutoffs => {
+            let mut cuts = Vec::new();
+            for tok in p.split(',') {
+                let v = c_strtol(tok).ok_or_else(|| {
+                    MetricsError::invalid(format!(
+                        "cutoff `{tok}` of `{}` is not a number",
+                        family.name()
+                    ))
+                })?;
+                if v <= 0 {
+                    return Err(MetricsError::invalid(format!(
+                        "cutoffs of `{}` must be positive, got `{tok}`",
+                        family.name()
+                    )));
+                }
+                cuts.push(v as usize);
+            }
+            cuts.sort_unstable();
+            check_cutoffs(family, &cuts)?;
+            Ok(Params::Cutoffs(cuts))
+        }
+        ParamKind::Levels => {
+            let mut levels = Vec::new();
+            for tok in p.split(',') {
+                let v: f64 = tok.trim().parse().map_err(|_| {
+                    MetricsError::invalid(format!(
+                        "recall level `{tok}` of `{}` is not a number",
+                        family.name()
+                    ))
+                })?;
+                levels.push(v);
+            }
+            levels.sort_by(f64::total_cmp);
+            if levels.windows(2).any(|w| w[0] == w[1]) {
+                return Err(MetricsError::invalid(format!(
+                    "duplicate levels in `{}`",
+                    family.name()
+                )));
+            }
+            Ok(Params::Levels(levels))
+        }
+        ParamKind::Gains => {
+            let mut pairs = Vec::new();
+            for tok in p.split(',') {
+                let (l, g) = tok.split_once('=').ok_or_else(|| {
+                    MetricsError::invalid(format!(
+                        "malformed pair parameters in `{p}` (want level=gain,...)"
+                    ))
+                })?;
+                let level = c_strtol(l).ok_or_else(|| {
+                    MetricsError::invalid(format!("gain level `{l}` in `{p}` is not an integer"))
+                })?;
+                let gain: f64 = g.trim().parse().map_err(|_| {
+                    MetricsError::invalid(format!("gain `{g}` in `{p}` is not a number"))
+                })?;
+                pairs.push((level, gain));
+            }
+            Ok(Params::Gains {
+                pairs,
+                printable: p.to_string(),
+            })
+        }
+    }
+}
+
+fn check_cutoffs(family: Family, cuts: &[usize]) -> Result<()> {
+    if cuts.is_empty() || cuts[0] == 0 {
+        return Err(MetricsError::invalid(format!(
+            "cutoffs of `{}` must be positive",
+            family.name()
+        )));
+    }
+    if cuts.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(MetricsError::invalid(format!(
+            "cutoffs of `{}` must be ascending without duplicates",
+            family.name()
+        )));
+    }
+    Ok(())
+}
+
+/// The integer prefix of a string, as C's strtol reads it (`23.4` is 23); None without digits.
+fn c_strtol(s: &str) -> Option<i64> {
+    let s = s.trim_start();
+    let (neg, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    if digits.is_empty() {
+        return None;
+    }
+    let v: i64 = digits.parse().ok()?;
+    Some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(set: &MeasureSet) -> Vec<String> {
+        set.columns().into_iter().map(|c| c.name).collect()
+    }
+
+    #[test]
+    fn official_matches_trec_eval_order() {
+        let n = names(&MeasureSet::official());
+        assert_eq!(
+            &n[..6],
+            &["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
+        );
+        assert!(n.contains(&"iprec_at_recall_0.00".to_string()));
+        assert_eq!(n.last().map(String::as_str), Some("P_1000"));
+        assert_eq!(n.len(), 10 + 11 + 9);
+    }
+
+    #[test]
+    fn params_sorted_and_printed_like_trec_eval() {
+        let s = MeasureSet::parse([
+            "success.2,5,20",
+            "P.5,7,3",
+            "ndcg_cut.10,20,23.4",
+            "ndcg.1=3,2=9,4=4.5",
+        ])
+        .unwrap();
+        assert_eq!(
+            names(&s),
+            [
+                "P_3",
+                "P_5",
+                "P_7",
+                "ndcg_1=3,2=9,4=4.5",
+                "ndcg_cut_10",
+                "ndcg_cut_20",
+                "ndcg_cut_23",
+                "success_2",
+                "success_5",
+                "success_20"
+            ]
+        );
+        let s = MeasureSet::parse(["iprec_at_recall..10,.20,.25,.75,.50"]).unwrap();
+        assert_eq!(names(&s)[2], "iprec_at_recall_0.25");
+    }
+
+    #[test]
+    fn first_parameter_list_wins() {
+        let s = MeasureSet::parse(["P.5", "P.10", "P"]).unwrap();
+        assert_eq!(names(&s), ["P_5"]);
+        let s = MeasureSet::parse(["P", "P.10"]).unwrap();
+        assert_eq!(names(&s), ["P_10"]);
+    }
+
+    #[test]
+    fn bad_specs_are_errors() {
+        for bad in [
+            "nope", "P.0", "P.5,5", "P.", "map.5", "ndcg.1", "utility", "P.x",
+        ] {
+            assert!(MeasureSet::parse([bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn extensions_come_after_trec_eval_measures() {
+        let s = MeasureSet::parse([
+            "recip_rank_cut.10",
+            "success_strict.1",
+            "map",
+            "ndcg_exp_cut.5",
+        ])
+        .unwrap();
+        assert_eq!(
+            names(&s),
+            [
+                "map",
+                "ndcg_exp_cut_5",
+                "success_strict_1",
+                "recip_rank_cut_10"
+            ]
+        );
+        assert_eq!(s.max_depth(), None);
+        let s = MeasureSet::parse(["recip_rank_cut.10", "P.20"]).unwrap();
+        assert_eq!(s.max_depth(), Some(20));
+    }
+}

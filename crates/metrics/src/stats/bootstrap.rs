@@ -1,0 +1,279 @@
+//! Percentile bootstrap confidence intervals for a mean, over queries or over clusters.
+//!
+//! The cluster bootstrap resamples whole clusters (dialogues) with replacement and recomputes
+//! the mean over all queries of the drawn clusters; it is the honest interval for
+//! conversational benchmarks, where turns of one dialogue are correlated. The "many" variant
+//! draws each resample once and applies it to every system, which is both faster and makes the
+//! intervals of different systems comparable.
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use super::{check_nonempty, mean};
+use crate::error::{MetricsError, Result};
+
+/// Bootstrap settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BootstrapOptions {
+    pub resamples: usize,
+    /// Confidence level, e.g. 0.95.
+    pub level: f64,
+    pub seed: u64,
+}
+
+impl Default for BootstrapOptions {
+    fn default() -> Self {
+        BootstrapOptions {
+            resamples: 10_000,
+            level: 0.95,
+            seed: 42,
+        }
+    }
+}
+
+impl BootstrapOptions {
+    fn check(&self) -> Result<()> {
+        if self.resamples < 2 {
+            return Err(MetricsError::invalid(
+                "bootstrap needs at least 2 resamples",
+            ));
+        }
+        if !(self.level > 0.0 && self.level < 1.0) {
+            return Err(MetricsError::invalid("confidence level must be in (0, 1)"));
+        }
+        Ok(())
+    }
+}
+
+/// A confidence interval around a point estimate, with what produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ConfidenceInterval {
+    pub estimate: f64,
+    pub lower: f64,
+    pub upper: f64,
+    pub level: f64,
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+/// The p-quantile of sorted values with linear interpolation (numpy's default, type 7).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+fn interval(estimate: f64, mut stats: Vec<f64>, opts: &BootstrapOptions) -> ConfidenceInterval {
+    stats.sort_by(f64::total_cmp);
+    let alpha = 1.0 - opts.level;
+    ConfidenceInterval {
+        estimate,
+        lower: percentile(&stats, alpha / 2.0),
+        upper: percentile(&stats, 1.0 - alpha / 2.0),
+        level: opts.level,
+        resamples: opts.resamples,
+        seed: opts.seed,
+    }
+}
+
+/// Percentile bootstrap CI of the mean of independent values.
+pub fn bootstrap_ci(values: &[f64], opts: &BootstrapOptions) -> Result<ConfidenceInterval> {
+    check_nonempty(values, "bootstrap")?;
+    opts.check()?;
+    let n = values.len();
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let stats: Vec<f64> = (0..opts.resamples)
+        .map(|_| {
+            let mut s = 0.0;
+            for _ in 0..n {
+                s += values[rng.random_range(0..n)];
+            }
+            s / n as f64
+        })
+        .collect();
+    Ok(interval(mean(values), stats, opts))
+}
+
+/// Per-cluster sums and sizes, clusters in first-appearance order.
+fn cluster_index<S: AsRef<str>>(clusters: &[S]) -> (Vec<usize>, usize) {
+    let mut ids: ahash::AHashMap<&str, usize> = ahash::AHashMap::new();
+    let idx: Vec<usize> = clusters
+        .iter()
+        .map(|c| {
+            let next = ids.len();
+            *ids.entry(c.as_ref()).or_insert(next)
+        })
+        .collect();
+    let k = ids.len();
+    (idx, k)
+}
+
+/// Percentile CI of the mean over queries when whole clusters (e.g. dialogues) are resampled.
+/// `clusters[i]` names the cluster of `values[i]`.
+pub fn cluster_bootstrap_ci<S: AsRef<str>>(
+    values: &[f64],
+    clusters: &[S],
+    opts: &BootstrapOptions,
+) -> Result<ConfidenceInterval> {
+    let mut v = cluster_bootstrap_ci_many(&[values], clusters, opts)?;
+    v.pop()
+        .ok_or_else(|| MetricsError::invalid("cluster bootstrap: no system"))
+}
+
+/// Cluster-bootstrap CIs for several systems scored on the same queries, with the same
+/// resamples for every system.
+pub fn cluster_bootstrap_ci_many<S: AsRef<str>>(
+    systems: &[&[f64]],
+    clusters: &[S],
+    opts: &BootstrapOptions,
+) -> Result<Vec<ConfidenceInterval>> {
+    opts.check()?;
+    for s in systems {
+        check_nonempty(s, "cluster bootstrap")?;
+        if s.len() != clusters.len() {
+            return Err(MetricsError::invalid(format!(
+                "cluster bootstrap: {} values but {} cluster labels",
+                s.len(),
+                clusters.len()
+            )));
+        }
+    }
+    let (idx, k) = cluster_index(clusters);
+    let mut sizes = vec![0u64; k];
+    for c in &idx {
+        sizes[*c] += 1;
+    }
+    // sums[system][cluster]
+    let sums: Vec<Vec<f64>> = systems
+        .iter()
+        .map(|vals| {
+            let mut s = vec![0.0; k];
+            for (v, c) in vals.iter().zip(&idx) {
+                s[*c] += v;
+            }
+            s
+        })
+        .collect();
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let mut stats: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.resamples); systems.len()];
+    let mut draw = vec![0usize; k];
+    let mut acc = vec![0.0; systems.len()];
+    for _ in 0..opts.resamples {
+        let mut count = 0u64;
+        for d in draw.iter_mut() {
+            *d = rng.random_range(0..k);
+            count += sizes[*d];
+        }
+        acc.iter_mut().for_each(|a| *a = 0.0);
+        for (a, s) in acc.iter_mut().zip(&sums) {
+            for d in &draw {
+                *a += s[*d];
+            }
+        }
+        for (st, a) in stats.iter_mut().zip(&acc) {
+            st.push(a / count as f64);
+        }
+    }
+    Ok(systems
+        .iter()
+        .zip(stats)
+        .map(|(vals, st)| interval(mean(vals), st, opts))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalish(n: usize, seed: u64) -> Vec<f64> {
+        // Sum of 12 uniforms minus 6: mean 0, sd 1.
+        let mut rng = StdRng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| (0..12).map(|_| rng.random::<f64>()).sum::<f64>() - 6.0)
+            .collect()
+    }
+
+    #[test]
+    fn percentile_matches_numpy_linear() {
+        // numpy.percentile([1,2,3,4], [2.5, 50, 97.5]) = [1.075, 2.5, 3.925]
+        let s = [1.0, 2.0, 3.0, 4.0];
+        assert!((percentile(&s, 0.025) - 1.075).abs() < 1e-12);
+        assert!((percentile(&s, 0.5) - 2.5).abs() < 1e-12);
+        assert!((percentile(&s, 0.975) - 3.925).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bootstrap_ci_approaches_normal_theory_interval() {
+        let x = normalish(2000, 7);
+        let ci = bootstrap_ci(&x, &BootstrapOptions::default()).unwrap();
+        let se = super::super::std_dev(&x) / (x.len() as f64).sqrt();
+        let m = mean(&x);
+        assert!(
+            (ci.lower - (m - 1.96 * se)).abs() < 0.1 * se * 1.96,
+            "{ci:?}"
+        );
+        assert!(
+            (ci.upper - (m + 1.96 * se)).abs() < 0.1 * se * 1.96,
+            "{ci:?}"
+        );
+        assert_eq!(ci.estimate, m);
+    }
+
+    #[test]
+    fn seeded_and_reproducible() {
+        let x = normalish(50, 1);
+        let o = BootstrapOptions {
+            resamples: 500,
+            ..Default::default()
+        };
+        assert_eq!(bootstrap_ci(&x, &o).unwrap(), bootstrap_ci(&x, &o).unwrap());
+        let o2 = BootstrapOptions { seed: 43, ..o };
+        assert_ne!(
+            bootstrap_ci(&x, &o).unwrap(),
+            bootstrap_ci(&x, &o2).unwrap()
+        );
+    }
+
+    #[test]
+    fn cluster_bootstrap_is_wider_for_correlated_clusters() {
+        // 100 dialogues of 5 turns; turns of a dialogue share the dialogue's level.
+        let levels = normalish(100, 3);
+        let noise = normalish(500, 4);
+        let values: Vec<f64> = (0..500).map(|i| levels[i / 5] + 0.1 * noise[i]).collect();
+        let clusters: Vec<String> = (0..500).map(|i| format!("d{}", i / 5)).collect();
+        let o = BootstrapOptions {
+            resamples: 2000,
+            ..Default::default()
+        };
+        let plain = bootstrap_ci(&values, &o).unwrap();
+        let clus = cluster_bootstrap_ci(&values, &clusters, &o).unwrap();
+        let wp = plain.upper - plain.lower;
+        let wc = clus.upper - clus.lower;
+        // Design effect 1 + (m - 1) * icc, icc ~ 0.99, m = 5: width ratio ~ sqrt(5).
+        assert!(wc / wp > 1.8 && wc / wp < 2.7, "{wp} {wc}");
+        // Singleton clusters reduce to the plain bootstrap's distribution.
+        let single: Vec<String> = (0..500).map(|i| i.to_string()).collect();
+        let s = cluster_bootstrap_ci(&values, &single, &o).unwrap();
+        assert!(((s.upper - s.lower) / wp - 1.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn many_uses_the_same_resamples() {
+        let a = normalish(60, 5);
+        let clusters: Vec<String> = (0..60).map(|i| format!("d{}", i / 3)).collect();
+        let o = BootstrapOptions {
+            resamples: 300,
+            ..Default::default()
+        };
+        let many = cluster_bootstrap_ci_many(&[&a, &a], &clusters, &o).unwrap();
+        assert_eq!(many[0], many[1]);
+        assert_eq!(many[0], cluster_bootstrap_ci(&a, &clusters, &o).unwrap());
+        assert!(cluster_bootstrap_ci(&a[..5], &clusters, &o).is_err());
+        assert!(bootstrap_ci(&[], &o).is_err());
+    }
+}

@@ -1,0 +1,421 @@
+//! The four agents of a dialogue turn, as LLM calls: the user agent (picks evidence from its
+//! path and asks), the humanizer (rewrites later questions the way people type, guarded), the
+//! answerer (sees only the evidence and the history) and the verifier's three judges
+//! (answerability, corpus-wide uniqueness, faithfulness). Each call goes through the LLM
+//! layer's cache; every call's usage is added to a [`CallLog`] so costs can be reported per
+//! dialogue and per role. A parse failure is returned as `None` and counted by the caller as a
+//! rejection, never turned into a score.
+
+use std::collections::BTreeMap;
+
+use mtr_llm::{ChatRequest, ChatResult, JsonSchema, Llm, LlmError, OutputSpec, Role, Sampling};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::config::{GenerationOptions, HumanizerOptions};
+use crate::error::{Error, Result};
+use crate::lang::{Language, is_cjk_char};
+use crate::prompts::SynthPrompts;
+
+/// A passage as the prompts show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptPassage {
+    pub title: String,
+    pub section: Option<String>,
+    pub text: String,
+}
+
+/// One utterance of the history shown to agents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Utter {
+    pub speaker: String,
+    pub text: String,
+}
+
+/// Usage of one agent role.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoleUsage {
+    pub calls: u64,
+    /// Calls answered from the LLM cache (paid in an earlier run).
+    pub cached: u64,
+    pub parse_failed: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// List price of the calls (what they cost when first made, cache hits included).
+    pub cost_usd: f64,
+}
+
+/// Usage per agent role (`user`, `humanizer`, `answerer`, `answerability`, `uniqueness`,
+/// `faithfulness`) and the models that answered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallLog {
+    pub roles: BTreeMap<String, RoleUsage>,
+    /// Role -> model ids that answered its calls.
+    pub models: BTreeMap<String, Vec<String>>,
+}
+
+impl CallLog {
+    pub fn cost(&self) -> f64 {
+        self.roles.values().map(|r| r.cost_usd).sum()
+    }
+    pub fn calls(&self) -> u64 {
+        self.roles.values().map(|r| r.calls).sum()
+    }
+    pub fn merge(&mut self, other: &CallLog) {
+        for (k, v) in &other.roles {
+            let e = self.roles.entry(k.clone()).or_default();
+            e.calls += v.calls;
+            e.cached += v.cached;
+            e.parse_failed += v.parse_failed;
+            e.prompt_tokens += v.prompt_tokens;
+            e.completion_tokens += v.completion_tokens;
+            e.cost_usd += v.cost_usd;
+        }
+        for (k, ms) in &other.models {
+            let e = self.models.entry(k.clone()).or_default();
+            for m in ms {
+                if !e.contains(m) {
+                    e.push(m.clone());
+                    e.sort();
+                }
+            }
+        }
+    }
+}
+
+/// What the user agent proposes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserProposal {
+    /// 0-based index into the offered passages.
+    pub passage: usize,
+    pub question: String,
+    pub standalone: String,
+}
+
+/// Why the humanizer's rewrite was not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HumanizerGuard {
+    Empty,
+    TooShort,
+    TooLong,
+    MetaPhrase,
+    WrongLanguage,
+    Unchanged,
+}
+
+impl HumanizerGuard {
+    pub fn name(self) -> &'static str {
+        match self {
+            HumanizerGuard::Empty => "empty",
+            HumanizerGuard::TooShort => "too_short",
+            HumanizerGuard::TooLong => "too_long",
+            HumanizerGuard::MetaPhrase => "meta_phrase",
+            HumanizerGuard::WrongLanguage => "wrong_language",
+            HumanizerGuard::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// The agents with their prompts, models and options.
+pub struct Agents<'a> {
+    pub llm: &'a Llm,
+    pub prompts: &'a SynthPrompts,
+    pub opts: &'a GenerationOptions,
+    pub language: &'a Language,
+    /// Endpoint name of the verifier's judge.
+    pub verifier: String,
+}
+
+/// The outcome of one call: `None` when the output could not be parsed.
+type Parsed<T> = Result<Option<T>>;
+
+impl Agents<'_> {
+    fn generator_sampling(&self) -> Sampling {
+        let mut s = self.llm.sampling(Role::Generator).clone();
+        s.max_tokens = Some(s.max_tokens.map_or(self.opts.max_tokens, |m| m.min(self.opts.max_tokens)));
+        s
+    }
+
+    async fn call(&self, role: &str, req: ChatRequest, judge: bool, log: &mut CallLog) -> Result<Option<ChatResult>> {
+        let req = req.with_label(format!("synth/{role}"));
+        let res = if judge { self.llm.chat(&self.verifier, &req).await } else { self.llm.chat_role(Role::Generator, &req).await };
+        let r = log.roles.entry(role.to_string()).or_default();
+        r.calls += 1;
+        match res {
+            Ok(out) => {
+                r.cached += u64::from(out.cached);
+                r.prompt_tokens += out.usage.prompt_tokens;
+                r.completion_tokens += out.usage.completion_tokens;
+                r.cost_usd += self.list_price(&out);
+                let models = log.models.entry(role.to_string()).or_default();
+                if !models.contains(&out.model) {
+                    models.push(out.model.clone());
+                    models.sort();
+                }
+                if out.status.is_ok() {
+                    Ok(Some(out))
+                } else {
+                    r.parse_failed += 1;
+                    Ok(None)
+                }
+            }
+            Err(LlmError::Parse { .. }) => {
+                r.parse_failed += 1;
+                Ok(None)
+            }
+            Err(e) => Err(Error::Llm(e)),
+        }
+    }
+
+    fn list_price(&self, out: &ChatResult) -> f64 {
+        if !out.cached {
+            return out.cost_usd;
+        }
+        self.llm
+            .config()
+            .endpoint(&out.endpoint)
+            .map(|e| e.cost(out.usage.prompt_tokens, out.usage.completion_tokens))
+            .unwrap_or(0.0)
+    }
+
+    /// The user agent: picks one of `passages` and asks about it.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn user(
+        &self,
+        history: &[Utter],
+        asked: &[String],
+        passages: &[PromptPassage],
+        first: bool,
+        switch: bool,
+        feedback: Option<&str>,
+        sample: u32,
+        log: &mut CallLog,
+    ) -> Parsed<UserProposal> {
+        let choices: Vec<usize> = (1..=passages.len()).collect();
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "passage": {"type": "integer", "enum": choices},
+                "question": {"type": "string"},
+                "standalone": {"type": "string"}
+            },
+            "required": ["passage", "question", "standalone"],
+            "additionalProperties": false
+        });
+        let ctx = json!({
+            "language": self.language.name(), "history": history, "asked": asked, "passages": passages,
+            "first": first, "switch": switch, "feedback": feedback,
+        });
+        let req = self
+            .prompts
+            .user
+            .request(&ctx, OutputSpec::Schema(JsonSchema::new("user_turn", schema)))?
+            .with_sampling(self.generator_sampling())
+            .with_sample(sample);
+        let Some(out) = self.call("user", req, false, log).await? else { return Ok(None) };
+        let v = out.value.unwrap_or(Value::Null);
+        let passage = v.get("passage").and_then(Value::as_i64).unwrap_or(0);
+        let question = clean(v.get("question").and_then(Value::as_str).unwrap_or_default());
+        let standalone = clean(v.get("standalone").and_then(Value::as_str).unwrap_or_default());
+        if passage < 1 || passage as usize > passages.len() || question.is_empty() {
+            log.roles.entry("user".into()).or_default().parse_failed += 1;
+            return Ok(None);
+        }
+        Ok(Some(UserProposal { passage: passage as usize - 1, question, standalone }))
+    }
+
+    /// The humanizer's rewrite, or the guard that rejected it (`Err`), or `None` if the call
+    /// could not be parsed.
+    pub async fn humanize(
+        &self,
+        history: &[Utter],
+        question: &str,
+        switch: bool,
+        log: &mut CallLog,
+    ) -> Result<Option<std::result::Result<String, HumanizerGuard>>> {
+        let ctx = json!({"language": self.language.name(), "history": history, "question": question, "switch": switch});
+        let req = self.prompts.humanize.request(&ctx, OutputSpec::Text)?.with_sampling(self.generator_sampling());
+        let Some(out) = self.call("humanizer", req, false, log).await? else { return Ok(None) };
+        Ok(Some(humanizer_guard(question, &clean(&out.text), &self.opts.humanizer, self.language)))
+    }
+
+    /// The answerer: sees only the evidence and the history.
+    pub async fn answer(&self, passage: &PromptPassage, history: &[Utter], question: &str, sample: u32, log: &mut CallLog) -> Parsed<String> {
+        let ctx = json!({"language": self.language.name(), "passage": passage, "history": history, "question": question});
+        let req = self
+            .prompts
+            .answer
+            .request(&ctx, OutputSpec::Text)?
+            .with_sampling(self.generator_sampling())
+            .with_sample(sample);
+        let Some(out) = self.call("answerer", req, false, log).await? else { return Ok(None) };
+        let a = clean(&out.text);
+        Ok((!a.is_empty()).then_some(a))
+    }
+
+    /// Answerability of the question from the evidence, 1-5.
+    pub async fn answerability(&self, history: &[Utter], question: &str, passage: &PromptPassage, log: &mut CallLog) -> Parsed<i64> {
+        let ctx = json!({"history": history, "question": question, "passage": passage});
+        let req = self.prompts.answerability.request(&ctx, OutputSpec::Schema(score_schema("answerability")))?;
+        self.score("answerability", req, log).await
+    }
+
+    /// Faithfulness of the answer to the evidence, 1-5.
+    pub async fn faithfulness(&self, history: &[Utter], question: &str, passage: &PromptPassage, answer: &str, log: &mut CallLog) -> Parsed<i64> {
+        let ctx = json!({"history": history, "question": question, "passage": passage, "answer": answer});
+        let req = self.prompts.faithfulness.request(&ctx, OutputSpec::Schema(score_schema("faithfulness")))?;
+        self.score("faithfulness", req, log).await
+    }
+
+    async fn score(&self, role: &str, req: ChatRequest, log: &mut CallLog) -> Parsed<i64> {
+        let Some(out) = self.call(role, req, true, log).await? else { return Ok(None) };
+        let s = out.value.as_ref().and_then(|v| v.get("score")).and_then(Value::as_i64);
+        match s {
+            Some(s) if (1..=5).contains(&s) => Ok(Some(s)),
+            _ => {
+                log.roles.entry(role.into()).or_default().parse_failed += 1;
+                Ok(None)
+            }
+        }
+    }
+
+    /// For each candidate: 2 = answers as well as the reference, 1 = partly, 0 = no.
+    pub async fn uniqueness(
+        &self,
+        history: &[Utter],
+        question: &str,
+        reference: &PromptPassage,
+        candidates: &[PromptPassage],
+        log: &mut CallLog,
+    ) -> Parsed<Vec<i64>> {
+        let n = candidates.len();
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "justification": {"type": "string"},
+                "grades": {"type": "array", "items": {"type": "integer", "enum": [0, 1, 2]}, "minItems": n, "maxItems": n}
+            },
+            "required": ["justification", "grades"],
+            "additionalProperties": false
+        });
+        let ctx = json!({"history": history, "question": question, "reference": reference, "candidates": candidates});
+        let req = self.prompts.uniqueness.request(&ctx, OutputSpec::Schema(JsonSchema::new("uniqueness", schema)))?;
+        let Some(out) = self.call("uniqueness", req, true, log).await? else { return Ok(None) };
+        let grades: Option<Vec<i64>> = out
+            .value
+            .as_ref()
+            .and_then(|v| v.get("grades"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_i64).collect());
+        match grades {
+            Some(g) if g.len() == n && g.iter().all(|x| (0..=2).contains(x)) => Ok(Some(g)),
+            _ => {
+                log.roles.entry("uniqueness".into()).or_default().parse_failed += 1;
+                Ok(None)
+            }
+        }
+    }
+}
+
+fn score_schema(name: &str) -> JsonSchema {
+    JsonSchema::new(
+        name,
+        json!({
+            "type": "object",
+            "properties": {
+                "justification": {"type": "string"},
+                "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}
+            },
+            "required": ["justification", "score"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// Trims whitespace, wrapping quotes and a leading label like `Question:`; collapses runs of
+/// whitespace.
+pub fn clean(s: &str) -> String {
+    let mut t = s.trim();
+    for _ in 0..2 {
+        for label in ["Question:", "Rewritten question:", "Answer:", "问题：", "回答：", "答："] {
+            if let Some(rest) = t.strip_prefix(label) {
+                t = rest.trim();
+            }
+        }
+        for (a, b) in [('"', '"'), ('“', '”'), ('「', '」'), ('\'', '\'')] {
+            if t.len() >= 2 && t.starts_with(a) && t.ends_with(b) {
+                t = t[a.len_utf8()..t.len() - b.len_utf8()].trim();
+            }
+        }
+    }
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// True when `text` is written in the script of `lang`: CJK languages need at least 30% CJK
+/// among letters, others at most 10%.
+pub fn in_language(text: &str, lang: &Language) -> bool {
+    let letters: Vec<char> = text.chars().filter(|c| c.is_alphabetic()).collect();
+    if letters.is_empty() {
+        return false;
+    }
+    let cjk = letters.iter().filter(|c| is_cjk_char(**c)).count() as f64 / letters.len() as f64;
+    if lang.is_cjk() { cjk >= 0.3 } else { cjk <= 0.1 }
+}
+
+/// Checks a humanized rewrite against the original question.
+pub fn humanizer_guard(original: &str, rewrite: &str, opts: &HumanizerOptions, lang: &Language) -> std::result::Result<String, HumanizerGuard> {
+    if rewrite.is_empty() {
+        return Err(HumanizerGuard::Empty);
+    }
+    if rewrite == original {
+        return Err(HumanizerGuard::Unchanged);
+    }
+    let (a, b) = (original.chars().count().max(1) as f64, rewrite.chars().count() as f64);
+    if b / a < opts.min_ratio {
+        return Err(HumanizerGuard::TooShort);
+    }
+    if b / a > opts.max_ratio {
+        return Err(HumanizerGuard::TooLong);
+    }
+    let lower = rewrite.to_lowercase();
+    if opts.meta_phrases.iter().any(|p| lower.contains(&p.to_lowercase())) || rewrite.contains('\n') {
+        return Err(HumanizerGuard::MetaPhrase);
+    }
+    if !in_language(rewrite, lang) {
+        return Err(HumanizerGuard::WrongLanguage);
+    }
+    Ok(rewrite.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn humanizer_guards() {
+        let o = HumanizerOptions::default();
+        let en = Language::from_code("en");
+        let q = "How many days of annual leave can be carried over into the next leave year?";
+        assert_eq!(humanizer_guard(q, "and how many carry over?", &o, &en), Ok("and how many carry over?".into()));
+        assert_eq!(humanizer_guard(q, "", &o, &en), Err(HumanizerGuard::Empty));
+        assert_eq!(humanizer_guard(q, q, &o, &en), Err(HumanizerGuard::Unchanged));
+        assert_eq!(humanizer_guard(q, "days?", &o, &en), Err(HumanizerGuard::TooShort));
+        assert_eq!(humanizer_guard(q, &format!("{q} Also, tell me more about everything else."), &o, &en), Err(HumanizerGuard::TooLong));
+        assert_eq!(humanizer_guard(q, "Here is the rewritten question: carry over?", &o, &en), Err(HumanizerGuard::MetaPhrase));
+        let zh = Language::from_code("zh");
+        let qz = "未休完的年假最多可以结转几天到下一年？";
+        assert_eq!(humanizer_guard(qz, "能结转几天？", &o, &zh), Ok("能结转几天？".into()));
+        assert_eq!(humanizer_guard(qz, "How many carry over?", &o, &zh), Err(HumanizerGuard::WrongLanguage));
+        assert_eq!(humanizer_guard(qz, "以下是改写：结转几天？", &o, &zh), Err(HumanizerGuard::MetaPhrase));
+    }
+
+    #[test]
+    fn cleaning_and_language() {
+        assert_eq!(clean("  \"Question: How long?\" "), "How long?");
+        assert_eq!(clean("“年假有几天？”"), "年假有几天？");
+        assert!(in_language("年假有几天？", &Language::from_code("zh")));
+        assert!(!in_language("How many days?", &Language::from_code("zh")));
+        assert!(in_language("How many days?", &Language::from_code("en")));
+        assert!(!in_language("123", &Language::from_code("en")));
+    }
+}

@@ -1,0 +1,225 @@
+//! All synthesis parameters in one serialisable struct (the `[synth]` config section, with
+//! command-line flags applied on top). Its canonical JSON is hashed into every artefact's
+//! fingerprint and recorded in `benchmark.toml`, so a benchmark says exactly how it was made.
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::ChunkOptions;
+use crate::cluster::TopicOptions;
+use crate::curate::CurationOptions;
+use crate::error::{Error, Result};
+use crate::paths::PathOptions;
+
+/// Where chunk vectors (for topic paths, coarse topics and dense uniqueness retrieval) come
+/// from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum VectorSource {
+    /// The embedder role when one is configured, else lexical.
+    #[default]
+    Auto,
+    /// The LLM layer's embedder role (cached per text); also enables dense retrieval.
+    Embedder,
+    /// Hashed TF-IDF vectors computed locally (no model; BM25-only uniqueness retrieval).
+    Lexical,
+}
+
+/// `[synth]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SynthConfig {
+    pub dialogues: usize,
+    pub turns: usize,
+    pub seed: u64,
+    /// Use at most this many documents (after curation, in corpus order); 0 = all.
+    pub max_documents: usize,
+    pub vectors: VectorSource,
+    pub curation: CurationOptions,
+    pub chunking: ChunkOptions,
+    pub paths: PathOptions,
+    pub topics: TopicOptions,
+    pub generation: GenerationOptions,
+    /// Benchmark name in the manifest (default: the output folder's name).
+    pub name: Option<String>,
+    /// License recorded in the manifest (default: "see source corpus").
+    pub license: Option<String>,
+}
+
+impl Default for SynthConfig {
+    fn default() -> Self {
+        Self {
+            dialogues: 100,
+            turns: 8,
+            seed: 0,
+            max_documents: 0,
+            vectors: VectorSource::Auto,
+            curation: CurationOptions::default(),
+            chunking: ChunkOptions::default(),
+            paths: PathOptions::default(),
+            topics: TopicOptions::default(),
+            generation: GenerationOptions::default(),
+            name: None,
+            license: None,
+        }
+    }
+}
+
+/// `[synth.generation]`: the agents and the verifier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GenerationOptions {
+    /// Share of dialogues with a topic switch (exactly `round(share * dialogues)` of them).
+    pub switch_share: f64,
+    /// Chunks of its path shown to the user agent per turn.
+    pub offer: usize,
+    /// Question attempts per turn (user agent + humanizer + answerability + uniqueness).
+    pub max_attempts: usize,
+    /// Answer attempts per accepted question (answerer + faithfulness).
+    pub answer_attempts: usize,
+    /// Keep a question when answerability >= this (1-5).
+    pub min_answerability: i64,
+    /// Keep an answer when faithfulness >= this (1-5).
+    pub min_faithfulness: i64,
+    pub uniqueness: UniquenessOptions,
+    pub humanizer: HumanizerOptions,
+    /// Judge endpoint of the verifier (default: the first of `[llm.roles] judges`).
+    pub verifier: Option<String>,
+    /// Earlier turns shown in full to the agents (older ones are dropped from prompts).
+    pub history_turns: usize,
+    /// Dialogues generated concurrently (0: twice the generator role's capacity).
+    pub concurrency: usize,
+    /// `max_tokens` for the user agent, humanizer and answerer calls.
+    pub max_tokens: u32,
+}
+
+impl Default for GenerationOptions {
+    fn default() -> Self {
+        Self {
+            switch_share: 0.5,
+            offer: 3,
+            max_attempts: 3,
+            answer_attempts: 2,
+            min_answerability: 4,
+            min_faithfulness: 4,
+            uniqueness: UniquenessOptions::default(),
+            humanizer: HumanizerOptions::default(),
+            verifier: None,
+            history_turns: 6,
+            concurrency: 0,
+            max_tokens: 400,
+        }
+    }
+}
+
+/// `[synth.generation.uniqueness]`: the corpus-wide uniqueness check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UniquenessOptions {
+    pub enabled: bool,
+    /// Conversational query formulation (see mtr-retrieve: `full:512`, `all`, `last`, ...).
+    pub query: String,
+    /// Hits retrieved per retriever from the whole corpus.
+    pub retrieve_k: usize,
+    /// Best fused hits (other than the evidence) shown to the judge.
+    pub judge_candidates: usize,
+    /// At most this many other chunks may answer (grade 1 or 2); they become extra graded
+    /// golds. More than this, or more than `max_full` answering as well as the evidence, and
+    /// the question is regenerated as too generic.
+    pub max_extra_golds: usize,
+    pub max_full: usize,
+}
+
+impl Default for UniquenessOptions {
+    fn default() -> Self {
+        Self { enabled: true, query: "full:512".into(), retrieve_k: 20, judge_candidates: 5, max_extra_golds: 2, max_full: 1 }
+    }
+}
+
+/// `[synth.generation.humanizer]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HumanizerOptions {
+    pub enabled: bool,
+    /// Rewrites shorter than `min_ratio` or longer than `max_ratio` times the original (in
+    /// characters) are rejected and the original is kept.
+    pub min_ratio: f64,
+    pub max_ratio: f64,
+    /// Phrases (case-insensitive) that betray a model talking about the task.
+    pub meta_phrases: Vec<String>,
+}
+
+impl Default for HumanizerOptions {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            min_ratio: 0.2,
+            max_ratio: 1.15,
+            meta_phrases: [
+                "rewrite", "rewritten", "here is", "here's", "sure,", "as an ai", "question:", "the passage", "the text",
+                "the document", "the conversation", "改写", "以下是", "问题：", "原问题", "这段文字", "文章中", "对话中",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        }
+    }
+}
+
+impl SynthConfig {
+    /// Checks every parameter; errors name the parameter.
+    pub fn validate(&self) -> Result<()> {
+        if self.dialogues == 0 {
+            return Err(Error::param("dialogues", "must be at least 1"));
+        }
+        if self.turns == 0 {
+            return Err(Error::param("turns", "must be at least 1"));
+        }
+        self.curation.minhash.validate().map_err(|m| Error::param("curation.minhash", m))?;
+        if self.curation.min_words > self.curation.max_words {
+            return Err(Error::param("curation.min_words", "is above max_words"));
+        }
+        self.chunking.validate().map_err(|m| Error::param("chunking", m))?;
+        if self.paths.size == 0 || self.paths.k == 0 {
+            return Err(Error::param("paths", "size and k must be at least 1"));
+        }
+        let g = &self.generation;
+        if !(0.0..=1.0).contains(&g.switch_share) {
+            return Err(Error::param("generation.switch_share", format!("{} is not in [0, 1]", g.switch_share)));
+        }
+        if g.offer == 0 || g.max_attempts == 0 || g.answer_attempts == 0 {
+            return Err(Error::param("generation", "offer, max_attempts and answer_attempts must be at least 1"));
+        }
+        for (name, v) in [("min_answerability", g.min_answerability), ("min_faithfulness", g.min_faithfulness)] {
+            if !(1..=5).contains(&v) {
+                return Err(Error::param(format!("generation.{name}"), format!("{v} is not in 1..=5")));
+            }
+        }
+        let h = &g.humanizer;
+        if !(h.min_ratio >= 0.0 && h.min_ratio <= h.max_ratio) {
+            return Err(Error::param("generation.humanizer", "need 0 <= min_ratio <= max_ratio"));
+        }
+        if g.uniqueness.enabled && g.uniqueness.judge_candidates == 0 {
+            return Err(Error::param("generation.uniqueness.judge_candidates", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_roundtrip_through_toml() {
+        let c = SynthConfig::default();
+        c.validate().unwrap();
+        let text = toml::to_string(&c).unwrap();
+        let back: SynthConfig = toml::from_str(&text).unwrap();
+        assert_eq!(back, c);
+        let partial: SynthConfig = toml::from_str("turns = 3\n[generation]\nswitch_share = 0.25\n").unwrap();
+        assert_eq!((partial.turns, partial.generation.switch_share, partial.dialogues), (3, 0.25, 100));
+        assert!(toml::from_str::<SynthConfig>("bogus = 1").is_err());
+        let bad = SynthConfig { generation: GenerationOptions { switch_share: 1.5, ..Default::default() }, ..Default::default() };
+        assert!(bad.validate().unwrap_err().to_string().contains("switch_share"));
+    }
+}

@@ -1,0 +1,68 @@
+//! Errors of the pipeline. Bad user input (a corpus that cannot be read, a parameter out of
+//! range) stays an `mtr_core::Error::Input` inside [`Error::Core`] so the binary can tell the
+//! user which file or option to fix; provider and internal failures are kept apart.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Data-layer error: bad input (file, line, field) or I/O.
+    #[error(transparent)]
+    Core(#[from] mtr_core::Error),
+    /// A synthesis parameter is invalid (user error).
+    #[error("invalid synthesis parameter `{name}`: {message}")]
+    Param { name: String, message: String },
+    /// A work-directory artefact belongs to another run (different corpus, parameters or
+    /// prompts) and cannot be resumed (user error: use another work dir or `--fresh`).
+    #[error("{path}: {message}")]
+    Stale { path: PathBuf, message: String },
+    /// Retrieval layer failure (index build, search).
+    #[error("retrieval: {0}")]
+    Retrieve(#[from] mtr_retrieve::Error),
+    /// LLM layer failure after retries (provider down, local model missing, ...). The
+    /// `--max-cost` stop is `LlmError::Budget` here ([`Error::is_budget_stop`]).
+    #[error(transparent)]
+    Llm(#[from] mtr_llm::LlmError),
+    /// The embedder answered with unusable vectors.
+    #[error("embeddings: {0}")]
+    Embedding(String),
+    /// A broken invariant inside the pipeline: a bug.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn param(name: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Param { name: name.into(), message: message.into() }
+    }
+    /// The deliberate `--max-cost` stop: write what is done, a rerun resumes.
+    pub fn is_budget_stop(&self) -> bool {
+        matches!(self, Error::Llm(e) if e.is_budget_stop())
+    }
+    /// True when fixing the user's input or options fixes the error.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            Error::Core(e) => e.is_user_error(),
+            Error::Param { .. } | Error::Stale { .. } => true,
+            Error::Llm(e) => e.is_user_error(),
+            Error::Retrieve(e) => e.is_user_error(),
+            _ => false,
+        }
+    }
+}
+
+impl From<Error> for mtr_core::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Core(c) => c,
+            Error::Stale { path, message } => mtr_core::InputError::new(path, message).into(),
+            Error::Retrieve(r) => r.into(),
+            Error::Param { name, message } => {
+                mtr_core::InputError::new("<options>", message).field(name).into()
+            }
+            other => mtr_core::Error::Internal(other.to_string()),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

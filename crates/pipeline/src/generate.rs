@@ -1,0 +1,431 @@
+//! Breadth-first dialogue generation: turn t is generated for every dialogue, then turn t+1,
+//! so that all dialogues grow together, the generator endpoint always has work from many
+//! conversations, and a checkpoint after each turn layer captures a consistent state.
+//!
+//! One turn of one dialogue: the user agent is offered the least-used chunks of the
+//! dialogue's topic path and asks about one of them; later questions go through the
+//! humanizer (kept only if its guards pass); the verifier checks (a) answerability of the
+//! question from its evidence, (b) uniqueness against the whole corpus: the history-aware
+//! query retrieves the best other chunks and a judge grades whether each answers the question
+//! too: a few partial or full answers become extra graded golds, too many mean the question is
+//! too generic and it is regenerated; then the answerer writes an answer from the evidence
+//! alone and (c) its faithfulness is checked. A failed check regenerates (bounded attempts,
+//! with the reason fed back to the user agent); a turn that never passes is dropped and its
+//! reasons are counted, never written as a placeholder. Topic switches happen at a seeded turn
+//! in a fixed share of dialogues: the dialogue moves to a path of another coarse topic and the
+//! next accepted turn is tagged `topic_switch`.
+//!
+//! Every step is a pure function of the dialogue's state, the seed and the (cached) LLM
+//! answers, so a killed run that restarts from the last checkpoint replays the interrupted
+//! layer from the cache without paying for any call twice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use futures::StreamExt;
+use mtr_core::progress::Progress;
+use mtr_core::{Gold, Tags, Turn};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::agents::{Agents, CallLog, PromptPassage, Utter, in_language};
+use crate::chunk::Chunk;
+use crate::config::GenerationOptions;
+use crate::error::Result;
+use crate::search::CorpusSearch;
+
+/// An accepted turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// The layer (0-based planned turn) that produced it.
+    pub layer: usize,
+    /// The question as it appears in the benchmark (humanized when that passed its guards).
+    pub question: String,
+    /// The user agent's question before humanizing, when it was humanized.
+    pub original: Option<String>,
+    /// The user agent's standalone version (becomes the turn's `rewrite`).
+    pub standalone: String,
+    pub answer: String,
+    /// Evidence chunk id (grade 2).
+    pub evidence: String,
+    /// Other chunks the uniqueness judge found answering: `(id, grade)`.
+    pub extra_golds: Vec<(String, i32)>,
+    pub topic_switch: bool,
+    pub topic: usize,
+    pub path: usize,
+    pub answerability: i64,
+    pub faithfulness: i64,
+    /// Question attempts used (1 = first try).
+    pub attempts: u32,
+}
+
+/// The state of one dialogue between layers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DialogueState {
+    pub index: usize,
+    pub id: String,
+    /// The path the dialogue currently draws from.
+    pub path: usize,
+    pub start_path: usize,
+    /// Layer at which the topic switch happens, and the path it moves to.
+    pub switch_at: Option<usize>,
+    pub switch_path: Option<usize>,
+    /// The switch happened but no turn has been accepted since.
+    pub pending_switch: bool,
+    /// Chunk index -> times used (accepted evidence, or the last evidence of a dropped turn).
+    pub used: BTreeMap<u32, u32>,
+    pub turns: Vec<TurnRecord>,
+    /// `stage/reason` -> count, e.g. `answerability/low_score`, `dropped/uniqueness`.
+    pub events: BTreeMap<String, u64>,
+    pub log: CallLog,
+}
+
+/// The checkpoint written after every layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenState {
+    pub fingerprint: String,
+    pub layers_done: usize,
+    pub dialogues: Vec<DialogueState>,
+}
+
+/// What dialogues are generated from.
+pub struct Material<'a> {
+    pub chunks: &'a [Chunk],
+    /// Chunk id -> index into `chunks`.
+    pub by_id: &'a std::collections::HashMap<String, u32>,
+    pub paths: &'a [Vec<u32>],
+    pub path_topics: &'a [usize],
+}
+
+/// Path assignment and topic-switch schedule for `n` dialogues of `turns` turns.
+pub fn initial_state(fingerprint: String, m: &Material<'_>, n: usize, turns: usize, switch_share: f64, seed: u64) -> GenState {
+    let p = m.paths.len();
+    let mut order: Vec<usize> = (0..p).collect();
+    order.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x7061_7468));
+    let mut who: Vec<usize> = (0..n).collect();
+    who.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x7377_6974));
+    let n_switch = ((switch_share * n as f64).round() as usize).min(n);
+    let mut switching = vec![false; n];
+    for &i in &who[..n_switch] {
+        switching[i] = true;
+    }
+    let start_paths: std::collections::BTreeSet<usize> = (0..n.min(p)).map(|i| order[i]).collect();
+    let dialogues = (0..n)
+        .map(|i| {
+            let path = order[i % p.max(1)];
+            let mut rng = StdRng::seed_from_u64(seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let (mut switch_at, mut switch_path) = (None, None);
+            if switching[i] && turns >= 2 && p >= 2 {
+                switch_at = Some(rng.random_range(1..turns));
+                let topic = m.path_topics[path];
+                let other_topic: Vec<usize> = (0..p).filter(|&q| m.path_topics[q] != topic).collect();
+                let pool: Vec<usize> = if other_topic.is_empty() { (0..p).filter(|&q| q != path).collect() } else { other_topic };
+                let fresh: Vec<usize> = pool.iter().copied().filter(|q| !start_paths.contains(q)).collect();
+                let pick_from = if fresh.is_empty() { &pool } else { &fresh };
+                switch_path = Some(pick_from[rng.random_range(0..pick_from.len())]);
+            }
+            DialogueState {
+                index: i,
+                id: format!("synth-{:05}", i + 1),
+                path,
+                start_path: path,
+                switch_at,
+                switch_path,
+                pending_switch: false,
+                used: BTreeMap::new(),
+                turns: Vec::new(),
+                events: BTreeMap::new(),
+                log: CallLog::default(),
+            }
+        })
+        .collect();
+    GenState { fingerprint, layers_done: 0, dialogues }
+}
+
+/// Generates layers until `turns`, checkpointing into `state_path` after each.
+pub struct Generator<'a> {
+    pub agents: Agents<'a>,
+    pub search: Option<&'a CorpusSearch>,
+    pub material: Material<'a>,
+    pub opts: &'a GenerationOptions,
+    pub progress: &'a dyn Progress,
+    pub concurrency: usize,
+}
+
+/// How generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    Complete,
+    /// The `--max-cost` budget stopped it after this many layers (state saved).
+    BudgetStopped { layers_done: usize },
+}
+
+impl Generator<'_> {
+    pub async fn run(&self, state: &mut GenState, turns: usize, state_path: &Path) -> Result<Finish> {
+        while state.layers_done < turns {
+            let layer = state.layers_done;
+            self.progress.stage(&format!("synth turn {}/{turns}", layer + 1), state.dialogues.len() as u64);
+            let dialogues = state.dialogues.clone();
+            let results: Vec<Result<DialogueState>> =
+                futures::stream::iter(dialogues.into_iter().map(|d| self.advance(d, layer))).buffered(self.concurrency.max(1)).collect().await;
+            self.progress.finish_stage();
+            let mut next = Vec::with_capacity(results.len());
+            for r in results {
+                match r {
+                    Ok(d) => next.push(d),
+                    Err(e) if e.is_budget_stop() => return Ok(Finish::BudgetStopped { layers_done: layer }),
+                    Err(e) => return Err(e),
+                }
+            }
+            state.dialogues = next;
+            state.layers_done = layer + 1;
+            save_state(state_path, state)?;
+        }
+        Ok(Finish::Complete)
+    }
+
+    fn passage(&self, c: u32) -> PromptPassage {
+        let ch = &self.material.chunks[c as usize];
+        PromptPassage { title: ch.title.clone(), section: ch.section.clone(), text: ch.text.clone() }
+    }
+
+    /// The `offer` least-used chunks of the current path, in path order.
+    fn offered(&self, st: &DialogueState) -> Vec<u32> {
+        let path = &self.material.paths[st.path];
+        let mut ranked: Vec<(u32, usize, u32)> = path.iter().enumerate().map(|(pos, &c)| (st.used.get(&c).copied().unwrap_or(0), pos, c)).collect();
+        ranked.sort();
+        let mut chosen: Vec<(usize, u32)> = ranked.into_iter().take(self.opts.offer).map(|(_, pos, c)| (pos, c)).collect();
+        chosen.sort();
+        chosen.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Generates turn `layer` of one dialogue.
+    async fn advance(&self, mut st: DialogueState, layer: usize) -> Result<DialogueState> {
+        if st.switch_at == Some(layer)
+            && let Some(p) = st.switch_path
+        {
+            st.path = p;
+            st.pending_switch = true;
+        }
+        let outcome = self.turn(&mut st, layer).await;
+        self.progress.advance(1);
+        outcome?;
+        Ok(st)
+    }
+
+    async fn turn(&self, st: &mut DialogueState, layer: usize) -> Result<()> {
+        let o = self.opts;
+        let keep = o.history_turns.min(st.turns.len());
+        let recent = &st.turns[st.turns.len() - keep..];
+        let history: Vec<Utter> = recent
+            .iter()
+            .flat_map(|t| [Utter { speaker: "user".into(), text: t.question.clone() }, Utter { speaker: "agent".into(), text: t.answer.clone() }])
+            .collect();
+        let core_history: Vec<Turn> = st.turns.iter().map(|t| to_core_turn(&st.id, 0, t)).collect();
+        let asked: Vec<String> = st.turns.iter().map(|t| t.question.clone()).collect();
+        let offered = self.offered(st);
+        let passages: Vec<PromptPassage> = offered.iter().map(|&c| self.passage(c)).collect();
+        let first = st.turns.is_empty();
+        let switch = st.pending_switch && !first;
+        let topic = self.material.path_topics[st.path];
+        let mut feedback: Option<&'static str> = None;
+        let mut last_reason = "user";
+        let mut last_evidence: Option<u32> = None;
+        let mut log = std::mem::take(&mut st.log);
+        let ev = |st: &mut DialogueState, k: &str| *st.events.entry(k.to_string()).or_default() += 1;
+
+        for attempt in 0..o.max_attempts {
+            let Some(p) = self.agents.user(&history, &asked, &passages, first, switch, feedback, attempt as u32, &mut log).await? else {
+                ev(st, "user/parse_failed");
+                last_reason = "user";
+                continue;
+            };
+            let evidence = offered[p.passage];
+            last_evidence = Some(evidence);
+            if !in_language(&p.question, self.agents.language) {
+                ev(st, "user/wrong_language");
+                last_reason = "user";
+                feedback = Some("the question was not written in the required language");
+                continue;
+            }
+            let norm = |s: &str| s.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect::<String>();
+            if asked.iter().any(|q| norm(q) == norm(&p.question)) {
+                ev(st, "user/repeated_question");
+                last_reason = "user";
+                feedback = Some("the question repeated an earlier one; ask something new");
+                continue;
+            }
+            let mut question = p.question.clone();
+            let mut original = None;
+            if o.humanizer.enabled && !first {
+                match self.agents.humanize(&history, &p.question, switch, &mut log).await? {
+                    Some(Ok(h)) => {
+                        ev(st, "humanizer/rewritten");
+                        original = Some(std::mem::replace(&mut question, h));
+                    }
+                    Some(Err(guard)) => ev(st, &format!("humanizer/kept_original_{}", guard.name())),
+                    None => ev(st, "humanizer/parse_failed"),
+                }
+            }
+            let evidence_passage = &passages[p.passage];
+            let answerability = match self.agents.answerability(&history, &question, evidence_passage, &mut log).await? {
+                None => {
+                    ev(st, "answerability/judge_failed");
+                    last_reason = "answerability";
+                    continue;
+                }
+                Some(s) if s < o.min_answerability => {
+                    ev(st, "answerability/low_score");
+                    last_reason = "answerability";
+                    feedback = Some("the question could not be answered from the chosen passage alone; ask about a fact the passage states");
+                    continue;
+                }
+                Some(s) => s,
+            };
+            let evidence_id = self.material.chunks[evidence as usize].id.clone();
+            let mut extra_golds = Vec::new();
+            if let (true, Some(search)) = (o.uniqueness.enabled, self.search) {
+                let query = search.query_text(&core_history, &question)?;
+                let hits = search.search(&query, o.uniqueness.retrieve_k, std::slice::from_ref(&evidence_id)).await?;
+                let cands: Vec<(String, PromptPassage)> = hits
+                    .into_iter()
+                    .filter_map(|h| self.material.by_id.get(&h.id).map(|&c| (h.id, self.passage(c))))
+                    .take(o.uniqueness.judge_candidates)
+                    .collect();
+                if !cands.is_empty() {
+                    let shown: Vec<PromptPassage> = cands.iter().map(|(_, p)| p.clone()).collect();
+                    let Some(grades) = self.agents.uniqueness(&history, &question, evidence_passage, &shown, &mut log).await? else {
+                        ev(st, "uniqueness/judge_failed");
+                        last_reason = "uniqueness";
+                        continue;
+                    };
+                    let full = grades.iter().filter(|&&g| g == 2).count();
+                    let any = grades.iter().filter(|&&g| g >= 1).count();
+                    if full > o.uniqueness.max_full || any > o.uniqueness.max_extra_golds {
+                        ev(st, "uniqueness/not_unique");
+                        last_reason = "uniqueness";
+                        feedback = Some("other passages in the collection answer this question as well; ask about a detail that only the chosen passage states");
+                        continue;
+                    }
+                    for ((id, _), g) in cands.iter().zip(&grades) {
+                        if *g >= 1 {
+                            extra_golds.push((id.clone(), *g as i32));
+                            ev(st, "uniqueness/extra_gold_added");
+                        }
+                    }
+                    if any == 0 {
+                        ev(st, "uniqueness/unique");
+                    }
+                }
+            }
+            let mut accepted = None;
+            for a in 0..o.answer_attempts {
+                let Some(answer) = self.agents.answer(evidence_passage, &history, &question, a as u32, &mut log).await? else {
+                    ev(st, "answerer/parse_failed");
+                    continue;
+                };
+                if !in_language(&answer, self.agents.language) {
+                    ev(st, "answerer/wrong_language");
+                    continue;
+                }
+                match self.agents.faithfulness(&history, &question, evidence_passage, &answer, &mut log).await? {
+                    None => ev(st, "faithfulness/judge_failed"),
+                    Some(s) if s < o.min_faithfulness => ev(st, "faithfulness/low_score"),
+                    Some(s) => {
+                        accepted = Some((answer, s));
+                        break;
+                    }
+                }
+            }
+            let Some((answer, faithfulness)) = accepted else {
+                last_reason = "faithfulness";
+                continue;
+            };
+            *st.used.entry(evidence).or_default() += 1;
+            let topic_switch = st.pending_switch && !first;
+            st.pending_switch = false;
+            st.turns.push(TurnRecord {
+                layer,
+                question,
+                original,
+                standalone: p.standalone,
+                answer,
+                evidence: evidence_id,
+                extra_golds,
+                topic_switch,
+                topic,
+                path: st.path,
+                answerability,
+                faithfulness,
+                attempts: attempt as u32 + 1,
+            });
+            ev(st, "turn/accepted");
+            st.log = log;
+            return Ok(());
+        }
+        if let Some(c) = last_evidence {
+            *st.used.entry(c).or_default() += 1;
+        }
+        ev(st, &format!("dropped/{last_reason}"));
+        st.log = log;
+        Ok(())
+    }
+
+}
+
+/// The benchmark turn of an accepted record.
+pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
+    let mut gold = vec![Gold { passage_id: t.evidence.clone(), grade: 2 }];
+    gold.extend(t.extra_golds.iter().map(|(id, g)| Gold { passage_id: id.clone(), grade: *g }));
+    let mut extra = BTreeMap::new();
+    extra.insert("evidence".to_string(), serde_json::Value::from(t.evidence.clone()));
+    extra.insert("humanized".to_string(), serde_json::Value::from(t.original.is_some()));
+    if let Some(o) = &t.original {
+        extra.insert("original_question".to_string(), serde_json::Value::from(o.clone()));
+    }
+    extra.insert("faithfulness_score".to_string(), serde_json::Value::from(t.faithfulness));
+    extra.insert("attempts".to_string(), serde_json::Value::from(t.attempts));
+    Turn {
+        id: format!("{dialogue_id}::{n}"),
+        user: t.question.clone(),
+        rewrite: (!t.standalone.is_empty()).then(|| t.standalone.clone()),
+        answer: Some(t.answer.clone()),
+        gold,
+        tags: Tags {
+            question_type: None,
+            multi_turn_type: Some(if n <= 1 { "first" } else if t.topic_switch { "topic_switch" } else { "follow_up" }.to_string()),
+            answerability: Some("answerable".into()),
+            topic_switch: Some(t.topic_switch),
+            topic: Some(format!("topic-{}", t.topic)),
+            extra,
+        },
+    }
+}
+
+/// Writes the checkpoint atomically.
+pub fn save_state(path: &Path, state: &GenState) -> Result<()> {
+    let bytes = serde_json::to_vec(state).map_err(|e| crate::Error::Internal(format!("state: {e}")))?;
+    mtr_core::atomic::write_atomic(path, &bytes)?;
+    Ok(())
+}
+
+/// Reads a checkpoint if it exists and belongs to `fingerprint`.
+pub fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = mtr_core::jsonl::read_text(path)?;
+    match serde_json::from_str::<GenState>(&text) {
+        Ok(s) if s.fingerprint == fingerprint => Ok(Some(s)),
+        Ok(_) => {
+            tracing::info!("{}: checkpoint of other settings; generation starts over (cached calls are replayed free)", path.display());
+            Ok(None)
+        }
+        Err(e) => {
+            tracing::warn!("{}: unreadable checkpoint ({e}); generation starts over", path.display());
+            Ok(None)
+        }
+    }
+}

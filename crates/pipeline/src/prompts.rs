@@ -1,0 +1,102 @@
+//! The agents' prompt templates (`prompts/synth/*.j2`). They are compiled into the binary so
+//! that `mtr synth` works from any folder; `--prompts DIR` loads edited copies instead. Each
+//! template carries a name and version; their hashes go into the benchmark's manifest and,
+//! through the rendered messages, into every LLM cache key.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mtr_llm::Prompt;
+
+use crate::error::{Error, Result};
+
+const SOURCES: [(&str, &str); 6] = [
+    ("user", include_str!("../../../prompts/synth/user.j2")),
+    ("humanize", include_str!("../../../prompts/synth/humanize.j2")),
+    ("answer", include_str!("../../../prompts/synth/answer.j2")),
+    ("answerability", include_str!("../../../prompts/synth/answerability.j2")),
+    ("uniqueness", include_str!("../../../prompts/synth/uniqueness.j2")),
+    ("faithfulness", include_str!("../../../prompts/synth/faithfulness.j2")),
+];
+
+/// The six prompts of the pipeline.
+#[derive(Debug)]
+pub struct SynthPrompts {
+    pub user: Prompt,
+    pub humanize: Prompt,
+    pub answer: Prompt,
+    pub answerability: Prompt,
+    pub uniqueness: Prompt,
+    pub faithfulness: Prompt,
+}
+
+impl SynthPrompts {
+    /// The built-in prompts.
+    pub fn builtin() -> Result<Self> {
+        Self::build(|name, src| Prompt::parse(&format!("synth/{name}"), src))
+    }
+
+    /// Prompts from `dir/<name>.j2`, falling back to the built-in one for a missing file.
+    pub fn from_dir(dir: &Path) -> Result<Self> {
+        Self::build(|name, src| {
+            let p = dir.join(format!("{name}.j2"));
+            if p.is_file() { Prompt::load(&p) } else { Prompt::parse(&format!("synth/{name}"), src) }
+        })
+    }
+
+    fn build(mut load: impl FnMut(&str, &str) -> mtr_llm::Result<Prompt>) -> Result<Self> {
+        let mut got = BTreeMap::new();
+        for (name, src) in SOURCES {
+            let p = load(name, src).map_err(|e| Error::param("prompts", e.to_string()))?;
+            got.insert(name, p);
+        }
+        let mut take = |n: &str| got.remove(n).ok_or_else(|| Error::Internal(format!("prompt {n} missing")));
+        Ok(Self {
+            user: take("user")?,
+            humanize: take("humanize")?,
+            answer: take("answer")?,
+            answerability: take("answerability")?,
+            uniqueness: take("uniqueness")?,
+            faithfulness: take("faithfulness")?,
+        })
+    }
+
+    pub fn all(&self) -> [&Prompt; 6] {
+        [&self.user, &self.humanize, &self.answer, &self.answerability, &self.uniqueness, &self.faithfulness]
+    }
+
+    /// `id -> hash` of every prompt.
+    pub fn hashes(&self) -> BTreeMap<String, String> {
+        self.all().iter().map(|p| (p.id(), p.hash().to_string())).collect()
+    }
+
+    /// One hash over all prompts (the fingerprint's `prompts` field).
+    pub fn hash(&self) -> String {
+        mtr_llm::prompts_hash(self.all())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_prompts_parse_and_render() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(p.user.id(), "synth/user@1");
+        let passage = serde_json::json!({"title": "Annual Leave", "section": "Entitlement", "text": "25 days."});
+        let msgs = p
+            .user
+            .render(&serde_json::json!({
+                "language": "Chinese", "history": [], "asked": [], "passages": [passage],
+                "first": true, "switch": false, "feedback": null,
+            }))
+            .unwrap();
+        assert_eq!(msgs.len(), 2);
+        assert!(msgs[0].content.contains("Write in Chinese"));
+        assert!(msgs[1].content.contains("[1] Annual Leave / Entitlement"));
+        assert!(msgs[1].content.contains("Start the conversation"));
+        assert_eq!(p.hashes().len(), 6);
+        assert_eq!(p.hash(), SynthPrompts::builtin().unwrap().hash());
+    }
+}

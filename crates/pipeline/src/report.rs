@@ -1,0 +1,237 @@
+//! Statistics of a synthesized benchmark and `synth_report.md`: how many dialogues and turns,
+//! topics per dialogue, switch rate, question and answer lengths, golds per turn, what every
+//! stage rejected and why, and what it cost (per role, in total and per dialogue).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use mtr_core::fingerprint::Fingerprint;
+use mtr_llm::LedgerSnapshot;
+use serde::{Deserialize, Serialize};
+
+use crate::agents::CallLog;
+use crate::config::SynthConfig;
+use crate::generate::GenState;
+use crate::pipeline::Prepared;
+
+/// Mean, minimum and maximum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(xs: impl IntoIterator<Item = f64>) -> Self {
+        let v: Vec<f64> = xs.into_iter().collect();
+        if v.is_empty() {
+            return Self::default();
+        }
+        Self {
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
+/// The numbers of the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SynthStats {
+    pub dialogues_requested: usize,
+    /// Dialogues with at least one accepted turn.
+    pub dialogues: usize,
+    pub turns_planned: usize,
+    pub turns: usize,
+    pub turns_dropped: usize,
+    pub turns_per_dialogue: Spread,
+    /// Distinct coarse topics among a dialogue's turns.
+    pub topics_per_dialogue: Spread,
+    pub switches_planned: usize,
+    /// Dialogues with an accepted `topic_switch` turn.
+    pub switch_dialogues: usize,
+    /// `switch_dialogues / dialogues`.
+    pub switch_rate: f64,
+    pub question_tokens: Spread,
+    pub standalone_tokens: Spread,
+    pub answer_tokens: Spread,
+    pub golds_per_turn: Spread,
+    /// Number of golds -> turns.
+    pub golds_histogram: BTreeMap<usize, usize>,
+    pub humanized_share: f64,
+    pub attempts_per_turn: Spread,
+    /// `stage/reason` -> count, over all dialogues.
+    pub events: BTreeMap<String, u64>,
+    pub calls: CallLog,
+    pub cost_total_usd: f64,
+    pub cost_per_dialogue_usd: Spread,
+    pub models: BTreeMap<String, Vec<String>>,
+}
+
+impl SynthStats {
+    pub fn compute(cfg: &SynthConfig, _prepared: &Prepared, state: &GenState) -> Self {
+        let bpe = tiktoken_rs::o200k_base_singleton();
+        let tok = |s: &str| bpe.encode_ordinary(s).len() as f64;
+        let mut s = SynthStats { dialogues_requested: cfg.dialogues, turns_planned: cfg.dialogues * state.layers_done, ..Default::default() };
+        let mut calls = CallLog::default();
+        let all_turns: Vec<_> = state.dialogues.iter().flat_map(|d| d.turns.iter()).collect();
+        s.turns = all_turns.len();
+        s.turns_dropped = s.turns_planned.saturating_sub(s.turns);
+        let nonempty: Vec<_> = state.dialogues.iter().filter(|d| !d.turns.is_empty()).collect();
+        s.dialogues = nonempty.len();
+        s.turns_per_dialogue = Spread::of(nonempty.iter().map(|d| d.turns.len() as f64));
+        s.topics_per_dialogue = Spread::of(nonempty.iter().map(|d| d.turns.iter().map(|t| t.topic).collect::<BTreeSet<_>>().len() as f64));
+        s.switches_planned = state.dialogues.iter().filter(|d| d.switch_at.is_some_and(|a| a < state.layers_done.max(1))).count();
+        s.switch_dialogues = nonempty.iter().filter(|d| d.turns.iter().any(|t| t.topic_switch)).count();
+        s.switch_rate = if s.dialogues > 0 { s.switch_dialogues as f64 / s.dialogues as f64 } else { 0.0 };
+        s.question_tokens = Spread::of(all_turns.iter().map(|t| tok(&t.question)));
+        s.standalone_tokens = Spread::of(all_turns.iter().map(|t| tok(&t.standalone)));
+        s.answer_tokens = Spread::of(all_turns.iter().map(|t| tok(&t.answer)));
+        s.golds_per_turn = Spread::of(all_turns.iter().map(|t| (1 + t.extra_golds.len()) as f64));
+        for t in &all_turns {
+            *s.golds_histogram.entry(1 + t.extra_golds.len()).or_default() += 1;
+        }
+        s.humanized_share = if s.turns > 0 { all_turns.iter().filter(|t| t.original.is_some()).count() as f64 / s.turns as f64 } else { 0.0 };
+        s.attempts_per_turn = Spread::of(all_turns.iter().map(|t| f64::from(t.attempts)));
+        for d in &state.dialogues {
+            for (k, v) in &d.events {
+                *s.events.entry(k.clone()).or_default() += v;
+            }
+            calls.merge(&d.log);
+        }
+        s.cost_total_usd = calls.cost();
+        s.cost_per_dialogue_usd = Spread::of(state.dialogues.iter().map(|d| d.log.cost()));
+        s.models = calls.models.clone();
+        s.calls = calls;
+        s
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+fn spread(s: &Spread) -> String {
+    format!("{:.1} (min {:.0}, max {:.0})", s.mean, s.min, s.max)
+}
+
+/// Renders `synth_report.md`.
+#[allow(clippy::too_many_arguments)]
+pub fn render(
+    cfg: &SynthConfig,
+    prepared: &Prepared,
+    state: &GenState,
+    s: &SynthStats,
+    ledger: &LedgerSnapshot,
+    budget_stopped: bool,
+    corpus: &Path,
+    fp: &Fingerprint,
+) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# Synthesis report\n");
+    if budget_stopped {
+        let _ = writeln!(
+            o,
+            "> **Incomplete:** the `--max-cost` budget stopped generation after {} of {} turns per dialogue. Run the same command again (with a higher budget) to resume; calls already made are served from the cache.\n",
+            state.layers_done, cfg.turns
+        );
+    }
+    let _ = writeln!(o, "- corpus: `{}` (fingerprint `{}`)", corpus.display(), mtr_core::fingerprint::short(&prepared.input_fingerprint));
+    let _ = writeln!(o, "- language: {} ({})", prepared.language.name(), prepared.language.code());
+    let _ = writeln!(
+        o,
+        "- fingerprint: data `{}`, config `{}`, prompts `{}`, mtr {}",
+        mtr_core::fingerprint::short(&fp.data),
+        mtr_core::fingerprint::short(&fp.config),
+        mtr_core::fingerprint::short(&fp.prompts),
+        fp.tool_version
+    );
+    let _ = writeln!(o, "- seed: {}", cfg.seed);
+    let _ = writeln!(o);
+
+    let _ = writeln!(o, "## Corpus preparation\n");
+    let c = &prepared.curation;
+    let _ = writeln!(o, "| stage | result |\n|---|---|");
+    let _ = writeln!(o, "| input documents | {} |", c.input);
+    let _ = writeln!(o, "| boilerplate sections stripped | {} sections in {} documents |", c.stripped_sections, c.stripped_documents);
+    for (f, n) in &c.removed {
+        let ex = c.examples.get(f).map(|e| e.join("; ")).unwrap_or_default();
+        let ex = if ex.is_empty() { String::new() } else { format!(" (e.g. {ex})") };
+        let _ = writeln!(o, "| removed: {f} | {n}{} |", ex.replace('|', "/"));
+    }
+    let _ = writeln!(o, "| documents kept | {} |", prepared.documents);
+    let toks: Vec<f64> = prepared.chunks.iter().map(|c| c.tokens as f64).collect();
+    let _ = writeln!(
+        o,
+        "| chunks | {} of {} tokens on average (range {}-{}, o200k_base) |",
+        prepared.chunks.len(),
+        format_args!("{:.0}", Spread::of(toks.iter().copied()).mean),
+        cfg.chunking.min_tokens,
+        cfg.chunking.max_tokens
+    );
+    let sizes = Spread::of(prepared.topics.paths.iter().map(|p| p.len() as f64));
+    let _ = writeln!(o, "| chunk vectors | {} ({} dimensions) |", prepared.vector_info.source, prepared.vector_info.dim);
+    let recall = prepared.topics.graph_recall_at_10.map(|r| format!(", recall@10 {r:.3}")).unwrap_or_default();
+    let _ = writeln!(o, "| neighbour graph | {} top-{}{recall} |", prepared.topics.graph_method, prepared.topics.graph_k);
+    let _ = writeln!(o, "| topic paths | {} paths of {} chunks |", prepared.topics.paths.len(), spread(&sizes));
+    let _ = writeln!(o, "| coarse topics (k-means) | {} |", prepared.topics.topics);
+    let _ = writeln!(o);
+
+    let _ = writeln!(o, "## Dialogues\n");
+    let _ = writeln!(o, "| statistic | value |\n|---|---|");
+    let _ = writeln!(o, "| dialogues (with at least one turn) | {} of {} requested |", s.dialogues, s.dialogues_requested);
+    let _ = writeln!(o, "| turns | {} of {} planned ({} dropped after verification) |", s.turns, s.turns_planned, s.turns_dropped);
+    let _ = writeln!(o, "| turns per dialogue | {} |", spread(&s.turns_per_dialogue));
+    let _ = writeln!(o, "| coarse topics per dialogue | {} |", spread(&s.topics_per_dialogue));
+    let _ = writeln!(
+        o,
+        "| topic switches | {} dialogues ({} of dialogues; {} planned, share {}) |",
+        s.switch_dialogues,
+        pct(s.switch_rate),
+        s.switches_planned,
+        cfg.generation.switch_share
+    );
+    let _ = writeln!(o, "| question tokens | {} |", spread(&s.question_tokens));
+    let _ = writeln!(o, "| standalone rewrite tokens | {} |", spread(&s.standalone_tokens));
+    let _ = writeln!(o, "| answer tokens | {} |", spread(&s.answer_tokens));
+    let hist: Vec<String> = s.golds_histogram.iter().map(|(g, n)| format!("{g}: {n}")).collect();
+    let _ = writeln!(o, "| golds per turn | {} [{}] |", spread(&s.golds_per_turn), hist.join(", "));
+    let _ = writeln!(o, "| humanized questions | {} |", pct(s.humanized_share));
+    let _ = writeln!(o, "| question attempts per accepted turn | {} |", spread(&s.attempts_per_turn));
+    let _ = writeln!(o);
+
+    let _ = writeln!(o, "## Verification and rejections\n");
+    let _ = writeln!(
+        o,
+        "Counts over all attempts. `dropped/<stage>` counts turns that failed every attempt (the stage of the last failure); they are left out of the benchmark, never written as placeholders.\n"
+    );
+    let _ = writeln!(o, "| stage | event | count |\n|---|---|---:|");
+    for (k, v) in &s.events {
+        let (stage, ev) = k.split_once('/').unwrap_or((k.as_str(), ""));
+        let _ = writeln!(o, "| {stage} | {ev} | {v} |");
+    }
+    let _ = writeln!(o);
+
+    let _ = writeln!(o, "## Models and cost\n");
+    let _ = writeln!(o, "| role | models | calls | from cache | parse failed | prompt tok | completion tok | cost USD |\n|---|---|---:|---:|---:|---:|---:|---:|");
+    for (role, u) in &s.calls.roles {
+        let models = s.models.get(role).map(|m| m.join(", ")).unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "| {role} | {models} | {} | {} | {} | {} | {} | {:.6} |",
+            u.calls, u.cached, u.parse_failed, u.prompt_tokens, u.completion_tokens, u.cost_usd
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "- cost of all calls at list price (including calls served from the cache): ${:.6} in total, per dialogue {}",
+        s.cost_total_usd,
+        format_args!("${:.6} (min ${:.6}, max ${:.6})", s.cost_per_dialogue_usd.mean, s.cost_per_dialogue_usd.min, s.cost_per_dialogue_usd.max)
+    );
+    let _ = writeln!(o, "- paid by this run (ledger): ${:.6}\n", ledger.total_cost_usd);
+    let _ = writeln!(o, "### Ledger of this run\n\n{}", ledger.to_markdown());
+    o
+}

@@ -1,0 +1,65 @@
+//! The crate's one error type. Bad user input (an empty corpus, duplicate ids, an index built
+//! with other settings) travels as [`mtr_core::Error::Input`] so the binary exits with the user
+//! error code; index, embedder and internal failures are kept apart from it.
+
+use std::path::{Path, PathBuf};
+
+use mtr_core::InputError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input or I/O, reported by the data layer (file, line, field, hint).
+    #[error(transparent)]
+    Core(#[from] mtr_core::Error),
+    /// The search engine failed on an index folder (corrupt files, disk full, ...).
+    #[error("index {}: {message}", path.display())]
+    Index { path: PathBuf, message: String },
+    /// The embedding model (a server or an in-process model) failed.
+    #[error("embedder {model}: {message}")]
+    Embed { model: String, message: String },
+    /// A bug or broken invariant inside mtr-retrieve.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// True when fixing the user's input (or command line) fixes the error.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, Error::Core(e) if e.is_user_error())
+    }
+
+    pub(crate) fn index(path: impl AsRef<Path>, e: impl std::fmt::Display) -> Self {
+        Error::Index {
+            path: path.as_ref().to_path_buf(),
+            message: e.to_string(),
+        }
+    }
+
+    pub(crate) fn io(path: impl AsRef<Path>, e: std::io::Error) -> Self {
+        Error::Core(mtr_core::Error::io(path, e))
+    }
+
+    pub(crate) fn embed(model: &str, e: impl std::fmt::Display) -> Self {
+        Error::Embed {
+            model: model.to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Self {
+        Error::Core(e.into())
+    }
+}
+
+impl From<Error> for mtr_core::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Core(e) => e,
+            other => mtr_core::Error::Internal(other.to_string()),
+        }
+    }
+}

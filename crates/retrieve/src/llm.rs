@@ -1,0 +1,105 @@
+//! Adapters from the LLM layer (`mtr_llm::Llm`) to this crate's [`Embedder`] and [`Rewriter`]
+//! interfaces: the `embedder` role embeds passages and queries, the `generator` role rewrites
+//! conversational turns for the `llm-rewrite` formulation. Both are cached by the LLM layer.
+
+use mtr_core::model::Utterance;
+use mtr_llm::{Llm, OutputSpec, Prompt, Role, Sampling};
+
+use crate::dense::Embedder;
+use crate::error::{Error, Result};
+use crate::query::Rewriter;
+use crate::retriever::BoxFuture;
+
+/// The `embedder` role of an [`Llm`] as an [`Embedder`].
+pub struct LlmEmbedder {
+    llm: Llm,
+    model: String,
+}
+
+impl LlmEmbedder {
+    /// `None` when the configuration has no embedder role.
+    pub fn new(llm: Llm) -> Option<Self> {
+        let model = llm.embedding_model()?;
+        Some(Self { llm, model })
+    }
+}
+
+impl Embedder for LlmEmbedder {
+    fn model(&self) -> String {
+        self.model.clone()
+    }
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>> {
+        Box::pin(async move {
+            self.llm.embed(texts).await.map_err(|e| {
+                if e.is_user_error() {
+                    Error::Core(mtr_core::Error::Internal(format!("embedder: {e}")))
+                } else {
+                    Error::embed(&self.model, e)
+                }
+            })
+        })
+    }
+}
+
+/// The `generator` role of an [`Llm`] as a [`Rewriter`] (temperature 0, so a rerun gets the
+/// cached rewrite).
+pub struct LlmRewriter {
+    llm: Llm,
+    prompt: Prompt,
+}
+
+impl LlmRewriter {
+    pub fn new(llm: Llm) -> Result<Self> {
+        let prompt = Prompt::parse("retrieve/rewrite", include_str!("../prompts/rewrite.j2"))
+            .map_err(|e| Error::Internal(format!("rewrite prompt: {e}")))?;
+        Ok(Self { llm, prompt })
+    }
+}
+
+impl Rewriter for LlmRewriter {
+    fn name(&self) -> String {
+        format!(
+            "{}#{}",
+            self.prompt.id(),
+            mtr_core::fingerprint::short(self.prompt.hash())
+        )
+    }
+
+    fn rewrite<'a>(
+        &'a self,
+        history: &'a [Utterance<'a>],
+        question: &'a str,
+    ) -> BoxFuture<'a, Result<String>> {
+        Box::pin(async move {
+            let ctx = serde_json::json!({ "history": history, "question": question });
+            let mut req = self
+                .prompt
+                .request(&ctx, OutputSpec::Text)
+                .map_err(|e| Error::Internal(format!("rewrite prompt: {e}")))?
+                .with_label("llm-rewrite");
+            req.sampling = Some(Sampling {
+                temperature: Some(0.0),
+                max_tokens: Some(128),
+                ..Sampling::default()
+            });
+            let res = self
+                .llm
+                .chat_role(Role::Generator, &req)
+                .await
+                .map_err(|e| Error::embed("generator", e))?;
+            let text = res
+                .text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+                .to_string();
+            // An empty answer falls back to the question itself rather than an empty query.
+            Ok(if text.is_empty() {
+                question.to_string()
+            } else {
+                text
+            })
+        })
+    }
+}
