@@ -27,6 +27,7 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false);
     let res = match g.log_format {
         LogFormat::Json => builder.json().try_init(),
@@ -107,7 +108,11 @@ impl TermProgress {
                 s.cost
             );
         } else {
-            tracing::info!("{}: {done}/{total} ({rate:.1}/s, ETA {eta})", s.stage);
+            if total == 0 {
+                tracing::info!("{}: {done} done ({rate:.1}/s)", s.stage);
+            } else {
+                tracing::info!("{}: {done}/{total} ({rate:.1}/s, ETA {eta})", s.stage);
+            }
         }
     }
 }

@@ -24,13 +24,20 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
@@ -44,7 +51,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let resamples = env("RESAMPLES", 1000);
     let permutations = env("PERMUTATIONS", 10_000);
     let threads = rayon::current_num_threads();
-    println!("mtr bench scale benchmark: {systems} systems x {turns} turns ({per_dialogue} per dialogue), depth {depth}, {resamples} bootstrap resamples, {permutations} permutations, {threads} threads");
+    println!(
+        "mtr bench scale benchmark: {systems} systems x {turns} turns ({per_dialogue} per dialogue), depth {depth}, {resamples} bootstrap resamples, {permutations} permutations, {threads} threads"
+    );
 
     // Seeded synthetic benchmark: graded qrels (1-4 relevant per turn, grades 1-2), tags.
     let t0 = Instant::now();
@@ -62,7 +71,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             made += 1;
             let qid = format!("conv{d:05}<::>{}", t + 1);
             let n_rel = rng.random_range(1..=4);
-            let gold: Vec<Gold> = (0..n_rel).map(|g| Gold { passage_id: format!("p{d}-{t}-{g}"), grade: rng.random_range(1..=2) }).collect();
+            let gold: Vec<Gold> = (0..n_rel)
+                .map(|g| Gold {
+                    passage_id: format!("p{d}-{t}-{g}"),
+                    grade: rng.random_range(1..=2),
+                })
+                .collect();
             let e = qrels.entry(qid.clone()).or_default();
             for g in &gold {
                 e.insert(g.passage_id.clone(), g.grade);
@@ -74,14 +88,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 answer: None,
                 gold,
                 tags: Tags {
-                    question_type: Some(QUESTION_TYPES[rng.random_range(0..QUESTION_TYPES.len())].into()),
-                    answerability: Some(if rng.random_bool(0.9) { "answerable" } else { "partial" }.into()),
+                    question_type: Some(
+                        QUESTION_TYPES[rng.random_range(0..QUESTION_TYPES.len())].into(),
+                    ),
+                    answerability: Some(
+                        if rng.random_bool(0.9) {
+                            "answerable"
+                        } else {
+                            "partial"
+                        }
+                        .into(),
+                    ),
                     topic_switch: Some(t > 0 && rng.random_bool(0.2)),
                     ..Tags::default()
                 },
             });
         }
-        dialogues.push(Dialogue { id: format!("conv{d:05}"), turns: ts, meta: Default::default() });
+        dialogues.push(Dialogue {
+            id: format!("conv{d:05}"),
+            turns: ts,
+            meta: Default::default(),
+        });
     }
     let set = QuerySet::build(&dialogues, &qrels);
 
@@ -104,7 +131,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             docs.dedup();
             docs.shuffle(&mut rng);
             let n = docs.len();
-            run.insert(q.qid.clone(), docs.into_iter().enumerate().map(|(i, d)| (d, (n - i) as f64)).collect());
+            run.insert(
+                q.qid.clone(),
+                docs.into_iter()
+                    .enumerate()
+                    .map(|(i, d)| (d, (n - i) as f64))
+                    .collect(),
+            );
         }
         inputs.push(SystemInput {
             name: format!("system-{s:02}"),
@@ -118,20 +151,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             queries: Default::default(),
         });
     }
-    println!("generated in {:.2} s ({} dialogues, {} scored turns)", t0.elapsed().as_secs_f64(), set.dialogues.len(), set.len());
+    println!(
+        "generated in {:.2} s ({} dialogues, {} scored turns)",
+        t0.elapsed().as_secs_f64(),
+        set.dialogues.len(),
+        set.len()
+    );
 
-    let settings = Settings { resamples, permutations, ..Settings::default() };
+    let settings = Settings {
+        resamples,
+        permutations,
+        ..Settings::default()
+    };
 
     // Phase timings (each on its own), then the whole computation as bench runs it.
     let t = Instant::now();
     let scorer = Scorer::new(&set, &settings.measures)?;
-    let scores = inputs.iter().map(|s| scorer.score(&set, &s.run)).collect::<Result<Vec<_>, _>>()?;
+    let scores = inputs
+        .iter()
+        .map(|s| scorer.score(&set, &s.run))
+        .collect::<Result<Vec<_>, _>>()?;
     let t_score = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     let clusters = set.clusters();
     let boot = ClusterBootstrap::new(set.dialogues.len(), resamples, 0.95, 42);
-    let series: Vec<&[f64]> = scores.iter().flat_map(|s| s.values.iter().map(Vec::as_slice)).collect();
+    let series: Vec<&[f64]> = scores
+        .iter()
+        .flat_map(|s| s.values.iter().map(Vec::as_slice))
+        .collect();
     let strata = Strata::build(&set);
     let mut groups = 1;
     let _overall = boot.estimate(&clusters, None, &series);
@@ -147,7 +195,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let main: Vec<&[f64]> = scores.iter().map(|s| s.values[1].as_slice()).collect();
     let p = all_pairs(&main, permutations, 43);
     let t_tests = t.elapsed().as_secs_f64();
-    let separated = (0..systems).flat_map(|a| ((a + 1)..systems).map(move |b| (a, b))).filter(|&(a, b)| p.p[a][b] < 0.05).count();
+    let separated = (0..systems)
+        .flat_map(|a| ((a + 1)..systems).map(move |b| (a, b)))
+        .filter(|&(a, b)| p.p[a][b] < 0.05)
+        .count();
 
     let t = Instant::now();
     let computed = compute(&set, &inputs, &[], &settings)?;
@@ -155,16 +206,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!();
     println!("phase                                         seconds");
-    println!("score {systems} runs ({} measures, mtr-metrics)        {t_score:>8.3}", settings.measures.len());
-    println!("cluster bootstrap ({groups} groups x {} series)      {t_boot:>8.3}", series.len());
-    println!("randomization tests ({} pairs)                {t_tests:>8.3}", systems * (systems - 1) / 2);
-    println!("whole bench computation (engine::compute)     {t_all:>8.3}   target < 10 s: {}", if t_all < 10.0 { "MET" } else { "NOT MET" });
+    println!(
+        "score {systems} runs ({} measures, mtr-metrics)        {t_score:>8.3}",
+        settings.measures.len()
+    );
+    println!(
+        "cluster bootstrap ({groups} groups x {} series)      {t_boot:>8.3}",
+        series.len()
+    );
+    println!(
+        "randomization tests ({} pairs)                {t_tests:>8.3}",
+        systems * (systems - 1) / 2
+    );
+    println!(
+        "whole bench computation (engine::compute)     {t_all:>8.3}   target < 10 s: {}",
+        if t_all < 10.0 { "MET" } else { "NOT MET" }
+    );
     println!();
     println!(
         "{} systems scored; {separated} of {} pairs separated at p < 0.05; discriminative power {:.3}; peak RSS {:.0} MB",
         computed.systems.len(),
         systems * (systems - 1) / 2,
-        computed.discriminative_power.as_ref().map_or(f64::NAN, |d| d.share),
+        computed
+            .discriminative_power
+            .as_ref()
+            .map_or(f64::NAN, |d| d.share),
         peak_rss_mb()
     );
     Ok(())

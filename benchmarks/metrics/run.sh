@@ -5,8 +5,8 @@
 # CPU and peak RSS with /usr/bin/time -v, and prints a ratio table.
 #
 # The Python tools go into a throwaway venv ($VENV); they are never a dependency of mtr.
-# ranx's numba JIT (and every tool's import) is paid by a warm-up on tiny files inside the
-# same process before the timed section; the table shows both the whole process and the
+# ranx's numba JIT (and every tool's import) is paid by a warm-up on the first 5000 lines of the
+# same files, in the same process, before the timed section; the table shows both the whole process and the
 # timed section ("in-proc").
 #
 # usage: benchmarks/metrics/run.sh            (needs target/release/mtr: cargo build --release --bin mtr)

@@ -1,16 +1,204 @@
-//! `mtr audit`: not built yet.
+//! `mtr audit`: audit a benchmark with an ensemble of LLM judges (MTR-Eval). Reads any
+//! supported benchmark folder, writes an audit folder (`items.jsonl`, `summary.json`,
+//! `report.md`, `report.html`, `suggested_qrels.tsv`) and prints the scores.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use mtr_audit::{AuditJob, AuditPrompts, AuditSettings, Dimension, Outcome};
 
 use super::Ctx;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Arguments (this command is not built yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// Benchmark folder (native, or any format `mtr import` reads).
+    pub src: PathBuf,
+    /// Output folder (default: `audit-<benchmark name>`). Rerunning into the same folder
+    /// resumes: finished judgements are kept as they are.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Dimensions to audit (comma-separated): alignment, completeness, faithfulness, quality.
+    #[arg(long, value_delimiter = ',')]
+    pub dimensions: Vec<String>,
+    /// Audit a seeded sample of N dialogues.
+    #[arg(long)]
+    pub sample: Option<usize>,
+    /// Seed of every random choice.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Hard negatives per discriminability pool (M).
+    #[arg(long)]
+    pub negatives: Option<usize>,
+    /// Permutations per judge and pool (T).
+    #[arg(long)]
+    pub trials: Option<usize>,
+    /// Query formulation for hard negatives: auto, last, all, full:N, window:N, rewrite.
+    #[arg(long)]
+    pub negatives_query: Option<String>,
+    /// An existing BM25 index of the benchmark's corpus (default: built in OUT/.index).
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// Human ratings to calibrate against (MTRAG human evaluations JSON, or JSONL of
+    /// `{turn_id, dimension, passage_id?, score, annotator?}`).
+    #[arg(long)]
+    pub human_labels: Option<PathBuf>,
+    /// Judge a seeded sample of N human-rated answers (MTRAG file).
+    #[arg(long)]
+    pub human_sample: Option<usize>,
+    /// Folder with prompt templates overriding the built-in `prompts/audit/*.j2`.
+    #[arg(long)]
+    pub prompts: Option<PathBuf>,
+    /// Worst items per dimension shown with their text.
+    #[arg(long)]
+    pub worst: Option<usize>,
+    /// Bootstrap resamples for confidence intervals.
+    #[arg(long)]
+    pub resamples: Option<usize>,
+    #[command(flatten)]
+    pub import: super::import::ImportFlags,
+    #[command(flatten)]
+    pub llm: super::local::LlmArgs,
 }
 
-pub async fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("audit")
+fn settings(ctx: &Ctx, a: &Args) -> anyhow::Result<AuditSettings> {
+    let mut s: AuditSettings = ctx.config.section("audit")?;
+    if !a.dimensions.is_empty() {
+        s.dimensions = a
+            .dimensions
+            .iter()
+            .map(|d| Dimension::parse(d).ok_or_else(|| anyhow::anyhow!(mtr_core::Error::from(mtr_core::InputError::new("--dimensions", format!("unknown dimension `{d}`")).hint("use alignment, completeness, faithfulness, quality")))))
+            .collect::<anyhow::Result<_>>()?;
+    }
+    if let Some(x) = a.sample {
+        s.sample = Some(x);
+    }
+    if let Some(x) = a.seed {
+        s.seed = x;
+    }
+    if let Some(x) = a.negatives {
+        s.negatives = x;
+    }
+    if let Some(x) = a.trials {
+        s.trials = x;
+    }
+    if let Some(x) = &a.negatives_query {
+        s.negatives_query = x.clone();
+    }
+    if let Some(x) = a.worst {
+        s.worst = x;
+    }
+    if let Some(x) = a.resamples {
+        s.resamples = x;
+    }
+    s.validate().map_err(|e| anyhow::anyhow!(mtr_core::Error::from(mtr_core::InputError::new("[audit]", e.to_string()))))?;
+    Ok(s)
+}
+
+/// True when `[llm.roles] embedder` is set in the configuration (the embedded local embedder
+/// alone does not turn dense negatives on: embedding a corpus locally takes long).
+fn configured_embedder(ctx: &Ctx) -> bool {
+    ctx.config
+        .table
+        .get("llm")
+        .and_then(|l| l.get("roles"))
+        .and_then(|r| r.get("embedder"))
+        .and_then(|e| e.as_array())
+        .is_some_and(|a| !a.is_empty())
+}
+
+fn retrieve_error(e: mtr_retrieve::Error) -> anyhow::Error {
+    anyhow::Error::new(mtr_core::Error::from(e))
+}
+
+fn user(e: mtr_audit::AuditError) -> anyhow::Error {
+    match e {
+        mtr_audit::AuditError::Core(c) => anyhow::Error::new(c),
+        e if e.is_user_error() => anyhow::Error::new(mtr_core::Error::from(mtr_core::InputError::new("audit", e.to_string()))),
+        e => anyhow::Error::new(e),
+    }
+}
+
+pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let s = settings(ctx, &args)?;
+    let dir = super::import::open_benchmark(ctx, &args.src, &args.import.options())?;
+    let bench = dir.load().with_context(|| format!("loading {}", dir.root().display()))?;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("audit-{}", if bench.manifest.name.is_empty() { "benchmark" } else { &bench.manifest.name })));
+    let llm = super::local::open_llm(ctx, &args.llm).await?;
+    let prompts = match &args.prompts {
+        Some(p) => AuditPrompts::from_dir(p),
+        None => AuditPrompts::builtin(),
+    }
+    .map_err(user)?;
+    let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
+    let mut retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = Vec::new();
+    if s.dimensions().contains(&Dimension::Completeness) {
+        let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
+        let idx = match &args.index {
+            Some(p) => {
+                let idx = mtr_retrieve::IndexDir::open(p).map_err(retrieve_error)?;
+                idx.check_corpus(&src).map_err(retrieve_error)?;
+                idx
+            }
+            None => mtr_audit::materials::corpus_index(&bench, &out.join(".index"), progress.as_ref()).map_err(user)?,
+        };
+        retrievers.push(Arc::new(idx.bm25().map_err(retrieve_error)?));
+        // dense negatives too, when the configuration names an embedder
+        if s.dense_negatives
+            && configured_embedder(ctx)
+            && let Some(e) = mtr_retrieve::llm::LlmEmbedder::new(llm.clone())
+        {
+            let embedder: Arc<dyn mtr_retrieve::dense::Embedder> = Arc::new(e);
+            let opts = mtr_retrieve::dense::DenseOptions::default();
+            let dense = mtr_retrieve::ensure_dense(&idx, &src, embedder.as_ref(), &opts, progress.as_ref()).await.map_err(retrieve_error)?;
+            retrievers.push(Arc::new(mtr_retrieve::dense::DenseRetriever::new(Arc::new(dense), embedder)));
+        }
+    }
+    let job = AuditJob {
+        settings: s,
+        out_dir: out.clone(),
+        prompts,
+        retrievers,
+        config_hash: ctx.config.hash(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: option_env!("MTR_GIT_COMMIT").map(str::to_string),
+        human_labels: args.human_labels.clone(),
+        human_sample: args.human_sample,
+        progress,
+    };
+    match mtr_audit::run(&bench, job, &llm).await.map_err(user)? {
+        Outcome::DryRun { plan, judgements, reused } => {
+            println!("dry run: {judgements} judgements to make ({reused} already in {}), nothing called\n", out.display());
+            print!("{}", plan.to_table());
+        }
+        Outcome::Audited(summary) => {
+            println!("{}", summary_text(&summary, &out));
+            println!("{}", llm.ledger().to_markdown());
+            if !summary.complete {
+                println!("incomplete: {}; run the same command again to resume", summary.stopped.as_deref().unwrap_or("stopped"));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {
+    let mut t = format!(
+        "audit of {}: {} of {} dialogues, {} turns, {} judges\n",
+        s.benchmark.name,
+        s.plan.dialogues_audited,
+        s.plan.dialogues_total,
+        s.plan.turns_audited,
+        s.judges.len()
+    );
+    t.push_str(&format!("{:<14} {:>6} {:>8} {:>18} {:>8}\n", "dimension", "items", "mean", "95% CI", "flagged"));
+    for (d, x) in &s.dimensions {
+        let ci = x.ci.as_ref().map(|c| format!("[{:.3}, {:.3}]", c.lower, c.upper)).unwrap_or_else(|| "-".into());
+        let mean = x.mean.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into());
+        t.push_str(&format!("{:<14} {:>6} {:>8} {:>18} {:>8}\n", d.name(), x.items, mean, ci, x.flagged));
+    }
+    t.push_str(&format!("probable missing gold: {} (suggested_qrels.tsv)\n", s.suggested_qrels.len()));
+    t.push_str(&format!("report: {}\n", out.join("report.html").display()));
+    t
 }

@@ -236,15 +236,16 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let written =
         mtr_bench::output::write_results(&args.output, &outcome, &runs).map_err(bench_err)?;
 
-    print_summary(&outcome.result);
     for w in &outcome.result.warnings {
         tracing::warn!("{w}");
     }
-    println!(
-        "\nwrote {} files to {}",
+    let mut text = summary(&outcome.result);
+    text.push_str(&format!(
+        "\nwrote {} files to {}\n",
         written.len(),
         args.output.display()
-    );
+    ));
+    super::import::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -261,7 +262,7 @@ fn settings(args: &Args) -> anyhow::Result<Settings> {
             .map(|m| parse(m, "--measure"))
             .collect::<anyhow::Result<Vec<_>>>()?
     };
-    if !(args.level > 0.0 && args.level < 1.0) {
+    if args.level <= 0.0 || args.level >= 1.0 || args.level.is_nan() {
         return Err(user_error("--level", "must be between 0 and 1"));
     }
     if args.resamples == 0 || args.permutations == 0 {
@@ -327,14 +328,17 @@ fn default_index_path(root: &Path, fingerprint: &str) -> PathBuf {
         .join(mtr_core::fingerprint::short(fingerprint))
 }
 
-fn print_summary(r: &mtr_bench::result::BenchResult) {
+fn summary(r: &mtr_bench::result::BenchResult) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
     let label = |id: &str| {
         r.measures
             .iter()
             .find(|m| m.id == id)
             .map_or(id.to_string(), |m| m.label.clone())
     };
-    println!(
+    let _ = writeln!(
+        o,
         "{}: {} scored turns in {} dialogues; main measure {} with {:.0}% cluster-bootstrap intervals",
         r.benchmark.name,
         r.benchmark.scored_queries,
@@ -358,12 +362,12 @@ fn print_summary(r: &mtr_bench::result::BenchResult) {
         .max()
         .unwrap_or(6)
         .max(6);
-    println!(
-        "{:>3}  {:width$}  {:>24}  {}",
+    let _ = writeln!(
+        o,
+        "{:>3}  {:width$}  {:>24}  vs baseline",
         "#",
         "system",
-        label(&r.main_measure),
-        "vs baseline"
+        label(&r.main_measure)
     );
     for (i, s) in mtr_bench::report::ranked_systems(r).iter().enumerate() {
         let e = s.measures.get(&r.main_measure);
@@ -379,10 +383,11 @@ fn print_summary(r: &mtr_bench::result::BenchResult) {
             (_, Some(false)) => "n.s.",
             _ => "",
         };
-        println!("{:>3}  {:width$}  {cell:>24}  {vs}", i + 1, s.name);
+        let _ = writeln!(o, "{:>3}  {:width$}  {cell:>24}  {vs}", i + 1, s.name);
     }
     if let Some(d) = &r.discriminative_power {
-        println!(
+        let _ = writeln!(
+            o,
             "discriminative power: {}/{} pairs separated at p < {} ({:.1}%), spread {:.4}",
             d.separated,
             d.pairs,
@@ -391,4 +396,5 @@ fn print_summary(r: &mtr_bench::result::BenchResult) {
             d.range
         );
     }
+    o
 }

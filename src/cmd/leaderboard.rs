@@ -41,8 +41,11 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let results = mtr_bench::leaderboard::load(&files).map_err(bench_err)?;
     let lb = mtr_bench::leaderboard::merge(&results).map_err(bench_err)?;
     let written = mtr_bench::leaderboard::write_site(&args.output, &lb).map_err(bench_err)?;
+    use std::fmt::Write as _;
+    let mut text = String::new();
     for b in &lb.boards {
-        println!(
+        let _ = writeln!(
+            text,
             "{}{}: {} systems, ranked by {}{}",
             b.benchmark,
             b.part.as_ref().map_or(String::new(), |p| format!(" ({p})")),
@@ -59,7 +62,8 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         tracing::warn!("{w}");
     }
     for p in written {
-        println!("wrote {}", p.display());
+        let _ = writeln!(text, "wrote {}", p.display());
     }
+    super::import::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }

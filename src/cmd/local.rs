@@ -277,7 +277,7 @@ async fn ask(
             Ok(v) => {
                 let first: Vec<String> = v[0].iter().take(8).map(|x| format!("{x:.4}")).collect();
                 println!(
-                    "{}	dims={}	{}",
+                    "{}\tdims={}\t{}",
                     llm.embedding_model().unwrap_or_default(),
                     v[0].len(),
                     first.join(" ")
@@ -300,17 +300,30 @@ async fn ask(
         })?;
         req = req.with_schema(JsonSchema::new("answer", value));
     }
-    let results: Vec<(String, Result<mtr_llm::ChatResult, LlmError>)> = if generator {
-        vec![(
-            "generator".into(),
-            llm.chat_role(Role::Generator, &req).await,
-        )]
-    } else {
-        llm.judge_all(&req)
-            .await
-            .into_iter()
-            .flat_map(|j| j.samples.into_iter().map(move |s| (j.judge.clone(), s)))
-            .collect()
+    let results: Vec<(String, Result<mtr_llm::ChatResult, LlmError>)> = loop {
+        let results: Vec<_> = if generator {
+            vec![(
+                "generator".to_string(),
+                llm.chat_role(Role::Generator, &req).await,
+            )]
+        } else {
+            llm.judge_all(&req)
+                .await
+                .into_iter()
+                .flat_map(|j| j.samples.into_iter().map(move |s| (j.judge.clone(), s)))
+                .collect()
+        };
+        if args.batch && llm.batch_queued() > 0 {
+            let rep = llm.run_batches().await.map_err(|e| llm_error(ctx, e))?;
+            eprintln!(
+                "batch: submitted {:?}, answered {}, failed {}",
+                rep.submitted,
+                rep.answered,
+                rep.failed + rep.parse_failed
+            );
+            continue;
+        }
+        break results;
     };
     let mut failed = false;
     for (who, r) in results {
@@ -325,7 +338,7 @@ async fn ask(
                     .map(|v| v.to_string())
                     .unwrap_or_default();
                 println!(
-                    "{who}	{}	sample={}	cached={}	{status}	{}",
+                    "{who}\t{}\tsample={}\tcached={}\t{status}\t{}",
                     r.model,
                     r.sample,
                     r.cached,
@@ -334,6 +347,10 @@ async fn ask(
                 failed |= !r.status.is_ok();
             }
             Err(LlmError::DryRun) => {}
+            Err(LlmError::Batched) => {
+                eprintln!("{who}: no batch answer (see the batch report above)");
+                failed = true;
+            }
             Err(e) if e.is_budget_stop() => {
                 eprintln!("{e}");
                 failed = true;

@@ -16,9 +16,17 @@ struct Env {
 }
 
 fn setup(price: f64) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
     let fake = rt
-        .block_on(FakeServer::builder().respond(|r| FakeReply::json(serde_json::json!({"grade": r.last_user.len() % 4}))).start())
+        .block_on(
+            FakeServer::builder()
+                .respond(|r| FakeReply::json(serde_json::json!({"grade": r.last_user.len() % 4})))
+                .start(),
+        )
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let toml = format!(
@@ -39,48 +47,112 @@ fn setup(price: f64) -> Env {
 #[test]
 fn ask_caches_and_cache_commands_report_it() {
     let env = setup(0.0);
-    let ask = || mtr().current_dir(env.dir.path()).args(["local", "ask", "--schema", "grade.json", "is this relevant?"]).output().unwrap();
+    let ask = || {
+        mtr()
+            .current_dir(env.dir.path())
+            .args([
+                "local",
+                "ask",
+                "--schema",
+                "grade.json",
+                "is this relevant?",
+            ])
+            .output()
+            .unwrap()
+    };
     let out = ask();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(stdout.lines().count(), 2, "one line per judge: {stdout}");
     assert!(stdout.contains("\"grade\""), "{stdout}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("| **total** |"), "ledger printed");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("| **total** |"),
+        "ledger printed"
+    );
     assert_eq!(env.fake.chat_calls(), 2);
     let again = ask();
-    assert!(String::from_utf8_lossy(&again.stdout).matches("cached=true").count() == 2);
+    assert!(
+        String::from_utf8_lossy(&again.stdout)
+            .matches("cached=true")
+            .count()
+            == 2
+    );
     assert_eq!(env.fake.chat_calls(), 2, "second run pays nothing");
 
-    let stats = mtr().current_dir(env.dir.path()).args(["cache", "stats", "--json"]).output().unwrap();
+    let stats = mtr()
+        .current_dir(env.dir.path())
+        .args(["cache", "stats", "--json"])
+        .output()
+        .unwrap();
     assert!(stats.status.success());
     let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(v["chat_rows"], 2);
-    let pruned = mtr().current_dir(env.dir.path()).args(["cache", "prune", "--model", "qwen"]).output().unwrap();
+    let pruned = mtr()
+        .current_dir(env.dir.path())
+        .args(["cache", "prune", "--model", "qwen"])
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&pruned.stdout).contains("removed\t1"));
-    let nothing = mtr().current_dir(env.dir.path()).args(["cache", "prune"]).output().unwrap();
-    assert_eq!(nothing.status.code(), Some(2), "prune without a filter is a user error");
+    let nothing = mtr()
+        .current_dir(env.dir.path())
+        .args(["cache", "prune"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        nothing.status.code(),
+        Some(2),
+        "prune without a filter is a user error"
+    );
 }
 
 #[test]
 fn dry_run_calls_nothing_and_budget_stops_cleanly() {
     let env = setup(100_000.0);
-    let out = mtr().current_dir(env.dir.path()).args(["local", "ask", "--dry-run", "--schema", "grade.json", "q"]).output().unwrap();
+    let out = mtr()
+        .current_dir(env.dir.path())
+        .args(["local", "ask", "--dry-run", "--schema", "grade.json", "q"])
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("total") && stdout.contains("gpt-4o-mini"), "{stdout}");
+    assert!(
+        stdout.contains("total") && stdout.contains("gpt-4o-mini"),
+        "{stdout}"
+    );
     assert_eq!(env.fake.chat_calls(), 0);
 
-    let out = mtr().current_dir(env.dir.path()).args(["local", "ask", "--max-cost", "0.5", "q"]).output().unwrap();
+    let out = mtr()
+        .current_dir(env.dir.path())
+        .args(["local", "ask", "--max-cost", "0.5", "q"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("budget stop") && stderr.contains("--max-cost"), "{stderr}");
-    assert_eq!(env.fake.chat_calls(), 1, "only the free endpoint was called");
+    assert!(
+        stderr.contains("budget stop") && stderr.contains("--max-cost"),
+        "{stderr}"
+    );
+    assert_eq!(
+        env.fake.chat_calls(),
+        1,
+        "only the free endpoint was called"
+    );
 }
 
 #[test]
 fn missing_local_install_says_how_to_fix() {
     let home = tempfile::tempdir().unwrap();
-    let out = mtr().current_dir(home.path()).env("MTR_HOME", home.path()).env_remove("MTR_LOCAL_MODEL").args(["local", "ask", "hello"]).output().unwrap();
+    let out = mtr()
+        .current_dir(home.path())
+        .env("MTR_HOME", home.path())
+        .env_remove("MTR_LOCAL_MODEL")
+        .args(["local", "ask", "hello"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("mtr local install"), "{stderr}");

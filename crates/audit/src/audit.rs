@@ -280,6 +280,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         let hr = HumanRender { items: &human_items_sel, prompts: &job.prompts };
         human_judged = Some(judge_units(llm, &judges, samples, &hunits, &hr, &hexisting, &progress, "human calibration").await?);
     }
+    let human_stopped = human_judged.as_ref().and_then(|h| h.stopped.clone());
 
     if dry_run {
         let pending = units.len() * judges.len() * samples as usize - judged.reused;
@@ -289,7 +290,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     let planned = judged.records.len();
     let judgements: Vec<Judgement> = judged.records.into_iter().flatten().collect();
     let done = judgements.len();
-    let mut stopped = judged.stopped.clone();
+    let mut stopped = judged.stopped.clone().or(human_stopped.map(|s| format!("human calibration: {s}")));
     if stopped.is_none() && done < planned {
         stopped = Some(format!("{} judgements were not made", planned - done));
     }

@@ -166,9 +166,7 @@ pub async fn judge_units(
                 None
             }
         };
-        if let Some(r) = &rec {
-            progress.usage(r.prompt_tokens + r.completion_tokens, r.cost_usd);
-        }
+        // token and cost usage reach the progress display through the LLM client itself
         progress.advance(1);
         records[slot(ui, ji, sample, judges.len(), samples)] = rec;
     }

@@ -114,23 +114,29 @@ pub async fn retrieve_negatives(
     Ok(Negatives { by_turn, queries: qmap, retrievers: retrievers.iter().map(|r| r.name()).collect() })
 }
 
-/// A BM25 index of the benchmark's corpus in `index_dir`: opened when it exists and was built
-/// from this corpus, else (re)built there.
-pub fn bm25_index(bench: &Benchmark, index_dir: &std::path::Path, progress: &dyn mtr_core::progress::Progress) -> Result<mtr_retrieve::Bm25Index> {
+/// The retrieval index of the benchmark's corpus in `index_dir`: opened when it exists and was
+/// built from this corpus, else (re)built there. Use `.bm25()` for the BM25 retriever.
+pub fn corpus_index(bench: &Benchmark, index_dir: &std::path::Path, progress: &dyn mtr_core::progress::Progress) -> Result<mtr_retrieve::IndexDir> {
     let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
-    let rerr = |e: mtr_retrieve::Error| {
-        if e.is_user_error() { AuditError::Core(e.into()) } else { AuditError::Retrieval(e.to_string()) }
-    };
     if index_dir.join("mtr-index.json").is_file()
         && let Ok(idx) = mtr_retrieve::IndexDir::open(index_dir)
         && idx.check_corpus(&src).is_ok()
     {
-        return idx.bm25().map_err(rerr);
+        return Ok(idx);
     }
     if index_dir.exists() {
         std::fs::remove_dir_all(index_dir).map_err(|e| AuditError::Output { path: index_dir.to_path_buf(), message: e.to_string() })?;
     }
     let opts = mtr_retrieve::IndexOptions { store_text: false, ..Default::default() };
-    let idx = mtr_retrieve::IndexBuilder::new(index_dir, opts).build(&src, progress).map_err(rerr)?;
-    idx.bm25().map_err(rerr)
+    mtr_retrieve::IndexBuilder::new(index_dir, opts).build(&src, progress).map_err(retrieval_error)
+}
+
+/// A BM25 retriever over [`corpus_index`].
+pub fn bm25_index(bench: &Benchmark, index_dir: &std::path::Path, progress: &dyn mtr_core::progress::Progress) -> Result<mtr_retrieve::Bm25Index> {
+    corpus_index(bench, index_dir, progress)?.bm25().map_err(retrieval_error)
+}
+
+/// Retrieval errors: bad input stays a user error.
+pub fn retrieval_error(e: mtr_retrieve::Error) -> AuditError {
+    if e.is_user_error() { AuditError::Core(e.into()) } else { AuditError::Retrieval(e.to_string()) }
 }

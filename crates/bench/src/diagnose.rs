@@ -55,7 +55,14 @@ pub fn diagnose(k: usize, hit: f64, mrr: f64, recall: f64, ndcg: f64) -> Diagnos
             ),
         });
     }
-    Diagnosis { k, hit, mrr, recall, ndcg, findings }
+    Diagnosis {
+        k,
+        hit,
+        mrr,
+        recall,
+        ndcg,
+        findings,
+    }
 }
 
 /// A warning when a system's scores leave no room to separate better systems.
@@ -79,9 +86,18 @@ mod tests {
 
     #[test]
     fn each_pattern_fires_on_its_combination_only() {
-        assert_eq!(patterns(&diagnose(10, 0.9, 0.3, 0.7, 0.5)), ["ranking_problem"]);
-        assert_eq!(patterns(&diagnose(10, 0.8, 0.7, 0.3, 0.4)), ["incomplete_recall"]);
-        assert_eq!(patterns(&diagnose(10, 0.9, 0.6, 0.8, 0.4)), ["graded_order_problem"]);
+        assert_eq!(
+            patterns(&diagnose(10, 0.9, 0.3, 0.7, 0.5)),
+            ["ranking_problem"]
+        );
+        assert_eq!(
+            patterns(&diagnose(10, 0.8, 0.7, 0.3, 0.4)),
+            ["incomplete_recall"]
+        );
+        assert_eq!(
+            patterns(&diagnose(10, 0.9, 0.6, 0.8, 0.4)),
+            ["graded_order_problem"]
+        );
         assert!(patterns(&diagnose(10, 0.9, 0.8, 0.8, 0.75)).is_empty());
         assert!(patterns(&diagnose(10, 0.2, 0.05, 0.1, 0.05)).is_empty());
         assert!(too_easy("s", 0.96, 0.5, 10).is_some());

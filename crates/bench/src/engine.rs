@@ -15,13 +15,13 @@ use crate::failures;
 use crate::measure::Measure;
 use crate::query_set::QuerySet;
 use crate::result::{
-    Ablation, AblationComponent, BaselineTests, Comparison, DiscriminativePower, PositionPoint, StratumFamily, StratumGroup, SystemKind,
-    SystemResult,
+    Ablation, AblationComponent, BaselineTests, Comparison, DiscriminativePower, PositionPoint,
+    StratumFamily, StratumGroup, SystemKind, SystemResult,
 };
 use crate::score::{Scorer, Scores};
 use crate::stats::bootstrap::{ClusterBootstrap, Estimate};
-use crate::stats::multiple::{cohens_dz, holm};
 use crate::stats::randomization::all_pairs;
+use crate::stats::{cohens_dz, holm};
 use crate::strata::{MIN_GROUP, Strata};
 
 /// What to compute and with which seeds.
@@ -117,7 +117,12 @@ pub struct Computed {
 }
 
 /// Runs the whole computation.
-pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInput], s: &Settings) -> Result<Computed> {
+pub fn compute(
+    set: &QuerySet,
+    systems: &[SystemInput],
+    ablations: &[AblationInput],
+    s: &Settings,
+) -> Result<Computed> {
     if s.measures.is_empty() {
         return Err(BenchError::option("--measure", "no measure to report"));
     }
@@ -127,14 +132,27 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
     let mut names = BTreeSet::new();
     for sys in systems {
         if !names.insert(sys.name.as_str()) {
-            return Err(BenchError::option("--name", format!("two systems are named `{}`; give them distinct names", sys.name)));
+            return Err(BenchError::option(
+                "--name",
+                format!(
+                    "two systems are named `{}`; give them distinct names",
+                    sys.name
+                ),
+            ));
         }
     }
     let baseline_index = match &s.baseline {
         Some(b) => Some(systems.iter().position(|x| &x.name == b).ok_or_else(|| {
             BenchError::option(
                 "--baseline",
-                format!("no system named `{b}`; systems are: {}", systems.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")),
+                format!(
+                    "no system named `{b}`; systems are: {}",
+                    systems
+                        .iter()
+                        .map(|x| x.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             )
         })?),
         None => (!systems.is_empty()).then_some(0),
@@ -143,7 +161,14 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
     // Internal measures: the reported ones first, then what the diagnostics need.
     let dk = s.diagnosis_k;
     let mut internal: Vec<Measure> = s.measures.clone();
-    for m in [s.main, Measure::HitLenient(dk), Measure::Mrr(dk), Measure::Recall(dk), Measure::Ndcg(dk), Measure::HitLenient(5)] {
+    for m in [
+        s.main,
+        Measure::HitLenient(dk),
+        Measure::Mrr(dk),
+        Measure::Recall(dk),
+        Measure::Ndcg(dk),
+        Measure::HitLenient(5),
+    ] {
         if !internal.contains(&m) {
             internal.push(m);
         }
@@ -152,7 +177,10 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
     let main_i = idx(s.main);
 
     let scorer = Scorer::new(set, &internal)?;
-    let scores: Vec<Scores> = systems.par_iter().map(|sys| scorer.score(set, &sys.run)).collect::<Result<_>>()?;
+    let scores: Vec<Scores> = systems
+        .par_iter()
+        .map(|sys| scorer.score(set, &sys.run))
+        .collect::<Result<_>>()?;
 
     let clusters = set.clusters();
     let boot = ClusterBootstrap::new(set.dialogues.len(), s.resamples, s.level, s.seed);
@@ -160,39 +188,70 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
     let n_rep = s.measures.len();
 
     // Series for the bootstrap: system-major, reported measures.
-    let series: Vec<&[f64]> = scores.iter().flat_map(|sc| sc.values[..n_rep].iter().map(Vec::as_slice)).collect();
+    let series: Vec<&[f64]> = scores
+        .iter()
+        .flat_map(|sc| sc.values[..n_rep].iter().map(Vec::as_slice))
+        .collect();
     let mut groups: Vec<Option<&[usize]>> = vec![None];
     for f in &strata.families {
         for g in &f.groups {
             groups.push(Some(&g.members));
         }
     }
-    let estimates: Vec<Vec<Estimate>> = groups.par_iter().map(|members| boot.estimate(&clusters, *members, &series)).collect();
+    let estimates: Vec<Vec<Estimate>> = groups
+        .par_iter()
+        .map(|members| boot.estimate(&clusters, *members, &series))
+        .collect();
 
     // By-position curves of the main measure.
     let mut by_pos: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, q) in set.queries.iter().enumerate() {
         if q.position > 0 {
-            by_pos.entry(q.position.min(s.max_position)).or_default().push(i);
+            by_pos
+                .entry(q.position.min(s.max_position))
+                .or_default()
+                .push(i);
         }
     }
-    let main_series: Vec<&[f64]> = scores.iter().map(|sc| sc.values[main_i].as_slice()).collect();
+    let main_series: Vec<&[f64]> = scores
+        .iter()
+        .map(|sc| sc.values[main_i].as_slice())
+        .collect();
     let pos_estimates: Vec<(usize, usize, Vec<Estimate>)> = by_pos
         .par_iter()
-        .map(|(p, members)| (*p, members.len(), boot.estimate(&clusters, Some(members), &main_series)))
+        .map(|(p, members)| {
+            (
+                *p,
+                members.len(),
+                boot.estimate(&clusters, Some(members), &main_series),
+            )
+        })
         .collect();
 
     let mut warnings = Vec::new();
     let mut results = Vec::with_capacity(systems.len());
     for (si, (sys, sc)) in systems.iter().zip(&scores).enumerate() {
         let est_of = |g: usize, m: usize| estimates[g][si * n_rep + m];
-        let measures: BTreeMap<String, Estimate> = s.measures.iter().enumerate().map(|(m, mm)| (mm.id(), est_of(0, m))).collect();
-        let mut strata_out: BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>> = BTreeMap::new();
+        let measures: BTreeMap<String, Estimate> = s
+            .measures
+            .iter()
+            .enumerate()
+            .map(|(m, mm)| (mm.id(), est_of(0, m)))
+            .collect();
+        let mut strata_out: BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>> =
+            BTreeMap::new();
         let mut g = 1;
         for f in &strata.families {
             let fam = strata_out.entry(f.name.clone()).or_default();
             for grp in &f.groups {
-                fam.insert(grp.name.clone(), s.measures.iter().enumerate().map(|(m, mm)| (mm.id(), est_of(g, m))).collect());
+                fam.insert(
+                    grp.name.clone(),
+                    s.measures
+                        .iter()
+                        .enumerate()
+                        .map(|(m, mm)| (mm.id(), est_of(g, m)))
+                        .collect(),
+                );
                 g += 1;
             }
         }
@@ -200,17 +259,33 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
             .iter()
             .map(|(p, n, e)| PositionPoint {
                 position: *p,
-                and_deeper: *p == s.max_position && set.queries.iter().any(|q| q.position > s.max_position),
+                and_deeper: *p == s.max_position
+                    && set.queries.iter().any(|q| q.position > s.max_position),
                 n: *n,
                 estimate: e[si],
             })
             .collect();
         let mean_of = |m: Measure| sc.mean(idx(m));
-        let diagnosis = diagnose(dk, mean_of(Measure::HitLenient(dk)), mean_of(Measure::Mrr(dk)), mean_of(Measure::Recall(dk)), mean_of(Measure::Ndcg(dk)));
-        if let Some(w) = too_easy(&sys.name, mean_of(Measure::HitLenient(5)), mean_of(Measure::Mrr(dk)), dk) {
+        let diagnosis = diagnose(
+            dk,
+            mean_of(Measure::HitLenient(dk)),
+            mean_of(Measure::Mrr(dk)),
+            mean_of(Measure::Recall(dk)),
+            mean_of(Measure::Ndcg(dk)),
+        );
+        if let Some(w) = too_easy(
+            &sys.name,
+            mean_of(Measure::HitLenient(5)),
+            mean_of(Measure::Mrr(dk)),
+            dk,
+        ) {
             warnings.push(w);
         }
-        let answered = set.queries.iter().filter(|q| sys.run.contains_key(&q.qid)).count();
+        let answered = set
+            .queries
+            .iter()
+            .filter(|q| sys.run.contains_key(&q.qid))
+            .count();
         if answered < set.len() {
             warnings.push(format!(
                 "{}: answers {answered} of {} scored turns; the {} it does not answer score 0 (trec_eval -c)",
@@ -258,7 +333,12 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
                 .map(|g| StratumGroup {
                     name: g.name.clone(),
                     n: g.members.len(),
-                    dialogues: g.members.iter().map(|&q| set.queries[q].dialogue).collect::<BTreeSet<_>>().len(),
+                    dialogues: g
+                        .members
+                        .iter()
+                        .map(|&q| set.queries[q].dialogue)
+                        .collect::<BTreeSet<_>>()
+                        .len(),
                     small: g.members.len() < MIN_GROUP,
                 })
                 .collect(),
@@ -266,8 +346,15 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
         .collect();
     let small = strata.small_groups();
     if !small.is_empty() {
-        let list: Vec<String> = small.iter().map(|(f, g, n)| format!("{f}={g} ({n})")).collect();
-        warnings.push(format!("{} strata have fewer than {MIN_GROUP} turns, read them with care: {}", small.len(), list.join(", ")));
+        let list: Vec<String> = small
+            .iter()
+            .map(|(f, g, n)| format!("{f}={g} ({n})"))
+            .collect();
+        warnings.push(format!(
+            "{} strata have fewer than {MIN_GROUP} turns, read them with care: {}",
+            small.len(),
+            list.join(", ")
+        ));
     }
     for t in &strata.skipped_tags {
         warnings.push(format!("tag {t} not used as a stratum (too many values)"));
@@ -279,7 +366,11 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
             set.orphan_qids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
         ));
     }
-    let strict: Vec<&Measure> = s.measures.iter().filter(|m| matches!(m, Measure::HitStrict(_))).collect();
+    let strict: Vec<&Measure> = s
+        .measures
+        .iter()
+        .filter(|m| matches!(m, Measure::HitStrict(_)))
+        .collect();
     if !strict.is_empty() && !set.qrels.values().flat_map(|d| d.values()).any(|&g| g >= 2) {
         warnings.push(format!(
             "no passage is graded 2 or higher (binary qrels): {} is 0 for every system; read the lenient HitRate",
@@ -324,19 +415,20 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
                     .collect(),
             }
         });
-        let mut raw = Vec::new();
-        for a in 0..systems.len() {
-            for b in (a + 1)..systems.len() {
-                raw.push(pairs.p[a][b]);
-            }
-        }
+        let raw: Vec<f64> = pairs
+            .p
+            .iter()
+            .enumerate()
+            .flat_map(|(a, row)| row.iter().skip(a + 1).copied())
+            .collect();
         let adj = holm(&raw);
         let separated = raw.iter().filter(|p| **p < s.alpha).count();
         let separated_holm = adj.iter().filter(|p| **p < s.alpha).count();
         let min = means.iter().copied().fold(f64::INFINITY, f64::min);
         let max = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let mu = crate::stats::mean(&means);
-        let sd = (means.iter().map(|m| (m - mu).powi(2)).sum::<f64>() / (means.len() - 1) as f64).sqrt();
+        let sd =
+            (means.iter().map(|m| (m - mu).powi(2)).sum::<f64>() / (means.len() - 1) as f64).sqrt();
         let dp = DiscriminativePower {
             measure: s.main.id(),
             alpha: s.alpha,
@@ -359,14 +451,21 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
     let mut ablation = Vec::new();
     for a in ablations {
         let Some(fi) = systems.iter().position(|x| x.name == a.system) else {
-            return Err(BenchError::Internal(format!("ablation of unknown system `{}`", a.system)));
+            return Err(BenchError::Internal(format!(
+                "ablation of unknown system `{}`",
+                a.system
+            )));
         };
         let full = &scores[fi].values[main_i];
         let main_scorer = Scorer::new(set, &[s.main])?;
         let without: Vec<Vec<f64>> = a
             .without
             .par_iter()
-            .map(|(_, run)| main_scorer.score(set, run).map(|sc| sc.values.into_iter().next().unwrap_or_default()))
+            .map(|(_, run)| {
+                main_scorer
+                    .score(set, run)
+                    .map(|sc| sc.values.into_iter().next().unwrap_or_default())
+            })
             .collect::<Result<_>>()?;
         let mut series: Vec<&[f64]> = vec![full.as_slice()];
         series.extend(without.iter().map(Vec::as_slice));
@@ -383,7 +482,12 @@ pub fn compute(set: &QuerySet, systems: &[SystemInput], ablations: &[AblationInp
                 .enumerate()
                 .map(|(i, ((name, _), v))| {
                     let w = crate::stats::mean(v);
-                    AblationComponent { component: name.clone(), without: w, contribution: full_mean - w, p: p.p[0][i + 1] }
+                    AblationComponent {
+                        component: name.clone(),
+                        without: w,
+                        contribution: full_mean - w,
+                        p: p.p[0][i + 1],
+                    }
                 })
                 .collect(),
         });

@@ -84,7 +84,9 @@ pub fn analyse(
                 .into_iter()
                 .map(|(d, g)| PassageView {
                     id: d.to_string(),
-                    rank: run.get(&q.qid).and_then(|docs| ranked(docs).iter().position(|(x, _)| x == d).map(|i| i + 1)),
+                    rank: run.get(&q.qid).and_then(|docs| {
+                        ranked(docs).iter().position(|(x, _)| x == d).map(|i| i + 1)
+                    }),
                     score: None,
                     grade: g,
                     title: String::new(),
@@ -132,17 +134,35 @@ mod tests {
     fn worst_turns_first_with_gold_ranks() {
         let mut qrels = mtr_core::Qrels::new();
         for q in ["a", "b", "c"] {
-            qrels.entry(q.into()).or_default().insert(format!("{q}-gold"), 1);
+            qrels
+                .entry(q.into())
+                .or_default()
+                .insert(format!("{q}-gold"), 1);
         }
         let set = QuerySet::build(&[], &qrels);
         let mut run = Run::new();
         run.insert("a".into(), vec![("a-gold".into(), 2.0), ("x".into(), 1.0)]);
-        run.insert("b".into(), vec![("x".into(), 2.0), ("y".into(), 1.5), ("z".into(), 1.2), ("w".into(), 1.1), ("b-gold".into(), 1.0)]);
+        run.insert(
+            "b".into(),
+            vec![
+                ("x".into(), 2.0),
+                ("y".into(), 1.5),
+                ("z".into(), 1.2),
+                ("w".into(), 1.1),
+                ("b-gold".into(), 1.0),
+            ],
+        );
         let values = vec![1.0, 0.39, 0.0];
         let fr = vec![Some(1), Some(5), None];
-        let f = analyse(&set, &run, &values, &fr, 10, 3, 2, 1, &|q| Some(format!("query {q}")));
+        let f = analyse(&set, &run, &values, &fr, 10, 3, 2, 1, &|q| {
+            Some(format!("query {q}"))
+        });
         assert_eq!((f.recall_failures, f.ranking_failures, f.scored), (1, 1, 3));
-        let ids: Vec<_> = f.examples.iter().map(|e| (e.qid.as_str(), e.kind.as_str())).collect();
+        let ids: Vec<_> = f
+            .examples
+            .iter()
+            .map(|e| (e.qid.as_str(), e.kind.as_str()))
+            .collect();
         assert_eq!(ids, [("c", "recall"), ("b", "ranking")]);
         assert_eq!(f.examples[1].gold[0].rank, Some(5));
         assert_eq!(f.examples[1].top.len(), 5);

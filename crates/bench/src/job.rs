@@ -14,7 +14,8 @@ use crate::engine::{AblationInput, Computed, Settings, SystemInput, compute};
 use crate::error::{BenchError, Result};
 use crate::query_set::{Part, QuerySet};
 use crate::result::{
-    BenchResult, BenchmarkInfo, BootstrapConventions, Conventions, MeasureInfo, PassageView, SCHEMA, SplitInfo, SystemKind, TestConventions,
+    BenchResult, BenchmarkInfo, BootstrapConventions, Conventions, MeasureInfo, PassageView,
+    SCHEMA, SplitInfo, SystemKind, TestConventions,
 };
 use crate::runs::{scan_corpus, unknown_docs_error};
 use crate::split::Split;
@@ -61,8 +62,11 @@ pub fn prepare(dir: &BenchmarkDir, split: Option<SplitRequest>) -> Result<Prepar
     let mut warnings = Vec::new();
     if full.is_empty() {
         return Err(BenchError::input(
-            mtr_core::InputError::new(dir.root(), "no turn of the benchmark has a passage judged relevant: nothing to score")
-                .hint("check the qrels (grade > 0 means relevant)"),
+            mtr_core::InputError::new(
+                dir.root(),
+                "no turn of the benchmark has a passage judged relevant: nothing to score",
+            )
+            .hint("check the qrels (grade > 0 means relevant)"),
         ));
     }
     let fingerprint = dir.compute_fingerprint()?;
@@ -76,18 +80,35 @@ pub fn prepare(dir: &BenchmarkDir, split: Option<SplitRequest>) -> Result<Prepar
     let (set, split) = match split {
         None => (full, None),
         Some(req) => {
-            if !(req.ratio > 0.0 && req.ratio < 1.0) {
-                return Err(BenchError::option("--split", format!("ratio {} must be between 0 and 1 (exclusive)", req.ratio)));
+            if req.ratio <= 0.0 || req.ratio >= 1.0 || req.ratio.is_nan() {
+                return Err(BenchError::option(
+                    "--split",
+                    format!("ratio {} must be between 0 and 1 (exclusive)", req.ratio),
+                ));
             }
-            let s = Split::new(full.dialogues.iter().map(String::as_str), req.ratio, req.seed);
+            let s = Split::new(
+                full.dialogues.iter().map(String::as_str),
+                req.ratio,
+                req.seed,
+            );
             let set = full.restrict_to_dialogues(s.dialogues(req.part));
             if set.is_empty() {
-                return Err(BenchError::option("--split", format!("the {} part has no scored turn", req.part.as_str())));
+                return Err(BenchError::option(
+                    "--split",
+                    format!("the {} part has no scored turn", req.part.as_str()),
+                ));
             }
             (set, Some((s, req)))
         }
     };
-    Ok(Prepared { bench, qrels, set, split, fingerprint, warnings })
+    Ok(Prepared {
+        bench,
+        qrels,
+        set,
+        split,
+        fingerprint,
+        warnings,
+    })
 }
 
 /// The computed result plus what the outputs need beyond `bench.json`.
@@ -101,7 +122,13 @@ pub struct Outcome {
 
 /// Computes everything and assembles the result. Fails, before anything is written, when a
 /// run ranks documents the corpus does not have.
-pub fn assemble(p: &Prepared, systems: &[SystemInput], ablations: &[AblationInput], s: &Settings, prov: &Provenance) -> Result<Outcome> {
+pub fn assemble(
+    p: &Prepared,
+    systems: &[SystemInput],
+    ablations: &[AblationInput],
+    s: &Settings,
+    prov: &Provenance,
+) -> Result<Outcome> {
     let computed: Computed = compute(&p.set, systems, ablations, s)?;
     let mut systems_out = computed.systems;
 
@@ -122,9 +149,22 @@ pub fn assemble(p: &Prepared, systems: &[SystemInput], ablations: &[AblationInpu
     let lookup = scan_corpus(&p.bench.dir, &wanted, &show_ref)?;
     if !lookup.missing.is_empty() {
         for sys in systems {
-            if sys.run.values().flatten().any(|(d, _)| lookup.missing.contains(d)) {
-                let path = sys.source.clone().unwrap_or_else(|| format!("run of {}", sys.name));
-                return Err(unknown_docs_error(std::path::Path::new(&path), &sys.run, &lookup.missing, &p.bench.dir.corpus_path()));
+            if sys
+                .run
+                .values()
+                .flatten()
+                .any(|(d, _)| lookup.missing.contains(d))
+            {
+                let path = sys
+                    .source
+                    .clone()
+                    .unwrap_or_else(|| format!("run of {}", sys.name));
+                return Err(unknown_docs_error(
+                    std::path::Path::new(&path),
+                    &sys.run,
+                    &lookup.missing,
+                    &p.bench.dir.corpus_path(),
+                ));
             }
         }
     }
@@ -164,15 +204,24 @@ pub fn assemble(p: &Prepared, systems: &[SystemInput], ablations: &[AblationInpu
         failure_rank: s.failure_rank,
         failure_examples: s.failure_examples,
         split: p.split.as_ref().map(|(_, r)| *r),
-        systems: systems.iter().map(|x| (x.name.clone(), x.config_hash.clone())).collect(),
+        systems: systems
+            .iter()
+            .map(|x| (x.name.clone(), x.config_hash.clone()))
+            .collect(),
         mtr_config: prov.config_hash.clone(),
     };
-    let prompt_hashes: BTreeMap<&str, &str> =
-        systems.iter().filter_map(|x| x.prompt_hash.as_deref().map(|h| (x.name.as_str(), h))).collect();
+    let prompt_hashes: BTreeMap<&str, &str> = systems
+        .iter()
+        .filter_map(|x| x.prompt_hash.as_deref().map(|h| (x.name.as_str(), h)))
+        .collect();
     let fingerprint = Fingerprint {
         data: p.fingerprint.clone(),
         config: hash_json(&config),
-        prompts: if prompt_hashes.is_empty() { "none".into() } else { hash_json(&prompt_hashes) },
+        prompts: if prompt_hashes.is_empty() {
+            "none".into()
+        } else {
+            hash_json(&prompt_hashes)
+        },
         tool_version: prov.tool_version.clone(),
         git_commit: prov.git_commit.clone(),
     };
@@ -196,7 +245,14 @@ pub fn assemble(p: &Prepared, systems: &[SystemInput], ablations: &[AblationInpu
         },
         fingerprint,
         conventions: conventions(s),
-        measures: s.measures.iter().map(|m| MeasureInfo { id: m.id(), label: m.label() }).collect(),
+        measures: s
+            .measures
+            .iter()
+            .map(|m| MeasureInfo {
+                id: m.id(),
+                label: m.label(),
+            })
+            .collect(),
         main_measure: s.main.id(),
         split: p.split.as_ref().map(|(sp, r)| SplitInfo {
             ratio: r.ratio,
@@ -301,22 +357,38 @@ mod tests {
 
     fn external_runs() -> Vec<SystemInput> {
         let dir = testdata::mtrag_dir().unwrap().join("runs_clapnq");
-        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         files.sort();
-        files.iter().map(|f| SystemInput::external(crate::runs::load(f, None).unwrap())).collect()
+        files
+            .iter()
+            .map(|f| SystemInput::external(crate::runs::load(f, None).unwrap()))
+            .collect()
     }
 
     /// The done-when check: the 12 real MTRAG runs scored by bench equal trec_eval 10.0's
     /// `-q -c` output, per query and in the mean, for every measure both report.
     #[test]
     fn mtrag_external_runs_equal_trec_eval() {
-        let Some(dir) = testdata::clapnq() else { return };
+        let Some(dir) = testdata::clapnq() else {
+            return;
+        };
         let p = prepare(&dir, None).unwrap();
         assert_eq!(p.set.len(), 208);
         let systems = external_runs();
         assert_eq!(systems.len(), 12);
-        let settings = Settings { resamples: 200, permutations: 500, ..Settings::default() };
-        let prov = Provenance { tool_version: "test".into(), date: "2026-01-01".into(), ..Default::default() };
+        let settings = Settings {
+            resamples: 200,
+            permutations: 500,
+            ..Settings::default()
+        };
+        let prov = Provenance {
+            tool_version: "test".into(),
+            date: "2026-01-01".into(),
+            ..Default::default()
+        };
         let out = assemble(&p, &systems, &[], &settings, &prov).unwrap();
         let pairs: [(&str, Measure); 11] = [
             ("ndcg_cut_5", Measure::Ndcg(5)),
@@ -334,22 +406,41 @@ mod tests {
         let expected_dir = testdata::mtrag_dir().unwrap().join("expected");
         let mut checked = 0;
         for (si, sys) in out.result.systems.iter().enumerate() {
-            let expected = testdata::read_trec_eval(&expected_dir.join(format!("{}.trec_eval.txt", sys.name)));
+            let expected =
+                testdata::read_trec_eval(&expected_dir.join(format!("{}.trec_eval.txt", sys.name)));
             assert_eq!(expected[&("num_q".to_string(), "all".to_string())], "208");
             for (te, m) in pairs {
                 let mi = settings.measures.iter().position(|x| *x == m).unwrap();
                 let mean = sys.measures[&m.id()].mean;
-                assert_eq!(format!("{mean:.4}"), expected[&(te.to_string(), "all".to_string())], "{} {te} mean", sys.name);
+                assert_eq!(
+                    format!("{mean:.4}"),
+                    expected[&(te.to_string(), "all".to_string())],
+                    "{} {te} mean",
+                    sys.name
+                );
                 for (qi, q) in out.set.queries.iter().enumerate() {
                     let v = out.computed_scores[si].values[mi][qi];
-                    assert_eq!(format!("{v:.4}"), expected[&(te.to_string(), q.qid.clone())], "{} {te} {}", sys.name, q.qid);
+                    assert_eq!(
+                        format!("{v:.4}"),
+                        expected[&(te.to_string(), q.qid.clone())],
+                        "{} {te} {}",
+                        sys.name,
+                        q.qid
+                    );
                     checked += 1;
                 }
             }
         }
         assert_eq!(checked, 12 * 11 * 208);
         // The bm25 lastturn run lacks queries: they score 0 and are reported.
-        assert!(out.result.warnings.iter().any(|w| w.contains("bm25__bm25_clapnq_lastturn: answers")), "{:?}", out.result.warnings);
+        assert!(
+            out.result
+                .warnings
+                .iter()
+                .any(|w| w.contains("bm25__bm25_clapnq_lastturn: answers")),
+            "{:?}",
+            out.result.warnings
+        );
     }
 
     #[test]

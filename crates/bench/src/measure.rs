@@ -87,12 +87,22 @@ impl Measure {
     /// The convention the measure follows, written out for the report.
     pub fn convention(self) -> &'static str {
         match self {
-            Measure::Ndcg(_) => "trec_eval ndcg_cut: linear gain = grade, log2(rank+1) discount, ideal DCG from all judged relevant documents",
+            Measure::Ndcg(_) => {
+                "trec_eval ndcg_cut: linear gain = grade, log2(rank+1) discount, ideal DCG from all judged relevant documents"
+            }
             Measure::Recall(_) => "trec_eval recall: relevant in top k / all relevant (grade >= 1)",
-            Measure::Mrr(_) => "trec_eval recip_rank on the top k (-M k): 1/rank of the first relevant document, 0 if none in the top k",
-            Measure::MapCut(_) => "trec_eval map_cut: average precision over the top k, denominator R = all relevant (not min(R, k))",
-            Measure::HitStrict(_) => "HitRate strict: 1 if a document with grade >= 2 is in the top k",
-            Measure::HitLenient(_) => "HitRate lenient: 1 if a document with grade >= 1 is in the top k (trec_eval success)",
+            Measure::Mrr(_) => {
+                "trec_eval recip_rank on the top k (-M k): 1/rank of the first relevant document, 0 if none in the top k"
+            }
+            Measure::MapCut(_) => {
+                "trec_eval map_cut: average precision over the top k, denominator R = all relevant (not min(R, k))"
+            }
+            Measure::HitStrict(_) => {
+                "HitRate strict: 1 if a document with grade >= 2 is in the top k"
+            }
+            Measure::HitLenient(_) => {
+                "HitRate lenient: 1 if a document with grade >= 1 is in the top k (trec_eval success)"
+            }
         }
     }
 
@@ -117,7 +127,9 @@ impl fmt::Display for Measure {
 
 /// A measure name that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown measure `{0}`: expected ndcg_cut.K, recall.K, mrr.K, map_cut.K, success_strict.K or success_lenient.K (also nDCG@K, Recall@K, MRR@K, MAP@K, Hit@K, Hit-strict@K)")]
+#[error(
+    "unknown measure `{0}`: expected ndcg_cut.K, recall.K, mrr.K, map_cut.K, success_strict.K or success_lenient.K (also nDCG@K, Recall@K, MRR@K, MAP@K, Hit@K, Hit-strict@K)"
+)]
 pub struct UnknownMeasure(pub String);
 
 impl FromStr for Measure {
@@ -136,8 +148,12 @@ impl FromStr for Measure {
             "recall" => Measure::Recall(k),
             "mrr" | "recip_rank" => Measure::Mrr(k),
             "map_cut" | "map" => Measure::MapCut(k),
-            "success_strict" | "hit-strict" | "hitrate-strict" | "hit_strict" => Measure::HitStrict(k),
-            "success_lenient" | "success" | "hit" | "hitrate" | "hit-lenient" | "hit_lenient" => Measure::HitLenient(k),
+            "success_strict" | "hit-strict" | "hitrate-strict" | "hit_strict" => {
+                Measure::HitStrict(k)
+            }
+            "success_lenient" | "success" | "hit" | "hitrate" | "hit-lenient" | "hit_lenient" => {
+                Measure::HitLenient(k)
+            }
             _ => return Err(bad()),
         })
     }
@@ -167,7 +183,10 @@ mod tests {
             assert_eq!(m.label().parse::<Measure>().unwrap(), m, "{}", m.label());
         }
         assert_eq!("nDCG@10".parse::<Measure>().unwrap(), Measure::Ndcg(10));
-        assert_eq!("success.5".parse::<Measure>().unwrap(), Measure::HitLenient(5));
+        assert_eq!(
+            "success.5".parse::<Measure>().unwrap(),
+            Measure::HitLenient(5)
+        );
         assert!("ndcg_cut.0".parse::<Measure>().is_err());
         assert!("bleu.4".parse::<Measure>().is_err());
     }

@@ -24,12 +24,17 @@ pub const SPLIT_FILE: &str = "split.json";
 
 /// Writes every output of a bench into `dir`; `runs` are the runs of retriever systems by
 /// system name. Returns the paths written.
-pub fn write_results(dir: &Path, outcome: &Outcome, runs: &[(String, &Run)]) -> Result<Vec<PathBuf>> {
+pub fn write_results(
+    dir: &Path,
+    outcome: &Outcome,
+    runs: &[(String, &Run)],
+) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut pending: Vec<AtomicFile> = Vec::new();
 
     let mut f = AtomicFile::create(dir.join(RESULT_FILE))?;
-    let json = serde_json::to_string_pretty(&outcome.result).map_err(|e| Error::Internal(format!("bench.json: {e}")))?;
+    let json = serde_json::to_string_pretty(&outcome.result)
+        .map_err(|e| Error::Internal(format!("bench.json: {e}")))?;
     write_all(&mut f, json.as_bytes())?;
     write_all(&mut f, b"\n")?;
     pending.push(f);
@@ -44,7 +49,8 @@ pub fn write_results(dir: &Path, outcome: &Outcome, runs: &[(String, &Run)]) -> 
 
     if let Some(split) = &outcome.split {
         let mut f = AtomicFile::create(dir.join(SPLIT_FILE))?;
-        let json = serde_json::to_string_pretty(split).map_err(|e| Error::Internal(format!("split.json: {e}")))?;
+        let json = serde_json::to_string_pretty(split)
+            .map_err(|e| Error::Internal(format!("split.json: {e}")))?;
         write_all(&mut f, json.as_bytes())?;
         write_all(&mut f, b"\n")?;
         pending.push(f);
@@ -91,11 +97,17 @@ fn write_per_query(f: &mut AtomicFile, o: &Outcome) -> Result<()> {
                 values.insert(info.id.clone(), json!(scores.values[m][qi]));
             }
             row.insert("measures".into(), Value::Object(values));
-            let tags: Map<String, Value> = q.tags.pairs().into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            let tags: Map<String, Value> = q
+                .tags
+                .pairs()
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
             if !tags.is_empty() {
                 row.insert("tags".into(), Value::Object(tags));
             }
-            let line = serde_json::to_string(&row).map_err(|e| Error::Internal(format!("per_query.jsonl: {e}")))?;
+            let line = serde_json::to_string(&row)
+                .map_err(|e| Error::Internal(format!("per_query.jsonl: {e}")))?;
             write_all(f, line.as_bytes())?;
             write_all(f, b"\n")?;
         }
@@ -117,13 +129,23 @@ fn write_trec(f: &mut AtomicFile, run: &Run, tag: &str) -> Result<()> {
 /// A system name usable as a file name and a TREC tag (no spaces or path separators).
 pub fn file_safe(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+' | '@' | '=') { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+' | '@' | '=') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// Runs of the retriever systems, for [`write_results`].
 pub fn retriever_runs(systems: &[crate::engine::SystemInput]) -> Vec<(String, &Run)> {
-    systems.iter().filter(|s| s.kind == SystemKind::Retriever).map(|s| (s.name.clone(), &s.run)).collect()
+    systems
+        .iter()
+        .filter(|s| s.kind == SystemKind::Retriever)
+        .map(|s| (s.name.clone(), &s.run))
+        .collect()
 }
 
 #[cfg(test)]
@@ -132,7 +154,10 @@ mod tests {
 
     #[test]
     fn safe_names() {
-        assert_eq!(file_safe("rrf(bm25,dense).full:512"), "rrf_bm25_dense_.full_512");
+        assert_eq!(
+            file_safe("rrf(bm25,dense).full:512"),
+            "rrf_bm25_dense_.full_512"
+        );
         assert_eq!(file_safe("a b/c"), "a_b_c");
     }
 }

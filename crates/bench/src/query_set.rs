@@ -115,7 +115,10 @@ impl QuerySet {
             set.qrels.insert(qid.clone(), docs.clone());
         }
         set.skipped_without_relevant = turn_of.len()
-            - turn_of.keys().filter(|q| qrels.get(**q).is_some_and(|d| d.values().any(|&g| g > 0))).count();
+            - turn_of
+                .keys()
+                .filter(|q| qrels.get(**q).is_some_and(|d| d.values().any(|&g| g > 0)))
+                .count();
         set
     }
 
@@ -173,7 +176,13 @@ pub(crate) mod tests {
             user: format!("question {id}"),
             rewrite: None,
             answer: None,
-            gold: gold.iter().map(|(p, g)| Gold { passage_id: (*p).into(), grade: *g }).collect(),
+            gold: gold
+                .iter()
+                .map(|(p, g)| Gold {
+                    passage_id: (*p).into(),
+                    grade: *g,
+                })
+                .collect(),
             tags: Tags::default(),
         }
     }
@@ -181,11 +190,22 @@ pub(crate) mod tests {
     #[test]
     fn scores_turns_with_relevant_gold_only() {
         let d = vec![
-            Dialogue { id: "d1".into(), turns: vec![turn("d1::1", &[]), turn("d1::2", &[("p1", 1)])], meta: Default::default() },
-            Dialogue { id: "d2".into(), turns: vec![turn("d2::1", &[("p2", 0)]), turn("d2::2", &[("p3", 2)])], meta: Default::default() },
+            Dialogue {
+                id: "d1".into(),
+                turns: vec![turn("d1::1", &[]), turn("d1::2", &[("p1", 1)])],
+                meta: Default::default(),
+            },
+            Dialogue {
+                id: "d2".into(),
+                turns: vec![turn("d2::1", &[("p2", 0)]), turn("d2::2", &[("p3", 2)])],
+                meta: Default::default(),
+            },
         ];
         let mut qrels = mtr_core::model::qrels_from_dialogues(&d);
-        qrels.entry("x::9".into()).or_default().insert("p9".into(), 1);
+        qrels
+            .entry("x::9".into())
+            .or_default()
+            .insert("p9".into(), 1);
         let s = QuerySet::build(&d, &qrels);
         let qids: Vec<_> = s.queries.iter().map(|q| q.qid.as_str()).collect();
         assert_eq!(qids, ["d1::2", "d2::2", "x::9"]);

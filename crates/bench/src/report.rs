@@ -22,13 +22,21 @@ fn cell(text: &str) -> String {
 }
 
 fn p_value(p: f64) -> String {
-    if p < 0.0001 { "<0.0001".into() } else { format!("{p:.4}") }
+    if p < 0.0001 {
+        "<0.0001".into()
+    } else {
+        format!("{p:.4}")
+    }
 }
 
 /// Systems ordered by the main measure, best first (ties by name).
 pub fn ranked_systems(r: &BenchResult) -> Vec<&SystemResult> {
     let mut v: Vec<&SystemResult> = r.systems.iter().collect();
-    let main = |s: &SystemResult| s.measures.get(&r.main_measure).map_or(f64::NEG_INFINITY, |e| e.mean);
+    let main = |s: &SystemResult| {
+        s.measures
+            .get(&r.main_measure)
+            .map_or(f64::NEG_INFINITY, |e| e.mean)
+    };
     v.sort_by(|a, b| main(b).total_cmp(&main(a)).then(a.name.cmp(&b.name)));
     v
 }
@@ -36,7 +44,12 @@ pub fn ranked_systems(r: &BenchResult) -> Vec<&SystemResult> {
 /// Renders the whole report.
 pub fn markdown(r: &BenchResult) -> String {
     let mut o = String::new();
-    let label = |id: &str| r.measures.iter().find(|m| m.id == id).map_or(id.to_string(), |m| m.label.clone());
+    let label = |id: &str| {
+        r.measures
+            .iter()
+            .find(|m| m.id == id)
+            .map_or(id.to_string(), |m| m.label.clone())
+    };
     let main_label = label(&r.main_measure);
     let b = &r.benchmark;
     let _ = writeln!(o, "# Bench: {} ({})\n", b.name, r.date);
@@ -91,7 +104,11 @@ pub fn markdown(r: &BenchResult) -> String {
         let _ = write!(o, "| {} | {} | {} |", i + 1, cell(&s.name), cell(&kind));
         for m in &r.measures {
             let v = s.measures.get(&m.id).map_or("–".into(), |e| {
-                if m.id == r.main_measure { est(e) } else { format!("{:.4}", e.mean) }
+                if m.id == r.main_measure {
+                    est(e)
+                } else {
+                    format!("{:.4}", e.mean)
+                }
             });
             let _ = write!(o, " {v} |");
         }
@@ -100,7 +117,12 @@ pub fn markdown(r: &BenchResult) -> String {
     o.push('\n');
 
     if let Some(t) = &r.tests {
-        let _ = writeln!(o, "## Significance against the baseline `{}` ({})\n", t.baseline, label(&t.measure));
+        let _ = writeln!(
+            o,
+            "## Significance against the baseline `{}` ({})\n",
+            t.baseline,
+            label(&t.measure)
+        );
         let _ = writeln!(
             o,
             "Paired randomization test, {} sign-flip permutations, two-sided; Holm-corrected over {} comparisons; α = {}.\n",
@@ -108,7 +130,10 @@ pub fn markdown(r: &BenchResult) -> String {
             t.comparisons.len(),
             r.conventions.tests.alpha
         );
-        let _ = writeln!(o, "| system | {main_label} | Δ | Δ% | d_z | p | p (Holm) | significant |\n|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(
+            o,
+            "| system | {main_label} | Δ | Δ% | d_z | p | p (Holm) | significant |\n|---|---|---|---|---|---|---|---|"
+        );
         for c in &t.comparisons {
             let _ = writeln!(
                 o,
@@ -116,7 +141,8 @@ pub fn markdown(r: &BenchResult) -> String {
                 cell(&c.system),
                 c.mean,
                 c.diff,
-                c.rel_diff.map_or("–".into(), |x| format!("{:+.1}%", x * 100.0)),
+                c.rel_diff
+                    .map_or("–".into(), |x| format!("{:+.1}%", x * 100.0)),
                 c.effect_size,
                 p_value(c.p),
                 p_value(c.p_holm),
@@ -150,7 +176,13 @@ pub fn markdown(r: &BenchResult) -> String {
         let _ = writeln!(o, "### {}\n", f.name);
         let _ = write!(o, "| system |");
         for g in &f.groups {
-            let _ = write!(o, " {} (n={}{}) |", cell(&g.name), g.n, if g.small { ", <30" } else { "" });
+            let _ = write!(
+                o,
+                " {} (n={}{}) |",
+                cell(&g.name),
+                g.n,
+                if g.small { ", <30" } else { "" }
+            );
         }
         o.push('\n');
         o.push_str("|---|");
@@ -161,7 +193,11 @@ pub fn markdown(r: &BenchResult) -> String {
         for s in &systems {
             let _ = write!(o, "| {} |", cell(&s.name));
             for g in &f.groups {
-                let v = s.strata.get(&f.name).and_then(|fam| fam.get(&g.name)).and_then(|m| m.get(&r.main_measure));
+                let v = s
+                    .strata
+                    .get(&f.name)
+                    .and_then(|fam| fam.get(&g.name))
+                    .and_then(|m| m.get(&r.main_measure));
                 let _ = write!(o, " {} |", v.map_or("–".into(), est));
             }
             o.push('\n');
@@ -174,7 +210,13 @@ pub fn markdown(r: &BenchResult) -> String {
             let _ = writeln!(o, "## By turn position ({main_label})\n");
             let _ = write!(o, "| system |");
             for p in &first.by_position {
-                let _ = write!(o, " {}{} (n={}) |", p.position, if p.and_deeper { "+" } else { "" }, p.n);
+                let _ = write!(
+                    o,
+                    " {}{} (n={}) |",
+                    p.position,
+                    if p.and_deeper { "+" } else { "" },
+                    p.n
+                );
             }
             o.push('\n');
             o.push_str("|---|");
@@ -195,7 +237,10 @@ pub fn markdown(r: &BenchResult) -> String {
 
     let _ = writeln!(o, "## Diagnosis: metric combinations\n");
     let k = systems.first().map_or(10, |s| s.diagnosis.k);
-    let _ = writeln!(o, "| system | Hit@{k} | MRR@{k} | Recall@{k} | nDCG@{k} | findings |\n|---|---|---|---|---|---|");
+    let _ = writeln!(
+        o,
+        "| system | Hit@{k} | MRR@{k} | Recall@{k} | nDCG@{k} | findings |\n|---|---|---|---|---|---|"
+    );
     for s in &systems {
         let d = &s.diagnosis;
         let f: Vec<String> = d.findings.iter().map(|f| f.message.clone()).collect();
@@ -207,7 +252,11 @@ pub fn markdown(r: &BenchResult) -> String {
             d.mrr,
             d.recall,
             d.ndcg,
-            if f.is_empty() { "–".into() } else { cell(&f.join("; ")) }
+            if f.is_empty() {
+                "–".into()
+            } else {
+                cell(&f.join("; "))
+            }
         );
     }
     o.push('\n');
@@ -220,10 +269,19 @@ pub fn markdown(r: &BenchResult) -> String {
             f.k, f.k, f.r
         );
     }
-    let _ = writeln!(o, "| system | recall failures | ranking failures | scored |\n|---|---|---|---|");
+    let _ = writeln!(
+        o,
+        "| system | recall failures | ranking failures | scored |\n|---|---|---|---|"
+    );
     for s in &systems {
         let f = &s.failures;
-        let pct = |n: usize| if f.scored == 0 { 0.0 } else { n as f64 * 100.0 / f.scored as f64 };
+        let pct = |n: usize| {
+            if f.scored == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / f.scored as f64
+            }
+        };
         let _ = writeln!(
             o,
             "| {} | {} ({:.1}%) | {} ({:.1}%) | {} |",
@@ -250,7 +308,8 @@ pub fn markdown(r: &BenchResult) -> String {
                 e.position,
                 e.kind,
                 e.main_value,
-                e.first_relevant.map_or("none".into(), |r| format!("rank {r}"))
+                e.first_relevant
+                    .map_or("none".into(), |r| format!("rank {r}"))
             );
             let _ = writeln!(o, "\n- question: {}", cell(&e.question));
             if let Some(rw) = &e.rewrite {
@@ -265,7 +324,8 @@ pub fn markdown(r: &BenchResult) -> String {
                     "- gold `{}` (grade {}, {}): {} — {}",
                     g.id,
                     g.grade,
-                    g.rank.map_or("not retrieved".into(), |r| format!("rank {r}")),
+                    g.rank
+                        .map_or("not retrieved".into(), |r| format!("rank {r}")),
                     cell(&g.title),
                     cell(&g.text)
                 );
@@ -277,7 +337,11 @@ pub fn markdown(r: &BenchResult) -> String {
                     t.rank.unwrap_or(0),
                     t.id,
                     t.score.unwrap_or(0.0),
-                    if t.grade > 0 { format!(", relevant grade {}", t.grade) } else { String::new() },
+                    if t.grade > 0 {
+                        format!(", relevant grade {}", t.grade)
+                    } else {
+                        String::new()
+                    },
                     cell(&t.title),
                     cell(&t.text)
                 );
@@ -290,10 +354,27 @@ pub fn markdown(r: &BenchResult) -> String {
     if !r.ablation.is_empty() {
         let _ = writeln!(o, "## Fusion ablation\n");
         for a in &r.ablation {
-            let _ = writeln!(o, "`{}`: {} {:.4} with every component.\n", a.system, label(&a.measure), a.full);
-            let _ = writeln!(o, "| without | {} | contribution | p |\n|---|---|---|---|", label(&a.measure));
+            let _ = writeln!(
+                o,
+                "`{}`: {} {:.4} with every component.\n",
+                a.system,
+                label(&a.measure),
+                a.full
+            );
+            let _ = writeln!(
+                o,
+                "| without | {} | contribution | p |\n|---|---|---|---|",
+                label(&a.measure)
+            );
             for c in &a.components {
-                let _ = writeln!(o, "| {} | {:.4} | {:+.4} | {} |", cell(&c.component), c.without, c.contribution, p_value(c.p));
+                let _ = writeln!(
+                    o,
+                    "| {} | {:.4} | {:+.4} | {} |",
+                    cell(&c.component),
+                    c.without,
+                    c.contribution,
+                    p_value(c.p)
+                );
             }
             o.push('\n');
         }
@@ -304,9 +385,24 @@ pub fn markdown(r: &BenchResult) -> String {
     let _ = writeln!(o, "- benchmark data: `{}`", fp.data);
     let _ = writeln!(o, "- bench configuration: `{}`", fp.config);
     let _ = writeln!(o, "- prompts: `{}`", fp.prompts);
-    let _ = writeln!(o, "- mtr {}{}", fp.tool_version, fp.git_commit.as_ref().map_or(String::new(), |c| format!(" (commit {c})")));
+    let _ = writeln!(
+        o,
+        "- mtr {}{}",
+        fp.tool_version,
+        fp.git_commit
+            .as_ref()
+            .map_or(String::new(), |c| format!(" (commit {c})"))
+    );
     for s in &r.systems {
-        let _ = writeln!(o, "- system `{}`: config `{}`{}", s.name, s.config_hash, s.source.as_ref().map_or(String::new(), |p| format!(", file `{p}`")));
+        let _ = writeln!(
+            o,
+            "- system `{}`: config `{}`{}",
+            s.name,
+            s.config_hash,
+            s.source
+                .as_ref()
+                .map_or(String::new(), |p| format!(", file `{p}`"))
+        );
     }
     let _ = writeln!(o, "\n### Conventions\n");
     for c in &r.conventions.scoring {
@@ -315,7 +411,15 @@ pub fn markdown(r: &BenchResult) -> String {
     for (id, c) in &r.conventions.measures {
         let _ = writeln!(o, "- `{id}`: {c}");
     }
-    let _ = writeln!(o, "- bootstrap: {} (unit: {}, seed {})", r.conventions.bootstrap.method, r.conventions.bootstrap.unit, r.conventions.bootstrap.seed);
-    let _ = writeln!(o, "- tests: {} (seed {}); correction: {}", r.conventions.tests.method, r.conventions.tests.seed, r.conventions.tests.correction);
+    let _ = writeln!(
+        o,
+        "- bootstrap: {} (unit: {}, seed {})",
+        r.conventions.bootstrap.method, r.conventions.bootstrap.unit, r.conventions.bootstrap.seed
+    );
+    let _ = writeln!(
+        o,
+        "- tests: {} (seed {}); correction: {}",
+        r.conventions.tests.method, r.conventions.tests.seed, r.conventions.tests.correction
+    );
     o
 }

@@ -10,7 +10,10 @@ use std::sync::Arc;
 use mtr_core::progress::Progress;
 use mtr_core::{Benchmark, Run};
 use mtr_retrieve::dense::Embedder;
-use mtr_retrieve::{Hit, IndexDir, Query, QueryFormulation, Retriever, RetrieverSpec, Rewriter, formulate_benchmark, open_retriever};
+use mtr_retrieve::{
+    Hit, IndexDir, Query, QueryFormulation, Retriever, RetrieverSpec, Rewriter,
+    formulate_benchmark, open_retriever,
+};
 use serde::Serialize;
 
 use crate::engine::{AblationInput, SystemInput};
@@ -43,12 +46,19 @@ pub fn leaf_depth(k: usize) -> usize {
 
 /// Runs every spec with every formulation. Returns the systems (spec-major, formulations in
 /// the order given) and the ablation inputs of fusion specs.
-pub async fn run_all(setup: &RetrievalSetup<'_>, specs: &[RetrieverSpec], formulations: &[QueryFormulation]) -> Result<(Vec<SystemInput>, Vec<AblationInput>)> {
+pub async fn run_all(
+    setup: &RetrievalSetup<'_>,
+    specs: &[RetrieverSpec],
+    formulations: &[QueryFormulation],
+) -> Result<(Vec<SystemInput>, Vec<AblationInput>)> {
     let err = |system: &str, e: mtr_retrieve::Error| -> BenchError {
         if e.is_user_error() {
             BenchError::Core(e.into())
         } else {
-            BenchError::Retrieve { system: system.to_string(), message: e.to_string() }
+            BenchError::Retrieve {
+                system: system.to_string(),
+                message: e.to_string(),
+            }
         }
     };
     let scored: BTreeSet<&str> = setup.set.queries.iter().map(|q| q.qid.as_str()).collect();
@@ -58,26 +68,54 @@ pub async fn run_all(setup: &RetrievalSetup<'_>, specs: &[RetrieverSpec], formul
     }
     let mut opened: BTreeMap<String, Box<dyn Retriever>> = BTreeMap::new();
     for leaf in &leaves {
-        let spec: RetrieverSpec = leaf.parse().map_err(|e: String| BenchError::option("--retriever", e))?;
-        opened.insert(leaf.clone(), open_retriever(&spec, setup.index, setup.embedder.clone()).map_err(|e| err(leaf, e))?);
+        let spec: RetrieverSpec = leaf
+            .parse()
+            .map_err(|e: String| BenchError::option("--retriever", e))?;
+        opened.insert(
+            leaf.clone(),
+            open_retriever(&spec, setup.index, setup.embedder.clone()).map_err(|e| err(leaf, e))?,
+        );
     }
     let depth = leaf_depth(setup.k);
-    let mut by_formulation: Vec<(QueryFormulation, BTreeMap<String, String>, BTreeMap<String, Hits>)> = Vec::new();
+    let mut by_formulation: Vec<(
+        QueryFormulation,
+        BTreeMap<String, String>,
+        BTreeMap<String, Hits>,
+    )> = Vec::new();
     for f in formulations {
-        let (all, _fallbacks) = formulate_benchmark(setup.bench, f, setup.rewriter).await.map_err(|e| err(&f.name(), e))?;
-        let queries: BTreeMap<String, String> = all.into_iter().filter(|(q, _)| scored.contains(q.as_str())).collect();
+        let (all, _fallbacks) = formulate_benchmark(setup.bench, f, setup.rewriter)
+            .await
+            .map_err(|e| err(&f.name(), e))?;
+        let queries: BTreeMap<String, String> = all
+            .into_iter()
+            .filter(|(q, _)| scored.contains(q.as_str()))
+            .collect();
         // Queries in the set's order (a scored qid absent from the dialogues gets no query).
-        let ordered: Vec<(&str, Option<&String>)> = setup.set.queries.iter().map(|q| (q.qid.as_str(), queries.get(&q.qid))).collect();
+        let ordered: Vec<(&str, Option<&String>)> = setup
+            .set
+            .queries
+            .iter()
+            .map(|q| (q.qid.as_str(), queries.get(&q.qid)))
+            .collect();
         let mut hits: BTreeMap<String, Hits> = BTreeMap::new();
         for (leaf, r) in &opened {
             let name = format!("{}.{}", r.name(), f.name());
-            setup.progress.stage(&format!("retrieving ({name})"), ordered.len() as u64);
+            setup
+                .progress
+                .stage(&format!("retrieving ({name})"), ordered.len() as u64);
             let mut out: Hits = Vec::with_capacity(ordered.len());
             for chunk in ordered.chunks(BATCH) {
-                let qs: Vec<Query> = chunk.iter().map(|(_, t)| Query::new(t.cloned().unwrap_or_default())).collect();
+                let qs: Vec<Query> = chunk
+                    .iter()
+                    .map(|(_, t)| Query::new(t.cloned().unwrap_or_default()))
+                    .collect();
                 let res = r.search(&qs, depth).await.map_err(|e| err(&name, e))?;
                 if res.len() != qs.len() {
-                    return Err(BenchError::Internal(format!("{name}: {} result lists for {} queries", res.len(), qs.len())));
+                    return Err(BenchError::Internal(format!(
+                        "{name}: {} result lists for {} queries",
+                        res.len(),
+                        qs.len()
+                    )));
                 }
                 for ((_, text), h) in chunk.iter().zip(res) {
                     out.push(if text.is_some() { h } else { Vec::new() });
@@ -99,12 +137,18 @@ pub async fn run_all(setup: &RetrievalSetup<'_>, specs: &[RetrieverSpec], formul
     let mut systems = Vec::new();
     let mut ablations = Vec::new();
     for spec in specs {
-        let display = open_retriever(spec, setup.index, setup.embedder.clone()).map_err(|e| err(&spec.to_string(), e))?.name();
+        let display = open_retriever(spec, setup.index, setup.embedder.clone())
+            .map_err(|e| err(&spec.to_string(), e))?
+            .name();
         for (f, queries, hits) in &by_formulation {
             let name = format!("{display}.{}", f.name());
             let fused = hits_of(spec, hits, setup.k)?;
             let run = to_run(setup.set, &fused);
-            let config = ConfigRecord { spec: spec.to_string(), formulation: f.name(), index: &index_record };
+            let config = ConfigRecord {
+                spec: spec.to_string(),
+                formulation: f.name(),
+                index: &index_record,
+            };
             systems.push(SystemInput {
                 name: name.clone(),
                 kind: SystemKind::Retriever,
@@ -113,7 +157,11 @@ pub async fn run_all(setup: &RetrievalSetup<'_>, specs: &[RetrieverSpec], formul
                 source: None,
                 config_hash: mtr_core::fingerprint::hash_json(&config),
                 prompt_hash: (*f == QueryFormulation::LlmRewrite)
-                    .then(|| setup.rewriter.map(|r| mtr_core::fingerprint::hash_bytes(r.name().as_bytes())))
+                    .then(|| {
+                        setup
+                            .rewriter
+                            .map(|r| mtr_core::fingerprint::hash_bytes(r.name().as_bytes()))
+                    })
                     .flatten(),
                 run,
                 queries: queries.clone(),
@@ -121,15 +169,29 @@ pub async fn run_all(setup: &RetrievalSetup<'_>, specs: &[RetrieverSpec], formul
             if let RetrieverSpec::Fusion { method, parts } = spec {
                 let mut without = Vec::new();
                 for i in 0..parts.len() {
-                    let rest: Vec<(RetrieverSpec, f64)> = parts.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| p.clone()).collect();
+                    let rest: Vec<(RetrieverSpec, f64)> = parts
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, p)| p.clone())
+                        .collect();
                     let reduced = if rest.len() == 1 {
                         rest[0].0.clone()
                     } else {
-                        RetrieverSpec::Fusion { method: *method, parts: rest }
+                        RetrieverSpec::Fusion {
+                            method: *method,
+                            parts: rest,
+                        }
                     };
-                    without.push((parts[i].0.to_string(), to_run(setup.set, &hits_of(&reduced, hits, setup.k)?)));
+                    without.push((
+                        parts[i].0.to_string(),
+                        to_run(setup.set, &hits_of(&reduced, hits, setup.k)?),
+                    ));
                 }
-                ablations.push(AblationInput { system: name, without });
+                ablations.push(AblationInput {
+                    system: name,
+                    without,
+                });
             }
         }
     }
@@ -140,7 +202,10 @@ pub async fn run_all(setup: &RetrievalSetup<'_>, specs: &[RetrieverSpec], formul
 fn hits_of(spec: &RetrieverSpec, leaves: &BTreeMap<String, Hits>, k: usize) -> Result<Hits> {
     match spec {
         RetrieverSpec::Fusion { parts, .. } => {
-            let part_hits = parts.iter().map(|(p, _)| hits_of(p, leaves, leaf_depth(k))).collect::<Result<Vec<_>>>()?;
+            let part_hits = parts
+                .iter()
+                .map(|(p, _)| hits_of(p, leaves, leaf_depth(k)))
+                .collect::<Result<Vec<_>>>()?;
             let n = part_hits.first().map_or(0, Vec::len);
             Ok((0..n)
                 .map(|qi| {
@@ -150,15 +215,21 @@ fn hits_of(spec: &RetrieverSpec, leaves: &BTreeMap<String, Hits>, k: usize) -> R
                 .collect())
         }
         leaf => {
-            let h = leaves.get(&leaf.to_string()).ok_or_else(|| BenchError::Internal(format!("no hits for `{leaf}`")))?;
-            Ok(h.iter().map(|l| l.iter().take(k).cloned().collect()).collect())
+            let h = leaves
+                .get(&leaf.to_string())
+                .ok_or_else(|| BenchError::Internal(format!("no hits for `{leaf}`")))?;
+            Ok(h.iter()
+                .map(|l| l.iter().take(k).cloned().collect())
+                .collect())
         }
     }
 }
 
 fn collect_leaves(spec: &RetrieverSpec, out: &mut BTreeSet<String>) {
     match spec {
-        RetrieverSpec::Fusion { parts, .. } => parts.iter().for_each(|(p, _)| collect_leaves(p, out)),
+        RetrieverSpec::Fusion { parts, .. } => {
+            parts.iter().for_each(|(p, _)| collect_leaves(p, out))
+        }
         leaf => {
             out.insert(leaf.to_string());
         }
@@ -170,7 +241,12 @@ fn to_run(set: &QuerySet, hits: &Hits) -> Run {
         .iter()
         .zip(hits)
         .filter(|(_, h)| !h.is_empty())
-        .map(|(q, h)| (q.qid.clone(), h.iter().map(|x| (x.id.clone(), x.score)).collect()))
+        .map(|(q, h)| {
+            (
+                q.qid.clone(),
+                h.iter().map(|x| (x.id.clone(), x.score)).collect(),
+            )
+        })
         .collect()
 }
 
@@ -201,11 +277,19 @@ mod tests {
     /// `retrieve_benchmark`'s run.
     #[tokio::test]
     async fn bm25_runs_match_retrieve_benchmark_and_ablation_is_consistent() {
-        let Some(dir) = testdata::clapnq() else { return };
+        let Some(dir) = testdata::clapnq() else {
+            return;
+        };
         let prepared = crate::job::prepare(&dir, None).unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let src = mtr_retrieve::CorpusSource::detect(dir.root()).unwrap();
-        let idx = mtr_retrieve::ensure_index(&src, &tmp.path().join("index"), &IndexOptions::default(), &mtr_core::progress::NoProgress).unwrap();
+        let idx = mtr_retrieve::ensure_index(
+            &src,
+            &tmp.path().join("index"),
+            &IndexOptions::default(),
+            &mtr_core::progress::NoProgress,
+        )
+        .unwrap();
         let setup = RetrievalSetup {
             bench: &prepared.bench,
             set: &prepared.set,
@@ -215,16 +299,43 @@ mod tests {
             k: 20,
             progress: &mtr_core::progress::NoProgress,
         };
-        let specs: Vec<RetrieverSpec> = vec!["bm25".parse().unwrap(), "rrf(bm25,bm25=0.5)".parse().unwrap()];
-        let forms: Vec<QueryFormulation> = vec!["rewrite".parse().unwrap(), "last".parse().unwrap()];
+        let specs: Vec<RetrieverSpec> = vec![
+            "bm25".parse().unwrap(),
+            "rrf(bm25,bm25=0.5)".parse().unwrap(),
+        ];
+        let forms: Vec<QueryFormulation> =
+            vec!["rewrite".parse().unwrap(), "last".parse().unwrap()];
         let (systems, ablations) = run_all(&setup, &specs, &forms).await.unwrap();
         let names: Vec<&str> = systems.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["bm25.rewrite", "bm25.last", "rrf(bm25,bm25=0.5).rewrite", "rrf(bm25,bm25=0.5).last"]);
+        assert_eq!(
+            names,
+            [
+                "bm25.rewrite",
+                "bm25.last",
+                "rrf(bm25,bm25=0.5).rewrite",
+                "rrf(bm25,bm25=0.5).last"
+            ]
+        );
         let bm25 = idx.bm25().unwrap();
-        let reference = mtr_retrieve::retrieve_benchmark(&prepared.bench, &bm25, &forms[0], 20, None, &mtr_core::progress::NoProgress).await.unwrap();
+        let reference = mtr_retrieve::retrieve_benchmark(
+            &prepared.bench,
+            &bm25,
+            &forms[0],
+            20,
+            None,
+            &mtr_core::progress::NoProgress,
+        )
+        .await
+        .unwrap();
         for q in &prepared.set.queries {
-            let ours: Vec<&str> = systems[0].run[&q.qid].iter().map(|(d, _)| d.as_str()).collect();
-            let theirs: Vec<&str> = reference.run[&q.qid].iter().map(|(d, _)| d.as_str()).collect();
+            let ours: Vec<&str> = systems[0].run[&q.qid]
+                .iter()
+                .map(|(d, _)| d.as_str())
+                .collect();
+            let theirs: Vec<&str> = reference.run[&q.qid]
+                .iter()
+                .map(|(d, _)| d.as_str())
+                .collect();
             assert_eq!(ours, theirs, "{}", q.qid);
         }
         assert_eq!(ablations.len(), 2);
@@ -233,7 +344,10 @@ mod tests {
         for (_, run) in &ablations[0].without {
             for q in prepared.set.queries.iter().take(20) {
                 let a: Vec<&str> = run[&q.qid].iter().map(|(d, _)| d.as_str()).collect();
-                let b: Vec<&str> = systems[0].run[&q.qid].iter().map(|(d, _)| d.as_str()).collect();
+                let b: Vec<&str> = systems[0].run[&q.qid]
+                    .iter()
+                    .map(|(d, _)| d.as_str())
+                    .collect();
                 assert_eq!(a, b);
             }
         }

@@ -25,7 +25,9 @@ pub struct ExternalRun {
 /// Splits a `--run` argument: `NAME=FILE` or `FILE` (named after the file stem).
 pub fn parse_run_arg(arg: &str) -> (Option<String>, PathBuf) {
     match arg.split_once('=') {
-        Some((name, path)) if !name.is_empty() && !name.contains('/') && !Path::new(arg).exists() => {
+        Some((name, path))
+            if !name.is_empty() && !name.contains('/') && !Path::new(arg).exists() =>
+        {
             (Some(name.to_string()), PathBuf::from(path))
         }
         _ => (None, PathBuf::from(arg)),
@@ -34,7 +36,10 @@ pub fn parse_run_arg(arg: &str) -> (Option<String>, PathBuf) {
 
 /// The default name of a run file: its stem without `.trec`/`.run`/`.jsonl` suffixes.
 pub fn default_name(path: &Path) -> String {
-    let mut name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run".into());
     for ext in [".jsonl", ".json", ".trec", ".run", ".txt", ".tsv"] {
         if let Some(stripped) = name.strip_suffix(ext) {
             name = stripped.to_string();
@@ -48,7 +53,11 @@ pub fn load(path: &Path, name: Option<String>) -> Result<ExternalRun> {
     let run = mtr_core::formats::runs::read_run_any(path)?;
     if run.values().all(Vec::is_empty) {
         return Err(BenchError::input(
-            InputError::new(path, "the run is empty: no query has any retrieved document").hint("check that the file is the run you meant"),
+            InputError::new(
+                path,
+                "the run is empty: no query has any retrieved document",
+            )
+            .hint("check that the file is the run you meant"),
         ));
     }
     for (qid, docs) in &run {
@@ -74,10 +83,15 @@ pub fn load(path: &Path, name: Option<String>) -> Result<ExternalRun> {
 
 /// Checks that the run answers at least one scored turn; returns how many it answers.
 pub fn check_overlap(r: &ExternalRun, set: &QuerySet, benchmark: &str) -> Result<usize> {
-    let answered = set.queries.iter().filter(|q| r.run.get(&q.qid).is_some_and(|d| !d.is_empty())).count();
+    let answered = set
+        .queries
+        .iter()
+        .filter(|q| r.run.get(&q.qid).is_some_and(|d| !d.is_empty()))
+        .count();
     if answered == 0 {
         let run_examples: Vec<&str> = r.run.keys().take(3).map(String::as_str).collect();
-        let bench_examples: Vec<&str> = set.queries.iter().take(3).map(|q| q.qid.as_str()).collect();
+        let bench_examples: Vec<&str> =
+            set.queries.iter().take(3).map(|q| q.qid.as_str()).collect();
         return Err(BenchError::input(
             InputError::new(
                 &r.path,
@@ -105,7 +119,11 @@ pub struct CorpusLookup {
 
 /// Streams the corpus once: checks that every id in `wanted` exists and keeps the title and
 /// text of the ids in `show`.
-pub fn scan_corpus(dir: &BenchmarkDir, wanted: &HashSet<&str>, show: &HashSet<&str>) -> Result<CorpusLookup> {
+pub fn scan_corpus(
+    dir: &BenchmarkDir,
+    wanted: &HashSet<&str>,
+    show: &HashSet<&str>,
+) -> Result<CorpusLookup> {
     let mut remaining: HashSet<&str> = wanted.clone();
     let mut texts = HashMap::new();
     dir.for_each_passage(|_, p| {
@@ -122,7 +140,12 @@ pub fn scan_corpus(dir: &BenchmarkDir, wanted: &HashSet<&str>, show: &HashSet<&s
 }
 
 /// The error for a run that ranks documents the corpus lacks.
-pub fn unknown_docs_error(path: &Path, run: &Run, missing: &BTreeSet<String>, corpus: &Path) -> BenchError {
+pub fn unknown_docs_error(
+    path: &Path,
+    run: &Run,
+    missing: &BTreeSet<String>,
+    corpus: &Path,
+) -> BenchError {
     let mut examples: BTreeMap<&str, &str> = BTreeMap::new();
     let mut count = 0usize;
     for (qid, docs) in run {
@@ -135,7 +158,10 @@ pub fn unknown_docs_error(path: &Path, run: &Run, missing: &BTreeSet<String>, co
             }
         }
     }
-    let shown: Vec<String> = examples.iter().map(|(d, q)| format!("`{d}` (query `{q}`)")).collect();
+    let shown: Vec<String> = examples
+        .iter()
+        .map(|(d, q)| format!("`{d}` (query `{q}`)"))
+        .collect();
     BenchError::input(
         InputError::new(
             path,
@@ -157,9 +183,18 @@ mod tests {
 
     #[test]
     fn run_args_and_names() {
-        assert_eq!(parse_run_arg("bm25=runs/a.trec"), (Some("bm25".into()), PathBuf::from("runs/a.trec")));
-        assert_eq!(parse_run_arg("runs/a.trec"), (None, PathBuf::from("runs/a.trec")));
-        assert_eq!(default_name(Path::new("x/bge__bge_clapnq_rewrite.jsonl")), "bge__bge_clapnq_rewrite");
+        assert_eq!(
+            parse_run_arg("bm25=runs/a.trec"),
+            (Some("bm25".into()), PathBuf::from("runs/a.trec"))
+        );
+        assert_eq!(
+            parse_run_arg("runs/a.trec"),
+            (None, PathBuf::from("runs/a.trec"))
+        );
+        assert_eq!(
+            default_name(Path::new("x/bge__bge_clapnq_rewrite.jsonl")),
+            "bge__bge_clapnq_rewrite"
+        );
         assert_eq!(default_name(Path::new("x/run.trec")), "run");
     }
 
@@ -185,6 +220,9 @@ mod tests {
         let e = check_overlap(&r, &set, "mybench").unwrap_err();
         assert!(e.is_user_error());
         let e = e.to_string();
-        assert!(e.contains("other.trec") && e.contains("another benchmark") && e.contains("zz1"), "{e}");
+        assert!(
+            e.contains("other.trec") && e.contains("another benchmark") && e.contains("zz1"),
+            "{e}"
+        );
     }
 }

@@ -36,7 +36,10 @@ impl Scores {
 /// A query's ranking in trec_eval order: score descending, then document id descending.
 pub fn ranked(docs: &[(String, f64)]) -> Vec<&(String, f64)> {
     let mut v: Vec<&(String, f64)> = docs.iter().collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.as_bytes().cmp(a.0.as_bytes())));
+    v.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| b.0.as_bytes().cmp(a.0.as_bytes()))
+    });
     v
 }
 
@@ -73,9 +76,18 @@ impl Scorer {
         }
         let specs: Vec<String> = cutoffs
             .iter()
-            .map(|(f, ks)| format!("{f}.{}", ks.iter().map(usize::to_string).collect::<Vec<_>>().join(",")))
+            .map(|(f, ks)| {
+                format!(
+                    "{f}.{}",
+                    ks.iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            })
             .collect();
-        let measure_set = MeasureSet::parse(&specs).map_err(|e| BenchError::Internal(format!("measures {specs:?}: {e}")))?;
+        let measure_set = MeasureSet::parse(&specs)
+            .map_err(|e| BenchError::Internal(format!("measures {specs:?}: {e}")))?;
         let opts = EvalOptions {
             missing: MissingQueries::Complete,
             ..EvalOptions::with_measures(measure_set)
@@ -102,24 +114,40 @@ impl Scorer {
             }
         })?;
         let qids = ev.qids();
-        if qids.len() != set.queries.len() || qids.iter().zip(&set.queries).any(|(a, b)| *a != b.qid) {
-            return Err(BenchError::Internal("metrics returned queries out of the evaluation set's order".into()));
+        if qids.len() != set.queries.len()
+            || qids.iter().zip(&set.queries).any(|(a, b)| *a != b.qid)
+        {
+            return Err(BenchError::Internal(
+                "metrics returned queries out of the evaluation set's order".into(),
+            ));
         }
         let values = self
             .columns
             .iter()
-            .map(|c| ev.values(c).ok_or_else(|| BenchError::Internal(format!("metrics did not compute `{c}`"))))
+            .map(|c| {
+                ev.values(c)
+                    .ok_or_else(|| BenchError::Internal(format!("metrics did not compute `{c}`")))
+            })
             .collect::<Result<Vec<_>>>()?;
         let mut first_relevant = vec![None; set.queries.len()];
         let mut retrieved = vec![0; set.queries.len()];
         for (qi, q) in set.queries.iter().enumerate() {
-            let Some(docs) = run.get(&q.qid) else { continue };
+            let Some(docs) = run.get(&q.qid) else {
+                continue;
+            };
             retrieved[qi] = docs.len();
             if let Some(judged) = set.qrels.get(&q.qid) {
-                first_relevant[qi] = ranked(docs).iter().position(|(d, _)| judged.get(d).is_some_and(|g| *g > 0)).map(|i| i + 1);
+                first_relevant[qi] = ranked(docs)
+                    .iter()
+                    .position(|(d, _)| judged.get(d).is_some_and(|g| *g > 0))
+                    .map(|i| i + 1);
             }
         }
-        Ok(Scores { values, first_relevant, retrieved })
+        Ok(Scores {
+            values,
+            first_relevant,
+            retrieved,
+        })
     }
 }
 
@@ -133,7 +161,12 @@ pub fn score_run(set: &QuerySet, run: &Run, measures: &[Measure]) -> Result<Scor
 pub fn relevant_of<'a>(qrels: &'a Qrels, qid: &str) -> Vec<(&'a str, i32)> {
     let mut v: Vec<(&str, i32)> = qrels
         .get(qid)
-        .map(|d| d.iter().filter(|(_, g)| **g > 0).map(|(d, g)| (d.as_str(), *g)).collect())
+        .map(|d| {
+            d.iter()
+                .filter(|(_, g)| **g > 0)
+                .map(|(d, g)| (d.as_str(), *g))
+                .collect()
+        })
         .unwrap_or_default();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     v
@@ -161,7 +194,14 @@ mod tests {
     #[test]
     fn trec_eval_tie_case() {
         let (set, run) = set_and_run(
-            &[("q1", "d1", 1), ("q1", "d2", 0), ("q1", "d10", 2), ("q1", "d9", 0), ("q2", "a", 1), ("q2", "b", 1)],
+            &[
+                ("q1", "d1", 1),
+                ("q1", "d2", 0),
+                ("q1", "d10", 2),
+                ("q1", "d9", 0),
+                ("q2", "a", 1),
+                ("q2", "b", 1),
+            ],
             &[
                 ("q1", "d1", 0.5),
                 ("q1", "d2", 0.5),
@@ -174,7 +214,15 @@ mod tests {
                 ("q2", "c", 0.0),
             ],
         );
-        let ms = [Measure::Mrr(1000), Measure::Ndcg(10), Measure::MapCut(10), Measure::Recall(3), Measure::Ndcg(3), Measure::HitLenient(1), Measure::HitStrict(3)];
+        let ms = [
+            Measure::Mrr(1000),
+            Measure::Ndcg(10),
+            Measure::MapCut(10),
+            Measure::Recall(3),
+            Measure::Ndcg(3),
+            Measure::HitLenient(1),
+            Measure::HitStrict(3),
+        ];
         let s = score_run(&set, &run, &ms).unwrap();
         let r4 = |x: f64| (x * 10000.0).round() / 10000.0;
         assert_eq!(r4(s.values[0][0]), 0.3333);

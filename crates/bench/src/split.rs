@@ -26,7 +26,11 @@ impl Split {
     /// Splits dialogue ids: sorted, shuffled with the seed, the first `round(ratio * n)` to dev.
     /// `ratio` must be in (0, 1); both sides get at least one dialogue when there are two.
     pub fn new<'a>(dialogues: impl IntoIterator<Item = &'a str>, ratio: f64, seed: u64) -> Split {
-        let mut ids: Vec<&str> = dialogues.into_iter().collect::<BTreeSet<_>>().into_iter().collect();
+        let mut ids: Vec<&str> = dialogues
+            .into_iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let mut rng = StdRng::seed_from_u64(seed);
         ids.shuffle(&mut rng);
         let n = ids.len();

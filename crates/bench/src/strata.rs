@@ -60,25 +60,36 @@ impl Strata {
         let mut out = Strata::default();
         let mut positions: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, q) in set.queries.iter().enumerate() {
-            positions.entry(position_group(q.position)).or_default().push(i);
+            positions
+                .entry(position_group(q.position))
+                .or_default()
+                .push(i);
         }
         out.families.push(Family {
             name: "turn_position".into(),
             groups: POSITION_ORDER
                 .iter()
-                .filter_map(|g| positions.remove(g).map(|members| Group { name: (*g).into(), members }))
+                .filter_map(|g| {
+                    positions.remove(g).map(|members| Group {
+                        name: (*g).into(),
+                        members,
+                    })
+                })
                 .collect(),
         });
 
         if set.queries.iter().any(|q| q.tags.topic_switch.is_some()) {
-            let (switch, other): (Vec<usize>, Vec<usize>) =
-                (0..set.queries.len()).partition(|&i| set.queries[i].tags.topic_switch == Some(true));
+            let (switch, other): (Vec<usize>, Vec<usize>) = (0..set.queries.len())
+                .partition(|&i| set.queries[i].tags.topic_switch == Some(true));
             out.families.push(Family {
                 name: "topic_switch".into(),
                 groups: [("switch", switch), ("no switch", other)]
                     .into_iter()
                     .filter(|(_, m)| !m.is_empty())
-                    .map(|(n, members)| Group { name: n.into(), members })
+                    .map(|(n, members)| Group {
+                        name: n.into(),
+                        members,
+                    })
                     .collect(),
             });
         }
@@ -91,13 +102,26 @@ impl Strata {
                 }
             }
         }
-        let mut ordered: Vec<String> = PREFERRED_TAGS.iter().filter(|t| names.contains(**t)).map(|t| t.to_string()).collect();
-        ordered.extend(names.iter().filter(|n| !PREFERRED_TAGS.contains(&n.as_str())).cloned());
+        let mut ordered: Vec<String> = PREFERRED_TAGS
+            .iter()
+            .filter(|t| names.contains(**t))
+            .map(|t| t.to_string())
+            .collect();
+        ordered.extend(
+            names
+                .iter()
+                .filter(|n| !PREFERRED_TAGS.contains(&n.as_str()))
+                .cloned(),
+        );
         for name in ordered {
             let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
             for (i, q) in set.queries.iter().enumerate() {
                 let v = q.tags.get(&name).unwrap_or_else(|| NONE.to_string());
-                let mut labels: Vec<&str> = v.split(',').map(str::trim).filter(|l| !l.is_empty()).collect();
+                let mut labels: Vec<&str> = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
                 labels.dedup();
                 if labels.is_empty() {
                     labels.push(NONE);
@@ -107,14 +131,18 @@ impl Strata {
                 }
             }
             if groups.len() > MAX_GROUPS {
-                out.skipped_tags.push(format!("{name} ({} distinct values)", groups.len()));
+                out.skipped_tags
+                    .push(format!("{name} ({} distinct values)", groups.len()));
                 continue;
             }
             if groups.len() < 2 {
                 // One value for every turn: nothing to compare.
                 continue;
             }
-            let mut groups: Vec<Group> = groups.into_iter().map(|(name, members)| Group { name, members }).collect();
+            let mut groups: Vec<Group> = groups
+                .into_iter()
+                .map(|(name, members)| Group { name, members })
+                .collect();
             // Largest groups first, "(none)" last; ties by name.
             groups.sort_by(|a, b| {
                 (a.name == NONE)
@@ -152,7 +180,11 @@ mod tests {
             qid: format!("q{pos}"),
             dialogue: 0,
             position: pos,
-            tags: Tags { question_type: qt.map(Into::into), topic_switch: switch, ..Default::default() },
+            tags: Tags {
+                question_type: qt.map(Into::into),
+                topic_switch: switch,
+                ..Default::default()
+            },
             num_rel: 1,
             question: String::new(),
             rewrite: None,
@@ -175,12 +207,31 @@ mod tests {
         let s = Strata::build(&set);
         let names: Vec<_> = s.families.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["turn_position", "topic_switch", "question_type"]);
-        let pos: Vec<_> = s.families[0].groups.iter().map(|g| (g.name.as_str(), g.members.len())).collect();
+        let pos: Vec<_> = s.families[0]
+            .groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.members.len()))
+            .collect();
         assert_eq!(pos, [("1", 1), ("2", 1), ("3-4", 2), ("5+", 1)]);
-        let sw: Vec<_> = s.families[1].groups.iter().map(|g| (g.name.as_str(), g.members.clone())).collect();
+        let sw: Vec<_> = s.families[1]
+            .groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.members.clone()))
+            .collect();
         assert_eq!(sw, [("switch", vec![2, 4]), ("no switch", vec![0, 1, 3])]);
-        let qt: Vec<_> = s.families[2].groups.iter().map(|g| (g.name.as_str(), g.members.clone())).collect();
-        assert_eq!(qt, [("Factoid", vec![0, 1, 2, 4]), ("Summary", vec![2]), ("(none)", vec![3])]);
+        let qt: Vec<_> = s.families[2]
+            .groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.members.clone()))
+            .collect();
+        assert_eq!(
+            qt,
+            [
+                ("Factoid", vec![0, 1, 2, 4]),
+                ("Summary", vec![2]),
+                ("(none)", vec![3])
+            ]
+        );
         assert_eq!(s.small_groups().len(), 4 + 2 + 3);
     }
 }

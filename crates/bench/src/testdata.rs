@@ -14,7 +14,10 @@ pub fn mtrag_dir() -> Option<PathBuf> {
     if p.join("conversations_clapnq.jsonl").is_file() {
         Some(p)
     } else {
-        eprintln!("note: {} is absent; skipping a test that needs the shared MTRAG data", p.display());
+        eprintln!(
+            "note: {} is absent; skipping a test that needs the shared MTRAG data",
+            p.display()
+        );
         None
     }
 }
@@ -28,8 +31,18 @@ pub fn clapnq() -> Option<BenchmarkDir> {
             let src = mtrag_dir()?;
             let tmp = tempfile::tempdir().unwrap();
             let out = tmp.path().join("clapnq");
-            let opts = ImportOptions { domain: Some("clapnq".into()), ..Default::default() };
-            mtr_core::formats::import(Format::Mtrag, &src, &out, &opts, &mtr_core::progress::NoProgress).unwrap();
+            let opts = ImportOptions {
+                domain: Some("clapnq".into()),
+                ..Default::default()
+            };
+            mtr_core::formats::import(
+                Format::Mtrag,
+                &src,
+                &out,
+                &opts,
+                &mtr_core::progress::NoProgress,
+            )
+            .unwrap();
             let dir = BenchmarkDir::open(&out).unwrap();
             Some((tmp, dir))
         })
@@ -38,7 +51,9 @@ pub fn clapnq() -> Option<BenchmarkDir> {
 }
 
 /// Parses a `trec_eval -q` output: (measure, qid) -> printed value.
-pub fn read_trec_eval(path: &std::path::Path) -> std::collections::BTreeMap<(String, String), String> {
+pub fn read_trec_eval(
+    path: &std::path::Path,
+) -> std::collections::BTreeMap<(String, String), String> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()

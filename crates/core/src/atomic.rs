@@ -21,11 +21,16 @@ impl AtomicFile {
             _ => PathBuf::from("."),
         };
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let tmp = tempfile::Builder::new()
-            .prefix(".mtr-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|e| Error::io(&dir, e))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".mtr-").suffix(".tmp");
+        // tempfile creates 0600 files; outputs (reports, sites, benchmarks) are meant to be
+        // shared, so give them the usual 0644 before they are renamed into place.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let tmp = builder.tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
         Ok(Self {
             path,
             writer: BufWriter::with_capacity(1 << 16, tmp),
@@ -82,5 +87,11 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         write_atomic(&p, b"done").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"done");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o644);
+        }
     }
 }

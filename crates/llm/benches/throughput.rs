@@ -18,7 +18,12 @@ use serde_json::json;
 fn rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
         .map(|kb| kb / 1024.0)
         .unwrap_or(0.0)
 }
@@ -32,28 +37,56 @@ fn req(i: usize) -> ChatRequest {
 }
 
 fn env_usize(k: &str, d: usize) -> usize {
-    std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(run());
 }
 
 async fn run() {
     let n = env_usize("MTR_BENCH_N", 100_000);
     let hits = env_usize("MTR_BENCH_HITS", 20_000).min(n);
-    let fake = FakeServer::builder().latency(Duration::from_millis(50)).start().await.unwrap();
+    let fake = FakeServer::builder()
+        .latency(Duration::from_millis(50))
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut e = fake.endpoint("fake", "fake-model");
     e.max_concurrency = 64;
-    let mut cfg = LlmConfig { endpoints: vec![e], ..Default::default() };
+    let mut cfg = LlmConfig {
+        endpoints: vec![e],
+        ..Default::default()
+    };
     cfg.roles.judges = vec!["fake".into()];
-    let opts = LlmOptions { cache_path: Some(dir.path().join("bench.sqlite")), ..Default::default() };
+    let opts = LlmOptions {
+        cache_path: Some(dir.path().join("bench.sqlite")),
+        ..Default::default()
+    };
     let no_cache = std::env::var("MTR_BENCH_NO_CACHE").is_ok_and(|v| v == "1");
-    let llm = Llm::new(cfg.clone(), LlmOptions { no_cache, ..opts.clone() }).await.unwrap();
+    let llm = Llm::new(
+        cfg.clone(),
+        LlmOptions {
+            no_cache,
+            ..opts.clone()
+        },
+    )
+    .await
+    .unwrap();
 
-    println!("== throughput: fake server 50 ms latency, max_concurrency 64, {n} requests, cache writes {} ==", if no_cache { "off" } else { "on" });
+    println!(
+        "== throughput: fake server 50 ms latency, max_concurrency 64, {n} requests, cache writes {} ==",
+        if no_cache { "off" } else { "on" }
+    );
     let rss0 = rss_mib();
     let t0 = Instant::now();
     let mut done = 0usize;
@@ -81,18 +114,27 @@ async fn run() {
     let secs = t0.elapsed().as_secs_f64();
     let rps = n as f64 / secs;
     let ideal = 64.0 / 0.05;
-    println!("requests: {n}, failed: {failed}, wall: {secs:.2} s, throughput: {rps:.0} req/s, ideal: {ideal:.0} req/s, ratio to ideal: {:.3}", rps / ideal);
+    println!(
+        "requests: {n}, failed: {failed}, wall: {secs:.2} s, throughput: {rps:.0} req/s, ideal: {ideal:.0} req/s, ratio to ideal: {:.3}",
+        rps / ideal
+    );
     if !steady.is_empty() {
         let min = steady.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = steady.iter().cloned().fold(0.0, f64::max);
-        println!("2-second windows: min {min:.0} req/s ({:.3} of ideal), max {max:.0} req/s", min / ideal);
+        println!(
+            "2-second windows: min {min:.0} req/s ({:.3} of ideal), max {max:.0} req/s",
+            min / ideal
+        );
     }
     println!("resident memory (MiB) at start {rss0:.1}; by requests done:");
     for (d, m) in &samples {
         println!("  {d:>7}: {m:.1}");
     }
     let peak = samples.iter().map(|(_, m)| *m).fold(rss0, f64::max);
-    println!("peak {peak:.1} MiB, growth over the run {:.1} MiB", samples.last().map(|s| s.1).unwrap_or(rss0) - samples.first().map(|s| s.1).unwrap_or(rss0));
+    println!(
+        "peak {peak:.1} MiB, growth over the run {:.1} MiB",
+        samples.last().map(|s| s.1).unwrap_or(rss0) - samples.first().map(|s| s.1).unwrap_or(rss0)
+    );
     println!("fake server chat calls: {}", fake.chat_calls());
 
     if no_cache {
@@ -108,10 +150,24 @@ async fn run() {
         assert!(res.cached);
     }
     let per = t.elapsed().as_secs_f64() / hits as f64;
-    println!("sequential: {:.1} us per cache hit (includes building the request body, hashing the key, tiktoken-free lookup, JSON decode)", per * 1e6);
+    println!(
+        "sequential: {:.1} us per cache hit (includes building the request body, hashing the key, tiktoken-free lookup, JSON decode)",
+        per * 1e6
+    );
     let t = Instant::now();
-    let c: usize = llm.chat_many(Target::Endpoint("fake".into()), reqs.into_iter()).filter(|(_, r)| futures::future::ready(r.as_ref().is_ok_and(|r| r.cached))).count().await;
+    let c: usize = llm
+        .chat_many(Target::Endpoint("fake".into()), reqs.into_iter())
+        .filter(|(_, r)| futures::future::ready(r.as_ref().is_ok_and(|r| r.cached)))
+        .count()
+        .await;
     let s = t.elapsed().as_secs_f64();
-    println!("concurrent (chat_many): {c} hits in {s:.2} s = {:.0} hits/s, {:.1} us each", c as f64 / s, s / c as f64 * 1e6);
-    println!("server calls during cache phase: {}", fake.chat_calls() - before);
+    println!(
+        "concurrent (chat_many): {c} hits in {s:.2} s = {:.0} hits/s, {:.1} us each",
+        c as f64 / s,
+        s / c as f64 * 1e6
+    );
+    println!(
+        "server calls during cache phase: {}",
+        fake.chat_calls() - before
+    );
 }

@@ -48,13 +48,26 @@ impl Endpoint {
     pub(crate) fn new(cfg: EndpointConfig, local: Option<Arc<LocalServer>>) -> Result<Self> {
         let api_key = match &cfg.api_key_env {
             Some(var) => Some(std::env::var(var).map_err(|_| {
-                LlmError::Config(format!("endpoint `{}`: environment variable ${var} (api_key_env) is not set", cfg.name))
+                LlmError::Config(format!(
+                    "endpoint `{}`: environment variable ${var} (api_key_env) is not set",
+                    cfg.name
+                ))
             })?),
             None => None,
         };
-        let rpm = cfg.requests_per_minute.and_then(NonZeroU32::new).map(|n| RateLimiter::direct(Quota::per_minute(n)));
-        let tpm = cfg.tokens_per_minute.and_then(NonZeroU32::new).map(|n| (RateLimiter::direct(Quota::per_minute(n)), n.get()));
-        let n = if local.is_some() { 1 } else { cfg.replicas().len() };
+        let rpm = cfg
+            .requests_per_minute
+            .and_then(NonZeroU32::new)
+            .map(|n| RateLimiter::direct(Quota::per_minute(n)));
+        let tpm = cfg
+            .tokens_per_minute
+            .and_then(NonZeroU32::new)
+            .map(|n| (RateLimiter::direct(Quota::per_minute(n)), n.get()));
+        let n = if local.is_some() {
+            1
+        } else {
+            cfg.replicas().len()
+        };
         Ok(Self {
             assigned: (0..n).map(|_| AtomicUsize::new(0)).collect(),
             cfg,
@@ -78,7 +91,15 @@ impl Endpoint {
                     None => self.cfg.replicas(),
                 };
                 urls.iter()
-                    .map(|u| Replica::new(u, self.api_key.as_deref(), timeout, self.cfg.max_concurrency).map(Arc::new))
+                    .map(|u| {
+                        Replica::new(
+                            u,
+                            self.api_key.as_deref(),
+                            timeout,
+                            self.cfg.max_concurrency,
+                        )
+                        .map(Arc::new)
+                    })
                     .collect::<Result<Vec<_>>>()
             })
             .await
@@ -116,7 +137,11 @@ impl Endpoint {
         counter.fetch_add(1, Ordering::Relaxed);
         let replica = replicas[best].clone();
         match replica.slots.clone().acquire_owned().await {
-            Ok(permit) => Ok(Slot { replica, _permit: permit, counter }),
+            Ok(permit) => Ok(Slot {
+                replica,
+                _permit: permit,
+                counter,
+            }),
             Err(_) => {
                 counter.fetch_sub(1, Ordering::Relaxed);
                 Err(LlmError::Unsupported("replica closed".into()))

@@ -92,12 +92,17 @@ pub struct Cache {
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cache").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Cache")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
 fn now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 impl Cache {
@@ -111,9 +116,12 @@ impl Cache {
         }
         let conn = Connection::open(&path).map_err(|e| LlmError::cache(&path, e))?;
         let err = |e: rusqlite::Error| LlmError::cache(&path, e);
-        conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS chat (
                 key TEXT PRIMARY KEY,
@@ -150,7 +158,10 @@ impl Cache {
             ) WITHOUT ROWID;",
         )
         .map_err(err)?;
-        Ok(Self { path, conn: Mutex::new(conn) })
+        Ok(Self {
+            path,
+            conn: Mutex::new(conn),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -158,13 +169,18 @@ impl Cache {
     }
 
     fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
-        let conn = self.conn.lock().map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        let conn = self
+            .conn
+            .lock()
+            .map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
         f(&conn).map_err(|e| LlmError::cache(&self.path, e))
     }
 
     pub(crate) fn get_chat(&self, key: &str) -> Result<Option<StoredChat>> {
         let body: Option<String> = self.with(|c| {
-            c.prepare_cached("SELECT body FROM chat WHERE key = ?1")?.query_row([key], |r| r.get(0)).optional()
+            c.prepare_cached("SELECT body FROM chat WHERE key = ?1")?
+                .query_row([key], |r| r.get(0))
+                .optional()
         })?;
         match body {
             None => Ok(None),
@@ -174,10 +190,19 @@ impl Cache {
     }
 
     pub(crate) fn contains_chat(&self, key: &str) -> bool {
-        self.with(|c| c.prepare_cached("SELECT 1 FROM chat WHERE key = ?1")?.exists([key])).unwrap_or(false)
+        self.with(|c| {
+            c.prepare_cached("SELECT 1 FROM chat WHERE key = ?1")?
+                .exists([key])
+        })
+        .unwrap_or(false)
     }
 
-    pub(crate) fn put_chat(&self, key: &str, prompt_id: Option<&str>, stored: &StoredChat) -> Result<()> {
+    pub(crate) fn put_chat(
+        &self,
+        key: &str,
+        prompt_id: Option<&str>,
+        stored: &StoredChat,
+    ) -> Result<()> {
         let body = serde_json::to_string(stored).map_err(|e| LlmError::cache(&self.path, e))?;
         self.with(|c| {
             c.prepare_cached(
@@ -199,7 +224,11 @@ impl Cache {
     }
 
     /// Mean completion tokens of cached answers of this model (and prompt), for estimates.
-    pub(crate) fn mean_completion_tokens(&self, model: &str, prompt_id: Option<&str>) -> Option<f64> {
+    pub(crate) fn mean_completion_tokens(
+        &self,
+        model: &str,
+        prompt_id: Option<&str>,
+    ) -> Option<f64> {
         self.with(|c| {
             c.prepare_cached(
                 "SELECT AVG(completion_tokens) FROM chat WHERE model = ?1 AND (?2 IS NULL OR prompt_id = ?2)",
@@ -212,15 +241,24 @@ impl Cache {
 
     pub(crate) fn get_embedding(&self, key: &str) -> Result<Option<Vec<f32>>> {
         let blob: Option<Vec<u8>> = self.with(|c| {
-            c.prepare_cached("SELECT vec FROM embedding WHERE key = ?1")?.query_row([key], |r| r.get(0)).optional()
+            c.prepare_cached("SELECT vec FROM embedding WHERE key = ?1")?
+                .query_row([key], |r| r.get(0))
+                .optional()
         })?;
-        Ok(blob.map(|b| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+        Ok(blob.map(|b| {
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        }))
     }
 
     pub(crate) fn put_embeddings(&self, model: &str, rows: &[(String, Vec<f32>)]) -> Result<()> {
         let t = now();
-        let mut conn = self.conn.lock().map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
-        let res: rusqlite::Result<()> = (|| {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        let write = |conn: &mut Connection| -> rusqlite::Result<()> {
             let tx = conn.transaction()?;
             {
                 let mut st = tx.prepare_cached("INSERT OR REPLACE INTO embedding (key, model, created, vec) VALUES (?1, ?2, ?3, ?4)")?;
@@ -230,14 +268,17 @@ impl Cache {
                 }
             }
             tx.commit()
-        })();
-        res.map_err(|e| LlmError::cache(&self.path, e))
+        };
+        write(&mut conn).map_err(|e| LlmError::cache(&self.path, e))
     }
 
     /// Records a submitted Batch API job and its items (so a rerun resumes by batch id).
     pub(crate) fn insert_batch(&self, job: &BatchJob, items: &[BatchItem]) -> Result<()> {
-        let mut conn = self.conn.lock().map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
-        let res: rusqlite::Result<()> = (|| {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        let write = |conn: &mut Connection| -> rusqlite::Result<()> {
             let tx = conn.transaction()?;
             tx.execute(
                 "INSERT OR REPLACE INTO batch_job (batch_id, endpoint, model, created, status, items) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -248,12 +289,18 @@ impl Cache {
                     "INSERT OR REPLACE INTO batch_item (key, batch_id, prompt_id, output, sample) VALUES (?1, ?2, ?3, ?4, ?5)",
                 )?;
                 for it in items {
-                    st.execute(params![it.key, job.batch_id, it.prompt_id, it.output, it.sample])?;
+                    st.execute(params![
+                        it.key,
+                        job.batch_id,
+                        it.prompt_id,
+                        it.output,
+                        it.sample
+                    ])?;
                 }
             }
             tx.commit()
-        })();
-        res.map_err(|e| LlmError::cache(&self.path, e))
+        };
+        write(&mut conn).map_err(|e| LlmError::cache(&self.path, e))
     }
 
     /// Jobs not yet finished (submitted by this or an earlier run).
@@ -268,14 +315,29 @@ impl Cache {
     }
 
     pub(crate) fn set_batch_status(&self, batch_id: &str, status: &str) -> Result<()> {
-        self.with(|c| c.execute("UPDATE batch_job SET status = ?2 WHERE batch_id = ?1", params![batch_id, status]).map(|_| ()))
+        self.with(|c| {
+            c.execute(
+                "UPDATE batch_job SET status = ?2 WHERE batch_id = ?1",
+                params![batch_id, status],
+            )
+            .map(|_| ())
+        })
     }
 
     pub(crate) fn batch_item(&self, key: &str) -> Result<Option<BatchItem>> {
         self.with(|c| {
-            c.prepare_cached("SELECT key, prompt_id, output, sample FROM batch_item WHERE key = ?1")?
-                .query_row([key], |r| Ok(BatchItem { key: r.get(0)?, prompt_id: r.get(1)?, output: r.get(2)?, sample: r.get(3)? }))
-                .optional()
+            c.prepare_cached(
+                "SELECT key, prompt_id, output, sample FROM batch_item WHERE key = ?1",
+            )?
+            .query_row([key], |r| {
+                Ok(BatchItem {
+                    key: r.get(0)?,
+                    prompt_id: r.get(1)?,
+                    output: r.get(2)?,
+                    sample: r.get(3)?,
+                })
+            })
+            .optional()
         })
     }
 
@@ -293,7 +355,9 @@ impl Cache {
     /// Counts for `mtr cache stats`.
     pub fn stats(&self) -> Result<CacheStats> {
         let file_bytes = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
-            + std::fs::metadata(format!("{}-wal", self.path.display())).map(|m| m.len()).unwrap_or(0);
+            + std::fs::metadata(format!("{}-wal", self.path.display()))
+                .map(|m| m.len())
+                .unwrap_or(0);
         self.with(|c| {
             let chat_rows: i64 = c.query_row("SELECT COUNT(*) FROM chat", [], |r| r.get(0))?;
             let embedding_rows: i64 = c.query_row("SELECT COUNT(*) FROM embedding", [], |r| r.get(0))?;
@@ -344,11 +408,18 @@ impl Cache {
 
     /// Deletes the rows matching `filter`, then compacts the file. Returns rows removed.
     pub fn prune(&self, filter: &PruneFilter) -> Result<u64> {
-        if !filter.all && filter.older_than_s.is_none() && filter.model.is_none() && filter.prompt.is_none() {
+        if !filter.all
+            && filter.older_than_s.is_none()
+            && filter.model.is_none()
+            && filter.prompt.is_none()
+        {
             return Ok(0);
         }
         let cutoff = filter.older_than_s.map(|s| now() - s as i64);
-        let prompt_like = filter.prompt.as_ref().map(|p| format!("{}%", p.replace('%', "\\%").replace('_', "\\_")));
+        let prompt_like = filter
+            .prompt
+            .as_ref()
+            .map(|p| format!("{}%", p.replace('%', "\\%").replace('_', "\\_")));
         let n = self.with(|c| {
             let a = c.execute(
                 "DELETE FROM chat WHERE (?1 IS NULL OR created < ?1) AND (?2 IS NULL OR model = ?2)
@@ -379,7 +450,10 @@ mod tests {
             value: Some(serde_json::json!({"grade": 2})),
             text: "{\"grade\": 2}".into(),
             status: ParseStatus::Ok,
-            usage: Usage { prompt_tokens: 10, completion_tokens: 5 },
+            usage: Usage {
+                prompt_tokens: 10,
+                completion_tokens: 5,
+            },
             cost_usd: 0.001,
             model: model.into(),
             finish_reason: Some("stop".into()),
@@ -391,19 +465,38 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = Cache::open(dir.path().join("sub/c.sqlite")).unwrap();
         assert!(c.get_chat("k1").unwrap().is_none());
-        c.put_chat("k1", Some("audit/rel@1"), &stored("m1")).unwrap();
+        c.put_chat("k1", Some("audit/rel@1"), &stored("m1"))
+            .unwrap();
         c.put_chat("k2", Some("synth/q@2"), &stored("m2")).unwrap();
-        c.put_embeddings("e5", &[("e1".into(), vec![0.5, -1.0])]).unwrap();
+        c.put_embeddings("e5", &[("e1".into(), vec![0.5, -1.0])])
+            .unwrap();
         assert_eq!(c.get_chat("k1").unwrap().unwrap(), stored("m1"));
         assert!(c.contains_chat("k2"));
         assert_eq!(c.get_embedding("e1").unwrap().unwrap(), vec![0.5, -1.0]);
-        assert_eq!(c.mean_completion_tokens("m1", Some("audit/rel@1")), Some(5.0));
+        assert_eq!(
+            c.mean_completion_tokens("m1", Some("audit/rel@1")),
+            Some(5.0)
+        );
         let s = c.stats().unwrap();
         assert_eq!((s.chat_rows, s.embedding_rows, s.models.len()), (2, 1, 3));
-        assert_eq!(c.prune(&PruneFilter { prompt: Some("audit/".into()), ..Default::default() }).unwrap(), 1);
+        assert_eq!(
+            c.prune(&PruneFilter {
+                prompt: Some("audit/".into()),
+                ..Default::default()
+            })
+            .unwrap(),
+            1
+        );
         assert!(!c.contains_chat("k1"));
         assert_eq!(c.prune(&PruneFilter::default()).unwrap(), 0);
-        assert_eq!(c.prune(&PruneFilter { all: true, ..Default::default() }).unwrap(), 2);
+        assert_eq!(
+            c.prune(&PruneFilter {
+                all: true,
+                ..Default::default()
+            })
+            .unwrap(),
+            2
+        );
     }
 
     #[test]
@@ -413,8 +506,12 @@ mod tests {
         let a = Cache::open(&p).unwrap();
         let b = Cache::open(&p).unwrap();
         std::thread::scope(|s| {
-            s.spawn(|| (0..200).for_each(|i| a.put_chat(&format!("a{i}"), None, &stored("m")).unwrap()));
-            s.spawn(|| (0..200).for_each(|i| b.put_chat(&format!("b{i}"), None, &stored("m")).unwrap()));
+            s.spawn(|| {
+                (0..200).for_each(|i| a.put_chat(&format!("a{i}"), None, &stored("m")).unwrap())
+            });
+            s.spawn(|| {
+                (0..200).for_each(|i| b.put_chat(&format!("b{i}"), None, &stored("m")).unwrap())
+            });
         });
         assert_eq!(a.stats().unwrap().chat_rows, 400);
     }

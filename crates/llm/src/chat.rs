@@ -24,13 +24,22 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> Self {
-        Self { role: MessageRole::System, content: content.into() }
+        Self {
+            role: MessageRole::System,
+            content: content.into(),
+        }
     }
     pub fn user(content: impl Into<String>) -> Self {
-        Self { role: MessageRole::User, content: content.into() }
+        Self {
+            role: MessageRole::User,
+            content: content.into(),
+        }
     }
     pub fn assistant(content: impl Into<String>) -> Self {
-        Self { role: MessageRole::Assistant, content: content.into() }
+        Self {
+            role: MessageRole::Assistant,
+            content: content.into(),
+        }
     }
 }
 
@@ -47,7 +56,10 @@ pub struct JsonSchema {
 
 impl JsonSchema {
     pub fn new(name: impl Into<String>, schema: serde_json::Value) -> Self {
-        Self { name: name.into(), schema }
+        Self {
+            name: name.into(),
+            schema,
+        }
     }
 }
 
@@ -95,7 +107,14 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     pub fn new(messages: Vec<ChatMessage>) -> Self {
-        Self { messages, output: OutputSpec::Text, prompt: None, sample: 0, sampling: None, label: None }
+        Self {
+            messages,
+            output: OutputSpec::Text,
+            prompt: None,
+            sample: 0,
+            sampling: None,
+            label: None,
+        }
     }
     /// Expect JSON matching `schema`.
     pub fn with_schema(mut self, schema: JsonSchema) -> Self {
@@ -188,9 +207,11 @@ impl ChatResult {
     /// JSON string).
     pub fn into_value(self) -> Result<serde_json::Value, LlmError> {
         match (self.status, self.value) {
-            (ParseStatus::Failed { error }, _) => {
-                Err(LlmError::Parse { endpoint: self.endpoint, error, raw: self.text })
-            }
+            (ParseStatus::Failed { error }, _) => Err(LlmError::Parse {
+                endpoint: self.endpoint,
+                error,
+                raw: self.text,
+            }),
             (_, Some(v)) => Ok(v),
             (_, None) => Ok(serde_json::Value::String(self.text)),
         }
@@ -198,7 +219,11 @@ impl ChatResult {
 
     /// Deserialises the value into `T` (a parse error if it failed or does not fit).
     pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, LlmError> {
-        let fail = |error: String| LlmError::Parse { endpoint: self.endpoint.clone(), error, raw: self.text.clone() };
+        let fail = |error: String| LlmError::Parse {
+            endpoint: self.endpoint.clone(),
+            error,
+            raw: self.text.clone(),
+        };
         match (&self.status, &self.value) {
             (ParseStatus::Failed { error }, _) => Err(fail(error.clone())),
             (_, Some(v)) => serde_json::from_value(v.clone()).map_err(|e| fail(e.to_string())),

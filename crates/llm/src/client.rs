@@ -71,7 +71,12 @@ pub enum Target {
 
 impl std::fmt::Debug for Llm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Llm").field("endpoints", &self.inner.endpoints.keys().collect::<Vec<_>>()).finish_non_exhaustive()
+        f.debug_struct("Llm")
+            .field(
+                "endpoints",
+                &self.inner.endpoints.keys().collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
     }
 }
 
@@ -93,7 +98,11 @@ impl Llm {
         let cache = if options.no_cache {
             None
         } else {
-            let path = options.cache_path.clone().or_else(|| config.cache.clone()).unwrap_or_else(default_cache_path);
+            let path = options
+                .cache_path
+                .clone()
+                .or_else(|| config.cache.clone())
+                .unwrap_or_else(default_cache_path);
             Some(Cache::open(path)?)
         };
         let ledger = Ledger::new(options.max_cost.or(config.max_cost));
@@ -162,7 +171,10 @@ impl Llm {
 
     /// The model of the embedder role (for index fingerprints).
     pub fn embedding_model(&self) -> Option<String> {
-        self.role_endpoints(Role::Embedder).first().and_then(|n| self.inner.endpoints.get(n)).map(|e| e.cfg.model.clone())
+        self.role_endpoints(Role::Embedder)
+            .first()
+            .and_then(|n| self.inner.endpoints.get(n))
+            .map(|e| e.cfg.model.clone())
     }
 
     /// Slots of a target (replicas x max_concurrency summed): a good buffer size for callers.
@@ -171,7 +183,12 @@ impl Llm {
             Target::Endpoint(n) => vec![n],
             Target::Role(r) => self.role_endpoints(*r).iter().collect(),
         };
-        names.iter().filter_map(|n| self.inner.endpoints.get(*n)).map(|e| e.capacity()).sum::<usize>().max(1)
+        names
+            .iter()
+            .filter_map(|n| self.inner.endpoints.get(*n))
+            .map(|e| e.capacity())
+            .sum::<usize>()
+            .max(1)
     }
 
     /// The ledger so far.
@@ -181,7 +198,11 @@ impl Llm {
 
     /// The dry-run plan so far.
     pub fn plan(&self) -> Plan {
-        self.inner.plan.lock().map(|p| p.clone()).unwrap_or_default()
+        self.inner
+            .plan
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or_default()
     }
 
     /// The cache, unless `--no-cache`.
@@ -193,7 +214,12 @@ impl Llm {
         self.inner.endpoints.get(name).ok_or_else(|| {
             LlmError::Config(format!(
                 "no endpoint named `{name}` (known: {})",
-                self.inner.endpoints.keys().cloned().collect::<Vec<_>>().join(", ")
+                self.inner
+                    .endpoints
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })
     }
@@ -201,7 +227,10 @@ impl Llm {
     /// One call to the named endpoint (sampling: `req.sampling`, else the judges').
     pub async fn chat(&self, endpoint: &str, req: &ChatRequest) -> Result<ChatResult> {
         let ep = self.endpoint(endpoint)?.clone();
-        let sampling = req.sampling.clone().unwrap_or_else(|| self.inner.config.sampling.judges.clone());
+        let sampling = req
+            .sampling
+            .clone()
+            .unwrap_or_else(|| self.inner.config.sampling.judges.clone());
         self.call(&ep, req, &sampling).await
     }
 
@@ -209,10 +238,15 @@ impl Llm {
     /// robin), with the role's sampling unless `req.sampling` is set.
     pub async fn chat_role(&self, role: Role, req: &ChatRequest) -> Result<ChatResult> {
         if role == Role::Embedder {
-            return Err(LlmError::Config("the embedder role does not chat; use embed()".into()));
+            return Err(LlmError::Config(
+                "the embedder role does not chat; use embed()".into(),
+            ));
         }
         let ep = self.pick(role)?;
-        let sampling = req.sampling.clone().unwrap_or_else(|| self.sampling(role).clone());
+        let sampling = req
+            .sampling
+            .clone()
+            .unwrap_or_else(|| self.sampling(role).clone());
         self.call(&ep, req, &sampling).await
     }
 
@@ -221,16 +255,21 @@ impl Llm {
         let mut best: Option<&Arc<Endpoint>> = None;
         for n in names {
             let e = self.endpoint(n)?;
-            if best.is_none_or(|b| e.load.load(Ordering::Relaxed) < b.load.load(Ordering::Relaxed)) {
+            if best.is_none_or(|b| e.load.load(Ordering::Relaxed) < b.load.load(Ordering::Relaxed))
+            {
                 best = Some(e);
             }
         }
-        best.cloned().ok_or_else(|| LlmError::Config(format!("[llm.roles] {role} lists no endpoint")))
+        best.cloned()
+            .ok_or_else(|| LlmError::Config(format!("[llm.roles] {role} lists no endpoint")))
     }
 
     /// Every judge answers `req`, `n` samples each (sample indices 0..n), all concurrently.
     pub async fn judge_all(&self, req: &ChatRequest) -> Vec<JudgeVerdicts> {
-        let sampling = req.sampling.clone().unwrap_or_else(|| self.inner.config.sampling.judges.clone());
+        let sampling = req
+            .sampling
+            .clone()
+            .unwrap_or_else(|| self.inner.config.sampling.judges.clone());
         let n = sampling.n.max(1);
         let futs = self.judges().iter().map(|name| {
             let sampling = sampling.clone();
@@ -238,7 +277,12 @@ impl Llm {
                 let ep = match self.endpoint(name) {
                     Ok(e) => e.clone(),
                     Err(e) => {
-                        return JudgeVerdicts { judge: name.clone(), model: String::new(), family: None, samples: vec![Err(e)] };
+                        return JudgeVerdicts {
+                            judge: name.clone(),
+                            model: String::new(),
+                            family: None,
+                            samples: vec![Err(e)],
+                        };
                     }
                 };
                 let samples = futures::future::join_all((0..n).map(|s| {
@@ -248,7 +292,12 @@ impl Llm {
                     async move { self.call(&ep, &r, &sampling).await }
                 }))
                 .await;
-                JudgeVerdicts { judge: name.clone(), model: ep.cfg.model.clone(), family: ep.cfg.family.clone(), samples }
+                JudgeVerdicts {
+                    judge: name.clone(),
+                    model: ep.cfg.model.clone(),
+                    family: ep.cfg.family.clone(),
+                    samples,
+                }
             }
         });
         futures::future::join_all(futs).await
@@ -257,7 +306,11 @@ impl Llm {
     /// Runs many requests with bounded concurrency (the target's capacity, plus room for cache
     /// hits), yielding `(index, result)` as they finish. Memory stays flat for any number of
     /// requests: they are pulled from the iterator only as slots free up.
-    pub fn chat_many<I>(&self, target: Target, requests: I) -> impl Stream<Item = (usize, Result<ChatResult>)> + Send + use<I>
+    pub fn chat_many<I>(
+        &self,
+        target: Target,
+        requests: I,
+    ) -> impl Stream<Item = (usize, Result<ChatResult>)> + Send + use<I>
     where
         I: IntoIterator<Item = ChatRequest>,
         I::IntoIter: Send,
@@ -268,11 +321,20 @@ impl Llm {
             .map(move |(i, r)| {
                 let llm = llm.clone();
                 let target = target.clone();
-                async move {
-                    let res = match &target {
+                // Each call is its own task, so response handling spreads over every worker
+                // thread instead of funnelling through the consumer's task.
+                let task = tokio::spawn(async move {
+                    match &target {
                         Target::Endpoint(n) => llm.chat(n, &r).await,
                         Target::Role(role) => llm.chat_role(*role, &r).await,
-                    };
+                    }
+                });
+                let guard = AbortOnDrop(task.abort_handle());
+                async move {
+                    let _guard = guard; // dropping the stream cancels calls in flight
+                    let res = task.await.unwrap_or_else(|e| {
+                        Err(LlmError::Unsupported(format!("call task failed: {e}")))
+                    });
                     (i, res)
                 }
             })
@@ -282,15 +344,31 @@ impl Llm {
     /// Estimate of one call to `endpoint` (no side effects).
     pub fn estimate(&self, endpoint: &str, req: &ChatRequest) -> Result<PlannedEndpoint> {
         let ep = self.endpoint(endpoint)?;
-        let sampling = req.sampling.clone().unwrap_or_else(|| self.inner.config.sampling.judges.clone());
+        let sampling = req
+            .sampling
+            .clone()
+            .unwrap_or_else(|| self.inner.config.sampling.judges.clone());
         let body = request_body(&ep.cfg, req, &sampling);
         let key = cache_key(&ep.cfg.model, req, &body);
         Ok(self.estimate_inner(ep, req, &sampling, &key))
     }
 
-    fn estimate_inner(&self, ep: &Endpoint, req: &ChatRequest, sampling: &Sampling, key: &str) -> PlannedEndpoint {
-        let cached = self.inner.cache.as_ref().is_some_and(|c| !self.inner.options.refresh && c.contains_chat(key));
-        let mut p = PlannedEndpoint { model: ep.cfg.model.clone(), ..Default::default() };
+    fn estimate_inner(
+        &self,
+        ep: &Endpoint,
+        req: &ChatRequest,
+        sampling: &Sampling,
+        key: &str,
+    ) -> PlannedEndpoint {
+        let cached = self
+            .inner
+            .cache
+            .as_ref()
+            .is_some_and(|c| !self.inner.options.refresh && c.contains_chat(key));
+        let mut p = PlannedEndpoint {
+            model: ep.cfg.model.clone(),
+            ..Default::default()
+        };
         if cached {
             p.cached = 1;
             return p;
@@ -301,10 +379,16 @@ impl Llm {
             .inner
             .cache
             .as_ref()
-            .and_then(|c| c.mean_completion_tokens(&ep.cfg.model, req.prompt.as_ref().map(|p| p.id.as_str())))
+            .and_then(|c| {
+                c.mean_completion_tokens(&ep.cfg.model, req.prompt.as_ref().map(|p| p.id.as_str()))
+            })
             .map(|m| (m.round() as u64).min(max_out))
             .unwrap_or(max_out);
-        let discount = if self.inner.options.batch { ep.cfg.batch_discount } else { 1.0 };
+        let discount = if self.inner.options.batch {
+            ep.cfg.batch_discount
+        } else {
+            1.0
+        };
         p.calls = 1;
         p.prompt_tokens = prompt;
         p.completion_tokens_max = max_out;
@@ -328,14 +412,24 @@ impl Llm {
         }
     }
 
-    async fn call(&self, ep: &Arc<Endpoint>, req: &ChatRequest, sampling: &Sampling) -> Result<ChatResult> {
+    async fn call(
+        &self,
+        ep: &Arc<Endpoint>,
+        req: &ChatRequest,
+        sampling: &Sampling,
+    ) -> Result<ChatResult> {
         ep.load.fetch_add(1, Ordering::Relaxed);
         let r = self.call_inner(ep, req, sampling).await;
         ep.load.fetch_sub(1, Ordering::Relaxed);
         r
     }
 
-    async fn call_inner(&self, ep: &Endpoint, req: &ChatRequest, sampling: &Sampling) -> Result<ChatResult> {
+    async fn call_inner(
+        &self,
+        ep: &Endpoint,
+        req: &ChatRequest,
+        sampling: &Sampling,
+    ) -> Result<ChatResult> {
         let name = ep.cfg.name.as_str();
         let mut body = request_body(&ep.cfg, req, sampling);
         let key = cache_key(&ep.cfg.model, req, &body);
@@ -367,7 +461,15 @@ impl Llm {
         if self.inner.options.batch {
             return self.enqueue_batch(ep, req, body, key);
         }
-        let prompt_est = tokens::count_messages(&ep.cfg.model, &req.messages);
+        // Counting costs a tokenizer pass: only when a price or a token limit needs it.
+        let priced = ep.cfg.price_in_per_mtok > 0.0
+            || ep.cfg.price_out_per_mtok > 0.0
+            || ep.cfg.tokens_per_minute.is_some();
+        let prompt_est = if priced {
+            tokens::count_messages(&ep.cfg.model, &req.messages)
+        } else {
+            0
+        };
         let max_out = u64::from(sampling.max_tokens.unwrap_or(1024));
         let estimate = ep.cfg.cost(prompt_est, max_out);
         self.inner.ledger.reserve(name, estimate)?;
@@ -384,7 +486,12 @@ impl Llm {
                 Err(e) => {
                     self.inner.ledger.release(estimate);
                     if usage.total() > 0 {
-                        self.inner.ledger.add_usage(name, usage.prompt_tokens, usage.completion_tokens, ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens));
+                        self.inner.ledger.add_usage(
+                            name,
+                            usage.prompt_tokens,
+                            usage.completion_tokens,
+                            ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens),
+                        );
                     }
                     self.inner.ledger.event(name, Event::ProviderFailed);
                     return Err(e);
@@ -394,8 +501,12 @@ impl Llm {
             usage.prompt_tokens += u.prompt_tokens;
             usage.completion_tokens += u.completion_tokens;
             let (value, mut status) = parse_output(&req.output, &text);
-            if let (ParseStatus::Failed { error }, Some("length")) = (&status, finish_reason.as_deref()) {
-                status = ParseStatus::Failed { error: format!("{error} (the answer was cut at max_tokens)") };
+            if let (ParseStatus::Failed { error }, Some("length")) =
+                (&status, finish_reason.as_deref())
+            {
+                status = ParseStatus::Failed {
+                    error: format!("{error} (the answer was cut at max_tokens)"),
+                };
             }
             let ParseStatus::Failed { error } = &status else {
                 break (text, value, status, finish_reason);
@@ -411,7 +522,9 @@ impl Llm {
                     "Your previous answer could not be used: {error}. Reply again with only a JSON object matching this schema, no other text:\n{}",
                     s.schema
                 ),
-                _ => format!("Your previous answer could not be used: {error}. Reply again with only valid JSON, no other text."),
+                _ => format!(
+                    "Your previous answer could not be used: {error}. Reply again with only valid JSON, no other text."
+                ),
             };
             if let Some(Value::Array(msgs)) = body.get_mut("messages") {
                 msgs.push(json!({"role": "assistant", "content": text}));
@@ -419,7 +532,13 @@ impl Llm {
             }
         };
         let cost = ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens);
-        self.inner.ledger.settle(name, estimate, usage.prompt_tokens, usage.completion_tokens, cost);
+        self.inner.ledger.settle(
+            name,
+            estimate,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            cost,
+        );
         if let Some(p) = &self.inner.options.progress {
             p.usage(usage.total(), cost);
         }
@@ -466,29 +585,48 @@ impl Llm {
         self.send_with(ep, body, tokens, false).await
     }
 
-    async fn send_with(&self, ep: &Endpoint, body: &Value, tokens: u64, embeddings: bool) -> Result<(Value, u32)> {
+    async fn send_with(
+        &self,
+        ep: &Endpoint,
+        body: &Value,
+        tokens: u64,
+        embeddings: bool,
+    ) -> Result<(Value, u32)> {
         let mut delays = Delays::new(&self.inner.config.retry);
         let mut attempts = 0u32;
         loop {
             ep.rate_limit(tokens).await;
             let slot = ep.slot().await?;
             attempts += 1;
-            let res = if embeddings { slot.replica.embeddings(body).await } else { slot.replica.chat(body).await };
+            let res = if embeddings {
+                slot.replica.embeddings(body).await
+            } else {
+                slot.replica.chat(body).await
+            };
             if let Err(e) = &res {
                 tracing::debug!(endpoint = %ep.cfg.name, replica = %slot.replica.url, status = ?e.status, "attempt failed: {}", e.message);
             }
             drop(slot);
             let err = match res {
-                Ok(v) if embeddings || v.pointer("/choices/0").is_some() => return Ok((v, attempts)),
+                Ok(v) if embeddings || v.pointer("/choices/0").is_some() => {
+                    return Ok((v, attempts));
+                }
                 Ok(v) => crate::retry::AttemptError {
                     status: None,
                     retry_after: None,
-                    message: format!("response without choices: {}", v.to_string().chars().take(200).collect::<String>()),
+                    message: format!(
+                        "response without choices: {}",
+                        v.to_string().chars().take(200).collect::<String>()
+                    ),
                     retryable: true,
                 },
                 Err(e) => e,
             };
-            let wait = if err.retryable { delays.next(&err) } else { None };
+            let wait = if err.retryable {
+                delays.next(&err)
+            } else {
+                None
+            };
             match wait {
                 Some(d) => {
                     self.inner.ledger.event(&ep.cfg.name, Event::Retry);
@@ -525,7 +663,10 @@ impl Llm {
         }
         let missing: Vec<usize> = (0..texts.len()).filter(|i| out[*i].is_none()).collect();
         if self.inner.options.dry_run {
-            let tok: u64 = missing.iter().map(|i| tokens::count_text(&model, &texts[*i])).sum();
+            let tok: u64 = missing
+                .iter()
+                .map(|i| tokens::count_text(&model, &texts[*i]))
+                .sum();
             self.record_plan(
                 &ep.cfg.name,
                 PlannedEndpoint {
@@ -560,16 +701,32 @@ impl Llm {
                             return Err(e);
                         }
                     };
-                    let used = resp.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or(tok);
-                    self.inner.ledger.settle(&ep.cfg.name, estimate, used, 0, ep.cfg.cost(used, 0));
-                    let data = resp.get("data").and_then(Value::as_array).cloned().unwrap_or_default();
+                    let used = resp
+                        .pointer("/usage/prompt_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(tok);
+                    self.inner
+                        .ledger
+                        .settle(&ep.cfg.name, estimate, used, 0, ep.cfg.cost(used, 0));
+                    let data = resp
+                        .get("data")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
                     let mut vecs: Vec<Option<Vec<f32>>> = vec![None; idx.len()];
                     for (pos, d) in data.iter().enumerate() {
-                        let at = d.get("index").and_then(Value::as_u64).map(|x| x as usize).unwrap_or(pos);
-                        let v: Option<Vec<f32>> = d
-                            .get("embedding")
-                            .and_then(Value::as_array)
-                            .map(|a| a.iter().filter_map(Value::as_f64).map(|f| f as f32).collect());
+                        let at = d
+                            .get("index")
+                            .and_then(Value::as_u64)
+                            .map(|x| x as usize)
+                            .unwrap_or(pos);
+                        let v: Option<Vec<f32>> =
+                            d.get("embedding").and_then(Value::as_array).map(|a| {
+                                a.iter()
+                                    .filter_map(Value::as_f64)
+                                    .map(|f| f as f32)
+                                    .collect()
+                            });
                         if let (Some(slot), Some(v)) = (vecs.get_mut(at), v) {
                             *slot = Some(v);
                         }
@@ -580,7 +737,9 @@ impl Llm {
                             v.map(|v| (*i, v)).ok_or_else(|| LlmError::Provider {
                                 endpoint: ep.cfg.name.clone(),
                                 status: None,
-                                message: format!("the embeddings response has no vector for input {i}"),
+                                message: format!(
+                                    "the embeddings response has no vector for input {i}"
+                                ),
                                 attempts: 1,
                             })
                         })
@@ -604,8 +763,18 @@ impl Llm {
         }
         out.into_iter()
             .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| LlmError::Unsupported(format!("no embedding for input {i}"))))
+            .map(|(i, v)| {
+                v.ok_or_else(|| LlmError::Unsupported(format!("no embedding for input {i}")))
+            })
             .collect()
+    }
+}
+
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -627,7 +796,10 @@ fn request_body(ep: &crate::config::EndpointConfig, req: &ChatRequest, s: &Sampl
         obj.insert("top_p".into(), json!(p));
     }
     if let Some(seed) = s.seed {
-        obj.insert("seed".into(), json!(seed.wrapping_add(u64::from(req.sample))));
+        obj.insert(
+            "seed".into(),
+            json!(seed.wrapping_add(u64::from(req.sample))),
+        );
     }
     if let Some(m) = s.max_tokens {
         obj.insert("max_tokens".into(), json!(m));
@@ -661,7 +833,11 @@ fn cache_key(model: &str, req: &ChatRequest, body: &Value) -> String {
     h.update(b"\0");
     h.update(body.to_string().as_bytes());
     h.update(b"\0");
-    h.update(serde_json::to_string(&req.output).unwrap_or_default().as_bytes());
+    h.update(
+        serde_json::to_string(&req.output)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     h.update(format!("\0{}", req.sample).as_bytes());
     h.finalize().to_hex().to_string()
 }
@@ -676,18 +852,42 @@ fn embed_key(model: &str, text: &str) -> String {
 }
 
 /// Text, finish reason and usage of the first choice (usage counted when not reported).
-pub(crate) fn read_choice(resp: &Value, model: &str, body: &Value) -> (String, Option<String>, Usage) {
-    let text = resp.pointer("/choices/0/message/content").and_then(Value::as_str).unwrap_or_default().to_string();
-    let finish = resp.pointer("/choices/0/finish_reason").and_then(Value::as_str).map(str::to_string);
-    let prompt = resp.pointer("/usage/prompt_tokens").and_then(Value::as_u64).unwrap_or_else(|| {
-        let msgs: Vec<ChatMessage> = body.get("messages").and_then(|m| serde_json::from_value(m.clone()).ok()).unwrap_or_default();
-        tokens::count_messages(model, &msgs)
-    });
+pub(crate) fn read_choice(
+    resp: &Value,
+    model: &str,
+    body: &Value,
+) -> (String, Option<String>, Usage) {
+    let text = resp
+        .pointer("/choices/0/message/content")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let finish = resp
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let prompt = resp
+        .pointer("/usage/prompt_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| {
+            let msgs: Vec<ChatMessage> = body
+                .get("messages")
+                .and_then(|m| serde_json::from_value(m.clone()).ok())
+                .unwrap_or_default();
+            tokens::count_messages(model, &msgs)
+        });
     let completion = resp
         .pointer("/usage/completion_tokens")
         .and_then(Value::as_u64)
         .unwrap_or_else(|| tokens::count_text(model, &text));
-    (text, finish, Usage { prompt_tokens: prompt, completion_tokens: completion })
+    (
+        text,
+        finish,
+        Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+        },
+    )
 }
 
 mod batch;

@@ -135,7 +135,11 @@ fn default_batch_discount() -> f64 {
 
 impl EndpointConfig {
     /// A minimal endpoint (tests, the fake server, the local default).
-    pub fn new(name: impl Into<String>, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Self {
         Self {
             name: name.into(),
             base_url: base_url.into(),
@@ -166,7 +170,9 @@ impl EndpointConfig {
 
     /// USD for the given token counts at this endpoint's prices.
     pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
-        (prompt_tokens as f64 * self.price_in_per_mtok + completion_tokens as f64 * self.price_out_per_mtok) / 1e6
+        (prompt_tokens as f64 * self.price_in_per_mtok
+            + completion_tokens as f64 * self.price_out_per_mtok)
+            / 1e6
     }
 
     fn validate(&self) -> Result<()> {
@@ -176,7 +182,9 @@ impl EndpointConfig {
         }
         for u in self.replicas() {
             if !(u.starts_with("http://") || u.starts_with("https://")) {
-                return bad(format!("`base_url` {u:?} must start with http:// or https://"));
+                return bad(format!(
+                    "`base_url` {u:?} must start with http:// or https://"
+                ));
             }
         }
         if self.model.trim().is_empty() {
@@ -185,7 +193,7 @@ impl EndpointConfig {
         if self.max_concurrency == 0 {
             return bad("`max_concurrency` must be at least 1".into());
         }
-        if !(self.timeout_s > 0.0) {
+        if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
             return bad("`timeout_s` must be positive".into());
         }
         if self.price_in_per_mtok < 0.0 || self.price_out_per_mtok < 0.0 {
@@ -194,7 +202,9 @@ impl EndpointConfig {
         if let Some(var) = &self.api_key_env
             && std::env::var_os(var).is_none()
         {
-            return bad(format!("`api_key_env` names ${var}, which is not set in the environment"));
+            return bad(format!(
+                "`api_key_env` names ${var}, which is not set in the environment"
+            ));
         }
         Ok(())
     }
@@ -246,14 +256,26 @@ pub struct Sampling {
 
 impl Default for Sampling {
     fn default() -> Self {
-        Self { temperature: Some(0.0), top_p: None, seed: Some(0), max_tokens: Some(512), n: 1 }
+        Self {
+            temperature: Some(0.0),
+            top_p: None,
+            seed: Some(0),
+            max_tokens: Some(512),
+            n: 1,
+        }
     }
 }
 
 impl Sampling {
     /// The generator's default: some diversity, still seeded.
     pub fn generator_default() -> Self {
-        Self { temperature: Some(0.7), top_p: Some(0.95), seed: Some(0), max_tokens: Some(1024), n: 1 }
+        Self {
+            temperature: Some(0.7),
+            top_p: Some(0.95),
+            seed: Some(0),
+            max_tokens: Some(1024),
+            n: 1,
+        }
     }
 }
 
@@ -267,7 +289,10 @@ pub struct SamplingConfig {
 
 impl Default for SamplingConfig {
     fn default() -> Self {
-        Self { judges: Sampling::default(), generator: Sampling::generator_default() }
+        Self {
+            judges: Sampling::default(),
+            generator: Sampling::generator_default(),
+        }
     }
 }
 
@@ -289,7 +314,13 @@ pub struct RetryConfig {
 
 impl Default for RetryConfig {
     fn default() -> Self {
-        Self { max_attempts: 8, base_delay_ms: 250, max_delay_s: 30.0, max_retry_after_s: 300.0, parse_retries: 2 }
+        Self {
+            max_attempts: 8,
+            base_delay_ms: 250,
+            max_delay_s: 30.0,
+            max_retry_after_s: 300.0,
+            parse_retries: 2,
+        }
     }
 }
 
@@ -329,10 +360,13 @@ impl LlmConfig {
     /// Parses the `[llm]` table of a TOML document (tests and tools; the binary uses
     /// `Config::section`).
     pub fn from_toml_section(text: &str) -> Result<Self> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| LlmError::Config(e.to_string()))?;
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| LlmError::Config(e.to_string()))?;
         match table.remove("llm") {
             None => Ok(Self::default()),
-            Some(v) => v.try_into().map_err(|e: toml::de::Error| LlmError::Config(e.to_string())),
+            Some(v) => v
+                .try_into()
+                .map_err(|e: toml::de::Error| LlmError::Config(e.to_string())),
         }
     }
 
@@ -347,7 +381,10 @@ impl LlmConfig {
         for e in &self.endpoints {
             e.validate()?;
             if seen.insert(e.name.as_str(), ()).is_some() {
-                return Err(LlmError::Config(format!("two endpoints are named `{}`", e.name)));
+                return Err(LlmError::Config(format!(
+                    "two endpoints are named `{}`",
+                    e.name
+                )));
             }
         }
         for (role, names) in [
@@ -365,7 +402,9 @@ impl LlmConfig {
             }
         }
         if self.sampling.judges.n == 0 || self.sampling.generator.n == 0 {
-            return Err(LlmError::Config("[llm.sampling] `n` must be at least 1".into()));
+            return Err(LlmError::Config(
+                "[llm.sampling] `n` must be at least 1".into(),
+            ));
         }
         if let Some(m) = self.max_cost
             && m < 0.0
@@ -385,7 +424,15 @@ impl LlmConfig {
         let models: Vec<_> = self
             .endpoints
             .iter()
-            .map(|e| (&e.name, &e.model, e.supports_json_schema, e.json_mode, &e.extra_body))
+            .map(|e| {
+                (
+                    &e.name,
+                    &e.model,
+                    e.supports_json_schema,
+                    e.json_mode,
+                    &e.extra_body,
+                )
+            })
             .collect();
         mtr_core::fingerprint::hash_json(&(models, &self.roles, &self.sampling))
     }
@@ -480,7 +527,10 @@ n = 3
         .unwrap();
         c.validate().unwrap();
         assert_eq!(c.endpoints.len(), 2);
-        assert_eq!(c.endpoints[1].replicas(), vec!["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]);
+        assert_eq!(
+            c.endpoints[1].replicas(),
+            vec!["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]
+        );
         assert_eq!(c.sampling.judges.n, 3);
         assert_eq!(c.sampling.judges.seed, Some(7));
         assert_eq!(c.sampling.generator, Sampling::generator_default());
@@ -495,7 +545,9 @@ n = 3
         .unwrap();
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("`b`") && e.contains("known: a"), "{e}");
-        let typo = LlmConfig::from_toml_section("[llm]\n[[llm.endpoints]]\nname='a'\nbase_url='http://x'\nmodel='m'\nprice_in=1\n");
+        let typo = LlmConfig::from_toml_section(
+            "[llm]\n[[llm.endpoints]]\nname='a'\nbase_url='http://x'\nmodel='m'\nprice_in=1\n",
+        );
         assert!(typo.unwrap_err().to_string().contains("price_in"));
     }
 
@@ -503,7 +555,10 @@ n = 3
     fn missing_key_variable_is_a_config_error() {
         let mut e = EndpointConfig::new("a", "https://x/v1", "m");
         e.api_key_env = Some("MTR_TEST_SURELY_UNSET_KEY_VAR".into());
-        let c = LlmConfig { endpoints: vec![e], ..Default::default() };
+        let c = LlmConfig {
+            endpoints: vec![e],
+            ..Default::default()
+        };
         let err = c.validate().unwrap_err();
         assert!(err.is_user_error());
         assert!(err.to_string().contains("MTR_TEST_SURELY_UNSET_KEY_VAR"));

@@ -27,10 +27,16 @@ pub enum LlmError {
     /// `ChatResult` records this as `ParseStatus::Failed`; this variant is what
     /// [`crate::ChatResult::into_value`] returns for it.
     #[error("endpoint `{endpoint}`: unparsable output: {error}")]
-    Parse { endpoint: String, error: String, raw: String },
+    Parse {
+        endpoint: String,
+        error: String,
+        raw: String,
+    },
     /// `--max-cost` reached: the call was not made. Everything done so far is cached, so a rerun
     /// with a higher limit resumes where this one stopped.
-    #[error("budget stop: spent ${spent:.4} of max ${limit:.4}; the call (estimated ${next:.4}) was not made; rerun with a higher --max-cost to resume (finished calls are cached)")]
+    #[error(
+        "budget stop: spent ${spent:.4} of max ${limit:.4}; the call (estimated ${next:.4}) was not made; rerun with a higher --max-cost to resume (finished calls are cached)"
+    )]
     Budget { spent: f64, limit: f64, next: f64 },
     /// `--dry-run`: the call was counted in the plan, not made.
     #[error("dry run: call planned, not made")]
@@ -53,7 +59,10 @@ pub enum LlmError {
 impl LlmError {
     /// True for errors the user fixes by changing config or installing something.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, LlmError::Config(_) | LlmError::Local { .. } | LlmError::Prompt { .. })
+        matches!(
+            self,
+            LlmError::Config(_) | LlmError::Local { .. } | LlmError::Prompt { .. }
+        )
     }
 
     /// True when this is the deliberate `--max-cost` stop (resumable).
@@ -62,7 +71,10 @@ impl LlmError {
     }
 
     pub(crate) fn cache(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> Self {
-        LlmError::Cache { path: path.into(), message: e.to_string() }
+        LlmError::Cache {
+            path: path.into(),
+            message: e.to_string(),
+        }
     }
 }
 

@@ -19,7 +19,12 @@ pub fn parse_output(spec: &OutputSpec, text: &str) -> (Option<Value>, ParseStatu
     match spec {
         OutputSpec::Text => {
             if text.trim().is_empty() {
-                (None, ParseStatus::Failed { error: "empty answer".into() })
+                (
+                    None,
+                    ParseStatus::Failed {
+                        error: "empty answer".into(),
+                    },
+                )
             } else {
                 (None, ParseStatus::Ok)
             }
@@ -39,7 +44,10 @@ pub fn parse_output(spec: &OutputSpec, text: &str) -> (Option<Value>, ParseStatu
 
 /// Finds a JSON value in `text` that validates against `schema` (if given). Returns the value
 /// and the recovery method (`None` when the whole text parsed), or why nothing was found.
-pub fn extract(text: &str, schema: Option<&Value>) -> Result<(Value, Option<&'static str>), String> {
+pub fn extract(
+    text: &str,
+    schema: Option<&Value>,
+) -> Result<(Value, Option<&'static str>), String> {
     let t = text.trim().trim_start_matches('\u{feff}');
     if t.is_empty() {
         return Err("empty answer".into());
@@ -154,9 +162,14 @@ fn last_rating(t: &str) -> Option<Value> {
             }
             let rest = &t[from..];
             let rest = rest.trim_start_matches(|c: char| c == '*' || c.is_whitespace());
-            let Some(rest) = rest.strip_prefix([':', '=']) else { continue };
+            let Some(rest) = rest.strip_prefix([':', '=']) else {
+                continue;
+            };
             let rest = rest.trim_start_matches(|c: char| c == '*' || c.is_whitespace());
-            let num: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-').collect();
+            let num: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-')
+                .collect();
             let num = num.trim_end_matches('.');
             let v = if let Ok(i) = num.parse::<i64>() {
                 Value::from(i)
@@ -181,8 +194,12 @@ pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
 fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
     let mut s = schema;
     for _ in 0..16 {
-        let Some(r) = s.get("$ref").and_then(Value::as_str) else { break };
-        let Some(path) = r.strip_prefix("#/") else { break };
+        let Some(r) = s.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        let Some(path) = r.strip_prefix("#/") else {
+            break;
+        };
         let mut cur = root;
         for part in path.split('/') {
             match cur.get(part) {
@@ -203,14 +220,20 @@ fn type_ok(t: &str, v: &Value) -> bool {
         "boolean" => v.is_boolean(),
         "null" => v.is_null(),
         "number" => v.is_number(),
-        "integer" => v.as_i64().is_some() || v.as_u64().is_some() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "integer" => {
+            v.as_i64().is_some()
+                || v.as_u64().is_some()
+                || v.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         _ => true,
     }
 }
 
 fn validate_at(root: &Value, schema: &Value, v: &Value, path: &str) -> Result<(), String> {
     let s = resolve(root, schema);
-    let Some(obj) = s.as_object() else { return Ok(()) };
+    let Some(obj) = s.as_object() else {
+        return Ok(());
+    };
     if let Some(t) = obj.get("type") {
         let ok = match t {
             Value::String(t) => type_ok(t, v),
@@ -224,7 +247,11 @@ fn validate_at(root: &Value, schema: &Value, v: &Value, path: &str) -> Result<()
     if let Some(Value::Array(options)) = obj.get("enum")
         && !options.contains(v)
     {
-        return Err(format!("{path}: {} is not one of {}", short(v), Value::Array(options.clone())));
+        return Err(format!(
+            "{path}: {} is not one of {}",
+            short(v),
+            Value::Array(options.clone())
+        ));
     }
     if let Some(c) = obj.get("const")
         && c != v
@@ -235,7 +262,10 @@ fn validate_at(root: &Value, schema: &Value, v: &Value, path: &str) -> Result<()
         if let Some(Value::Array(alts)) = obj.get(key)
             && !alts.iter().any(|a| validate_at(root, a, v, path).is_ok())
         {
-            return Err(format!("{path}: {} matches none of the {key} alternatives", short(v)));
+            return Err(format!(
+                "{path}: {} matches none of the {key} alternatives",
+                short(v)
+            ));
         }
     }
     if let Some(n) = v.as_f64() {
@@ -316,7 +346,11 @@ fn validate_at(root: &Value, schema: &Value, v: &Value, path: &str) -> Result<()
 
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    if s.chars().count() > 60 { format!("{}...", s.chars().take(60).collect::<String>()) } else { s }
+    if s.chars().count() > 60 {
+        format!("{}...", s.chars().take(60).collect::<String>())
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]
@@ -332,15 +366,30 @@ mod tests {
     #[test]
     fn whole_fenced_embedded_rating() {
         let s = grade_schema();
-        assert_eq!(extract(r#"{"grade": 2}"#, Some(&s)).unwrap(), (json!({"grade": 2}), None));
+        assert_eq!(
+            extract(r#"{"grade": 2}"#, Some(&s)).unwrap(),
+            (json!({"grade": 2}), None)
+        );
         let fenced = "Sure!\n```json\n{\"grade\": 1, \"reason\": \"ok\"}\n```\nHope this helps.";
         assert_eq!(extract(fenced, Some(&s)).unwrap().1, Some("fenced_block"));
         let trailing = "{\"grade\": 3} because the passage answers it {fully}.";
-        assert_eq!(extract(trailing, Some(&s)).unwrap(), (json!({"grade": 3}), Some("embedded_json")));
+        assert_eq!(
+            extract(trailing, Some(&s)).unwrap(),
+            (json!({"grade": 3}), Some("embedded_json"))
+        );
         let rating = "The passage is partly relevant.\nRating: 1\n...on reflection, Rating: 2";
-        assert_eq!(extract(rating, Some(&s)).unwrap(), (json!({"grade": 2}), Some("rating_line")));
-        assert_eq!(extract("2", Some(&s)).unwrap(), (json!({"grade": 2}), Some("bare_value")));
-        assert_eq!(extract("**Score**: 4", None).unwrap(), (json!({"rating": 4}), Some("rating_line")));
+        assert_eq!(
+            extract(rating, Some(&s)).unwrap(),
+            (json!({"grade": 2}), Some("rating_line"))
+        );
+        assert_eq!(
+            extract("2", Some(&s)).unwrap(),
+            (json!({"grade": 2}), Some("bare_value"))
+        );
+        assert_eq!(
+            extract("**Score**: 4", None).unwrap(),
+            (json!({"rating": 4}), Some("rating_line"))
+        );
     }
 
     #[test]

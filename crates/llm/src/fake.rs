@@ -57,7 +57,11 @@ pub enum FakeReply {
     /// The assistant message content (usage is computed from lengths).
     Content(String),
     /// An HTTP error status with an OpenAI-style error body.
-    Status { status: u16, retry_after_s: Option<f64>, message: String },
+    Status {
+        status: u16,
+        retry_after_s: Option<f64>,
+        message: String,
+    },
     /// Never answer (the client's timeout fires).
     Hang,
     /// A 200 response whose body is this raw text (e.g. cut JSON).
@@ -73,10 +77,18 @@ impl FakeReply {
         FakeReply::Content(v.to_string())
     }
     pub fn rate_limited(retry_after_s: f64) -> Self {
-        FakeReply::Status { status: 429, retry_after_s: Some(retry_after_s), message: "rate limited (fake)".into() }
+        FakeReply::Status {
+            status: 429,
+            retry_after_s: Some(retry_after_s),
+            message: "rate limited (fake)".into(),
+        }
     }
     pub fn server_error() -> Self {
-        FakeReply::Status { status: 500, retry_after_s: None, message: "internal error (fake)".into() }
+        FakeReply::Status {
+            status: 500,
+            retry_after_s: None,
+            message: "internal error (fake)".into(),
+        }
     }
 }
 
@@ -127,7 +139,10 @@ impl Default for FakeBuilder {
 impl FakeBuilder {
     /// Answers every chat request not answered by the script. Default: a minimal valid
     /// instance of the requested schema, or `"ok"`.
-    pub fn respond(mut self, f: impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static) -> Self {
+    pub fn respond(
+        mut self,
+        f: impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static,
+    ) -> Self {
         self.responder = Some(Arc::new(f));
         self
     }
@@ -174,7 +189,9 @@ impl FakeBuilder {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|e| LlmError::Unsupported(format!("fake server cannot bind: {e}")))?;
-        let addr = listener.local_addr().map_err(|e| LlmError::Unsupported(e.to_string()))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| LlmError::Unsupported(e.to_string()))?;
         let state = Arc::new(Shared {
             responder: self.responder.unwrap_or_else(|| Arc::new(default_reply)),
             script: Mutex::new(self.script),
@@ -188,6 +205,9 @@ impl FakeBuilder {
             embedding_calls: AtomicU64::new(0),
             model_calls: AtomicU64::new(0),
             injected: AtomicU64::new(0),
+            files: Mutex::new(Default::default()),
+            batches: Mutex::new(Default::default()),
+            batch_calls: AtomicU64::new(0),
         });
         let app = Router::new()
             .route("/v1/models", get(models))
@@ -197,11 +217,19 @@ impl FakeBuilder {
             .route("/chat/completions", post(chat))
             .route("/v1/embeddings", post(embeddings))
             .route("/embeddings", post(embeddings))
+            .route("/v1/files", post(upload_file))
+            .route("/v1/files/{id}/content", get(file_content))
+            .route("/v1/batches", post(create_batch))
+            .route("/v1/batches/{id}", get(get_batch))
             .with_state(state.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Ok(FakeServer { base_url: format!("http://{addr}/v1"), state, task })
+        Ok(FakeServer {
+            base_url: format!("http://{addr}/v1"),
+            state,
+            task,
+        })
     }
 }
 
@@ -218,6 +246,10 @@ struct Shared {
     embedding_calls: AtomicU64,
     model_calls: AtomicU64,
     injected: AtomicU64,
+    /// Batch API state: uploaded and produced files, batches (with how often each was polled).
+    files: Mutex<std::collections::BTreeMap<String, Vec<u8>>>,
+    batches: Mutex<std::collections::BTreeMap<String, (Value, u32)>>,
+    batch_calls: AtomicU64,
 }
 
 /// A running fake server; stops when dropped.
@@ -262,25 +294,38 @@ impl FakeServer {
     pub fn model_calls(&self) -> u64 {
         self.state.model_calls.load(Ordering::Relaxed)
     }
+    /// Batch API requests received (file uploads, batch creations and polls).
+    pub fn batch_calls(&self) -> u64 {
+        self.state.batch_calls.load(Ordering::Relaxed)
+    }
     /// Requests answered by an injected fault.
     pub fn injected_faults(&self) -> u64 {
         self.state.injected.load(Ordering::Relaxed)
     }
     /// Recorded chat request bodies (with `record(true)`).
     pub fn requests(&self) -> Vec<Value> {
-        self.state.recorded.lock().map(|r| r.clone()).unwrap_or_default()
+        self.state
+            .recorded
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
     }
 }
 
 async fn models(State(s): State<Arc<Shared>>) -> Response {
     s.model_calls.fetch_add(1, Ordering::Relaxed);
-    let data: Vec<Value> = s.models.iter().map(|m| json!({"id": m, "object": "model", "owned_by": "mtr-fake"})).collect();
+    let data: Vec<Value> = s
+        .models
+        .iter()
+        .map(|m| json!({"id": m, "object": "model", "owned_by": "mtr-fake"}))
+        .collect();
     axum::Json(json!({"object": "list", "data": data})).into_response()
 }
 
 /// Deterministic uniform number in [0, 1) from seed and n (splitmix64).
 fn unit(seed: u64, n: u64, salt: u64) -> f64 {
-    let mut z = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut z =
+        seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xD1B5_4A32_D192_ED03);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
@@ -304,7 +349,9 @@ fn injected(f: &Faults, n: u64) -> Option<FakeReply> {
         return Some(FakeReply::Hang);
     }
     if hit(f.rate_malformed_body) {
-        return Some(FakeReply::RawBody("{\"id\": \"fake\", \"choices\": [{\"message\": {\"role\": \"assist".into()));
+        return Some(FakeReply::RawBody(
+            "{\"id\": \"fake\", \"choices\": [{\"message\": {\"role\": \"assist".into(),
+        ));
     }
     None
 }
@@ -323,7 +370,17 @@ async fn chat(State(s): State<Arc<Shared>>, body: axum::body::Bytes) -> Response
     {
         r.push(body.clone());
     }
-    let messages = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+    let (req, reply) = decide(&s, n, body);
+    render(reply, &req).await
+}
+
+/// The request as the responder sees it, and the reply (faults, script, responder).
+fn decide(s: &Shared, n: u64, body: Value) -> (FakeRequest, FakeReply) {
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let role_content = |role: &str| {
         messages
             .iter()
@@ -334,7 +391,11 @@ async fn chat(State(s): State<Arc<Shared>>, body: axum::body::Bytes) -> Response
     };
     let req = FakeRequest {
         n,
-        model: body.get("model").and_then(Value::as_str).unwrap_or_default().to_string(),
+        model: body
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         last_user: role_content("user").unwrap_or_default(),
         system: role_content("system"),
         schema: body.pointer("/response_format/json_schema/schema").cloned(),
@@ -349,27 +410,38 @@ async fn chat(State(s): State<Arc<Shared>>, body: axum::body::Bytes) -> Response
         None => {
             let scripted = s.script.lock().ok().and_then(|mut q| q.pop_front());
             let mut r = scripted.unwrap_or_else(|| (s.responder)(&req));
-            if s.faults.rate_broken_content > 0.0 && unit(s.faults.seed, n, 2) < s.faults.rate_broken_content {
+            if s.faults.rate_broken_content > 0.0
+                && unit(s.faults.seed, n, 2) < s.faults.rate_broken_content
+            {
                 s.injected.fetch_add(1, Ordering::Relaxed);
                 r = FakeReply::Content("{\"grade\": 2, \"reason\": \"the passage".into());
             }
             r
         }
     };
-    render(reply, &req).await
+    (req, reply)
 }
 
-fn render(reply: FakeReply, req: &FakeRequest) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send + '_>> {
+fn render(
+    reply: FakeReply,
+    req: &FakeRequest,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send + '_>> {
     Box::pin(async move {
         match reply {
             FakeReply::Content(text) => completion(req, &text, "stop"),
             FakeReply::Truncated(text) => completion(req, &text, "length"),
-            FakeReply::Status { status, retry_after_s, message } => error_response(status, retry_after_s, &message),
+            FakeReply::Status {
+                status,
+                retry_after_s,
+                message,
+            } => error_response(status, retry_after_s, &message),
             FakeReply::Hang => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 error_response(504, None, "hung")
             }
-            FakeReply::RawBody(b) => (StatusCode::OK, [("content-type", "application/json")], b).into_response(),
+            FakeReply::RawBody(b) => {
+                (StatusCode::OK, [("content-type", "application/json")], b).into_response()
+            }
             FakeReply::Delay(d, inner) => {
                 tokio::time::sleep(d).await;
                 render(*inner, req).await
@@ -382,23 +454,32 @@ fn approx_tokens(s: &str) -> u64 {
     (s.chars().count() as u64).div_ceil(4)
 }
 
-fn completion(req: &FakeRequest, text: &str, finish: &str) -> Response {
+fn completion_json(req: &FakeRequest, text: &str, finish: &str) -> Value {
     let prompt: u64 = req
         .body
         .get("messages")
         .and_then(Value::as_array)
-        .map(|ms| ms.iter().map(|m| 4 + approx_tokens(m.get("content").and_then(Value::as_str).unwrap_or_default())).sum())
+        .map(|ms| {
+            ms.iter()
+                .map(|m| {
+                    4 + approx_tokens(m.get("content").and_then(Value::as_str).unwrap_or_default())
+                })
+                .sum()
+        })
         .unwrap_or(0);
     let out = approx_tokens(text);
-    axum::Json(json!({
+    json!({
         "id": format!("fake-{}", req.n),
         "object": "chat.completion",
         "created": 0,
         "model": req.model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
-    }))
-    .into_response()
+    })
+}
+
+fn completion(req: &FakeRequest, text: &str, finish: &str) -> Response {
+    axum::Json(completion_json(req, text, finish)).into_response()
 }
 
 fn error_response(status: u16, retry_after_s: Option<f64>, message: &str) -> Response {
@@ -410,6 +491,165 @@ fn error_response(status: u16, retry_after_s: Option<f64>, message: &str) -> Res
         r.headers_mut().insert("retry-after", v);
     }
     r
+}
+
+/// POST /v1/files (multipart, the part named `file`).
+async fn upload_file(
+    State(s): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    let ct = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let Some(boundary) = ct
+        .split("boundary=")
+        .nth(1)
+        .map(|b| b.trim_matches('"').to_string())
+    else {
+        return error_response(400, None, "expected multipart/form-data");
+    };
+    let Some(content) = multipart_part(&body, &boundary, "file") else {
+        return error_response(400, None, "no `file` part");
+    };
+    let Ok(mut files) = s.files.lock() else {
+        return error_response(500, None, "lock");
+    };
+    let id = format!("file-{}", files.len() + 1);
+    let bytes = content.len();
+    files.insert(id.clone(), content);
+    axum::Json(json!({"id": id, "object": "file", "bytes": bytes, "created_at": 0, "filename": "input.jsonl", "purpose": "batch"})).into_response()
+}
+
+/// The bytes of one named part of a multipart body.
+fn multipart_part(body: &[u8], boundary: &str, name: &str) -> Option<Vec<u8>> {
+    let delim = format!("--{boundary}");
+    let text = body;
+    let find = |hay: &[u8], needle: &[u8], from: usize| {
+        hay.get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| p + from)
+    };
+    let mut pos = find(text, delim.as_bytes(), 0)?;
+    loop {
+        let start = pos + delim.len();
+        let next = find(text, delim.as_bytes(), start)?;
+        let part = &text[start..next];
+        let header_end = find(part, b"\r\n\r\n", 0)?;
+        let headers = String::from_utf8_lossy(&part[..header_end]);
+        if headers.contains(&format!("name=\"{name}\"")) {
+            let mut content = &part[header_end + 4..];
+            if content.ends_with(b"\r\n") {
+                content = &content[..content.len() - 2];
+            }
+            return Some(content.to_vec());
+        }
+        pos = next;
+    }
+}
+
+async fn file_content(
+    State(s): State<Arc<Shared>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    match s.files.lock().ok().and_then(|f| f.get(&id).cloned()) {
+        Some(b) => (
+            StatusCode::OK,
+            [("content-type", "application/octet-stream")],
+            b,
+        )
+            .into_response(),
+        None => error_response(404, None, "no such file"),
+    }
+}
+
+/// POST /v1/batches: answers every line with the responder at once; the batch reports
+/// `in_progress` on its first poll and `completed` afterwards.
+async fn create_batch(
+    State(s): State<Arc<Shared>>,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
+    s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    let Some(input) = body.get("input_file_id").and_then(Value::as_str) else {
+        return error_response(400, None, "`input_file_id` is required");
+    };
+    let Some(bytes) = s.files.lock().ok().and_then(|f| f.get(input).cloned()) else {
+        return error_response(404, None, "no such input file");
+    };
+    let mut out = String::new();
+    let (mut total, mut failed) = (0u64, 0u64);
+    for line in String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        total += 1;
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            failed += 1;
+            continue;
+        };
+        let n = s.chat_calls.fetch_add(1, Ordering::Relaxed);
+        let (req, mut reply) = decide(&s, n, v.get("body").cloned().unwrap_or(Value::Null));
+        while let FakeReply::Delay(_, inner) = reply {
+            reply = *inner; // a batch has no latency to simulate
+        }
+        let response = match reply {
+            FakeReply::Content(t) => {
+                json!({"status_code": 200, "request_id": format!("r{n}"), "body": completion_json(&req, &t, "stop")})
+            }
+            FakeReply::Truncated(t) => {
+                json!({"status_code": 200, "request_id": format!("r{n}"), "body": completion_json(&req, &t, "length")})
+            }
+            FakeReply::Status {
+                status, message, ..
+            } => {
+                failed += 1;
+                json!({"status_code": status, "request_id": format!("r{n}"), "body": {"error": {"message": message}}})
+            }
+            _ => {
+                failed += 1;
+                json!({"status_code": 500, "request_id": format!("r{n}"), "body": {"error": {"message": "fake failure"}}})
+            }
+        };
+        out.push_str(&json!({"id": format!("batch_req_{n}"), "custom_id": v.get("custom_id"), "response": response, "error": null}).to_string());
+        out.push('\n');
+    }
+    let (Ok(mut files), Ok(mut batches)) = (s.files.lock(), s.batches.lock()) else {
+        return error_response(500, None, "lock");
+    };
+    let out_id = format!("file-{}", files.len() + 1);
+    files.insert(out_id.clone(), out.into_bytes());
+    let id = format!("batch_{}", batches.len() + 1);
+    let b = json!({"id": id, "object": "batch", "endpoint": "/v1/chat/completions", "input_file_id": input, "completion_window": "24h",
+        "status": "validating", "output_file_id": out_id, "error_file_id": null, "created_at": 0,
+        "request_counts": {"total": total, "completed": total - failed, "failed": failed}});
+    batches.insert(id, (b.clone(), 0));
+    axum::Json(b).into_response()
+}
+
+async fn get_batch(
+    State(s): State<Arc<Shared>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    let Ok(mut batches) = s.batches.lock() else {
+        return error_response(500, None, "lock");
+    };
+    match batches.get_mut(&id) {
+        Some((b, polls)) => {
+            *polls += 1;
+            b["status"] = json!(if *polls <= 1 {
+                "in_progress"
+            } else {
+                "completed"
+            });
+            axum::Json(b.clone()).into_response()
+        }
+        None => error_response(404, None, "no such batch"),
+    }
 }
 
 /// The default responder: a minimal valid instance of the requested schema, else `"ok"`.
@@ -432,27 +672,50 @@ pub fn schema_instance(root: &Value, schema: &Value) -> Value {
         }
         s = cur;
     }
-    if let Some(e) = s.get("enum").and_then(Value::as_array).and_then(|a| a.first()) {
+    if let Some(e) = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
         return e.clone();
     }
     if let Some(c) = s.get("const") {
         return c.clone();
     }
-    if let Some(alts) = s.get("anyOf").or_else(|| s.get("oneOf")).and_then(Value::as_array)
+    if let Some(alts) = s
+        .get("anyOf")
+        .or_else(|| s.get("oneOf"))
+        .and_then(Value::as_array)
         && let Some(a) = alts.first()
     {
         return schema_instance(root, a);
     }
     let ty = match s.get("type") {
         Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("null"),
-        _ => if s.get("properties").is_some() { "object" } else { "string" },
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ => {
+            if s.get("properties").is_some() {
+                "object"
+            } else {
+                "string"
+            }
+        }
     };
     match ty {
         "object" => {
             let mut m = serde_json::Map::new();
             let props = s.get("properties").and_then(Value::as_object);
-            for r in s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            for r in s
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
                 let sub = props.and_then(|p| p.get(r)).unwrap_or(&Value::Null);
                 m.insert(r.to_string(), schema_instance(root, sub));
             }
@@ -482,13 +745,28 @@ async fn embeddings(State(s): State<Arc<Shared>>, axum::Json(body): axum::Json<V
     if let Some(r) = injected(&s.faults, n) {
         s.injected.fetch_add(1, Ordering::Relaxed);
         if !matches!(r, FakeReply::Content(_)) {
-            let req = FakeRequest { n, model: String::new(), body: Value::Null, last_user: String::new(), system: None, schema: None, seed: None };
+            let req = FakeRequest {
+                n,
+                model: String::new(),
+                body: Value::Null,
+                last_user: String::new(),
+                system: None,
+                schema: None,
+                seed: None,
+            };
             return render(r, &req).await;
         }
     }
     let inputs: Vec<String> = match body.get("input") {
         Some(Value::String(t)) => vec![t.clone()],
-        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect(),
         _ => return error_response(400, None, "`input` must be a string or an array of strings"),
     };
     let mut tokens = 0u64;
@@ -500,7 +778,10 @@ async fn embeddings(State(s): State<Arc<Shared>>, axum::Json(body): axum::Json<V
             json!({"object": "embedding", "index": i, "embedding": fake_embedding(t, s.dims)})
         })
         .collect();
-    let model = body.get("model").and_then(Value::as_str).unwrap_or("fake-embed");
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("fake-embed");
     axum::Json(json!({"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})).into_response()
 }
 
@@ -520,9 +801,13 @@ pub fn fake_embedding(text: &str, dims: usize) -> Vec<f32> {
     let dims = dims.max(1);
     let mut v = vec![0f32; dims];
     let t = text.trim_start();
-    let t = t.strip_prefix("query: ").or_else(|| t.strip_prefix("passage: ")).unwrap_or(t).to_lowercase();
+    let t = t
+        .strip_prefix("query: ")
+        .or_else(|| t.strip_prefix("passage: "))
+        .unwrap_or(t)
+        .to_lowercase();
     let mut add = |feature: &[u8], w: f32| {
-        let h = fnv(feature, 0x6d74_72);
+        let h = fnv(feature, 0x006d_7472);
         let idx = (h % dims as u64) as usize;
         let sign = if (h >> 63) == 0 { 1.0 } else { -1.0 };
         v[idx] += sign * w;
@@ -576,7 +861,12 @@ mod tests {
         let c = fake_embedding("passage: The stock market fell sharply on Monday.", 256);
         assert_eq!(a, fake_embedding("query: How do cats sleep?", 256));
         assert!((cos(&a, &a) - 1.0).abs() < 1e-5);
-        assert!(cos(&a, &b) > cos(&a, &c) + 0.2, "{} vs {}", cos(&a, &b), cos(&a, &c));
+        assert!(
+            cos(&a, &b) > cos(&a, &c) + 0.2,
+            "{} vs {}",
+            cos(&a, &b),
+            cos(&a, &c)
+        );
         let zh1 = fake_embedding("猫每天睡多久", 256);
         let zh2 = fake_embedding("猫一天睡十五个小时", 256);
         let zh3 = fake_embedding("股市周一大跌", 256);
@@ -594,7 +884,12 @@ mod tests {
 
     #[test]
     fn fault_rates_are_close_and_deterministic() {
-        let f = Faults { rate_429: 0.1, rate_500: 0.1, seed: 7, ..Default::default() };
+        let f = Faults {
+            rate_429: 0.1,
+            rate_500: 0.1,
+            seed: 7,
+            ..Default::default()
+        };
         let hits = (0..10_000).filter(|n| injected(&f, *n).is_some()).count();
         assert!((1800..2200).contains(&hits), "{hits}");
         let again = (0..10_000).filter(|n| injected(&f, *n).is_some()).count();

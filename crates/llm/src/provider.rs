@@ -63,7 +63,11 @@ impl tower::Service<HttpRequestFactory> for Transport {
             let status = resp.status().as_u16();
             let retry_after = parse_retry_after(resp.headers());
             let body = resp.text().await.unwrap_or_default();
-            Err(OpenAIError::Boxed(Box::new(HttpStatusError { status, retry_after, body })))
+            Err(OpenAIError::Boxed(Box::new(HttpStatusError {
+                status,
+                retry_after,
+                body,
+            })))
         })
     }
 }
@@ -77,7 +81,12 @@ pub(crate) struct Replica {
 }
 
 impl Replica {
-    pub(crate) fn new(url: &str, api_key: Option<&str>, timeout: Duration, max_concurrency: usize) -> Result<Self> {
+    pub(crate) fn new(
+        url: &str,
+        api_key: Option<&str>,
+        timeout: Duration,
+        max_concurrency: usize,
+    ) -> Result<Self> {
         crate::local::ensure_crypto();
         let http = reqwest::Client::builder()
             .timeout(timeout)
@@ -86,7 +95,9 @@ impl Replica {
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build an HTTP client for {url}: {e}")))?;
         // Never let async-openai fall back to $OPENAI_API_KEY for an endpoint without a key.
-        let cfg = OpenAIConfig::new().with_api_base(url).with_api_key(api_key.unwrap_or("mtr-no-key"));
+        let cfg = OpenAIConfig::new()
+            .with_api_base(url)
+            .with_api_key(api_key.unwrap_or("mtr-no-key"));
         let client = Client::with_config(cfg).with_http_service(Transport { client: http });
         Ok(Self {
             url: url.to_string(),
@@ -99,13 +110,21 @@ impl Replica {
     /// POST /chat/completions with a raw JSON body; one attempt.
     pub(crate) async fn chat(&self, body: &Value) -> Result<Value, AttemptError> {
         let _g = InFlight::new(&self.in_flight);
-        self.client.chat().create_byot::<&Value, Value>(body).await.map_err(attempt_error)
+        self.client
+            .chat()
+            .create_byot::<&Value, Value>(body)
+            .await
+            .map_err(attempt_error)
     }
 
     /// POST /embeddings with a raw JSON body; one attempt.
     pub(crate) async fn embeddings(&self, body: &Value) -> Result<Value, AttemptError> {
         let _g = InFlight::new(&self.in_flight);
-        self.client.embeddings().create_byot::<&Value, Value>(body).await.map_err(attempt_error)
+        self.client
+            .embeddings()
+            .create_byot::<&Value, Value>(body)
+            .await
+            .map_err(attempt_error)
     }
 }
 
@@ -115,32 +134,58 @@ impl Replica {
         use async_openai::types::InputSource;
         use async_openai::types::files::{CreateFileRequest, FileInput, FilePurpose};
         let req = CreateFileRequest {
-            file: FileInput { source: InputSource::VecU8 { filename: "mtr-batch.jsonl".into(), vec: jsonl } },
+            file: FileInput {
+                source: InputSource::VecU8 {
+                    filename: "mtr-batch.jsonl".into(),
+                    vec: jsonl,
+                },
+            },
             purpose: FilePurpose::Batch,
             expires_after: None,
         };
-        let f: Value = self.client.files().create_byot(req).await.map_err(attempt_error)?;
-        f.get("id").and_then(Value::as_str).map(str::to_string).ok_or_else(|| AttemptError {
-            status: None,
-            retry_after: None,
-            message: format!("file upload answer has no id: {f}"),
-            retryable: false,
-        })
+        let f: Value = self
+            .client
+            .files()
+            .create_byot(req)
+            .await
+            .map_err(attempt_error)?;
+        f.get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| AttemptError {
+                status: None,
+                retry_after: None,
+                message: format!("file upload answer has no id: {f}"),
+                retryable: false,
+            })
     }
 
     /// POST /batches.
     pub(crate) async fn create_batch(&self, body: &Value) -> Result<Value, AttemptError> {
-        self.client.batches().create_byot::<&Value, Value>(body).await.map_err(attempt_error)
+        self.client
+            .batches()
+            .create_byot::<&Value, Value>(body)
+            .await
+            .map_err(attempt_error)
     }
 
     /// GET /batches/{id}.
     pub(crate) async fn get_batch(&self, id: &str) -> Result<Value, AttemptError> {
-        self.client.batches().retrieve_byot::<&str, Value>(id).await.map_err(attempt_error)
+        self.client
+            .batches()
+            .retrieve_byot::<&str, Value>(id)
+            .await
+            .map_err(attempt_error)
     }
 
     /// GET /files/{id}/content.
     pub(crate) async fn file_content(&self, id: &str) -> Result<Vec<u8>, AttemptError> {
-        self.client.files().content(id).await.map(|b| b.to_vec()).map_err(attempt_error)
+        self.client
+            .files()
+            .content(id)
+            .await
+            .map(|b| b.to_vec())
+            .map_err(attempt_error)
     }
 }
 
@@ -163,7 +208,12 @@ fn attempt_error(e: OpenAIError) -> AttemptError {
     match e {
         OpenAIError::Boxed(b) => match b.downcast::<HttpStatusError>() {
             Ok(h) => AttemptError::from_status(h.status, h.retry_after, &h.body),
-            Err(other) => AttemptError { status: None, retry_after: None, message: other.to_string(), retryable: true },
+            Err(other) => AttemptError {
+                status: None,
+                retry_after: None,
+                message: other.to_string(),
+                retryable: true,
+            },
         },
         OpenAIError::Reqwest(r) => {
             let what = if r.is_timeout() {
@@ -173,17 +223,30 @@ fn attempt_error(e: OpenAIError) -> AttemptError {
             } else {
                 "transport error"
             };
-            AttemptError { status: r.status().map(|s| s.as_u16()), retry_after: None, message: format!("{what}: {r}"), retryable: true }
+            AttemptError {
+                status: r.status().map(|s| s.as_u16()),
+                retry_after: None,
+                message: format!("{what}: {r}"),
+                retryable: true,
+            }
         }
         OpenAIError::JSONDeserialize(err, content) => AttemptError {
             status: None,
             retry_after: None,
-            message: format!("malformed response body ({err}): {}", content.chars().take(200).collect::<String>()),
+            message: format!(
+                "malformed response body ({err}): {}",
+                content.chars().take(200).collect::<String>()
+            ),
             retryable: true,
         },
         OpenAIError::ApiError(a) => {
             AttemptError::from_status(a.status_code.as_u16(), None, &a.api_error.message)
         }
-        other => AttemptError { status: None, retry_after: None, message: other.to_string(), retryable: false },
+        other => AttemptError {
+            status: None,
+            retry_after: None,
+            message: other.to_string(),
+            retryable: false,
+        },
     }
 }

@@ -25,9 +25,18 @@ impl AttemptError {
         let body = body.trim();
         let detail = serde_json::from_str::<serde_json::Value>(body)
             .ok()
-            .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(str::to_string))
+            .and_then(|v| {
+                v.pointer("/error/message")
+                    .and_then(|m| m.as_str())
+                    .map(str::to_string)
+            })
             .unwrap_or_else(|| body.chars().take(300).collect());
-        Self { status: Some(status), retry_after, message: detail, retryable }
+        Self {
+            status: Some(status),
+            retry_after,
+            message: detail,
+            retryable,
+        }
     }
 }
 
@@ -46,7 +55,10 @@ impl Delays {
             .with_jitter()
             .with_max_times(cfg.max_attempts.saturating_sub(1) as usize)
             .build();
-        Self { inner, max_retry_after: Duration::from_secs_f64(cfg.max_retry_after_s.max(0.0)) }
+        Self {
+            inner,
+            max_retry_after: Duration::from_secs_f64(cfg.max_retry_after_s.max(0.0)),
+        }
     }
 
     /// How long to wait before the next attempt, or `None` when attempts are used up or the
@@ -63,11 +75,21 @@ impl Delays {
 
 /// Parses `Retry-After` (seconds, possibly fractional) or `retry-after-ms`.
 pub(crate) fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    if let Some(ms) = headers.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<f64>().ok()) {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+    {
         return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
     }
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    v.parse::<f64>().ok().map(|s| Duration::from_secs_f64(s.max(0.0)))
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    v.parse::<f64>()
+        .ok()
+        .map(|s| Duration::from_secs_f64(s.max(0.0)))
 }
 
 #[cfg(test)]
@@ -76,15 +98,32 @@ mod tests {
 
     #[test]
     fn honours_retry_after_and_gives_up() {
-        let cfg = RetryConfig { max_attempts: 3, base_delay_ms: 10, max_delay_s: 1.0, max_retry_after_s: 5.0, parse_retries: 0 };
+        let cfg = RetryConfig {
+            max_attempts: 3,
+            base_delay_ms: 10,
+            max_delay_s: 1.0,
+            max_retry_after_s: 5.0,
+            parse_retries: 0,
+        };
         let mut d = Delays::new(&cfg);
-        let e = AttemptError { status: Some(429), retry_after: Some(Duration::from_secs(2)), message: String::new(), retryable: true };
+        let e = AttemptError {
+            status: Some(429),
+            retry_after: Some(Duration::from_secs(2)),
+            message: String::new(),
+            retryable: true,
+        };
         let w = d.next(&e).unwrap();
-        assert!(w >= Duration::from_secs(2) && w <= Duration::from_millis(2250), "{w:?}");
+        assert!(
+            w >= Duration::from_secs(2) && w <= Duration::from_millis(2250),
+            "{w:?}"
+        );
         assert!(d.next(&e).is_some());
         assert!(d.next(&e).is_none(), "3 attempts = 2 waits");
         let mut d = Delays::new(&cfg);
-        let long = AttemptError { retry_after: Some(Duration::from_secs(60)), ..e };
+        let long = AttemptError {
+            retry_after: Some(Duration::from_secs(60)),
+            ..e
+        };
         assert!(d.next(&long).is_none());
     }
 

@@ -17,9 +17,16 @@ pub enum Encoding {
 pub fn encoding_for(model: &str) -> Encoding {
     let m = model.to_ascii_lowercase();
     let m = m.rsplit('/').next().unwrap_or(&m);
-    if m.starts_with("gpt-4o") || m.starts_with("gpt-4.1") || m.starts_with("gpt-5") || m.starts_with("o1") || m.starts_with("o3") || m.starts_with("o4") {
+    if m.starts_with("gpt-4o")
+        || m.starts_with("gpt-4.1")
+        || m.starts_with("gpt-5")
+        || m.starts_with("o1")
+        || m.starts_with("o3")
+        || m.starts_with("o4")
+    {
         Encoding::O200k
-    } else if m.starts_with("gpt-4") || m.starts_with("gpt-3.5") || m.starts_with("text-embedding") {
+    } else if m.starts_with("gpt-4") || m.starts_with("gpt-3.5") || m.starts_with("text-embedding")
+    {
         Encoding::Cl100k
     } else {
         Encoding::O200k
@@ -29,8 +36,12 @@ pub fn encoding_for(model: &str) -> Encoding {
 /// Tokens in `text` under `model`'s encoding.
 pub fn count_text(model: &str, text: &str) -> u64 {
     let n = match encoding_for(model) {
-        Encoding::O200k => tiktoken_rs::o200k_base_singleton().encode_with_special_tokens(text).len(),
-        Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton().encode_with_special_tokens(text).len(),
+        Encoding::O200k => tiktoken_rs::o200k_base_singleton()
+            .encode_with_special_tokens(text)
+            .len(),
+        Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton()
+            .encode_with_special_tokens(text)
+            .len(),
     };
     n as u64
 }
@@ -38,7 +49,11 @@ pub fn count_text(model: &str, text: &str) -> u64 {
 /// Prompt tokens of a chat: content tokens plus the chat format's overhead (3 per message and
 /// 3 for the reply priming, as OpenAI documents).
 pub fn count_messages(model: &str, messages: &[ChatMessage]) -> u64 {
-    messages.iter().map(|m| 3 + count_text(model, &m.content) + 1).sum::<u64>() + 3
+    messages
+        .iter()
+        .map(|m| 3 + count_text(model, &m.content) + 1)
+        .sum::<u64>()
+        + 3
 }
 
 #[cfg(test)]

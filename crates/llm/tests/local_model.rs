@@ -11,7 +11,10 @@ fn installed_or_skip() -> bool {
     let paths = LocalPaths::default();
     let ok = paths.installed() && resolve_model(&paths, "smollm2").is_ok();
     if !ok {
-        let why = format!("local model not installed under {} (run `mtr local install`)", paths.home.display());
+        let why = format!(
+            "local model not installed under {} (run `mtr local install`)",
+            paths.home.display()
+        );
         if std::env::var("MTR_TEST_REQUIRE_LOCAL_MODEL").is_ok_and(|v| v == "1") {
             panic!("MTR_TEST_REQUIRE_LOCAL_MODEL=1 but {why}");
         }
@@ -30,7 +33,15 @@ async fn smollm2_schema_constrained_judgement() {
     cfg.local.generator = Some("smollm2".into());
     cfg.sampling.judges.max_tokens = Some(48);
     let dir = tempfile::tempdir().unwrap();
-    let llm = mtr_llm::Llm::new(cfg, LlmOptions { cache_path: Some(dir.path().join("c.sqlite")), ..Default::default() }).await.unwrap();
+    let llm = mtr_llm::Llm::new(
+        cfg,
+        LlmOptions {
+            cache_path: Some(dir.path().join("c.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
     let judge = llm.judges()[0].clone();
     let server_was_running = {
         let plan = mtr_llm::local::local_plan(&LocalPaths::default(), &llm.config().local).unwrap();
@@ -46,7 +57,12 @@ async fn smollm2_schema_constrained_judgement() {
     ])
     .with_schema(schema);
     let r = llm.chat_role(Role::Judges, &req).await.unwrap();
-    assert_eq!(r.status, ParseStatus::Ok, "constrained decoding gives schema-valid JSON: {:?}", r.text);
+    assert_eq!(
+        r.status,
+        ParseStatus::Ok,
+        "constrained decoding gives schema-valid JSON: {:?}",
+        r.text
+    );
     let grade = r.value.as_ref().and_then(|v| v["grade"].as_i64()).unwrap();
     assert!((0..=3).contains(&grade));
     assert!(r.usage.prompt_tokens > 20 && r.usage.completion_tokens > 0);

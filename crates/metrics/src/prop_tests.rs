@@ -61,7 +61,7 @@ fn run_in_order(qid: &str, order: &[usize]) -> mtr_core::Run {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
     fn perfect_ranking_scores_one_and_reversal_never_helps(grades in query()) {

@@ -25,6 +25,23 @@ pub struct PromptPassage {
     pub text: String,
 }
 
+impl PromptPassage {
+    /// A chunk as shown to agents. Markdown heading markers are removed from its lines so
+    /// that a passage's `## Section` cannot be mistaken for a heading of the prompt itself.
+    pub fn of(c: &crate::chunk::Chunk) -> Self {
+        let text = c
+            .text
+            .lines()
+            .map(|l| match crate::curate::heading(l) {
+                Some((_, h)) => h,
+                None => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Self { title: c.title.clone(), section: c.section.clone(), text }
+    }
+}
+
 /// One utterance of the history shown to agents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Utter {

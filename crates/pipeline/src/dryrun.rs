@@ -155,10 +155,7 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
     gen_sampling.max_tokens = Some(gen_sampling.max_tokens.map_or(g.max_tokens, |m| m.min(g.max_tokens)));
     let language = prepared.language.name();
     let cjk = prepared.language.is_cjk();
-    let passage = |c: u32| {
-        let ch = &prepared.chunks[c as usize];
-        PromptPassage { title: ch.title.clone(), section: ch.section.clone(), text: ch.text.clone() }
-    };
+    let passage = |c: u32| PromptPassage::of(&prepared.chunks[c as usize]);
     let mut add = |role: &str, ep: &str, req: ChatRequest| -> Result<()> {
         let e: PlannedEndpoint = llm.estimate(ep, &req)?;
         let r = plan.roles.entry(role.to_string()).or_default();

@@ -187,8 +187,7 @@ impl Generator<'_> {
     }
 
     fn passage(&self, c: u32) -> PromptPassage {
-        let ch = &self.material.chunks[c as usize];
-        PromptPassage { title: ch.title.clone(), section: ch.section.clone(), text: ch.text.clone() }
+        PromptPassage::of(&self.material.chunks[c as usize])
     }
 
     /// The `offer` least-used chunks of the current path, in path order.

@@ -16,6 +16,7 @@ pub mod config;
 pub mod curate;
 pub mod dryrun;
 pub mod error;
+pub mod fake_agents;
 pub mod generate;
 pub mod input;
 pub mod lang;

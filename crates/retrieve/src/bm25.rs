@@ -189,13 +189,15 @@ impl Bm25Index {
             return Ok(Vec::new());
         };
         let searcher = self.inner.reader.searcher();
-        let collector = TopOrd {
-            k: k + exclude.len(),
-        };
+        // Never more than the index holds (a huge k must not allocate a huge heap).
+        let want = k
+            .saturating_add(exclude.len())
+            .min(searcher.num_docs() as usize);
+        let collector = TopOrd { k: want.max(1) };
         let top = searcher
             .search(query.as_ref(), &collector)
             .map_err(|e| Error::index(&self.inner.path, e))?;
-        let mut hits = Vec::with_capacity(k);
+        let mut hits = Vec::with_capacity(want);
         for (score, ord) in top {
             let ord = u32::try_from(ord)
                 .map_err(|_| Error::index(&self.inner.path, "passage ordinal out of range"))?;

@@ -171,7 +171,7 @@ impl Retriever for FusionRetriever {
         k: usize,
     ) -> BoxFuture<'a, Result<Vec<Vec<Hit>>>> {
         Box::pin(async move {
-            let depth = self.depth.unwrap_or((2 * k).max(100));
+            let depth = self.depth.unwrap_or(k.saturating_mul(2).max(100));
             let results =
                 try_join_all(self.parts.iter().map(|(r, _)| r.search(queries, depth))).await?;
             let weights: Vec<f64> = self.parts.iter().map(|(_, w)| *w).collect();

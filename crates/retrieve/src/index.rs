@@ -543,6 +543,7 @@ mod tests {
         assert_eq!(ex.len(), 1);
         assert_eq!(ex[0].id, "c4");
         assert!(bm25.search("the of and", 10).unwrap().is_empty());
+        assert_eq!(bm25.search("cardinals", usize::MAX).unwrap().len(), 2);
         let got = bm25.passage("c2").unwrap().unwrap();
         assert!(got.text.starts_with("Chicago is"));
         assert_eq!(got.title, "Chicago");

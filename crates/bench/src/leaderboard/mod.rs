@@ -115,24 +115,38 @@ pub struct TrendPoint {
 /// Reads bench results; a file that is not one is a user error naming it.
 pub fn load(paths: &[PathBuf]) -> Result<Vec<(PathBuf, BenchResult)>> {
     if paths.is_empty() {
-        return Err(BenchError::option("RESULTS", "no result file given (pass results/*/bench.json)"));
+        return Err(BenchError::option(
+            "RESULTS",
+            "no result file given (pass results/*/bench.json)",
+        ));
     }
     let mut out = Vec::with_capacity(paths.len());
     for p in paths {
         let text = mtr_core::jsonl::read_text(p)?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            BenchError::input(InputError::new(p, format!("not JSON: {e}")).line(e.line() as u64).hint("pass the bench.json files `mtr bench` wrote"))
+            BenchError::input(
+                InputError::new(p, format!("not JSON: {e}"))
+                    .line(e.line() as u64)
+                    .hint("pass the bench.json files `mtr bench` wrote"),
+            )
         })?;
         let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
         if schema != SCHEMA {
             return Err(BenchError::input(
-                InputError::new(p, format!("not a bench result (schema `{schema}`, expected `{SCHEMA}`)"))
-                    .field("schema")
-                    .hint("pass the bench.json files `mtr bench` wrote"),
+                InputError::new(
+                    p,
+                    format!("not a bench result (schema `{schema}`, expected `{SCHEMA}`)"),
+                )
+                .field("schema")
+                .hint("pass the bench.json files `mtr bench` wrote"),
             ));
         }
-        let r: BenchResult = serde_json::from_value(value)
-            .map_err(|e| BenchError::input(InputError::new(p, format!("malformed bench result: {e}")).hint("was it written by another mtr version?")))?;
+        let r: BenchResult = serde_json::from_value(value).map_err(|e| {
+            BenchError::input(
+                InputError::new(p, format!("malformed bench result: {e}"))
+                    .hint("was it written by another mtr version?"),
+            )
+        })?;
         out.push((p.clone(), r));
     }
     Ok(out)
@@ -151,7 +165,11 @@ pub fn merge(results: &[(PathBuf, BenchResult)]) -> Result<Leaderboard> {
             benchmark: r.benchmark.name.clone(),
         });
         groups
-            .entry((r.benchmark.name.clone(), r.benchmark.fingerprint.clone(), r.split.as_ref().map(|s| s.part.clone())))
+            .entry((
+                r.benchmark.name.clone(),
+                r.benchmark.fingerprint.clone(),
+                r.split.as_ref().map(|s| s.part.clone()),
+            ))
             .or_default()
             .push(i);
     }
@@ -171,10 +189,21 @@ pub fn merge(results: &[(PathBuf, BenchResult)]) -> Result<Leaderboard> {
     for ((name, fingerprint, part), idx) in &groups {
         boards.push(board(results, name, fingerprint, part.clone(), idx));
     }
-    Ok(Leaderboard { schema: LEADERBOARD_SCHEMA.into(), sources, boards, warnings })
+    Ok(Leaderboard {
+        schema: LEADERBOARD_SCHEMA.into(),
+        sources,
+        boards,
+        warnings,
+    })
 }
 
-fn board(results: &[(PathBuf, BenchResult)], name: &str, fingerprint: &str, part: Option<String>, idx: &[usize]) -> Board {
+fn board(
+    results: &[(PathBuf, BenchResult)],
+    name: &str,
+    fingerprint: &str,
+    part: Option<String>,
+    idx: &[usize],
+) -> Board {
     // Latest result last: by date, then argument order.
     let mut order: Vec<usize> = idx.to_vec();
     order.sort_by(|a, b| results[*a].1.date.cmp(&results[*b].1.date).then(a.cmp(b)));
@@ -185,7 +214,11 @@ fn board(results: &[(PathBuf, BenchResult)], name: &str, fingerprint: &str, part
     for &i in &order {
         let r = &results[i].1;
         if r.main_measure != main {
-            warnings.push(format!("{} ranks by {} but this board ranks by {main}", results[i].0.display(), r.main_measure));
+            warnings.push(format!(
+                "{} ranks by {} but this board ranks by {main}",
+                results[i].0.display(),
+                r.main_measure
+            ));
         }
         for m in &r.measures {
             if !measures.iter().any(|x| x.id == m.id) {
@@ -199,20 +232,35 @@ fn board(results: &[(PathBuf, BenchResult)], name: &str, fingerprint: &str, part
         let (path, r) = &results[i];
         for s in &r.systems {
             let versus = r.tests.as_ref().and_then(|t| {
-                t.comparisons.iter().find(|c| c.system == s.name).map(|c| Versus {
-                    baseline: t.baseline.clone(),
-                    diff: c.diff,
-                    p_holm: c.p_holm,
-                    significant: c.significant,
-                })
+                t.comparisons
+                    .iter()
+                    .find(|c| c.system == s.name)
+                    .map(|c| Versus {
+                        baseline: t.baseline.clone(),
+                        diff: c.diff,
+                        p_holm: c.p_holm,
+                        significant: c.significant,
+                    })
             });
             let strata = s
                 .strata
                 .iter()
-                .map(|(f, groups)| (f.clone(), groups.iter().filter_map(|(g, m)| m.get(&main).map(|e| (g.clone(), *e))).collect()))
+                .map(|(f, groups)| {
+                    (
+                        f.clone(),
+                        groups
+                            .iter()
+                            .filter_map(|(g, m)| m.get(&main).map(|e| (g.clone(), *e)))
+                            .collect(),
+                    )
+                })
                 .collect();
             if let Some(e) = s.measures.get(&main) {
-                history.entry(s.name.clone()).or_default().push(TrendPoint { date: r.date.clone(), file: path.display().to_string(), estimate: *e });
+                history.entry(s.name.clone()).or_default().push(TrendPoint {
+                    date: r.date.clone(),
+                    file: path.display().to_string(),
+                    estimate: *e,
+                });
             }
             rows_by_system.insert(
                 s.name.clone(),
@@ -231,7 +279,12 @@ fn board(results: &[(PathBuf, BenchResult)], name: &str, fingerprint: &str, part
                     versus,
                     by_position: s.by_position.clone(),
                     strata,
-                    findings: s.diagnosis.findings.iter().map(|f| f.message.clone()).collect(),
+                    findings: s
+                        .diagnosis
+                        .findings
+                        .iter()
+                        .map(|f| f.message.clone())
+                        .collect(),
                     config_hash: s.config_hash.clone(),
                     mtr_version: r.mtr_version.clone(),
                     git_commit: r.fingerprint.git_commit.clone(),
@@ -245,8 +298,10 @@ fn board(results: &[(PathBuf, BenchResult)], name: &str, fingerprint: &str, part
     for (i, r) in rows.iter_mut().enumerate() {
         r.rank = i + 1;
     }
-    let baselines: std::collections::BTreeSet<&str> =
-        order.iter().filter_map(|&i| results[i].1.tests.as_ref().map(|t| t.baseline.as_str())).collect();
+    let baselines: std::collections::BTreeSet<&str> = order
+        .iter()
+        .filter_map(|&i| results[i].1.tests.as_ref().map(|t| t.baseline.as_str()))
+        .collect();
     if baselines.len() > 1 {
         warnings.push(format!(
             "the merged results test against different baselines ({}); each row's significance is against its own result's baseline",
@@ -257,11 +312,19 @@ fn board(results: &[(PathBuf, BenchResult)], name: &str, fingerprint: &str, part
         .into_iter()
         .filter_map(|(system, mut points)| {
             points.sort_by(|a, b| a.date.cmp(&b.date).then(a.file.cmp(&b.file)));
-            let dates: std::collections::BTreeSet<&str> = points.iter().map(|p| p.date.as_str()).collect();
+            let dates: std::collections::BTreeSet<&str> =
+                points.iter().map(|p| p.date.as_str()).collect();
             (dates.len() >= 2).then_some(Trend { system, points })
         })
         .collect();
-    let id = format!("{}-{}{}", crate::output::file_safe(name), mtr_core::fingerprint::short(fingerprint).get(..8).unwrap_or(""), part.as_ref().map_or(String::new(), |p| format!("-{p}")));
+    let id = format!(
+        "{}-{}{}",
+        crate::output::file_safe(name),
+        mtr_core::fingerprint::short(fingerprint)
+            .get(..8)
+            .unwrap_or(""),
+        part.as_ref().map_or(String::new(), |p| format!("-{p}"))
+    );
     Board {
         id,
         benchmark: name.to_string(),
@@ -287,7 +350,8 @@ pub const HTML_FILE: &str = "index.html";
 /// Writes the site: Markdown, CSV, JSON and the HTML page. Everything is rendered in memory
 /// first, then each file is written atomically.
 pub fn write_site(dir: &Path, lb: &Leaderboard) -> Result<Vec<PathBuf>> {
-    let json = serde_json::to_string_pretty(lb).map_err(|e| BenchError::Internal(format!("leaderboard.json: {e}")))?;
+    let json = serde_json::to_string_pretty(lb)
+        .map_err(|e| BenchError::Internal(format!("leaderboard.json: {e}")))?;
     let files = [
         (MARKDOWN_FILE, tables::markdown(lb)),
         (CSV_FILE, tables::csv(lb)),

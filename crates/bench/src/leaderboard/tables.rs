@@ -11,7 +11,10 @@ fn cell(text: &str) -> String {
 }
 
 fn label(b: &Board, id: &str) -> String {
-    b.measures.iter().find(|m| m.id == id).map_or(id.to_string(), |m| m.label.clone())
+    b.measures
+        .iter()
+        .find(|m| m.id == id)
+        .map_or(id.to_string(), |m| m.label.clone())
 }
 
 pub fn markdown(lb: &Leaderboard) -> String {
@@ -26,7 +29,9 @@ pub fn markdown(lb: &Leaderboard) -> String {
             "## {} {}{}\n",
             b.benchmark,
             b.version,
-            b.part.as_ref().map_or(String::new(), |p| format!(" ({p} part)"))
+            b.part
+                .as_ref()
+                .map_or(String::new(), |p| format!(" ({p} part)"))
         );
         let _ = writeln!(
             o,
@@ -39,7 +44,11 @@ pub fn markdown(lb: &Leaderboard) -> String {
             let _ = writeln!(o, "> warning: {w}\n");
         }
         let _ = write!(o, "| # | system | {main} |");
-        let others: Vec<_> = b.measures.iter().filter(|m| m.id != b.main_measure).collect();
+        let others: Vec<_> = b
+            .measures
+            .iter()
+            .filter(|m| m.id != b.main_measure)
+            .collect();
         for m in &others {
             let _ = write!(o, " {} |", m.label);
         }
@@ -56,15 +65,32 @@ pub fn markdown(lb: &Leaderboard) -> String {
                 "| {} | {} | {} |",
                 r.rank,
                 cell(&r.system),
-                e.map_or("–".into(), |e| format!("{:.4} [{:.3}, {:.3}]", e.mean, e.ci_low, e.ci_high))
+                e.map_or("–".into(), |e| format!(
+                    "{:.4} [{:.3}, {:.3}]",
+                    e.mean, e.ci_low, e.ci_high
+                ))
             );
             for m in &others {
-                let _ = write!(o, " {} |", r.measures.get(&m.id).map_or("–".into(), |e| format!("{:.4}", e.mean)));
+                let _ = write!(
+                    o,
+                    " {} |",
+                    r.measures
+                        .get(&m.id)
+                        .map_or("–".into(), |e| format!("{:.4}", e.mean))
+                );
             }
             let vs = match &r.versus {
-                Some(v) if v.significant => format!("{} {:+.4}", if v.diff > 0.0 { "▲" } else { "▼" }, v.diff),
+                Some(v) if v.significant => {
+                    format!("{} {:+.4}", if v.diff > 0.0 { "▲" } else { "▼" }, v.diff)
+                }
                 Some(v) => format!("{:+.4}", v.diff),
-                None if b.rows.iter().any(|x| x.versus.as_ref().is_some_and(|v| v.baseline == r.system)) => "baseline".into(),
+                None if b
+                    .rows
+                    .iter()
+                    .any(|x| x.versus.as_ref().is_some_and(|v| v.baseline == r.system)) =>
+                {
+                    "baseline".into()
+                }
                 None => "–".into(),
             };
             let _ = writeln!(o, " {vs} | {} |", r.date);
@@ -73,7 +99,11 @@ pub fn markdown(lb: &Leaderboard) -> String {
         if !b.trends.is_empty() {
             let _ = writeln!(o, "### Trends ({main})\n");
             for t in &b.trends {
-                let pts: Vec<String> = t.points.iter().map(|p| format!("{} {:.4}", p.date, p.estimate.mean)).collect();
+                let pts: Vec<String> = t
+                    .points
+                    .iter()
+                    .map(|p| format!("{} {:.4}", p.date, p.estimate.mean))
+                    .collect();
                 let _ = writeln!(o, "- {}: {}", cell(&t.system), pts.join(" → "));
             }
             o.push('\n');
@@ -121,7 +151,19 @@ pub fn csv(lb: &Leaderboard) -> String {
     .map(|s| s.to_string())
     .collect();
     header.extend(ids.iter().cloned());
-    header.extend(["baseline", "diff_vs_baseline", "p_holm", "significant", "config_hash", "mtr_version", "git_commit", "file"].map(String::from));
+    header.extend(
+        [
+            "baseline",
+            "diff_vs_baseline",
+            "p_holm",
+            "significant",
+            "config_hash",
+            "mtr_version",
+            "git_commit",
+            "file",
+        ]
+        .map(String::from),
+    );
     let mut o = header.join(",");
     o.push('\n');
     for b in &lb.boards {
@@ -147,10 +189,18 @@ pub fn csv(lb: &Leaderboard) -> String {
             for id in &ids {
                 f.push(num(r.measures.get(id).map(|e| e.mean)));
             }
-            f.push(r.versus.as_ref().map_or(String::new(), |v| v.baseline.clone()));
+            f.push(
+                r.versus
+                    .as_ref()
+                    .map_or(String::new(), |v| v.baseline.clone()),
+            );
             f.push(num(r.versus.as_ref().map(|v| v.diff)));
             f.push(num(r.versus.as_ref().map(|v| v.p_holm)));
-            f.push(r.versus.as_ref().map_or(String::new(), |v| v.significant.to_string()));
+            f.push(
+                r.versus
+                    .as_ref()
+                    .map_or(String::new(), |v| v.significant.to_string()),
+            );
             f.push(r.config_hash.clone());
             f.push(r.mtr_version.clone());
             f.push(r.git_commit.clone().unwrap_or_default());
@@ -169,7 +219,10 @@ mod tests {
 
     #[test]
     fn csv_quoting() {
-        assert_eq!(csv_field("rrf(bm25,dense).last"), "\"rrf(bm25,dense).last\"");
+        assert_eq!(
+            csv_field("rrf(bm25,dense).last"),
+            "\"rrf(bm25,dense).last\""
+        );
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
         assert_eq!(csv_field("plain"), "plain");

@@ -60,7 +60,12 @@ impl ClusterBootstrap {
     /// Estimates for several series of per-query values over the same queries: `clusters[q]` is
     /// the cluster of query `q`, `series[s][q]` the value of series `s` on query `q`, and
     /// `members` the queries to use (a stratum; all when `None`).
-    pub fn estimate(&self, clusters: &[usize], members: Option<&[usize]>, series: &[&[f64]]) -> Vec<Estimate> {
+    pub fn estimate(
+        &self,
+        clusters: &[usize],
+        members: Option<&[usize]>,
+        series: &[&[f64]],
+    ) -> Vec<Estimate> {
         let all: Vec<usize>;
         let members = match members {
             Some(m) => m,
@@ -70,7 +75,14 @@ impl ClusterBootstrap {
             }
         };
         if members.is_empty() || series.is_empty() {
-            return vec![Estimate { mean: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN }; series.len()];
+            return vec![
+                Estimate {
+                    mean: f64::NAN,
+                    ci_low: f64::NAN,
+                    ci_high: f64::NAN
+                };
+                series.len()
+            ];
         }
         // Compress to the clusters present among the members.
         let mut present: Vec<usize> = members.iter().map(|&q| clusters[q]).collect();
@@ -87,7 +99,11 @@ impl ClusterBootstrap {
             }
         }
         let n = members.len() as f64;
-        let w = if present.len() == self.weights.ncols() { self.weights.clone() } else { self.weights.select(Axis(1), &present) };
+        let w = if present.len() == self.weights.ncols() {
+            self.weights.clone()
+        } else {
+            self.weights.select(Axis(1), &present)
+        };
         let num = w.dot(&sums); // resamples x series
         let den = w.dot(&counts); // resamples
         let alpha = 1.0 - self.level;
@@ -129,7 +145,10 @@ mod tests {
         let sd = (values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 199.0).sqrt();
         let width = e.ci_high - e.ci_low;
         let expected = 3.92 * sd / (200f64).sqrt();
-        assert!((width / expected - 1.0).abs() < 0.15, "width {width} vs {expected}");
+        assert!(
+            (width / expected - 1.0).abs() < 0.15,
+            "width {width} vs {expected}"
+        );
     }
 
     #[test]
@@ -142,7 +161,10 @@ mod tests {
         let b_naive = ClusterBootstrap::new(200, 2000, 0.95, 1);
         let c = b_cluster.estimate(&clusters, None, &[&values])[0];
         let n = b_naive.estimate(&naive, None, &[&values])[0];
-        assert!((c.ci_high - c.ci_low) > 2.5 * (n.ci_high - n.ci_low), "{c:?} {n:?}");
+        assert!(
+            (c.ci_high - c.ci_low) > 2.5 * (n.ci_high - n.ci_low),
+            "{c:?} {n:?}"
+        );
     }
 
     #[test]
@@ -153,7 +175,8 @@ mod tests {
         let e = b.estimate(&clusters, Some(&[0, 1, 2]), &[&v])[0];
         assert!((e.mean - 2.0 / 3.0).abs() < 1e-12);
         assert!(e.ci_low >= 0.0 && e.ci_high <= 1.0);
-        let again = ClusterBootstrap::new(3, 500, 0.95, 3).estimate(&clusters, Some(&[0, 1, 2]), &[&v])[0];
+        let again =
+            ClusterBootstrap::new(3, 500, 0.95, 3).estimate(&clusters, Some(&[0, 1, 2]), &[&v])[0];
         assert_eq!(e, again);
         let empty = b.estimate(&clusters, Some(&[]), &[&v])[0];
         assert!(empty.mean.is_nan());

@@ -6,13 +6,23 @@
 //! - [`randomization`]: paired sign-flip randomization tests. One set of sign vectors is shared
 //!   by every pair, so the permuted sums of each system are computed once and every pair's
 //!   permuted difference is a subtraction.
-//! - [`multiple`]: Holm's step-down correction and paired effect sizes.
 //!
+//! Holm's correction and paired effect sizes come from `mtr_metrics::stats`, like every other
+//! statistic; only these two batched computations live here, because their per-pair forms in
+//! mtr-metrics (one resampling per system or pair) would repeat the same work hundreds of times.
 //! Everything takes a seed; the same inputs and seed give the same numbers.
 
 pub mod bootstrap;
-pub mod multiple;
 pub mod randomization;
+
+/// Holm's step-down adjusted p-values (from mtr-metrics).
+pub use mtr_metrics::stats::holm;
+
+/// Paired effect size (Cohen's d_z, mean difference over its standard deviation) from
+/// mtr-metrics; 0 when it is undefined (fewer than two pairs).
+pub fn cohens_dz(a: &[f64], b: &[f64]) -> f64 {
+    mtr_metrics::stats::paired_effect_size(a, b).map_or(0.0, |e| e.cohens_d)
+}
 
 /// Quantile `q` in [0, 1] of sorted values with linear interpolation between order statistics
 /// (Hyndman-Fan type 7, numpy's default). `None` when empty.
@@ -29,7 +39,11 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
 
 /// Arithmetic mean; 0 for an empty slice.
 pub fn mean(x: &[f64]) -> f64 {
-    if x.is_empty() { 0.0 } else { x.iter().sum::<f64>() / x.len() as f64 }
+    if x.is_empty() {
+        0.0
+    } else {
+        x.iter().sum::<f64>() / x.len() as f64
+    }
 }
 
 #[cfg(test)]

@@ -33,7 +33,11 @@ pub fn all_pairs(systems: &[&[f64]], permutations: usize, seed: u64) -> Pairwise
     let n = systems.first().map_or(0, |s| s.len());
     let mut p = vec![vec![1.0; k]; k];
     if k < 2 || n == 0 || permutations == 0 {
-        return PairwiseP { permutations, seed, p };
+        return PairwiseP {
+            permutations,
+            seed,
+            p,
+        };
     }
     let mut x = Array2::<f64>::zeros((n, k));
     for (j, s) in systems.iter().enumerate() {
@@ -68,7 +72,11 @@ pub fn all_pairs(systems: &[&[f64]], permutations: usize, seed: u64) -> Pairwise
             p[b][a] = v;
         }
     }
-    PairwiseP { permutations, seed, p }
+    PairwiseP {
+        permutations,
+        seed,
+        p,
+    }
 }
 
 fn fill_signs(rng: &mut StdRng, signs: &mut Array2<f64>) {
@@ -84,14 +92,22 @@ fn fill_signs(rng: &mut StdRng, signs: &mut Array2<f64>) {
     }
 }
 
-fn count_hits(sums: ArrayView2<f64>, threshold: &impl Fn(usize, usize) -> f64, hits: &mut [Vec<usize>]) {
+fn count_hits(
+    sums: ArrayView2<f64>,
+    threshold: &impl Fn(usize, usize) -> f64,
+    hits: &mut [Vec<usize>],
+) {
     let k = sums.ncols();
     for a in 0..k {
         for b in (a + 1)..k {
             let t = threshold(a, b);
             let ca = sums.column(a);
             let cb = sums.column(b);
-            let h = ca.iter().zip(cb.iter()).filter(|(x, y)| (**x - **y).abs() >= t).count();
+            let h = ca
+                .iter()
+                .zip(cb.iter())
+                .filter(|(x, y)| (**x - **y).abs() >= t)
+                .count();
             hits[a][b] += h;
         }
     }
@@ -108,7 +124,11 @@ mod tests {
         let n = d.len();
         let mut hits = 0;
         for mask in 0..(1u32 << n) {
-            let s: f64 = d.iter().enumerate().map(|(i, v)| if mask >> i & 1 == 1 { *v } else { -*v }).sum();
+            let s: f64 = d
+                .iter()
+                .enumerate()
+                .map(|(i, v)| if mask >> i & 1 == 1 { *v } else { -*v })
+                .sum();
             if s.abs() >= obs - 1e-12 {
                 hits += 1;
             }
@@ -129,6 +149,24 @@ mod tests {
         assert_eq!(r.p[1][1], 1.0);
         let again = all_pairs(&[&a, &b, &c], 20000, 11);
         assert_eq!(r, again);
+    }
+
+    /// The batched test agrees with mtr-metrics' per-pair randomization test (different random
+    /// streams, so within Monte Carlo error).
+    #[test]
+    fn agrees_with_the_metrics_crate() {
+        let a: Vec<f64> = (0..300).map(|i| ((i * 37) % 101) as f64 / 100.0).collect();
+        let b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x + if i % 2 == 0 { 0.05 } else { -0.045 }).clamp(0.0, 1.0))
+            .collect();
+        let ours = all_pairs(&[&a, &b], 20_000, 3).p[0][1];
+        let theirs = mtr_metrics::stats::randomization_test(&a, &b, 20_000, 3)
+            .unwrap()
+            .p_value;
+        assert!((ours - theirs).abs() < 0.02, "{ours} vs {theirs}");
+        assert!(ours > 0.001 && ours < 0.9, "{ours}");
     }
 
     #[test]

@@ -13,7 +13,10 @@ use mtr_llm::fake::{FakeServer, Faults};
 fn parse() -> Result<(u16, u64, Faults, usize), String> {
     let mut port = 0u16;
     let mut latency = 0u64;
-    let mut faults = Faults { retry_after_s: 0.1, ..Default::default() };
+    let mut faults = Faults {
+        retry_after_s: 0.1,
+        ..Default::default()
+    };
     let mut dims = 256usize;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -42,7 +45,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("cannot start the runtime: {e}");
@@ -50,7 +56,14 @@ fn main() -> ExitCode {
         }
     };
     rt.block_on(async move {
-        match FakeServer::builder().port(port).latency_ms(latency).faults(faults).dims(dims).start().await {
+        match FakeServer::builder()
+            .port(port)
+            .latency_ms(latency)
+            .faults(faults)
+            .dims(dims)
+            .start()
+            .await
+        {
             Ok(server) => {
                 eprintln!("listening on {}", server.base_url());
                 let _ = tokio::signal::ctrl_c().await;

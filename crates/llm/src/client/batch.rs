@@ -48,16 +48,30 @@ pub struct BatchReport {
 }
 
 impl Llm {
-    pub(super) fn enqueue_batch(&self, ep: &Endpoint, req: &ChatRequest, body: Value, key: String) -> Result<super::ChatResult> {
+    pub(super) fn enqueue_batch(
+        &self,
+        ep: &Endpoint,
+        req: &ChatRequest,
+        body: Value,
+        key: String,
+    ) -> Result<super::ChatResult> {
         let Some(cache) = &self.inner.cache else {
-            return Err(LlmError::Config("--batch needs the cache (remove --no-cache)".into()));
+            return Err(LlmError::Config(
+                "--batch needs the cache (remove --no-cache)".into(),
+            ));
         };
         if !cache.pending_in_batch(&key)
             && let Ok(mut q) = self.inner.batch_queue.lock()
         {
             let items = q.entry(ep.cfg.name.clone()).or_default();
             if !items.iter().any(|i| i.key == key) {
-                items.push(Queued { key, body, output: req.output.clone(), prompt_id: req.prompt.as_ref().map(|p| p.id.clone()), sample: req.sample });
+                items.push(Queued {
+                    key,
+                    body,
+                    output: req.output.clone(),
+                    prompt_id: req.prompt.as_ref().map(|p| p.id.clone()),
+                    sample: req.sample,
+                });
             }
         }
         Err(LlmError::Batched)
@@ -65,14 +79,20 @@ impl Llm {
 
     /// Requests queued for the Batch API and not yet submitted.
     pub fn batch_queued(&self) -> usize {
-        self.inner.batch_queue.lock().map(|q| q.values().map(Vec::len).sum()).unwrap_or(0)
+        self.inner
+            .batch_queue
+            .lock()
+            .map(|q| q.values().map(Vec::len).sum())
+            .unwrap_or(0)
     }
 
     /// Submits the queued requests, resumes unfinished jobs of earlier runs, waits for all of
     /// them (polling every `[llm] batch_poll_s`), and stores the answers in the cache.
     pub async fn run_batches(&self) -> Result<BatchReport> {
         let Some(cache) = &self.inner.cache else {
-            return Err(LlmError::Config("--batch needs the cache (remove --no-cache)".into()));
+            return Err(LlmError::Config(
+                "--batch needs the cache (remove --no-cache)".into(),
+            ));
         };
         let mut report = BatchReport::default();
         let mut watch: Vec<BatchJob> = Vec::new();
@@ -82,7 +102,12 @@ impl Llm {
                 watch.push(job);
             }
         }
-        let queued: BTreeMap<String, Vec<Queued>> = self.inner.batch_queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
+        let queued: BTreeMap<String, Vec<Queued>> = self
+            .inner
+            .batch_queue
+            .lock()
+            .map(|mut q| std::mem::take(&mut *q))
+            .unwrap_or_default();
         for (name, items) in queued {
             if items.is_empty() {
                 continue;
@@ -91,10 +116,19 @@ impl Llm {
             let estimate: f64 = items
                 .iter()
                 .map(|it| {
-                    let msgs: Vec<crate::chat::ChatMessage> =
-                        it.body.get("messages").and_then(|m| serde_json::from_value(m.clone()).ok()).unwrap_or_default();
-                    let max_out = it.body.get("max_tokens").and_then(Value::as_u64).unwrap_or(1024);
-                    ep.cfg.cost(crate::tokens::count_messages(&ep.cfg.model, &msgs), max_out) * ep.cfg.batch_discount
+                    let msgs: Vec<crate::chat::ChatMessage> = it
+                        .body
+                        .get("messages")
+                        .and_then(|m| serde_json::from_value(m.clone()).ok())
+                        .unwrap_or_default();
+                    let max_out = it
+                        .body
+                        .get("max_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(1024);
+                    ep.cfg
+                        .cost(crate::tokens::count_messages(&ep.cfg.model, &msgs), max_out)
+                        * ep.cfg.batch_discount
                 })
                 .sum();
             self.inner.ledger.reserve(&name, estimate)?;
@@ -104,18 +138,42 @@ impl Llm {
                 jsonl.extend_from_slice(line.to_string().as_bytes());
                 jsonl.push(b'\n');
             }
-            let replica = ep.replicas().await?.first().cloned().ok_or_else(|| LlmError::Config(format!("endpoint `{name}` has no URL")))?;
-            let provider = |e: crate::retry::AttemptError| LlmError::Provider { endpoint: name.clone(), status: e.status, message: e.message, attempts: 1 };
+            let replica = ep
+                .replicas()
+                .await?
+                .first()
+                .cloned()
+                .ok_or_else(|| LlmError::Config(format!("endpoint `{name}` has no URL")))?;
+            let provider = |e: crate::retry::AttemptError| LlmError::Provider {
+                endpoint: name.clone(),
+                status: e.status,
+                message: e.message,
+                attempts: 1,
+            };
             let file_id = replica.upload_batch_file(jsonl).await.map_err(provider)?;
             let batch = replica
                 .create_batch(&json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h"}))
                 .await
                 .map_err(provider)?;
-            let batch_id = batch.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+            let batch_id = batch
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             if batch_id.is_empty() {
-                return Err(LlmError::Provider { endpoint: name.clone(), status: None, message: format!("batch answer has no id: {batch}"), attempts: 1 });
+                return Err(LlmError::Provider {
+                    endpoint: name.clone(),
+                    status: None,
+                    message: format!("batch answer has no id: {batch}"),
+                    attempts: 1,
+                });
             }
-            let job = BatchJob { batch_id: batch_id.clone(), endpoint: name.clone(), model: ep.cfg.model.clone(), status: "submitted".into() };
+            let job = BatchJob {
+                batch_id: batch_id.clone(),
+                endpoint: name.clone(),
+                model: ep.cfg.model.clone(),
+                status: "submitted".into(),
+            };
             let rows: Vec<BatchItem> = items
                 .iter()
                 .map(|it| BatchItem {
@@ -136,7 +194,12 @@ impl Llm {
             let mut still = Vec::new();
             for job in watch {
                 let ep = self.endpoint(&job.endpoint)?.clone();
-                let replica = ep.replicas().await?.first().cloned().ok_or_else(|| LlmError::Config("no URL".into()))?;
+                let replica = ep
+                    .replicas()
+                    .await?
+                    .first()
+                    .cloned()
+                    .ok_or_else(|| LlmError::Config("no URL".into()))?;
                 let b = match replica.get_batch(&job.batch_id).await {
                     Ok(b) => b,
                     Err(e) if e.retryable => {
@@ -144,9 +207,20 @@ impl Llm {
                         still.push(job);
                         continue;
                     }
-                    Err(e) => return Err(LlmError::Provider { endpoint: job.endpoint.clone(), status: e.status, message: e.message, attempts: 1 }),
+                    Err(e) => {
+                        return Err(LlmError::Provider {
+                            endpoint: job.endpoint.clone(),
+                            status: e.status,
+                            message: e.message,
+                            attempts: 1,
+                        });
+                    }
                 };
-                let status = b.get("status").and_then(Value::as_str).unwrap_or("unknown").to_string();
+                let status = b
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+                    .to_string();
                 match status.as_str() {
                     "completed" => {
                         self.collect(&ep, &replica, &job, &b, &mut report).await?;
@@ -155,8 +229,14 @@ impl Llm {
                     "failed" | "expired" | "cancelled" => {
                         // expired/cancelled batches may still have partial output
                         self.collect(&ep, &replica, &job, &b, &mut report).await?;
-                        let total = b.pointer("/request_counts/total").and_then(Value::as_u64).unwrap_or(0);
-                        let done = b.pointer("/request_counts/completed").and_then(Value::as_u64).unwrap_or(0);
+                        let total = b
+                            .pointer("/request_counts/total")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0);
+                        let done = b
+                            .pointer("/request_counts/completed")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0);
                         report.failed += total.saturating_sub(done);
                         cache.set_batch_status(&job.batch_id, &status)?;
                         tracing::warn!(batch = %job.batch_id, status = %status, "batch ended without completing; rerun to ask the rest again");
@@ -165,7 +245,10 @@ impl Llm {
                         if other != job.status {
                             cache.set_batch_status(&job.batch_id, other)?;
                         }
-                        still.push(BatchJob { status: other.to_string(), ..job });
+                        still.push(BatchJob {
+                            status: other.to_string(),
+                            ..job
+                        });
                     }
                 }
             }
@@ -177,39 +260,87 @@ impl Llm {
         Ok(report)
     }
 
-    async fn collect(&self, ep: &Endpoint, replica: &crate::provider::Replica, job: &BatchJob, b: &Value, report: &mut BatchReport) -> Result<()> {
-        let Some(cache) = &self.inner.cache else { return Ok(()) };
+    async fn collect(
+        &self,
+        ep: &Endpoint,
+        replica: &crate::provider::Replica,
+        job: &BatchJob,
+        b: &Value,
+        report: &mut BatchReport,
+    ) -> Result<()> {
+        let Some(cache) = &self.inner.cache else {
+            return Ok(());
+        };
         for field in ["output_file_id", "error_file_id"] {
-            let Some(file) = b.get(field).and_then(Value::as_str).filter(|s| !s.is_empty()) else { continue };
+            let Some(file) = b
+                .get(field)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            else {
+                continue;
+            };
             let bytes = replica
                 .file_content(file)
                 .await
-                .map_err(|e| LlmError::Provider { endpoint: job.endpoint.clone(), status: e.status, message: e.message, attempts: 1 })?;
-            for line in String::from_utf8_lossy(&bytes).lines().filter(|l| !l.trim().is_empty()) {
-                let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
-                let Some(key) = v.get("custom_id").and_then(Value::as_str) else { continue };
-                let Some(item) = cache.batch_item(key)? else { continue };
+                .map_err(|e| LlmError::Provider {
+                    endpoint: job.endpoint.clone(),
+                    status: e.status,
+                    message: e.message,
+                    attempts: 1,
+                })?;
+            for line in String::from_utf8_lossy(&bytes)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+            {
+                let Ok(v) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let Some(key) = v.get("custom_id").and_then(Value::as_str) else {
+                    continue;
+                };
+                let Some(item) = cache.batch_item(key)? else {
+                    continue;
+                };
                 let ok = v.pointer("/response/status_code").and_then(Value::as_u64) == Some(200);
                 let Some(resp) = v.pointer("/response/body").filter(|_| ok) else {
                     report.failed += 1;
-                    self.inner.ledger.event(&job.endpoint, Event::ProviderFailed);
+                    self.inner
+                        .ledger
+                        .event(&job.endpoint, Event::ProviderFailed);
                     continue;
                 };
                 let output: OutputSpec = serde_json::from_str(&item.output).unwrap_or_default();
                 let (text, finish_reason, usage) = read_choice(resp, &ep.cfg.model, &Value::Null);
                 let (value, status) = parse_output(&output, &text);
-                let cost = ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens) * ep.cfg.batch_discount;
-                self.inner.ledger.settle(&job.endpoint, 0.0, usage.prompt_tokens, usage.completion_tokens, cost);
+                let cost = ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens)
+                    * ep.cfg.batch_discount;
+                self.inner.ledger.settle(
+                    &job.endpoint,
+                    0.0,
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    cost,
+                );
                 match &status {
                     ParseStatus::Failed { .. } => {
                         report.parse_failed += 1;
                         self.inner.ledger.event(&job.endpoint, Event::ParseFailed);
                         continue;
                     }
-                    ParseStatus::Extracted { .. } => self.inner.ledger.event(&job.endpoint, Event::Extracted),
+                    ParseStatus::Extracted { .. } => {
+                        self.inner.ledger.event(&job.endpoint, Event::Extracted)
+                    }
                     ParseStatus::Ok => {}
                 }
-                let stored = StoredChat { value, text, status, usage, cost_usd: cost, model: ep.cfg.model.clone(), finish_reason };
+                let stored = StoredChat {
+                    value,
+                    text,
+                    status,
+                    usage,
+                    cost_usd: cost,
+                    model: ep.cfg.model.clone(),
+                    finish_reason,
+                };
                 cache.put_chat(key, item.prompt_id.as_deref(), &stored)?;
                 report.answered += 1;
             }

@@ -18,39 +18,74 @@ fn schema() -> JsonSchema {
 }
 
 fn req(i: usize) -> ChatRequest {
-    ChatRequest::new(vec![ChatMessage::system("Grade relevance 0-3."), ChatMessage::user(format!("item {i}"))]).with_schema(schema())
+    ChatRequest::new(vec![
+        ChatMessage::system("Grade relevance 0-3."),
+        ChatMessage::user(format!("item {i}")),
+    ])
+    .with_schema(schema())
 }
 
 fn fast_retry() -> RetryConfig {
-    RetryConfig { max_attempts: 6, base_delay_ms: 1, max_delay_s: 0.05, max_retry_after_s: 5.0, parse_retries: 2 }
+    RetryConfig {
+        max_attempts: 6,
+        base_delay_ms: 1,
+        max_delay_s: 0.05,
+        max_retry_after_s: 5.0,
+        parse_retries: 2,
+    }
 }
 
 fn config(endpoints: Vec<EndpointConfig>) -> LlmConfig {
     let names: Vec<String> = endpoints.iter().map(|e| e.name.clone()).collect();
-    let mut c = LlmConfig { endpoints, retry: fast_retry(), ..Default::default() };
+    let mut c = LlmConfig {
+        endpoints,
+        retry: fast_retry(),
+        ..Default::default()
+    };
     c.roles.judges = names.clone();
     c.roles.generator = names.clone();
     c.roles.embedder = names;
     c
 }
 
-async fn client(cfg: LlmConfig, dir: &tempfile::TempDir, tweak: impl FnOnce(&mut LlmOptions)) -> Llm {
-    let mut o = LlmOptions { cache_path: Some(dir.path().join("cache.sqlite")), ..Default::default() };
+async fn client(
+    cfg: LlmConfig,
+    dir: &tempfile::TempDir,
+    tweak: impl FnOnce(&mut LlmOptions),
+) -> Llm {
+    let mut o = LlmOptions {
+        cache_path: Some(dir.path().join("cache.sqlite")),
+        ..Default::default()
+    };
     tweak(&mut o);
     Llm::new(cfg, o).await.unwrap()
 }
 
 fn grade_of(r: &FakeRequest) -> FakeReply {
     // the item's own message (after a parse retry the last user message is the feedback)
-    let item = r.body["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).find(|c| c.starts_with("item "));
-    let n: i64 = item.unwrap_or_default().trim_start_matches("item ").parse().unwrap_or(0);
+    let item = r.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.starts_with("item "));
+    let n: i64 = item
+        .unwrap_or_default()
+        .trim_start_matches("item ")
+        .parse()
+        .unwrap_or(0);
     FakeReply::json(json!({"grade": n % 4}))
 }
 use crate::fake::FakeRequest;
 
 #[tokio::test]
 async fn schema_call_then_cache_hit() {
-    let fake = FakeServer::builder().respond(grade_of).record(true).start().await.unwrap();
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .record(true)
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let llm = client(config(vec![fake.endpoint("a", "m")]), &dir, |_| {}).await;
     let r = llm.chat("a", &req(6)).await.unwrap();
@@ -69,14 +104,23 @@ async fn schema_call_then_cache_hit() {
     llm.chat("a", &req(6).with_sample(1)).await.unwrap();
     assert_eq!(fake.chat_calls(), 2);
     let l = llm.ledger();
-    assert_eq!((l.endpoints["a"].calls, l.endpoints["a"].cache_hits), (2, 1));
+    assert_eq!(
+        (l.endpoints["a"].calls, l.endpoints["a"].cache_hits),
+        (2, 1)
+    );
     // a new client on the same file pays nothing
     let llm2 = client(config(vec![fake.endpoint("a", "m")]), &dir, |_| {}).await;
     assert!(llm2.chat("a", &req(6)).await.unwrap().cached);
     // --refresh asks again, --no-cache never reads
-    let fresh = client(config(vec![fake.endpoint("a", "m")]), &dir, |o| o.refresh = true).await;
+    let fresh = client(config(vec![fake.endpoint("a", "m")]), &dir, |o| {
+        o.refresh = true
+    })
+    .await;
     assert!(!fresh.chat("a", &req(6)).await.unwrap().cached);
-    let none = client(config(vec![fake.endpoint("a", "m")]), &dir, |o| o.no_cache = true).await;
+    let none = client(config(vec![fake.endpoint("a", "m")]), &dir, |o| {
+        o.no_cache = true
+    })
+    .await;
     assert!(!none.chat("a", &req(6)).await.unwrap().cached);
     assert_eq!(fake.chat_calls(), 4);
 }
@@ -97,7 +141,11 @@ async fn retries_429_honouring_retry_after_and_500_and_bad_bodies() {
     let llm = client(config(vec![fake.endpoint("a", "m")]), &dir, |_| {}).await;
     let t = Instant::now();
     let r = llm.chat("a", &req(1)).await.unwrap();
-    assert!(t.elapsed() >= Duration::from_millis(300), "Retry-After honoured: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() >= Duration::from_millis(300),
+        "Retry-After honoured: {:?}",
+        t.elapsed()
+    );
     assert_eq!(r.attempts, 4);
     assert_eq!(r.value, Some(json!({"grade": 1})));
     assert_eq!(llm.ledger().endpoints["a"].retries, 3);
@@ -105,7 +153,12 @@ async fn retries_429_honouring_retry_after_and_500_and_bad_bodies() {
 
 #[tokio::test]
 async fn timeouts_are_retried() {
-    let fake = FakeServer::builder().script([FakeReply::Hang]).respond(grade_of).start().await.unwrap();
+    let fake = FakeServer::builder()
+        .script([FakeReply::Hang])
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut e = fake.endpoint("a", "m");
     e.timeout_s = 0.3;
@@ -116,24 +169,39 @@ async fn timeouts_are_retried() {
 
 #[tokio::test]
 async fn persistent_and_client_errors_fail_loudly() {
-    let fake = FakeServer::builder().respond(|_| FakeReply::server_error()).start().await.unwrap();
+    let fake = FakeServer::builder()
+        .respond(|_| FakeReply::server_error())
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let llm = client(config(vec![fake.endpoint("a", "m")]), &dir, |_| {}).await;
     match llm.chat("a", &req(1)).await {
-        Err(LlmError::Provider { status: Some(500), attempts: 6, .. }) => {}
+        Err(LlmError::Provider {
+            status: Some(500),
+            attempts: 6,
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(fake.chat_calls(), 6);
     assert_eq!(llm.ledger().endpoints["a"].provider_failed, 1);
 
     let bad = FakeServer::builder()
-        .respond(|_| FakeReply::Status { status: 400, retry_after_s: None, message: "schema not supported".into() })
+        .respond(|_| FakeReply::Status {
+            status: 400,
+            retry_after_s: None,
+            message: "schema not supported".into(),
+        })
         .start()
         .await
         .unwrap();
     let llm = client(config(vec![bad.endpoint("b", "m")]), &dir, |_| {}).await;
     let e = llm.chat("b", &req(1)).await.unwrap_err().to_string();
-    assert!(e.contains("schema not supported") && e.contains("400"), "{e}");
+    assert!(
+        e.contains("schema not supported") && e.contains("400"),
+        "{e}"
+    );
     assert_eq!(bad.chat_calls(), 1, "4xx other than 429 is not retried");
 }
 
@@ -149,29 +217,46 @@ async fn parse_errors_are_fed_back_then_recorded_as_failed() {
     let dir = tempfile::tempdir().unwrap();
     let llm = client(config(vec![fake.endpoint("a", "m")]), &dir, |_| {}).await;
     let r = llm.chat("a", &req(2)).await.unwrap();
-    assert_eq!((r.status.clone(), r.value.clone()), (ParseStatus::Ok, Some(json!({"grade": 2}))));
+    assert_eq!(
+        (r.status.clone(), r.value.clone()),
+        (ParseStatus::Ok, Some(json!({"grade": 2})))
+    );
     let second = &fake.requests()[1];
     let msgs = second["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 4);
     assert_eq!(msgs[2]["content"], "I think it's quite relevant");
-    assert!(msgs[3]["content"].as_str().unwrap().contains("could not be used"));
+    assert!(
+        msgs[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("could not be used")
+    );
     assert_eq!(llm.ledger().endpoints["a"].parse_retries, 1);
 
     // a storm of broken JSON: reported as failed, no value, not cached
-    let storm = FakeServer::builder().respond(|_| FakeReply::Truncated("{\"grade\": 2, \"reas".into())).start().await.unwrap();
+    let storm = FakeServer::builder()
+        .respond(|_| FakeReply::Truncated("{\"grade\": 2, \"reas".into()))
+        .start()
+        .await
+        .unwrap();
     let llm = client(config(vec![storm.endpoint("s", "m2")]), &dir, |_| {}).await;
     for i in 0..5 {
         let r = llm.chat("s", &req(i)).await.unwrap();
         assert!(r.value.is_none());
         match &r.status {
-            ParseStatus::Failed { error } => assert!(error.contains("cut at max_tokens"), "{error}"),
+            ParseStatus::Failed { error } => {
+                assert!(error.contains("cut at max_tokens"), "{error}")
+            }
             s => panic!("{s:?}"),
         }
         assert!(r.into_value().is_err());
     }
     assert_eq!(storm.chat_calls(), 15, "1 + 2 parse retries each");
     let l = llm.ledger();
-    assert_eq!((l.endpoints["s"].parse_failed, l.endpoints["s"].calls), (5, 5));
+    assert_eq!(
+        (l.endpoints["s"].parse_failed, l.endpoints["s"].calls),
+        (5, 5)
+    );
     llm.chat("s", &req(0)).await.unwrap();
     assert_eq!(storm.chat_calls(), 18, "failures are not cached");
 }
@@ -189,7 +274,12 @@ async fn extractor_path_without_json_schema() {
     e.supports_json_schema = false;
     let llm = client(config(vec![e]), &dir, |_| {}).await;
     let r = llm.chat("a", &req(0)).await.unwrap();
-    assert_eq!(r.status, ParseStatus::Extracted { method: "fenced_block".into() });
+    assert_eq!(
+        r.status,
+        ParseStatus::Extracted {
+            method: "fenced_block".into()
+        }
+    );
     assert_eq!(r.parse::<serde_json::Value>().unwrap(), json!({"grade": 3}));
     assert!(fake.requests()[0].get("response_format").is_none());
     assert_eq!(llm.ledger().endpoints["a"].parse_extracted, 1);
@@ -197,7 +287,11 @@ async fn extractor_path_without_json_schema() {
 
 #[tokio::test]
 async fn budget_stop_is_clean_and_resumable() {
-    let fake = FakeServer::builder().respond(grade_of).start().await.unwrap();
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut e = fake.endpoint("a", "gpt-4o-mini");
     e.price_in_per_mtok = 1000.0; // ~ $0.03 per call
@@ -230,23 +324,40 @@ async fn budget_stop_is_clean_and_resumable() {
 
 #[tokio::test]
 async fn dry_run_plans_without_calling() {
-    let fake = FakeServer::builder().respond(grade_of).start().await.unwrap();
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut e = fake.endpoint("a", "gpt-4o-mini");
     e.price_in_per_mtok = 0.15;
     e.price_out_per_mtok = 0.6;
     let cfg = config(vec![e]);
-    client(cfg.clone(), &dir, |_| {}).await.chat("a", &req(0)).await.unwrap();
+    client(cfg.clone(), &dir, |_| {})
+        .await
+        .chat("a", &req(0))
+        .await
+        .unwrap();
     let llm = client(cfg, &dir, |o| o.dry_run = true).await;
     for i in 0..10 {
-        assert!(matches!(llm.chat("a", &req(i)).await, Err(LlmError::DryRun)));
+        assert!(matches!(
+            llm.chat("a", &req(i)).await,
+            Err(LlmError::DryRun)
+        ));
     }
     let p = llm.plan();
     let a = &p.endpoints["a"];
     assert_eq!((a.calls, a.cached), (9, 1));
-    assert_eq!(a.prompt_tokens, 9 * tokens::count_messages("gpt-4o-mini", &req(1).messages));
+    assert_eq!(
+        a.prompt_tokens,
+        9 * tokens::count_messages("gpt-4o-mini", &req(1).messages)
+    );
     assert_eq!(a.completion_tokens_max, 9 * 512);
-    assert!(a.completion_tokens_expected < a.completion_tokens_max, "history-based expectation");
+    assert!(
+        a.completion_tokens_expected < a.completion_tokens_max,
+        "history-based expectation"
+    );
     assert!(a.cost_max_usd > a.cost_expected_usd && a.cost_expected_usd > 0.0);
     assert_eq!(fake.chat_calls(), 1);
     assert!(p.to_table().contains("total"));
@@ -254,8 +365,17 @@ async fn dry_run_plans_without_calling() {
 
 #[tokio::test]
 async fn ensemble_samples_and_load_balancing() {
-    let f1 = FakeServer::builder().respond(grade_of).record(true).start().await.unwrap();
-    let f2 = FakeServer::builder().respond(grade_of).start().await.unwrap();
+    let f1 = FakeServer::builder()
+        .respond(grade_of)
+        .record(true)
+        .start()
+        .await
+        .unwrap();
+    let f2 = FakeServer::builder()
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut fleet = f1.endpoint("fleet", "qwen");
     fleet.base_urls = vec![f2.base_url().to_string()];
@@ -271,13 +391,27 @@ async fn ensemble_samples_and_load_balancing() {
     assert_eq!(v[1].family.as_deref(), Some("llama"));
     for j in &v {
         assert_eq!(j.samples.len(), 3);
-        assert!(j.samples.iter().all(|s| s.as_ref().unwrap().value == Some(json!({"grade": 1}))));
+        assert!(
+            j.samples
+                .iter()
+                .all(|s| s.as_ref().unwrap().value == Some(json!({"grade": 1})))
+        );
     }
-    let seeds: std::collections::BTreeSet<u64> = f1.requests().iter().filter_map(|b| b["seed"].as_u64()).collect();
-    assert!(seeds.is_subset(&[10, 11, 12].into()) && seeds.len() == 3, "{seeds:?}");
+    let seeds: std::collections::BTreeSet<u64> = f1
+        .requests()
+        .iter()
+        .filter_map(|b| b["seed"].as_u64())
+        .collect();
+    assert!(
+        seeds.is_subset(&[10, 11, 12].into()) && seeds.len() == 3,
+        "{seeds:?}"
+    );
     // the fleet's two replicas share the work
     let before = (f1.chat_calls(), f2.chat_calls());
-    let results: Vec<_> = llm.chat_many(Target::Endpoint("fleet".into()), (100..140).map(req)).collect().await;
+    let results: Vec<_> = llm
+        .chat_many(Target::Endpoint("fleet".into()), (100..140).map(req))
+        .collect()
+        .await;
     assert!(results.iter().all(|(_, r)| r.is_ok()));
     let (a, b) = (f1.chat_calls() - before.0, f2.chat_calls() - before.1);
     assert_eq!(a + b, 40);
@@ -286,16 +420,35 @@ async fn ensemble_samples_and_load_balancing() {
 
 #[tokio::test]
 async fn twenty_percent_faults_every_item_completes() {
-    let faults = Faults { rate_429: 0.1, rate_500: 0.1, retry_after_s: 0.01, seed: 42, ..Default::default() };
-    let fake = FakeServer::builder().respond(grade_of).faults(faults).latency_ms(2).start().await.unwrap();
+    let faults = Faults {
+        rate_429: 0.1,
+        rate_500: 0.1,
+        retry_after_s: 0.01,
+        seed: 42,
+        ..Default::default()
+    };
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .faults(faults)
+        .latency_ms(2)
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(vec![fake.endpoint("a", "m")]);
     cfg.retry.max_attempts = 10;
     let llm = client(cfg, &dir, |_| {}).await;
-    let mut out: Vec<_> = llm.chat_many(Target::Role(Role::Judges), (0..300).map(req)).collect().await;
+    let mut out: Vec<_> = llm
+        .chat_many(Target::Role(Role::Judges), (0..300).map(req))
+        .collect()
+        .await;
     out.sort_by_key(|(i, _)| *i);
     for (i, r) in &out {
-        assert_eq!(r.as_ref().unwrap().value, Some(json!({"grade": i % 4})), "item {i}");
+        assert_eq!(
+            r.as_ref().unwrap().value,
+            Some(json!({"grade": i % 4})),
+            "item {i}"
+        );
     }
     let l = llm.ledger();
     assert_eq!(l.endpoints["a"].calls, 300);
@@ -305,7 +458,13 @@ async fn twenty_percent_faults_every_item_completes() {
 
 #[tokio::test]
 async fn killed_run_resumes_with_zero_repeated_calls() {
-    let fake = FakeServer::builder().respond(grade_of).latency_ms(5).record(true).start().await.unwrap();
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .latency_ms(5)
+        .record(true)
+        .start()
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut e = fake.endpoint("a", "m");
     e.max_concurrency = 8;
@@ -320,22 +479,32 @@ async fn killed_run_resumes_with_zero_repeated_calls() {
             f2.lock().unwrap().push(i);
         }
     });
-    tokio::time::sleep(Duration::from_millis(120)).await;
+    let t = Instant::now();
+    while finished.lock().unwrap().len() < 50 && t.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
     job.abort(); // the "kill": in-flight calls are lost mid-way
     let _ = job.await;
-    let done: std::collections::BTreeSet<usize> = finished.lock().unwrap().iter().copied().collect();
+    let done: std::collections::BTreeSet<usize> =
+        finished.lock().unwrap().iter().copied().collect();
     assert!(!done.is_empty() && done.len() < 400, "{}", done.len());
     let first_run_calls = fake.requests().len();
 
     let llm = client(cfg, &dir, |_| {}).await;
-    let out: Vec<_> = llm.chat_many(Target::Endpoint("a".into()), (0..400).map(req)).collect().await;
+    let out: Vec<_> = llm
+        .chat_many(Target::Endpoint("a".into()), (0..400).map(req))
+        .collect()
+        .await;
     assert!(out.iter().all(|(_, r)| r.is_ok()));
     let second: Vec<String> = fake.requests()[first_run_calls..]
         .iter()
         .map(|b| b["messages"][1]["content"].as_str().unwrap().to_string())
         .collect();
     for i in &done {
-        assert!(!second.contains(&format!("item {i}")), "item {i} finished in run 1 but was asked again");
+        assert!(
+            !second.contains(&format!("item {i}")),
+            "item {i} finished in run 1 but was asked again"
+        );
     }
     let l = llm.ledger();
     assert_eq!(l.endpoints["a"].cache_hits as usize, 400 - second.len());
@@ -347,7 +516,9 @@ async fn embeddings_keep_order_batch_and_cache() {
     let fake = FakeServer::builder().dims(64).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let llm = client(config(vec![fake.endpoint("e", "fake-embed")]), &dir, |_| {}).await;
-    let texts: Vec<String> = (0..150).map(|i| format!("passage: text number {i} about cats")).collect();
+    let texts: Vec<String> = (0..150)
+        .map(|i| format!("passage: text number {i} about cats"))
+        .collect();
     let v = llm.embed(&texts).await.unwrap();
     assert_eq!(v.len(), 150);
     assert_eq!(v[7], crate::fake::fake_embedding(&texts[7], 64));
@@ -363,6 +534,123 @@ async fn config_errors_name_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(vec![EndpointConfig::new("a", "http://127.0.0.1:9/v1", "m")]);
     cfg.roles.judges = vec!["nope".into()];
-    let e = Llm::new(cfg, LlmOptions { cache_path: Some(dir.path().join("c")), ..Default::default() }).await.unwrap_err();
+    let e = Llm::new(
+        cfg,
+        LlmOptions {
+            cache_path: Some(dir.path().join("c")),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
     assert!(e.is_user_error() && e.to_string().contains("nope"), "{e}");
+}
+
+#[tokio::test]
+async fn batch_api_two_passes_and_resume_by_id() {
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = fake.endpoint("a", "gpt-4o-mini");
+    e.price_in_per_mtok = 1.0;
+    e.price_out_per_mtok = 1.0;
+    let mut cfg = config(vec![e]);
+    cfg.batch_poll_s = 0.01;
+    let llm = client(cfg.clone(), &dir, |o| o.batch = true).await;
+    // pass 1: everything is queued
+    for i in 0..10 {
+        assert!(matches!(
+            llm.chat("a", &req(i)).await,
+            Err(LlmError::Batched)
+        ));
+    }
+    assert!(matches!(
+        llm.chat("a", &req(0)).await,
+        Err(LlmError::Batched)
+    ));
+    assert_eq!(llm.batch_queued(), 10, "duplicates queued once");
+    assert_eq!(fake.chat_calls(), 0);
+    let rep = llm.run_batches().await.unwrap();
+    assert_eq!((rep.submitted.len(), rep.answered, rep.failed), (1, 10, 0));
+    assert_eq!(fake.chat_calls(), 10);
+    // pass 2: answers come from the cache, at the batch price
+    for i in 0..10 {
+        let r = llm.chat("a", &req(i)).await.unwrap();
+        assert!(r.cached);
+        assert_eq!(r.value, Some(json!({"grade": (i % 4) as i64})));
+    }
+    let l = llm.ledger();
+    let full = l.endpoints["a"].prompt_tokens as f64 / 1e6
+        + l.endpoints["a"].completion_tokens as f64 / 1e6;
+    assert!(
+        (l.total_cost_usd - full * 0.5).abs() < 1e-12,
+        "half price: {} vs {}",
+        l.total_cost_usd,
+        full
+    );
+
+    // a job submitted by a run that was killed before collecting is resumed by id, not resubmitted
+    let llm = client(cfg.clone(), &dir, |o| o.batch = true).await;
+    for i in 10..15 {
+        let _ = llm.chat("a", &req(i)).await;
+    }
+    let cache = llm.cache().unwrap();
+    let key = llm.estimate("a", &req(10)).map(|_| ()).ok();
+    assert!(key.is_some());
+    // submit without collecting: emulate the kill by submitting through a client whose poll never ends
+    let q: std::collections::BTreeMap<String, Vec<batch::Queued>> =
+        std::mem::take(&mut *llm.inner.batch_queue.lock().unwrap());
+    let items = &q["a"];
+    let ep = llm.endpoint("a").unwrap().clone();
+    let replica = ep.replicas().await.unwrap()[0].clone();
+    let mut jsonl = Vec::new();
+    for it in items {
+        jsonl.extend_from_slice(json!({"custom_id": it.key, "method": "POST", "url": "/v1/chat/completions", "body": it.body}).to_string().as_bytes());
+        jsonl.push(b'\n');
+    }
+    let file = replica.upload_batch_file(jsonl).await.unwrap();
+    let b = replica.create_batch(&json!({"input_file_id": file, "endpoint": "/v1/chat/completions", "completion_window": "24h"})).await.unwrap();
+    let id = b["id"].as_str().unwrap().to_string();
+    let rows: Vec<crate::cache::BatchItem> = items
+        .iter()
+        .map(|it| crate::cache::BatchItem {
+            key: it.key.clone(),
+            prompt_id: None,
+            output: serde_json::to_string(&it.output).unwrap(),
+            sample: 0,
+        })
+        .collect();
+    cache
+        .insert_batch(
+            &crate::cache::BatchJob {
+                batch_id: id.clone(),
+                endpoint: "a".into(),
+                model: "gpt-4o-mini".into(),
+                status: "submitted".into(),
+            },
+            &rows,
+        )
+        .unwrap();
+    let calls = fake.chat_calls();
+    // the next run queues nothing twice and collects the old job
+    let llm = client(cfg, &dir, |o| o.batch = true).await;
+    for i in 10..15 {
+        assert!(matches!(
+            llm.chat("a", &req(i)).await,
+            Err(LlmError::Batched)
+        ));
+    }
+    assert_eq!(
+        llm.batch_queued(),
+        0,
+        "items waiting in a submitted batch are not queued again"
+    );
+    let rep = llm.run_batches().await.unwrap();
+    assert_eq!(rep.resumed, vec![id]);
+    assert_eq!(rep.answered, 5);
+    assert_eq!(fake.chat_calls(), calls);
+    assert!(llm.chat("a", &req(12)).await.unwrap().cached);
 }

@@ -209,8 +209,12 @@ mod tests {
 
     #[test]
     fn bootstrap_ci_approaches_normal_theory_interval() {
-        let x = normalish(2000, 7);
-        let ci = bootstrap_ci(&x, &BootstrapOptions::default()).unwrap();
+        let x = normalish(1000, 7);
+        let o = BootstrapOptions {
+            resamples: 2000,
+            ..Default::default()
+        };
+        let ci = bootstrap_ci(&x, &o).unwrap();
         let se = super::super::std_dev(&x) / (x.len() as f64).sqrt();
         let m = mean(&x);
         assert!(
@@ -247,7 +251,7 @@ mod tests {
         let values: Vec<f64> = (0..500).map(|i| levels[i / 5] + 0.1 * noise[i]).collect();
         let clusters: Vec<String> = (0..500).map(|i| format!("d{}", i / 5)).collect();
         let o = BootstrapOptions {
-            resamples: 2000,
+            resamples: 1000,
             ..Default::default()
         };
         let plain = bootstrap_ci(&values, &o).unwrap();

@@ -107,11 +107,8 @@ pub fn randomization_test(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> 
             for chunk in d.chunks(64) {
                 let bits = rng.next_u64();
                 for (i, x) in chunk.iter().enumerate() {
-                    if bits >> i & 1 == 1 {
-                        s -= x;
-                    } else {
-                        s += x;
-                    }
+                    // Flip the sign bit of x when bit i is set (branch-free).
+                    s += f64::from_bits(x.to_bits() ^ ((bits >> i & 1) << 63));
                 }
             }
             if s.abs() >= threshold {

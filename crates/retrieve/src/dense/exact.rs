@@ -179,6 +179,7 @@ where
     if k == 0 || m.is_empty() {
         return vec![Vec::new(); queries.len()];
     }
+    let k = k.min(m.len());
     let dim = m.dim();
     let data = m.as_slice();
     let mut out = Vec::with_capacity(queries.len());

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::cache::EmbeddingCache;
 use super::embedder::{EmbedPrefixes, Embedder};
 use super::exact::{dot, exact_top_k_batch};
-use super::knn::{HnswOptions, UnitDot, build_hnsw};
+use super::knn::{HnswOptions, UnitDot, build_hnsw, sort_neighbours};
 use super::matrix::{VectorMatrix, normalize_row};
 use crate::error::{Error, Result};
 use crate::ids::IdTable;
@@ -394,16 +394,20 @@ impl DenseIndex {
             ));
         }
         let extra = exclude.iter().map(Vec::len).max().unwrap_or(0);
+        let k = k.min(self.vectors.len());
         let raw: Vec<Vec<(u32, f32)>> = if self.uses_hnsw() {
             let hnsw = self.hnsw()?;
             let ef = self.hnsw_opts.ef_search.max(k + extra);
             queries
                 .iter()
                 .map(|q| {
-                    hnsw.search(q, k + extra, ef)
+                    let mut nb: Vec<(u32, f32)> = hnsw
+                        .search(q, k + extra, ef)
                         .into_iter()
                         .map(|n| (n.d_id as u32, dot(q, self.vectors.row(n.d_id))))
-                        .collect()
+                        .collect();
+                    sort_neighbours(&mut nb);
+                    nb
                 })
                 .collect()
         } else {
@@ -446,5 +450,109 @@ impl DenseIndex {
         );
         let h = build_hnsw(&self.vectors, &self.hnsw_opts)?;
         Ok(self.hnsw.get_or_init(|| h))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dense::HashEmbedder;
+    use crate::index::{IndexBuilder, IndexOptions};
+    use mtr_core::progress::NoProgress;
+
+    fn passages(texts: &[(&str, &str)]) -> Vec<mtr_core::Result<Passage>> {
+        texts
+            .iter()
+            .map(|(id, t)| {
+                Ok(Passage {
+                    id: (*id).into(),
+                    title: String::new(),
+                    text: (*t).into(),
+                    doc_id: None,
+                    meta: Default::default(),
+                })
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn build_cache_exact_hnsw_and_mismatch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let corpus = [
+            ("a", "red apples and pears"),
+            ("b", "fast cars on roads"),
+            ("c", "green pears"),
+            ("d", "slow boats"),
+        ];
+        let idx = IndexBuilder::new(tmp.path().join("i"), IndexOptions::default())
+            .build_from_passages(passages(&corpus), "t", &NoProgress)
+            .unwrap();
+        let e = HashEmbedder { dim: 32 };
+        let built = DenseIndex::build(
+            &idx,
+            &e,
+            &DenseOptions::default(),
+            passages(&corpus)
+                .into_iter()
+                .map(|p| p.map_err(Error::from)),
+            &NoProgress,
+        )
+        .await
+        .unwrap();
+        assert_eq!((built.meta().count, built.meta().dim), (4, 32));
+        assert_eq!(built.meta().prefixes, EmbedPrefixes::default());
+        let q = e.vector("pears");
+        let exact = built.search(&q, 2).unwrap();
+        assert_eq!(built.search(&q, usize::MAX).unwrap().len(), 4);
+        assert!(matches!(exact[0].id.as_str(), "a" | "c"), "{exact:?}");
+        let ex = built
+            .search_batch(std::slice::from_ref(&q), 2, &[vec![exact[0].id.clone()]])
+            .unwrap();
+        assert_eq!(ex[0].len(), 2);
+        assert!(ex[0].iter().all(|h| h.id != exact[0].id));
+
+        let hnsw = DenseIndex::open_with(
+            &idx,
+            "hash-32",
+            &DenseOptions {
+                hnsw_threshold: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(hnsw.uses_hnsw());
+        assert_eq!(hnsw.search(&q, 2).unwrap()[0].id, exact[0].id);
+
+        // Passages out of order are refused; so are vectors of another corpus.
+        let mut swapped = corpus;
+        swapped.swap(0, 1);
+        let err = DenseIndex::build(
+            &idx,
+            &e,
+            &DenseOptions::default(),
+            passages(&swapped)
+                .into_iter()
+                .map(|p| p.map_err(Error::from)),
+            &NoProgress,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.is_user_error() && err.to_string().contains("not the indexed corpus"),
+            "{err}"
+        );
+        let other = IndexBuilder::new(tmp.path().join("i"), IndexOptions::default())
+            .build_from_passages(passages(&corpus[..3]), "t", &NoProgress)
+            .unwrap();
+        let err = DenseIndex::open(&other, "hash-32").unwrap_err();
+        assert!(
+            err.is_user_error() && err.to_string().contains("another corpus"),
+            "{err}"
+        );
+        let err = DenseIndex::open(&other, "nope").unwrap_err();
+        assert!(
+            err.is_user_error() && err.to_string().contains("no dense vectors"),
+            "{err}"
+        );
     }
 }

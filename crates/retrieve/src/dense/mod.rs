@@ -14,7 +14,7 @@ mod retriever;
 pub use cache::EmbeddingCache;
 pub use embedder::{EmbedPrefixes, Embedder, HashEmbedder};
 pub use exact::{dot, exact_top_k, exact_top_k_batch, simd_level};
-pub use index::{DenseIndex, DenseMeta, DenseOptions, embed_texts};
+pub use index::{DenseIndex, DenseMeta, DenseOptions, LazyCache, embed_texts, model_slug};
 pub use knn::{HnswOptions, KnnGraph, KnnMethod, KnnOptions, knn_graph};
 pub use matrix::{VectorMatrix, write_vectors};
 pub use retriever::DenseRetriever;

@@ -1,0 +1,148 @@
+//! Scripted agents for tests and benchmarks on the LLM layer's fake server
+//! (`mtr_llm::fake`): well-formed, deterministic replies to each pipeline prompt, derived only
+//! from the request's content (so a rerun gets the same answers), with knobs that script the
+//! verifier's decisions. Not a model: never use it for real numbers.
+
+use mtr_llm::fake::{FakeReply, FakeRequest};
+use serde_json::{Value, json};
+
+/// What the uniqueness judge says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniquenessScript {
+    /// No other passage answers.
+    Unique,
+    /// The first candidate answers as well (grade 2): it becomes an extra gold.
+    FirstAnswers,
+    /// Every candidate answers until the user agent was told to be more specific.
+    GenericUntilFeedback,
+    /// Every candidate always answers: every attempt fails, the turn is dropped.
+    AlwaysGeneric,
+}
+
+/// The scripted agents.
+#[derive(Debug, Clone, Copy)]
+pub struct FakeAgents {
+    pub uniqueness: UniquenessScript,
+    /// Write questions and answers in Chinese (`true`) or English.
+    pub chinese: bool,
+    /// Answerability score given to every question.
+    pub answerability: i64,
+}
+
+impl Default for FakeAgents {
+    fn default() -> Self {
+        Self { uniqueness: UniquenessScript::Unique, chinese: false, answerability: 5 }
+    }
+}
+
+const SPECIFIC_EN: &str = "More specifically,";
+const SPECIFIC_ZH: &str = "具体来说，";
+
+impl FakeAgents {
+    /// The reply to one request of the pipeline.
+    pub fn reply(&self, req: &FakeRequest) -> FakeReply {
+        let schema = req.body.pointer("/response_format/json_schema/name").and_then(Value::as_str).unwrap_or_default();
+        let system = req.system.clone().unwrap_or_default();
+        match schema {
+            "user_turn" => FakeReply::json(self.user(&req.last_user)),
+            "answerability" => FakeReply::json(json!({"justification": "scripted", "score": self.answerability})),
+            "faithfulness" => FakeReply::json(json!({"justification": "scripted", "score": 5})),
+            "uniqueness" => {
+                let n = req.schema.as_ref().and_then(|s| s.pointer("/properties/grades/minItems")).and_then(Value::as_u64).unwrap_or(0);
+                FakeReply::json(self.uniqueness(&req.last_user, n as usize))
+            }
+            _ if system.contains("rewrite questions") => FakeReply::Content(self.humanize(&req.last_user)),
+            _ if system.contains("search assistant") => FakeReply::Content(self.answer(&req.last_user)),
+            _ => FakeReply::Content("ok".into()),
+        }
+    }
+
+    fn user(&self, prompt: &str) -> Value {
+        let n = prompt.matches("\n[").count().max(1);
+        // the chosen passage depends only on the prompt: a stable hash of it
+        let h = prompt.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let pick = (h % n as u64) as usize + 1;
+        let words = passage_words(prompt, pick, if self.chinese { 10 } else { 6 });
+        let retry = prompt.contains("A previous attempt was rejected");
+        let question = if self.chinese {
+            format!("{}{}有什么规定？", if retry { SPECIFIC_ZH } else { "" }, words)
+        } else {
+            format!("{}what does it say about {}?", if retry { "More specifically, " } else { "" }, words)
+        };
+        let question = capitalise(&question);
+        json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")})
+    }
+
+    fn humanize(&self, prompt: &str) -> String {
+        let q = section(prompt, "## Question").lines().next().unwrap_or_default().trim().to_string();
+        if self.chinese {
+            let tail: String = q.chars().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
+            format!("那{tail}")
+        } else {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            let tail = words[words.len().saturating_sub(4)..].join(" ");
+            format!("and {tail}")
+        }
+    }
+
+    fn answer(&self, prompt: &str) -> String {
+        let passage = section(prompt, "## Passage");
+        let body: Vec<&str> = passage.lines().skip(1).filter(|l| !l.trim().is_empty() && !l.starts_with('#')).collect();
+        let first = body.first().copied().unwrap_or("nothing");
+        if self.chinese { format!("根据手册：{first}") } else { format!("According to the handbook: {first}") }
+    }
+
+    fn uniqueness(&self, prompt: &str, n: usize) -> Value {
+        let question = section(prompt, "## Current question");
+        let specific = question.contains(SPECIFIC_EN) || question.contains(SPECIFIC_ZH);
+        let grades: Vec<i64> = (0..n)
+            .map(|i| match self.uniqueness {
+                UniquenessScript::Unique => 0,
+                UniquenessScript::FirstAnswers => i64::from(i == 0) * 2,
+                UniquenessScript::GenericUntilFeedback if specific => 0,
+                UniquenessScript::GenericUntilFeedback | UniquenessScript::AlwaysGeneric => 2,
+            })
+            .collect();
+        json!({"justification": "scripted", "grades": grades})
+    }
+}
+
+/// The text after a `## Heading` line up to the next `## ` heading.
+fn section<'a>(prompt: &'a str, heading: &str) -> &'a str {
+    let Some(start) = prompt.find(heading) else { return "" };
+    let rest = &prompt[start + heading.len()..];
+    let end = rest.find("\n## ").unwrap_or(rest.len());
+    rest[..end].trim_matches('\n')
+}
+
+/// The first `n` words (CJK: characters) of the body of passage `[pick]` in a user prompt.
+fn passage_words(prompt: &str, pick: usize, n: usize) -> String {
+    let marker = format!("[{pick}] ");
+    let Some(at) = prompt.find(&marker) else { return "this".into() };
+    let rest = &prompt[at..];
+    let body = rest
+        .lines()
+        .skip(1)
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with('['))
+        .unwrap_or("this");
+    let cjk = body.chars().any(crate::lang::is_cjk_char);
+    if cjk {
+        body.chars().filter(|c| crate::lang::is_cjk_char(*c)).take(n).collect()
+    } else {
+        body.split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !w.is_empty())
+            .take(n)
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
