@@ -41,6 +41,20 @@ fn peak_rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// CPU seconds (user + system, all threads) of this process so far, from /proc/self/stat
+/// (clock ticks of 1/100 s). On a machine shared with other jobs, wall time overstates what
+/// the work costs; CPU time / 2 is what 2 idle cores would take for the parallel parts.
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / 100.0)
+        })
+        .unwrap_or(f64::NAN)
+}
+
 const QUESTION_TYPES: [&str; 4] = ["Factoid", "Explanation", "Summarization", "Opinion"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -201,8 +215,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .count();
 
     let t = Instant::now();
+    let c0 = cpu_seconds();
     let computed = compute(&set, &inputs, &[], &settings)?;
     let t_all = t.elapsed().as_secs_f64();
+    let cpu_all = cpu_seconds() - c0;
 
     println!();
     println!("phase                                         seconds");

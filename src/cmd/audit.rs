@@ -2,6 +2,8 @@
 //! supported benchmark folder, writes an audit folder (`items.jsonl`, `summary.json`,
 //! `report.md`, `report.html`, `suggested_qrels.tsv`) and prints the scores.
 
+#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -68,7 +70,17 @@ fn settings(ctx: &Ctx, a: &Args) -> anyhow::Result<AuditSettings> {
         s.dimensions = a
             .dimensions
             .iter()
-            .map(|d| Dimension::parse(d).ok_or_else(|| anyhow::anyhow!(mtr_core::Error::from(mtr_core::InputError::new("--dimensions", format!("unknown dimension `{d}`")).hint("use alignment, completeness, faithfulness, quality")))))
+            .map(|d| {
+                Dimension::parse(d).ok_or_else(|| {
+                    anyhow::anyhow!(mtr_core::Error::from(
+                        mtr_core::InputError::new(
+                            "--dimensions",
+                            format!("unknown dimension `{d}`")
+                        )
+                        .hint("use alignment, completeness, faithfulness, quality")
+                    ))
+                })
+            })
             .collect::<anyhow::Result<_>>()?;
     }
     if let Some(x) = a.sample {
@@ -92,7 +104,12 @@ fn settings(ctx: &Ctx, a: &Args) -> anyhow::Result<AuditSettings> {
     if let Some(x) = a.resamples {
         s.resamples = x;
     }
-    s.validate().map_err(|e| anyhow::anyhow!(mtr_core::Error::from(mtr_core::InputError::new("[audit]", e.to_string()))))?;
+    s.validate().map_err(|e| {
+        anyhow::anyhow!(mtr_core::Error::from(mtr_core::InputError::new(
+            "[audit]",
+            e.to_string()
+        )))
+    })?;
     Ok(s)
 }
 
@@ -115,7 +132,9 @@ fn retrieve_error(e: mtr_retrieve::Error) -> anyhow::Error {
 fn user(e: mtr_audit::AuditError) -> anyhow::Error {
     match e {
         mtr_audit::AuditError::Core(c) => anyhow::Error::new(c),
-        e if e.is_user_error() => anyhow::Error::new(mtr_core::Error::from(mtr_core::InputError::new("audit", e.to_string()))),
+        e if e.is_user_error() => anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new("audit", e.to_string()),
+        )),
         e => anyhow::Error::new(e),
     }
 }
@@ -123,8 +142,19 @@ fn user(e: mtr_audit::AuditError) -> anyhow::Error {
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let s = settings(ctx, &args)?;
     let dir = super::import::open_benchmark(ctx, &args.src, &args.import.options())?;
-    let bench = dir.load().with_context(|| format!("loading {}", dir.root().display()))?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("audit-{}", if bench.manifest.name.is_empty() { "benchmark" } else { &bench.manifest.name })));
+    let bench = dir
+        .load()
+        .with_context(|| format!("loading {}", dir.root().display()))?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "audit-{}",
+            if bench.manifest.name.is_empty() {
+                "benchmark"
+            } else {
+                &bench.manifest.name
+            }
+        ))
+    });
     let llm = super::local::open_llm(ctx, &args.llm).await?;
     let prompts = match &args.prompts {
         Some(p) => AuditPrompts::from_dir(p),
@@ -141,7 +171,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 idx.check_corpus(&src).map_err(retrieve_error)?;
                 idx
             }
-            None => mtr_audit::materials::corpus_index(&bench, &out.join(".index"), progress.as_ref()).map_err(user)?,
+            None => {
+                mtr_audit::materials::corpus_index(&bench, &out.join(".index"), progress.as_ref())
+                    .map_err(user)?
+            }
         };
         retrievers.push(Arc::new(idx.bm25().map_err(retrieve_error)?));
         // dense negatives too, when the configuration names an embedder
@@ -151,8 +184,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         {
             let embedder: Arc<dyn mtr_retrieve::dense::Embedder> = Arc::new(e);
             let opts = mtr_retrieve::dense::DenseOptions::default();
-            let dense = mtr_retrieve::ensure_dense(&idx, &src, embedder.as_ref(), &opts, progress.as_ref()).await.map_err(retrieve_error)?;
-            retrievers.push(Arc::new(mtr_retrieve::dense::DenseRetriever::new(Arc::new(dense), embedder)));
+            let dense =
+                mtr_retrieve::ensure_dense(&idx, &src, embedder.as_ref(), &opts, progress.as_ref())
+                    .await
+                    .map_err(retrieve_error)?;
+            retrievers.push(Arc::new(mtr_retrieve::dense::DenseRetriever::new(
+                Arc::new(dense),
+                embedder,
+            )));
         }
     }
     let job = AuditJob {
@@ -168,15 +207,25 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         progress,
     };
     match mtr_audit::run(&bench, job, &llm).await.map_err(user)? {
-        Outcome::DryRun { plan, judgements, reused } => {
-            println!("dry run: {judgements} judgements to make ({reused} already in {}), nothing called\n", out.display());
+        Outcome::DryRun {
+            plan,
+            judgements,
+            reused,
+        } => {
+            println!(
+                "dry run: {judgements} judgements to make ({reused} already in {}), nothing called\n",
+                out.display()
+            );
             print!("{}", plan.to_table());
         }
         Outcome::Audited(summary) => {
             println!("{}", summary_text(&summary, &out));
             println!("{}", llm.ledger().to_markdown());
             if !summary.complete {
-                println!("incomplete: {}; run the same command again to resume", summary.stopped.as_deref().unwrap_or("stopped"));
+                println!(
+                    "incomplete: {}; run the same command again to resume",
+                    summary.stopped.as_deref().unwrap_or("stopped")
+                );
             }
         }
     }
@@ -192,13 +241,32 @@ fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {
         s.plan.turns_audited,
         s.judges.len()
     );
-    t.push_str(&format!("{:<14} {:>6} {:>8} {:>18} {:>8}\n", "dimension", "items", "mean", "95% CI", "flagged"));
+    t.push_str(&format!(
+        "{:<14} {:>6} {:>8} {:>18} {:>8}\n",
+        "dimension", "items", "mean", "95% CI", "flagged"
+    ));
     for (d, x) in &s.dimensions {
-        let ci = x.ci.as_ref().map(|c| format!("[{:.3}, {:.3}]", c.lower, c.upper)).unwrap_or_else(|| "-".into());
-        let mean = x.mean.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into());
-        t.push_str(&format!("{:<14} {:>6} {:>8} {:>18} {:>8}\n", d.name(), x.items, mean, ci, x.flagged));
+        let ci =
+            x.ci.as_ref()
+                .map(|c| format!("[{:.3}, {:.3}]", c.lower, c.upper))
+                .unwrap_or_else(|| "-".into());
+        let mean = x
+            .mean
+            .map(|m| format!("{m:.3}"))
+            .unwrap_or_else(|| "-".into());
+        t.push_str(&format!(
+            "{:<14} {:>6} {:>8} {:>18} {:>8}\n",
+            d.name(),
+            x.items,
+            mean,
+            ci,
+            x.flagged
+        ));
     }
-    t.push_str(&format!("probable missing gold: {} (suggested_qrels.tsv)\n", s.suggested_qrels.len()));
+    t.push_str(&format!(
+        "probable missing gold: {} (suggested_qrels.tsv)\n",
+        s.suggested_qrels.len()
+    ));
     t.push_str(&format!("report: {}\n", out.join("report.html").display()));
     t
 }

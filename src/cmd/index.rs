@@ -135,7 +135,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             println!(
                 "dense: {} vectors of {} ({}-d) in {:.1} s",
                 d["vectors"],
-                d["model"],
+                d["model"].as_str().unwrap_or_default(),
                 d["dim"],
                 d["seconds"].as_f64().unwrap_or(0.0)
             );

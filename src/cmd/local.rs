@@ -1,6 +1,8 @@
 //! `mtr local`: the embedded local default (install, start, stop, status, speed), plus the
 //! LLM flags and client constructor every LLM-using command shares ([`LlmArgs`], [`open_llm`]).
 
+#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -26,7 +26,13 @@ fn mtrag() -> Option<PathBuf> {
 fn import_clapnq(dir: &Path) -> Option<PathBuf> {
     let src = mtrag()?;
     let out = dir.join("clapnq");
-    mtr().args(["-q", "import", "mtrag"]).arg(&src).args(["--domain", "clapnq", "-o"]).arg(&out).assert().success();
+    mtr()
+        .args(["-q", "import", "mtrag"])
+        .arg(&src)
+        .args(["--domain", "clapnq", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
     Some(out)
 }
 
@@ -35,15 +41,24 @@ fn hashed(req: &FakeRequest) -> FakeReply {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (&req.model, &req.last_user).hash(&mut h);
     let x = h.finish();
-    match req.schema.as_ref().and_then(|s| s["properties"]["choice"]["maximum"].as_u64()) {
-        Some(max) => FakeReply::json(serde_json::json!({"justification": "pick", "choice": 1 + x % max})),
+    match req
+        .schema
+        .as_ref()
+        .and_then(|s| s["properties"]["choice"]["maximum"].as_u64())
+    {
+        Some(max) => {
+            FakeReply::json(serde_json::json!({"justification": "pick", "choice": 1 + x % max}))
+        }
         None => FakeReply::json(serde_json::json!({"justification": "rate", "rating": 1 + x % 5})),
     }
 }
 
 fn config(dir: &Path, base_url: &str, price: f64) -> PathBuf {
     let p = dir.join(format!("mtr-{price}.toml"));
-    let mut t = format!("[llm]\ncache = \"{}\"\n", dir.join("cache.sqlite").display());
+    let mut t = format!(
+        "[llm]\ncache = \"{}\"\n",
+        dir.join("cache.sqlite").display()
+    );
     for n in ["judge-a", "judge-b"] {
         t.push_str(&format!(
             "[[llm.endpoints]]\nname = \"{n}\"\nbase_url = \"{base_url}\"\nmodel = \"{n}-model\"\nmax_concurrency = 16\ntimeout_s = 30\nprice_in_per_mtok = {price}\nprice_out_per_mtok = {price}\n"
@@ -61,31 +76,58 @@ fn read(p: &Path) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_on_the_fake_server_end_to_end() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(bench) = import_clapnq(tmp.path()) else { return };
+    let Some(bench) = import_clapnq(tmp.path()) else {
+        return;
+    };
     let fake = FakeServer::builder().respond(hashed).start().await.unwrap();
     let cfg = config(tmp.path(), fake.base_url(), 0.0);
     let out = tmp.path().join("audit");
 
     // dry run: plans, calls nothing, writes nothing
-    let o = mtr().arg("--config").arg(&cfg).args(["-q", "audit"]).arg(&bench).arg("-o").arg(&out).arg("--dry-run").output().unwrap();
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "audit"])
+        .arg(&bench)
+        .arg("-o")
+        .arg(&out)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("dry run") && text.contains("judge-a") && text.contains("prompt tok"), "{text}");
+    assert!(
+        text.contains("dry run") && text.contains("judge-a") && text.contains("prompt tok"),
+        "{text}"
+    );
     assert_eq!(fake.chat_calls(), 0);
     assert!(!out.join("summary.json").exists());
 
     // the full audit
-    let o = mtr().arg("--config").arg(&cfg).args(["-q", "audit"]).arg(&bench).arg("-o").arg(&out).output().unwrap();
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "audit"])
+        .arg(&bench)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     for d in ["alignment", "completeness", "faithfulness", "quality"] {
         assert!(text.contains(d), "{text}");
     }
-    let summary: serde_json::Value = serde_json::from_slice(&read(&out.join("summary.json"))).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&read(&out.join("summary.json"))).unwrap();
     assert_eq!(summary["complete"], true);
     let planned = summary["plan"]["judgements_planned"].as_u64().unwrap();
     let hits = summary["cost"]["total"]["cache_hits"].as_u64().unwrap();
-    assert_eq!(fake.chat_calls() + hits, planned, "one call per distinct prompt");
+    assert_eq!(
+        fake.chat_calls() + hits,
+        planned,
+        "one call per distinct prompt"
+    );
     let calls = fake.chat_calls();
     let items = String::from_utf8(read(&out.join("items.jsonl"))).unwrap();
     assert_eq!(items.lines().count() as u64, planned);
@@ -95,10 +137,36 @@ async fn audit_on_the_fake_server_end_to_end() {
     }
 
     // rerun: resumes, calls nothing, changes nothing
-    let before: Vec<Vec<u8>> = ["items.jsonl", "summary.json", "report.md", "report.html", "suggested_qrels.tsv"].iter().map(|f| read(&out.join(f))).collect();
-    mtr().arg("--config").arg(&cfg).args(["-q", "audit"]).arg(&bench).arg("-o").arg(&out).assert().success();
+    let before: Vec<Vec<u8>> = [
+        "items.jsonl",
+        "summary.json",
+        "report.md",
+        "report.html",
+        "suggested_qrels.tsv",
+    ]
+    .iter()
+    .map(|f| read(&out.join(f)))
+    .collect();
+    mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "audit"])
+        .arg(&bench)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
     assert_eq!(fake.chat_calls(), calls, "a rerun calls nothing");
-    let after: Vec<Vec<u8>> = ["items.jsonl", "summary.json", "report.md", "report.html", "suggested_qrels.tsv"].iter().map(|f| read(&out.join(f))).collect();
+    let after: Vec<Vec<u8>> = [
+        "items.jsonl",
+        "summary.json",
+        "report.md",
+        "report.html",
+        "suggested_qrels.tsv",
+    ]
+    .iter()
+    .map(|f| read(&out.join(f)))
+    .collect();
     assert!(before == after, "a rerun changed the folder");
 
     // mtr report re-renders the same reports from summary.json alone
@@ -107,12 +175,34 @@ async fn audit_on_the_fake_server_end_to_end() {
     assert_eq!(read(&out.join("report.html")), before[3]);
 
     // user errors exit 2 and name the problem
-    let o = mtr().arg("--config").arg(&cfg).args(["-q", "audit"]).arg(&bench).args(["--dimensions", "relevance"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "audit"])
+        .arg(&bench)
+        .args(["--dimensions", "relevance"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("relevance"));
-    let o = mtr().arg("--config").arg(&cfg).args(["-q", "audit"]).arg(tmp.path().join("missing")).output().unwrap();
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "audit"])
+        .arg(tmp.path().join("missing"))
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    let o = mtr().args(["-q", "report"]).arg(tmp.path()).output().unwrap();
+    let o = mtr()
+        .args(["-q", "report"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
 
     // --max-cost stops cleanly; the same command without it finishes
@@ -125,15 +215,37 @@ async fn audit_on_the_fake_server_end_to_end() {
         .arg(&bench)
         .arg("-o")
         .arg(&out2)
-        .args(["--sample", "3", "--dimensions", "quality", "--max-cost", "0.02", "--llm-cache"])
+        .args([
+            "--sample",
+            "3",
+            "--dimensions",
+            "quality",
+            "--max-cost",
+            "0.02",
+            "--llm-cache",
+        ])
         .arg(tmp.path().join("priced.sqlite"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("incomplete"), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("incomplete"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let s: serde_json::Value = serde_json::from_slice(&read(&out2.join("summary.json"))).unwrap();
     assert_eq!(s["complete"], false);
-    mtr().arg("--config").arg(&priced).args(["-q", "audit"]).arg(&bench).arg("-o").arg(&out2).args(["--sample", "3", "--dimensions", "quality", "--llm-cache"]).arg(tmp.path().join("priced.sqlite")).assert().success();
+    mtr()
+        .arg("--config")
+        .arg(&priced)
+        .args(["-q", "audit"])
+        .arg(&bench)
+        .arg("-o")
+        .arg(&out2)
+        .args(["--sample", "3", "--dimensions", "quality", "--llm-cache"])
+        .arg(tmp.path().join("priced.sqlite"))
+        .assert()
+        .success();
     let s: serde_json::Value = serde_json::from_slice(&read(&out2.join("summary.json"))).unwrap();
     assert_eq!(s["complete"], true);
 }
@@ -156,15 +268,20 @@ fn local_model_installed() -> bool {
 /// MTRAG conversation small enough for a CPU model in CI.
 fn truncated(bench: &Path, out: &Path, turns: usize) -> PathBuf {
     let b = mtr_core::BenchmarkDir::open(bench).unwrap().load().unwrap();
-    let d = b.dialogues.iter().find(|d| d.turns.iter().take(turns).any(|t| t.gold.len() >= 2)).unwrap();
+    let d = b
+        .dialogues
+        .iter()
+        .find(|d| d.turns.iter().take(turns).any(|t| t.gold.len() >= 2))
+        .unwrap();
     let mut d = d.clone();
     d.turns.truncate(turns);
     let mut corpus = Vec::new();
-    b.dir.for_each_passage(|_, p| {
-        corpus.push(Ok(p));
-        Ok(())
-    })
-    .unwrap();
+    b.dir
+        .for_each_passage(|_, p| {
+            corpus.push(Ok(p));
+            Ok(())
+        })
+        .unwrap();
     let mut m = b.manifest.clone();
     m.name = format!("{}-{}-turns", m.name, turns);
     mtr_core::benchmark::write_benchmark(out, m, std::slice::from_ref(&d), corpus).unwrap();
@@ -177,7 +294,9 @@ fn audit_on_the_local_model_with_a_small_sample() {
     if !local_model_installed() {
         return;
     }
-    let Some(full) = import_clapnq(tmp.path()) else { return };
+    let Some(full) = import_clapnq(tmp.path()) else {
+        return;
+    };
     let bench = truncated(&full, &tmp.path().join("mini"), 2);
     let human = mtrag().unwrap().join("human_evaluations_clapnq_govt.json");
     let cfg = tmp.path().join("mtr.toml");
@@ -192,15 +311,45 @@ fn audit_on_the_local_model_with_a_small_sample() {
     )
     .unwrap();
     let out = tmp.path().join("audit");
-    let args = ["--sample", "1", "--trials", "1", "--negatives", "3", "--human-sample", "1", "--resamples", "200"];
+    let args = [
+        "--sample",
+        "1",
+        "--trials",
+        "1",
+        "--negatives",
+        "3",
+        "--human-sample",
+        "1",
+        "--resamples",
+        "200",
+    ];
     let t = Instant::now();
-    let o = mtr().arg("--config").arg(&cfg).args(["-q", "audit"]).arg(&bench).arg("-o").arg(&out).args(args).arg("--human-labels").arg(&human).output().unwrap();
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "audit"])
+        .arg(&bench)
+        .arg("-o")
+        .arg(&out)
+        .args(args)
+        .arg("--human-labels")
+        .arg(&human)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    eprintln!("local-model audit: {:.1} s\n{}", t.elapsed().as_secs_f64(), String::from_utf8_lossy(&o.stdout));
+    eprintln!(
+        "local-model audit: {:.1} s\n{}",
+        t.elapsed().as_secs_f64(),
+        String::from_utf8_lossy(&o.stdout)
+    );
     let s: serde_json::Value = serde_json::from_slice(&read(&out.join("summary.json"))).unwrap();
     assert_eq!(s["complete"], true);
     assert_eq!(s["plan"]["dialogues_audited"], 1);
-    assert!(s["judges"][0]["model"].as_str().unwrap().contains("smollm"), "{}", s["judges"]);
+    assert!(
+        s["judges"][0]["model"].as_str().unwrap().contains("smollm"),
+        "{}",
+        s["judges"]
+    );
     // every planned judgement is recorded, parsed or counted as failed (never scored)
     let items = String::from_utf8(read(&out.join("items.jsonl"))).unwrap();
     let planned = s["plan"]["judgements_planned"].as_u64().unwrap();
@@ -212,14 +361,32 @@ fn audit_on_the_local_model_with_a_small_sample() {
     for d in ["alignment", "completeness", "faithfulness", "quality"] {
         assert!(s["dimensions"][d]["items"].as_u64().unwrap() > 0, "{d}");
     }
-    assert!(s["human"]["comparisons"].as_array().is_some_and(|c| !c.is_empty()));
+    assert!(
+        s["human"]["comparisons"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
     assert!(out.join("human_items.jsonl").is_file());
     // a rerun resumes from what it has: same folder, no new model calls needed
     let t = Instant::now();
     let before = read(&out.join("items.jsonl"));
-    let o = mtr().arg("--config").arg(&cfg).args(["-q", "audit"]).arg(&bench).arg("-o").arg(&out).args(args).arg("--human-labels").arg(&human).output().unwrap();
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "audit"])
+        .arg(&bench)
+        .arg("-o")
+        .arg(&out)
+        .args(args)
+        .arg("--human-labels")
+        .arg(&human)
+        .output()
+        .unwrap();
     assert!(o.status.success());
-    let failed = items.lines().filter(|l| l.contains("\"parse_status\":\"failed\"")).count();
+    let failed = items
+        .lines()
+        .filter(|l| l.contains("\"parse_status\":\"failed\""))
+        .count();
     if failed == 0 {
         assert_eq!(read(&out.join("items.jsonl")), before);
         assert!(t.elapsed().as_secs_f64() < 60.0);

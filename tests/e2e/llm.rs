@@ -2,6 +2,8 @@
 //! network, no model): a judged question through the real client, the cache on disk, dry run,
 //! budget stop, and the clear error when the local default is not installed.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 use assert_cmd::Command;
 use mtr_llm::fake::{FakeReply, FakeServer};
 

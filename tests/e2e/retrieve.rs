@@ -3,6 +3,8 @@
 //! ids, empty texts, mismatched analyzer or corpus) exits 2 with a clear message; and, when
 //! ../shared is present, BM25 on the MTRAG clapnq rewrites against MTRAG's own BM25 run.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

@@ -24,10 +24,13 @@ use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+/// A stage: name, start, end, items.
+type Stage = (String, Instant, Option<Instant>, u64);
+
 /// Records when each stage starts and ends.
 #[derive(Default)]
 struct Timeline {
-    stages: Mutex<Vec<(String, Instant, Option<Instant>, u64)>>,
+    stages: Mutex<Vec<Stage>>,
 }
 
 impl Progress for Timeline {
@@ -47,7 +50,10 @@ impl Progress for Timeline {
 }
 
 fn words(rng: &mut StdRng, vocab: &[String], n: usize) -> String {
-    (0..n).map(|_| vocab[rng.random_range(0..vocab.len())].as_str()).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|_| vocab[rng.random_range(0..vocab.len())].as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn synthetic(dir: &std::path::Path, turns: usize) -> Result<mtr_core::Benchmark, Box<dyn Error>> {
@@ -55,7 +61,13 @@ fn synthetic(dir: &std::path::Path, turns: usize) -> Result<mtr_core::Benchmark,
     let vocab: Vec<String> = (0..3000).map(|i| format!("w{i:x}")).collect();
     let n_passages = 5000.max(turns * 2);
     let corpus: Vec<Passage> = (0..n_passages)
-        .map(|i| Passage { id: format!("p{i}"), title: format!("Title {i}"), text: words(&mut rng, &vocab, 90), doc_id: None, meta: Default::default() })
+        .map(|i| Passage {
+            id: format!("p{i}"),
+            title: format!("Title {i}"),
+            text: words(&mut rng, &vocab, 90),
+            doc_id: None,
+            meta: Default::default(),
+        })
         .collect();
     let per = 5;
     let mut dialogues = Vec::new();
@@ -70,22 +82,44 @@ fn synthetic(dir: &std::path::Path, turns: usize) -> Result<mtr_core::Benchmark,
                 user: format!("what about {}?", q.join(" ")),
                 rewrite: None,
                 answer: Some(words(&mut rng, &vocab, 40)),
-                gold: vec![Gold { passage_id: format!("p{gold}"), grade: 1 }],
+                gold: vec![Gold {
+                    passage_id: format!("p{gold}"),
+                    grade: 1,
+                }],
                 tags: Tags::default(),
             });
         }
-        dialogues.push(Dialogue { id: format!("d{d}"), turns: ts, meta: Default::default() });
+        dialogues.push(Dialogue {
+            id: format!("d{d}"),
+            turns: ts,
+            meta: Default::default(),
+        });
     }
-    let manifest = mtr_core::Manifest { name: "synthetic".into(), language: "en".into(), ..Default::default() };
-    let b = mtr_core::benchmark::write_benchmark(dir, manifest, &dialogues, corpus.into_iter().map(Ok))?;
+    let manifest = mtr_core::Manifest {
+        name: "synthetic".into(),
+        language: "en".into(),
+        ..Default::default()
+    };
+    let b = mtr_core::benchmark::write_benchmark(
+        dir,
+        manifest,
+        &dialogues,
+        corpus.into_iter().map(Ok),
+    )?;
     Ok(b.load()?)
 }
 
 fn judge(req: &FakeRequest) -> FakeReply {
     let h = blake3::hash(req.last_user.as_bytes());
     let x = u64::from(h.as_bytes()[0]);
-    match req.schema.as_ref().and_then(|s| s["properties"]["choice"]["maximum"].as_u64()) {
-        Some(max) => FakeReply::json(serde_json::json!({"justification": "picked", "choice": 1 + x % max})),
+    match req
+        .schema
+        .as_ref()
+        .and_then(|s| s["properties"]["choice"]["maximum"].as_u64())
+    {
+        Some(max) => {
+            FakeReply::json(serde_json::json!({"justification": "picked", "choice": 1 + x % max}))
+        }
         None => FakeReply::json(serde_json::json!({"justification": "rated", "rating": 1 + x % 5})),
     }
 }
@@ -101,10 +135,18 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let tmp = tempfile::tempdir()?;
     let bench = synthetic(&tmp.path().join("bench"), turns)?;
     let t_index = Instant::now();
-    let bm25 = mtr_audit::materials::bm25_index(&bench, &tmp.path().join("index"), &mtr_core::progress::NoProgress)?;
+    let bm25 = mtr_audit::materials::bm25_index(
+        &bench,
+        &tmp.path().join("index"),
+        &mtr_core::progress::NoProgress,
+    )?;
     let index_s = t_index.elapsed().as_secs_f64();
 
-    let fake = FakeServer::builder().respond(judge).latency(Duration::from_millis(latency_ms)).start().await?;
+    let fake = FakeServer::builder()
+        .respond(judge)
+        .latency(Duration::from_millis(latency_ms))
+        .start()
+        .await?;
     let endpoints = judges
         .iter()
         .map(|n| {
@@ -114,8 +156,22 @@ async fn main() -> Result<(), Box<dyn Error>> {
             e
         })
         .collect();
-    let config = LlmConfig { endpoints, roles: Roles { judges: judges.iter().map(|s| s.to_string()).collect(), ..Default::default() }, ..Default::default() };
-    let llm = Llm::new(config, LlmOptions { cache_path: Some(tmp.path().join("cache.sqlite")), ..Default::default() }).await?;
+    let config = LlmConfig {
+        endpoints,
+        roles: Roles {
+            judges: judges.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let llm = Llm::new(
+        config,
+        LlmOptions {
+            cache_path: Some(tmp.path().join("cache.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await?;
 
     let timeline = Arc::new(Timeline::default());
     let job = AuditJob {
@@ -133,26 +189,56 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let t0 = Instant::now();
     let outcome = mtr_audit::run(&bench, job, &llm).await?;
     let wall = t0.elapsed().as_secs_f64();
-    let Outcome::Audited(summary) = outcome else { return Err("unexpected dry run".into()) };
+    let Outcome::Audited(summary) = outcome else {
+        return Err("unexpected dry run".into());
+    };
 
     let stages = timeline.stages.lock().map_err(|_| "poisoned")?.clone();
-    let judging = stages.iter().find(|s| s.0 == "judging").ok_or("no judging stage")?;
-    let judging_s = judging.2.ok_or("judging did not finish")?.duration_since(judging.1).as_secs_f64();
+    let judging = stages
+        .iter()
+        .find(|s| s.0 == "judging")
+        .ok_or("no judging stage")?;
+    let judging_s = judging
+        .2
+        .ok_or("judging did not finish")?
+        .duration_since(judging.1)
+        .as_secs_f64();
     let calls = fake.chat_calls();
     let ideal = judges.len() as f64 * concurrency as f64 / (latency_ms as f64 / 1000.0);
     let rate = calls as f64 / judging_s;
-    println!("audit throughput on the fake server ({} judges x {concurrency} in flight, {latency_ms} ms latency)", judges.len());
-    println!("turns {turns}, dimensions 4, judgements {} (planned {}), complete {}", summary.plan.judgements_done, summary.plan.judgements_planned, summary.complete);
+    println!(
+        "audit throughput on the fake server ({} judges x {concurrency} in flight, {latency_ms} ms latency)",
+        judges.len()
+    );
+    println!(
+        "turns {turns}, dimensions 4, judgements {} (planned {}), complete {}",
+        summary.plan.judgements_done, summary.plan.judgements_planned, summary.complete
+    );
     println!("index build (setup, not timed below) {index_s:.2} s");
     for (name, start, end, total) in &stages {
-        let d = end.map(|e| e.duration_since(*start).as_secs_f64()).unwrap_or(f64::NAN);
+        let d = end
+            .map(|e| e.duration_since(*start).as_secs_f64())
+            .unwrap_or(f64::NAN);
         println!("  stage {name:<28} {total:>7} items {d:>8.3} s");
     }
-    println!("wall {wall:.3} s, judging {judging_s:.3} s, outside judging {:.3} s = {:.2}% of wall", wall - judging_s, 100.0 * (wall - judging_s) / wall);
-    println!("request rate {rate:.0}/s, ideal {ideal:.0}/s, ratio {:.3}", rate / ideal);
+    println!(
+        "wall {wall:.3} s, judging {judging_s:.3} s, outside judging {:.3} s = {:.2}% of wall",
+        wall - judging_s,
+        100.0 * (wall - judging_s) / wall
+    );
+    println!(
+        "request rate {rate:.0}/s, ideal {ideal:.0}/s, ratio {:.3}",
+        rate / ideal
+    );
     println!(
         "prompt tokens per judgement: {}",
-        summary.cost.prompt_tokens_per_judgement.iter().map(|(d, t)| format!("{d} {t:.0}")).collect::<Vec<_>>().join(", ")
+        summary
+            .cost
+            .prompt_tokens_per_judgement
+            .iter()
+            .map(|(d, t)| format!("{d} {t:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(())
 }

@@ -49,7 +49,8 @@ pub struct ItemScore {
 /// follows the order of first appearance in `judgements`.
 pub fn score_items(judgements: &[Judgement], judges: usize, trials: usize) -> Vec<ItemScore> {
     let mut order: Vec<(Dimension, String, Option<String>)> = Vec::new();
-    let mut groups: BTreeMap<(Dimension, String, Option<String>), Vec<&Judgement>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Dimension, String, Option<String>), Vec<&Judgement>> =
+        BTreeMap::new();
     for j in judgements {
         let k = (j.dimension, j.turn_id.clone(), j.passage_id.clone());
         let e = groups.entry(k.clone()).or_default();
@@ -77,9 +78,17 @@ fn score_item(dim: Dimension, js: &[&Judgement], judges: usize, trials: usize) -
             _ => failed += 1,
         }
     }
-    let per_judge: BTreeMap<String, f64> = per_judge_vals.iter().map(|(k, v)| (k.clone(), mean(v))).collect();
-    let score = (!per_judge.is_empty()).then(|| mean(&per_judge.values().copied().collect::<Vec<_>>()));
-    let suggestion = if dim == Dimension::Completeness { missing_gold(js, judges * trials) } else { None };
+    let per_judge: BTreeMap<String, f64> = per_judge_vals
+        .iter()
+        .map(|(k, v)| (k.clone(), mean(v)))
+        .collect();
+    let score =
+        (!per_judge.is_empty()).then(|| mean(&per_judge.values().copied().collect::<Vec<_>>()));
+    let suggestion = if dim == Dimension::Completeness {
+        missing_gold(js, judges * trials)
+    } else {
+        None
+    };
     ItemScore {
         dimension: dim,
         dialogue_id: first.dialogue_id.clone(),
@@ -106,7 +115,9 @@ fn missing_gold(js: &[&Judgement], planned: usize) -> Option<Suggestion> {
             *votes.entry(p).or_default() += 1;
         }
     }
-    let (best, n) = votes.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
+    let (best, n) = votes
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
     (n * 2 > planned).then(|| Suggestion {
         turn_id: js[0].turn_id.clone(),
         passage_id: best.to_string(),
@@ -117,7 +128,11 @@ fn missing_gold(js: &[&Judgement], planned: usize) -> Option<Suggestion> {
 }
 
 pub fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
 }
 
 /// Merges suggestions that name the same (turn, passage) from several gold pools: votes and
@@ -143,7 +158,15 @@ pub(crate) mod tests {
     use super::*;
     use crate::record::{Judgement, ParseOutcome, judgement_id};
 
-    pub fn judgement(dim: Dimension, turn: &str, passage: Option<&str>, judge: &str, trial: Option<usize>, score: Option<f64>, pick: Option<&str>) -> Judgement {
+    pub fn judgement(
+        dim: Dimension,
+        turn: &str,
+        passage: Option<&str>,
+        judge: &str,
+        trial: Option<usize>,
+        score: Option<f64>,
+        pick: Option<&str>,
+    ) -> Judgement {
         Judgement {
             id: judgement_id(dim, turn, passage, trial, judge, 0),
             dimension: dim,
@@ -160,7 +183,11 @@ pub(crate) mod tests {
             pick_position: None,
             pick_passage_id: pick.map(Into::into),
             score,
-            parse_status: if score.is_some() { ParseOutcome::Ok } else { ParseOutcome::Failed },
+            parse_status: if score.is_some() {
+                ParseOutcome::Ok
+            } else {
+                ParseOutcome::Failed
+            },
             parse_detail: None,
             justification: Some("because".into()),
             prompt: "audit/x@1".into(),
@@ -175,10 +202,42 @@ pub(crate) mod tests {
     #[test]
     fn ratings_mean_over_judges_and_failures_excluded() {
         let js = vec![
-            judgement(Dimension::Alignment, "d::1", Some("p"), "a", None, Some(5.0), None),
-            judgement(Dimension::Alignment, "d::1", Some("p"), "b", None, Some(2.0), None),
-            judgement(Dimension::Alignment, "d::1", Some("p"), "c", None, None, None),
-            judgement(Dimension::Alignment, "d::2", Some("p"), "a", None, None, None),
+            judgement(
+                Dimension::Alignment,
+                "d::1",
+                Some("p"),
+                "a",
+                None,
+                Some(5.0),
+                None,
+            ),
+            judgement(
+                Dimension::Alignment,
+                "d::1",
+                Some("p"),
+                "b",
+                None,
+                Some(2.0),
+                None,
+            ),
+            judgement(
+                Dimension::Alignment,
+                "d::1",
+                Some("p"),
+                "c",
+                None,
+                None,
+                None,
+            ),
+            judgement(
+                Dimension::Alignment,
+                "d::2",
+                Some("p"),
+                "a",
+                None,
+                None,
+                None,
+            ),
         ];
         let items = score_items(&js, 3, 1);
         assert_eq!(items.len(), 2);
@@ -193,7 +252,14 @@ pub(crate) mod tests {
         let c = Dimension::Completeness;
         let mut js = Vec::new();
         // judge a: gold, x, x ; judge b: x, x, failed  => a share 1/3, b share 0/2
-        for (judge, t, s, p) in [("a", 0, Some(1.0), "g"), ("a", 1, Some(0.0), "x"), ("a", 2, Some(0.0), "x"), ("b", 0, Some(0.0), "x"), ("b", 1, Some(0.0), "x"), ("b", 2, None, "x")] {
+        for (judge, t, s, p) in [
+            ("a", 0, Some(1.0), "g"),
+            ("a", 1, Some(0.0), "x"),
+            ("a", 2, Some(0.0), "x"),
+            ("b", 0, Some(0.0), "x"),
+            ("b", 1, Some(0.0), "x"),
+            ("b", 2, None, "x"),
+        ] {
             js.push(judgement(c, "d::1", Some("g"), judge, Some(t), s, Some(p)));
         }
         let items = score_items(&js, 2, 3);

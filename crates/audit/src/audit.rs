@@ -14,7 +14,7 @@ use mtr_retrieve::Retriever;
 use crate::aggregate::{ItemScore, merge_suggestions, score_items};
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-use crate::engine::{JudgeRef, Render, Unit, judge_units};
+use crate::engine::{JudgeRef, Judging, Render, Unit, judge_units};
 use crate::error::{AuditError, Result};
 use crate::human::{self, HumanCalibration, HumanItem, HumanLabels};
 use crate::materials;
@@ -50,7 +50,11 @@ pub enum Outcome {
     /// The folder was written (complete, or stopped by the budget: see `Summary::complete`).
     Audited(Box<Summary>),
     /// `--dry-run`: calls, tokens and cost that the audit would spend; nothing was written.
-    DryRun { plan: mtr_llm::Plan, judgements: usize, reused: usize },
+    DryRun {
+        plan: mtr_llm::Plan,
+        judgements: usize,
+        reused: usize,
+    },
 }
 
 struct BenchRender<'a> {
@@ -63,7 +67,10 @@ struct BenchRender<'a> {
 
 impl BenchRender<'_> {
     fn text(&self, id: &str) -> Result<String> {
-        self.passages.get(id).map(passage_display).ok_or_else(|| AuditError::Internal(format!("passage `{id}` was not loaded")))
+        self.passages
+            .get(id)
+            .map(passage_display)
+            .ok_or_else(|| AuditError::Internal(format!("passage `{id}` was not loaded")))
     }
 }
 
@@ -75,13 +82,26 @@ impl Render for BenchRender<'_> {
         let view = TurnView::new(dialogue, t);
         let answer = turn.answer.as_deref().unwrap_or_default();
         match u.dimension {
-            Dimension::Alignment => self.prompts.alignment(&view, &self.text(u.passage_id.as_deref().unwrap_or_default())?),
+            Dimension::Alignment => self.prompts.alignment(
+                &view,
+                &self.text(u.passage_id.as_deref().unwrap_or_default())?,
+            ),
             Dimension::Completeness => {
-                let pool = u.pool.as_deref().unwrap_or_default().iter().map(|id| self.text(id)).collect::<Result<Vec<_>>>()?;
+                let pool = u
+                    .pool
+                    .as_deref()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|id| self.text(id))
+                    .collect::<Result<Vec<_>>>()?;
                 self.prompts.completeness(&view, &pool)
             }
             Dimension::Faithfulness => {
-                let texts: Vec<String> = plan::relevant_gold(turn).into_iter().filter_map(|g| self.passages.get(g)).map(passage_display).collect();
+                let texts: Vec<String> = plan::relevant_gold(turn)
+                    .into_iter()
+                    .filter_map(|g| self.passages.get(g))
+                    .map(passage_display)
+                    .collect();
                 self.prompts.faithfulness(&view, &texts, answer)
             }
             Dimension::Quality => self.prompts.quality(&view, answer),
@@ -104,7 +124,9 @@ impl Render for HumanRender<'_> {
         match u.dimension {
             Dimension::Faithfulness => self.prompts.faithfulness(&view, &it.passages, &it.answer),
             Dimension::Quality => self.prompts.quality(&view, &it.answer),
-            d => Err(AuditError::Internal(format!("human calibration does not judge {d}"))),
+            d => Err(AuditError::Internal(format!(
+                "human calibration does not judge {d}"
+            ))),
         }
     }
     fn prompt_id(&self, dim: Dimension) -> String {
@@ -113,16 +135,31 @@ impl Render for HumanRender<'_> {
 }
 
 fn judges_of(llm: &Llm) -> Result<(Vec<JudgeRef>, Vec<JudgeInfo>)> {
-    let eps: BTreeMap<String, mtr_llm::EndpointInfo> = llm.endpoints().into_iter().map(|e| (e.name.clone(), e)).collect();
+    let eps: BTreeMap<String, mtr_llm::EndpointInfo> = llm
+        .endpoints()
+        .into_iter()
+        .map(|e| (e.name.clone(), e))
+        .collect();
     let mut refs = Vec::new();
     let mut infos = Vec::new();
     for name in llm.judges() {
-        let e = eps.get(name).ok_or_else(|| AuditError::Config(format!("judge `{name}` is not a configured endpoint")))?;
-        refs.push(JudgeRef { name: name.clone(), model: e.model.clone() });
-        infos.push(JudgeInfo { name: name.clone(), model: e.model.clone(), family: crate::family::family(&e.model, e.family.as_deref()) });
+        let e = eps.get(name).ok_or_else(|| {
+            AuditError::Config(format!("judge `{name}` is not a configured endpoint"))
+        })?;
+        refs.push(JudgeRef {
+            name: name.clone(),
+            model: e.model.clone(),
+        });
+        infos.push(JudgeInfo {
+            name: name.clone(),
+            model: e.model.clone(),
+            family: crate::family::family(&e.model, e.family.as_deref()),
+        });
     }
     if refs.is_empty() {
-        return Err(AuditError::Config("no judges: list endpoints under [llm.roles] judges".into()));
+        return Err(AuditError::Config(
+            "no judges: list endpoints under [llm.roles] judges".into(),
+        ));
     }
     Ok((refs, infos))
 }
@@ -147,18 +184,35 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     progress.stage("loading gold passages", 0);
     let mut passages = materials::load_passages(bench, &materials::gold_ids(bench, &selected))?;
     progress.finish_stage();
-    let mut plan = plan::build(&bench.dialogues, &dims, s.sample, s.seed, &|id| passages.contains_key(id));
+    let mut plan = plan::build(&bench.dialogues, &dims, s.sample, s.seed, &|id| {
+        passages.contains_key(id)
+    });
 
     // hard negatives and pools
     let mut pools: HashMap<(String, String), Vec<String>> = HashMap::new();
     if dims.contains(&Dimension::Completeness) {
         if job.retrievers.is_empty() {
-            return Err(AuditError::Config("the completeness dimension needs a retriever for hard negatives".into()));
+            return Err(AuditError::Config(
+                "the completeness dimension needs a retriever for hard negatives".into(),
+            ));
         }
-        let mut turns: Vec<(usize, usize)> = plan.items.iter().filter(|i| i.dimension == Dimension::Completeness).map(|i| (i.dialogue, i.turn)).collect();
+        let mut turns: Vec<(usize, usize)> = plan
+            .items
+            .iter()
+            .filter(|i| i.dimension == Dimension::Completeness)
+            .map(|i| (i.dialogue, i.turn))
+            .collect();
         turns.dedup();
         progress.stage("retrieving hard negatives", turns.len() as u64);
-        let negs = materials::retrieve_negatives(bench, &turns, &job.retrievers, &s.negatives_query, s.negatives, &mut passages).await?;
+        let negs = materials::retrieve_negatives(
+            bench,
+            &turns,
+            &job.retrievers,
+            &s.negatives_query,
+            s.negatives,
+            &mut passages,
+        )
+        .await?;
         progress.advance(turns.len() as u64);
         progress.finish_stage();
         let mut kept = Vec::with_capacity(plan.items.len());
@@ -211,7 +265,12 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             let positions = balancer.assign(negs.len() + 1, s.trials);
             let key = format!("{}\u{1f}{gold}", t.id);
             for trial in permutations(&gold, negs, &positions, s.seed, &key) {
-                units.push(Unit { trial: Some(trial.index), gold_position: Some(trial.gold_position + 1), pool: Some(trial.order), ..base.clone() });
+                units.push(Unit {
+                    trial: Some(trial.index),
+                    gold_position: Some(trial.gold_position + 1),
+                    pool: Some(trial.order),
+                    ..base.clone()
+                });
             }
         } else {
             units.push(base);
@@ -219,11 +278,18 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     }
 
     // fingerprint, and whether an earlier run's judgements may be reused
-    let data_fp = if bench.manifest.fingerprint.is_empty() { bench.dir.compute_fingerprint()? } else { bench.manifest.fingerprint.clone() };
+    let data_fp = if bench.manifest.fingerprint.is_empty() {
+        bench.dir.compute_fingerprint()?
+    } else {
+        bench.manifest.fingerprint.clone()
+    };
     let config_fp = mtr_core::fingerprint::hash_json(&(
         &job.config_hash,
         s,
-        judges.iter().map(|j| (&j.name, &j.model)).collect::<Vec<_>>(),
+        judges
+            .iter()
+            .map(|j| (&j.name, &j.model))
+            .collect::<Vec<_>>(),
         job.retrievers.iter().map(|r| r.name()).collect::<Vec<_>>(),
     ));
     let fingerprint = FingerprintInfo {
@@ -234,14 +300,33 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         git_commit: job.git_commit.clone(),
     };
     let previous = output::read_summary(&job.out_dir.join(output::SUMMARY)).ok();
-    let same_data = previous.as_ref().is_none_or(|p| p.fingerprint.data == data_fp);
+    let same_data = previous
+        .as_ref()
+        .is_none_or(|p| p.fingerprint.data == data_fp);
     if !same_data {
-        warnings.push("the output folder held an audit of other data; its judgements were not reused".into());
+        warnings.push(
+            "the output folder held an audit of other data; its judgements were not reused".into(),
+        );
     }
-    let existing = if same_data { output::read_existing(&job.out_dir, output::ITEMS) } else { HashMap::new() };
+    let existing = if same_data {
+        output::read_existing(&job.out_dir, output::ITEMS)
+    } else {
+        HashMap::new()
+    };
 
-    let render = BenchRender { bench, passages: &passages, prompts: &job.prompts, subjects: &subjects };
-    let judged = judge_units(llm, &judges, samples, &units, &render, &existing, &progress, "judging").await?;
+    let render = BenchRender {
+        bench,
+        passages: &passages,
+        prompts: &job.prompts,
+        subjects: &subjects,
+    };
+    let judging = Judging {
+        llm,
+        judges: &judges,
+        samples,
+        progress: &progress,
+    };
+    let judged = judge_units(&judging, &units, &render, &existing, "judging").await?;
 
     // human calibration (its own units, same judges and prompts)
     let human_labels = match &job.human_labels {
@@ -267,7 +352,12 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
                     dimension: dim,
                     dialogue_id: conv.clone(),
                     turn_id: it.id.clone(),
-                    turn: it.history.iter().filter(|(s, _)| *s == mtr_core::model::Speaker::User).count() + 1,
+                    turn: it
+                        .history
+                        .iter()
+                        .filter(|(s, _)| *s == mtr_core::model::Speaker::User)
+                        .count()
+                        + 1,
                     passage_id: None,
                     trial: None,
                     pool: None,
@@ -276,21 +366,36 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
                 });
             }
         }
-        let hexisting = if same_data { output::read_existing(&job.out_dir, output::HUMAN_ITEMS) } else { HashMap::new() };
-        let hr = HumanRender { items: &human_items_sel, prompts: &job.prompts };
-        human_judged = Some(judge_units(llm, &judges, samples, &hunits, &hr, &hexisting, &progress, "human calibration").await?);
+        let hexisting = if same_data {
+            output::read_existing(&job.out_dir, output::HUMAN_ITEMS)
+        } else {
+            HashMap::new()
+        };
+        let hr = HumanRender {
+            items: &human_items_sel,
+            prompts: &job.prompts,
+        };
+        human_judged =
+            Some(judge_units(&judging, &hunits, &hr, &hexisting, "human calibration").await?);
     }
     let human_stopped = human_judged.as_ref().and_then(|h| h.stopped.clone());
 
     if dry_run {
         let pending = units.len() * judges.len() * samples as usize - judged.reused;
-        return Ok(Outcome::DryRun { plan: llm.plan(), judgements: pending, reused: judged.reused });
+        return Ok(Outcome::DryRun {
+            plan: llm.plan(),
+            judgements: pending,
+            reused: judged.reused,
+        });
     }
 
     let planned = judged.records.len();
     let judgements: Vec<Judgement> = judged.records.into_iter().flatten().collect();
     let done = judgements.len();
-    let mut stopped = judged.stopped.clone().or(human_stopped.map(|s| format!("human calibration: {s}")));
+    let mut stopped = judged
+        .stopped
+        .clone()
+        .or(human_stopped.map(|s| format!("human calibration: {s}")));
     if stopped.is_none() && done < planned {
         stopped = Some(format!("{} judgements were not made", planned - done));
     }
@@ -302,7 +407,10 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             let hjs: Vec<Judgement> = hj.records.into_iter().flatten().collect();
             output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
             let hitems = score_items(&hjs, judges.len(), 1);
-            let by_key: HashMap<(Dimension, &str), &ItemScore> = hitems.iter().map(|i| ((i.dimension, i.turn_id.as_str()), i)).collect();
+            let by_key: HashMap<(Dimension, &str), &ItemScore> = hitems
+                .iter()
+                .map(|i| ((i.dimension, i.turn_id.as_str()), i))
+                .collect();
             let mut comparisons = Vec::new();
             for dim in [Dimension::Faithfulness, Dimension::Quality] {
                 if !dims.contains(&dim) {
@@ -313,8 +421,14 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
                         .iter()
                         .filter_map(|it| {
                             let ann = it.ratings.get(*metric)?;
-                            let per_judge = by_key.get(&(dim, it.id.as_str())).map(|i| i.per_judge.clone()).unwrap_or_default();
-                            Some(human::Unit { per_judge, annotators: ann.clone() })
+                            let per_judge = by_key
+                                .get(&(dim, it.id.as_str()))
+                                .map(|i| i.per_judge.clone())
+                                .unwrap_or_default();
+                            Some(human::Unit {
+                                per_judge,
+                                annotators: ann.clone(),
+                            })
                         })
                         .collect();
                     let (lo, hi) = dim.scale();
@@ -329,7 +443,9 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
                 failed_judgements: hjs.iter().filter(|j| !j.ok()).count(),
             })
         }
-        (Some((path, HumanLabels::Items(ratings))), _) => Some(item_calibration(path, ratings, &items, &dims)),
+        (Some((path, HumanLabels::Items(ratings))), _) => {
+            Some(item_calibration(path, ratings, &items, &dims))
+        }
         _ => None,
     };
 
@@ -347,7 +463,11 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         }
     }
     let mut dimensions = BTreeMap::new();
-    let mut bias = BiasInfo { position: Vec::new(), length: Vec::new(), self_preference: Vec::new() };
+    let mut bias = BiasInfo {
+        position: Vec::new(),
+        length: Vec::new(),
+        self_preference: Vec::new(),
+    };
     let mut failures: BTreeMap<String, BTreeMap<Dimension, usize>> = BTreeMap::new();
     let mut worst = BTreeMap::new();
     let mut flagged_turns = BTreeSet::new();
@@ -355,20 +475,33 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         let di: Vec<&ItemScore> = items.iter().filter(|i| i.dimension == dim).collect();
         let dj: Vec<&Judgement> = judgements.iter().filter(|j| j.dimension == dim).collect();
         for j in dj.iter().filter(|j| !j.ok()) {
-            *failures.entry(j.judge.clone()).or_default().entry(dim).or_default() += 1;
+            *failures
+                .entry(j.judge.clone())
+                .or_default()
+                .entry(dim)
+                .or_default() += 1;
         }
         for i in di.iter().filter(|i| stats::is_flagged(i, s)) {
             flagged_turns.insert(i.turn_id.clone());
         }
-        dimensions.insert(dim, stats::dimension_summary(dim, &di, &dj, &judge_names, s));
-        bias.length.extend(stats::length_bias(dim, &di, &judge_names, &lengths));
+        dimensions.insert(
+            dim,
+            stats::dimension_summary(dim, &di, &dj, &judge_names, s),
+        );
+        bias.length
+            .extend(stats::length_bias(dim, &di, &judge_names, &lengths));
         if dim == Dimension::Completeness {
             bias.position = stats::position_bias(&dj, &judge_names);
         }
         worst.insert(dim, worst_items(bench, &passages, &di, &dj, s.worst));
     }
     // self-preference and ensemble diversity
-    let generator_families: BTreeSet<String> = bench.manifest.generator.values().filter_map(|m| crate::family::family(m, None)).collect();
+    let generator_families: BTreeSet<String> = bench
+        .manifest
+        .generator
+        .values()
+        .filter_map(|m| crate::family::family(m, None))
+        .collect();
     for j in &judge_infos {
         if let Some(f) = &j.family
             && generator_families.contains(f)
@@ -391,7 +524,10 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         }
     }
     for (f, names) in fams.iter().filter(|(_, n)| n.len() > 1) {
-        warnings.push(format!("judges {} share the `{f}` model family: their errors may be correlated", names.join(", ")));
+        warnings.push(format!(
+            "judges {} share the `{f}` model family: their errors may be correlated",
+            names.join(", ")
+        ));
     }
     if let Some(st) = &stopped {
         warnings.push(format!("incomplete: {st}"));
@@ -408,7 +544,10 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         e.1 += 1;
     }
     cost.max_cost_usd = llm.ledger().max_cost_usd;
-    cost.prompt_tokens_per_judgement = tokens_per.into_iter().map(|(d, (t, n))| (d, t as f64 / n.max(1) as f64)).collect();
+    cost.prompt_tokens_per_judgement = tokens_per
+        .into_iter()
+        .map(|(d, (t, n))| (d, t as f64 / n.max(1) as f64))
+        .collect();
 
     let suggested = merge_suggestions(&items);
     let summary = Summary {
@@ -447,7 +586,10 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         worst,
         warnings,
     };
-    std::fs::create_dir_all(&job.out_dir).map_err(|e| AuditError::Output { path: job.out_dir.clone(), message: e.to_string() })?;
+    std::fs::create_dir_all(&job.out_dir).map_err(|e| AuditError::Output {
+        path: job.out_dir.clone(),
+        message: e.to_string(),
+    })?;
     output::write_judgements(&job.out_dir.join(output::ITEMS), &judgements)?;
     output::write_suggestions(&job.out_dir.join(output::SUGGESTED_QRELS), &suggested)?;
     output::write_summary(&job.out_dir.join(output::SUMMARY), &summary)?;
@@ -456,12 +598,29 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
 }
 
 /// Calibration against generic ratings of audited items.
-fn item_calibration(path: &std::path::Path, ratings: &[human::HumanRating], items: &[ItemScore], dims: &[Dimension]) -> HumanCalibration {
-    let by_key: HashMap<(Dimension, &str, Option<&str>), &ItemScore> = items.iter().map(|i| ((i.dimension, i.turn_id.as_str(), i.passage_id.as_deref()), i)).collect();
-    let mut grouped: BTreeMap<(Dimension, String, Option<String>), BTreeMap<String, f64>> = BTreeMap::new();
+fn item_calibration(
+    path: &std::path::Path,
+    ratings: &[human::HumanRating],
+    items: &[ItemScore],
+    dims: &[Dimension],
+) -> HumanCalibration {
+    let by_key: HashMap<(Dimension, &str, Option<&str>), &ItemScore> = items
+        .iter()
+        .map(|i| {
+            (
+                (i.dimension, i.turn_id.as_str(), i.passage_id.as_deref()),
+                i,
+            )
+        })
+        .collect();
+    let mut grouped: BTreeMap<(Dimension, String, Option<String>), BTreeMap<String, f64>> =
+        BTreeMap::new();
     for (n, r) in ratings.iter().enumerate() {
         let who = r.annotator.clone().unwrap_or_else(|| format!("rating{n}"));
-        grouped.entry((r.dimension, r.turn_id.clone(), r.passage_id.clone())).or_default().insert(who, r.score);
+        grouped
+            .entry((r.dimension, r.turn_id.clone(), r.passage_id.clone()))
+            .or_default()
+            .insert(who, r.score);
     }
     let mut comparisons = Vec::new();
     for &dim in dims {
@@ -469,7 +628,10 @@ fn item_calibration(path: &std::path::Path, ratings: &[human::HumanRating], item
             .iter()
             .filter(|((d, _, _), _)| *d == dim)
             .map(|((d, t, p), ann)| human::Unit {
-                per_judge: by_key.get(&(*d, t.as_str(), p.as_deref())).map(|i| i.per_judge.clone()).unwrap_or_default(),
+                per_judge: by_key
+                    .get(&(*d, t.as_str(), p.as_deref()))
+                    .map(|i| i.per_judge.clone())
+                    .unwrap_or_default(),
                 annotators: ann.clone(),
             })
             .collect();
@@ -479,41 +641,81 @@ fn item_calibration(path: &std::path::Path, ratings: &[human::HumanRating], item
         let (lo, hi) = dim.scale();
         comparisons.push(human::compare(dim, dim.name(), &units, [lo, hi], [lo, hi]));
     }
-    HumanCalibration { file: path.display().to_string(), kind: "items".into(), units: grouped.len(), comparisons, failed_judgements: 0 }
+    HumanCalibration {
+        file: path.display().to_string(),
+        kind: "items".into(),
+        units: grouped.len(),
+        comparisons,
+        failed_judgements: 0,
+    }
 }
 
 /// The lowest-scoring items of a dimension with the text a reviewer needs.
-fn worst_items(bench: &Benchmark, passages: &HashMap<String, Passage>, items: &[&ItemScore], judgements: &[&Judgement], n: usize) -> Vec<WorstItem> {
+fn worst_items(
+    bench: &Benchmark,
+    passages: &HashMap<String, Passage>,
+    items: &[&ItemScore],
+    judgements: &[&Judgement],
+    n: usize,
+) -> Vec<WorstItem> {
     let mut scored: Vec<&&ItemScore> = items.iter().filter(|i| i.score.is_some()).collect();
     scored.sort_by(|a, b| {
-        a.score.unwrap_or(f64::INFINITY).total_cmp(&b.score.unwrap_or(f64::INFINITY)).then_with(|| a.turn_id.cmp(&b.turn_id)).then_with(|| a.passage_id.cmp(&b.passage_id))
+        a.score
+            .unwrap_or(f64::INFINITY)
+            .total_cmp(&b.score.unwrap_or(f64::INFINITY))
+            .then_with(|| a.turn_id.cmp(&b.turn_id))
+            .then_with(|| a.passage_id.cmp(&b.passage_id))
     });
     let mut out = Vec::new();
     for it in scored.into_iter().take(n) {
-        let Some((d, ti)) = bench.find_turn(&it.turn_id) else { continue };
+        let Some((d, ti)) = bench.find_turn(&it.turn_id) else {
+            continue;
+        };
         let turn = &d.turns[ti];
         let hist = d.history(ti);
         let history: Vec<String> = hist
             .iter()
             .skip(hist.len().saturating_sub(4))
-            .map(|u| format!("{}: {}", if u.speaker == mtr_core::model::Speaker::User { "User" } else { "Assistant" }, excerpt(u.text, 300)))
+            .map(|u| {
+                format!(
+                    "{}: {}",
+                    if u.speaker == mtr_core::model::Speaker::User {
+                        "User"
+                    } else {
+                        "Assistant"
+                    },
+                    excerpt(u.text, 300)
+                )
+            })
             .collect();
-        let mine: Vec<&&Judgement> = judgements.iter().filter(|j| j.turn_id == it.turn_id && j.passage_id == it.passage_id && j.ok()).collect();
+        let mine: Vec<&&Judgement> = judgements
+            .iter()
+            .filter(|j| j.turn_id == it.turn_id && j.passage_id == it.passage_id && j.ok())
+            .collect();
         let mut justifications = BTreeMap::new();
         for j in &mine {
             if let Some(t) = &j.justification {
-                justifications.entry(j.judge.clone()).or_insert_with(|| excerpt(t, 400));
+                justifications
+                    .entry(j.judge.clone())
+                    .or_insert_with(|| excerpt(t, 400));
             }
         }
-        let preferred = it.suggestion.as_ref().map(|s| s.passage_id.clone()).or_else(|| {
-            let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
-            for j in mine.iter().filter(|j| j.score == Some(0.0)) {
-                if let Some(p) = j.pick_passage_id.as_deref() {
-                    *votes.entry(p).or_default() += 1;
+        let preferred = it
+            .suggestion
+            .as_ref()
+            .map(|s| s.passage_id.clone())
+            .or_else(|| {
+                let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
+                for j in mine.iter().filter(|j| j.score == Some(0.0)) {
+                    if let Some(p) = j.pick_passage_id.as_deref() {
+                        *votes.entry(p).or_default() += 1;
+                    }
                 }
-            }
-            votes.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(p, _)| p.to_string())
-        });
+                votes
+                    .into_iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+                    .map(|(p, _)| p.to_string())
+            });
         let needs_answer = it.dimension.needs_answer();
         out.push(WorstItem {
             turn_id: it.turn_id.clone(),
@@ -524,9 +726,20 @@ fn worst_items(bench: &Benchmark, passages: &HashMap<String, Passage>, items: &[
             per_judge: it.per_judge.clone(),
             history,
             question: turn.user.clone(),
-            passage: it.passage_id.as_ref().and_then(|p| passages.get(p)).map(|p| excerpt(&passage_display(p), 1200)),
-            answer: if needs_answer { turn.answer.as_ref().map(|a| excerpt(a, 1200)) } else { None },
-            preferred_passage: preferred.as_ref().and_then(|p| passages.get(p)).map(|p| excerpt(&passage_display(p), 1200)),
+            passage: it
+                .passage_id
+                .as_ref()
+                .and_then(|p| passages.get(p))
+                .map(|p| excerpt(&passage_display(p), 1200)),
+            answer: if needs_answer {
+                turn.answer.as_ref().map(|a| excerpt(a, 1200))
+            } else {
+                None
+            },
+            preferred_passage: preferred
+                .as_ref()
+                .and_then(|p| passages.get(p))
+                .map(|p| excerpt(&passage_display(p), 1200)),
             preferred_passage_id: preferred,
             justifications,
         });
@@ -535,8 +748,17 @@ fn worst_items(bench: &Benchmark, passages: &HashMap<String, Passage>, items: &[
 }
 
 /// Turn ids the audit flagged in any dimension (for the planted-defect evaluation).
-pub fn flagged_turns(items_jsonl: &[Judgement], settings: &AuditSettings, judges: usize, samples: usize) -> BTreeSet<String> {
+pub fn flagged_turns(
+    items_jsonl: &[Judgement],
+    settings: &AuditSettings,
+    judges: usize,
+    samples: usize,
+) -> BTreeSet<String> {
     let items = score_items(items_jsonl, judges, settings.trials * samples);
     let set: HashSet<Dimension> = settings.dimensions().into_iter().collect();
-    items.iter().filter(|i| set.contains(&i.dimension) && stats::is_flagged(i, settings)).map(|i| i.turn_id.clone()).collect()
+    items
+        .iter()
+        .filter(|i| set.contains(&i.dimension) && stats::is_flagged(i, settings))
+        .map(|i| i.turn_id.clone())
+        .collect()
 }

@@ -64,17 +64,24 @@ impl AuditSettings {
         }
         if self.dimensions.contains(&Dimension::Completeness) {
             if self.negatives == 0 {
-                return Err(AuditError::Config("`negatives` must be at least 1 for the discriminability test".into()));
+                return Err(AuditError::Config(
+                    "`negatives` must be at least 1 for the discriminability test".into(),
+                ));
             }
             if self.trials == 0 {
                 return Err(AuditError::Config("`trials` must be at least 1".into()));
             }
         }
         if self.sample == Some(0) {
-            return Err(AuditError::Config("`sample` must be at least 1 dialogue".into()));
+            return Err(AuditError::Config(
+                "`sample` must be at least 1 dialogue".into(),
+            ));
         }
         if !(0.5..1.0).contains(&self.confidence) {
-            return Err(AuditError::Config(format!("`confidence` must be in [0.5, 1), got {}", self.confidence)));
+            return Err(AuditError::Config(format!(
+                "`confidence` must be in [0.5, 1), got {}",
+                self.confidence
+            )));
         }
         Ok(())
     }
@@ -94,13 +101,24 @@ mod tests {
 
     #[test]
     fn defaults_and_toml() {
-        let s: AuditSettings = serde_json::from_value(serde_json::json!({"negatives": 5, "dimensions": ["quality", "alignment", "quality"]})).unwrap();
+        let s: AuditSettings = serde_json::from_value(
+            serde_json::json!({"negatives": 5, "dimensions": ["quality", "alignment", "quality"]}),
+        )
+        .unwrap();
         assert_eq!(s.negatives, 5);
         assert_eq!(s.trials, 3);
-        assert_eq!(s.dimensions(), vec![Dimension::Alignment, Dimension::Quality]);
+        assert_eq!(
+            s.dimensions(),
+            vec![Dimension::Alignment, Dimension::Quality]
+        );
         s.validate().unwrap();
-        let bad = AuditSettings { trials: 0, ..Default::default() };
+        let bad = AuditSettings {
+            trials: 0,
+            ..Default::default()
+        };
         assert!(bad.validate().is_err());
-        assert!(serde_json::from_value::<AuditSettings>(serde_json::json!({"negativs": 5})).is_err());
+        assert!(
+            serde_json::from_value::<AuditSettings>(serde_json::json!({"negativs": 5})).is_err()
+        );
     }
 }

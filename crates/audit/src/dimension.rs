@@ -4,7 +4,19 @@
 use serde::{Deserialize, Serialize};
 
 /// One audited property of a benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Dimension {
     /// Query-evidence alignment: does this gold passage answer this question in context (1-5)?
@@ -19,7 +31,12 @@ pub enum Dimension {
 }
 
 impl Dimension {
-    pub const ALL: [Dimension; 4] = [Dimension::Alignment, Dimension::Completeness, Dimension::Faithfulness, Dimension::Quality];
+    pub const ALL: [Dimension; 4] = [
+        Dimension::Alignment,
+        Dimension::Completeness,
+        Dimension::Faithfulness,
+        Dimension::Quality,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -41,7 +58,9 @@ impl Dimension {
     }
 
     pub fn parse(s: &str) -> Option<Dimension> {
-        Self::ALL.into_iter().find(|d| d.name().eq_ignore_ascii_case(s.trim()))
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(s.trim()))
     }
 
     /// True for the 1-5 rating dimensions; false for the discriminability pick test.
@@ -51,7 +70,11 @@ impl Dimension {
 
     /// The scale of an item score: `(low, high)`.
     pub fn scale(self) -> (f64, f64) {
-        if self.is_rating() { (1.0, 5.0) } else { (0.0, 1.0) }
+        if self.is_rating() {
+            (1.0, 5.0)
+        } else {
+            (0.0, 1.0)
+        }
     }
 
     /// Needs at least one relevant gold passage.
@@ -79,7 +102,10 @@ mod tests {
     fn names_roundtrip() {
         for d in Dimension::ALL {
             assert_eq!(Dimension::parse(d.name()), Some(d));
-            assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{}\"", d.name()));
+            assert_eq!(
+                serde_json::to_string(&d).unwrap(),
+                format!("\"{}\"", d.name())
+            );
         }
         assert_eq!(Dimension::parse("nope"), None);
     }

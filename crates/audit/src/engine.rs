@@ -68,31 +68,51 @@ pub fn slot(unit: usize, judge: usize, sample: u32, judges: usize, samples: u32)
 }
 
 fn reusable(old: &Judgement, unit: &Unit, judge: &JudgeRef, prompt: &str) -> bool {
-    old.ok() && old.model == judge.model && old.prompt == prompt && old.pool == unit.pool && old.gold_position == unit.gold_position
+    old.ok()
+        && old.model == judge.model
+        && old.prompt == prompt
+        && old.pool == unit.pool
+        && old.gold_position == unit.gold_position
+}
+
+/// Who judges: the client, the ensemble, self-consistency samples per judge, progress.
+pub struct Judging<'a> {
+    pub llm: &'a Llm,
+    pub judges: &'a [JudgeRef],
+    pub samples: u32,
+    pub progress: &'a SharedProgress,
 }
 
 /// Judges every unit with every judge (`samples` each). `existing` holds records of an earlier
 /// run by judgement id; a valid one with the same prompt, model and pool is kept as it was.
 pub async fn judge_units(
-    llm: &Llm,
-    judges: &[JudgeRef],
-    samples: u32,
+    ctx: &Judging<'_>,
     units: &[Unit],
     render: &dyn Render,
     existing: &HashMap<String, Judgement>,
-    progress: &SharedProgress,
     stage: &str,
 ) -> Result<Judged> {
-    let samples = samples.max(1);
+    let (llm, judges, progress) = (ctx.llm, ctx.judges, ctx.progress);
+    let samples = ctx.samples.max(1);
     let total = units.len() * judges.len() * samples as usize;
     let mut records: Vec<Option<Judgement>> = vec![None; total];
     let mut todo: Vec<Vec<(usize, u32)>> = vec![Vec::new(); judges.len()];
     let mut reused = 0;
-    let prompt_ids: HashMap<Dimension, String> = Dimension::ALL.iter().map(|d| (*d, render.prompt_id(*d))).collect();
+    let prompt_ids: HashMap<Dimension, String> = Dimension::ALL
+        .iter()
+        .map(|d| (*d, render.prompt_id(*d)))
+        .collect();
     for (ui, u) in units.iter().enumerate() {
         for (ji, j) in judges.iter().enumerate() {
             for s in 0..samples {
-                let id = judgement_id(u.dimension, &u.turn_id, u.passage_id.as_deref(), u.trial, &j.name, s);
+                let id = judgement_id(
+                    u.dimension,
+                    &u.turn_id,
+                    u.passage_id.as_deref(),
+                    u.trial,
+                    &j.name,
+                    s,
+                );
                 match existing.get(&id) {
                     Some(old) if reusable(old, u, j, &prompt_ids[&u.dimension]) => {
                         records[slot(ui, ji, s, judges.len(), samples)] = Some(old.clone());
@@ -148,7 +168,13 @@ pub async fn judge_units(
             }
         };
         let rec = match res {
-            Ok(r) => Some(record(unit, judge, sample, &prompt_ids[&unit.dimension], Ok(r))),
+            Ok(r) => Some(record(
+                unit,
+                judge,
+                sample,
+                &prompt_ids[&unit.dimension],
+                Ok(r),
+            )),
             Err(LlmError::DryRun) => None,
             Err(e) if e.is_budget_stop() => {
                 stop.store(true, Ordering::Relaxed);
@@ -157,7 +183,13 @@ pub async fn judge_units(
                 }
                 None
             }
-            Err(e @ (LlmError::Provider { .. } | LlmError::Parse { .. })) => Some(record(unit, judge, sample, &prompt_ids[&unit.dimension], Err(e))),
+            Err(e @ (LlmError::Provider { .. } | LlmError::Parse { .. })) => Some(record(
+                unit,
+                judge,
+                sample,
+                &prompt_ids[&unit.dimension],
+                Err(e),
+            )),
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
                 if let Ok(mut f) = fatal.lock() {
@@ -175,14 +207,31 @@ pub async fn judge_units(
         return Err(e);
     }
     let stopped = stopped.lock().ok().and_then(|mut s| s.take());
-    Ok(Judged { records, stopped, reused })
+    Ok(Judged {
+        records,
+        stopped,
+        reused,
+    })
 }
 
 /// Turns an LLM answer (or a per-item failure) into a record. Values outside the schema's
 /// range count as failures, never as scores.
-pub fn record(unit: &Unit, judge: &JudgeRef, sample: u32, prompt: &str, res: std::result::Result<ChatResult, LlmError>) -> Judgement {
+pub fn record(
+    unit: &Unit,
+    judge: &JudgeRef,
+    sample: u32,
+    prompt: &str,
+    res: std::result::Result<ChatResult, LlmError>,
+) -> Judgement {
     let mut j = Judgement {
-        id: judgement_id(unit.dimension, &unit.turn_id, unit.passage_id.as_deref(), unit.trial, &judge.name, sample),
+        id: judgement_id(
+            unit.dimension,
+            &unit.turn_id,
+            unit.passage_id.as_deref(),
+            unit.trial,
+            &judge.name,
+            sample,
+        ),
         dimension: unit.dimension,
         judge: judge.name.clone(),
         model: judge.model.clone(),
@@ -250,10 +299,19 @@ pub fn record(unit: &Unit, judge: &JudgeRef, sample: u32, prompt: &str, res: std
                 let pos = v.choice as usize;
                 j.pick_position = Some(pos);
                 j.pick_passage_id = Some(pool[pos - 1].clone());
-                j.score = Some(if Some(pos) == unit.gold_position { 1.0 } else { 0.0 });
+                j.score = Some(if Some(pos) == unit.gold_position {
+                    1.0
+                } else {
+                    0.0
+                });
                 j.justification = Some(v.justification);
             }
-            Ok(v) => return fail(j, format!("choice {} is outside 1-{}", v.choice, pool.len())),
+            Ok(v) => {
+                return fail(
+                    j,
+                    format!("choice {} is outside 1-{}", v.choice, pool.len()),
+                );
+            }
             Err(e) => return fail(j, e.to_string()),
         }
     }

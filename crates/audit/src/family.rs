@@ -4,12 +4,18 @@
 
 /// Known families and name fragments that identify them, checked in order.
 const FAMILIES: &[(&str, &[&str])] = &[
-    ("gpt", &["gpt", "chatgpt", "o1-", "o3-", "o4-", "davinci", "openai"]),
+    (
+        "gpt",
+        &["gpt", "chatgpt", "o1-", "o3-", "o4-", "davinci", "openai"],
+    ),
     ("claude", &["claude", "anthropic"]),
     ("gemini", &["gemini", "gemma", "palm", "bison"]),
     ("llama", &["llama", "codellama", "vicuna", "tulu"]),
     ("qwen", &["qwen", "qwq"]),
-    ("mistral", &["mistral", "mixtral", "ministral", "codestral", "magistral"]),
+    (
+        "mistral",
+        &["mistral", "mixtral", "ministral", "codestral", "magistral"],
+    ),
     ("deepseek", &["deepseek"]),
     ("phi", &["phi-", "phi3", "phi4"]),
     ("granite", &["granite"]),
@@ -32,7 +38,10 @@ pub fn family(model: &str, configured: Option<&str>) -> Option<String> {
     }
     let m = model.to_ascii_lowercase();
     let base = m.rsplit('/').next().unwrap_or(&m);
-    FAMILIES.iter().find(|(_, keys)| keys.iter().any(|k| base.contains(k))).map(|(f, _)| (*f).to_string())
+    FAMILIES
+        .iter()
+        .find(|(_, keys)| keys.iter().any(|k| base.contains(k)))
+        .map(|(f, _)| (*f).to_string())
 }
 
 #[cfg(test)]
@@ -42,10 +51,22 @@ mod tests {
     #[test]
     fn families_from_names() {
         assert_eq!(family("gpt-4o-mini", None).as_deref(), Some("gpt"));
-        assert_eq!(family("Qwen/Qwen2.5-72B-Instruct", None).as_deref(), Some("qwen"));
-        assert_eq!(family("meta-llama/Llama-3.1-405B-Instruct", None).as_deref(), Some("llama"));
-        assert_eq!(family("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", None).as_deref(), Some("qwen"));
-        assert_eq!(family("smollm2-135m-instruct", None).as_deref(), Some("smollm"));
+        assert_eq!(
+            family("Qwen/Qwen2.5-72B-Instruct", None).as_deref(),
+            Some("qwen")
+        );
+        assert_eq!(
+            family("meta-llama/Llama-3.1-405B-Instruct", None).as_deref(),
+            Some("llama")
+        );
+        assert_eq!(
+            family("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", None).as_deref(),
+            Some("qwen")
+        );
+        assert_eq!(
+            family("smollm2-135m-instruct", None).as_deref(),
+            Some("smollm")
+        );
         assert_eq!(family("mixtral-8x7b", None).as_deref(), Some("mistral"));
         assert_eq!(family("my-model", Some("Llama")).as_deref(), Some("llama"));
         assert_eq!(family("fake-model", None), None);

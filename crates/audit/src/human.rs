@@ -42,7 +42,13 @@ pub struct HumanItem {
 
 impl HumanItem {
     pub fn history(&self) -> Vec<Utterance<'_>> {
-        self.history.iter().map(|(s, t)| Utterance { speaker: *s, text: t }).collect()
+        self.history
+            .iter()
+            .map(|(s, t)| Utterance {
+                speaker: *s,
+                text: t,
+            })
+            .collect()
     }
 }
 
@@ -63,7 +69,10 @@ pub struct HumanRating {
 #[derive(Debug, Clone)]
 pub enum HumanLabels {
     /// MTRAG evaluations: answers to judge, on a 1-4 scale.
-    Mtrag { items: Vec<HumanItem>, scale: [f64; 2] },
+    Mtrag {
+        items: Vec<HumanItem>,
+        scale: [f64; 2],
+    },
     /// Ratings of audited items on the dimensions' own scales.
     Items(Vec<HumanRating>),
 }
@@ -80,12 +89,11 @@ pub fn mtrag_metrics(dim: Dimension) -> &'static [&'static str] {
 pub fn load(path: &Path) -> Result<HumanLabels> {
     let text = mtr_core::jsonl::read_text(path)?;
     let first = text.trim_start_matches('\u{feff}').trim_start();
-    if first.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(first)
-            && v.get("evaluations").is_some()
-        {
-            return load_mtrag(path, &v);
-        }
+    if first.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(first)
+        && v.get("evaluations").is_some()
+    {
+        return load_mtrag(path, &v);
     }
     Ok(HumanLabels::Items(mtr_core::jsonl::read_all(path)?))
 }
@@ -103,40 +111,83 @@ fn load_mtrag(path: &Path, v: &serde_json::Value) -> Result<HumanLabels> {
             let id = d["document_id"].as_str()?;
             let title = d["title"].as_str().unwrap_or("");
             let text = d["text"].as_str().unwrap_or("");
-            let shown = if title.is_empty() || text.starts_with(title) { text.to_string() } else { format!("{title}\n{text}") };
+            let shown = if title.is_empty() || text.starts_with(title) {
+                text.to_string()
+            } else {
+                format!("{title}\n{text}")
+            };
             Some((id, shown))
         })
         .collect();
-    let tasks = v["tasks"].as_array().ok_or_else(|| field_err(path, "tasks", "expected an array of tasks"))?;
+    let tasks = v["tasks"]
+        .as_array()
+        .ok_or_else(|| field_err(path, "tasks", "expected an array of tasks"))?;
     let mut by_task: BTreeMap<&str, &serde_json::Value> = BTreeMap::new();
     for (i, t) in tasks.iter().enumerate() {
-        let id = t["task_id"].as_str().ok_or_else(|| field_err(path, &format!("tasks[{i}].task_id"), "missing task id"))?;
+        let id = t["task_id"]
+            .as_str()
+            .ok_or_else(|| field_err(path, &format!("tasks[{i}].task_id"), "missing task id"))?;
         by_task.insert(id, t);
     }
-    let evals = v["evaluations"].as_array().ok_or_else(|| field_err(path, "evaluations", "expected an array"))?;
+    let evals = v["evaluations"]
+        .as_array()
+        .ok_or_else(|| field_err(path, "evaluations", "expected an array"))?;
     let mut items = Vec::new();
     for (i, e) in evals.iter().enumerate() {
         let f = |name: &str| format!("evaluations[{i}].{name}");
-        let task_id = e["task_id"].as_str().ok_or_else(|| field_err(path, &f("task_id"), "missing"))?;
-        let task = by_task.get(task_id).ok_or_else(|| field_err(path, &f("task_id"), format!("task `{task_id}` is not in `tasks`")))?;
+        let task_id = e["task_id"]
+            .as_str()
+            .ok_or_else(|| field_err(path, &f("task_id"), "missing"))?;
+        let task = by_task.get(task_id).ok_or_else(|| {
+            field_err(
+                path,
+                &f("task_id"),
+                format!("task `{task_id}` is not in `tasks`"),
+            )
+        })?;
         let model = e["model_id"].as_str().unwrap_or("unknown");
-        let answer = e["model_response"].as_str().ok_or_else(|| field_err(path, &f("model_response"), "missing"))?;
-        let input = task["input"].as_array().ok_or_else(|| field_err(path, "tasks[].input", format!("task `{task_id}` has no input")))?;
+        let answer = e["model_response"]
+            .as_str()
+            .ok_or_else(|| field_err(path, &f("model_response"), "missing"))?;
+        let input = task["input"].as_array().ok_or_else(|| {
+            field_err(
+                path,
+                "tasks[].input",
+                format!("task `{task_id}` has no input"),
+            )
+        })?;
         let mut msgs: Vec<(Speaker, String)> = input
             .iter()
             .map(|m| {
-                let s = if m["speaker"].as_str() == Some("user") { Speaker::User } else { Speaker::Agent };
+                let s = if m["speaker"].as_str() == Some("user") {
+                    Speaker::User
+                } else {
+                    Speaker::Agent
+                };
                 (s, m["text"].as_str().unwrap_or("").to_string())
             })
             .collect();
         let Some(pos) = msgs.iter().rposition(|(s, _)| *s == Speaker::User) else {
-            return Err(field_err(path, "tasks[].input", format!("task `{task_id}` has no user message")).into());
+            return Err(field_err(
+                path,
+                "tasks[].input",
+                format!("task `{task_id}` has no user message"),
+            )
+            .into());
         };
         let question = msgs[pos].1.clone();
         msgs.truncate(pos);
         let passages: Vec<String> = task["contexts"]
             .as_array()
-            .map(|cs| cs.iter().filter_map(|c| c["document_id"].as_str().and_then(|id| docs.get(id).cloned())).collect())
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| {
+                        c["document_id"]
+                            .as_str()
+                            .and_then(|id| docs.get(id).cloned())
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
         let mut ratings: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
         if let Some(ann) = e["annotations"].as_object() {
@@ -149,14 +200,27 @@ fn load_mtrag(path: &Path, v: &serde_json::Value) -> Result<HumanLabels> {
                         _ => None,
                     };
                     if let Some(x) = val {
-                        ratings.entry(metric.clone()).or_default().insert(annotator.clone(), x);
+                        ratings
+                            .entry(metric.clone())
+                            .or_default()
+                            .insert(annotator.clone(), x);
                     }
                 }
             }
         }
-        items.push(HumanItem { id: format!("{task_id}|{model}"), history: msgs, question, passages, answer: answer.to_string(), ratings });
+        items.push(HumanItem {
+            id: format!("{task_id}|{model}"),
+            history: msgs,
+            question,
+            passages,
+            answer: answer.to_string(),
+            ratings,
+        });
     }
-    Ok(HumanLabels::Mtrag { items, scale: [1.0, 4.0] })
+    Ok(HumanLabels::Mtrag {
+        items,
+        scale: [1.0, 4.0],
+    })
 }
 
 /// Agreement of judges with humans, and of humans with each other.
@@ -231,7 +295,8 @@ pub struct Unit {
 
 impl Unit {
     pub fn ensemble(&self) -> Option<f64> {
-        (!self.per_judge.is_empty()).then(|| self.per_judge.values().sum::<f64>() / self.per_judge.len() as f64)
+        (!self.per_judge.is_empty())
+            .then(|| self.per_judge.values().sum::<f64>() / self.per_judge.len() as f64)
     }
 }
 
@@ -242,7 +307,11 @@ pub fn median(v: &[f64]) -> Option<f64> {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
-    Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
+    Some(if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    })
 }
 
 /// Maps a judge score onto the human scale (linear), rounded to the nearest grade.
@@ -251,7 +320,11 @@ pub fn to_human_grade(score: f64, judge: [f64; 2], human: [f64; 2]) -> i64 {
     x.clamp(human[0], human[1]).round() as i64
 }
 
-fn corr(f: fn(&[f64], &[f64]) -> std::result::Result<agreement::Correlation, mtr_metrics::MetricsError>, x: &[f64], y: &[f64]) -> (Option<f64>, Option<f64>) {
+fn corr(
+    f: fn(&[f64], &[f64]) -> std::result::Result<agreement::Correlation, mtr_metrics::MetricsError>,
+    x: &[f64],
+    y: &[f64],
+) -> (Option<f64>, Option<f64>) {
     if x.len() < 3 {
         return (None, None);
     }
@@ -265,10 +338,17 @@ fn kappa(a: &[i64], b: &[i64]) -> Option<f64> {
     if a.len() < 2 {
         return None;
     }
-    agreement::weighted_kappa(a, b, KappaWeights::Quadratic).ok().filter(|k| k.is_finite())
+    agreement::weighted_kappa(a, b, KappaWeights::Quadratic)
+        .ok()
+        .filter(|k| k.is_finite())
 }
 
-fn judge_agreement(units: &[Unit], score: &dyn Fn(&Unit) -> Option<f64>, judge_scale: [f64; 2], human_scale: [f64; 2]) -> JudgeAgreement {
+fn judge_agreement(
+    units: &[Unit],
+    score: &dyn Fn(&Unit) -> Option<f64>,
+    judge_scale: [f64; 2],
+    human_scale: [f64; 2],
+) -> JudgeAgreement {
     let (mut x, mut y) = (Vec::new(), Vec::new());
     let (mut px, mut py, mut kx, mut ky) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for u in units {
@@ -301,12 +381,31 @@ fn judge_agreement(units: &[Unit], score: &dyn Fn(&Unit) -> Option<f64>, judge_s
 
 fn ceiling(units: &[Unit]) -> Ceiling {
     let multi: Vec<&Unit> = units.iter().filter(|u| u.annotators.len() >= 2).collect();
-    let mut coders: Vec<String> = multi.iter().flat_map(|u| u.annotators.keys().cloned()).collect();
+    let mut coders: Vec<String> = multi
+        .iter()
+        .flat_map(|u| u.annotators.keys().cloned())
+        .collect();
     coders.sort();
     coders.dedup();
-    let data: Vec<Vec<Option<f64>>> = coders.iter().map(|c| multi.iter().map(|u| u.annotators.get(c).copied()).collect()).collect();
-    let alpha = if multi.len() >= 2 { agreement::krippendorff_alpha(&data, Level::Ordinal).ok().filter(|a| a.is_finite()) } else { None };
-    let (mut a, mut b, mut ka, mut kb, mut lx, mut ly) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let data: Vec<Vec<Option<f64>>> = coders
+        .iter()
+        .map(|c| multi.iter().map(|u| u.annotators.get(c).copied()).collect())
+        .collect();
+    let alpha = if multi.len() >= 2 {
+        agreement::krippendorff_alpha(&data, Level::Ordinal)
+            .ok()
+            .filter(|a| a.is_finite())
+    } else {
+        None
+    };
+    let (mut a, mut b, mut ka, mut kb, mut lx, mut ly) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     let mut annotations = 0usize;
     for u in &multi {
         let r: Vec<f64> = u.annotators.values().copied().collect();
@@ -320,7 +419,12 @@ fn ceiling(units: &[Unit]) -> Ceiling {
                     kb.push(r[j].round() as i64);
                 }
             }
-            let others: Vec<f64> = r.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, v)| *v).collect();
+            let others: Vec<f64> = r
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != i)
+                .map(|(_, v)| *v)
+                .collect();
             if let Some(m) = median(&others) {
                 lx.push(r[i]);
                 ly.push(m);
@@ -329,7 +433,11 @@ fn ceiling(units: &[Unit]) -> Ceiling {
     }
     Ceiling {
         units: multi.len(),
-        annotators_per_unit: if multi.is_empty() { 0.0 } else { annotations as f64 / multi.len() as f64 },
+        annotators_per_unit: if multi.is_empty() {
+            0.0
+        } else {
+            annotations as f64 / multi.len() as f64
+        },
         krippendorff_alpha_ordinal: alpha,
         pairs: a.len(),
         pearson_pairwise: corr(agreement::pearson, &a, &b).0,
@@ -341,13 +449,32 @@ fn ceiling(units: &[Unit]) -> Ceiling {
 }
 
 /// Compares judges with humans on one (dimension, human metric).
-pub fn compare(dimension: Dimension, human_metric: &str, units: &[Unit], judge_scale: [f64; 2], human_scale: [f64; 2]) -> HumanComparison {
-    let mut judges: Vec<String> = units.iter().flat_map(|u| u.per_judge.keys().cloned()).collect();
+pub fn compare(
+    dimension: Dimension,
+    human_metric: &str,
+    units: &[Unit],
+    judge_scale: [f64; 2],
+    human_scale: [f64; 2],
+) -> HumanComparison {
+    let mut judges: Vec<String> = units
+        .iter()
+        .flat_map(|u| u.per_judge.keys().cloned())
+        .collect();
     judges.sort();
     judges.dedup();
     let per_judge = judges
         .iter()
-        .map(|j| (j.clone(), judge_agreement(units, &|u: &Unit| u.per_judge.get(j).copied(), judge_scale, human_scale)))
+        .map(|j| {
+            (
+                j.clone(),
+                judge_agreement(
+                    units,
+                    &|u: &Unit| u.per_judge.get(j).copied(),
+                    judge_scale,
+                    human_scale,
+                ),
+            )
+        })
         .collect();
     HumanComparison {
         dimension,
@@ -365,7 +492,8 @@ mod tests {
     use super::*;
 
     fn shared() -> Option<std::path::PathBuf> {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mtrag/human_evaluations_clapnq_govt.json");
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/mtrag/human_evaluations_clapnq_govt.json");
         if p.is_file() {
             Some(p)
         } else {
@@ -377,18 +505,27 @@ mod tests {
     #[test]
     fn loads_the_real_mtrag_human_evaluations() {
         let Some(p) = shared() else { return };
-        let HumanLabels::Mtrag { items, scale } = load(&p).unwrap() else { panic!("not detected as MTRAG") };
+        let HumanLabels::Mtrag { items, scale } = load(&p).unwrap() else {
+            panic!("not detected as MTRAG")
+        };
         assert_eq!(items.len(), 234);
         assert_eq!(scale, [1.0, 4.0]);
         let first = &items[0];
-        assert!(first.id.starts_with("f0d2873b877409f61da7dbdddd22d279<::>1|"));
+        assert!(
+            first
+                .id
+                .starts_with("f0d2873b877409f61da7dbdddd22d279<::>1|")
+        );
         assert!(first.question.contains("law library"));
         assert!(first.history.is_empty());
         assert_eq!(first.passages.len(), 2);
         assert_eq!(first.ratings["faithfulness"].len(), 3);
         // later turns carry their conversation history
         assert!(items.iter().any(|i| i.history.len() >= 2));
-        let with3 = items.iter().filter(|i| i.ratings.get("faithfulness").is_some_and(|r| r.len() == 3)).count();
+        let with3 = items
+            .iter()
+            .filter(|i| i.ratings.get("faithfulness").is_some_and(|r| r.len() == 3))
+            .count();
         assert_eq!(with3, 223);
     }
 
@@ -401,12 +538,26 @@ mod tests {
             .enumerate()
             .map(|(i, &t)| {
                 let noise: f64 = if i % 3 == 0 { 1.0 } else { 0.0 };
-                let ann: BTreeMap<String, f64> = [("a".to_string(), t), ("b".to_string(), t), ("c".to_string(), (t + noise).min(4.0))].into();
+                let ann: BTreeMap<String, f64> = [
+                    ("a".to_string(), t),
+                    ("b".to_string(), t),
+                    ("c".to_string(), (t + noise).min(4.0)),
+                ]
+                .into();
                 let j = 1.0 + (t - 1.0) * 4.0 / 3.0; // exact linear map onto 1-5
-                Unit { per_judge: [("j".to_string(), j)].into(), annotators: ann }
+                Unit {
+                    per_judge: [("j".to_string(), j)].into(),
+                    annotators: ann,
+                }
             })
             .collect();
-        let c = compare(Dimension::Faithfulness, "faithfulness", &units, [1.0, 5.0], [1.0, 4.0]);
+        let c = compare(
+            Dimension::Faithfulness,
+            "faithfulness",
+            &units,
+            [1.0, 5.0],
+            [1.0, 4.0],
+        );
         assert_eq!(c.ensemble.n, 8);
         assert!(c.ensemble.pearson.unwrap() > 0.95, "{:?}", c.ensemble);
         assert!(c.ensemble.kappa_quadratic.unwrap() > 0.8);

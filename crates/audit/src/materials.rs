@@ -43,7 +43,12 @@ pub fn gold_ids(bench: &Benchmark, dialogues: &[usize]) -> HashSet<String> {
 
 /// The query used to retrieve a turn's negatives: `auto` = the benchmark's rewrite when the
 /// turn has one, else the conversation (`full:512`); otherwise any retrieval formulation name.
-pub fn negative_query(spec: &str, bench: &Benchmark, dialogue: usize, turn: usize) -> Result<String> {
+pub fn negative_query(
+    spec: &str,
+    bench: &Benchmark,
+    dialogue: usize,
+    turn: usize,
+) -> Result<String> {
     let d = &bench.dialogues[dialogue];
     let t = &d.turns[turn];
     let f = if spec == "auto" {
@@ -54,8 +59,12 @@ pub fn negative_query(spec: &str, bench: &Benchmark, dialogue: usize, turn: usiz
     } else {
         spec
     };
-    let f: QueryFormulation = f.parse().map_err(|e: String| AuditError::Config(format!("negatives query `{spec}`: {e}")))?;
-    f.formulate(d, turn).map(|(q, _)| q).map_err(|e| AuditError::Retrieval(e.to_string()))
+    let f: QueryFormulation = f
+        .parse()
+        .map_err(|e: String| AuditError::Config(format!("negatives query `{spec}`: {e}")))?;
+    f.formulate(d, turn)
+        .map(|(q, _)| q)
+        .map_err(|e| AuditError::Retrieval(e.to_string()))
 }
 
 /// Hard negatives per turn id (shared by every gold pool of the turn), best first.
@@ -81,7 +90,10 @@ pub async fn retrieve_negatives(
     for &(d, t) in turns {
         let turn = &bench.dialogues[d].turns[t];
         let q = negative_query(query_spec, bench, d, t)?;
-        let gold: Vec<String> = relevant_gold(turn).into_iter().map(str::to_string).collect();
+        let gold: Vec<String> = relevant_gold(turn)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         queries.push(Query::new(q).excluding(gold));
         names.push(turn.id.clone());
     }
@@ -89,15 +101,30 @@ pub async fn retrieve_negatives(
     let k = m * 2 + 8;
     let mut per_retriever: Vec<Vec<Vec<String>>> = Vec::new();
     for r in retrievers {
-        let hits = r.search(&queries, k).await.map_err(|e| AuditError::Retrieval(format!("{}: {e}", r.name())))?;
-        per_retriever.push(hits.into_iter().map(|h| h.into_iter().map(|x| x.id).collect()).collect());
+        let hits = r
+            .search(&queries, k)
+            .await
+            .map_err(|e| AuditError::Retrieval(format!("{}: {e}", r.name())))?;
+        per_retriever.push(
+            hits.into_iter()
+                .map(|h| h.into_iter().map(|x| x.id).collect())
+                .collect(),
+        );
     }
     let mut candidates: Vec<Vec<String>> = Vec::with_capacity(turns.len());
     for i in 0..turns.len() {
-        let lists: Vec<Vec<String>> = per_retriever.iter().map(|r| r.get(i).cloned().unwrap_or_default()).collect();
+        let lists: Vec<Vec<String>> = per_retriever
+            .iter()
+            .map(|r| r.get(i).cloned().unwrap_or_default())
+            .collect();
         candidates.push(interleave(&lists));
     }
-    let need: HashSet<String> = candidates.iter().flatten().filter(|id| !passages.contains_key(*id)).cloned().collect();
+    let need: HashSet<String> = candidates
+        .iter()
+        .flatten()
+        .filter(|id| !passages.contains_key(*id))
+        .cloned()
+        .collect();
     let loaded = load_passages(bench, &need)?;
     passages.extend(loaded);
     let mut by_turn = BTreeMap::new();
@@ -105,18 +132,36 @@ pub async fn retrieve_negatives(
     for (i, &(d, t)) in turns.iter().enumerate() {
         let turn = &bench.dialogues[d].turns[t];
         let exclude: HashSet<&str> = relevant_gold(turn).into_iter().collect();
-        let gold_texts: HashSet<String> = exclude.iter().filter_map(|g| passages.get(*g)).map(|p| text_key(&p.text)).collect();
+        let gold_texts: HashSet<String> = exclude
+            .iter()
+            .filter_map(|g| passages.get(*g))
+            .map(|p| text_key(&p.text))
+            .collect();
         let text_of = |id: &str| passages.get(id).map(|p| p.text.clone());
-        let negs = select_negatives(candidates[i].iter().map(String::as_str), &exclude, &text_of, &gold_texts, m);
+        let negs = select_negatives(
+            candidates[i].iter().map(String::as_str),
+            &exclude,
+            &text_of,
+            &gold_texts,
+            m,
+        );
         by_turn.insert(names[i].clone(), negs);
         qmap.insert(names[i].clone(), queries[i].text.clone());
     }
-    Ok(Negatives { by_turn, queries: qmap, retrievers: retrievers.iter().map(|r| r.name()).collect() })
+    Ok(Negatives {
+        by_turn,
+        queries: qmap,
+        retrievers: retrievers.iter().map(|r| r.name()).collect(),
+    })
 }
 
 /// The retrieval index of the benchmark's corpus in `index_dir`: opened when it exists and was
 /// built from this corpus, else (re)built there. Use `.bm25()` for the BM25 retriever.
-pub fn corpus_index(bench: &Benchmark, index_dir: &std::path::Path, progress: &dyn mtr_core::progress::Progress) -> Result<mtr_retrieve::IndexDir> {
+pub fn corpus_index(
+    bench: &Benchmark,
+    index_dir: &std::path::Path,
+    progress: &dyn mtr_core::progress::Progress,
+) -> Result<mtr_retrieve::IndexDir> {
     let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
     if index_dir.join("mtr-index.json").is_file()
         && let Ok(idx) = mtr_retrieve::IndexDir::open(index_dir)
@@ -125,18 +170,36 @@ pub fn corpus_index(bench: &Benchmark, index_dir: &std::path::Path, progress: &d
         return Ok(idx);
     }
     if index_dir.exists() {
-        std::fs::remove_dir_all(index_dir).map_err(|e| AuditError::Output { path: index_dir.to_path_buf(), message: e.to_string() })?;
+        std::fs::remove_dir_all(index_dir).map_err(|e| AuditError::Output {
+            path: index_dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
     }
-    let opts = mtr_retrieve::IndexOptions { store_text: false, ..Default::default() };
-    mtr_retrieve::IndexBuilder::new(index_dir, opts).build(&src, progress).map_err(retrieval_error)
+    let opts = mtr_retrieve::IndexOptions {
+        store_text: false,
+        ..Default::default()
+    };
+    mtr_retrieve::IndexBuilder::new(index_dir, opts)
+        .build(&src, progress)
+        .map_err(retrieval_error)
 }
 
 /// A BM25 retriever over [`corpus_index`].
-pub fn bm25_index(bench: &Benchmark, index_dir: &std::path::Path, progress: &dyn mtr_core::progress::Progress) -> Result<mtr_retrieve::Bm25Index> {
-    corpus_index(bench, index_dir, progress)?.bm25().map_err(retrieval_error)
+pub fn bm25_index(
+    bench: &Benchmark,
+    index_dir: &std::path::Path,
+    progress: &dyn mtr_core::progress::Progress,
+) -> Result<mtr_retrieve::Bm25Index> {
+    corpus_index(bench, index_dir, progress)?
+        .bm25()
+        .map_err(retrieval_error)
 }
 
 /// Retrieval errors: bad input stays a user error.
 pub fn retrieval_error(e: mtr_retrieve::Error) -> AuditError {
-    if e.is_user_error() { AuditError::Core(e.into()) } else { AuditError::Retrieval(e.to_string()) }
+    if e.is_user_error() {
+        AuditError::Core(e.into())
+    } else {
+        AuditError::Retrieval(e.to_string())
+    }
 }

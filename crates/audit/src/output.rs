@@ -23,7 +23,10 @@ pub const REPORT_HTML: &str = "report.html";
 pub const SUGGESTED_QRELS: &str = "suggested_qrels.tsv";
 
 fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
-    AuditError::Output { path: path.to_path_buf(), message: e.to_string() }
+    AuditError::Output {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 /// Judgements of an earlier run in `dir/name`, by id. A missing file gives none; an
@@ -57,7 +60,10 @@ pub fn write_suggestions(path: &Path, suggestions: &[Suggestion]) -> Result<()> 
     let mut f = AtomicFile::create(path)?;
     let mut body = String::from("query-id\tcorpus-id\tscore\tvotes\tpicks\tinstead-of\n");
     for s in suggestions {
-        body.push_str(&format!("{}\t{}\t1\t{}\t{}\t{}\n", s.turn_id, s.passage_id, s.votes, s.picks, s.gold_passage_id));
+        body.push_str(&format!(
+            "{}\t{}\t1\t{}\t{}\t{}\n",
+            s.turn_id, s.passage_id, s.votes, s.picks, s.gold_passage_id
+        ));
     }
     f.write_all(body.as_bytes()).map_err(|e| io(path, e))?;
     f.commit()?;
@@ -74,7 +80,11 @@ pub fn write_summary(path: &Path, s: &Summary) -> Result<()> {
 pub fn read_summary(path: &Path) -> Result<Summary> {
     let text = mtr_core::jsonl::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| {
-        AuditError::Core(mtr_core::InputError::new(path, format!("not an audit summary: {e}")).line(e.line() as u64).into())
+        AuditError::Core(
+            mtr_core::InputError::new(path, format!("not an audit summary: {e}"))
+                .line(e.line() as u64)
+                .into(),
+        )
     })
 }
 

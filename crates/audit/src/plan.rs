@@ -13,7 +13,19 @@ use crate::dimension::Dimension;
 use crate::seed;
 
 /// Why a would-be item was not audited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
     /// The turn has no gold passage with a positive grade (counted per turn).
@@ -94,11 +106,20 @@ pub fn sample_dialogues(total: usize, n: Option<usize>, seed: u64) -> Vec<usize>
 /// The relevant gold passage ids of a turn, deduplicated, in label order.
 pub fn relevant_gold(turn: &mtr_core::Turn) -> Vec<&str> {
     let mut seen = BTreeSet::new();
-    turn.relevant().map(|g| g.passage_id.as_str()).filter(|id| seen.insert(*id)).collect()
+    turn.relevant()
+        .map(|g| g.passage_id.as_str())
+        .filter(|id| seen.insert(*id))
+        .collect()
 }
 
 /// Builds the plan. `in_corpus` says whether a passage id exists in the corpus.
-pub fn build(dialogues: &[Dialogue], dims: &[Dimension], sample: Option<usize>, seed: u64, in_corpus: &dyn Fn(&str) -> bool) -> AuditPlan {
+pub fn build(
+    dialogues: &[Dialogue],
+    dims: &[Dimension],
+    sample: Option<usize>,
+    seed: u64,
+    in_corpus: &dyn Fn(&str) -> bool,
+) -> AuditPlan {
     let mut plan = AuditPlan {
         dialogues_total: dialogues.len(),
         turns_total: dialogues.iter().map(|d| d.turns.len()).sum(),
@@ -130,7 +151,12 @@ pub fn build(dialogues: &[Dialogue], dims: &[Dimension], sample: Option<usize>, 
                                 plan.skip(dim, SkipReason::GoldNotInCorpus);
                                 continue;
                             }
-                            plan.items.push(PlanItem { dimension: dim, dialogue: di, turn: ti, passage_id: Some((*g).to_string()) });
+                            plan.items.push(PlanItem {
+                                dimension: dim,
+                                dialogue: di,
+                                turn: ti,
+                                passage_id: Some((*g).to_string()),
+                            });
                         }
                     }
                     Dimension::Faithfulness => {
@@ -142,10 +168,20 @@ pub fn build(dialogues: &[Dialogue], dims: &[Dimension], sample: Option<usize>, 
                             plan.skip(dim, SkipReason::GoldNotInCorpus);
                             continue;
                         }
-                        plan.items.push(PlanItem { dimension: dim, dialogue: di, turn: ti, passage_id: None });
+                        plan.items.push(PlanItem {
+                            dimension: dim,
+                            dialogue: di,
+                            turn: ti,
+                            passage_id: None,
+                        });
                     }
                     Dimension::Quality => {
-                        plan.items.push(PlanItem { dimension: dim, dialogue: di, turn: ti, passage_id: None });
+                        plan.items.push(PlanItem {
+                            dimension: dim,
+                            dialogue: di,
+                            turn: ti,
+                            passage_id: None,
+                        });
                     }
                 }
             }
@@ -165,8 +201,17 @@ mod tests {
             user: format!("question {id}"),
             rewrite: None,
             answer: answer.map(Into::into),
-            gold: gold.iter().map(|g| Gold { passage_id: (*g).into(), grade: 1 }).collect(),
-            tags: Tags { answerability: unanswerable.then(|| "UNANSWERABLE".to_string()), ..Default::default() },
+            gold: gold
+                .iter()
+                .map(|g| Gold {
+                    passage_id: (*g).into(),
+                    grade: 1,
+                })
+                .collect(),
+            tags: Tags {
+                answerability: unanswerable.then(|| "UNANSWERABLE".to_string()),
+                ..Default::default()
+            },
         }
     }
 
@@ -181,7 +226,9 @@ mod tests {
             ],
             meta: Default::default(),
         };
-        let plan = build(std::slice::from_ref(&d), &Dimension::ALL, None, 1, &|id| id != "missing");
+        let plan = build(std::slice::from_ref(&d), &Dimension::ALL, None, 1, &|id| {
+            id != "missing"
+        });
         assert_eq!(plan.turns_audited, 3);
         // alignment: p1, p2 (deduplicated) of turn 2, p3 of turn 3
         assert_eq!(plan.count(Dimension::Alignment), 3);

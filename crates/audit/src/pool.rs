@@ -27,7 +27,10 @@ pub struct PositionBalancer {
 
 impl PositionBalancer {
     pub fn new(seed: u64) -> Self {
-        Self { seed, counters: BTreeMap::new() }
+        Self {
+            seed,
+            counters: BTreeMap::new(),
+        }
     }
 
     /// Gold positions (0-based) for the `trials` permutations of the next pool of `pool_size`.
@@ -36,9 +39,12 @@ impl PositionBalancer {
             return Vec::new();
         }
         let k = self.counters.entry(pool_size).or_insert(0);
-        let offset = (seed::derive(self.seed, &["positions", &pool_size.to_string()]) % pool_size as u64) as usize;
+        let offset = (seed::derive(self.seed, &["positions", &pool_size.to_string()])
+            % pool_size as u64) as usize;
         let stride = (pool_size / trials.max(1)).max(1);
-        let out = (0..trials).map(|t| (offset + *k + t * stride) % pool_size).collect();
+        let out = (0..trials)
+            .map(|t| (offset + *k + t * stride) % pool_size)
+            .collect();
         *k += 1;
         out
     }
@@ -56,7 +62,13 @@ pub struct Trial {
 
 /// The permutations of a pool: the gold at each assigned position, the negatives around it in
 /// a seeded order that depends only on the seed, the item key and the trial index.
-pub fn permutations(gold: &str, negatives: &[String], gold_positions: &[usize], seed: u64, item_key: &str) -> Vec<Trial> {
+pub fn permutations(
+    gold: &str,
+    negatives: &[String],
+    gold_positions: &[usize],
+    seed: u64,
+    item_key: &str,
+) -> Vec<Trial> {
     gold_positions
         .iter()
         .enumerate()
@@ -66,14 +78,21 @@ pub fn permutations(gold: &str, negatives: &[String], gold_positions: &[usize], 
             order.shuffle(&mut rng);
             let pos = pos.min(order.len());
             order.insert(pos, gold.to_string());
-            Trial { index: t, gold_position: pos, order }
+            Trial {
+                index: t,
+                gold_position: pos,
+                order,
+            }
         })
         .collect()
 }
 
 /// Normalised text used to detect the same passage under two ids (whitespace and case folded).
 pub fn text_key(text: &str) -> String {
-    text.split_whitespace().map(|w| w.to_lowercase()).collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .map(|w| w.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Interleaves ranked candidate lists (e.g. BM25 and dense), keeping the first occurrence.
@@ -146,7 +165,10 @@ mod tests {
                 }
             }
             // exactly balanced over a multiple of P pools, and per trial index too
-            assert!(counts.iter().all(|&c| c == pools * t / p), "{p} {t} {counts:?}");
+            assert!(
+                counts.iter().all(|&c| c == pools * t / p),
+                "{p} {t} {counts:?}"
+            );
             for row in per_trial {
                 assert!(row.iter().all(|&c| c == pools / p), "{row:?}");
             }
@@ -182,8 +204,20 @@ mod tests {
         };
         let gold_texts: HashSet<String> = [text_key("the gold text")].into();
         let exclude: HashSet<&str> = ["g1", "g2"].into();
-        let got = select_negatives(["g1", "a", "dup", "a", "a2", "g2", "b", "c"], &exclude, &texts, &gold_texts, 2);
+        let got = select_negatives(
+            ["g1", "a", "dup", "a", "a2", "g2", "b", "c"],
+            &exclude,
+            &texts,
+            &gold_texts,
+            2,
+        );
         assert_eq!(got, vec!["a", "b"]);
-        assert_eq!(interleave(&[vec!["a".into(), "b".into()], vec!["b".into(), "c".into(), "d".into()]]), vec!["a", "b", "c", "d"]);
+        assert_eq!(
+            interleave(&[
+                vec!["a".into(), "b".into()],
+                vec!["b".into(), "c".into(), "d".into()]
+            ]),
+            vec!["a", "b", "c", "d"]
+        );
     }
 }

@@ -37,7 +37,10 @@ pub struct AuditPrompts {
 fn prompt_err(e: mtr_llm::LlmError) -> AuditError {
     match e {
         mtr_llm::LlmError::Prompt { name, message } => AuditError::Prompt { name, message },
-        other => AuditError::Prompt { name: "audit".into(), message: other.to_string() },
+        other => AuditError::Prompt {
+            name: "audit".into(),
+            message: other.to_string(),
+        },
     }
 }
 
@@ -93,7 +96,11 @@ impl AuditPrompts {
 pub fn passage_display(p: &Passage) -> String {
     let title = p.title.trim();
     let text = p.text.trim();
-    if title.is_empty() || text.starts_with(title) { text.to_string() } else { format!("{title}\n{text}") }
+    if title.is_empty() || text.starts_with(title) {
+        text.to_string()
+    } else {
+        format!("{title}\n{text}")
+    }
 }
 
 #[derive(Serialize)]
@@ -117,7 +124,14 @@ impl<'a> TurnView<'a> {
     pub fn from_parts(history: Vec<Utterance<'a>>, question: &'a str) -> Self {
         let history = history
             .into_iter()
-            .map(|u| HistoryLine { speaker: if u.speaker == Speaker::User { "user" } else { "agent" }, text: u.text })
+            .map(|u| HistoryLine {
+                speaker: if u.speaker == Speaker::User {
+                    "user"
+                } else {
+                    "agent"
+                },
+                text: u.text,
+            })
             .collect();
         Self { history, question }
     }
@@ -148,29 +162,79 @@ impl AuditPrompts {
 
     /// Alignment: one gold passage.
     pub fn alignment(&self, turn: &TurnView<'_>, passage: &str) -> Result<ChatRequest> {
-        self.request(Dimension::Alignment, &Ctx { turn, passage: Some(passage), passages: None, answer: None }, rating_output())
+        self.request(
+            Dimension::Alignment,
+            &Ctx {
+                turn,
+                passage: Some(passage),
+                passages: None,
+                answer: None,
+            },
+            rating_output(),
+        )
     }
 
     /// Completeness: a pool in display order (gold and negatives, each once).
     pub fn completeness(&self, turn: &TurnView<'_>, pool: &[String]) -> Result<ChatRequest> {
         let distinct: HashSet<&String> = pool.iter().collect();
         if distinct.len() != pool.len() {
-            return Err(AuditError::Internal("a discriminability pool shows a passage twice".into()));
+            return Err(AuditError::Internal(
+                "a discriminability pool shows a passage twice".into(),
+            ));
         }
-        let out = OutputSpec::Schema(JsonSchema::new(format!("audit_pick_{}", pool.len()), pick_schema(pool.len())));
-        self.request(Dimension::Completeness, &Ctx { turn, passage: None, passages: Some(pool), answer: None }, out)
+        let out = OutputSpec::Schema(JsonSchema::new(
+            format!("audit_pick_{}", pool.len()),
+            pick_schema(pool.len()),
+        ));
+        self.request(
+            Dimension::Completeness,
+            &Ctx {
+                turn,
+                passage: None,
+                passages: Some(pool),
+                answer: None,
+            },
+            out,
+        )
     }
 
     /// Faithfulness: the answer and the turn's gold passages (deduplicated by text).
-    pub fn faithfulness(&self, turn: &TurnView<'_>, passages: &[String], answer: &str) -> Result<ChatRequest> {
+    pub fn faithfulness(
+        &self,
+        turn: &TurnView<'_>,
+        passages: &[String],
+        answer: &str,
+    ) -> Result<ChatRequest> {
         let mut seen = HashSet::new();
-        let unique: Vec<String> = passages.iter().filter(|p| seen.insert(crate::pool::text_key(p))).cloned().collect();
-        self.request(Dimension::Faithfulness, &Ctx { turn, passage: None, passages: Some(&unique), answer: Some(answer) }, rating_output())
+        let unique: Vec<String> = passages
+            .iter()
+            .filter(|p| seen.insert(crate::pool::text_key(p)))
+            .cloned()
+            .collect();
+        self.request(
+            Dimension::Faithfulness,
+            &Ctx {
+                turn,
+                passage: None,
+                passages: Some(&unique),
+                answer: Some(answer),
+            },
+            rating_output(),
+        )
     }
 
     /// Quality: the answer alone.
     pub fn quality(&self, turn: &TurnView<'_>, answer: &str) -> Result<ChatRequest> {
-        self.request(Dimension::Quality, &Ctx { turn, passage: None, passages: None, answer: Some(answer) }, rating_output())
+        self.request(
+            Dimension::Quality,
+            &Ctx {
+                turn,
+                passage: None,
+                passages: None,
+                answer: Some(answer),
+            },
+            rating_output(),
+        )
     }
 }
 
@@ -185,21 +249,35 @@ mod tests {
             user: user.into(),
             rewrite: None,
             answer: Some(answer.into()),
-            gold: vec![Gold { passage_id: "p1".into(), grade: 1 }],
+            gold: vec![Gold {
+                passage_id: "p1".into(),
+                grade: 1,
+            }],
             tags: Tags::default(),
         };
         Dialogue {
             id: "d1".into(),
             turns: vec![
-                t("d1::1", "Where do the Arizona Cardinals play?", "At State Farm Stadium in Glendale."),
-                t("d1::2", "Did they ever play abroad?", "Yes, in London in 2017 and in Mexico in 2005."),
+                t(
+                    "d1::1",
+                    "Where do the Arizona Cardinals play?",
+                    "At State Farm Stadium in Glendale.",
+                ),
+                t(
+                    "d1::2",
+                    "Did they ever play abroad?",
+                    "Yes, in London in 2017 and in Mexico in 2005.",
+                ),
             ],
             meta: Default::default(),
         }
     }
 
     fn text(req: &ChatRequest) -> String {
-        req.messages.iter().map(|m| format!("--- {:?}\n{}\n", m.role, m.content)).collect()
+        req.messages
+            .iter()
+            .map(|m| format!("--- {:?}\n{}\n", m.role, m.content))
+            .collect()
     }
 
     #[test]
@@ -210,8 +288,14 @@ mod tests {
         let passage = "2017 Arizona Cardinals season\nThe Cardinals played the Rams at Twickenham Stadium in London.".to_string();
         let reqs = [
             p.alignment(&view, &passage).unwrap(),
-            p.completeness(&view, &[passage.clone(), "Another passage.".into()]).unwrap(),
-            p.faithfulness(&view, &[passage.clone(), passage.clone()], "Yes, in London.").unwrap(),
+            p.completeness(&view, &[passage.clone(), "Another passage.".into()])
+                .unwrap(),
+            p.faithfulness(
+                &view,
+                &[passage.clone(), passage.clone()],
+                "Yes, in London.",
+            )
+            .unwrap(),
             p.quality(&view, "Yes, in London.").unwrap(),
         ];
         let system = &reqs[0].messages[0];
@@ -219,11 +303,17 @@ mod tests {
             assert_eq!(r.messages.len(), 2);
             assert_eq!(&r.messages[0], system, "one shared system message");
             let u = &r.messages[1].content;
-            assert!(u.contains("User: Where do the Arizona Cardinals play?"), "{u}");
+            assert!(
+                u.contains("User: Where do the Arizona Cardinals play?"),
+                "{u}"
+            );
             assert!(u.contains("Assistant: At State Farm Stadium"), "{u}");
             assert!(u.contains("User: Did they ever play abroad?"), "{u}");
             // the shared prefix: the conversation comes before anything dimension-specific
-            assert!(u.starts_with("## Conversation so far\nUser: Where do"), "{u}");
+            assert!(
+                u.starts_with("## Conversation so far\nUser: Where do"),
+                "{u}"
+            );
             assert!(u.find("justification").unwrap() > u.find("## Task").unwrap());
         }
         // the faithfulness prompt shows a passage once even when two golds have the same text
@@ -241,9 +331,18 @@ mod tests {
         let d = dialogue();
         let r = p.quality(&TurnView::new(&d, 0), "x").unwrap();
         assert!(r.messages[1].content.contains("(this is the first turn)"));
-        let pass = Passage { id: "p".into(), title: "T".into(), text: "T\nbody".into(), doc_id: None, meta: Default::default() };
+        let pass = Passage {
+            id: "p".into(),
+            title: "T".into(),
+            text: "T\nbody".into(),
+            doc_id: None,
+            meta: Default::default(),
+        };
         assert_eq!(passage_display(&pass), "T\nbody");
-        let pass = Passage { text: "body".into(), ..pass };
+        let pass = Passage {
+            text: "body".into(),
+            ..pass
+        };
         assert_eq!(passage_display(&pass), "T\nbody");
     }
 }

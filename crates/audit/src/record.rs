@@ -10,7 +10,19 @@ use serde::{Deserialize, Serialize};
 use crate::dimension::Dimension;
 
 /// How a judgement's value was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ParseOutcome {
     /// The answer parsed as JSON matching the schema.
@@ -82,9 +94,20 @@ impl Judgement {
 }
 
 /// Stable id of a judgement from what it is about.
-pub fn judgement_id(dim: Dimension, turn_id: &str, passage_id: Option<&str>, trial: Option<usize>, judge: &str, sample: u32) -> String {
+pub fn judgement_id(
+    dim: Dimension,
+    turn_id: &str,
+    passage_id: Option<&str>,
+    trial: Option<usize>,
+    judge: &str,
+    sample: u32,
+) -> String {
     let trial = trial.map(|t| t.to_string()).unwrap_or_default();
-    let s = format!("{}\u{1f}{turn_id}\u{1f}{}\u{1f}{trial}\u{1f}{judge}\u{1f}{sample}", dim.name(), passage_id.unwrap_or(""));
+    let s = format!(
+        "{}\u{1f}{turn_id}\u{1f}{}\u{1f}{trial}\u{1f}{judge}\u{1f}{sample}",
+        dim.name(),
+        passage_id.unwrap_or("")
+    );
     blake3::hash(s.as_bytes()).to_hex()[..20].to_string()
 }
 
@@ -135,17 +158,34 @@ mod tests {
     #[test]
     fn ids_are_stable_and_distinct() {
         let a = judgement_id(Dimension::Completeness, "t1", Some("p"), Some(0), "j", 0);
-        assert_eq!(a, judgement_id(Dimension::Completeness, "t1", Some("p"), Some(0), "j", 0));
-        assert_ne!(a, judgement_id(Dimension::Completeness, "t1", Some("p"), Some(1), "j", 0));
-        assert_ne!(a, judgement_id(Dimension::Completeness, "t1", Some("p"), Some(0), "k", 0));
-        assert_ne!(a, judgement_id(Dimension::Completeness, "t1", Some("p"), Some(0), "j", 1));
+        assert_eq!(
+            a,
+            judgement_id(Dimension::Completeness, "t1", Some("p"), Some(0), "j", 0)
+        );
+        assert_ne!(
+            a,
+            judgement_id(Dimension::Completeness, "t1", Some("p"), Some(1), "j", 0)
+        );
+        assert_ne!(
+            a,
+            judgement_id(Dimension::Completeness, "t1", Some("p"), Some(0), "k", 0)
+        );
+        assert_ne!(
+            a,
+            judgement_id(Dimension::Completeness, "t1", Some("p"), Some(0), "j", 1)
+        );
         assert_eq!(a.len(), 20);
     }
 
     #[test]
     fn schemas_order_justification_first() {
         let s = rating_schema();
-        let keys: Vec<_> = s["properties"].as_object().unwrap().keys().cloned().collect();
+        let keys: Vec<_> = s["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         assert_eq!(keys, ["justification", "rating"]);
         assert_eq!(pick_schema(8)["properties"]["choice"]["maximum"], 8);
     }

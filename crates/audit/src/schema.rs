@@ -14,7 +14,10 @@ pub const PICK_SCHEMA_FILE: &str = "audit-verdict-pick.schema.json";
 
 fn with_id(mut v: serde_json::Value, id: &str, title: &str) -> serde_json::Value {
     if let Some(o) = v.as_object_mut() {
-        o.insert("$id".into(), serde_json::Value::String(format!("https://mtr.dev/schema/{id}")));
+        o.insert(
+            "$id".into(),
+            serde_json::Value::String(format!("https://mtr.dev/schema/{id}")),
+        );
         o.insert("title".into(), serde_json::Value::String(title.into()));
     }
     v
@@ -28,17 +31,36 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
     let mut pick = pick_schema(8);
     for (v, what) in [(&mut rating, "rating"), (&mut pick, "pick")] {
         if let Some(o) = v.as_object_mut() {
-            o.insert("$schema".into(), "https://json-schema.org/draft/2020-12/schema".into());
+            o.insert(
+                "$schema".into(),
+                "https://json-schema.org/draft/2020-12/schema".into(),
+            );
             if what == "pick" {
                 o.insert("description".into(), "A discriminability verdict; `choice` is 1-based, its maximum is the pool size (8 with the default 7 negatives).".into());
             }
         }
     }
     vec![
-        (ITEM_SCHEMA_FILE, with_id(item, ITEM_SCHEMA_FILE, "One judgement of an mtr audit (a line of items.jsonl)")),
-        (SUMMARY_SCHEMA_FILE, with_id(summary, SUMMARY_SCHEMA_FILE, "summary.json of an mtr audit")),
-        (RATING_SCHEMA_FILE, with_id(rating, RATING_SCHEMA_FILE, "A judge's 1-5 rating verdict")),
-        (PICK_SCHEMA_FILE, with_id(pick, PICK_SCHEMA_FILE, "A judge's discriminability pick")),
+        (
+            ITEM_SCHEMA_FILE,
+            with_id(
+                item,
+                ITEM_SCHEMA_FILE,
+                "One judgement of an mtr audit (a line of items.jsonl)",
+            ),
+        ),
+        (
+            SUMMARY_SCHEMA_FILE,
+            with_id(summary, SUMMARY_SCHEMA_FILE, "summary.json of an mtr audit"),
+        ),
+        (
+            RATING_SCHEMA_FILE,
+            with_id(rating, RATING_SCHEMA_FILE, "A judge's 1-5 rating verdict"),
+        ),
+        (
+            PICK_SCHEMA_FILE,
+            with_id(pick, PICK_SCHEMA_FILE, "A judge's discriminability pick"),
+        ),
     ]
 }
 
@@ -61,7 +83,12 @@ mod tests {
                 std::fs::write(&path, &text).unwrap();
             }
             let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-            assert_eq!(on_disk, text, "{} is out of date: run UPDATE_SCHEMAS=1 cargo test -p mtr-audit schema", path.display());
+            assert_eq!(
+                on_disk,
+                text,
+                "{} is out of date: run UPDATE_SCHEMAS=1 cargo test -p mtr-audit schema",
+                path.display()
+            );
             jsonschema::validator_for(&schema).unwrap();
         }
     }

@@ -11,7 +11,9 @@ use crate::aggregate::ItemScore;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::record::Judgement;
-use crate::summary::{Agreement, Bin, DimensionSummary, Interval, JudgeScore, LengthBias, PositionBias};
+use crate::summary::{
+    Agreement, Bin, DimensionSummary, Interval, JudgeScore, LengthBias, PositionBias,
+};
 
 /// Whether an item is flagged as a probable label problem.
 pub fn is_flagged(item: &ItemScore, s: &AuditSettings) -> bool {
@@ -24,14 +26,23 @@ pub fn is_flagged(item: &ItemScore, s: &AuditSettings) -> bool {
 }
 
 /// Cluster-bootstrap CI of the mean of `values` (one per item), clustered by dialogue.
-pub fn interval(values: &[f64], clusters: &[&str], s: &AuditSettings, salt: &str) -> Option<Interval> {
+pub fn interval(
+    values: &[f64],
+    clusters: &[&str],
+    s: &AuditSettings,
+    salt: &str,
+) -> Option<Interval> {
     let mut distinct: Vec<&str> = clusters.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
     if values.len() < 2 || distinct.len() < 2 {
         return None;
     }
-    let opts = BootstrapOptions { resamples: s.resamples, level: s.confidence, seed: crate::seed::derive(s.seed, &["bootstrap", salt]) };
+    let opts = BootstrapOptions {
+        resamples: s.resamples,
+        level: s.confidence,
+        seed: crate::seed::derive(s.seed, &["bootstrap", salt]),
+    };
     let ci = cluster_bootstrap_ci(values, clusters, &opts).ok()?;
     (ci.lower.is_finite() && ci.upper.is_finite()).then_some(Interval {
         lower: ci.lower,
@@ -47,18 +58,36 @@ fn finite(x: f64) -> Option<f64> {
 }
 
 fn histogram(dim: Dimension, scores: &[f64]) -> Vec<Bin> {
-    let (lo, hi, width): (f64, f64, f64) = if dim.is_rating() { (1.0, 5.0, 0.5) } else { (0.0, 1.0, 0.1) };
+    let (lo, hi, width): (f64, f64, f64) = if dim.is_rating() {
+        (1.0, 5.0, 0.5)
+    } else {
+        (0.0, 1.0, 0.1)
+    };
     let n = ((hi - lo) / width).round() as usize;
-    let mut bins: Vec<Bin> = (0..n).map(|i| Bin { lower: lo + i as f64 * width, upper: lo + (i + 1) as f64 * width, count: 0 }).collect();
+    let mut bins: Vec<Bin> = (0..n)
+        .map(|i| Bin {
+            lower: lo + i as f64 * width,
+            upper: lo + (i + 1) as f64 * width,
+            count: 0,
+        })
+        .collect();
     for &x in scores {
-        let i = (((x - lo) / width) + 1e-9).floor().clamp(0.0, (n - 1) as f64) as usize;
+        let i = (((x - lo) / width) + 1e-9)
+            .floor()
+            .clamp(0.0, (n - 1) as f64) as usize;
         bins[i].count += 1;
     }
     bins
 }
 
 /// The summary of one dimension.
-pub fn dimension_summary(dim: Dimension, items: &[&ItemScore], judgements: &[&Judgement], judges: &[String], s: &AuditSettings) -> DimensionSummary {
+pub fn dimension_summary(
+    dim: Dimension,
+    items: &[&ItemScore],
+    judgements: &[&Judgement],
+    judges: &[String],
+    s: &AuditSettings,
+) -> DimensionSummary {
     let scored: Vec<&&ItemScore> = items.iter().filter(|i| i.score.is_some()).collect();
     let values: Vec<f64> = scored.iter().filter_map(|i| i.score).collect();
     let clusters: Vec<&str> = scored.iter().map(|i| i.dialogue_id.as_str()).collect();
@@ -66,22 +95,46 @@ pub fn dimension_summary(dim: Dimension, items: &[&ItemScore], judgements: &[&Ju
     let ci = interval(&values, &clusters, s, dim.name());
     let mut per_judge = BTreeMap::new();
     for j in judges {
-        let mine: Vec<(f64, &str)> = items.iter().filter_map(|i| i.per_judge.get(j).map(|v| (*v, i.dialogue_id.as_str()))).collect();
+        let mine: Vec<(f64, &str)> = items
+            .iter()
+            .filter_map(|i| i.per_judge.get(j).map(|v| (*v, i.dialogue_id.as_str())))
+            .collect();
         let v: Vec<f64> = mine.iter().map(|x| x.0).collect();
         let c: Vec<&str> = mine.iter().map(|x| x.1).collect();
-        let failed = judgements.iter().filter(|x| &x.judge == j && !x.ok()).count();
+        let failed = judgements
+            .iter()
+            .filter(|x| &x.judge == j && !x.ok())
+            .count();
         per_judge.insert(
             j.clone(),
-            JudgeScore { n: v.len(), mean: finite(crate::aggregate::mean(&v)), ci: interval(&v, &c, s, &format!("{}/{j}", dim.name())), failed },
+            JudgeScore {
+                n: v.len(),
+                mean: finite(crate::aggregate::mean(&v)),
+                ci: interval(&v, &c, s, &format!("{}/{j}", dim.name())),
+                failed,
+            },
         );
     }
-    let mut verdicts: BTreeMap<String, Vec<usize>> = judges.iter().map(|j| (j.clone(), vec![0; if dim.is_rating() { 5 } else { 2 }])).collect();
+    let mut verdicts: BTreeMap<String, Vec<usize>> = judges
+        .iter()
+        .map(|j| (j.clone(), vec![0; if dim.is_rating() { 5 } else { 2 }]))
+        .collect();
     for x in judgements.iter().filter(|x| x.ok()) {
-        let (Some(v), Some(score)) = (verdicts.get_mut(&x.judge), x.score) else { continue };
-        let i = if dim.is_rating() { (score.round() as usize).clamp(1, 5) - 1 } else { usize::from(score > 0.5) };
+        let (Some(v), Some(score)) = (verdicts.get_mut(&x.judge), x.score) else {
+            continue;
+        };
+        let i = if dim.is_rating() {
+            (score.round() as usize).clamp(1, 5) - 1
+        } else {
+            usize::from(score > 0.5)
+        };
         v[i] += 1;
     }
-    let threshold = if dim.is_rating() { s.flag_rating_below } else { s.flag_share_below };
+    let threshold = if dim.is_rating() {
+        s.flag_rating_below
+    } else {
+        s.flag_share_below
+    };
     DimensionSummary {
         title: dim.title().to_string(),
         scale: [dim.scale().0, dim.scale().1],
@@ -99,16 +152,33 @@ pub fn dimension_summary(dim: Dimension, items: &[&ItemScore], judgements: &[&Ju
     }
 }
 
-fn agreement_of(dim: Dimension, items: &[&ItemScore], judgements: &[&Judgement], judges: &[String]) -> Agreement {
+fn agreement_of(
+    dim: Dimension,
+    items: &[&ItemScore],
+    judgements: &[&Judgement],
+    judges: &[String],
+) -> Agreement {
     if judges.len() < 2 {
-        return Agreement { krippendorff_alpha_ordinal: None, fleiss_kappa: None, units: 0, note: Some("agreement needs at least two judges".into()) };
+        return Agreement {
+            krippendorff_alpha_ordinal: None,
+            fleiss_kappa: None,
+            units: 0,
+            note: Some("agreement needs at least two judges".into()),
+        };
     }
-    let data: Vec<Vec<Option<f64>>> = judges.iter().map(|j| items.iter().map(|i| i.per_judge.get(j).copied()).collect()).collect();
+    let data: Vec<Vec<Option<f64>>> = judges
+        .iter()
+        .map(|j| items.iter().map(|i| i.per_judge.get(j).copied()).collect())
+        .collect();
     let units = items.iter().filter(|i| i.per_judge.len() >= 2).count();
-    let alpha = agreement::krippendorff_alpha(&data, Level::Ordinal).ok().and_then(finite);
+    let alpha = agreement::krippendorff_alpha(&data, Level::Ordinal)
+        .ok()
+        .and_then(finite);
     let mut note = None;
     if alpha.is_none() {
-        note = Some("alpha undefined (fewer than two units rated by two judges, or no variation)".into());
+        note = Some(
+            "alpha undefined (fewer than two units rated by two judges, or no variation)".into(),
+        );
     }
     let fleiss = if dim == Dimension::Completeness {
         // units: (item, trial) answered validly by every judge; categories: chosen position
@@ -116,7 +186,10 @@ fn agreement_of(dim: Dimension, items: &[&ItemScore], judgements: &[&Judgement],
         let mut max_pos = 0;
         for j in judgements.iter().filter(|j| j.ok()) {
             if let (Some(t), Some(p)) = (j.trial, j.pick_position) {
-                by_unit.entry((j.turn_id.as_str(), j.passage_id.as_deref(), t)).or_default().push(p);
+                by_unit
+                    .entry((j.turn_id.as_str(), j.passage_id.as_deref(), t))
+                    .or_default()
+                    .push(p);
                 max_pos = max_pos.max(p);
             }
         }
@@ -131,11 +204,20 @@ fn agreement_of(dim: Dimension, items: &[&ItemScore], judgements: &[&Judgement],
                 c
             })
             .collect();
-        if counts.len() >= 2 { agreement::fleiss_kappa(&counts).ok().and_then(finite) } else { None }
+        if counts.len() >= 2 {
+            agreement::fleiss_kappa(&counts).ok().and_then(finite)
+        } else {
+            None
+        }
     } else {
         None
     };
-    Agreement { krippendorff_alpha_ordinal: alpha, fleiss_kappa: fleiss, units, note }
+    Agreement {
+        krippendorff_alpha_ordinal: alpha,
+        fleiss_kappa: fleiss,
+        units,
+        note,
+    }
 }
 
 /// Gold pick-rate by position per judge, for the most common pool size.
@@ -146,15 +228,21 @@ pub fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<Positi
             *sizes.entry(p.len()).or_default() += 1;
         }
     }
-    let Some((&size, _)) = sizes.iter().max_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0))) else { return Vec::new() };
+    let Some((&size, _)) = sizes.iter().max_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0))) else {
+        return Vec::new();
+    };
     judges
         .iter()
         .map(|name| {
             let mut gold_at = vec![0usize; size];
             let mut gold_picked = vec![0usize; size];
             let mut picked_at = vec![0u64; size];
-            for j in judgements.iter().filter(|j| &j.judge == name && j.ok() && j.pool.as_ref().is_some_and(|p| p.len() == size)) {
-                let (Some(g), Some(p)) = (j.gold_position, j.pick_position) else { continue };
+            for j in judgements.iter().filter(|j| {
+                &j.judge == name && j.ok() && j.pool.as_ref().is_some_and(|p| p.len() == size)
+            }) {
+                let (Some(g), Some(p)) = (j.gold_position, j.pick_position) else {
+                    continue;
+                };
                 if g == 0 || g > size || p == 0 || p > size {
                     continue;
                 }
@@ -165,7 +253,11 @@ pub fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<Positi
                 picked_at[p - 1] += 1;
             }
             let total: u64 = picked_at.iter().sum();
-            let chi = if total > 0 && size >= 2 { agreement::chi_square_uniform(&picked_at).ok() } else { None };
+            let chi = if total > 0 && size >= 2 {
+                agreement::chi_square_uniform(&picked_at).ok()
+            } else {
+                None
+            };
             PositionBias {
                 judge: name.clone(),
                 pool_size: size,
@@ -189,11 +281,25 @@ pub struct Lengths {
 
 /// Pearson correlation between item score and length (passage words for alignment and
 /// completeness, answer words for faithfulness and quality), for the ensemble and each judge.
-pub fn length_bias(dim: Dimension, items: &[&ItemScore], judges: &[String], lengths: &Lengths) -> Vec<LengthBias> {
-    let (what, len_of): (&str, Box<dyn Fn(&ItemScore) -> Option<usize>>) = if dim.needs_answer() {
-        ("answer_words", Box::new(|i: &ItemScore| lengths.answer_words.get(&i.turn_id).copied()))
+pub fn length_bias(
+    dim: Dimension,
+    items: &[&ItemScore],
+    judges: &[String],
+    lengths: &Lengths,
+) -> Vec<LengthBias> {
+    let what = if dim.needs_answer() {
+        "answer_words"
     } else {
-        ("passage_words", Box::new(|i: &ItemScore| i.passage_id.as_ref().and_then(|p| lengths.passage_words.get(p).copied())))
+        "passage_words"
+    };
+    let len_of = |i: &ItemScore| -> Option<usize> {
+        if dim.needs_answer() {
+            lengths.answer_words.get(&i.turn_id).copied()
+        } else {
+            i.passage_id
+                .as_ref()
+                .and_then(|p| lengths.passage_words.get(p).copied())
+        }
     };
     let mut out = Vec::new();
     let mut names = vec!["ensemble".to_string()];
@@ -201,13 +307,21 @@ pub fn length_bias(dim: Dimension, items: &[&ItemScore], judges: &[String], leng
     for name in names {
         let (mut x, mut y) = (Vec::new(), Vec::new());
         for i in items {
-            let s = if name == "ensemble" { i.score } else { i.per_judge.get(&name).copied() };
+            let s = if name == "ensemble" {
+                i.score
+            } else {
+                i.per_judge.get(&name).copied()
+            };
             if let (Some(s), Some(l)) = (s, len_of(i)) {
                 x.push(s);
                 y.push(l as f64);
             }
         }
-        let c = if x.len() >= 3 { agreement::pearson(&x, &y).ok() } else { None };
+        let c = if x.len() >= 3 {
+            agreement::pearson(&x, &y).ok()
+        } else {
+            None
+        };
         out.push(LengthBias {
             dimension: dim,
             judge: name,
@@ -235,16 +349,43 @@ mod tests {
         assert_eq!(h[4].count, 1);
         let h = histogram(Dimension::Completeness, &[0.0, 1.0, 1.0 / 3.0, 0.1]);
         assert_eq!(h.len(), 10);
-        assert_eq!((h[0].count, h[1].count, h[3].count, h[9].count), (1, 1, 1, 1));
+        assert_eq!(
+            (h[0].count, h[1].count, h[3].count, h[9].count),
+            (1, 1, 1, 1)
+        );
     }
 
     #[test]
     fn summary_counts_failures_and_flags() {
-        let s = AuditSettings { resamples: 200, ..Default::default() };
+        let s = AuditSettings {
+            resamples: 200,
+            ..Default::default()
+        };
         let mut js = Vec::new();
-        for (d, score_a, score_b) in [("d1", Some(5.0), Some(4.0)), ("d2", Some(1.0), Some(2.0)), ("d3", Some(4.0), None), ("d4", Some(3.0), Some(3.0))] {
-            js.push(judgement(Dimension::Alignment, &format!("{d}::1"), Some("p"), "a", None, score_a, None));
-            js.push(judgement(Dimension::Alignment, &format!("{d}::1"), Some("p"), "b", None, score_b, None));
+        for (d, score_a, score_b) in [
+            ("d1", Some(5.0), Some(4.0)),
+            ("d2", Some(1.0), Some(2.0)),
+            ("d3", Some(4.0), None),
+            ("d4", Some(3.0), Some(3.0)),
+        ] {
+            js.push(judgement(
+                Dimension::Alignment,
+                &format!("{d}::1"),
+                Some("p"),
+                "a",
+                None,
+                score_a,
+                None,
+            ));
+            js.push(judgement(
+                Dimension::Alignment,
+                &format!("{d}::1"),
+                Some("p"),
+                "b",
+                None,
+                score_b,
+                None,
+            ));
         }
         let items = score_items(&js, 2, 1);
         let judges = vec!["a".to_string(), "b".to_string()];
@@ -269,7 +410,15 @@ mod tests {
     fn position_table_counts_gold_and_picks() {
         let mut js = Vec::new();
         for (t, gold, pick) in [(0usize, 1usize, 1usize), (1, 2, 1), (2, 3, 1)] {
-            let mut j = judgement(Dimension::Completeness, "d::1", Some("g"), "a", Some(t), Some(f64::from(u8::from(gold == pick))), Some("x"));
+            let mut j = judgement(
+                Dimension::Completeness,
+                "d::1",
+                Some("g"),
+                "a",
+                Some(t),
+                Some(f64::from(u8::from(gold == pick))),
+                Some("x"),
+            );
             j.pool = Some(vec!["1".into(), "2".into(), "3".into()]);
             j.gold_position = Some(gold);
             j.pick_position = Some(pick);

@@ -71,7 +71,13 @@ pub struct FingerprintInfo {
 
 impl From<mtr_core::fingerprint::Fingerprint> for FingerprintInfo {
     fn from(f: mtr_core::fingerprint::Fingerprint) -> Self {
-        Self { data: f.data, config: f.config, prompts: f.prompts, tool_version: f.tool_version, git_commit: f.git_commit }
+        Self {
+            data: f.data,
+            config: f.config,
+            prompts: f.prompts,
+            tool_version: f.tool_version,
+            git_commit: f.git_commit,
+        }
     }
 }
 

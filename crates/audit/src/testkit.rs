@@ -28,8 +28,18 @@ pub fn shared() -> Option<PathBuf> {
 pub fn clapnq(dir: &Path) -> Option<Benchmark> {
     let src = shared()?;
     let out = dir.join("clapnq");
-    let opts = ImportOptions { domain: Some("clapnq".into()), ..Default::default() };
-    import(Format::Mtrag, &src, &out, &opts, &mtr_core::progress::NoProgress).unwrap();
+    let opts = ImportOptions {
+        domain: Some("clapnq".into()),
+        ..Default::default()
+    };
+    import(
+        Format::Mtrag,
+        &src,
+        &out,
+        &opts,
+        &mtr_core::progress::NoProgress,
+    )
+    .unwrap();
     Some(mtr_core::BenchmarkDir::open(&out).unwrap().load().unwrap())
 }
 
@@ -57,12 +67,33 @@ pub async fn fake_llm(fake: &FakeServer, names: &[&str], cache: &Path, concurren
         e.max_concurrency = concurrency;
         endpoints.push(e);
     }
-    let config = LlmConfig { endpoints, roles: Roles { judges: names.iter().map(|s| s.to_string()).collect(), ..Default::default() }, ..Default::default() };
-    Llm::new(config, LlmOptions { cache_path: Some(cache.to_path_buf()), ..Default::default() }).await.unwrap()
+    let config = LlmConfig {
+        endpoints,
+        roles: Roles {
+            judges: names.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Llm::new(
+        config,
+        LlmOptions {
+            cache_path: Some(cache.to_path_buf()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
 }
 
 /// Runs an audit with a BM25 index in `dir/index`.
-pub async fn audit(bench: &Benchmark, llm: &Llm, settings: AuditSettings, out: &Path, index: &Path) -> Outcome {
+pub async fn audit(
+    bench: &Benchmark,
+    llm: &Llm,
+    settings: AuditSettings,
+    out: &Path,
+    index: &Path,
+) -> Outcome {
     let bm25 = crate::materials::bm25_index(bench, index, &mtr_core::progress::NoProgress).unwrap();
     let job = AuditJob {
         settings,

@@ -20,7 +20,9 @@ use crate::record::Judgement;
 use crate::testkit::*;
 
 fn schema(name: &str) -> serde_json::Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema")
+        .join(name);
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
@@ -28,8 +30,12 @@ fn schema(name: &str) -> serde_json::Value {
 pub fn validate_folder(dir: &Path) {
     let item = jsonschema::validator_for(&schema(crate::schema::ITEM_SCHEMA_FILE)).unwrap();
     let summary = jsonschema::validator_for(&schema(crate::schema::SUMMARY_SCHEMA_FILE)).unwrap();
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join(output::SUMMARY)).unwrap()).unwrap();
-    let errs: Vec<String> = summary.iter_errors(&s).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(output::SUMMARY)).unwrap()).unwrap();
+    let errs: Vec<String> = summary
+        .iter_errors(&s)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
     assert!(errs.is_empty(), "summary.json: {errs:?}");
     for name in [output::ITEMS, output::HUMAN_ITEMS] {
         let p = dir.join(name);
@@ -43,17 +49,31 @@ pub fn validate_folder(dir: &Path) {
         }
     }
     let html = std::fs::read_to_string(dir.join(output::REPORT_HTML)).unwrap();
-    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg") && !html.contains("<script") && !html.contains("http-equiv"));
-    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "self-contained");
+    assert!(
+        html.starts_with("<!DOCTYPE html>")
+            && html.contains("<svg")
+            && !html.contains("<script")
+            && !html.contains("http-equiv")
+    );
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "self-contained"
+    );
     let tsv = std::fs::read_to_string(dir.join(output::SUGGESTED_QRELS)).unwrap();
     assert!(tsv.starts_with("query-id\tcorpus-id\tscore\tvotes\tpicks\tinstead-of\n"));
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    [output::ITEMS, output::SUMMARY, output::REPORT_MD, output::REPORT_HTML, output::SUGGESTED_QRELS]
-        .iter()
-        .map(|n| (n.to_string(), std::fs::read(dir.join(n)).unwrap()))
-        .collect()
+    [
+        output::ITEMS,
+        output::SUMMARY,
+        output::REPORT_MD,
+        output::REPORT_HTML,
+        output::SUGGESTED_QRELS,
+    ]
+    .iter()
+    .map(|n| (n.to_string(), std::fs::read(dir.join(n)).unwrap()))
+    .collect()
 }
 
 fn read_items(dir: &Path) -> Vec<Judgement> {
@@ -63,12 +83,31 @@ fn read_items(dir: &Path) -> Vec<Judgement> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_fake_run_validates_and_rerun_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(bench) = clapnq(tmp.path()) else { return };
-    let fake = FakeServer::builder().respond(hashed_judge).start().await.unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder()
+        .respond(hashed_judge)
+        .start()
+        .await
+        .unwrap();
     let llm = fake_llm(&fake, &["a", "b"], &tmp.path().join("cache.sqlite"), 32).await;
     let out = tmp.path().join("audit");
-    let settings = AuditSettings { resamples: 300, ..Default::default() };
-    let Outcome::Audited(s) = audit(&bench, &llm, settings.clone(), &out, &tmp.path().join("index")).await else { panic!("dry run?") };
+    let settings = AuditSettings {
+        resamples: 300,
+        ..Default::default()
+    };
+    let Outcome::Audited(s) = audit(
+        &bench,
+        &llm,
+        settings.clone(),
+        &out,
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!("dry run?")
+    };
     assert!(s.complete, "{:?}", s.stopped);
     // every dimension judged, counts consistent with the plan
     assert_eq!(s.plan.turns_audited, bench.turn_count());
@@ -76,98 +115,238 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
     let n_comp = s.plan.items[&Dimension::Completeness];
     assert!(n_align > 500, "{n_align}");
     let calls = fake.chat_calls();
-    let planned = (n_align + n_comp * 3 + s.plan.items[&Dimension::Faithfulness] + s.plan.items[&Dimension::Quality]) * 2;
+    let planned = (n_align
+        + n_comp * 3
+        + s.plan.items[&Dimension::Faithfulness]
+        + s.plan.items[&Dimension::Quality])
+        * 2;
     assert_eq!(s.plan.judgements_planned, planned);
     // one call per judgement, except identical prompts (e.g. two golds with the same text),
     // which the LLM cache answers within the run
-    assert_eq!(calls as usize + s.cost.total.cache_hits, planned, "one call per distinct judgement");
+    assert_eq!(
+        calls as usize + s.cost.total.cache_hits,
+        planned,
+        "one call per distinct judgement"
+    );
     assert!(s.cost.total.cache_hits < 10);
-    assert!(s.plan.skipped[&Dimension::Alignment][&crate::plan::SkipReason::NoGold] > 0, "unanswerable turns are counted");
+    assert!(
+        s.plan.skipped[&Dimension::Alignment][&crate::plan::SkipReason::NoGold] > 0,
+        "unanswerable turns are counted"
+    );
     for d in Dimension::ALL {
         let x = &s.dimensions[&d];
         assert_eq!(x.scored, x.items);
         assert!(x.ci.is_some(), "{d}");
         assert!(x.agreement.krippendorff_alpha_ordinal.is_some(), "{d}");
     }
-    assert!(s.dimensions[&Dimension::Completeness].agreement.fleiss_kappa.is_some());
+    assert!(
+        s.dimensions[&Dimension::Completeness]
+            .agreement
+            .fleiss_kappa
+            .is_some()
+    );
     // balanced gold positions: every position holds the gold equally often (to within one per judge)
     let pb = &s.bias.position[0];
     assert_eq!(pb.pool_size, 8);
-    let (lo, hi) = (pb.gold_at.iter().min().unwrap(), pb.gold_at.iter().max().unwrap());
+    let (lo, hi) = (
+        pb.gold_at.iter().min().unwrap(),
+        pb.gold_at.iter().max().unwrap(),
+    );
     assert!(hi - lo <= 1, "{:?}", pb.gold_at);
     // no passage twice in a pool; the gold is where the record says
-    for j in read_items(&out).iter().filter(|j| j.dimension == Dimension::Completeness) {
+    for j in read_items(&out)
+        .iter()
+        .filter(|j| j.dimension == Dimension::Completeness)
+    {
         let pool = j.pool.as_ref().unwrap();
         assert_eq!(pool.iter().collect::<HashSet<_>>().len(), pool.len());
-        assert_eq!(&pool[j.gold_position.unwrap() - 1], j.passage_id.as_ref().unwrap());
+        assert_eq!(
+            &pool[j.gold_position.unwrap() - 1],
+            j.passage_id.as_ref().unwrap()
+        );
     }
     validate_folder(&out);
     let before = files(&out);
 
     // rerun: nothing called, nothing changed
-    let Outcome::Audited(_) = audit(&bench, &llm, settings.clone(), &out, &tmp.path().join("index")).await else { panic!() };
+    let Outcome::Audited(_) = audit(
+        &bench,
+        &llm,
+        settings.clone(),
+        &out,
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!()
+    };
     assert_eq!(fake.chat_calls(), calls, "a rerun calls nothing");
     let after = files(&out);
     for ((n, a), (_, b)) in before.iter().zip(&after) {
         assert!(a == b, "{n} changed on rerun");
     }
 
-    // a fresh folder with a fresh cache gives the same bytes (seeded, order-independent)
-    let tmp2 = tempfile::tempdir().unwrap();
-    let llm2 = fake_llm(&fake, &["a", "b"], &tmp2.path().join("cache.sqlite"), 7).await;
-    let out2 = tmp2.path().join("audit");
-    let Outcome::Audited(s2) = audit(&bench, &llm2, AuditSettings { resamples: 300, ..Default::default() }, &out2, &tmp2.path().join("index")).await else { panic!() };
-    assert_eq!(s2.dimensions, s.dimensions);
-    assert_eq!(std::fs::read(out.join(output::ITEMS)).unwrap(), std::fs::read(out2.join(output::ITEMS)).unwrap());
-    let strip = |p: &Path| std::fs::read_to_string(p.join(output::REPORT_MD)).unwrap().replace(&tmp.path().display().to_string(), "").replace(&tmp2.path().display().to_string(), "");
-    assert_eq!(strip(&out), strip(&out2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_inputs_and_seed_give_byte_identical_folders_whatever_the_concurrency() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = clapnq(tmp.path()) else { return };
+    let fake = FakeServer::builder().respond(hashed_judge).latency_ms(2).start().await.unwrap();
+    let settings = AuditSettings { sample: Some(5), resamples: 300, ..Default::default() };
+    let mut outs = Vec::new();
+    for (i, conc) in [(0, 3usize), (1, 32)] {
+        let dir = tmp.path().join(format!("run{i}"));
+        let llm = fake_llm(&fake, &["a", "b"], &dir.join("cache.sqlite"), conc).await;
+        let Outcome::Audited(_) = audit(&bench, &llm, settings.clone(), &dir.join("audit"), &dir.join("index")).await else { panic!() };
+        outs.push(dir.join("audit"));
+    }
+    for f in [output::ITEMS, output::SUMMARY, output::REPORT_MD, output::REPORT_HTML, output::SUGGESTED_QRELS] {
+        assert!(std::fs::read(outs[0].join(f)).unwrap() == std::fs::read(outs[1].join(f)).unwrap(), "{f} differs");
+    }
+    // a different seed changes the sample and the permutations
+    let llm = fake_llm(&fake, &["a", "b"], &tmp.path().join("c3.sqlite"), 8).await;
+    let other = AuditSettings { seed: 43, ..settings };
+    let Outcome::Audited(_) = audit(&bench, &llm, other, &tmp.path().join("seed43"), &tmp.path().join("index")).await else { panic!() };
+    assert_ne!(std::fs::read(outs[0].join(output::ITEMS)).unwrap(), std::fs::read(tmp.path().join("seed43").join(output::ITEMS)).unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_calls_nothing_and_counts_the_calls() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(bench) = clapnq(tmp.path()) else { return };
-    let fake = FakeServer::builder().respond(hashed_judge).start().await.unwrap();
-    let mut cfg = fake_llm(&fake, &["a"], &tmp.path().join("c.sqlite"), 8).await.config().clone();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder()
+        .respond(hashed_judge)
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = fake_llm(&fake, &["a"], &tmp.path().join("c.sqlite"), 8)
+        .await
+        .config()
+        .clone();
     cfg.endpoints[0].price_in_per_mtok = 1.0;
-    let llm = mtr_llm::Llm::new(cfg, mtr_llm::LlmOptions { cache_path: Some(tmp.path().join("c.sqlite")), dry_run: true, ..Default::default() }).await.unwrap();
-    let s = AuditSettings { sample: Some(3), dimensions: vec![Dimension::Alignment, Dimension::Quality], ..Default::default() };
-    let Outcome::DryRun { plan, judgements, reused } = audit(&bench, &llm, s, &tmp.path().join("audit"), &tmp.path().join("index")).await else { panic!("not a dry run") };
+    let llm = mtr_llm::Llm::new(
+        cfg,
+        mtr_llm::LlmOptions {
+            cache_path: Some(tmp.path().join("c.sqlite")),
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let s = AuditSettings {
+        sample: Some(3),
+        dimensions: vec![Dimension::Alignment, Dimension::Quality],
+        ..Default::default()
+    };
+    let Outcome::DryRun {
+        plan,
+        judgements,
+        reused,
+    } = audit(
+        &bench,
+        &llm,
+        s,
+        &tmp.path().join("audit"),
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!("not a dry run")
+    };
     assert_eq!(fake.chat_calls(), 0);
     assert_eq!(reused, 0);
     assert!(judgements > 0);
     assert_eq!(plan.total().calls as usize, judgements);
-    assert!(plan.total().prompt_tokens > 100 * judgements as u64, "prompts are counted");
+    assert!(
+        plan.total().prompt_tokens > 100 * judgements as u64,
+        "prompts are counted"
+    );
     assert!(plan.total().cost_max_usd > 0.0);
-    assert!(!tmp.path().join("audit").join(output::SUMMARY).exists(), "a dry run writes nothing");
+    assert!(
+        !tmp.path().join("audit").join(output::SUMMARY).exists(),
+        "a dry run writes nothing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn budget_stop_is_clean_and_a_rerun_finishes_without_changing_what_it_had() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(bench) = clapnq(tmp.path()) else { return };
-    let fake = FakeServer::builder().respond(hashed_judge).start().await.unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder()
+        .respond(hashed_judge)
+        .start()
+        .await
+        .unwrap();
     let cache = tmp.path().join("c.sqlite");
     let mut cfg = fake_llm(&fake, &["a"], &cache, 4).await.config().clone();
     cfg.endpoints[0].price_in_per_mtok = 10.0;
     cfg.endpoints[0].price_out_per_mtok = 10.0;
-    let settings = AuditSettings { sample: Some(4), dimensions: vec![Dimension::Alignment, Dimension::Faithfulness], resamples: 100, ..Default::default() };
+    let settings = AuditSettings {
+        sample: Some(4),
+        dimensions: vec![Dimension::Alignment, Dimension::Faithfulness],
+        resamples: 100,
+        ..Default::default()
+    };
     let out = tmp.path().join("audit");
-    let llm = mtr_llm::Llm::new(cfg.clone(), mtr_llm::LlmOptions { cache_path: Some(cache.clone()), max_cost: Some(0.05), ..Default::default() }).await.unwrap();
-    let Outcome::Audited(s) = audit(&bench, &llm, settings.clone(), &out, &tmp.path().join("index")).await else { panic!() };
+    let llm = mtr_llm::Llm::new(
+        cfg.clone(),
+        mtr_llm::LlmOptions {
+            cache_path: Some(cache.clone()),
+            max_cost: Some(0.05),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let Outcome::Audited(s) = audit(
+        &bench,
+        &llm,
+        settings.clone(),
+        &out,
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!()
+    };
     assert!(!s.complete, "the budget must stop this audit");
     assert!(s.stopped.is_some());
     assert!(s.plan.judgements_done < s.plan.judgements_planned && s.plan.judgements_done > 0);
-    assert!(s.cost.total.cost_usd <= 0.05 + 1e-9, "{}", s.cost.total.cost_usd);
+    assert!(
+        s.cost.total.cost_usd <= 0.05 + 1e-9,
+        "{}",
+        s.cost.total.cost_usd
+    );
     validate_folder(&out);
     let first = read_items(&out);
     let calls = fake.chat_calls();
-    let llm = mtr_llm::Llm::new(cfg, mtr_llm::LlmOptions { cache_path: Some(cache), ..Default::default() }).await.unwrap();
-    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await else { panic!() };
+    let llm = mtr_llm::Llm::new(
+        cfg,
+        mtr_llm::LlmOptions {
+            cache_path: Some(cache),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
+    else {
+        panic!()
+    };
     assert!(s.complete);
     let second = read_items(&out);
     assert_eq!(second.len(), s.plan.judgements_planned);
-    assert_eq!(fake.chat_calls() - calls, (second.len() - first.len()) as u64, "only the missing judgements are paid");
+    assert_eq!(
+        fake.chat_calls() - calls,
+        (second.len() - first.len()) as u64,
+        "only the missing judgements are paid"
+    );
     let by_id: HashMap<&str, &Judgement> = second.iter().map(|j| (j.id.as_str(), j)).collect();
     for j in &first {
         assert_eq!(by_id[j.id.as_str()], j, "kept as it was");
@@ -177,25 +356,44 @@ async fn budget_stop_is_clean_and_a_rerun_finishes_without_changing_what_it_had(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unparsable_judgements_are_counted_never_scored() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(bench) = clapnq(tmp.path()) else { return };
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
     // judge b always answers prose without a rating; judge a answers 4
     let fake = FakeServer::builder()
         .respond(|r: &FakeRequest| {
-            if r.model.starts_with('b') { FakeReply::Content("I cannot decide.".into()) } else { FakeReply::json(serde_json::json!({"justification": "ok", "rating": 4})) }
+            if r.model.starts_with('b') {
+                FakeReply::Content("I cannot decide.".into())
+            } else {
+                FakeReply::json(serde_json::json!({"justification": "ok", "rating": 4}))
+            }
         })
         .start()
         .await
         .unwrap();
     let llm = fake_llm(&fake, &["a", "b"], &tmp.path().join("c.sqlite"), 8).await;
-    let settings = AuditSettings { sample: Some(3), dimensions: vec![Dimension::Quality], resamples: 100, ..Default::default() };
+    let settings = AuditSettings {
+        sample: Some(3),
+        dimensions: vec![Dimension::Quality],
+        resamples: 100,
+        ..Default::default()
+    };
     let out = tmp.path().join("audit");
-    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await else { panic!() };
+    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
+    else {
+        panic!()
+    };
     let q = &s.dimensions[&Dimension::Quality];
     assert_eq!(q.mean, Some(4.0), "failures are excluded, not scored");
     assert_eq!(q.per_judge["b"].n, 0);
     assert_eq!(q.per_judge["b"].failed, q.items);
     assert_eq!(s.failures["b"][&Dimension::Quality], q.items);
-    assert!(read_items(&out).iter().filter(|j| j.judge == "b").all(|j| j.score.is_none() && j.parse_status == crate::record::ParseOutcome::Failed));
+    assert!(
+        read_items(&out)
+            .iter()
+            .filter(|j| j.judge == "b")
+            .all(|j| j.score.is_none() && j.parse_status == crate::record::ParseOutcome::Failed)
+    );
     validate_folder(&out);
 }
 
@@ -210,11 +408,12 @@ struct Planted {
 
 fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
     let mut corpus: Vec<Passage> = Vec::new();
-    src.dir.for_each_passage(|_, p| {
-        corpus.push(p);
-        Ok(())
-    })
-    .unwrap();
+    src.dir
+        .for_each_passage(|_, p| {
+            corpus.push(p);
+            Ok(())
+        })
+        .unwrap();
     let by_id: HashMap<&str, &Passage> = corpus.iter().map(|p| (p.id.as_str(), p)).collect();
     let mut truth: HashMap<String, HashSet<String>> = HashMap::new();
     let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
@@ -222,7 +421,10 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
         for (ti, t) in d.turns.iter().enumerate() {
             for (gi, g) in t.gold.iter().enumerate() {
                 if g.grade > 0 {
-                    truth.entry(t.user.clone()).or_default().insert(passage_display(by_id[g.passage_id.as_str()]));
+                    truth
+                        .entry(t.user.clone())
+                        .or_default()
+                        .insert(passage_display(by_id[g.passage_id.as_str()]));
                     pairs.push((di, ti, gi));
                 }
             }
@@ -257,7 +459,8 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
         }
         let t = &dialogues[di].turns[ti];
         let planned = to_delete.get(&(di, ti)).map_or(0, Vec::len);
-        if touched.contains(&(di, ti, gi)) || t.gold.len() - planned < 2 || swapped.contains(&t.id) {
+        if touched.contains(&(di, ti, gi)) || t.gold.len() - planned < 2 || swapped.contains(&t.id)
+        {
             continue;
         }
         to_delete.entry((di, ti)).or_default().push(gi);
@@ -272,8 +475,15 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
     }
     let mut manifest = src.manifest.clone();
     manifest.name = format!("{}-planted", manifest.name);
-    let out = mtr_core::benchmark::write_benchmark(dir, manifest, &dialogues, corpus.into_iter().map(Ok)).unwrap();
-    Planted { bench: out.load().unwrap(), swapped, deleted, truth }
+    let out =
+        mtr_core::benchmark::write_benchmark(dir, manifest, &dialogues, corpus.into_iter().map(Ok))
+            .unwrap();
+    Planted {
+        bench: out.load().unwrap(),
+        swapped,
+        deleted,
+        truth,
+    }
 }
 
 /// The oracle knows the original labels: it rates a passage 5 when it is a true gold of the
@@ -281,10 +491,15 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
 /// hash when several are, a preference that ignores position); when no passage of the pool is
 /// relevant it picks arbitrarily (a hash of the whole prompt, so each permutation differs).
 /// Answers get 5.
-fn oracle(truth: Arc<HashMap<String, HashSet<String>>>) -> impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static {
+fn oracle(
+    truth: Arc<HashMap<String, HashSet<String>>>,
+) -> impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static {
     move |r: &FakeRequest| {
         let sec = sections(&r.last_user);
-        let q = sec.get("Current question").map(|s| s.trim_start_matches("User: ").to_string()).unwrap_or_default();
+        let q = sec
+            .get("Current question")
+            .map(|s| s.trim_start_matches("User: ").to_string())
+            .unwrap_or_default();
         let rel = truth.get(&q);
         let is_rel = |t: &str| rel.is_some_and(|s| s.contains(t.trim()));
         if let Some(pool) = sec.get("Candidate passages") {
@@ -294,7 +509,16 @@ fn oracle(truth: Arc<HashMap<String, HashSet<String>>>) -> impl Fn(&FakeRequest)
                 .enumerate()
                 .filter(|(_, t)| is_rel(t))
                 .min_by_key(|(_, t)| blake3::hash(t.as_bytes()).to_hex().to_string())
-                .map_or_else(|| 1 + (u64::from(blake3::hash(format!("{}{}", r.model, r.last_user).as_bytes()).as_bytes()[0]) as usize % ps.len().max(1)), |(i, _)| i + 1);
+                .map_or_else(
+                    || {
+                        1 + (u64::from(
+                            blake3::hash(format!("{}{}", r.model, r.last_user).as_bytes())
+                                .as_bytes()[0],
+                        ) as usize
+                            % ps.len().max(1))
+                    },
+                    |(i, _)| i + 1,
+                );
             return FakeReply::json(serde_json::json!({"justification": "oracle", "choice": best}));
         }
         let rating = match sec.get("Passage") {
@@ -314,14 +538,45 @@ fn oracle(truth: Arc<HashMap<String, HashSet<String>>>) -> impl Fn(&FakeRequest)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn planted_defects_are_flagged_by_an_oracle_judge() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(src) = clapnq(tmp.path()) else { return };
+    let Some(src) = clapnq(tmp.path()) else {
+        return;
+    };
     let p = plant(&src, &tmp.path().join("planted"), 7);
-    assert!(p.swapped.len() >= 40 && p.deleted.len() >= 40, "{} {}", p.swapped.len(), p.deleted.len());
-    let fake = FakeServer::builder().respond(oracle(Arc::new(p.truth.clone()))).start().await.unwrap();
-    let llm = fake_llm(&fake, &["oracle-a", "oracle-b"], &tmp.path().join("c.sqlite"), 32).await;
-    let settings = AuditSettings { dimensions: vec![Dimension::Alignment, Dimension::Completeness], resamples: 200, ..Default::default() };
+    assert!(
+        p.swapped.len() >= 40 && p.deleted.len() >= 40,
+        "{} {}",
+        p.swapped.len(),
+        p.deleted.len()
+    );
+    let fake = FakeServer::builder()
+        .respond(oracle(Arc::new(p.truth.clone())))
+        .start()
+        .await
+        .unwrap();
+    let llm = fake_llm(
+        &fake,
+        &["oracle-a", "oracle-b"],
+        &tmp.path().join("c.sqlite"),
+        32,
+    )
+    .await;
+    let settings = AuditSettings {
+        dimensions: vec![Dimension::Alignment, Dimension::Completeness],
+        resamples: 200,
+        ..Default::default()
+    };
     let out = tmp.path().join("audit");
-    let Outcome::Audited(s) = audit(&p.bench, &llm, settings.clone(), &out, &tmp.path().join("index")).await else { panic!() };
+    let Outcome::Audited(s) = audit(
+        &p.bench,
+        &llm,
+        settings.clone(),
+        &out,
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!()
+    };
     assert!(s.complete);
     let flagged = crate::audit::flagged_turns(&read_items(&out), &settings, 2, 1);
     let defective: BTreeSet<String> = p.swapped.union(&p.deleted).cloned().collect();
@@ -330,22 +585,55 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
     let recall = tp as f64 / defective.len() as f64;
     let r_swap = flagged.intersection(&p.swapped).count() as f64 / p.swapped.len() as f64;
     let r_del = flagged.intersection(&p.deleted).count() as f64 / p.deleted.len() as f64;
-    let suggested: BTreeSet<&str> = s.suggested_qrels.iter().map(|x| x.turn_id.as_str()).collect();
+    let suggested: BTreeSet<&str> = s
+        .suggested_qrels
+        .iter()
+        .map(|x| x.turn_id.as_str())
+        .collect();
     // how often a deleted gold made it into a pool of its turn at all
     let mut in_pool: HashMap<&str, bool> = p.deleted.iter().map(|t| (t.as_str(), false)).collect();
     let items = read_items(&out);
-    for j in items.iter().filter(|j| j.dimension == Dimension::Completeness) {
+    for j in items
+        .iter()
+        .filter(|j| j.dimension == Dimension::Completeness)
+    {
         if let Some(hit) = in_pool.get_mut(j.turn_id.as_str()) {
-            let orig = &src.dialogues.iter().flat_map(|d| d.turns.iter()).find(|t| t.id == j.turn_id).unwrap().gold;
-            let now = &p.bench.dialogues.iter().flat_map(|d| d.turns.iter()).find(|t| t.id == j.turn_id).unwrap().gold;
-            let deleted: Vec<&str> = orig.iter().map(|g| g.passage_id.as_str()).filter(|g| !now.iter().any(|n| n.passage_id == *g)).collect();
-            if j.pool.as_ref().unwrap().iter().any(|x| deleted.contains(&x.as_str())) {
+            let orig = &src
+                .dialogues
+                .iter()
+                .flat_map(|d| d.turns.iter())
+                .find(|t| t.id == j.turn_id)
+                .unwrap()
+                .gold;
+            let now = &p
+                .bench
+                .dialogues
+                .iter()
+                .flat_map(|d| d.turns.iter())
+                .find(|t| t.id == j.turn_id)
+                .unwrap()
+                .gold;
+            let deleted: Vec<&str> = orig
+                .iter()
+                .map(|g| g.passage_id.as_str())
+                .filter(|g| !now.iter().any(|n| n.passage_id == *g))
+                .collect();
+            if j.pool
+                .as_ref()
+                .unwrap()
+                .iter()
+                .any(|x| deleted.contains(&x.as_str()))
+            {
                 *hit = true;
             }
         }
     }
     let retrieved = in_pool.values().filter(|v| **v).count();
-    let sugg_del = p.deleted.iter().filter(|t| suggested.contains(t.as_str())).count();
+    let sugg_del = p
+        .deleted
+        .iter()
+        .filter(|t| suggested.contains(t.as_str()))
+        .count();
     println!(
         "planted defects (oracle judge): {} swapped-gold turns, {} deleted-gold turns, {} flagged; precision {precision:.3}, recall {recall:.3} (swapped {r_swap:.3}, deleted {r_del:.3}); deleted gold retrieved into a pool: {retrieved}/{}; suggested qrels {} ({} on deleted-gold turns)",
         p.swapped.len(),
@@ -360,16 +648,46 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
     // A deleted gold can only be found when BM25 puts it among the M negatives of a remaining
     // gold's pool (here about a third of them), and then only when the judge prefers it to that
     // gold (the oracle's preference ignores position: about half the time per pool).
-    let caught = in_pool.iter().filter(|(t, hit)| **hit && flagged.contains(**t)).count();
+    let caught = in_pool
+        .iter()
+        .filter(|(t, hit)| **hit && flagged.contains(**t))
+        .count();
     assert!(retrieved >= 10, "retrieved {retrieved}");
-    assert!(caught as f64 / retrieved as f64 >= 0.4, "caught {caught} of {retrieved} retrieved deleted golds");
+    assert!(
+        caught as f64 / retrieved as f64 >= 0.4,
+        "caught {caught} of {retrieved} retrieved deleted golds"
+    );
     assert!(r_del >= 0.15, "deleted recall {r_del}");
     // every suggested missing gold is a true gold of its turn
-    let truth: HashSet<(&str, &str)> = src.dialogues.iter().flat_map(|d| d.turns.iter()).flat_map(|t| t.gold.iter().map(move |g| (t.id.as_str(), g.passage_id.as_str()))).collect();
-    let correct = s.suggested_qrels.iter().filter(|x| truth.contains(&(x.turn_id.as_str(), x.passage_id.as_str()))).count();
-    println!("suggested qrels that are true golds: {correct}/{}", s.suggested_qrels.len());
-    for x in s.suggested_qrels.iter().filter(|x| !truth.contains(&(x.turn_id.as_str(), x.passage_id.as_str()))) {
-        println!("  not a true gold: {x:?} swapped={} deleted={}", p.swapped.contains(&x.turn_id), p.deleted.contains(&x.turn_id));
+    let truth: HashSet<(&str, &str)> = src
+        .dialogues
+        .iter()
+        .flat_map(|d| d.turns.iter())
+        .flat_map(|t| {
+            t.gold
+                .iter()
+                .map(move |g| (t.id.as_str(), g.passage_id.as_str()))
+        })
+        .collect();
+    let correct = s
+        .suggested_qrels
+        .iter()
+        .filter(|x| truth.contains(&(x.turn_id.as_str(), x.passage_id.as_str())))
+        .count();
+    println!(
+        "suggested qrels that are true golds: {correct}/{}",
+        s.suggested_qrels.len()
+    );
+    for x in s
+        .suggested_qrels
+        .iter()
+        .filter(|x| !truth.contains(&(x.turn_id.as_str(), x.passage_id.as_str())))
+    {
+        println!(
+            "  not a true gold: {x:?} swapped={} deleted={}",
+            p.swapped.contains(&x.turn_id),
+            p.deleted.contains(&x.turn_id)
+        );
     }
     assert!(correct as f64 >= 0.95 * s.suggested_qrels.len() as f64 && correct > 20);
     validate_folder(&out);

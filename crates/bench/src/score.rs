@@ -43,6 +43,25 @@ pub fn ranked(docs: &[(String, f64)]) -> Vec<&(String, f64)> {
     v
 }
 
+/// 1-based rank, in trec_eval order, of the best-ranked relevant document; two linear passes
+/// instead of a sort (the best relevant document, then how many documents rank above it).
+pub fn first_relevant_rank(
+    docs: &[(String, f64)],
+    judged: &BTreeMap<String, i32>,
+) -> Option<usize> {
+    let before = |a: &(String, f64), b: &(String, f64)| {
+        a.1 > b.1 || (a.1 == b.1 && a.0.as_bytes() > b.0.as_bytes())
+    };
+    let mut best: Option<&(String, f64)> = None;
+    for d in docs {
+        if judged.get(&d.0).is_some_and(|g| *g > 0) && best.is_none_or(|b| before(d, b)) {
+            best = Some(d);
+        }
+    }
+    let best = best?;
+    Some(1 + docs.iter().filter(|d| before(d, best)).count())
+}
+
 /// The metrics crate's name and parameter of a measure: (`family`, `column`).
 fn metrics_name(m: Measure) -> (&'static str, String) {
     let family = match m {
@@ -137,10 +156,7 @@ impl Scorer {
             };
             retrieved[qi] = docs.len();
             if let Some(judged) = set.qrels.get(&q.qid) {
-                first_relevant[qi] = ranked(docs)
-                    .iter()
-                    .position(|(d, _)| judged.get(d).is_some_and(|g| *g > 0))
-                    .map(|i| i + 1);
+                first_relevant[qi] = first_relevant_rank(docs, judged);
             }
         }
         Ok(Scores {
@@ -235,6 +251,13 @@ mod tests {
         // d10 (grade 2) is ranked 3rd: d9 > d2 > d10 > d1 by docno descending.
         assert_eq!(s.values[6][0], 1.0);
         assert_eq!(s.first_relevant, vec![Some(3), Some(1)]);
+        for (q, docs) in &run {
+            let sorted = ranked(docs)
+                .iter()
+                .position(|(d, _)| set.qrels[q].get(d).is_some_and(|g| *g > 0))
+                .map(|i| i + 1);
+            assert_eq!(first_relevant_rank(docs, &set.qrels[q]), sorted);
+        }
     }
 
     #[test]

@@ -22,6 +22,9 @@ use crate::plan::{Plan, PlannedEndpoint};
 use crate::retry::Delays;
 use crate::tokens;
 
+/// An input's position and its embedding.
+type Indexed = (usize, Vec<f32>);
+
 /// Texts per `/v1/embeddings` request.
 const EMBED_BATCH: usize = 64;
 
@@ -683,7 +686,7 @@ impl Llm {
         }
         let width = ep.capacity().max(1);
         let chunks: Vec<Vec<usize>> = missing.chunks(EMBED_BATCH).map(|c| c.to_vec()).collect();
-        let results: Vec<Result<Vec<(usize, Vec<f32>)>>> = stream::iter(chunks)
+        let results: Vec<Result<Vec<Indexed>>> = stream::iter(chunks)
             .map(|idx| {
                 let ep = ep.clone();
                 let model = model.clone();

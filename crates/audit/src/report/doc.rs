@@ -8,11 +8,20 @@ pub enum Block {
     Para(String),
     /// A list of short lines.
     List(Vec<String>),
-    Table { head: Vec<String>, rows: Vec<Vec<String>> },
+    Table {
+        head: Vec<String>,
+        rows: Vec<Vec<String>>,
+    },
     /// Quoted source text (questions, passages, answers).
-    Quote { label: String, text: String },
+    Quote {
+        label: String,
+        text: String,
+    },
     /// An inline SVG chart with a caption; Markdown shows only the caption and a pointer.
-    Chart { caption: String, svg: String },
+    Chart {
+        caption: String,
+        svg: String,
+    },
 }
 
 /// Markdown rendering.
@@ -40,7 +49,9 @@ pub fn to_markdown(blocks: &[Block]) -> String {
             }
             Block::Table { head, rows } => {
                 out.push_str(&md_row(head));
-                out.push_str(&md_row(&head.iter().map(|_| "---".to_string()).collect::<Vec<_>>()));
+                out.push_str(&md_row(
+                    &head.iter().map(|_| "---".to_string()).collect::<Vec<_>>(),
+                ));
                 for r in rows {
                     out.push_str(&md_row(r));
                 }
@@ -64,7 +75,10 @@ pub fn to_markdown(blocks: &[Block]) -> String {
 }
 
 fn md_row(cells: &[String]) -> String {
-    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|").replace('\n', " ")).collect();
+    let cells: Vec<String> = cells
+        .iter()
+        .map(|c| c.replace('|', "\\|").replace('\n', " "))
+        .collect();
     format!("| {} |\n", cells.join(" | "))
 }
 
@@ -123,7 +137,9 @@ blockquote{margin:.3em 0 .8em;padding:.4em .8em;border-left:4px solid #9fb3c8;ba
 
 fn numeric(s: &str) -> bool {
     let t = s.trim_start_matches(['-', '+', '$']).trim_end_matches('%');
-    !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',' || c == 'e' || c == '-')
+    !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == ',' || c == 'e' || c == '-')
 }
 
 /// A self-contained HTML page (inline CSS and SVG, no scripts, no external resources).
@@ -131,10 +147,15 @@ pub fn to_html(title: &str, blocks: &[Block]) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    out.push_str(&format!("<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n", esc(title)));
+    out.push_str(&format!(
+        "<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(title)
+    ));
     for b in blocks {
         match b {
-            Block::Heading(level, t) => out.push_str(&format!("<h{level}>{}</h{level}>\n", inline(t))),
+            Block::Heading(level, t) => {
+                out.push_str(&format!("<h{level}>{}</h{level}>\n", inline(t)))
+            }
             Block::Para(t) => out.push_str(&format!("<p>{}</p>\n", inline(t))),
             Block::List(items) => {
                 out.push_str("<ul>\n");
@@ -160,10 +181,17 @@ pub fn to_html(title: &str, blocks: &[Block]) -> String {
                 out.push_str("</tbody>\n</table>\n");
             }
             Block::Quote { label, text } => {
-                out.push_str(&format!("<div class=\"label\">{}</div>\n<blockquote>{}</blockquote>\n", esc(label), esc(text)));
+                out.push_str(&format!(
+                    "<div class=\"label\">{}</div>\n<blockquote>{}</blockquote>\n",
+                    esc(label),
+                    esc(text)
+                ));
             }
             Block::Chart { caption, svg } => {
-                out.push_str(&format!("<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n", esc(caption)));
+                out.push_str(&format!(
+                    "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
+                    esc(caption)
+                ));
             }
         }
     }
@@ -180,9 +208,18 @@ mod tests {
         let blocks = vec![
             Block::Heading(1, "Audit <x>".into()),
             Block::Para("Mean **3.2** with `seed` 42".into()),
-            Block::Table { head: vec!["a".into(), "b".into()], rows: vec![vec!["x|y".into(), "1.5".into()]] },
-            Block::Quote { label: "Question".into(), text: "line1\n<script>".into() },
-            Block::Chart { caption: "chart".into(), svg: "<svg></svg>".into() },
+            Block::Table {
+                head: vec!["a".into(), "b".into()],
+                rows: vec![vec!["x|y".into(), "1.5".into()]],
+            },
+            Block::Quote {
+                label: "Question".into(),
+                text: "line1\n<script>".into(),
+            },
+            Block::Chart {
+                caption: "chart".into(),
+                svg: "<svg></svg>".into(),
+            },
         ];
         let md = to_markdown(&blocks);
         assert!(md.contains("| x\\|y | 1.5 |"));

@@ -43,7 +43,11 @@ pub fn excerpt(s: &str, max_chars: usize) -> String {
 pub fn blocks(s: &Summary) -> Vec<Block> {
     let mut b = Vec::new();
     b.push(Block::Heading(1, format!("Audit of {}", s.benchmark.name)));
-    let judges: Vec<String> = s.judges.iter().map(|j| format!("`{}` ({})", j.name, j.model)).collect();
+    let judges: Vec<String> = s
+        .judges
+        .iter()
+        .map(|j| format!("`{}` ({})", j.name, j.model))
+        .collect();
     let mut intro = format!(
         "{} of {} dialogues ({} of {} turns) audited by {} judge{}: {}.",
         s.plan.dialogues_audited,
@@ -72,7 +76,11 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
         short(&s.fingerprint.config),
         short(&s.fingerprint.prompts),
         s.fingerprint.tool_version,
-        s.fingerprint.git_commit.as_ref().map(|c| format!(" ({})", short(c))).unwrap_or_default()
+        s.fingerprint
+            .git_commit
+            .as_ref()
+            .map(|c| format!(" ({})", short(c)))
+            .unwrap_or_default()
     )));
 
     scores(&mut b, s);
@@ -111,11 +119,26 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
             ci(&d.ci, 3),
             format!("{} (< {})", d.flagged, d.flag_threshold),
             f(d.agreement.krippendorff_alpha_ordinal, 3),
-            if *dim == Dimension::Completeness { f(d.agreement.fleiss_kappa, 3) } else { "-".into() },
+            if *dim == Dimension::Completeness {
+                f(d.agreement.fleiss_kappa, 3)
+            } else {
+                "-".into()
+            },
         ]);
     }
     b.push(Block::Table {
-        head: ["Dimension", "Items", "Scored", "Mean", "CI", "Flagged", "Krippendorff α (ordinal)", "Fleiss κ (picks)"].map(String::from).to_vec(),
+        head: [
+            "Dimension",
+            "Items",
+            "Scored",
+            "Mean",
+            "CI",
+            "Flagged",
+            "Krippendorff α (ordinal)",
+            "Fleiss κ (picks)",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     });
     let judges: Vec<&str> = s.judges.iter().map(|j| j.name.as_str()).collect();
@@ -139,7 +162,11 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
         b.push(Block::Heading(3, "Per judge".into()));
         b.push(Block::Table { head, rows });
     }
-    let notes: Vec<String> = s.dimensions.iter().filter_map(|(dim, d)| d.agreement.note.as_ref().map(|n| format!("{dim}: {n}"))).collect();
+    let notes: Vec<String> = s
+        .dimensions
+        .iter()
+        .filter_map(|(dim, d)| d.agreement.note.as_ref().map(|n| format!("{dim}: {n}")))
+        .collect();
     if !notes.is_empty() {
         b.push(Block::List(notes));
     }
@@ -149,9 +176,15 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
         let rows = s
             .failures
             .iter()
-            .flat_map(|(judge, by)| by.iter().map(move |(dim, n)| vec![judge.clone(), dim.name().to_string(), n.to_string()]))
+            .flat_map(|(judge, by)| {
+                by.iter()
+                    .map(move |(dim, n)| vec![judge.clone(), dim.name().to_string(), n.to_string()])
+            })
             .collect();
-        b.push(Block::Table { head: vec!["Judge".into(), "Dimension".into(), "Failed".into()], rows });
+        b.push(Block::Table {
+            head: vec!["Judge".into(), "Dimension".into(), "Failed".into()],
+            rows,
+        });
     }
 }
 
@@ -160,20 +193,33 @@ fn skipped(b: &mut Vec<Block>, s: &Summary) {
         .plan
         .skipped
         .iter()
-        .flat_map(|(dim, by)| by.iter().map(move |(why, n)| vec![dim.name().to_string(), why.name().to_string(), n.to_string()]))
+        .flat_map(|(dim, by)| {
+            by.iter().map(move |(why, n)| {
+                vec![
+                    dim.name().to_string(),
+                    why.name().to_string(),
+                    n.to_string(),
+                ]
+            })
+        })
         .collect();
     if rows.is_empty() {
         return;
     }
     b.push(Block::Heading(2, "Not audited".into()));
     b.push(Block::Para("Turns without a relevant gold passage or without a reference answer skip the dimensions that need them; `no_gold`, `no_answer` and `unanswerable` count turns, `gold_not_in_corpus` and `no_negatives` count gold passages.".into()));
-    b.push(Block::Table { head: vec!["Dimension".into(), "Reason".into(), "Count".into()], rows });
+    b.push(Block::Table {
+        head: vec!["Dimension".into(), "Reason".into(), "Count".into()],
+        rows,
+    });
 }
 
 fn missing_gold(b: &mut Vec<Block>, s: &Summary) {
     b.push(Block::Heading(2, "Probable missing gold".into()));
     if s.suggested_qrels.is_empty() {
-        b.push(Block::Para("No non-gold passage was picked by a majority of all judge x trial picks.".into()));
+        b.push(Block::Para(
+            "No non-gold passage was picked by a majority of all judge x trial picks.".into(),
+        ));
         return;
     }
     b.push(Block::Para(format!(
@@ -184,9 +230,24 @@ fn missing_gold(b: &mut Vec<Block>, s: &Summary) {
         .suggested_qrels
         .iter()
         .take(50)
-        .map(|x| vec![x.turn_id.clone(), x.passage_id.clone(), x.gold_passage_id.clone(), format!("{}/{}", x.votes, x.picks)])
+        .map(|x| {
+            vec![
+                x.turn_id.clone(),
+                x.passage_id.clone(),
+                x.gold_passage_id.clone(),
+                format!("{}/{}", x.votes, x.picks),
+            ]
+        })
         .collect();
-    b.push(Block::Table { head: vec!["Turn".into(), "Suggested passage".into(), "Instead of gold".into(), "Votes".into()], rows });
+    b.push(Block::Table {
+        head: vec![
+            "Turn".into(),
+            "Suggested passage".into(),
+            "Instead of gold".into(),
+            "Votes".into(),
+        ],
+        rows,
+    });
 }
 
 fn bias(b: &mut Vec<Block>, s: &Summary) {
@@ -211,7 +272,11 @@ fn bias(b: &mut Vec<Block>, s: &Summary) {
                 for i in 0..p.pool_size {
                     let g = p.gold_at.get(i).copied().unwrap_or(0);
                     let k = p.gold_picked.get(i).copied().unwrap_or(0);
-                    r.push(if g == 0 { "-".into() } else { format!("{:.2} ({k}/{g})", k as f64 / g as f64) });
+                    r.push(if g == 0 {
+                        "-".into()
+                    } else {
+                        format!("{:.2} ({k}/{g})", k as f64 / g as f64)
+                    });
                 }
                 r.push(f(p.chi_square, 2));
                 r.push(p.df.map(|d| d.to_string()).unwrap_or_else(|| "-".into()));
@@ -228,7 +293,11 @@ fn bias(b: &mut Vec<Block>, s: &Summary) {
                 let rates = (0..p.pool_size)
                     .map(|i| {
                         let g = p.gold_at.get(i).copied().unwrap_or(0);
-                        if g == 0 { f64::NAN } else { p.gold_picked.get(i).copied().unwrap_or(0) as f64 / g as f64 }
+                        if g == 0 {
+                            f64::NAN
+                        } else {
+                            p.gold_picked.get(i).copied().unwrap_or(0) as f64 / g as f64
+                        }
                     })
                     .collect();
                 (p.judge.clone(), rates)
@@ -250,9 +319,23 @@ fn bias(b: &mut Vec<Block>, s: &Summary) {
             .bias
             .length
             .iter()
-            .map(|l| vec![l.dimension.name().to_string(), l.judge.clone(), l.length_of.clone(), f(l.pearson, 3), f(l.p_value, 4), l.n.to_string()])
+            .map(|l| {
+                vec![
+                    l.dimension.name().to_string(),
+                    l.judge.clone(),
+                    l.length_of.clone(),
+                    f(l.pearson, 3),
+                    f(l.p_value, 4),
+                    l.n.to_string(),
+                ]
+            })
             .collect();
-        b.push(Block::Table { head: ["Dimension", "Judge", "Length of", "Pearson r", "p", "n"].map(String::from).to_vec(), rows });
+        b.push(Block::Table {
+            head: ["Dimension", "Judge", "Length of", "Pearson r", "p", "n"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        });
     }
 }
 
@@ -290,7 +373,17 @@ fn human(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
         ]);
     }
     b.push(Block::Table {
-        head: ["Dimension", "Human metric", "Rater", "n", "Pearson", "Spearman", "κ (quadratic)"].map(String::from).to_vec(),
+        head: [
+            "Dimension",
+            "Human metric",
+            "Rater",
+            "n",
+            "Pearson",
+            "Spearman",
+            "κ (quadratic)",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     });
     let rows = h
@@ -309,7 +402,16 @@ fn human(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
         .collect();
     b.push(Block::Para("Judges are compared with the median annotator; the ceiling row compares each annotator with the median of the others. Annotator agreement:".into()));
     b.push(Block::Table {
-        head: ["Dimension", "Human metric", "Annotators per unit", "Krippendorff α (ordinal)", "Pairwise Pearson", "Pairwise Spearman"].map(String::from).to_vec(),
+        head: [
+            "Dimension",
+            "Human metric",
+            "Annotators per unit",
+            "Krippendorff α (ordinal)",
+            "Pairwise Pearson",
+            "Pairwise Spearman",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     });
 }
@@ -320,17 +422,39 @@ fn histograms(b: &mut Vec<Block>, s: &Summary) {
         if d.scored == 0 {
             continue;
         }
-        b.push(Block::Chart { caption: format!("{}: item scores ({} items).", d.title, d.scored), svg: histogram_svg(*dim, d) });
-        let rows = d.histogram.iter().map(|x| vec![format!("[{:.1}, {:.1})", x.lower, x.upper), x.count.to_string()]).collect();
-        b.push(Block::Table { head: vec![format!("{} score", dim.name()), "Items".into()], rows });
+        b.push(Block::Chart {
+            caption: format!("{}: item scores ({} items).", d.title, d.scored),
+            svg: histogram_svg(*dim, d),
+        });
+        let rows = d
+            .histogram
+            .iter()
+            .map(|x| {
+                vec![
+                    format!("[{:.1}, {:.1})", x.lower, x.upper),
+                    x.count.to_string(),
+                ]
+            })
+            .collect();
+        b.push(Block::Table {
+            head: vec![format!("{} score", dim.name()), "Items".into()],
+            rows,
+        });
     }
 }
 
 fn histogram_svg(dim: Dimension, d: &DimensionSummary) -> String {
     let chart = svg::BarChart {
         title: d.title.as_str(),
-        labels: d.histogram.iter().map(|x| format!("{:.1}", x.lower)).collect(),
-        series: vec![(dim.name().to_string(), d.histogram.iter().map(|x| x.count as f64).collect())],
+        labels: d
+            .histogram
+            .iter()
+            .map(|x| format!("{:.1}", x.lower))
+            .collect(),
+        series: vec![(
+            dim.name().to_string(),
+            d.histogram.iter().map(|x| x.count as f64).collect(),
+        )],
         y_max: None,
         y_label: "items",
         reference: None,
@@ -349,30 +473,57 @@ fn worst(b: &mut Vec<Block>, s: &Summary) {
         }
         b.push(Block::Heading(3, dim.title().to_string()));
         for w in items {
-            let per: Vec<String> = w.per_judge.iter().map(|(j, v)| format!("{j} {v:.2}")).collect();
+            let per: Vec<String> = w
+                .per_judge
+                .iter()
+                .map(|(j, v)| format!("{j} {v:.2}"))
+                .collect();
             b.push(Block::Para(format!(
                 "**{}** (turn {}{}) score {:.2} [{}]",
                 w.turn_id,
                 w.turn,
-                w.passage_id.as_ref().map(|p| format!(", passage `{p}`")).unwrap_or_default(),
+                w.passage_id
+                    .as_ref()
+                    .map(|p| format!(", passage `{p}`"))
+                    .unwrap_or_default(),
                 w.score,
                 per.join(", ")
             )));
             if !w.history.is_empty() {
-                b.push(Block::Quote { label: "Conversation (latest)".into(), text: w.history.join("\n") });
+                b.push(Block::Quote {
+                    label: "Conversation (latest)".into(),
+                    text: w.history.join("\n"),
+                });
             }
-            b.push(Block::Quote { label: "Question".into(), text: w.question.clone() });
+            b.push(Block::Quote {
+                label: "Question".into(),
+                text: w.question.clone(),
+            });
             if let Some(p) = &w.passage {
-                b.push(Block::Quote { label: "Gold passage".into(), text: p.clone() });
+                b.push(Block::Quote {
+                    label: "Gold passage".into(),
+                    text: p.clone(),
+                });
             }
             if let (Some(id), Some(p)) = (&w.preferred_passage_id, &w.preferred_passage) {
-                b.push(Block::Quote { label: format!("Passage the judges preferred (`{id}`)"), text: p.clone() });
+                b.push(Block::Quote {
+                    label: format!("Passage the judges preferred (`{id}`)"),
+                    text: p.clone(),
+                });
             }
             if let Some(a) = &w.answer {
-                b.push(Block::Quote { label: "Reference answer".into(), text: a.clone() });
+                b.push(Block::Quote {
+                    label: "Reference answer".into(),
+                    text: a.clone(),
+                });
             }
             if !w.justifications.is_empty() {
-                b.push(Block::List(w.justifications.iter().map(|(j, t)| format!("{j}: {t}")).collect()));
+                b.push(Block::List(
+                    w.justifications
+                        .iter()
+                        .map(|(j, t)| format!("{j}: {t}"))
+                        .collect(),
+                ));
             }
         }
     }
@@ -394,10 +545,25 @@ fn cost(b: &mut Vec<Block>, s: &Summary) {
     let mut rows: Vec<Vec<String>> = s.cost.per_judge.iter().map(|(j, l)| row(j, l)).collect();
     rows.push(row("total", &s.cost.total));
     b.push(Block::Table {
-        head: ["Judge", "Judgements", "Cache hits", "Failed", "Prompt tokens", "Completion tokens", "USD"].map(String::from).to_vec(),
+        head: [
+            "Judge",
+            "Judgements",
+            "Cache hits",
+            "Failed",
+            "Prompt tokens",
+            "Completion tokens",
+            "USD",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     });
-    let per: Vec<String> = s.cost.prompt_tokens_per_judgement.iter().map(|(d, t)| format!("{d}: {t:.0} prompt tokens per judgement")).collect();
+    let per: Vec<String> = s
+        .cost
+        .prompt_tokens_per_judgement
+        .iter()
+        .map(|(d, t)| format!("{d}: {t:.0} prompt tokens per judgement"))
+        .collect();
     if !per.is_empty() {
         b.push(Block::List(per));
     }

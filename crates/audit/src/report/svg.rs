@@ -3,7 +3,9 @@
 
 use super::doc::esc;
 
-const PALETTE: [&str; 6] = ["#3b6ea5", "#d9822b", "#3f9f5f", "#a84a8c", "#7a6f2b", "#5c5c5c"];
+const PALETTE: [&str; 6] = [
+    "#3b6ea5", "#d9822b", "#3f9f5f", "#a84a8c", "#7a6f2b", "#5c5c5c",
+];
 
 /// A grouped bar chart.
 pub struct BarChart<'a> {
@@ -33,7 +35,11 @@ fn nice_max(v: f64) -> f64 {
 }
 
 fn fmt_tick(v: f64) -> String {
-    if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { format!("{v:.2}") }
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 impl BarChart<'_> {
@@ -42,7 +48,12 @@ impl BarChart<'_> {
         let (left, right, top, bottom) = (56.0, 150.0, 28.0, 40.0);
         let pw = w - left - right;
         let ph = h - top - bottom;
-        let data_max = self.series.iter().flat_map(|s| s.1.iter().copied()).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        let data_max = self
+            .series
+            .iter()
+            .flat_map(|s| s.1.iter().copied())
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
         let y_max = self.y_max.unwrap_or_else(|| nice_max(data_max));
         let groups = self.labels.len().max(1) as f64;
         let gw = pw / groups;
@@ -53,7 +64,10 @@ impl BarChart<'_> {
             "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n",
             esc(self.title)
         );
-        s.push_str(&format!("<text x=\"{left}\" y=\"16\" font-size=\"13\" font-weight=\"600\">{}</text>\n", esc(self.title)));
+        s.push_str(&format!(
+            "<text x=\"{left}\" y=\"16\" font-size=\"13\" font-weight=\"600\">{}</text>\n",
+            esc(self.title)
+        ));
         for i in 0..=4 {
             let v = y_max * f64::from(i) / 4.0;
             let yy = y(v);
@@ -74,7 +88,11 @@ impl BarChart<'_> {
         for (gi, label) in self.labels.iter().enumerate() {
             let gx = left + gi as f64 * gw + gw * 0.1;
             for (si, (name, vals)) in self.series.iter().enumerate() {
-                let v = vals.get(gi).copied().filter(|v| v.is_finite()).unwrap_or(0.0);
+                let v = vals
+                    .get(gi)
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .unwrap_or(0.0);
                 let x = gx + si as f64 * bw;
                 let yy = y(v);
                 s.push_str(&format!(
@@ -87,7 +105,12 @@ impl BarChart<'_> {
                     fmt_tick(v)
                 ));
             }
-            s.push_str(&format!("<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n", left + gi as f64 * gw + gw / 2.0, top + ph + 16.0, esc(label)));
+            s.push_str(&format!(
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+                left + gi as f64 * gw + gw / 2.0,
+                top + ph + 16.0,
+                esc(label)
+            ));
         }
         if let Some((v, label)) = &self.reference {
             let yy = y(*v);
@@ -99,7 +122,12 @@ impl BarChart<'_> {
                 esc(label)
             ));
         }
-        s.push_str(&format!("<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#57606a\"/>\n", top + ph, left + pw, top + ph));
+        s.push_str(&format!(
+            "<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#57606a\"/>\n",
+            top + ph,
+            left + pw,
+            top + ph
+        ));
         for (si, (name, _)) in self.series.iter().enumerate() {
             let ly = top + 14.0 + si as f64 * 16.0;
             let lx = left + pw + 16.0;
@@ -125,7 +153,10 @@ mod tests {
         let c = BarChart {
             title: "t",
             labels: vec!["1".into(), "2".into()],
-            series: vec![("a<b".into(), vec![1.0, 2.0]), ("c".into(), vec![0.5, f64::NAN])],
+            series: vec![
+                ("a<b".into(), vec![1.0, 2.0]),
+                ("c".into(), vec![0.5, f64::NAN]),
+            ],
             y_max: None,
             y_label: "rate",
             reference: Some((1.0, "mean".into())),
