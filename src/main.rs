@@ -3,6 +3,9 @@
 //! The binary is thin: it parses the command line, loads the configuration, sets up logging
 //! and progress display, and hands each command to its library crate.
 
+// Commands print their results to stdout; libraries never do (they log through tracing).
+#![allow(clippy::print_stdout)]
+
 mod cli;
 mod cmd;
 mod config;

@@ -162,6 +162,8 @@ impl Progress for TermProgress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
-        self.log_line(true);
+        if self.done.load(Ordering::Relaxed) > 0 {
+            self.log_line(true);
+        }
     }
 }

@@ -238,6 +238,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "whole bench computation (engine::compute)     {t_all:>8.3}   target < 10 s: {}",
         if t_all < 10.0 { "MET" } else { "NOT MET" }
     );
+    println!(
+        "  its CPU time (user + system, all threads)   {cpu_all:>8.3}   (load average: {})",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
     println!();
     println!(
         "{} systems scored; {separated} of {} pairs separated at p < 0.05; discriminative power {:.3}; peak RSS {:.0} MB",

@@ -4,7 +4,7 @@
 # the debug dependency build with opt-level 3 for mtr-pipeline, rand and rayon instead, which
 # avoids a cold release build of the whole stack on a small machine).
 #
-# Usage: benchmarks/pipeline/run.sh [prep|traverse|all]
+# Usage: benchmarks/pipeline/run.sh [prep|traverse|saturation|all]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 what="${1:-all}"
@@ -30,4 +30,7 @@ if [ "$what" = prep ] || [ "$what" = all ]; then
 fi
 if [ "$what" = traverse ] || [ "$what" = all ]; then
   cargo run -q "${args[@]}" -p mtr-pipeline --example bench_traverse -- "${MAX_N:-1000000}" "${K:-100}"
+fi
+if [ "$what" = saturation ] || [ "$what" = all ]; then
+  cargo run -q "${args[@]}" -p mtr-pipeline --example bench_saturation -- "${DIALOGUES:-64}" "${TURNS:-4}" "${LATENCY_MS:-40}" "${WIDTH:-16}"
 fi

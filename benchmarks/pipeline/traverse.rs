@@ -18,10 +18,12 @@ fn graph(n: usize, k: usize, seed: u64) -> NeighbourGraph {
     let ids: Vec<u32> = (0..n)
         .into_par_iter()
         .flat_map_iter(|i| {
-            let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut rng =
+                StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             (0..k).map(move |r| {
                 if r < k * 3 / 4 {
-                    let off = rng.random_range(1..=(4 * k) as i64) * if rng.random_range(0..2) == 0 { 1 } else { -1 };
+                    let off = rng.random_range(1..=(4 * k) as i64)
+                        * if rng.random_range(0..2) == 0 { 1 } else { -1 };
                     ((i as i64 + off).rem_euclid(n as i64)) as u32
                 } else {
                     rng.random_range(0..n as u32)
@@ -33,9 +35,19 @@ fn graph(n: usize, k: usize, seed: u64) -> NeighbourGraph {
 }
 
 fn main() {
-    let max_n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
-    let k: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(100);
-    let opts = PathOptions { size: 8, min_size: 4, k };
+    let max_n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let k: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let opts = PathOptions {
+        size: 8,
+        min_size: 4,
+        k,
+    };
     let mut n = max_n / 8;
     while n <= max_n {
         let t = Instant::now();

@@ -56,8 +56,3 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(a) => config::run(&ctx, a).await,
     }
 }
-
-/// The error a command that is not built yet returns.
-pub fn not_built(name: &str) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`mtr {name}` is not built yet in this version of mtr")
-}

@@ -85,13 +85,23 @@ pub struct Args {
 }
 
 fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
-    if e.is_user_error() { anyhow::Error::new(mtr_core::Error::from(e)) } else { anyhow::Error::new(e) }
+    if e.is_user_error() {
+        anyhow::Error::new(mtr_core::Error::from(e))
+    } else {
+        anyhow::Error::new(e)
+    }
 }
 
 fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
     let mut c: SynthConfig = ctx.config.section("synth").map_err(|e| {
-        let file = ctx.config.source.clone().unwrap_or_else(|| PathBuf::from("mtr.toml"));
-        anyhow::Error::new(mtr_core::Error::from(mtr_core::InputError::new(file, format!("{e:#}")).field("synth")))
+        let file = ctx
+            .config
+            .source
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("mtr.toml"));
+        anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new(file, format!("{e:#}")).field("synth"),
+        ))
     })?;
     if let Some(v) = args.dialogues {
         c.dialogues = v;
@@ -156,25 +166,37 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         job.work_dir = w.clone();
     }
     if args.fresh && job.work_dir.exists() {
-        std::fs::remove_dir_all(&job.work_dir).with_context(|| format!("removing {}", job.work_dir.display()))?;
+        std::fs::remove_dir_all(&job.work_dir)
+            .with_context(|| format!("removing {}", job.work_dir.display()))?;
     }
     let progress = ctx.progress.as_ref();
 
     if args.llm.dry_run {
         return match open_llm(ctx, &args.llm).await {
             Ok(llm) => {
-                let plan = mtr_pipeline::dry_run(&job, &llm, progress).await.map_err(user_error)?;
+                let plan = mtr_pipeline::dry_run(&job, &llm, progress)
+                    .await
+                    .map_err(user_error)?;
                 println!("mtr synth --dry-run: nothing was called\n");
                 print!("{}", plan.to_text());
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
                 tracing::warn!("no LLM client ({e:#}); planning without prices");
-                let p = mtr_pipeline::pipeline::prepare(&job, None, true, progress).await.map_err(user_error)?;
+                let p = mtr_pipeline::pipeline::prepare(&job, None, true, progress)
+                    .await
+                    .map_err(user_error)?;
                 println!("mtr synth --dry-run: nothing was called (no LLM configured: {e})\n");
-                println!("documents: {} read, {} kept (removed: {:?})", p.curation.input, p.documents, p.curation.removed);
+                println!(
+                    "documents: {} read, {} kept (removed: {:?})",
+                    p.curation.input, p.documents, p.curation.removed
+                );
                 println!("chunks:    {}", p.chunks.len());
-                println!("paths:     {} topic paths, {} coarse topics", p.topics.paths.len(), p.topics.topics);
+                println!(
+                    "paths:     {} topic paths, {} coarse topics",
+                    p.topics.paths.len(),
+                    p.topics.topics
+                );
                 let per_turn = 6;
                 println!(
                     "plan:      {} dialogues x {} turns = about {} LLM calls (first attempts)",
@@ -188,10 +210,12 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     }
 
     let llm = open_llm(ctx, &args.llm).await?;
-    let outcome = mtr_pipeline::synthesize(&job, &llm, progress).await.map_err(|e| match e {
-        mtr_pipeline::Error::Llm(l) => super::local::llm_error(ctx, l),
-        other => user_error(other),
-    })?;
+    let outcome = mtr_pipeline::synthesize(&job, &llm, progress)
+        .await
+        .map_err(|e| match e {
+            mtr_pipeline::Error::Llm(l) => super::local::llm_error(ctx, l),
+            other => user_error(other),
+        })?;
     let s = &outcome.stats;
     println!("wrote {}", outcome.out.display());
     println!(

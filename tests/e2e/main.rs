@@ -7,3 +7,4 @@ mod data;
 mod eval;
 mod llm;
 mod retrieve;
+mod synth;

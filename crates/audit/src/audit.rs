@@ -239,8 +239,12 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         }
     }
 
-    // units: one per rating item, T per completeness item (balanced gold positions)
-    let mut balancer = PositionBalancer::new(s.seed);
+    // units: one per rating item; for a completeness item, T per judge, each judge with its own
+    // permutations and its own balanced gold positions
+    let mut balancers: Vec<PositionBalancer> = judges
+        .iter()
+        .map(|j| PositionBalancer::new(crate::seed::derive(s.seed, &["judge", &j.name])))
+        .collect();
     let mut subjects = Vec::with_capacity(plan.items.len());
     let mut units = Vec::new();
     for it in &plan.items {
@@ -258,19 +262,23 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             pool: None,
             gold_position: None,
             source,
+            judge: None,
         };
         if it.dimension == Dimension::Completeness {
             let gold = it.passage_id.clone().unwrap_or_default();
             let negs = &pools[&(t.id.clone(), gold.clone())];
-            let positions = balancer.assign(negs.len() + 1, s.trials);
-            let key = format!("{}\u{1f}{gold}", t.id);
-            for trial in permutations(&gold, negs, &positions, s.seed, &key) {
-                units.push(Unit {
-                    trial: Some(trial.index),
-                    gold_position: Some(trial.gold_position + 1),
-                    pool: Some(trial.order),
-                    ..base.clone()
-                });
+            for (ji, judge) in judges.iter().enumerate() {
+                let positions = balancers[ji].assign(negs.len() + 1, s.trials);
+                let key = format!("{}\u{1f}{gold}\u{1f}{}", t.id, judge.name);
+                for trial in permutations(&gold, negs, &positions, s.seed, &key) {
+                    units.push(Unit {
+                        trial: Some(trial.index),
+                        gold_position: Some(trial.gold_position + 1),
+                        pool: Some(trial.order),
+                        judge: Some(ji),
+                        ..base.clone()
+                    });
+                }
             }
         } else {
             units.push(base);
@@ -363,6 +371,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
                     pool: None,
                     gold_position: None,
                     source: i,
+                    judge: None,
                 });
             }
         }
@@ -381,7 +390,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     let human_stopped = human_judged.as_ref().and_then(|h| h.stopped.clone());
 
     if dry_run {
-        let pending = units.len() * judges.len() * samples as usize - judged.reused;
+        let pending = judged.records.len() - judged.reused;
         return Ok(Outcome::DryRun {
             plan: llm.plan(),
             judgements: pending,

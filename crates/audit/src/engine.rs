@@ -34,6 +34,9 @@ pub struct Unit {
     pub gold_position: Option<usize>,
     /// Index into whatever the renderer renders from (benchmark item, human item).
     pub source: usize,
+    /// Only this judge (index into the ensemble) judges the unit: discriminability pools are
+    /// permuted per judge, so a position bias the judges share cannot add up to a majority.
+    pub judge: Option<usize>,
 }
 
 /// A judge of the ensemble.
@@ -53,18 +56,13 @@ pub trait Render: Send + Sync {
 /// What a judging run produced.
 #[derive(Debug)]
 pub struct Judged {
-    /// One slot per (unit, judge, sample) in that order; `None` = not judged (budget stop or
-    /// dry run).
+    /// One slot per (unit, judge, sample) in that order (units with a `judge` only for that
+    /// judge); `None` = not judged (budget stop or dry run).
     pub records: Vec<Option<Judgement>>,
     /// Why submission stopped early.
     pub stopped: Option<String>,
     /// Judgements reused from an earlier run of the same audit.
     pub reused: usize,
-}
-
-/// Index of a (unit, judge, sample) slot.
-pub fn slot(unit: usize, judge: usize, sample: u32, judges: usize, samples: u32) -> usize {
-    (unit * judges + judge) * samples as usize + sample as usize
 }
 
 fn reusable(old: &Judgement, unit: &Unit, judge: &JudgeRef, prompt: &str) -> bool {
@@ -94,71 +92,104 @@ pub async fn judge_units(
 ) -> Result<Judged> {
     let (llm, judges, progress) = (ctx.llm, ctx.judges, ctx.progress);
     let samples = ctx.samples.max(1);
-    let total = units.len() * judges.len() * samples as usize;
-    let mut records: Vec<Option<Judgement>> = vec![None; total];
-    let mut todo: Vec<Vec<(usize, u32)>> = vec![Vec::new(); judges.len()];
+    let mut jobs: Vec<(usize, usize, u32)> = Vec::new();
+    for (ui, u) in units.iter().enumerate() {
+        for ji in 0..judges.len() {
+            if u.judge.is_some_and(|only| only != ji) {
+                continue;
+            }
+            for s in 0..samples {
+                jobs.push((ui, ji, s));
+            }
+        }
+    }
+    let mut records: Vec<Option<Judgement>> = vec![None; jobs.len()];
+    let mut todo: Vec<Vec<usize>> = vec![Vec::new(); judges.len()];
     let mut reused = 0;
     let prompt_ids: HashMap<Dimension, String> = Dimension::ALL
         .iter()
         .map(|d| (*d, render.prompt_id(*d)))
         .collect();
-    for (ui, u) in units.iter().enumerate() {
-        for (ji, j) in judges.iter().enumerate() {
-            for s in 0..samples {
-                let id = judgement_id(
-                    u.dimension,
-                    &u.turn_id,
-                    u.passage_id.as_deref(),
-                    u.trial,
-                    &j.name,
-                    s,
-                );
-                match existing.get(&id) {
-                    Some(old) if reusable(old, u, j, &prompt_ids[&u.dimension]) => {
-                        records[slot(ui, ji, s, judges.len(), samples)] = Some(old.clone());
-                        reused += 1;
-                    }
-                    _ => todo[ji].push((ui, s)),
-                }
+    for (k, &(ui, ji, s)) in jobs.iter().enumerate() {
+        let (u, j) = (&units[ui], &judges[ji]);
+        let id = judgement_id(
+            u.dimension,
+            &u.turn_id,
+            u.passage_id.as_deref(),
+            u.trial,
+            &j.name,
+            s,
+        );
+        match existing.get(&id) {
+            Some(old) if reusable(old, u, j, &prompt_ids[&u.dimension]) => {
+                records[k] = Some(old.clone());
+                reused += 1;
             }
+            _ => todo[ji].push(k),
         }
     }
+    let jobs = &jobs;
     let pending: usize = todo.iter().map(Vec::len).sum();
     progress.stage(stage, pending as u64);
     let stop = Arc::new(AtomicBool::new(false));
     let stopped: Arc<std::sync::Mutex<Option<String>>> = Arc::new(std::sync::Mutex::new(None));
     let fatal: Arc<std::sync::Mutex<Option<AuditError>>> = Arc::new(std::sync::Mutex::new(None));
     let mut streams = Vec::new();
-    for (ji, jobs) in todo.into_iter().enumerate() {
+    for (ji, mine) in todo.into_iter().enumerate() {
         let judge = judges[ji].clone();
         let width = llm.capacity(&mtr_llm::client::Target::Endpoint(judge.name.clone())) * 2;
         let stop2 = stop.clone();
         let llm = llm.clone();
-        let s = stream::iter(jobs)
+        // prompts rendered in job order: the first job with a given request calls, later
+        // identical ones (two golds with the same text, say) copy its answer as a cache hit,
+        // whatever the timing
+        let mut first_of: HashMap<blake3::Hash, usize> = HashMap::new();
+        let s = stream::iter(mine)
             .take_while(move |_| futures::future::ready(!stop2.load(Ordering::Relaxed)))
-            .map(move |(ui, sample)| {
+            .map(move |k| {
+                let (ui, _, sample) = jobs[k];
+                let prepared = render.render(&units[ui]).and_then(|req| {
+                    let req = req.with_sample(sample);
+                    let body = serde_json::to_vec(&req)
+                        .map_err(|e| AuditError::Internal(e.to_string()))?;
+                    Ok(match first_of.entry(blake3::hash(&body)) {
+                        std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert(k);
+                            Prepared::Call(Box::new(req))
+                        }
+                    })
+                });
                 let llm = llm.clone();
                 let judge = judge.clone();
                 async move {
-                    let res = match render.render(&units[ui]) {
-                        Ok(req) => {
-                            let req = req.with_sample(sample);
-                            Ok(llm.chat(&judge.name, &req).await)
+                    let out = match prepared {
+                        Ok(Prepared::Call(req)) => {
+                            Ok(Answer::Called(llm.chat(&judge.name, &req).await))
                         }
+                        Ok(Prepared::Copy(k0)) => Ok(Answer::CopyOf(k0)),
                         Err(e) => Err(e),
                     };
-                    (ui, ji, sample, res)
+                    (k, out)
                 }
             })
             .buffer_unordered(width.max(1));
         streams.push(s.boxed());
     }
+    let mut answers: HashMap<usize, std::result::Result<ChatResult, String>> = HashMap::new();
+    let mut copies: Vec<(usize, usize)> = Vec::new();
     let mut all = stream::select_all(streams);
-    while let Some((ui, ji, sample, res)) = all.next().await {
+    while let Some((k, out)) = all.next().await {
+        let (ui, ji, sample) = jobs[k];
         let unit = &units[ui];
         let judge = &judges[ji];
-        let res = match res {
-            Ok(r) => r,
+        let prompt = &prompt_ids[&unit.dimension];
+        let res = match out {
+            Ok(Answer::Called(r)) => r,
+            Ok(Answer::CopyOf(k0)) => {
+                copies.push((k, k0));
+                continue;
+            }
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
                 if let Ok(mut f) = fatal.lock() {
@@ -167,40 +198,53 @@ pub async fn judge_units(
                 continue;
             }
         };
-        let rec = match res {
-            Ok(r) => Some(record(
-                unit,
-                judge,
-                sample,
-                &prompt_ids[&unit.dimension],
-                Ok(r),
-            )),
-            Err(LlmError::DryRun) => None,
+        let res: std::result::Result<ChatResult, String> = match res {
+            Ok(r) => Ok(r),
+            Err(LlmError::DryRun) => {
+                progress.advance(1);
+                continue;
+            }
             Err(e) if e.is_budget_stop() => {
                 stop.store(true, Ordering::Relaxed);
                 if let Ok(mut s) = stopped.lock() {
                     s.get_or_insert_with(|| e.to_string());
                 }
-                None
+                continue;
             }
-            Err(e @ (LlmError::Provider { .. } | LlmError::Parse { .. })) => Some(record(
-                unit,
-                judge,
-                sample,
-                &prompt_ids[&unit.dimension],
-                Err(e),
-            )),
+            Err(e @ (LlmError::Provider { .. } | LlmError::Parse { .. })) => Err(e.to_string()),
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
                 if let Ok(mut f) = fatal.lock() {
                     f.get_or_insert(AuditError::Llm(e.to_string()));
                 }
-                None
+                continue;
             }
         };
         // token and cost usage reach the progress display through the LLM client itself
         progress.advance(1);
-        records[slot(ui, ji, sample, judges.len(), samples)] = rec;
+        records[k] = Some(record(unit, judge, sample, prompt, res.clone()));
+        answers.insert(k, res);
+    }
+    copies.sort_unstable();
+    for (k, k0) in copies {
+        let Some(res) = answers.get(&k0) else {
+            continue;
+        };
+        let (ui, ji, sample) = jobs[k];
+        let unit = &units[ui];
+        let copied = res.clone().map(|mut r| {
+            r.cached = true;
+            r.cost_usd = 0.0;
+            r
+        });
+        progress.advance(1);
+        records[k] = Some(record(
+            unit,
+            &judges[ji],
+            sample,
+            &prompt_ids[&unit.dimension],
+            copied,
+        ));
     }
     progress.finish_stage();
     if let Some(e) = fatal.lock().ok().and_then(|mut f| f.take()) {
@@ -214,14 +258,26 @@ pub async fn judge_units(
     })
 }
 
-/// Turns an LLM answer (or a per-item failure) into a record. Values outside the schema's
-/// range count as failures, never as scores.
+/// A unit's request, rendered: to call, or identical to an earlier job's.
+enum Prepared {
+    Call(Box<ChatRequest>),
+    Copy(usize),
+}
+
+/// What came back for a job.
+enum Answer {
+    Called(std::result::Result<ChatResult, LlmError>),
+    CopyOf(usize),
+}
+
+/// Turns an LLM answer (or a per-item failure, as its message) into a record. Values outside
+/// the schema's range count as failures, never as scores.
 pub fn record(
     unit: &Unit,
     judge: &JudgeRef,
     sample: u32,
     prompt: &str,
-    res: std::result::Result<ChatResult, LlmError>,
+    res: std::result::Result<ChatResult, String>,
 ) -> Judgement {
     let mut j = Judgement {
         id: judgement_id(
@@ -259,7 +315,7 @@ pub fn record(
     let r = match res {
         Ok(r) => r,
         Err(e) => {
-            j.parse_detail = Some(e.to_string());
+            j.parse_detail = Some(e);
             return j;
         }
     };

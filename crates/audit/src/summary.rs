@@ -160,8 +160,8 @@ pub struct Agreement {
     /// Krippendorff's alpha (ordinal) over items, judges as coders (rating dimensions; for
     /// completeness over per-judge gold-pick shares).
     pub krippendorff_alpha_ordinal: Option<f64>,
-    /// Fleiss' kappa on discriminability picks (the chosen position), over trials every judge
-    /// answered.
+    /// Fleiss' kappa on discriminability picks (which passage: the gold or which negative),
+    /// over trials every judge answered.
     pub fleiss_kappa: Option<f64>,
     /// Units the statistic used.
     pub units: usize,

@@ -185,30 +185,75 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
     for ((n, a), (_, b)) in before.iter().zip(&after) {
         assert!(a == b, "{n} changed on rerun");
     }
-
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_inputs_and_seed_give_byte_identical_folders_whatever_the_concurrency() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(bench) = clapnq(tmp.path()) else { return };
-    let fake = FakeServer::builder().respond(hashed_judge).latency_ms(2).start().await.unwrap();
-    let settings = AuditSettings { sample: Some(5), resamples: 300, ..Default::default() };
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder()
+        .respond(hashed_judge)
+        .latency_ms(2)
+        .start()
+        .await
+        .unwrap();
+    let settings = AuditSettings {
+        sample: Some(5),
+        resamples: 300,
+        ..Default::default()
+    };
     let mut outs = Vec::new();
     for (i, conc) in [(0, 3usize), (1, 32)] {
         let dir = tmp.path().join(format!("run{i}"));
         let llm = fake_llm(&fake, &["a", "b"], &dir.join("cache.sqlite"), conc).await;
-        let Outcome::Audited(_) = audit(&bench, &llm, settings.clone(), &dir.join("audit"), &dir.join("index")).await else { panic!() };
+        let Outcome::Audited(_) = audit(
+            &bench,
+            &llm,
+            settings.clone(),
+            &dir.join("audit"),
+            &dir.join("index"),
+        )
+        .await
+        else {
+            panic!()
+        };
         outs.push(dir.join("audit"));
     }
-    for f in [output::ITEMS, output::SUMMARY, output::REPORT_MD, output::REPORT_HTML, output::SUGGESTED_QRELS] {
-        assert!(std::fs::read(outs[0].join(f)).unwrap() == std::fs::read(outs[1].join(f)).unwrap(), "{f} differs");
+    for f in [
+        output::ITEMS,
+        output::SUMMARY,
+        output::REPORT_MD,
+        output::REPORT_HTML,
+        output::SUGGESTED_QRELS,
+    ] {
+        assert!(
+            std::fs::read(outs[0].join(f)).unwrap() == std::fs::read(outs[1].join(f)).unwrap(),
+            "{f} differs"
+        );
     }
     // a different seed changes the sample and the permutations
     let llm = fake_llm(&fake, &["a", "b"], &tmp.path().join("c3.sqlite"), 8).await;
-    let other = AuditSettings { seed: 43, ..settings };
-    let Outcome::Audited(_) = audit(&bench, &llm, other, &tmp.path().join("seed43"), &tmp.path().join("index")).await else { panic!() };
-    assert_ne!(std::fs::read(outs[0].join(output::ITEMS)).unwrap(), std::fs::read(tmp.path().join("seed43").join(output::ITEMS)).unwrap());
+    let other = AuditSettings {
+        seed: 43,
+        ..settings
+    };
+    let Outcome::Audited(_) = audit(
+        &bench,
+        &llm,
+        other,
+        &tmp.path().join("seed43"),
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!()
+    };
+    assert_ne!(
+        std::fs::read(outs[0].join(output::ITEMS)).unwrap(),
+        std::fs::read(tmp.path().join("seed43").join(output::ITEMS)).unwrap()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,6 +38,8 @@ pub struct RetrievalSetup<'a> {
 
 /// Hits per scored query (in the set's query order) of one spec.
 type Hits = Vec<Vec<Hit>>;
+/// Query text per qid.
+type Queries = BTreeMap<String, String>;
 
 /// Depth each leaf is searched to: what a fusion of depth `k` asks its parts for.
 pub fn leaf_depth(k: usize) -> usize {
@@ -77,11 +79,7 @@ pub async fn run_all(
         );
     }
     let depth = leaf_depth(setup.k);
-    let mut by_formulation: Vec<(
-        QueryFormulation,
-        BTreeMap<String, String>,
-        BTreeMap<String, Hits>,
-    )> = Vec::new();
+    let mut by_formulation: Vec<(QueryFormulation, Queries, BTreeMap<String, Hits>)> = Vec::new();
     for f in formulations {
         let (all, _fallbacks) = formulate_benchmark(setup.bench, f, setup.rewriter)
             .await
@@ -125,7 +123,7 @@ pub async fn run_all(
             setup.progress.finish_stage();
             hits.insert(leaf.clone(), out);
         }
-        by_formulation.push((f.clone(), queries, hits));
+        by_formulation.push((*f, queries, hits));
     }
 
     let index_record = IndexRecord {

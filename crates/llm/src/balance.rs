@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use tokio::sync::{OnceCell, OwnedSemaphorePermit};
+use tokio::sync::{Mutex, OwnedSemaphorePermit};
 
 use crate::config::EndpointConfig;
 use crate::error::{LlmError, Result};
@@ -19,7 +19,9 @@ use crate::provider::Replica;
 /// A configured endpoint at run time.
 pub(crate) struct Endpoint {
     pub cfg: EndpointConfig,
-    replicas: OnceCell<Vec<Arc<Replica>>>,
+    /// Built on first use; for the local default rebuilt when its server moved (restart).
+    replicas: std::sync::RwLock<Option<Arc<Vec<Arc<Replica>>>>>,
+    init: Mutex<()>,
     assigned: Vec<AtomicUsize>,
     rr: AtomicUsize,
     /// Calls routed to this endpoint and not finished (for role-level balancing).
@@ -71,7 +73,8 @@ impl Endpoint {
         Ok(Self {
             assigned: (0..n).map(|_| AtomicUsize::new(0)).collect(),
             cfg,
-            replicas: OnceCell::new(),
+            replicas: std::sync::RwLock::new(None),
+            init: Mutex::new(()),
             rr: AtomicUsize::new(0),
             load: AtomicUsize::new(0),
             rpm,
@@ -82,27 +85,63 @@ impl Endpoint {
     }
 
     /// The replicas, starting the local server first when this is the local default.
-    pub(crate) async fn replicas(&self) -> Result<&Vec<Arc<Replica>>> {
-        self.replicas
-            .get_or_try_init(|| async {
-                let timeout = Duration::from_secs_f64(self.cfg.timeout_s);
-                let urls = match &self.local {
-                    Some(server) => vec![server.ensure_running().await?],
-                    None => self.cfg.replicas(),
-                };
-                urls.iter()
-                    .map(|u| {
-                        Replica::new(
-                            u,
-                            self.api_key.as_deref(),
-                            timeout,
-                            self.cfg.max_concurrency,
-                        )
-                        .map(Arc::new)
-                    })
-                    .collect::<Result<Vec<_>>>()
+    pub(crate) async fn replicas(&self) -> Result<Arc<Vec<Arc<Replica>>>> {
+        if let Some(r) = self.current() {
+            return Ok(r);
+        }
+        let _guard = self.init.lock().await;
+        if let Some(r) = self.current() {
+            return Ok(r);
+        }
+        let urls = match &self.local {
+            Some(server) => vec![server.ensure_running().await?],
+            None => self.cfg.replicas(),
+        };
+        self.install(&urls)
+    }
+
+    fn current(&self) -> Option<Arc<Vec<Arc<Replica>>>> {
+        self.replicas.read().ok().and_then(|r| r.clone())
+    }
+
+    fn install(&self, urls: &[String]) -> Result<Arc<Vec<Arc<Replica>>>> {
+        let timeout = Duration::from_secs_f64(self.cfg.timeout_s);
+        let built = urls
+            .iter()
+            .map(|u| {
+                Replica::new(
+                    u,
+                    self.api_key.as_deref(),
+                    timeout,
+                    self.cfg.max_concurrency,
+                )
+                .map(Arc::new)
             })
-            .await
+            .collect::<Result<Vec<_>>>()?;
+        let built = Arc::new(built);
+        if let Ok(mut w) = self.replicas.write() {
+            *w = Some(built.clone());
+        }
+        Ok(built)
+    }
+
+    /// After a connection failure on the local default: the shared server may have been stopped
+    /// or restarted (on another port) by another process. Start it again if needed and point
+    /// this endpoint at wherever it now runs. Does nothing for remote endpoints.
+    pub(crate) async fn recover_local(&self) -> Result<()> {
+        let Some(server) = &self.local else {
+            return Ok(());
+        };
+        let _guard = self.init.lock().await;
+        let url = server.ensure_running().await?;
+        let same = self
+            .current()
+            .is_some_and(|r| r.first().is_some_and(|rep| rep.url == url));
+        if !same {
+            tracing::info!(endpoint = %self.cfg.name, %url, "local server moved; reconnecting");
+            self.install(&[url])?;
+        }
+        Ok(())
     }
 
     /// Waits for the request and token buckets (`tokens` = prompt + max completion estimate).

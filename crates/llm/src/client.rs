@@ -630,6 +630,9 @@ impl Llm {
             } else {
                 None
             };
+            if err.status.is_none() && ep.local.is_some() {
+                ep.recover_local().await?;
+            }
             match wait {
                 Some(d) => {
                     self.inner.ledger.event(&ep.cfg.name, Event::Retry);

@@ -79,8 +79,7 @@ async fn smollm2_schema_constrained_judgement() {
     assert!(r.model.contains("smollm2"));
     let again = llm.chat_role(Role::Judges, &req).await.unwrap();
     assert!(again.cached && again.value == r.value);
-    if !server_was_running {
-        let plan = mtr_llm::local::local_plan(&LocalPaths::default(), &llm.config().local).unwrap();
-        plan.judges[0].0.stop().await.unwrap();
-    }
+    // The server is left running: other tests (run in parallel processes) may be using it,
+    // and stopping it under them would make them flaky. `mtr local stop` ends it.
+    let _ = server_was_running;
 }

@@ -38,7 +38,11 @@ impl PromptPassage {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        Self { title: c.title.clone(), section: c.section.clone(), text }
+        Self {
+            title: c.title.clone(),
+            section: c.section.clone(),
+            text,
+        }
     }
 }
 
@@ -149,13 +153,26 @@ type Parsed<T> = Result<Option<T>>;
 impl Agents<'_> {
     fn generator_sampling(&self) -> Sampling {
         let mut s = self.llm.sampling(Role::Generator).clone();
-        s.max_tokens = Some(s.max_tokens.map_or(self.opts.max_tokens, |m| m.min(self.opts.max_tokens)));
+        s.max_tokens = Some(
+            s.max_tokens
+                .map_or(self.opts.max_tokens, |m| m.min(self.opts.max_tokens)),
+        );
         s
     }
 
-    async fn call(&self, role: &str, req: ChatRequest, judge: bool, log: &mut CallLog) -> Result<Option<ChatResult>> {
+    async fn call(
+        &self,
+        role: &str,
+        req: ChatRequest,
+        judge: bool,
+        log: &mut CallLog,
+    ) -> Result<Option<ChatResult>> {
         let req = req.with_label(format!("synth/{role}"));
-        let res = if judge { self.llm.chat(&self.verifier, &req).await } else { self.llm.chat_role(Role::Generator, &req).await };
+        let res = if judge {
+            self.llm.chat(&self.verifier, &req).await
+        } else {
+            self.llm.chat_role(Role::Generator, &req).await
+        };
         let r = log.roles.entry(role.to_string()).or_default();
         r.calls += 1;
         match res {
@@ -226,19 +243,36 @@ impl Agents<'_> {
         let req = self
             .prompts
             .user
-            .request(&ctx, OutputSpec::Schema(JsonSchema::new("user_turn", schema)))?
+            .request(
+                &ctx,
+                OutputSpec::Schema(JsonSchema::new("user_turn", schema)),
+            )?
             .with_sampling(self.generator_sampling())
             .with_sample(sample);
-        let Some(out) = self.call("user", req, false, log).await? else { return Ok(None) };
+        let Some(out) = self.call("user", req, false, log).await? else {
+            return Ok(None);
+        };
         let v = out.value.unwrap_or(Value::Null);
         let passage = v.get("passage").and_then(Value::as_i64).unwrap_or(0);
-        let question = clean(v.get("question").and_then(Value::as_str).unwrap_or_default());
-        let standalone = clean(v.get("standalone").and_then(Value::as_str).unwrap_or_default());
+        let question = clean(
+            v.get("question")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
+        let standalone = clean(
+            v.get("standalone")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
         if passage < 1 || passage as usize > passages.len() || question.is_empty() {
             log.roles.entry("user".into()).or_default().parse_failed += 1;
             return Ok(None);
         }
-        Ok(Some(UserProposal { passage: passage as usize - 1, question, standalone }))
+        Ok(Some(UserProposal {
+            passage: passage as usize - 1,
+            question,
+            standalone,
+        }))
     }
 
     /// The humanizer's rewrite, or the guard that rejected it (`Err`), or `None` if the call
@@ -251,13 +285,31 @@ impl Agents<'_> {
         log: &mut CallLog,
     ) -> Result<Option<std::result::Result<String, HumanizerGuard>>> {
         let ctx = json!({"language": self.language.name(), "history": history, "question": question, "switch": switch});
-        let req = self.prompts.humanize.request(&ctx, OutputSpec::Text)?.with_sampling(self.generator_sampling());
-        let Some(out) = self.call("humanizer", req, false, log).await? else { return Ok(None) };
-        Ok(Some(humanizer_guard(question, &clean(&out.text), &self.opts.humanizer, self.language)))
+        let req = self
+            .prompts
+            .humanize
+            .request(&ctx, OutputSpec::Text)?
+            .with_sampling(self.generator_sampling());
+        let Some(out) = self.call("humanizer", req, false, log).await? else {
+            return Ok(None);
+        };
+        Ok(Some(humanizer_guard(
+            question,
+            &clean(&out.text),
+            &self.opts.humanizer,
+            self.language,
+        )))
     }
 
     /// The answerer: sees only the evidence and the history.
-    pub async fn answer(&self, passage: &PromptPassage, history: &[Utter], question: &str, sample: u32, log: &mut CallLog) -> Parsed<String> {
+    pub async fn answer(
+        &self,
+        passage: &PromptPassage,
+        history: &[Utter],
+        question: &str,
+        sample: u32,
+        log: &mut CallLog,
+    ) -> Parsed<String> {
         let ctx = json!({"language": self.language.name(), "passage": passage, "history": history, "question": question});
         let req = self
             .prompts
@@ -265,28 +317,56 @@ impl Agents<'_> {
             .request(&ctx, OutputSpec::Text)?
             .with_sampling(self.generator_sampling())
             .with_sample(sample);
-        let Some(out) = self.call("answerer", req, false, log).await? else { return Ok(None) };
+        let Some(out) = self.call("answerer", req, false, log).await? else {
+            return Ok(None);
+        };
         let a = clean(&out.text);
         Ok((!a.is_empty()).then_some(a))
     }
 
     /// Answerability of the question from the evidence, 1-5.
-    pub async fn answerability(&self, history: &[Utter], question: &str, passage: &PromptPassage, log: &mut CallLog) -> Parsed<i64> {
+    pub async fn answerability(
+        &self,
+        history: &[Utter],
+        question: &str,
+        passage: &PromptPassage,
+        log: &mut CallLog,
+    ) -> Parsed<i64> {
         let ctx = json!({"history": history, "question": question, "passage": passage});
-        let req = self.prompts.answerability.request(&ctx, OutputSpec::Schema(score_schema("answerability")))?;
+        let req = self
+            .prompts
+            .answerability
+            .request(&ctx, OutputSpec::Schema(score_schema("answerability")))?;
         self.score("answerability", req, log).await
     }
 
     /// Faithfulness of the answer to the evidence, 1-5.
-    pub async fn faithfulness(&self, history: &[Utter], question: &str, passage: &PromptPassage, answer: &str, log: &mut CallLog) -> Parsed<i64> {
-        let ctx = json!({"history": history, "question": question, "passage": passage, "answer": answer});
-        let req = self.prompts.faithfulness.request(&ctx, OutputSpec::Schema(score_schema("faithfulness")))?;
+    pub async fn faithfulness(
+        &self,
+        history: &[Utter],
+        question: &str,
+        passage: &PromptPassage,
+        answer: &str,
+        log: &mut CallLog,
+    ) -> Parsed<i64> {
+        let ctx =
+            json!({"history": history, "question": question, "passage": passage, "answer": answer});
+        let req = self
+            .prompts
+            .faithfulness
+            .request(&ctx, OutputSpec::Schema(score_schema("faithfulness")))?;
         self.score("faithfulness", req, log).await
     }
 
     async fn score(&self, role: &str, req: ChatRequest, log: &mut CallLog) -> Parsed<i64> {
-        let Some(out) = self.call(role, req, true, log).await? else { return Ok(None) };
-        let s = out.value.as_ref().and_then(|v| v.get("score")).and_then(Value::as_i64);
+        let Some(out) = self.call(role, req, true, log).await? else {
+            return Ok(None);
+        };
+        let s = out
+            .value
+            .as_ref()
+            .and_then(|v| v.get("score"))
+            .and_then(Value::as_i64);
         match s {
             Some(s) if (1..=5).contains(&s) => Ok(Some(s)),
             _ => {
@@ -316,8 +396,13 @@ impl Agents<'_> {
             "additionalProperties": false
         });
         let ctx = json!({"history": history, "question": question, "reference": reference, "candidates": candidates});
-        let req = self.prompts.uniqueness.request(&ctx, OutputSpec::Schema(JsonSchema::new("uniqueness", schema)))?;
-        let Some(out) = self.call("uniqueness", req, true, log).await? else { return Ok(None) };
+        let req = self.prompts.uniqueness.request(
+            &ctx,
+            OutputSpec::Schema(JsonSchema::new("uniqueness", schema)),
+        )?;
+        let Some(out) = self.call("uniqueness", req, true, log).await? else {
+            return Ok(None);
+        };
         let grades: Option<Vec<i64>> = out
             .value
             .as_ref()
@@ -327,7 +412,10 @@ impl Agents<'_> {
         match grades {
             Some(g) if g.len() == n && g.iter().all(|x| (0..=2).contains(x)) => Ok(Some(g)),
             _ => {
-                log.roles.entry("uniqueness".into()).or_default().parse_failed += 1;
+                log.roles
+                    .entry("uniqueness".into())
+                    .or_default()
+                    .parse_failed += 1;
                 Ok(None)
             }
         }
@@ -354,7 +442,14 @@ fn score_schema(name: &str) -> JsonSchema {
 pub fn clean(s: &str) -> String {
     let mut t = s.trim();
     for _ in 0..2 {
-        for label in ["Question:", "Rewritten question:", "Answer:", "问题：", "回答：", "答："] {
+        for label in [
+            "Question:",
+            "Rewritten question:",
+            "Answer:",
+            "问题：",
+            "回答：",
+            "答：",
+        ] {
             if let Some(rest) = t.strip_prefix(label) {
                 t = rest.trim();
             }
@@ -376,18 +471,30 @@ pub fn in_language(text: &str, lang: &Language) -> bool {
         return false;
     }
     let cjk = letters.iter().filter(|c| is_cjk_char(**c)).count() as f64 / letters.len() as f64;
-    if lang.is_cjk() { cjk >= 0.3 } else { cjk <= 0.1 }
+    if lang.is_cjk() {
+        cjk >= 0.3
+    } else {
+        cjk <= 0.1
+    }
 }
 
 /// Checks a humanized rewrite against the original question.
-pub fn humanizer_guard(original: &str, rewrite: &str, opts: &HumanizerOptions, lang: &Language) -> std::result::Result<String, HumanizerGuard> {
+pub fn humanizer_guard(
+    original: &str,
+    rewrite: &str,
+    opts: &HumanizerOptions,
+    lang: &Language,
+) -> std::result::Result<String, HumanizerGuard> {
     if rewrite.is_empty() {
         return Err(HumanizerGuard::Empty);
     }
     if rewrite == original {
         return Err(HumanizerGuard::Unchanged);
     }
-    let (a, b) = (original.chars().count().max(1) as f64, rewrite.chars().count() as f64);
+    let (a, b) = (
+        original.chars().count().max(1) as f64,
+        rewrite.chars().count() as f64,
+    );
     if b / a < opts.min_ratio {
         return Err(HumanizerGuard::TooShort);
     }
@@ -395,7 +502,12 @@ pub fn humanizer_guard(original: &str, rewrite: &str, opts: &HumanizerOptions, l
         return Err(HumanizerGuard::TooLong);
     }
     let lower = rewrite.to_lowercase();
-    if opts.meta_phrases.iter().any(|p| lower.contains(&p.to_lowercase())) || rewrite.contains('\n') {
+    if opts
+        .meta_phrases
+        .iter()
+        .any(|p| lower.contains(&p.to_lowercase()))
+        || rewrite.contains('\n')
+    {
         return Err(HumanizerGuard::MetaPhrase);
     }
     if !in_language(rewrite, lang) {
@@ -413,17 +525,46 @@ mod tests {
         let o = HumanizerOptions::default();
         let en = Language::from_code("en");
         let q = "How many days of annual leave can be carried over into the next leave year?";
-        assert_eq!(humanizer_guard(q, "and how many carry over?", &o, &en), Ok("and how many carry over?".into()));
+        assert_eq!(
+            humanizer_guard(q, "and how many carry over?", &o, &en),
+            Ok("and how many carry over?".into())
+        );
         assert_eq!(humanizer_guard(q, "", &o, &en), Err(HumanizerGuard::Empty));
-        assert_eq!(humanizer_guard(q, q, &o, &en), Err(HumanizerGuard::Unchanged));
-        assert_eq!(humanizer_guard(q, "days?", &o, &en), Err(HumanizerGuard::TooShort));
-        assert_eq!(humanizer_guard(q, &format!("{q} Also, tell me more about everything else."), &o, &en), Err(HumanizerGuard::TooLong));
-        assert_eq!(humanizer_guard(q, "Here is the rewritten question: carry over?", &o, &en), Err(HumanizerGuard::MetaPhrase));
+        assert_eq!(
+            humanizer_guard(q, q, &o, &en),
+            Err(HumanizerGuard::Unchanged)
+        );
+        assert_eq!(
+            humanizer_guard(q, "days?", &o, &en),
+            Err(HumanizerGuard::TooShort)
+        );
+        assert_eq!(
+            humanizer_guard(
+                q,
+                &format!("{q} Also, tell me more about everything else."),
+                &o,
+                &en
+            ),
+            Err(HumanizerGuard::TooLong)
+        );
+        assert_eq!(
+            humanizer_guard(q, "Here is the rewritten question: carry over?", &o, &en),
+            Err(HumanizerGuard::MetaPhrase)
+        );
         let zh = Language::from_code("zh");
         let qz = "未休完的年假最多可以结转几天到下一年？";
-        assert_eq!(humanizer_guard(qz, "能结转几天？", &o, &zh), Ok("能结转几天？".into()));
-        assert_eq!(humanizer_guard(qz, "How many carry over?", &o, &zh), Err(HumanizerGuard::WrongLanguage));
-        assert_eq!(humanizer_guard(qz, "以下是改写：结转几天？", &o, &zh), Err(HumanizerGuard::MetaPhrase));
+        assert_eq!(
+            humanizer_guard(qz, "能结转几天？", &o, &zh),
+            Ok("能结转几天？".into())
+        );
+        assert_eq!(
+            humanizer_guard(qz, "How many carry over?", &o, &zh),
+            Err(HumanizerGuard::WrongLanguage)
+        );
+        assert_eq!(
+            humanizer_guard(qz, "以下是改写：结转几天？", &o, &zh),
+            Err(HumanizerGuard::MetaPhrase)
+        );
     }
 
     #[test]

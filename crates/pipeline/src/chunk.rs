@@ -35,7 +35,11 @@ pub struct ChunkOptions {
 
 impl Default for ChunkOptions {
     fn default() -> Self {
-        Self { min_tokens: 256, max_tokens: 512, encoding: "o200k_base".into() }
+        Self {
+            min_tokens: 256,
+            max_tokens: 512,
+            encoding: "o200k_base".into(),
+        }
     }
 }
 
@@ -45,7 +49,10 @@ impl ChunkOptions {
             return Err(format!("max_tokens {} is below 8", self.max_tokens));
         }
         if self.min_tokens > self.max_tokens {
-            return Err(format!("min_tokens {} is above max_tokens {}", self.min_tokens, self.max_tokens));
+            return Err(format!(
+                "min_tokens {} is above max_tokens {}",
+                self.min_tokens, self.max_tokens
+            ));
         }
         bpe(&self.encoding).map(|_| ())
     }
@@ -53,9 +60,17 @@ impl ChunkOptions {
 
 /// Parses `MIN-MAX` (e.g. `256-512`) into a size range.
 pub fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let (a, b) = s.split_once('-').ok_or_else(|| format!("`{s}` is not MIN-MAX"))?;
-    let a = a.trim().parse::<usize>().map_err(|e| format!("`{a}`: {e}"))?;
-    let b = b.trim().parse::<usize>().map_err(|e| format!("`{b}`: {e}"))?;
+    let (a, b) = s
+        .split_once('-')
+        .ok_or_else(|| format!("`{s}` is not MIN-MAX"))?;
+    let a = a
+        .trim()
+        .parse::<usize>()
+        .map_err(|e| format!("`{a}`: {e}"))?;
+    let b = b
+        .trim()
+        .parse::<usize>()
+        .map_err(|e| format!("`{b}`: {e}"))?;
     Ok((a, b))
 }
 
@@ -64,7 +79,9 @@ pub fn bpe(encoding: &str) -> Result<&'static CoreBPE, String> {
     match encoding {
         "o200k_base" => Ok(tiktoken_rs::o200k_base_singleton()),
         "cl100k_base" => Ok(tiktoken_rs::cl100k_base_singleton()),
-        other => Err(format!("unknown tiktoken encoding `{other}` (use o200k_base or cl100k_base)")),
+        other => Err(format!(
+            "unknown tiktoken encoding `{other}` (use o200k_base or cl100k_base)"
+        )),
     }
 }
 
@@ -91,7 +108,13 @@ impl Chunk {
         if let Some(s) = &self.section {
             meta.insert("section".into(), s.clone().into());
         }
-        mtr_core::Passage { id: self.id.clone(), title: self.title.clone(), text: self.text.clone(), doc_id: Some(self.doc_id.clone()), meta }
+        mtr_core::Passage {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            text: self.text.clone(),
+            doc_id: Some(self.doc_id.clone()),
+            meta,
+        }
     }
 }
 
@@ -142,7 +165,10 @@ struct Piece {
 /// Chunks all documents in parallel; output in document order.
 pub fn chunk_corpus(docs: &[Document], opts: &ChunkOptions) -> Result<Vec<Chunk>, String> {
     let bpe = bpe(&opts.encoding)?;
-    let per_doc: Vec<Vec<Chunk>> = docs.par_iter().map(|d| chunk_document(d, opts, bpe)).collect();
+    let per_doc: Vec<Vec<Chunk>> = docs
+        .par_iter()
+        .map(|d| chunk_document(d, opts, bpe))
+        .collect();
     Ok(per_doc.into_iter().flatten().collect())
 }
 
@@ -159,11 +185,25 @@ pub fn chunk_document(doc: &Document, opts: &ChunkOptions, bpe: &CoreBPE) -> Vec
         return Vec::new();
     }
     let mut ranges = Vec::new();
-    exact_ranges(text, &pieces, 0, pieces.len(), opts.min_tokens, opts.max_tokens, opts.max_tokens, bpe, &mut ranges);
+    exact_ranges(
+        text,
+        &pieces,
+        0,
+        pieces.len(),
+        opts.min_tokens,
+        opts.max_tokens,
+        opts.max_tokens,
+        bpe,
+        &mut ranges,
+    );
     let mut out = Vec::with_capacity(ranges.len());
     for (i, j, tokens) in ranges {
         let chunk_text = text[pieces[i].start..pieces[j - 1].end].trim();
-        let section = headings.iter().rev().find(|(off, _)| *off <= pieces[i].start).map(|(_, h)| h.clone());
+        let section = headings
+            .iter()
+            .rev()
+            .find(|(off, _)| *off <= pieces[i].start)
+            .map(|(_, h)| h.clone());
         let index = out.len();
         out.push(Chunk {
             id: format!("{}#{}", doc.id, index),
@@ -257,12 +297,39 @@ fn heading_offsets(text: &str) -> Vec<(usize, String)> {
 
 /// Pushes `text[start..end]` as one piece if it fits `max`, else splits it at the next finer
 /// level and recurses on the parts.
-fn split_piece(text: &str, start: usize, end: usize, before: Level, max: usize, bpe: &CoreBPE, out: &mut Vec<Piece>) {
+fn split_piece(
+    text: &str,
+    start: usize,
+    end: usize,
+    before: Level,
+    max: usize,
+    bpe: &CoreBPE,
+    out: &mut Vec<Piece>,
+) {
     let tokens = bpe.encode_ordinary(&text[start..end]).len();
-    split_counted(text, Piece { start, end, tokens, before }, before, max, bpe, out);
+    split_counted(
+        text,
+        Piece {
+            start,
+            end,
+            tokens,
+            before,
+        },
+        before,
+        max,
+        bpe,
+        out,
+    );
 }
 
-fn split_counted(text: &str, piece: Piece, level: Level, max: usize, bpe: &CoreBPE, out: &mut Vec<Piece>) {
+fn split_counted(
+    text: &str,
+    piece: Piece,
+    level: Level,
+    max: usize,
+    bpe: &CoreBPE,
+    out: &mut Vec<Piece>,
+) {
     if piece.tokens <= max {
         out.push(piece);
         return;
@@ -282,7 +349,19 @@ fn split_counted(text: &str, piece: Piece, level: Level, max: usize, bpe: &CoreB
     for (k, w) in starts.windows(2).enumerate() {
         let before = if k == 0 { piece.before } else { finer };
         let tokens = bpe.encode_ordinary(&text[w[0]..w[1]]).len();
-        split_counted(text, Piece { start: w[0], end: w[1], tokens, before }, finer, max, bpe, out);
+        split_counted(
+            text,
+            Piece {
+                start: w[0],
+                end: w[1],
+                tokens,
+                before,
+            },
+            finer,
+            max,
+            bpe,
+            out,
+        );
     }
 }
 
@@ -302,11 +381,15 @@ fn boundaries(s: &str, level: Level) -> Vec<usize> {
                     while j < n && is_closer(chars[j].1) {
                         j += 1;
                     }
-                    let cjk_stop = matches!(c, '。' | '！' | '？') || (c == '…' && j < n && is_cjk_char(chars[j].1));
+                    let cjk_stop = matches!(c, '。' | '！' | '？')
+                        || (c == '…' && j < n && is_cjk_char(chars[j].1));
                     if cjk_stop {
                         Some(j)
                     } else if j < n && chars[j].1.is_whitespace() {
-                        let next = chars[j..].iter().find(|(_, c)| !c.is_whitespace()).map(|x| x.1);
+                        let next = chars[j..]
+                            .iter()
+                            .find(|(_, c)| !c.is_whitespace())
+                            .map(|x| x.1);
                         next.filter(|c| !c.is_lowercase()).map(|_| j)
                     } else {
                         None
@@ -325,7 +408,11 @@ fn boundaries(s: &str, level: Level) -> Vec<usize> {
                 let cut = match prev {
                     None => false,
                     // a space run starts a word part; every CJK character is its own word
-                    Some(p) => (c.is_whitespace() && !p.is_whitespace()) || is_cjk_char(c) || (is_cjk_char(p) && !c.is_whitespace()),
+                    Some(p) => {
+                        (c.is_whitespace() && !p.is_whitespace())
+                            || is_cjk_char(c)
+                            || (is_cjk_char(p) && !c.is_whitespace())
+                    }
                 };
                 cut.then_some(i)
             }
@@ -346,7 +433,10 @@ fn boundaries(s: &str, level: Level) -> Vec<usize> {
 }
 
 fn is_closer(c: char) -> bool {
-    matches!(c, '"' | '\'' | ')' | ']' | '”' | '’' | '」' | '』' | '）' | '》' | '】')
+    matches!(
+        c,
+        '"' | '\'' | ')' | ']' | '”' | '’' | '」' | '』' | '）' | '》' | '】'
+    )
 }
 
 /// Dynamic programming over piece boundaries; returns `[i, j)` piece ranges of the chunks.
@@ -358,7 +448,11 @@ fn choose_chunks(pieces: &[Piece], min_tokens: usize, max_tokens: usize) -> Vec<
     let mut from = vec![0usize; n + 1];
     best[0] = 0.0;
     for j in 1..=n {
-        let end = if j == n { Level::Heading } else { pieces[j].before };
+        let end = if j == n {
+            Level::Heading
+        } else {
+            pieces[j].before
+        };
         let mut sum = 0usize;
         let mut inside = Level::Char;
         for i in (0..j).rev() {
@@ -372,11 +466,19 @@ fn choose_chunks(pieces: &[Piece], min_tokens: usize, max_tokens: usize) -> Vec<
             if !best[i].is_finite() {
                 continue;
             }
-            let start = if i == 0 { Level::Heading } else { pieces[i].before };
+            let start = if i == 0 {
+                Level::Heading
+            } else {
+                pieces[i].before
+            };
             // a chunk that straddles a boundary stronger than its own ends (the tail of one
             // section plus the head of the next) pays the difference
             let straddle = (start.max(end).cost() - inside.cost()).max(0.0);
-            let under = if (sum as f64) < min { 6.0 * (min - sum as f64) / min.max(1.0) } else { 0.0 };
+            let under = if (sum as f64) < min {
+                6.0 * (min - sum as f64) / min.max(1.0)
+            } else {
+                0.0
+            };
             let c = best[i] + end.cost() * f64::from(u8::from(j < n)) + straddle + under + 0.5;
             if c < best[j] - 1e-9 {
                 best[j] = c;
@@ -400,17 +502,29 @@ mod tests {
     use super::*;
 
     fn doc(id: &str, text: &str) -> Document {
-        Document { id: id.into(), title: "T".into(), text: text.into() }
+        Document {
+            id: id.into(),
+            title: "T".into(),
+            text: text.into(),
+        }
     }
 
     fn opts(min: usize, max: usize) -> ChunkOptions {
-        ChunkOptions { min_tokens: min, max_tokens: max, ..Default::default() }
+        ChunkOptions {
+            min_tokens: min,
+            max_tokens: max,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn short_document_is_one_chunk_with_stable_id() {
         let bpe = bpe("o200k_base").unwrap();
-        let c = chunk_document(&doc("doc-1", "## Intro\nA short text.\n"), &opts(256, 512), bpe);
+        let c = chunk_document(
+            &doc("doc-1", "## Intro\nA short text.\n"),
+            &opts(256, 512),
+            bpe,
+        );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].id, "doc-1#0");
         assert_eq!(c[0].section.as_deref(), Some("Intro"));
@@ -430,10 +544,18 @@ mod tests {
                     assert_eq!(c.tokens, bpe.encode_ordinary(&c.text).len());
                 }
                 let small = chunks.iter().filter(|c| c.tokens < min).count();
-                assert!(small * 4 <= chunks.len(), "{lang} {min}-{max}: {small} of {} below min", chunks.len());
+                assert!(
+                    small * 4 <= chunks.len(),
+                    "{lang} {min}-{max}: {small} of {} below min",
+                    chunks.len()
+                );
                 // ids are `<doc>#<index>`, dense per document, and stable across runs
                 for d in &docs {
-                    let ids: Vec<_> = chunks.iter().filter(|c| c.doc_id == d.id).map(|c| c.id.clone()).collect();
+                    let ids: Vec<_> = chunks
+                        .iter()
+                        .filter(|c| c.doc_id == d.id)
+                        .map(|c| c.id.clone())
+                        .collect();
                     let want: Vec<_> = (0..ids.len()).map(|i| format!("{}#{i}", d.id)).collect();
                     assert_eq!(ids, want);
                 }
@@ -450,10 +572,17 @@ mod tests {
         let chunks = chunk_document(&doc("zh", &text), &opts(60, 120), bpe);
         assert!(chunks.len() > 2, "{}", chunks.len());
         for c in &chunks {
-            assert!(c.text.ends_with('。'), "chunk ends mid-sentence: {}", c.text);
+            assert!(
+                c.text.ends_with('。'),
+                "chunk ends mid-sentence: {}",
+                c.text
+            );
             assert!(c.tokens <= 120);
         }
-        assert_eq!(chunks.iter().map(|c| c.text.as_str()).collect::<String>(), text);
+        assert_eq!(
+            chunks.iter().map(|c| c.text.as_str()).collect::<String>(),
+            text
+        );
     }
 
     #[test]
@@ -463,10 +592,19 @@ mod tests {
         let text = vec![clause; 30].join("，");
         let chunks = chunk_document(&doc("zh", &text), &opts(20, 40), bpe);
         assert!(chunks.iter().all(|c| c.tokens <= 40));
-        assert!(chunks[..chunks.len() - 1].iter().all(|c| c.text.ends_with('，')), "{chunks:?}");
+        assert!(
+            chunks[..chunks.len() - 1]
+                .iter()
+                .all(|c| c.text.ends_with('，')),
+            "{chunks:?}"
+        );
         let words = "lorem ".repeat(200);
         let chunks = chunk_document(&doc("en", &words), &opts(20, 40), bpe);
-        assert!(chunks.iter().all(|c| c.tokens <= 40 && !c.text.contains("lorem lor ")));
+        assert!(
+            chunks
+                .iter()
+                .all(|c| c.tokens <= 40 && !c.text.contains("lorem lor "))
+        );
     }
 
     #[test]
@@ -479,7 +617,13 @@ mod tests {
         for c in &chunks {
             assert!(c.text.ends_with('.'), "{}", c.text);
         }
-        assert!(chunks.iter().any(|c| c.text.starts_with("## Carry over")), "heading boundary preferred");
-        assert!(!chunks.iter().any(|c| c.text.starts_with("on Monday")), "no split after e.g.");
+        assert!(
+            chunks.iter().any(|c| c.text.starts_with("## Carry over")),
+            "heading boundary preferred"
+        );
+        assert!(
+            !chunks.iter().any(|c| c.text.starts_with("on Monday")),
+            "no split after e.g."
+        );
     }
 }

@@ -32,23 +32,40 @@ pub struct TopicOptions {
 
 impl Default for TopicOptions {
     fn default() -> Self {
-        Self { k: 0, runs: 3, max_iterations: 100, sample: 4000 }
+        Self {
+            k: 0,
+            runs: 3,
+            max_iterations: 100,
+            sample: 4000,
+        }
     }
 }
 
 impl TopicOptions {
     /// The number of topics used for `n` chunks.
     pub fn effective_k(&self, n: usize) -> usize {
-        let k = if self.k > 0 { self.k } else { ((n as f64 / 8.0).sqrt().round() as usize).clamp(2, 32) };
+        let k = if self.k > 0 {
+            self.k
+        } else {
+            ((n as f64 / 8.0).sqrt().round() as usize).clamp(2, 32)
+        };
         k.min(n).max(1)
     }
 }
 
 /// Clusters `n` row vectors of dimension `dim` (flat, row-major, L2-normalised); returns one
 /// topic id per row.
-pub fn kmeans_topics(vectors: &[f32], dim: usize, opts: &TopicOptions, seed: u64) -> Result<Vec<usize>> {
+pub fn kmeans_topics(
+    vectors: &[f32],
+    dim: usize,
+    opts: &TopicOptions,
+    seed: u64,
+) -> Result<Vec<usize>> {
     if dim == 0 || vectors.len() % dim != 0 {
-        return Err(Error::Internal(format!("vector buffer of {} floats is not a multiple of dim {dim}", vectors.len())));
+        return Err(Error::Internal(format!(
+            "vector buffer of {} floats is not a multiple of dim {dim}",
+            vectors.len()
+        )));
     }
     let n = vectors.len() / dim;
     let k = opts.effective_k(n);
@@ -89,7 +106,11 @@ pub fn path_topics(paths: &[Vec<u32>], topics: &[usize]) -> Vec<usize> {
             for &c in p {
                 *counts.entry(topics[c as usize]).or_default() += 1;
             }
-            counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map(|(t, _)| t).unwrap_or(0)
+            counts
+                .into_iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+                .map(|(t, _)| t)
+                .unwrap_or(0)
         })
         .collect()
 }
@@ -109,9 +130,16 @@ mod tests {
                 v.extend([0.0, e, 1.0 - e]);
             }
         }
-        let opts = TopicOptions { k: 2, ..Default::default() };
+        let opts = TopicOptions {
+            k: 2,
+            ..Default::default()
+        };
         let t = kmeans_topics(&v, 3, &opts, 5).unwrap();
-        let sampled = TopicOptions { k: 2, sample: 8, ..Default::default() };
+        let sampled = TopicOptions {
+            k: 2,
+            sample: 8,
+            ..Default::default()
+        };
         let ts = kmeans_topics(&v, 3, &sampled, 5).unwrap();
         for i in 0..20 {
             assert_eq!(ts[i] == ts[0], i % 2 == 0, "{ts:?}");
@@ -120,7 +148,10 @@ mod tests {
             assert_eq!(t[i] == t[0], i % 2 == 0, "{t:?}");
         }
         assert_eq!(t, kmeans_topics(&v, 3, &opts, 5).unwrap());
-        assert_eq!(path_topics(&[vec![0, 2, 1], vec![1, 3]], &t), vec![t[0], t[1]]);
+        assert_eq!(
+            path_topics(&[vec![0, 2, 1], vec![1, 3]], &t),
+            vec![t[0], t[1]]
+        );
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub struct GenerationOptions {
     pub verifier: Option<String>,
     /// Earlier turns shown in full to the agents (older ones are dropped from prompts).
     pub history_turns: usize,
-    /// Dialogues generated concurrently (0: twice the generator role's capacity).
+    /// Dialogues generated concurrently (0: four times the generator role's capacity).
     pub concurrency: usize,
     /// `max_tokens` for the user agent, humanizer and answerer calls.
     pub max_tokens: u32,
@@ -131,7 +131,14 @@ pub struct UniquenessOptions {
 
 impl Default for UniquenessOptions {
     fn default() -> Self {
-        Self { enabled: true, query: "full:512".into(), retrieve_k: 20, judge_candidates: 5, max_extra_golds: 2, max_full: 1 }
+        Self {
+            enabled: true,
+            query: "full:512".into(),
+            retrieve_k: 20,
+            judge_candidates: 5,
+            max_extra_golds: 2,
+            max_full: 1,
+        }
     }
 }
 
@@ -155,8 +162,24 @@ impl Default for HumanizerOptions {
             min_ratio: 0.2,
             max_ratio: 1.15,
             meta_phrases: [
-                "rewrite", "rewritten", "here is", "here's", "sure,", "as an ai", "question:", "the passage", "the text",
-                "the document", "the conversation", "改写", "以下是", "问题：", "原问题", "这段文字", "文章中", "对话中",
+                "rewrite",
+                "rewritten",
+                "here is",
+                "here's",
+                "sure,",
+                "as an ai",
+                "question:",
+                "the passage",
+                "the text",
+                "the document",
+                "the conversation",
+                "改写",
+                "以下是",
+                "问题：",
+                "原问题",
+                "这段文字",
+                "文章中",
+                "对话中",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -174,32 +197,55 @@ impl SynthConfig {
         if self.turns == 0 {
             return Err(Error::param("turns", "must be at least 1"));
         }
-        self.curation.minhash.validate().map_err(|m| Error::param("curation.minhash", m))?;
+        self.curation
+            .minhash
+            .validate()
+            .map_err(|m| Error::param("curation.minhash", m))?;
         if self.curation.min_words > self.curation.max_words {
             return Err(Error::param("curation.min_words", "is above max_words"));
         }
-        self.chunking.validate().map_err(|m| Error::param("chunking", m))?;
+        self.chunking
+            .validate()
+            .map_err(|m| Error::param("chunking", m))?;
         if self.paths.size == 0 || self.paths.k == 0 {
             return Err(Error::param("paths", "size and k must be at least 1"));
         }
         let g = &self.generation;
         if !(0.0..=1.0).contains(&g.switch_share) {
-            return Err(Error::param("generation.switch_share", format!("{} is not in [0, 1]", g.switch_share)));
+            return Err(Error::param(
+                "generation.switch_share",
+                format!("{} is not in [0, 1]", g.switch_share),
+            ));
         }
         if g.offer == 0 || g.max_attempts == 0 || g.answer_attempts == 0 {
-            return Err(Error::param("generation", "offer, max_attempts and answer_attempts must be at least 1"));
+            return Err(Error::param(
+                "generation",
+                "offer, max_attempts and answer_attempts must be at least 1",
+            ));
         }
-        for (name, v) in [("min_answerability", g.min_answerability), ("min_faithfulness", g.min_faithfulness)] {
+        for (name, v) in [
+            ("min_answerability", g.min_answerability),
+            ("min_faithfulness", g.min_faithfulness),
+        ] {
             if !(1..=5).contains(&v) {
-                return Err(Error::param(format!("generation.{name}"), format!("{v} is not in 1..=5")));
+                return Err(Error::param(
+                    format!("generation.{name}"),
+                    format!("{v} is not in 1..=5"),
+                ));
             }
         }
         let h = &g.humanizer;
         if !(h.min_ratio >= 0.0 && h.min_ratio <= h.max_ratio) {
-            return Err(Error::param("generation.humanizer", "need 0 <= min_ratio <= max_ratio"));
+            return Err(Error::param(
+                "generation.humanizer",
+                "need 0 <= min_ratio <= max_ratio",
+            ));
         }
         if g.uniqueness.enabled && g.uniqueness.judge_candidates == 0 {
-            return Err(Error::param("generation.uniqueness.judge_candidates", "must be at least 1"));
+            return Err(Error::param(
+                "generation.uniqueness.judge_candidates",
+                "must be at least 1",
+            ));
         }
         Ok(())
     }
@@ -216,10 +262,29 @@ mod tests {
         let text = toml::to_string(&c).unwrap();
         let back: SynthConfig = toml::from_str(&text).unwrap();
         assert_eq!(back, c);
-        let partial: SynthConfig = toml::from_str("turns = 3\n[generation]\nswitch_share = 0.25\n").unwrap();
-        assert_eq!((partial.turns, partial.generation.switch_share, partial.dialogues), (3, 0.25, 100));
+        let partial: SynthConfig =
+            toml::from_str("turns = 3\n[generation]\nswitch_share = 0.25\n").unwrap();
+        assert_eq!(
+            (
+                partial.turns,
+                partial.generation.switch_share,
+                partial.dialogues
+            ),
+            (3, 0.25, 100)
+        );
         assert!(toml::from_str::<SynthConfig>("bogus = 1").is_err());
-        let bad = SynthConfig { generation: GenerationOptions { switch_share: 1.5, ..Default::default() }, ..Default::default() };
-        assert!(bad.validate().unwrap_err().to_string().contains("switch_share"));
+        let bad = SynthConfig {
+            generation: GenerationOptions {
+                switch_share: 1.5,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("switch_share")
+        );
     }
 }

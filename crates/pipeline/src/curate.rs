@@ -44,9 +44,32 @@ impl Default for CurationOptions {
 }
 
 const DEFAULT_STRIP: &[&str] = &[
-    "See also", "References", "External links", "Further reading", "Notes", "Footnotes", "Bibliography",
-    "Sources", "Citations", "Notes and references", "参见", "參見", "参考资料", "參考資料", "参考文献", "參考文獻",
-    "外部链接", "外部連結", "延伸阅读", "延伸閱讀", "注释", "註釋", "脚注", "腳註", "相关条目", "相關條目",
+    "See also",
+    "References",
+    "External links",
+    "Further reading",
+    "Notes",
+    "Footnotes",
+    "Bibliography",
+    "Sources",
+    "Citations",
+    "Notes and references",
+    "参见",
+    "參見",
+    "参考资料",
+    "參考資料",
+    "参考文献",
+    "參考文獻",
+    "外部链接",
+    "外部連結",
+    "延伸阅读",
+    "延伸閱讀",
+    "注释",
+    "註釋",
+    "脚注",
+    "腳註",
+    "相关条目",
+    "相關條目",
 ];
 
 /// What curation kept and removed.
@@ -76,7 +99,11 @@ pub struct Curated {
 /// Runs all curation filters over `docs` (order preserved).
 pub fn curate(docs: Vec<Document>, opts: &CurationOptions) -> Curated {
     let input = docs.len();
-    let strip: Vec<String> = opts.strip_sections.iter().map(|s| s.to_lowercase()).collect();
+    let strip: Vec<String> = opts
+        .strip_sections
+        .iter()
+        .map(|s| s.to_lowercase())
+        .collect();
     let stripped: Vec<(Document, usize)> = docs
         .into_par_iter()
         .map(|mut d| {
@@ -85,7 +112,10 @@ pub fn curate(docs: Vec<Document>, opts: &CurationOptions) -> Curated {
             (d, n)
         })
         .collect();
-    let mut report = CurationReport { input, ..Default::default() };
+    let mut report = CurationReport {
+        input,
+        ..Default::default()
+    };
     report.stripped_documents = stripped.iter().filter(|(_, n)| *n > 0).count();
     report.stripped_sections = stripped.iter().map(|(_, n)| n).sum();
 
@@ -116,13 +146,21 @@ pub fn curate(docs: Vec<Document>, opts: &CurationOptions) -> Curated {
     let wanted: Vec<Language> = if opts.languages.is_empty() {
         lang::dominant(&detected).into_iter().collect()
     } else {
-        opts.languages.iter().map(|c| Language::from_code(c)).collect()
+        opts.languages
+            .iter()
+            .map(|c| Language::from_code(c))
+            .collect()
     };
-    let language = wanted.first().cloned().unwrap_or_else(|| Language::from_code("en"));
+    let language = wanted
+        .first()
+        .cloned()
+        .unwrap_or_else(|| Language::from_code("en"));
     let mut lang_kept = Vec::with_capacity(kept.len());
     for (d, l) in kept.into_iter().zip(detected) {
         match l {
-            Some(l) if !wanted.is_empty() && !wanted.contains(&l) => remove(&mut report, "language", format!("{} ({})", d.id, l.code())),
+            Some(l) if !wanted.is_empty() && !wanted.contains(&l) => {
+                remove(&mut report, "language", format!("{} ({})", d.id, l.code()))
+            }
             _ => lang_kept.push(d),
         }
     }
@@ -130,20 +168,35 @@ pub fn curate(docs: Vec<Document>, opts: &CurationOptions) -> Curated {
     let mut final_docs = lang_kept;
     if opts.dedup {
         let mh = MinHasher::new(opts.minhash.clone());
-        let texts: Vec<String> = final_docs.iter().map(|d| format!("{}\n{}", d.title, d.text)).collect();
+        let texts: Vec<String> = final_docs
+            .iter()
+            .map(|d| format!("{}\n{}", d.title, d.text))
+            .collect();
         let sigs = mh.signatures(&texts);
         let dups = minhash::dedup(&sigs, &opts.minhash);
         let mut drop = vec![false; final_docs.len()];
         for dup in &dups {
             drop[dup.index] = true;
-            let ex = format!("{} ~ {} ({:.2})", final_docs[dup.index].id, final_docs[dup.of].id, dup.similarity);
+            let ex = format!(
+                "{} ~ {} ({:.2})",
+                final_docs[dup.index].id, final_docs[dup.of].id, dup.similarity
+            );
             remove(&mut report, "near_duplicate", ex);
         }
-        final_docs = final_docs.into_iter().zip(drop).filter(|(_, d)| !d).map(|(doc, _)| doc).collect();
+        final_docs = final_docs
+            .into_iter()
+            .zip(drop)
+            .filter(|(_, d)| !d)
+            .map(|(doc, _)| doc)
+            .collect();
     }
     report.kept = final_docs.len();
     report.language = language.code().to_string();
-    Curated { documents: final_docs, report, language }
+    Curated {
+        documents: final_docs,
+        report,
+        language,
+    }
 }
 
 /// Removes boilerplate sections. A Markdown heading (`## See also`) or wiki heading
@@ -219,17 +272,28 @@ mod tests {
         let (s, n) = strip_boilerplate(md, &t);
         assert_eq!(n, 2);
         assert_eq!(s, "Intro.\n\n## Rules\nKeep.\n\n## More rules\nKeep too.\n");
-        let wiki = "Body.\n== History ==\nOld.\n== See also ==\n* X\n=== Sub ===\n* Y\n== Later ==\nZ\n";
+        let wiki =
+            "Body.\n== History ==\nOld.\n== See also ==\n* X\n=== Sub ===\n* Y\n== Later ==\nZ\n";
         let (s, n) = strip_boilerplate(wiki, &t);
-        assert_eq!((s.as_str(), n), ("Body.\n== History ==\nOld.\n== Later ==\nZ\n", 1));
+        assert_eq!(
+            (s.as_str(), n),
+            ("Body.\n== History ==\nOld.\n== Later ==\nZ\n", 1)
+        );
         let plain = "正文第一段。\n参见\n某条目\n";
-        assert_eq!(strip_boilerplate(plain, &t), ("正文第一段。\n".to_string(), 1));
+        assert_eq!(
+            strip_boilerplate(plain, &t),
+            ("正文第一段。\n".to_string(), 1)
+        );
         let mention = "We see also that references matter.\n";
         assert_eq!(strip_boilerplate(mention, &t).1, 0);
     }
 
     fn doc(id: &str, text: &str) -> Document {
-        Document { id: id.into(), title: String::new(), text: text.into() }
+        Document {
+            id: id.into(),
+            title: String::new(),
+            text: text.into(),
+        }
     }
 
     #[test]
@@ -250,7 +314,10 @@ mod tests {
         assert_eq!(c.report.removed["language"], 1);
         assert_eq!(c.report.removed["near_duplicate"], 1);
         assert_eq!(c.report.language, "en");
-        assert_eq!(c.report.examples["near_duplicate"][0].split(' ').next(), Some("a-copy"));
+        assert_eq!(
+            c.report.examples["near_duplicate"][0].split(' ').next(),
+            Some("a-copy")
+        );
         assert_eq!((c.report.input, c.report.kept), (5, 2));
     }
 }

@@ -55,7 +55,11 @@ pub struct DryRunPlan {
 
 impl DryRunPlan {
     pub fn total_expected_usd(&self) -> f64 {
-        self.roles.values().map(|r| r.cost_expected_usd).sum::<f64>() + self.embedding_cost_usd
+        self.roles
+            .values()
+            .map(|r| r.cost_expected_usd)
+            .sum::<f64>()
+            + self.embedding_cost_usd
     }
     pub fn total_max_usd(&self) -> f64 {
         self.roles.values().map(|r| r.cost_max_usd).sum::<f64>() + self.embedding_cost_usd
@@ -65,15 +69,38 @@ impl DryRunPlan {
     pub fn to_text(&self) -> String {
         use std::fmt::Write as _;
         let mut o = String::new();
-        let _ = writeln!(o, "documents: {} read, {} kept (removed: {:?})", self.documents_in, self.documents_kept, self.removed);
-        let _ = writeln!(o, "chunks:    {} ({} tokens)", self.chunks, self.chunk_tokens);
-        let _ = writeln!(o, "paths:     {} topic paths, {} coarse topics", self.paths, self.topics);
-        let _ = writeln!(o, "plan:      {} dialogues x {} turns, {} with a topic switch", self.dialogues, self.turns, self.planned_switches);
+        let _ = writeln!(
+            o,
+            "documents: {} read, {} kept (removed: {:?})",
+            self.documents_in, self.documents_kept, self.removed
+        );
+        let _ = writeln!(
+            o,
+            "chunks:    {} ({} tokens)",
+            self.chunks, self.chunk_tokens
+        );
+        let _ = writeln!(
+            o,
+            "paths:     {} topic paths, {} coarse topics",
+            self.paths, self.topics
+        );
+        let _ = writeln!(
+            o,
+            "plan:      {} dialogues x {} turns, {} with a topic switch",
+            self.dialogues, self.turns, self.planned_switches
+        );
         let _ = writeln!(o);
         let _ = writeln!(
             o,
             "{:<14} {:<22} {:>8} {:>7} {:>12} {:>12} {:>12} {:>12}",
-            "role", "endpoint (model)", "calls", "cached", "prompt tok", "compl. max", "USD expect", "USD max"
+            "role",
+            "endpoint (model)",
+            "calls",
+            "cached",
+            "prompt tok",
+            "compl. max",
+            "USD expect",
+            "USD max"
         );
         for (role, r) in &self.roles {
             let _ = writeln!(
@@ -89,8 +116,24 @@ impl DryRunPlan {
                 r.cost_max_usd
             );
         }
-        let _ = writeln!(o, "{:<14} {:<22} {:>8} {:>7} {:>12} {:>12} {:>12.4} {:>12.4}", "embedder", "", self.embedding_texts, "", self.embedding_tokens, "", self.embedding_cost_usd, self.embedding_cost_usd);
-        let _ = writeln!(o, "total: ${:.4} expected, ${:.4} at most (first attempts only)", self.total_expected_usd(), self.total_max_usd());
+        let _ = writeln!(
+            o,
+            "{:<14} {:<22} {:>8} {:>7} {:>12} {:>12} {:>12.4} {:>12.4}",
+            "embedder",
+            "",
+            self.embedding_texts,
+            "",
+            self.embedding_tokens,
+            "",
+            self.embedding_cost_usd,
+            self.embedding_cost_usd
+        );
+        let _ = writeln!(
+            o,
+            "total: ${:.4} expected, ${:.4} at most (first attempts only)",
+            self.total_expected_usd(),
+            self.total_max_usd()
+        );
         for n in &self.notes {
             let _ = writeln!(o, "note: {n}");
         }
@@ -118,12 +161,25 @@ pub async fn dry_run(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Resu
     if cfg.vectors != VectorSource::Lexical && !llm.role_endpoints(Role::Embedder).is_empty() {
         plan.notes.push("topic paths above use lexical vectors; the real run embeds the chunks, so its paths differ".into());
         let model = llm.embedding_model().unwrap_or_default();
-        let ep = llm.role_endpoints(Role::Embedder).first().cloned().unwrap_or_default();
+        let ep = llm
+            .role_endpoints(Role::Embedder)
+            .first()
+            .cloned()
+            .unwrap_or_default();
         let texts = prepared.chunks.len() as u64 + (cfg.dialogues * cfg.turns) as u64;
-        let tokens: u64 = prepared.chunks.iter().map(|c| mtr_llm::tokens::count_text(&model, &chunk_text(c))).sum::<u64>() + (cfg.dialogues * cfg.turns * 60) as u64;
+        let tokens: u64 = prepared
+            .chunks
+            .iter()
+            .map(|c| mtr_llm::tokens::count_text(&model, &chunk_text(c)))
+            .sum::<u64>()
+            + (cfg.dialogues * cfg.turns * 60) as u64;
         plan.embedding_texts = texts;
         plan.embedding_tokens = tokens;
-        plan.embedding_cost_usd = llm.config().endpoint(&ep).map(|e| e.cost(tokens, 0)).unwrap_or(0.0);
+        plan.embedding_cost_usd = llm
+            .config()
+            .endpoint(&ep)
+            .map(|e| e.cost(tokens, 0))
+            .unwrap_or(0.0);
     }
     plan_calls(job, llm, &prepared, &mut plan)?;
     Ok(plan)
@@ -131,14 +187,30 @@ pub async fn dry_run(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Resu
 
 fn placeholder(lang_cjk: bool, n: usize) -> Vec<Utter> {
     let (q, a) = if lang_cjk {
-        ("那这个规定适用于试用期的员工吗？", "适用。试用期员工同样适用这一规定，但需要提前三个工作日在系统中提交申请，并由直属主管审批。")
+        (
+            "那这个规定适用于试用期的员工吗？",
+            "适用。试用期员工同样适用这一规定，但需要提前三个工作日在系统中提交申请，并由直属主管审批。",
+        )
     } else {
         (
             "And does that also apply to people who are still in their probation period?",
             "Yes. Employees in their probation period are covered as well, but they need to submit the request three working days in advance and have it approved by their line manager.",
         )
     };
-    (0..n).flat_map(|_| [Utter { speaker: "user".into(), text: q.into() }, Utter { speaker: "agent".into(), text: a.into() }]).collect()
+    (0..n)
+        .flat_map(|_| {
+            [
+                Utter {
+                    speaker: "user".into(),
+                    text: q.into(),
+                },
+                Utter {
+                    speaker: "agent".into(),
+                    text: a.into(),
+                },
+            ]
+        })
+        .collect()
 }
 
 fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunPlan) -> Result<()> {
@@ -146,13 +218,41 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
     let g = &cfg.generation;
     let p = &job.prompts;
     let by_id: HashMap<String, u32> = HashMap::new();
-    let material = Material { chunks: &prepared.chunks, by_id: &by_id, paths: &prepared.topics.paths, path_topics: &prepared.topics.path_topics };
-    let state = initial_state(String::new(), &material, cfg.dialogues, cfg.turns, g.switch_share, cfg.seed);
-    plan.planned_switches = state.dialogues.iter().filter(|d| d.switch_at.is_some()).count();
-    let gen_ep = llm.role_endpoints(Role::Generator).first().cloned().unwrap_or_default();
-    let verifier = g.verifier.clone().or_else(|| llm.judges().first().cloned()).unwrap_or_default();
+    let material = Material {
+        chunks: &prepared.chunks,
+        by_id: &by_id,
+        paths: &prepared.topics.paths,
+        path_topics: &prepared.topics.path_topics,
+    };
+    let state = initial_state(
+        String::new(),
+        &material,
+        cfg.dialogues,
+        cfg.turns,
+        g.switch_share,
+        cfg.seed,
+    );
+    plan.planned_switches = state
+        .dialogues
+        .iter()
+        .filter(|d| d.switch_at.is_some())
+        .count();
+    let gen_ep = llm
+        .role_endpoints(Role::Generator)
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    let verifier = g
+        .verifier
+        .clone()
+        .or_else(|| llm.judges().first().cloned())
+        .unwrap_or_default();
     let mut gen_sampling = llm.sampling(Role::Generator).clone();
-    gen_sampling.max_tokens = Some(gen_sampling.max_tokens.map_or(g.max_tokens, |m| m.min(g.max_tokens)));
+    gen_sampling.max_tokens = Some(
+        gen_sampling
+            .max_tokens
+            .map_or(g.max_tokens, |m| m.min(g.max_tokens)),
+    );
     let language = prepared.language.name();
     let cjk = prepared.language.is_cjk();
     let passage = |c: u32| PromptPassage::of(&prepared.chunks[c as usize]);
@@ -187,32 +287,76 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
                 pos = 0;
             }
             let path = &prepared.topics.paths[path_idx];
-            let offered: Vec<u32> = (0..g.offer.min(path.len())).map(|i| path[(pos + i) % path.len()]).collect();
+            let offered: Vec<u32> = (0..g.offer.min(path.len()))
+                .map(|i| path[(pos + i) % path.len()])
+                .collect();
             pos += 1;
             let passages: Vec<PromptPassage> = offered.iter().map(|&c| passage(c)).collect();
             let history = placeholder(cjk, layer.min(g.history_turns));
-            let asked: Vec<String> = history.iter().filter(|u| u.speaker == "user").map(|u| u.text.clone()).collect();
-            let question = history.first().map(|u| u.text.clone()).unwrap_or_else(|| "How many days of annual leave do new employees get?".into());
+            let asked: Vec<String> = history
+                .iter()
+                .filter(|u| u.speaker == "user")
+                .map(|u| u.text.clone())
+                .collect();
+            let question = history
+                .first()
+                .map(|u| u.text.clone())
+                .unwrap_or_else(|| "How many days of annual leave do new employees get?".into());
             let ctx = json!({"language": language, "history": history, "asked": asked, "passages": passages, "first": layer == 0, "switch": false, "feedback": null});
-            add("user", &gen_ep, p.user.request(&ctx, OutputSpec::Json)?.with_sampling(gen_sampling.clone()).with_sample(0))?;
+            add(
+                "user",
+                &gen_ep,
+                p.user
+                    .request(&ctx, OutputSpec::Json)?
+                    .with_sampling(gen_sampling.clone())
+                    .with_sample(0),
+            )?;
             if layer > 0 && g.humanizer.enabled {
                 let ctx = json!({"language": language, "history": history, "question": question, "switch": false});
-                add("humanizer", &gen_ep, p.humanize.request(&ctx, OutputSpec::Text)?.with_sampling(gen_sampling.clone()))?;
+                add(
+                    "humanizer",
+                    &gen_ep,
+                    p.humanize
+                        .request(&ctx, OutputSpec::Text)?
+                        .with_sampling(gen_sampling.clone()),
+                )?;
             }
             let ev = &passages[0];
             let ctx = json!({"history": history, "question": question, "passage": ev});
-            add("answerability", &verifier, p.answerability.request(&ctx, score_schema("answerability"))?)?;
+            add(
+                "answerability",
+                &verifier,
+                p.answerability
+                    .request(&ctx, score_schema("answerability"))?,
+            )?;
             if g.uniqueness.enabled {
-                let cands: Vec<PromptPassage> =
-                    (1..=g.uniqueness.judge_candidates).map(|i| passage(path[(pos + i) % path.len()])).collect();
+                let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
+                    .map(|i| passage(path[(pos + i) % path.len()]))
+                    .collect();
                 let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands});
-                add("uniqueness", &verifier, p.uniqueness.request(&ctx, OutputSpec::Json)?)?;
+                add(
+                    "uniqueness",
+                    &verifier,
+                    p.uniqueness.request(&ctx, OutputSpec::Json)?,
+                )?;
             }
             let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
             let ctx = json!({"language": language, "passage": ev, "history": history, "question": question});
-            add("answerer", &gen_ep, p.answer.request(&ctx, OutputSpec::Text)?.with_sampling(gen_sampling.clone()).with_sample(0))?;
-            let ctx = json!({"history": history, "question": question, "passage": ev, "answer": answer});
-            add("faithfulness", &verifier, p.faithfulness.request(&ctx, score_schema("faithfulness"))?)?;
+            add(
+                "answerer",
+                &gen_ep,
+                p.answer
+                    .request(&ctx, OutputSpec::Text)?
+                    .with_sampling(gen_sampling.clone())
+                    .with_sample(0),
+            )?;
+            let ctx =
+                json!({"history": history, "question": question, "passage": ev, "answer": answer});
+            add(
+                "faithfulness",
+                &verifier,
+                p.faithfulness.request(&ctx, score_schema("faithfulness"))?,
+            )?;
         }
     }
     Ok(())

@@ -33,7 +33,10 @@ pub enum Error {
 
 impl Error {
     pub fn param(name: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Param { name: name.into(), message: message.into() }
+        Error::Param {
+            name: name.into(),
+            message: message.into(),
+        }
     }
     /// The deliberate `--max-cost` stop: write what is done, a rerun resumes.
     pub fn is_budget_stop(&self) -> bool {
@@ -57,9 +60,9 @@ impl From<Error> for mtr_core::Error {
             Error::Core(c) => c,
             Error::Stale { path, message } => mtr_core::InputError::new(path, message).into(),
             Error::Retrieve(r) => r.into(),
-            Error::Param { name, message } => {
-                mtr_core::InputError::new("<options>", message).field(name).into()
-            }
+            Error::Param { name, message } => mtr_core::InputError::new("<options>", message)
+                .field(name)
+                .into(),
             other => mtr_core::Error::Internal(other.to_string()),
         }
     }

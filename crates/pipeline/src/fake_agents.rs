@@ -31,7 +31,11 @@ pub struct FakeAgents {
 
 impl Default for FakeAgents {
     fn default() -> Self {
-        Self { uniqueness: UniquenessScript::Unique, chinese: false, answerability: 5 }
+        Self {
+            uniqueness: UniquenessScript::Unique,
+            chinese: false,
+            answerability: 5,
+        }
     }
 }
 
@@ -41,18 +45,33 @@ const SPECIFIC_ZH: &str = "具体来说，";
 impl FakeAgents {
     /// The reply to one request of the pipeline.
     pub fn reply(&self, req: &FakeRequest) -> FakeReply {
-        let schema = req.body.pointer("/response_format/json_schema/name").and_then(Value::as_str).unwrap_or_default();
+        let schema = req
+            .body
+            .pointer("/response_format/json_schema/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let system = req.system.clone().unwrap_or_default();
         match schema {
             "user_turn" => FakeReply::json(self.user(&req.last_user)),
-            "answerability" => FakeReply::json(json!({"justification": "scripted", "score": self.answerability})),
+            "answerability" => {
+                FakeReply::json(json!({"justification": "scripted", "score": self.answerability}))
+            }
             "faithfulness" => FakeReply::json(json!({"justification": "scripted", "score": 5})),
             "uniqueness" => {
-                let n = req.schema.as_ref().and_then(|s| s.pointer("/properties/grades/minItems")).and_then(Value::as_u64).unwrap_or(0);
+                let n = req
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.pointer("/properties/grades/minItems"))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
                 FakeReply::json(self.uniqueness(&req.last_user, n as usize))
             }
-            _ if system.contains("rewrite questions") => FakeReply::Content(self.humanize(&req.last_user)),
-            _ if system.contains("search assistant") => FakeReply::Content(self.answer(&req.last_user)),
+            _ if system.contains("rewrite questions") => {
+                FakeReply::Content(self.humanize(&req.last_user))
+            }
+            _ if system.contains("search assistant") => {
+                FakeReply::Content(self.answer(&req.last_user))
+            }
             _ => FakeReply::Content("ok".into()),
         }
     }
@@ -60,36 +79,78 @@ impl FakeAgents {
     fn user(&self, prompt: &str) -> Value {
         let n = prompt.matches("\n[").count().max(1);
         // the chosen passage depends only on the prompt: a stable hash of it
-        let h = prompt.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let h = prompt
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
         let pick = (h % n as u64) as usize + 1;
         let words = passage_words(prompt, pick, if self.chinese { 10 } else { 6 });
         let retry = prompt.contains("A previous attempt was rejected");
         let question = if self.chinese {
-            format!("{}{}有什么规定？", if retry { SPECIFIC_ZH } else { "" }, words)
+            format!(
+                "{}{}有什么规定？",
+                if retry { SPECIFIC_ZH } else { "" },
+                words
+            )
         } else {
-            format!("{}what does it say about {}?", if retry { "More specifically, " } else { "" }, words)
+            format!(
+                "{}what does it say about {}?",
+                if retry { "More specifically, " } else { "" },
+                words
+            )
         };
         let question = capitalise(&question);
         json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")})
     }
 
+    /// Keeps the last few words (and the "more specifically" marker of a regenerated
+    /// question, so the scripted uniqueness judge still sees it).
     fn humanize(&self, prompt: &str) -> String {
-        let q = section(prompt, "## Question").lines().next().unwrap_or_default().trim().to_string();
+        let q = section(prompt, "## Question")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         if self.chinese {
-            let tail: String = q.chars().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
-            format!("那{tail}")
+            let marker = if q.starts_with(SPECIFIC_ZH) {
+                SPECIFIC_ZH
+            } else {
+                ""
+            };
+            let tail: String = q
+                .chars()
+                .rev()
+                .take(12)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            format!("{marker}那{tail}")
         } else {
+            let marker = if q.starts_with(SPECIFIC_EN) {
+                "More specifically, "
+            } else {
+                ""
+            };
             let words: Vec<&str> = q.split_whitespace().collect();
             let tail = words[words.len().saturating_sub(4)..].join(" ");
-            format!("and {tail}")
+            format!("{marker}and {tail}")
         }
     }
 
     fn answer(&self, prompt: &str) -> String {
         let passage = section(prompt, "## Passage");
-        let body: Vec<&str> = passage.lines().skip(1).filter(|l| !l.trim().is_empty() && !l.starts_with('#')).collect();
+        let body: Vec<&str> = passage
+            .lines()
+            .skip(1)
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .collect();
         let first = body.first().copied().unwrap_or("nothing");
-        if self.chinese { format!("根据手册：{first}") } else { format!("According to the handbook: {first}") }
+        if self.chinese {
+            format!("根据手册：{first}")
+        } else {
+            format!("According to the handbook: {first}")
+        }
     }
 
     fn uniqueness(&self, prompt: &str, n: usize) -> Value {
@@ -109,7 +170,9 @@ impl FakeAgents {
 
 /// The text after a `## Heading` line up to the next `## ` heading.
 fn section<'a>(prompt: &'a str, heading: &str) -> &'a str {
-    let Some(start) = prompt.find(heading) else { return "" };
+    let Some(start) = prompt.find(heading) else {
+        return "";
+    };
     let rest = &prompt[start + heading.len()..];
     let end = rest.find("\n## ").unwrap_or(rest.len());
     rest[..end].trim_matches('\n')
@@ -118,7 +181,9 @@ fn section<'a>(prompt: &'a str, heading: &str) -> &'a str {
 /// The first `n` words (CJK: characters) of the body of passage `[pick]` in a user prompt.
 fn passage_words(prompt: &str, pick: usize, n: usize) -> String {
     let marker = format!("[{pick}] ");
-    let Some(at) = prompt.find(&marker) else { return "this".into() };
+    let Some(at) = prompt.find(&marker) else {
+        return "this".into();
+    };
     let rest = &prompt[at..];
     let body = rest
         .lines()
@@ -127,7 +192,10 @@ fn passage_words(prompt: &str, pick: usize, n: usize) -> String {
         .unwrap_or("this");
     let cjk = body.chars().any(crate::lang::is_cjk_char);
     if cjk {
-        body.chars().filter(|c| crate::lang::is_cjk_char(*c)).take(n).collect()
+        body.chars()
+            .filter(|c| crate::lang::is_cjk_char(*c))
+            .take(n)
+            .collect()
     } else {
         body.split_whitespace()
             .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))

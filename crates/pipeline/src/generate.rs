@@ -69,6 +69,10 @@ pub struct DialogueState {
     /// The path the dialogue currently draws from.
     pub path: usize,
     pub start_path: usize,
+    /// How many dialogues before this one started on the same path (when there are more
+    /// dialogues than paths): it rotates the chunks offered and the sample indices, so that
+    /// dialogues sharing a path do not repeat each other.
+    pub round: usize,
     /// Layer at which the topic switch happens, and the path it moves to.
     pub switch_at: Option<usize>,
     pub switch_path: Option<usize>,
@@ -100,7 +104,14 @@ pub struct Material<'a> {
 }
 
 /// Path assignment and topic-switch schedule for `n` dialogues of `turns` turns.
-pub fn initial_state(fingerprint: String, m: &Material<'_>, n: usize, turns: usize, switch_share: f64, seed: u64) -> GenState {
+pub fn initial_state(
+    fingerprint: String,
+    m: &Material<'_>,
+    n: usize,
+    turns: usize,
+    switch_share: f64,
+    seed: u64,
+) -> GenState {
     let p = m.paths.len();
     let mut order: Vec<usize> = (0..p).collect();
     order.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x7061_7468));
@@ -115,14 +126,24 @@ pub fn initial_state(fingerprint: String, m: &Material<'_>, n: usize, turns: usi
     let dialogues = (0..n)
         .map(|i| {
             let path = order[i % p.max(1)];
-            let mut rng = StdRng::seed_from_u64(seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut rng =
+                StdRng::seed_from_u64(seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let (mut switch_at, mut switch_path) = (None, None);
             if switching[i] && turns >= 2 && p >= 2 {
                 switch_at = Some(rng.random_range(1..turns));
                 let topic = m.path_topics[path];
-                let other_topic: Vec<usize> = (0..p).filter(|&q| m.path_topics[q] != topic).collect();
-                let pool: Vec<usize> = if other_topic.is_empty() { (0..p).filter(|&q| q != path).collect() } else { other_topic };
-                let fresh: Vec<usize> = pool.iter().copied().filter(|q| !start_paths.contains(q)).collect();
+                let other_topic: Vec<usize> =
+                    (0..p).filter(|&q| m.path_topics[q] != topic).collect();
+                let pool: Vec<usize> = if other_topic.is_empty() {
+                    (0..p).filter(|&q| q != path).collect()
+                } else {
+                    other_topic
+                };
+                let fresh: Vec<usize> = pool
+                    .iter()
+                    .copied()
+                    .filter(|q| !start_paths.contains(q))
+                    .collect();
                 let pick_from = if fresh.is_empty() { &pool } else { &fresh };
                 switch_path = Some(pick_from[rng.random_range(0..pick_from.len())]);
             }
@@ -131,6 +152,7 @@ pub fn initial_state(fingerprint: String, m: &Material<'_>, n: usize, turns: usi
                 id: format!("synth-{:05}", i + 1),
                 path,
                 start_path: path,
+                round: i / p.max(1),
                 switch_at,
                 switch_path,
                 pending_switch: false,
@@ -141,7 +163,11 @@ pub fn initial_state(fingerprint: String, m: &Material<'_>, n: usize, turns: usi
             }
         })
         .collect();
-    GenState { fingerprint, layers_done: 0, dialogues }
+    GenState {
+        fingerprint,
+        layers_done: 0,
+        dialogues,
+    }
 }
 
 /// Generates layers until `turns`, checkpointing into `state_path` after each.
@@ -159,23 +185,45 @@ pub struct Generator<'a> {
 pub enum Finish {
     Complete,
     /// The `--max-cost` budget stopped it after this many layers (state saved).
-    BudgetStopped { layers_done: usize },
+    BudgetStopped {
+        layers_done: usize,
+    },
 }
 
 impl Generator<'_> {
-    pub async fn run(&self, state: &mut GenState, turns: usize, state_path: &Path) -> Result<Finish> {
+    pub async fn run(
+        &self,
+        state: &mut GenState,
+        turns: usize,
+        state_path: &Path,
+    ) -> Result<Finish> {
         while state.layers_done < turns {
             let layer = state.layers_done;
-            self.progress.stage(&format!("synth turn {}/{turns}", layer + 1), state.dialogues.len() as u64);
+            self.progress.stage(
+                &format!("synth turn {}/{turns}", layer + 1),
+                state.dialogues.len() as u64,
+            );
             let dialogues = state.dialogues.clone();
-            let results: Vec<Result<DialogueState>> =
-                futures::stream::iter(dialogues.into_iter().map(|d| self.advance(d, layer))).buffered(self.concurrency.max(1)).collect().await;
+            // unordered: a slow dialogue must not hold finished ones' slots; order is restored
+            // below, so the result does not depend on timing
+            let mut results: Vec<(usize, Result<DialogueState>)> = futures::stream::iter(
+                dialogues
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, d)| async move { (i, self.advance(d, layer).await) }),
+            )
+            .buffer_unordered(self.concurrency.max(1))
+            .collect()
+            .await;
+            results.sort_by_key(|(i, _)| *i);
             self.progress.finish_stage();
             let mut next = Vec::with_capacity(results.len());
-            for r in results {
+            for (_, r) in results {
                 match r {
                     Ok(d) => next.push(d),
-                    Err(e) if e.is_budget_stop() => return Ok(Finish::BudgetStopped { layers_done: layer }),
+                    Err(e) if e.is_budget_stop() => {
+                        return Ok(Finish::BudgetStopped { layers_done: layer });
+                    }
                     Err(e) => return Err(e),
                 }
             }
@@ -190,12 +238,28 @@ impl Generator<'_> {
         PromptPassage::of(&self.material.chunks[c as usize])
     }
 
-    /// The `offer` least-used chunks of the current path, in path order.
+    /// The `offer` least-used chunks of the current path, in path order (rotated by the
+    /// dialogue's round on a shared path).
     fn offered(&self, st: &DialogueState) -> Vec<u32> {
         let path = &self.material.paths[st.path];
-        let mut ranked: Vec<(u32, usize, u32)> = path.iter().enumerate().map(|(pos, &c)| (st.used.get(&c).copied().unwrap_or(0), pos, c)).collect();
+        let shift = (st.round * self.opts.offer) % path.len().max(1);
+        let mut ranked: Vec<(u32, usize, u32)> = path
+            .iter()
+            .enumerate()
+            .map(|(pos, &c)| {
+                (
+                    st.used.get(&c).copied().unwrap_or(0),
+                    (pos + path.len() - shift) % path.len(),
+                    c,
+                )
+            })
+            .collect();
         ranked.sort();
-        let mut chosen: Vec<(usize, u32)> = ranked.into_iter().take(self.opts.offer).map(|(_, pos, c)| (pos, c)).collect();
+        let mut chosen: Vec<(usize, u32)> = ranked
+            .into_iter()
+            .take(self.opts.offer)
+            .map(|(_, pos, c)| (pos, c))
+            .collect();
         chosen.sort();
         chosen.into_iter().map(|(_, c)| c).collect()
     }
@@ -220,9 +284,24 @@ impl Generator<'_> {
         let recent = &st.turns[st.turns.len() - keep..];
         let history: Vec<Utter> = recent
             .iter()
-            .flat_map(|t| [Utter { speaker: "user".into(), text: t.question.clone() }, Utter { speaker: "agent".into(), text: t.answer.clone() }])
+            .flat_map(|t| {
+                [
+                    Utter {
+                        speaker: "user".into(),
+                        text: t.question.clone(),
+                    },
+                    Utter {
+                        speaker: "agent".into(),
+                        text: t.answer.clone(),
+                    },
+                ]
+            })
             .collect();
-        let core_history: Vec<Turn> = st.turns.iter().map(|t| to_core_turn(&st.id, 0, t)).collect();
+        let core_history: Vec<Turn> = st
+            .turns
+            .iter()
+            .map(|t| to_core_turn(&st.id, 0, t))
+            .collect();
         let asked: Vec<String> = st.turns.iter().map(|t| t.question.clone()).collect();
         let offered = self.offered(st);
         let passages: Vec<PromptPassage> = offered.iter().map(|&c| self.passage(c)).collect();
@@ -233,10 +312,18 @@ impl Generator<'_> {
         let mut last_reason = "user";
         let mut last_evidence: Option<u32> = None;
         let mut log = std::mem::take(&mut st.log);
-        let ev = |st: &mut DialogueState, k: &str| *st.events.entry(k.to_string()).or_default() += 1;
+        let ev =
+            |st: &mut DialogueState, k: &str| *st.events.entry(k.to_string()).or_default() += 1;
 
         for attempt in 0..o.max_attempts {
-            let Some(p) = self.agents.user(&history, &asked, &passages, first, switch, feedback, attempt as u32, &mut log).await? else {
+            let sample = (st.round * o.max_attempts + attempt) as u32;
+            let Some(p) = self
+                .agents
+                .user(
+                    &history, &asked, &passages, first, switch, feedback, sample, &mut log,
+                )
+                .await?
+            else {
                 ev(st, "user/parse_failed");
                 last_reason = "user";
                 continue;
@@ -249,7 +336,12 @@ impl Generator<'_> {
                 feedback = Some("the question was not written in the required language");
                 continue;
             }
-            let norm = |s: &str| s.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect::<String>();
+            let norm = |s: &str| {
+                s.to_lowercase()
+                    .chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+            };
             if asked.iter().any(|q| norm(q) == norm(&p.question)) {
                 ev(st, "user/repeated_question");
                 last_reason = "user";
@@ -259,17 +351,27 @@ impl Generator<'_> {
             let mut question = p.question.clone();
             let mut original = None;
             if o.humanizer.enabled && !first {
-                match self.agents.humanize(&history, &p.question, switch, &mut log).await? {
+                match self
+                    .agents
+                    .humanize(&history, &p.question, switch, &mut log)
+                    .await?
+                {
                     Some(Ok(h)) => {
                         ev(st, "humanizer/rewritten");
                         original = Some(std::mem::replace(&mut question, h));
                     }
-                    Some(Err(guard)) => ev(st, &format!("humanizer/kept_original_{}", guard.name())),
+                    Some(Err(guard)) => {
+                        ev(st, &format!("humanizer/kept_original_{}", guard.name()))
+                    }
                     None => ev(st, "humanizer/parse_failed"),
                 }
             }
             let evidence_passage = &passages[p.passage];
-            let answerability = match self.agents.answerability(&history, &question, evidence_passage, &mut log).await? {
+            let answerability = match self
+                .agents
+                .answerability(&history, &question, evidence_passage, &mut log)
+                .await?
+            {
                 None => {
                     ev(st, "answerability/judge_failed");
                     last_reason = "answerability";
@@ -278,7 +380,9 @@ impl Generator<'_> {
                 Some(s) if s < o.min_answerability => {
                     ev(st, "answerability/low_score");
                     last_reason = "answerability";
-                    feedback = Some("the question could not be answered from the chosen passage alone; ask about a fact the passage states");
+                    feedback = Some(
+                        "the question could not be answered from the chosen passage alone; ask about a fact the passage states",
+                    );
                     continue;
                 }
                 Some(s) => s,
@@ -287,15 +391,30 @@ impl Generator<'_> {
             let mut extra_golds = Vec::new();
             if let (true, Some(search)) = (o.uniqueness.enabled, self.search) {
                 let query = search.query_text(&core_history, &question)?;
-                let hits = search.search(&query, o.uniqueness.retrieve_k, std::slice::from_ref(&evidence_id)).await?;
+                let hits = search
+                    .search(
+                        &query,
+                        o.uniqueness.retrieve_k,
+                        std::slice::from_ref(&evidence_id),
+                    )
+                    .await?;
                 let cands: Vec<(String, PromptPassage)> = hits
                     .into_iter()
-                    .filter_map(|h| self.material.by_id.get(&h.id).map(|&c| (h.id, self.passage(c))))
+                    .filter_map(|h| {
+                        self.material
+                            .by_id
+                            .get(&h.id)
+                            .map(|&c| (h.id, self.passage(c)))
+                    })
                     .take(o.uniqueness.judge_candidates)
                     .collect();
                 if !cands.is_empty() {
                     let shown: Vec<PromptPassage> = cands.iter().map(|(_, p)| p.clone()).collect();
-                    let Some(grades) = self.agents.uniqueness(&history, &question, evidence_passage, &shown, &mut log).await? else {
+                    let Some(grades) = self
+                        .agents
+                        .uniqueness(&history, &question, evidence_passage, &shown, &mut log)
+                        .await?
+                    else {
                         ev(st, "uniqueness/judge_failed");
                         last_reason = "uniqueness";
                         continue;
@@ -305,7 +424,9 @@ impl Generator<'_> {
                     if full > o.uniqueness.max_full || any > o.uniqueness.max_extra_golds {
                         ev(st, "uniqueness/not_unique");
                         last_reason = "uniqueness";
-                        feedback = Some("other passages in the collection answer this question as well; ask about a detail that only the chosen passage states");
+                        feedback = Some(
+                            "other passages in the collection answer this question as well; ask about a detail that only the chosen passage states",
+                        );
                         continue;
                     }
                     for ((id, _), g) in cands.iter().zip(&grades) {
@@ -321,7 +442,12 @@ impl Generator<'_> {
             }
             let mut accepted = None;
             for a in 0..o.answer_attempts {
-                let Some(answer) = self.agents.answer(evidence_passage, &history, &question, a as u32, &mut log).await? else {
+                let sample = (st.round * o.answer_attempts + a) as u32;
+                let Some(answer) = self
+                    .agents
+                    .answer(evidence_passage, &history, &question, sample, &mut log)
+                    .await?
+                else {
                     ev(st, "answerer/parse_failed");
                     continue;
                 };
@@ -329,7 +455,11 @@ impl Generator<'_> {
                     ev(st, "answerer/wrong_language");
                     continue;
                 }
-                match self.agents.faithfulness(&history, &question, evidence_passage, &answer, &mut log).await? {
+                match self
+                    .agents
+                    .faithfulness(&history, &question, evidence_passage, &answer, &mut log)
+                    .await?
+                {
                     None => ev(st, "faithfulness/judge_failed"),
                     Some(s) if s < o.min_faithfulness => ev(st, "faithfulness/low_score"),
                     Some(s) => {
@@ -371,20 +501,37 @@ impl Generator<'_> {
         st.log = log;
         Ok(())
     }
-
 }
 
 /// The benchmark turn of an accepted record.
 pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
-    let mut gold = vec![Gold { passage_id: t.evidence.clone(), grade: 2 }];
-    gold.extend(t.extra_golds.iter().map(|(id, g)| Gold { passage_id: id.clone(), grade: *g }));
+    let mut gold = vec![Gold {
+        passage_id: t.evidence.clone(),
+        grade: 2,
+    }];
+    gold.extend(t.extra_golds.iter().map(|(id, g)| Gold {
+        passage_id: id.clone(),
+        grade: *g,
+    }));
     let mut extra = BTreeMap::new();
-    extra.insert("evidence".to_string(), serde_json::Value::from(t.evidence.clone()));
-    extra.insert("humanized".to_string(), serde_json::Value::from(t.original.is_some()));
+    extra.insert(
+        "evidence".to_string(),
+        serde_json::Value::from(t.evidence.clone()),
+    );
+    extra.insert(
+        "humanized".to_string(),
+        serde_json::Value::from(t.original.is_some()),
+    );
     if let Some(o) = &t.original {
-        extra.insert("original_question".to_string(), serde_json::Value::from(o.clone()));
+        extra.insert(
+            "original_question".to_string(),
+            serde_json::Value::from(o.clone()),
+        );
     }
-    extra.insert("faithfulness_score".to_string(), serde_json::Value::from(t.faithfulness));
+    extra.insert(
+        "faithfulness_score".to_string(),
+        serde_json::Value::from(t.faithfulness),
+    );
     extra.insert("attempts".to_string(), serde_json::Value::from(t.attempts));
     Turn {
         id: format!("{dialogue_id}::{n}"),
@@ -394,7 +541,16 @@ pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
         gold,
         tags: Tags {
             question_type: None,
-            multi_turn_type: Some(if n <= 1 { "first" } else if t.topic_switch { "topic_switch" } else { "follow_up" }.to_string()),
+            multi_turn_type: Some(
+                if n <= 1 {
+                    "first"
+                } else if t.topic_switch {
+                    "topic_switch"
+                } else {
+                    "follow_up"
+                }
+                .to_string(),
+            ),
             answerability: Some("answerable".into()),
             topic_switch: Some(t.topic_switch),
             topic: Some(format!("topic-{}", t.topic)),
@@ -405,7 +561,8 @@ pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
 
 /// Writes the checkpoint atomically.
 pub fn save_state(path: &Path, state: &GenState) -> Result<()> {
-    let bytes = serde_json::to_vec(state).map_err(|e| crate::Error::Internal(format!("state: {e}")))?;
+    let bytes =
+        serde_json::to_vec(state).map_err(|e| crate::Error::Internal(format!("state: {e}")))?;
     mtr_core::atomic::write_atomic(path, &bytes)?;
     Ok(())
 }
@@ -419,11 +576,17 @@ pub fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
     match serde_json::from_str::<GenState>(&text) {
         Ok(s) if s.fingerprint == fingerprint => Ok(Some(s)),
         Ok(_) => {
-            tracing::info!("{}: checkpoint of other settings; generation starts over (cached calls are replayed free)", path.display());
+            tracing::info!(
+                "{}: checkpoint of other settings; generation starts over (cached calls are replayed free)",
+                path.display()
+            );
             Ok(None)
         }
         Err(e) => {
-            tracing::warn!("{}: unreadable checkpoint ({e}); generation starts over", path.display());
+            tracing::warn!(
+                "{}: unreadable checkpoint ({e}); generation starts over",
+                path.display()
+            );
             Ok(None)
         }
     }

@@ -64,28 +64,48 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<Document>> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashMap::new();
     jsonl::for_each(path, |line, v: serde_json::Value| {
-        let obj = v.as_object().ok_or_else(|| InputError::new(path, "expected a JSON object").line(line))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| InputError::new(path, "expected a JSON object").line(line))?;
         let id = ["id", "_id", "doc_id", "docid"]
             .iter()
             .find_map(|k| obj.get(*k))
             .and_then(scalar_string)
             .ok_or_else(|| {
-                InputError::new(path, "missing document id").line(line).field("id").hint("each line needs an `id` (or `_id`)")
+                InputError::new(path, "missing document id")
+                    .line(line)
+                    .field("id")
+                    .hint("each line needs an `id` (or `_id`)")
             })?;
         let text = ["text", "contents", "body"]
             .iter()
             .find_map(|k| obj.get(*k))
-            .ok_or_else(|| InputError::new(path, "missing document text").line(line).field("text"))?;
+            .ok_or_else(|| {
+                InputError::new(path, "missing document text")
+                    .line(line)
+                    .field("text")
+            })?;
         let text = text
             .as_str()
-            .ok_or_else(|| InputError::new(path, "`text` must be a string").line(line).field("text"))?
+            .ok_or_else(|| {
+                InputError::new(path, "`text` must be a string")
+                    .line(line)
+                    .field("text")
+            })?
             .to_string();
-        let title = obj.get("title").and_then(|t| t.as_str()).unwrap_or_default().to_string();
+        let title = obj
+            .get("title")
+            .and_then(|t| t.as_str())
+            .unwrap_or_default()
+            .to_string();
         if let Some(first) = seen.insert(id.clone(), line) {
-            return Err(InputError::new(path, format!("duplicate document id `{id}` (first on line {first})"))
-                .line(line)
-                .field("id")
-                .into());
+            return Err(InputError::new(
+                path,
+                format!("duplicate document id `{id}` (first on line {first})"),
+            )
+            .line(line)
+            .field("id")
+            .into());
         }
         out.push(Document { id, title, text });
         Ok(())
@@ -120,12 +140,17 @@ pub fn load_folder(root: &Path) -> Result<Vec<Document>> {
         let raw = jsonl::read_text(&f)?;
         let raw = raw.replace("\r\n", "\n");
         let (title, text) = split_title(&raw);
-        let title = title.unwrap_or_else(|| f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+        let title = title.unwrap_or_else(|| {
+            f.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
         out.push(Document { id, title, text });
     }
     if out.is_empty() {
         return Err(CoreError::from(
-            InputError::new(root, "the folder has no .md or .txt files").hint("point --corpus at a JSONL file or a folder of documents"),
+            InputError::new(root, "the folder has no .md or .txt files")
+                .hint("point --corpus at a JSONL file or a folder of documents"),
         )
         .into());
     }
@@ -143,7 +168,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
         if p.is_dir() {
             walk(&p, out)?;
-        } else if matches!(p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(), Some("md" | "markdown" | "txt")) {
+        } else if matches!(
+            p.extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase)
+                .as_deref(),
+            Some("md" | "markdown" | "txt")
+        ) {
             out.push(p);
         }
     }
@@ -155,7 +186,10 @@ fn split_title(raw: &str) -> (Option<String>, String) {
     let trimmed = raw.trim_start_matches(['\n', ' ', '\t']);
     if let Some(rest) = trimmed.strip_prefix("# ") {
         let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
-        return (Some(line.trim().to_string()), body.trim_start_matches('\n').to_string());
+        return (
+            Some(line.trim().to_string()),
+            body.trim_start_matches('\n').to_string(),
+        );
     }
     (None, raw.to_string())
 }
@@ -186,11 +220,19 @@ mod tests {
     fn jsonl_fields_and_errors() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.jsonl");
-        std::fs::write(&p, "{\"_id\":\"x\",\"text\":\"hello\"}\n{\"id\":7,\"title\":\"t\",\"text\":\"seven\"}\n").unwrap();
+        std::fs::write(
+            &p,
+            "{\"_id\":\"x\",\"text\":\"hello\"}\n{\"id\":7,\"title\":\"t\",\"text\":\"seven\"}\n",
+        )
+        .unwrap();
         let docs = load(&p).unwrap();
         assert_eq!(docs[0].id, "x");
         assert_eq!(docs[1].id, "7");
-        std::fs::write(&p, "{\"id\":\"x\",\"text\":\"a\"}\n{\"id\":\"x\",\"text\":\"b\"}\n").unwrap();
+        std::fs::write(
+            &p,
+            "{\"id\":\"x\",\"text\":\"a\"}\n{\"id\":\"x\",\"text\":\"b\"}\n",
+        )
+        .unwrap();
         let e = load(&p).unwrap_err().to_string();
         assert!(e.contains("c.jsonl:2") && e.contains("duplicate"), "{e}");
         std::fs::write(&p, "{\"id\":\"x\"}\n").unwrap();
@@ -204,7 +246,10 @@ mod tests {
         for lang in ["en", "zh"] {
             let docs = load(&root.join(lang)).unwrap();
             assert!((8..=15).contains(&docs.len()), "{lang}: {}", docs.len());
-            assert!(docs.iter().all(|d| !d.title.is_empty() && d.text.len() > 1000));
+            assert!(
+                docs.iter()
+                    .all(|d| !d.title.is_empty() && d.text.len() > 1000)
+            );
         }
     }
 }

@@ -37,7 +37,9 @@ impl Language {
             "it" => "Italian".into(),
             "ru" => "Russian".into(),
             "nl" => "Dutch".into(),
-            other => whatlang::Lang::from_code(other).map(|l| l.eng_name().to_string()).unwrap_or_else(|| other.to_string()),
+            other => whatlang::Lang::from_code(other)
+                .map(|l| l.eng_name().to_string())
+                .unwrap_or_else(|| other.to_string()),
         }
     }
 }
@@ -61,7 +63,10 @@ pub fn dominant(detected: &[Option<Language>]) -> Option<Language> {
     for l in detected.iter().flatten() {
         *counts.entry(l).or_default() += 1;
     }
-    counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(l, _)| l.clone())
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map(|(l, _)| l.clone())
 }
 
 fn iso639_1(l: whatlang::Lang) -> &'static str {
@@ -119,9 +124,24 @@ mod tests {
 
     #[test]
     fn detects_english_and_chinese() {
-        assert_eq!(detect("Employees receive twenty five days of paid annual leave every year.").unwrap().code(), "en");
-        assert_eq!(detect("员工每年享有带薪年休假，未休完的年假最多可以结转五天。").unwrap().code(), "zh");
-        assert_eq!(detect("員工每年享有帶薪年休假，未休完的年假最多可以結轉五天。").unwrap().code(), "zh");
+        assert_eq!(
+            detect("Employees receive twenty five days of paid annual leave every year.")
+                .unwrap()
+                .code(),
+            "en"
+        );
+        assert_eq!(
+            detect("员工每年享有带薪年休假，未休完的年假最多可以结转五天。")
+                .unwrap()
+                .code(),
+            "zh"
+        );
+        assert_eq!(
+            detect("員工每年享有帶薪年休假，未休完的年假最多可以結轉五天。")
+                .unwrap()
+                .code(),
+            "zh"
+        );
     }
 
     #[test]

@@ -33,7 +33,13 @@ pub struct MinHashOptions {
 
 impl Default for MinHashOptions {
     fn default() -> Self {
-        Self { shingle: 5, num_perm: 128, bands: 32, threshold: 0.5, seed: 0x6d74_725f_6d68 }
+        Self {
+            shingle: 5,
+            num_perm: 128,
+            bands: 32,
+            threshold: 0.5,
+            seed: 0x6d74_725f_6d68,
+        }
     }
 }
 
@@ -43,7 +49,10 @@ impl MinHashOptions {
             return Err("shingle must be at least 1".into());
         }
         if self.num_perm == 0 || self.bands == 0 || self.num_perm % self.bands != 0 {
-            return Err(format!("num_perm ({}) must be a positive multiple of bands ({})", self.num_perm, self.bands));
+            return Err(format!(
+                "num_perm ({}) must be a positive multiple of bands ({})",
+                self.num_perm, self.bands
+            ));
         }
         if !(0.0..=1.0).contains(&self.threshold) {
             return Err(format!("threshold {} is not in [0, 1]", self.threshold));
@@ -65,7 +74,9 @@ pub type Signature = Vec<u32>;
 impl MinHasher {
     pub fn new(opts: MinHashOptions) -> Self {
         let mut state = opts.seed;
-        let seeds = (0..opts.num_perm).map(|_| (splitmix64(&mut state) >> 32) as u32).collect();
+        let seeds = (0..opts.num_perm)
+            .map(|_| (splitmix64(&mut state) >> 32) as u32)
+            .collect();
         Self { opts, seeds }
     }
 
@@ -111,7 +122,10 @@ impl MinHasher {
 
     /// Signatures of many texts in parallel (order preserved).
     pub fn signatures<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Vec<Signature> {
-        texts.par_iter().map(|t| self.signature(t.as_ref())).collect()
+        texts
+            .par_iter()
+            .map(|t| self.signature(t.as_ref()))
+            .collect()
     }
 }
 
@@ -161,20 +175,28 @@ pub fn dedup(signatures: &[Signature], opts: &MinHashOptions) -> Vec<Duplicate> 
         if sig.iter().all(|&v| v == u32::MAX) {
             continue;
         }
-        let keys: Vec<u64> = (0..opts.bands).map(|b| band_key(&sig[b * rows..(b + 1) * rows])).collect();
+        let keys: Vec<u64> = (0..opts.bands)
+            .map(|b| band_key(&sig[b * rows..(b + 1) * rows]))
+            .collect();
         let mut best: Option<(usize, f64)> = None;
         for (b, key) in keys.iter().enumerate() {
             if let Some(cands) = buckets[b].get(key) {
                 for &c in cands {
                     let s = estimate_jaccard(sig, &signatures[c]);
-                    if s >= opts.threshold && best.is_none_or(|(bc, bs)| s > bs || (s == bs && c < bc)) {
+                    if s >= opts.threshold
+                        && best.is_none_or(|(bc, bs)| s > bs || (s == bs && c < bc))
+                    {
                         best = Some((c, s));
                     }
                 }
             }
         }
         match best {
-            Some((of, similarity)) => out.push(Duplicate { index: i, of, similarity }),
+            Some((of, similarity)) => out.push(Duplicate {
+                index: i,
+                of,
+                similarity,
+            }),
             None => {
                 for (b, key) in keys.into_iter().enumerate() {
                     buckets[b].entry(key).or_default().push(i);
@@ -259,7 +281,9 @@ mod tests {
         (offset..offset + n)
             .map(|i| {
                 let mut st = i as u64;
-                (0..8).map(|_| (b'a' + (splitmix64(&mut st) % 26) as u8) as char).collect::<String>()
+                (0..8)
+                    .map(|_| (b'a' + (splitmix64(&mut st) % 26) as u8) as char)
+                    .collect::<String>()
             })
             .collect::<Vec<_>>()
             .join(" ")
@@ -280,7 +304,10 @@ mod tests {
         for (a, b, expected) in cases {
             let (sa, sb) = (mh.shingles(&a), mh.shingles(&b));
             let exact = exact_jaccard(&sa, &sb);
-            assert!((exact - expected).abs() < 0.02, "exact {exact} vs {expected}");
+            assert!(
+                (exact - expected).abs() < 0.02,
+                "exact {exact} vs {expected}"
+            );
             let est = estimate_jaccard(&mh.signature(&a), &mh.signature(&b));
             assert!((est - exact).abs() < 0.1, "estimate {est} vs exact {exact}");
         }
@@ -289,7 +316,10 @@ mod tests {
     #[test]
     fn normalisation_ignores_case_and_whitespace() {
         let mh = MinHasher::new(MinHashOptions::default());
-        assert_eq!(mh.signature("Hello   World\n\tagain"), mh.signature("hello world again"));
+        assert_eq!(
+            mh.signature("Hello   World\n\tagain"),
+            mh.signature("hello world again")
+        );
         assert_eq!(mh.shingles("短文"), mh.shingles("短文"));
         assert_eq!(mh.shingles("短文").len(), 1);
         assert!(mh.shingles("").is_empty());
@@ -304,7 +334,14 @@ mod tests {
         let other = words(300, 5000);
         let chinese = "公司每年为员工提供十五天带薪年假，未休完的年假最多可以结转五天。".repeat(3);
         let chinese_near = format!("{chinese}另有说明。");
-        let texts = vec![base.clone(), other, near, chinese.clone(), chinese_near, base];
+        let texts = vec![
+            base.clone(),
+            other,
+            near,
+            chinese.clone(),
+            chinese_near,
+            base,
+        ];
         let sigs = mh.signatures(&texts);
         let d = dedup(&sigs, &opts);
         let pairs: Vec<_> = d.iter().map(|x| (x.index, x.of)).collect();
@@ -314,7 +351,14 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
-        assert!(MinHashOptions { bands: 30, ..Default::default() }.validate().is_err());
+        assert!(
+            MinHashOptions {
+                bands: 30,
+                ..Default::default()
+            }
+            .validate()
+            .is_err()
+        );
         assert!(MinHashOptions::default().validate().is_ok());
     }
 }

@@ -59,7 +59,10 @@ impl NeighbourGraph {
         self.k
     }
     pub fn neighbours(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
-        self.ids[i * self.k..(i + 1) * self.k].iter().copied().take_while(|&x| x != NONE)
+        self.ids[i * self.k..(i + 1) * self.k]
+            .iter()
+            .copied()
+            .take_while(|&x| x != NONE)
     }
 }
 
@@ -77,7 +80,11 @@ pub struct PathOptions {
 
 impl Default for PathOptions {
     fn default() -> Self {
-        Self { size: 8, min_size: 4, k: 100 }
+        Self {
+            size: 8,
+            min_size: 4,
+            k: 100,
+        }
     }
 }
 
@@ -181,7 +188,9 @@ mod tests {
 
     fn random_graph(n: usize, k: usize, seed: u64) -> NeighbourGraph {
         let mut rng = StdRng::seed_from_u64(seed);
-        let lists: Vec<Vec<u32>> = (0..n).map(|_| (0..k).map(|_| rng.random_range(0..n as u32)).collect()).collect();
+        let lists: Vec<Vec<u32>> = (0..n)
+            .map(|_| (0..k).map(|_| rng.random_range(0..n as u32)).collect())
+            .collect();
         NeighbourGraph::from_lists(lists, k)
     }
 
@@ -199,7 +208,11 @@ mod tests {
     fn every_chunk_exactly_once_and_sizes() {
         for (n, k) in [(1, 4), (2, 1), (97, 5), (1000, 10), (500, 100)] {
             let g = random_graph(n, k, n as u64);
-            let opts = PathOptions { size: 8, min_size: 4, k };
+            let opts = PathOptions {
+                size: 8,
+                min_size: 4,
+                k,
+            };
             let walked = walk(&g, 8, 7);
             assert_partition(&walked, n);
             assert!(walked.iter().all(|p| (1..=8).contains(&p.len())));
@@ -209,7 +222,11 @@ mod tests {
             // a path stays small only when no chunk of it has a neighbour outside it
             for p in paths.iter().filter(|p| p.len() < 4) {
                 let inside: std::collections::HashSet<_> = p.iter().collect();
-                assert!(p.iter().all(|&c| g.neighbours(c as usize).all(|nb| inside.contains(&nb))), "{p:?}");
+                assert!(
+                    p.iter()
+                        .all(|&c| g.neighbours(c as usize).all(|nb| inside.contains(&nb))),
+                    "{p:?}"
+                );
             }
             assert!(small <= 1 || n < 4, "n={n}: {small} small paths");
         }
@@ -230,7 +247,11 @@ mod tests {
     #[test]
     fn deterministic_by_seed() {
         let g = random_graph(2000, 16, 3);
-        let opts = PathOptions { size: 8, min_size: 4, k: 16 };
+        let opts = PathOptions {
+            size: 8,
+            min_size: 4,
+            k: 16,
+        };
         assert_eq!(greedy_paths(&g, &opts, 42), greedy_paths(&g, &opts, 42));
         assert_ne!(greedy_paths(&g, &opts, 42), greedy_paths(&g, &opts, 43));
     }
@@ -238,7 +259,10 @@ mod tests {
     #[test]
     fn folding_merges_crumbs_into_best_neighbour() {
         // 0-1-2 chain and an isolated pair 3-4 whose best outside neighbour is 2
-        let g = NeighbourGraph::from_lists(vec![vec![1, 2], vec![0, 2], vec![1, 0], vec![4, 2], vec![3, 2]], 2);
+        let g = NeighbourGraph::from_lists(
+            vec![vec![1, 2], vec![0, 2], vec![1, 0], vec![4, 2], vec![3, 2]],
+            2,
+        );
         let folded = fold(&g, vec![vec![0, 1, 2], vec![3, 4]], 3);
         assert_eq!(folded, vec![vec![0, 1, 2, 3, 4]]);
         let kept = fold(&g, vec![vec![0, 1, 2], vec![3, 4]], 2);

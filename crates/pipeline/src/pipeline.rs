@@ -21,7 +21,9 @@ use crate::cluster::{kmeans_topics, path_topics};
 use crate::config::{SynthConfig, VectorSource};
 use crate::curate::{CurationReport, curate};
 use crate::error::{Error, Result};
-use crate::generate::{Finish, GenState, Generator, Material, initial_state, load_state, to_core_turn};
+use crate::generate::{
+    Finish, GenState, Generator, Material, initial_state, load_state, to_core_turn,
+};
 use crate::input::{self, Document};
 use crate::lang::Language;
 use crate::paths::{NeighbourGraph, greedy_paths};
@@ -42,9 +44,20 @@ pub struct SynthJob {
 }
 
 impl SynthJob {
-    pub fn new(corpus: impl Into<PathBuf>, out: impl Into<PathBuf>, config: SynthConfig, prompts: SynthPrompts) -> Self {
+    pub fn new(
+        corpus: impl Into<PathBuf>,
+        out: impl Into<PathBuf>,
+        config: SynthConfig,
+        prompts: SynthPrompts,
+    ) -> Self {
         let out = out.into();
-        Self { corpus: corpus.into(), work_dir: out.join(".mtr-synth"), out, config, prompts }
+        Self {
+            corpus: corpus.into(),
+            work_dir: out.join(".mtr-synth"),
+            out,
+            config,
+            prompts,
+        }
     }
 }
 
@@ -100,14 +113,22 @@ fn use_embedder(cfg: &SynthConfig, llm: Option<&Llm>, dry_run: bool) -> Result<b
     match cfg.vectors {
         VectorSource::Lexical => Ok(false),
         VectorSource::Auto => Ok(has && !dry_run),
-        VectorSource::Embedder if !has => Err(Error::param("vectors", "`embedder` needs an embedder role in [llm.roles]")),
+        VectorSource::Embedder if !has => Err(Error::param(
+            "vectors",
+            "`embedder` needs an embedder role in [llm.roles]",
+        )),
         VectorSource::Embedder => Ok(!dry_run),
     }
 }
 
 /// Curation, chunking, vectors, graph, paths and topics (no chat calls; the embedder is called
 /// only when `embed` is true).
-pub async fn prepare(job: &SynthJob, llm: Option<&Llm>, dry_run: bool, progress: &dyn Progress) -> Result<Prepared> {
+pub async fn prepare(
+    job: &SynthJob,
+    llm: Option<&Llm>,
+    dry_run: bool,
+    progress: &dyn Progress,
+) -> Result<Prepared> {
     let cfg = &job.config;
     cfg.validate()?;
     let wd = WorkDir::create(&job.work_dir)?;
@@ -115,7 +136,11 @@ pub async fn prepare(job: &SynthJob, llm: Option<&Llm>, dry_run: bool, progress:
 
     // 1. curation
     progress.stage("curate", 0);
-    let fp_cur = fingerprint(&[("input", json!(input_fp)), ("curation", to_json(&cfg.curation)), ("max_documents", json!(cfg.max_documents))]);
+    let fp_cur = fingerprint(&[
+        ("input", json!(input_fp)),
+        ("curation", to_json(&cfg.curation)),
+        ("max_documents", json!(cfg.max_documents)),
+    ]);
     let (docs, report, language) = match wd.fresh::<CuratedMeta>("curated", &fp_cur) {
         Some(m) => {
             let docs: Vec<Document> = wd.read_jsonl("curated.jsonl")?;
@@ -131,26 +156,40 @@ pub async fn prepare(job: &SynthJob, llm: Option<&Llm>, dry_run: bool, progress:
                 c.report.kept = c.documents.len();
             }
             wd.write_jsonl("curated.jsonl", &c.documents)?;
-            wd.mark("curated", &fp_cur, &CuratedMeta { report: c.report.clone(), language: c.language.code().to_string() })?;
+            wd.mark(
+                "curated",
+                &fp_cur,
+                &CuratedMeta {
+                    report: c.report.clone(),
+                    language: c.language.code().to_string(),
+                },
+            )?;
             (c.documents, c.report, c.language)
         }
     };
     progress.finish_stage();
     if docs.is_empty() {
         return Err(mtr_core::Error::from(
-            mtr_core::InputError::new(&job.corpus, format!("curation kept no document (removed: {:?})", report.removed))
-                .hint("check the corpus language and the [synth.curation] length bounds"),
+            mtr_core::InputError::new(
+                &job.corpus,
+                format!("curation kept no document (removed: {:?})", report.removed),
+            )
+            .hint("check the corpus language and the [synth.curation] length bounds"),
         )
         .into());
     }
 
     // 2. chunking
     progress.stage("chunk", docs.len() as u64);
-    let fp_chunks = fingerprint(&[("curated", json!(fp_cur)), ("chunking", to_json(&cfg.chunking))]);
+    let fp_chunks = fingerprint(&[
+        ("curated", json!(fp_cur)),
+        ("chunking", to_json(&cfg.chunking)),
+    ]);
     let chunks: Vec<Chunk> = match wd.fresh::<usize>("chunks", &fp_chunks) {
         Some(_) => wd.read_jsonl("chunks.jsonl")?,
         None => {
-            let chunks = chunk_corpus(&docs, &cfg.chunking).map_err(|m| Error::param("chunking", m))?;
+            let chunks =
+                chunk_corpus(&docs, &cfg.chunking).map_err(|m| Error::param("chunking", m))?;
             wd.write_jsonl("chunks.jsonl", &chunks)?;
             wd.mark("chunks", &fp_chunks, &chunks.len())?;
             chunks
@@ -176,13 +215,18 @@ pub async fn prepare(job: &SynthJob, llm: Option<&Llm>, dry_run: bool, progress:
             let texts: Vec<String> = chunks.iter().map(chunk_text).collect();
             let (v, dim) = match (embed, llm) {
                 (true, Some(llm)) => {
-                    let prefix = EmbedPrefixes::for_model(&llm.embedding_model().unwrap_or_default()).passage;
+                    let prefix =
+                        EmbedPrefixes::for_model(&llm.embedding_model().unwrap_or_default())
+                            .passage;
                     let texts: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
                     vectors::embed_texts(llm, &texts, progress).await?
                 }
                 _ => (lexical_vectors(&texts), vectors::LEXICAL_DIM),
             };
-            let info = VectorInfo { source: source.clone(), dim };
+            let info = VectorInfo {
+                source: source.clone(),
+                dim,
+            };
             wd.write_f32("vectors.f32", &v)?;
             wd.mark("vectors", &fp_vec, &info)?;
             (v, info)
@@ -192,7 +236,12 @@ pub async fn prepare(job: &SynthJob, llm: Option<&Llm>, dry_run: bool, progress:
 
     // 4. neighbour graph, topic paths, coarse topics
     progress.stage("topic paths", 0);
-    let fp_topics = fingerprint(&[("vectors", json!(fp_vec)), ("paths", to_json(&cfg.paths)), ("topics", to_json(&cfg.topics)), ("seed", json!(cfg.seed))]);
+    let fp_topics = fingerprint(&[
+        ("vectors", json!(fp_vec)),
+        ("paths", to_json(&cfg.paths)),
+        ("topics", to_json(&cfg.topics)),
+        ("seed", json!(cfg.seed)),
+    ]);
     let topics = match wd.fresh::<usize>("topics", &fp_topics) {
         Some(_) => wd.read_json::<Topics>("topics.json")?,
         None => {
@@ -223,7 +272,13 @@ fn build_topics(vecs: &[f32], dim: usize, cfg: &SynthConfig) -> Result<Topics> {
     let k = cfg.paths.k.min(n.saturating_sub(1)).max(1);
     let graph = knn_graph(&matrix, k, &KnnOptions::default())?;
     let method = format!("{:?}", graph.method).to_lowercase();
-    let ng = NeighbourGraph::from_lists(graph.neighbours.iter().map(|l| l.iter().map(|(id, _)| *id).collect::<Vec<_>>()), k);
+    let ng = NeighbourGraph::from_lists(
+        graph
+            .neighbours
+            .iter()
+            .map(|l| l.iter().map(|(id, _)| *id).collect::<Vec<_>>()),
+        k,
+    );
     let paths = greedy_paths(&ng, &cfg.paths, cfg.seed);
     let chunk_topics = kmeans_topics(vecs, dim, &cfg.topics, cfg.seed)?;
     let pt = path_topics(&paths, &chunk_topics);
@@ -240,7 +295,10 @@ fn build_topics(vecs: &[f32], dim: usize, cfg: &SynthConfig) -> Result<Topics> {
 
 /// The BM25 index over all chunks (built once into the work dir).
 fn bm25_index(wd: &WorkDir, prepared: &Prepared, progress: &dyn Progress) -> Result<IndexDir> {
-    let fp = fingerprint(&[("chunks", json!(prepared.chunks_fingerprint)), ("language", json!(prepared.language.code()))]);
+    let fp = fingerprint(&[
+        ("chunks", json!(prepared.chunks_fingerprint)),
+        ("language", json!(prepared.language.code())),
+    ]);
     let dir = wd.path("index");
     if wd.fresh::<usize>("index", &fp).is_some()
         && let Ok(idx) = IndexDir::open(&dir)
@@ -252,8 +310,16 @@ fn bm25_index(wd: &WorkDir, prepared: &Prepared, progress: &dyn Progress) -> Res
         "zh" => mtr_retrieve::Language::Zh,
         _ => mtr_retrieve::Language::Auto,
     };
-    let opts = IndexOptions { language, store_text: false, ..Default::default() };
-    let idx = IndexBuilder::new(&dir, opts).build_from_passages(prepared.chunks.iter().map(|c| Ok(c.to_passage())), "synth-chunks", progress)?;
+    let opts = IndexOptions {
+        language,
+        store_text: false,
+        ..Default::default()
+    };
+    let idx = IndexBuilder::new(&dir, opts).build_from_passages(
+        prepared.chunks.iter().map(|c| Ok(c.to_passage())),
+        "synth-chunks",
+        progress,
+    )?;
     wd.mark("index", &fp, &prepared.chunks.len())?;
     Ok(idx)
 }
@@ -270,21 +336,29 @@ pub struct SynthOutcome {
 }
 
 /// Runs the whole job.
-pub async fn synthesize(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Result<SynthOutcome> {
+pub async fn synthesize(
+    job: &SynthJob,
+    llm: &Llm,
+    progress: &dyn Progress,
+) -> Result<SynthOutcome> {
     let cfg = &job.config;
     let prepared = prepare(job, Some(llm), false, progress).await?;
     let wd = WorkDir::create(&job.work_dir)?;
     let g = &cfg.generation;
     let verifier = match &g.verifier {
         Some(v) => v.clone(),
-        None => llm
-            .judges()
-            .first()
-            .cloned()
-            .ok_or_else(|| Error::param("generation.verifier", "no verifier endpoint: set [synth.generation] verifier or [llm.roles] judges"))?,
+        None => llm.judges().first().cloned().ok_or_else(|| {
+            Error::param(
+                "generation.verifier",
+                "no verifier endpoint: set [synth.generation] verifier or [llm.roles] judges",
+            )
+        })?,
     };
     if llm.config().endpoint(&verifier).is_none() {
-        return Err(Error::param("generation.verifier", format!("no endpoint named `{verifier}`")));
+        return Err(Error::param(
+            "generation.verifier",
+            format!("no endpoint named `{verifier}`"),
+        ));
     }
     let ids: Arc<Vec<String>> = Arc::new(prepared.chunks.iter().map(|c| c.id.clone()).collect());
     let search = if g.uniqueness.enabled {
@@ -294,19 +368,37 @@ pub async fn synthesize(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> R
         let dense = if prepared.vector_info.source.starts_with("embedder:") {
             let model = llm.embedding_model().unwrap_or_default();
             Some(DenseSide {
-                matrix: Arc::new(VectorMatrix::from_rows(prepared.vector_info.dim, prepared.vectors.clone())?),
+                matrix: Arc::new(VectorMatrix::from_rows(
+                    prepared.vector_info.dim,
+                    prepared.vectors.clone(),
+                )?),
                 llm: llm.clone(),
                 prefixes: EmbedPrefixes::for_model(&model),
             })
         } else {
             None
         };
-        Some(CorpusSearch::new(idx.bm25()?, dense, ids.clone(), &g.uniqueness.query)?)
+        Some(CorpusSearch::new(
+            idx.bm25()?,
+            dense,
+            ids.clone(),
+            &g.uniqueness.query,
+        )?)
     } else {
         None
     };
-    let by_id: HashMap<String, u32> = prepared.chunks.iter().enumerate().map(|(i, c)| (c.id.clone(), i as u32)).collect();
-    let material = Material { chunks: &prepared.chunks, by_id: &by_id, paths: &prepared.topics.paths, path_topics: &prepared.topics.path_topics };
+    let by_id: HashMap<String, u32> = prepared
+        .chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.clone(), i as u32))
+        .collect();
+    let material = Material {
+        chunks: &prepared.chunks,
+        by_id: &by_id,
+        paths: &prepared.topics.paths,
+        path_topics: &prepared.topics.path_topics,
+    };
     let state_fp = fingerprint(&[
         ("topics", json!(prepared.topics_fingerprint)),
         ("generation", to_json(g)),
@@ -316,19 +408,45 @@ pub async fn synthesize(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> R
         ("prompts", json!(job.prompts.hash())),
         ("llm", json!(llm.config().results_hash())),
         ("verifier", json!(verifier)),
-        ("dense", json!(search.as_ref().is_some_and(|s| s.uses_dense()))),
+        (
+            "dense",
+            json!(search.as_ref().is_some_and(|s| s.uses_dense())),
+        ),
     ]);
     let state_path = wd.path("state.json");
     let mut state = match load_state(&state_path, &state_fp)? {
         Some(s) => {
-            tracing::info!("resuming after {} of {} turn layers", s.layers_done, cfg.turns);
+            tracing::info!(
+                "resuming after {} of {} turn layers",
+                s.layers_done,
+                cfg.turns
+            );
             s
         }
-        None => initial_state(state_fp.clone(), &material, cfg.dialogues, cfg.turns, g.switch_share, cfg.seed),
+        None => initial_state(
+            state_fp.clone(),
+            &material,
+            cfg.dialogues,
+            cfg.turns,
+            g.switch_share,
+            cfg.seed,
+        ),
     };
-    let concurrency = if g.concurrency > 0 { g.concurrency } else { (llm.capacity(&Target::Role(Role::Generator)) * 2).max(4) };
+    let concurrency = if g.concurrency > 0 {
+        g.concurrency
+    } else {
+        // a turn makes about 3 generator calls among 6-7 calls in all: 4x the generator's
+        // capacity in dialogues keeps it busy while the others wait on judges and retrieval
+        (llm.capacity(&Target::Role(Role::Generator)) * 4).max(8)
+    };
     let generator = Generator {
-        agents: Agents { llm, prompts: &job.prompts, opts: g, language: &prepared.language, verifier: verifier.clone() },
+        agents: Agents {
+            llm,
+            prompts: &job.prompts,
+            opts: g,
+            language: &prepared.language,
+            verifier: verifier.clone(),
+        },
         search: search.as_ref(),
         material,
         opts: g,
@@ -341,7 +459,14 @@ pub async fn synthesize(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> R
 }
 
 /// The native benchmark folder and the report.
-fn write_output(job: &SynthJob, llm: &Llm, prepared: &Prepared, state: &GenState, verifier: &str, budget_stopped: bool) -> Result<SynthOutcome> {
+fn write_output(
+    job: &SynthJob,
+    llm: &Llm,
+    prepared: &Prepared,
+    state: &GenState,
+    verifier: &str,
+    budget_stopped: bool,
+) -> Result<SynthOutcome> {
     let cfg = &job.config;
     let dialogues: Vec<Dialogue> = state
         .dialogues
@@ -350,7 +475,10 @@ fn write_output(job: &SynthJob, llm: &Llm, prepared: &Prepared, state: &GenState
         .map(|d| {
             let mut meta = serde_json::Map::new();
             meta.insert("path".into(), d.start_path.into());
-            meta.insert("topic".into(), format!("topic-{}", prepared.topics.path_topics[d.start_path]).into());
+            meta.insert(
+                "topic".into(),
+                format!("topic-{}", prepared.topics.path_topics[d.start_path]).into(),
+            );
             if let (Some(at), Some(p)) = (d.switch_at, d.switch_path) {
                 meta.insert("switch_turn_planned".into(), (at + 1).into());
                 meta.insert("switch_path".into(), p.into());
@@ -359,7 +487,12 @@ fn write_output(job: &SynthJob, llm: &Llm, prepared: &Prepared, state: &GenState
             meta.insert("calls".into(), d.log.calls().into());
             Dialogue {
                 id: d.id.clone(),
-                turns: d.turns.iter().enumerate().map(|(i, t)| to_core_turn(&d.id, i + 1, t)).collect(),
+                turns: d
+                    .turns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| to_core_turn(&d.id, i + 1, t))
+                    .collect(),
                 meta,
             }
         })
@@ -383,10 +516,18 @@ fn write_output(job: &SynthJob, llm: &Llm, prepared: &Prepared, state: &GenState
     if let Some(m) = llm.config().endpoint(verifier).map(|e| e.model.clone()) {
         roles_models.entry("verifier".into()).or_insert(m);
     }
-    if let Some(m) = llm.embedding_model().filter(|_| prepared.vector_info.source.starts_with("embedder:")) {
+    if let Some(m) = llm
+        .embedding_model()
+        .filter(|_| prepared.vector_info.source.starts_with("embedder:"))
+    {
         roles_models.insert("embedder".into(), m);
     }
-    let name = cfg.name.clone().unwrap_or_else(|| job.out.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "synth".into()));
+    let name = cfg.name.clone().unwrap_or_else(|| {
+        job.out
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "synth".into())
+    });
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
         config: mtr_core::fingerprint::hash_json(cfg),
@@ -412,15 +553,26 @@ fn write_output(job: &SynthJob, llm: &Llm, prepared: &Prepared, state: &GenState
         "fingerprint": fp,
         "parameters": cfg,
     });
-    if let Ok(toml::Value::Table(t)) = toml::Value::try_from(strip_nulls(synth)) {
-        extra.insert("synth".into(), toml::Value::Table(t));
+    match toml::Value::try_from(tomlable(synth)) {
+        Ok(toml::Value::Table(t)) => {
+            extra.insert("synth".into(), toml::Value::Table(t));
+        }
+        Ok(_) => {}
+        Err(e) => {
+            return Err(Error::Internal(format!(
+                "synthesis record for benchmark.toml: {e}"
+            )));
+        }
     }
     let manifest = Manifest {
         name,
         version: "1".into(),
         language: prepared.language.code().to_string(),
         source: "mtr-synth".into(),
-        license: cfg.license.clone().unwrap_or_else(|| "see the source corpus".into()),
+        license: cfg
+            .license
+            .clone()
+            .unwrap_or_else(|| "see the source corpus".into()),
         description: format!(
             "Synthesized by mtr synth (MTR-Pipeline) from {}: {} dialogues, {} turns, uniqueness verified against all {} chunks.",
             job.corpus.display(),
@@ -432,9 +584,21 @@ fn write_output(job: &SynthJob, llm: &Llm, prepared: &Prepared, state: &GenState
         generator: roles_models,
         extra,
     };
-    let corpus = prepared.chunks.iter().map(|c| Ok::<Passage, mtr_core::Error>(c.to_passage()));
+    let corpus = prepared
+        .chunks
+        .iter()
+        .map(|c| Ok::<Passage, mtr_core::Error>(c.to_passage()));
     let dir = mtr_core::benchmark::write_benchmark(&job.out, manifest, &dialogues, corpus)?;
-    let text = report::render(cfg, prepared, state, &stats, &llm.ledger(), budget_stopped, &job.corpus, &fp);
+    let text = report::render(
+        cfg,
+        prepared,
+        state,
+        &stats,
+        &llm.ledger(),
+        budget_stopped,
+        &job.corpus,
+        &fp,
+    );
     mtr_core::atomic::write_atomic(dir.path("synth_report.md"), text.as_bytes())?;
     Ok(SynthOutcome {
         out: job.out.clone(),
@@ -450,11 +614,24 @@ fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// TOML has no null: drop null values (and empty objects they leave) recursively.
-fn strip_nulls(v: serde_json::Value) -> serde_json::Value {
+/// Makes JSON representable in TOML: nulls are dropped (TOML has none) and integers beyond
+/// TOML's signed 64-bit range (a large seed) become strings.
+fn tomlable(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
     match v {
-        serde_json::Value::Object(m) => serde_json::Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, strip_nulls(v))).collect()),
-        serde_json::Value::Array(a) => serde_json::Value::Array(a.into_iter().filter(|v| !v.is_null()).map(strip_nulls).collect()),
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, tomlable(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(
+            a.into_iter()
+                .filter(|v| !v.is_null())
+                .map(tomlable)
+                .collect(),
+        ),
+        Value::Number(n) if n.is_u64() && n.as_i64().is_none() => Value::String(n.to_string()),
         other => other,
     }
 }

@@ -12,11 +12,23 @@ use crate::error::{Error, Result};
 
 const SOURCES: [(&str, &str); 6] = [
     ("user", include_str!("../../../prompts/synth/user.j2")),
-    ("humanize", include_str!("../../../prompts/synth/humanize.j2")),
+    (
+        "humanize",
+        include_str!("../../../prompts/synth/humanize.j2"),
+    ),
     ("answer", include_str!("../../../prompts/synth/answer.j2")),
-    ("answerability", include_str!("../../../prompts/synth/answerability.j2")),
-    ("uniqueness", include_str!("../../../prompts/synth/uniqueness.j2")),
-    ("faithfulness", include_str!("../../../prompts/synth/faithfulness.j2")),
+    (
+        "answerability",
+        include_str!("../../../prompts/synth/answerability.j2"),
+    ),
+    (
+        "uniqueness",
+        include_str!("../../../prompts/synth/uniqueness.j2"),
+    ),
+    (
+        "faithfulness",
+        include_str!("../../../prompts/synth/faithfulness.j2"),
+    ),
 ];
 
 /// The six prompts of the pipeline.
@@ -40,7 +52,11 @@ impl SynthPrompts {
     pub fn from_dir(dir: &Path) -> Result<Self> {
         Self::build(|name, src| {
             let p = dir.join(format!("{name}.j2"));
-            if p.is_file() { Prompt::load(&p) } else { Prompt::parse(&format!("synth/{name}"), src) }
+            if p.is_file() {
+                Prompt::load(&p)
+            } else {
+                Prompt::parse(&format!("synth/{name}"), src)
+            }
         })
     }
 
@@ -50,7 +66,10 @@ impl SynthPrompts {
             let p = load(name, src).map_err(|e| Error::param("prompts", e.to_string()))?;
             got.insert(name, p);
         }
-        let mut take = |n: &str| got.remove(n).ok_or_else(|| Error::Internal(format!("prompt {n} missing")));
+        let mut take = |n: &str| {
+            got.remove(n)
+                .ok_or_else(|| Error::Internal(format!("prompt {n} missing")))
+        };
         Ok(Self {
             user: take("user")?,
             humanize: take("humanize")?,
@@ -62,12 +81,22 @@ impl SynthPrompts {
     }
 
     pub fn all(&self) -> [&Prompt; 6] {
-        [&self.user, &self.humanize, &self.answer, &self.answerability, &self.uniqueness, &self.faithfulness]
+        [
+            &self.user,
+            &self.humanize,
+            &self.answer,
+            &self.answerability,
+            &self.uniqueness,
+            &self.faithfulness,
+        ]
     }
 
     /// `id -> hash` of every prompt.
     pub fn hashes(&self) -> BTreeMap<String, String> {
-        self.all().iter().map(|p| (p.id(), p.hash().to_string())).collect()
+        self.all()
+            .iter()
+            .map(|p| (p.id(), p.hash().to_string()))
+            .collect()
     }
 
     /// One hash over all prompts (the fingerprint's `prompts` field).

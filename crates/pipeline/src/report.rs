@@ -74,26 +74,61 @@ impl SynthStats {
     pub fn compute(cfg: &SynthConfig, _prepared: &Prepared, state: &GenState) -> Self {
         let bpe = tiktoken_rs::o200k_base_singleton();
         let tok = |s: &str| bpe.encode_ordinary(s).len() as f64;
-        let mut s = SynthStats { dialogues_requested: cfg.dialogues, turns_planned: cfg.dialogues * state.layers_done, ..Default::default() };
+        let mut s = SynthStats {
+            dialogues_requested: cfg.dialogues,
+            turns_planned: cfg.dialogues * state.layers_done,
+            ..Default::default()
+        };
         let mut calls = CallLog::default();
-        let all_turns: Vec<_> = state.dialogues.iter().flat_map(|d| d.turns.iter()).collect();
+        let all_turns: Vec<_> = state
+            .dialogues
+            .iter()
+            .flat_map(|d| d.turns.iter())
+            .collect();
         s.turns = all_turns.len();
         s.turns_dropped = s.turns_planned.saturating_sub(s.turns);
-        let nonempty: Vec<_> = state.dialogues.iter().filter(|d| !d.turns.is_empty()).collect();
+        let nonempty: Vec<_> = state
+            .dialogues
+            .iter()
+            .filter(|d| !d.turns.is_empty())
+            .collect();
         s.dialogues = nonempty.len();
         s.turns_per_dialogue = Spread::of(nonempty.iter().map(|d| d.turns.len() as f64));
-        s.topics_per_dialogue = Spread::of(nonempty.iter().map(|d| d.turns.iter().map(|t| t.topic).collect::<BTreeSet<_>>().len() as f64));
-        s.switches_planned = state.dialogues.iter().filter(|d| d.switch_at.is_some_and(|a| a < state.layers_done.max(1))).count();
-        s.switch_dialogues = nonempty.iter().filter(|d| d.turns.iter().any(|t| t.topic_switch)).count();
-        s.switch_rate = if s.dialogues > 0 { s.switch_dialogues as f64 / s.dialogues as f64 } else { 0.0 };
+        s.topics_per_dialogue = Spread::of(nonempty.iter().map(|d| {
+            d.turns
+                .iter()
+                .map(|t| t.topic)
+                .collect::<BTreeSet<_>>()
+                .len() as f64
+        }));
+        s.switches_planned = state
+            .dialogues
+            .iter()
+            .filter(|d| d.switch_at.is_some_and(|a| a < state.layers_done.max(1)))
+            .count();
+        s.switch_dialogues = nonempty
+            .iter()
+            .filter(|d| d.turns.iter().any(|t| t.topic_switch))
+            .count();
+        s.switch_rate = if s.dialogues > 0 {
+            s.switch_dialogues as f64 / s.dialogues as f64
+        } else {
+            0.0
+        };
         s.question_tokens = Spread::of(all_turns.iter().map(|t| tok(&t.question)));
         s.standalone_tokens = Spread::of(all_turns.iter().map(|t| tok(&t.standalone)));
         s.answer_tokens = Spread::of(all_turns.iter().map(|t| tok(&t.answer)));
         s.golds_per_turn = Spread::of(all_turns.iter().map(|t| (1 + t.extra_golds.len()) as f64));
         for t in &all_turns {
-            *s.golds_histogram.entry(1 + t.extra_golds.len()).or_default() += 1;
+            *s.golds_histogram
+                .entry(1 + t.extra_golds.len())
+                .or_default() += 1;
         }
-        s.humanized_share = if s.turns > 0 { all_turns.iter().filter(|t| t.original.is_some()).count() as f64 / s.turns as f64 } else { 0.0 };
+        s.humanized_share = if s.turns > 0 {
+            all_turns.iter().filter(|t| t.original.is_some()).count() as f64 / s.turns as f64
+        } else {
+            0.0
+        };
         s.attempts_per_turn = Spread::of(all_turns.iter().map(|t| f64::from(t.attempts)));
         for d in &state.dialogues {
             for (k, v) in &d.events {
@@ -138,8 +173,18 @@ pub fn render(
             state.layers_done, cfg.turns
         );
     }
-    let _ = writeln!(o, "- corpus: `{}` (fingerprint `{}`)", corpus.display(), mtr_core::fingerprint::short(&prepared.input_fingerprint));
-    let _ = writeln!(o, "- language: {} ({})", prepared.language.name(), prepared.language.code());
+    let _ = writeln!(
+        o,
+        "- corpus: `{}` (fingerprint `{}`)",
+        corpus.display(),
+        mtr_core::fingerprint::short(&prepared.input_fingerprint)
+    );
+    let _ = writeln!(
+        o,
+        "- language: {} ({})",
+        prepared.language.name(),
+        prepared.language.code()
+    );
     let _ = writeln!(
         o,
         "- fingerprint: data `{}`, config `{}`, prompts `{}`, mtr {}",
@@ -155,10 +200,18 @@ pub fn render(
     let c = &prepared.curation;
     let _ = writeln!(o, "| stage | result |\n|---|---|");
     let _ = writeln!(o, "| input documents | {} |", c.input);
-    let _ = writeln!(o, "| boilerplate sections stripped | {} sections in {} documents |", c.stripped_sections, c.stripped_documents);
+    let _ = writeln!(
+        o,
+        "| boilerplate sections stripped | {} sections in {} documents |",
+        c.stripped_sections, c.stripped_documents
+    );
     for (f, n) in &c.removed {
         let ex = c.examples.get(f).map(|e| e.join("; ")).unwrap_or_default();
-        let ex = if ex.is_empty() { String::new() } else { format!(" (e.g. {ex})") };
+        let ex = if ex.is_empty() {
+            String::new()
+        } else {
+            format!(" (e.g. {ex})")
+        };
         let _ = writeln!(o, "| removed: {f} | {n}{} |", ex.replace('|', "/"));
     }
     let _ = writeln!(o, "| documents kept | {} |", prepared.documents);
@@ -172,19 +225,56 @@ pub fn render(
         cfg.chunking.max_tokens
     );
     let sizes = Spread::of(prepared.topics.paths.iter().map(|p| p.len() as f64));
-    let _ = writeln!(o, "| chunk vectors | {} ({} dimensions) |", prepared.vector_info.source, prepared.vector_info.dim);
-    let recall = prepared.topics.graph_recall_at_10.map(|r| format!(", recall@10 {r:.3}")).unwrap_or_default();
-    let _ = writeln!(o, "| neighbour graph | {} top-{}{recall} |", prepared.topics.graph_method, prepared.topics.graph_k);
-    let _ = writeln!(o, "| topic paths | {} paths of {} chunks |", prepared.topics.paths.len(), spread(&sizes));
-    let _ = writeln!(o, "| coarse topics (k-means) | {} |", prepared.topics.topics);
+    let _ = writeln!(
+        o,
+        "| chunk vectors | {} ({} dimensions) |",
+        prepared.vector_info.source, prepared.vector_info.dim
+    );
+    let recall = prepared
+        .topics
+        .graph_recall_at_10
+        .map(|r| format!(", recall@10 {r:.3}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "| neighbour graph | {} top-{}{recall} |",
+        prepared.topics.graph_method, prepared.topics.graph_k
+    );
+    let _ = writeln!(
+        o,
+        "| topic paths | {} paths of {} chunks |",
+        prepared.topics.paths.len(),
+        spread(&sizes)
+    );
+    let _ = writeln!(
+        o,
+        "| coarse topics (k-means) | {} |",
+        prepared.topics.topics
+    );
     let _ = writeln!(o);
 
     let _ = writeln!(o, "## Dialogues\n");
     let _ = writeln!(o, "| statistic | value |\n|---|---|");
-    let _ = writeln!(o, "| dialogues (with at least one turn) | {} of {} requested |", s.dialogues, s.dialogues_requested);
-    let _ = writeln!(o, "| turns | {} of {} planned ({} dropped after verification) |", s.turns, s.turns_planned, s.turns_dropped);
-    let _ = writeln!(o, "| turns per dialogue | {} |", spread(&s.turns_per_dialogue));
-    let _ = writeln!(o, "| coarse topics per dialogue | {} |", spread(&s.topics_per_dialogue));
+    let _ = writeln!(
+        o,
+        "| dialogues (with at least one turn) | {} of {} requested |",
+        s.dialogues, s.dialogues_requested
+    );
+    let _ = writeln!(
+        o,
+        "| turns | {} of {} planned ({} dropped after verification) |",
+        s.turns, s.turns_planned, s.turns_dropped
+    );
+    let _ = writeln!(
+        o,
+        "| turns per dialogue | {} |",
+        spread(&s.turns_per_dialogue)
+    );
+    let _ = writeln!(
+        o,
+        "| coarse topics per dialogue | {} |",
+        spread(&s.topics_per_dialogue)
+    );
     let _ = writeln!(
         o,
         "| topic switches | {} dialogues ({} of dialogues; {} planned, share {}) |",
@@ -194,12 +284,29 @@ pub fn render(
         cfg.generation.switch_share
     );
     let _ = writeln!(o, "| question tokens | {} |", spread(&s.question_tokens));
-    let _ = writeln!(o, "| standalone rewrite tokens | {} |", spread(&s.standalone_tokens));
+    let _ = writeln!(
+        o,
+        "| standalone rewrite tokens | {} |",
+        spread(&s.standalone_tokens)
+    );
     let _ = writeln!(o, "| answer tokens | {} |", spread(&s.answer_tokens));
-    let hist: Vec<String> = s.golds_histogram.iter().map(|(g, n)| format!("{g}: {n}")).collect();
-    let _ = writeln!(o, "| golds per turn | {} [{}] |", spread(&s.golds_per_turn), hist.join(", "));
+    let hist: Vec<String> = s
+        .golds_histogram
+        .iter()
+        .map(|(g, n)| format!("{g}: {n}"))
+        .collect();
+    let _ = writeln!(
+        o,
+        "| golds per turn | {} [{}] |",
+        spread(&s.golds_per_turn),
+        hist.join(", ")
+    );
     let _ = writeln!(o, "| humanized questions | {} |", pct(s.humanized_share));
-    let _ = writeln!(o, "| question attempts per accepted turn | {} |", spread(&s.attempts_per_turn));
+    let _ = writeln!(
+        o,
+        "| question attempts per accepted turn | {} |",
+        spread(&s.attempts_per_turn)
+    );
     let _ = writeln!(o);
 
     let _ = writeln!(o, "## Verification and rejections\n");
@@ -215,7 +322,10 @@ pub fn render(
     let _ = writeln!(o);
 
     let _ = writeln!(o, "## Models and cost\n");
-    let _ = writeln!(o, "| role | models | calls | from cache | parse failed | prompt tok | completion tok | cost USD |\n|---|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        o,
+        "| role | models | calls | from cache | parse failed | prompt tok | completion tok | cost USD |\n|---|---|---:|---:|---:|---:|---:|---:|"
+    );
     for (role, u) in &s.calls.roles {
         let models = s.models.get(role).map(|m| m.join(", ")).unwrap_or_default();
         let _ = writeln!(
@@ -229,9 +339,16 @@ pub fn render(
         o,
         "- cost of all calls at list price (including calls served from the cache): ${:.6} in total, per dialogue {}",
         s.cost_total_usd,
-        format_args!("${:.6} (min ${:.6}, max ${:.6})", s.cost_per_dialogue_usd.mean, s.cost_per_dialogue_usd.min, s.cost_per_dialogue_usd.max)
+        format_args!(
+            "${:.6} (min ${:.6}, max ${:.6})",
+            s.cost_per_dialogue_usd.mean, s.cost_per_dialogue_usd.min, s.cost_per_dialogue_usd.max
+        )
     );
-    let _ = writeln!(o, "- paid by this run (ledger): ${:.6}\n", ledger.total_cost_usd);
+    let _ = writeln!(
+        o,
+        "- paid by this run (ledger): ${:.6}\n",
+        ledger.total_cost_usd
+    );
     let _ = writeln!(o, "### Ledger of this run\n\n{}", ledger.to_markdown());
     o
 }

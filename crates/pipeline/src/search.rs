@@ -30,13 +30,30 @@ pub struct CorpusSearch {
 }
 
 impl CorpusSearch {
-    pub fn new(bm25: Bm25Index, dense: Option<DenseSide>, ids: Arc<Vec<String>>, formulation: &str) -> Result<Self> {
-        let formulation: QueryFormulation =
-            formulation.parse().map_err(|e: String| Error::param("generation.uniqueness.query", e))?;
-        if matches!(formulation, QueryFormulation::LlmRewrite | QueryFormulation::Rewrite) {
-            return Err(Error::param("generation.uniqueness.query", "use last, all, full[:N] or window:N"));
+    pub fn new(
+        bm25: Bm25Index,
+        dense: Option<DenseSide>,
+        ids: Arc<Vec<String>>,
+        formulation: &str,
+    ) -> Result<Self> {
+        let formulation: QueryFormulation = formulation
+            .parse()
+            .map_err(|e: String| Error::param("generation.uniqueness.query", e))?;
+        if matches!(
+            formulation,
+            QueryFormulation::LlmRewrite | QueryFormulation::Rewrite
+        ) {
+            return Err(Error::param(
+                "generation.uniqueness.query",
+                "use last, all, full[:N] or window:N",
+            ));
         }
-        Ok(Self { bm25, dense, ids, formulation })
+        Ok(Self {
+            bm25,
+            dense,
+            ids,
+            formulation,
+        })
     }
 
     pub fn uses_dense(&self) -> bool {
@@ -46,8 +63,19 @@ impl CorpusSearch {
     /// The history-aware query text for `question` after the turns of `history`.
     pub fn query_text(&self, history: &[Turn], question: &str) -> Result<String> {
         let mut turns = history.to_vec();
-        turns.push(Turn { id: "q".into(), user: question.into(), rewrite: None, answer: None, gold: Vec::new(), tags: Default::default() });
-        let d = Dialogue { id: "d".into(), turns, meta: Default::default() };
+        turns.push(Turn {
+            id: "q".into(),
+            user: question.into(),
+            rewrite: None,
+            answer: None,
+            gold: Vec::new(),
+            tags: Default::default(),
+        });
+        let d = Dialogue {
+            id: "d".into(),
+            turns,
+            meta: Default::default(),
+        };
         let (q, _) = self.formulation.formulate(&d, history.len())?;
         Ok(q)
     }
@@ -59,19 +87,33 @@ impl CorpusSearch {
             return Ok(bm25);
         };
         let q = vec![format!("{}{}", dense.prefixes.query, query)];
-        let mut v = dense.llm.embed(&q).await?.into_iter().next().unwrap_or_default();
+        let mut v = dense
+            .llm
+            .embed(&q)
+            .await?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm > 0.0 {
             v.iter_mut().for_each(|x| *x /= norm);
         }
         if v.len() != dense.matrix.dim() {
-            return Err(Error::Embedding(format!("query embedding has {} dimensions, chunks {}", v.len(), dense.matrix.dim())));
+            return Err(Error::Embedding(format!(
+                "query embedding has {} dimensions, chunks {}",
+                v.len(),
+                dense.matrix.dim()
+            )));
         }
         let dense_hits: Vec<Hit> = exact_top_k(&dense.matrix, &v, k + exclude.len())
             .into_iter()
             .filter_map(|(row, score)| {
                 let id = self.ids.get(row as usize)?;
-                (!exclude.contains(id)).then(|| Hit { id: id.clone(), score: f64::from(score), ord: row })
+                (!exclude.contains(id)).then(|| Hit {
+                    id: id.clone(),
+                    score: f64::from(score),
+                    ord: row,
+                })
             })
             .take(k)
             .collect();

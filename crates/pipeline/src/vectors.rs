@@ -94,8 +94,9 @@ fn flush(word: &mut String, out: &mut Vec<u64>) {
 }
 
 const STOP: &[&str] = &[
-    "the", "of", "and", "to", "in", "is", "for", "on", "at", "by", "or", "an", "be", "are", "as", "it", "with", "this",
-    "that", "from", "was", "were", "has", "have", "its", "their", "not", "but", "which", "you", "your", "may",
+    "the", "of", "and", "to", "in", "is", "for", "on", "at", "by", "or", "an", "be", "are", "as",
+    "it", "with", "this", "that", "from", "was", "were", "has", "have", "its", "their", "not",
+    "but", "which", "you", "your", "may",
 ];
 
 fn fnv(cs: &[u32]) -> u64 {
@@ -121,7 +122,11 @@ fn normalise(v: &mut [f32]) {
 
 /// Embeds texts with the embedder role in batches (progress per batch); returns flat,
 /// L2-normalised rows and the dimension.
-pub async fn embed_texts(llm: &Llm, texts: &[String], progress: &dyn Progress) -> Result<(Vec<f32>, usize)> {
+pub async fn embed_texts(
+    llm: &Llm,
+    texts: &[String],
+    progress: &dyn Progress,
+) -> Result<(Vec<f32>, usize)> {
     let mut out = Vec::new();
     let mut dim = 0;
     for batch in texts.chunks(EMBED_BATCH) {
@@ -131,7 +136,10 @@ pub async fn embed_texts(llm: &Llm, texts: &[String], progress: &dyn Progress) -
                 dim = v.len();
             }
             if v.len() != dim || dim == 0 {
-                return Err(Error::Embedding(format!("embedder returned vectors of {} and {dim} dimensions", v.len())));
+                return Err(Error::Embedding(format!(
+                    "embedder returned vectors of {} and {dim} dimensions",
+                    v.len()
+                )));
             }
             normalise(&mut v);
             out.extend(v);
@@ -153,7 +161,8 @@ mod tests {
     fn similar_texts_are_closer() {
         let texts = vec![
             "Annual leave: employees receive 25 days of paid annual leave per year.".to_string(),
-            "Unused annual leave days may be carried over; paid leave is booked in LeaveTrack.".to_string(),
+            "Unused annual leave days may be carried over; paid leave is booked in LeaveTrack."
+                .to_string(),
             "The VPN client Tunnelgate disconnects after 12 hours.".to_string(),
             "员工每年享有带薪年休假十天。".to_string(),
             "年休假未休完的部分最多结转五天。".to_string(),

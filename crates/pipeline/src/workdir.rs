@@ -76,9 +76,15 @@ impl WorkDir {
         let p = self.path(name);
         let bytes = std::fs::read(&p).map_err(|e| mtr_core::Error::io(&p, e))?;
         if bytes.len() % 4 != 0 {
-            return Err(Error::Internal(format!("{}: not a float32 file", p.display())));
+            return Err(Error::Internal(format!(
+                "{}: not a float32 file",
+                p.display()
+            )));
         }
-        Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
     }
 
     pub fn write_json<T: Serialize>(&self, name: &str, v: &T) -> Result<()> {
@@ -111,7 +117,9 @@ pub fn input_fingerprint(path: &Path) -> Result<String> {
         return Ok(mtr_core::fingerprint::hash_file(path)?);
     }
     if crate::input::detect(path)? == crate::input::SourceKind::Benchmark {
-        return Ok(mtr_core::fingerprint::hash_file(mtr_core::BenchmarkDir::new(path).corpus_path())?);
+        return Ok(mtr_core::fingerprint::hash_file(
+            mtr_core::BenchmarkDir::new(path).corpus_path(),
+        )?);
     }
     let mut files = Vec::new();
     collect(path, path, &mut files)?;
@@ -132,8 +140,17 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<
         }
         if p.is_dir() {
             collect(root, &p, out)?;
-        } else if matches!(p.extension().and_then(|x| x.to_str()), Some("md" | "markdown" | "txt" | "MD" | "TXT")) {
-            out.push((p.strip_prefix(root).unwrap_or(&p).to_string_lossy().replace('\\', "/"), p.clone()));
+        } else if matches!(
+            p.extension().and_then(|x| x.to_str()),
+            Some("md" | "markdown" | "txt" | "MD" | "TXT")
+        ) {
+            out.push((
+                p.strip_prefix(root)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/"),
+                p.clone(),
+            ));
         }
     }
     Ok(())

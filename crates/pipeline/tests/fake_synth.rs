@@ -3,7 +3,6 @@
 //! interrupted run without repeating calls.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use mtr_core::BenchmarkDir;
 use mtr_llm::fake::FakeServer;
@@ -16,7 +15,12 @@ fn corpora() -> PathBuf {
 }
 
 async fn fake(agents: FakeAgents) -> FakeServer {
-    FakeServer::builder().respond(move |r| agents.reply(r)).dims(64).start().await.unwrap()
+    FakeServer::builder()
+        .respond(move |r| agents.reply(r))
+        .dims(64)
+        .start()
+        .await
+        .unwrap()
 }
 
 async fn llm(fake: &FakeServer, cache: &Path) -> Llm {
@@ -28,60 +32,131 @@ async fn llm(fake: &FakeServer, cache: &Path) -> Llm {
     judge.price_out_per_mtok = 1.0;
     let cfg = LlmConfig {
         endpoints: vec![gen_ep, judge, fake.endpoint("emb", "fake-emb")],
-        roles: Roles { judges: vec!["judge".into()], generator: vec!["gen".into()], embedder: vec!["emb".into()] },
+        roles: Roles {
+            judges: vec!["judge".into()],
+            generator: vec!["gen".into()],
+            embedder: vec!["emb".into()],
+        },
         ..Default::default()
     };
-    Llm::new(cfg, LlmOptions { cache_path: Some(cache.to_path_buf()), ..Default::default() }).await.unwrap()
+    Llm::new(
+        cfg,
+        LlmOptions {
+            cache_path: Some(cache.to_path_buf()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
 }
 
 fn job(corpus: &Path, out: &Path, dialogues: usize, turns: usize) -> SynthJob {
-    let cfg = SynthConfig { dialogues, turns, seed: 7, ..Default::default() };
+    let cfg = SynthConfig {
+        dialogues,
+        turns,
+        seed: 7,
+        ..Default::default()
+    };
     SynthJob::new(corpus, out, cfg, SynthPrompts::builtin().unwrap())
 }
 
-async fn run(agents: FakeAgents, corpus: &Path, dialogues: usize, turns: usize) -> (tempfile::TempDir, mtr_pipeline::SynthOutcome) {
+async fn run(
+    agents: FakeAgents,
+    corpus: &Path,
+    dialogues: usize,
+    turns: usize,
+) -> (tempfile::TempDir, mtr_pipeline::SynthOutcome) {
     let tmp = tempfile::tempdir().unwrap();
     let server = fake(agents).await;
     let llm = llm(&server, &tmp.path().join("cache.sqlite")).await;
-    let out = mtr_pipeline::synthesize(&job(corpus, &tmp.path().join("bench"), dialogues, turns), &llm, &mtr_core::progress::NoProgress)
-        .await
-        .unwrap();
+    let out = mtr_pipeline::synthesize(
+        &job(corpus, &tmp.path().join("bench"), dialogues, turns),
+        &llm,
+        &mtr_core::progress::NoProgress,
+    )
+    .await
+    .unwrap();
     (tmp, out)
 }
 
 fn golds_of(dir: &Path) -> Vec<Vec<(String, i32)>> {
     let b = BenchmarkDir::open(dir).unwrap().load().unwrap();
-    b.dialogues.iter().flat_map(|d| d.turns.iter()).map(|t| t.gold.iter().map(|g| (g.passage_id.clone(), g.grade)).collect()).collect()
+    b.dialogues
+        .iter()
+        .flat_map(|d| d.turns.iter())
+        .map(|t| {
+            t.gold
+                .iter()
+                .map(|g| (g.passage_id.clone(), g.grade))
+                .collect()
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unique_questions_keep_one_gold() {
     let (tmp, out) = run(FakeAgents::default(), &corpora().join("en"), 3, 3).await;
     assert_eq!(out.turns, 9, "{:?}", out.stats.events);
-    assert!(golds_of(&tmp.path().join("bench")).iter().all(|g| g.len() == 1 && g[0].1 == 2));
+    assert!(
+        golds_of(&tmp.path().join("bench"))
+            .iter()
+            .all(|g| g.len() == 1 && g[0].1 == 2)
+    );
     assert_eq!(out.stats.events.get("uniqueness/unique"), Some(&9));
     let report = std::fs::read_to_string(tmp.path().join("bench/synth_report.md")).unwrap();
-    assert!(report.contains("| turns | 9 of 9 planned (0 dropped"), "{report}");
+    assert!(
+        report.contains("| turns | 9 of 9 planned (0 dropped"),
+        "{report}"
+    );
     assert!(out.stats.cost_total_usd > 0.0);
     // two of three dialogues switch topic (share 0.5, rounded), at a turn after the first
-    let b = BenchmarkDir::open(tmp.path().join("bench")).unwrap().load().unwrap();
-    let switched: Vec<_> = b.dialogues.iter().filter(|d| d.turns.iter().any(|t| t.tags.topic_switch == Some(true))).collect();
+    let b = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .load()
+        .unwrap();
+    let switched: Vec<_> = b
+        .dialogues
+        .iter()
+        .filter(|d| d.turns.iter().any(|t| t.tags.topic_switch == Some(true)))
+        .collect();
     assert_eq!(switched.len(), 2);
     for d in &switched {
         assert_ne!(d.turns[0].tags.topic_switch, Some(true));
-        let i = d.turns.iter().position(|t| t.tags.topic_switch == Some(true)).unwrap();
-        assert_ne!(d.turns[i].tags.topic, d.turns[i - 1].tags.topic, "a switch moves to another coarse topic");
+        let i = d
+            .turns
+            .iter()
+            .position(|t| t.tags.topic_switch == Some(true))
+            .unwrap();
+        assert_ne!(
+            d.turns[i].tags.topic,
+            d.turns[i - 1].tags.topic,
+            "a switch moves to another coarse topic"
+        );
     }
     let m = b.manifest;
     assert_eq!(m.source, "mtr-synth");
-    assert_eq!(m.generator.get("verifier").map(String::as_str), Some("fake-judge"));
-    assert_eq!(m.generator.get("generator").map(String::as_str), Some("fake-gen"));
-    assert!(m.extra.get("synth").and_then(|s| s.get("prompts")).is_some());
+    assert_eq!(
+        m.generator.get("verifier").map(String::as_str),
+        Some("fake-judge")
+    );
+    assert_eq!(
+        m.generator.get("generator").map(String::as_str),
+        Some("fake-gen")
+    );
+    assert!(
+        m.extra
+            .get("synth")
+            .and_then(|s| s.get("prompts"))
+            .is_some()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uniqueness_judge_adds_an_extra_gold() {
-    let agents = FakeAgents { uniqueness: UniquenessScript::FirstAnswers, ..Default::default() };
+    let agents = FakeAgents {
+        uniqueness: UniquenessScript::FirstAnswers,
+        ..Default::default()
+    };
     let (tmp, out) = run(agents, &corpora().join("en"), 2, 3).await;
     assert_eq!(out.turns, 6);
     for g in golds_of(&tmp.path().join("bench")) {
@@ -89,34 +164,58 @@ async fn uniqueness_judge_adds_an_extra_gold() {
         assert_eq!(g[1].1, 2);
         assert_ne!(g[0].0, g[1].0);
     }
-    assert_eq!(out.stats.events.get("uniqueness/extra_gold_added"), Some(&6));
-    let qrels = BenchmarkDir::open(tmp.path().join("bench")).unwrap().qrels().unwrap();
+    assert_eq!(
+        out.stats.events.get("uniqueness/extra_gold_added"),
+        Some(&6)
+    );
+    let qrels = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .qrels()
+        .unwrap();
     assert!(qrels.values().all(|q| q.len() == 2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generic_questions_are_regenerated() {
-    let agents = FakeAgents { uniqueness: UniquenessScript::GenericUntilFeedback, ..Default::default() };
+    let agents = FakeAgents {
+        uniqueness: UniquenessScript::GenericUntilFeedback,
+        ..Default::default()
+    };
     let (tmp, out) = run(agents, &corpora().join("en"), 2, 3).await;
     assert_eq!(out.turns, 6);
     assert_eq!(out.stats.events.get("uniqueness/not_unique"), Some(&6));
-    let b = BenchmarkDir::open(tmp.path().join("bench")).unwrap().load().unwrap();
+    let b = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .load()
+        .unwrap();
     for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
         assert_eq!(t.tags.extra["attempts"], 2);
         assert_eq!(t.gold.len(), 1);
-        let asked = t.tags.extra.get("original_question").and_then(|v| v.as_str()).unwrap_or(&t.user);
+        let asked = t
+            .tags
+            .extra
+            .get("original_question")
+            .and_then(|v| v.as_str())
+            .unwrap_or(&t.user);
         assert!(asked.starts_with("More specifically"), "{asked}");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn turns_that_never_verify_are_dropped_not_faked() {
-    let agents = FakeAgents { uniqueness: UniquenessScript::AlwaysGeneric, ..Default::default() };
+    let agents = FakeAgents {
+        uniqueness: UniquenessScript::AlwaysGeneric,
+        ..Default::default()
+    };
     let (tmp, out) = run(agents, &corpora().join("en"), 2, 2).await;
     assert_eq!(out.turns, 0);
     assert_eq!(out.dialogues, 0);
     assert_eq!(out.stats.events.get("dropped/uniqueness"), Some(&4));
-    assert_eq!(out.stats.events.get("uniqueness/not_unique"), Some(&12), "3 attempts per turn");
+    assert_eq!(
+        out.stats.events.get("uniqueness/not_unique"),
+        Some(&12),
+        "3 attempts per turn"
+    );
     let text = std::fs::read_to_string(tmp.path().join("bench/dialogues.jsonl")).unwrap();
     assert!(text.trim().is_empty(), "no placeholder dialogues: {text}");
     let report = std::fs::read_to_string(tmp.path().join("bench/synth_report.md")).unwrap();
@@ -125,13 +224,26 @@ async fn turns_that_never_verify_are_dropped_not_faked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chinese_corpus_gives_chinese_dialogues() {
-    let agents = FakeAgents { chinese: true, ..Default::default() };
+    let agents = FakeAgents {
+        chinese: true,
+        ..Default::default()
+    };
     let (tmp, out) = run(agents, &corpora().join("zh"), 2, 3).await;
     assert_eq!(out.turns, 6, "{:?}", out.stats.events);
-    let b = BenchmarkDir::open(tmp.path().join("bench")).unwrap().load().unwrap();
+    let b = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .load()
+        .unwrap();
     assert_eq!(b.manifest.language, "zh");
     for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
-        assert!(mtr_pipeline::agents::in_language(&t.user, &mtr_pipeline::lang::Language::from_code("zh")), "{}", t.user);
+        assert!(
+            mtr_pipeline::agents::in_language(
+                &t.user,
+                &mtr_pipeline::lang::Language::from_code("zh")
+            ),
+            "{}",
+            t.user
+        );
         assert!(t.answer.as_deref().unwrap().starts_with("根据手册"));
     }
     // a model that answers a Chinese corpus in English gets every turn rejected
@@ -140,59 +252,114 @@ async fn chinese_corpus_gives_chinese_dialogues() {
     assert_eq!(out.stats.events.get("user/wrong_language"), Some(&12));
 }
 
-/// 200 dialogues x 8 turns over the 10k-document English corpus: one uninterrupted run, then
-/// the same job killed part-way and run again. The resumed benchmark is byte-identical and no
-/// call that was answered before the kill is made again (only calls in flight at the kill
-/// can repeat).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_after_kill_repeats_no_call() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora/en_wiki_vital_summaries.jsonl");
-    if !corpus.exists() {
-        eprintln!("skipped: {} is absent", corpus.display());
-        return;
-    }
-    let (dialogues, turns) = (200, 8);
+/// Runs `job` uninterrupted with a fresh cache, then the same job with another fresh cache,
+/// killed (its task aborted at whatever await point it is in) once the fake server has
+/// received `kill_fraction` of the uninterrupted run's calls, then run again. The resumed
+/// benchmark must be byte-identical, and no call answered before the kill may be made again:
+/// only calls in flight at the kill can repeat. Returns (calls uninterrupted, calls before
+/// the kill, calls after it).
+async fn kill_and_resume(
+    corpus: &Path,
+    dialogues: usize,
+    turns: usize,
+    reuse_prepared: bool,
+) -> (u64, u64, u64) {
     let tmp = tempfile::tempdir().unwrap();
-    // A: uninterrupted
     let server_a = fake(FakeAgents::default()).await;
     let llm_a = llm(&server_a, &tmp.path().join("a.sqlite")).await;
-    let job_a = job(&corpus, &tmp.path().join("a"), dialogues, turns);
+    let job_a = job(corpus, &tmp.path().join("a"), dialogues, turns);
     let t = std::time::Instant::now();
-    let out_a = mtr_pipeline::synthesize(&job_a, &llm_a, &mtr_core::progress::NoProgress).await.unwrap();
-    eprintln!("uninterrupted: {:.1} s, {} chat calls, {} turns", t.elapsed().as_secs_f64(), server_a.chat_calls(), out_a.turns);
-    assert_eq!(out_a.dialogues, 200);
-    assert!(out_a.turns >= 1500, "{}", out_a.turns);
+    let out_a = mtr_pipeline::synthesize(&job_a, &llm_a, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
     let calls_a = server_a.chat_calls();
+    eprintln!(
+        "uninterrupted: {:.1} s, {calls_a} chat calls, {} dialogues, {} turns",
+        t.elapsed().as_secs_f64(),
+        out_a.dialogues,
+        out_a.turns
+    );
 
-    // B: same job, fresh cache, generation killed after ~40% of the calls. The prepared
-    // stages are reused from A's work dir (without its generation checkpoint).
-    let server_b = Arc::new(fake(FakeAgents::default()).await);
+    let server_b = fake(FakeAgents::default()).await;
     let llm_b = llm(&server_b, &tmp.path().join("b.sqlite")).await;
-    let job_b = job(&corpus, &tmp.path().join("b"), dialogues, turns);
-    copy_dir(&job_a.work_dir, &job_b.work_dir);
-    std::fs::remove_file(job_b.work_dir.join("state.json")).unwrap();
+    let job_b = job(corpus, &tmp.path().join("b"), dialogues, turns);
+    if reuse_prepared {
+        // the prepared stages are reused from A's work dir (this also exercises stage resume)
+        copy_dir(&job_a.work_dir, &job_b.work_dir);
+        std::fs::remove_file(job_b.work_dir.join("state.json")).unwrap();
+    }
     let kill_at = calls_a * 2 / 5;
     {
         let llm = llm_b.clone();
-        let job_b = job(&corpus, &tmp.path().join("b"), dialogues, turns);
-        let task = tokio::spawn(async move { mtr_pipeline::synthesize(&job_b, &llm, &mtr_core::progress::NoProgress).await.map(|_| ()) });
+        let job_b = job(corpus, &tmp.path().join("b"), dialogues, turns);
+        let task = tokio::spawn(async move {
+            mtr_pipeline::synthesize(&job_b, &llm, &mtr_core::progress::NoProgress)
+                .await
+                .map(|_| ())
+        });
         while server_b.chat_calls() < kill_at && !task.is_finished() {
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
         task.abort();
         let _ = task.await;
     }
-    let calls_before_kill = server_b.chat_calls();
-    assert!(calls_before_kill < calls_a, "killed before the end");
-    let out_b = mtr_pipeline::synthesize(&job_b, &llm_b, &mtr_core::progress::NoProgress).await.unwrap();
-    let calls_b = server_b.chat_calls();
-    eprintln!("killed after {calls_before_kill} calls; resumed run made {} more; uninterrupted {calls_a}", calls_b - calls_before_kill);
-    let width = 2 * 16 * 2; // generation concurrency: twice the generator capacity (16)
-    assert!(calls_b <= calls_a + width as u64, "{calls_b} calls vs {calls_a} (+ at most {width} in flight at the kill)");
-    assert_eq!(out_b.turns, out_a.turns);
+    let before = server_b.chat_calls();
+    assert!(
+        before < calls_a,
+        "the kill came before the end ({before} of {calls_a})"
+    );
+    let out_b = mtr_pipeline::synthesize(&job_b, &llm_b, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    let after = server_b.chat_calls() - before;
+    eprintln!(
+        "killed after {before} calls; the resumed run made {after} more (uninterrupted: {calls_a})"
+    );
+    let in_flight = 2 * 16 * 2; // at most: generation concurrency (twice the generator capacity of 16) x 2 replicas of slack
+    assert!(
+        before + after <= calls_a + in_flight,
+        "{} calls vs {calls_a} + at most {in_flight} in flight",
+        before + after
+    );
+    assert_eq!(
+        (out_b.dialogues, out_b.turns),
+        (out_a.dialogues, out_a.turns)
+    );
     for f in ["corpus.jsonl", "dialogues.jsonl", "qrels.tsv"] {
-        assert_eq!(std::fs::read(tmp.path().join("a").join(f)).unwrap(), std::fs::read(tmp.path().join("b").join(f)).unwrap(), "{f} differs");
+        assert_eq!(
+            std::fs::read(tmp.path().join("a").join(f)).unwrap(),
+            std::fs::read(tmp.path().join("b").join(f)).unwrap(),
+            "{f} differs"
+        );
     }
+    // a third run finds everything done: no call at all
+    let n = server_b.chat_calls();
+    mtr_pipeline::synthesize(&job_b, &llm_b, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    assert_eq!(server_b.chat_calls(), n);
+    (calls_a, before, after)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_kill_repeats_no_call() {
+    kill_and_resume(&corpora().join("en"), 30, 4, false).await;
+}
+
+/// The full-size check: 200 dialogues x 8 turns over the 10k-document English Wikipedia
+/// corpus. About 10,000 chat calls: minutes in a debug build, so it is not in the default
+/// suite; run it with `cargo test -p mtr-pipeline --test fake_synth -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow (about 10,000 fake LLM calls); run with --ignored"]
+async fn full_corpus_200_dialogues_8_turns_resume_after_kill() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpora/en_wiki_vital_summaries.jsonl");
+    if !corpus.exists() {
+        eprintln!("skipped: {} is absent", corpus.display());
+        return;
+    }
+    let (calls, _, _) = kill_and_resume(&corpus, 200, 8, true).await;
+    assert!(calls > 8000, "{calls}");
 }
 
 fn copy_dir(from: &Path, to: &Path) {

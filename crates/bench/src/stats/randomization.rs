@@ -97,18 +97,16 @@ fn count_hits(
     threshold: &impl Fn(usize, usize) -> f64,
     hits: &mut [Vec<usize>],
 ) {
-    let k = sums.ncols();
-    for a in 0..k {
-        for b in (a + 1)..k {
+    for (a, row) in hits.iter_mut().enumerate() {
+        let ca = sums.column(a);
+        for (b, h) in row.iter_mut().enumerate().skip(a + 1) {
             let t = threshold(a, b);
-            let ca = sums.column(a);
             let cb = sums.column(b);
-            let h = ca
+            *h += ca
                 .iter()
                 .zip(cb.iter())
                 .filter(|(x, y)| (**x - **y).abs() >= t)
                 .count();
-            hits[a][b] += h;
         }
     }
 }
