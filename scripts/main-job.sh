@@ -7,14 +7,15 @@
 #   5. bench BM25, dense and their fusion on both, and render the leaderboard,
 # then print where the reports are. Re-running resumes: finished LLM calls come from the cache.
 #
-# Environment: OUT (default out/main-job), DIALOGUES (default 3), TURNS (default 3), SEED (7),
-# MTR_BIN (use this mtr binary instead of building one).
+# Environment: OUT (default out/main-job), DIALOGUES (default 2), TURNS (default 2), SEED (7),
+# MTR_BIN (use this mtr binary instead of building one), MTR_CONFIG (default
+# scripts/main-job.toml: small-model settings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT="${OUT:-out/main-job}"
-DIALOGUES="${DIALOGUES:-3}"
-TURNS="${TURNS:-3}"
+DIALOGUES="${DIALOGUES:-2}"
+TURNS="${TURNS:-2}"
 SEED="${SEED:-7}"
 
 bash scripts/setup-local-llm.sh
@@ -22,19 +23,20 @@ if [ -z "${MTR_BIN:-}" ]; then
   cargo build --bin mtr
   MTR_BIN="$PWD/target/debug/mtr"
 fi
-mtr() { "$MTR_BIN" "$@"; }
+CONFIG="${MTR_CONFIG:-scripts/main-job.toml}"
+mtr() { "$MTR_BIN" --config "$CONFIG" "$@"; }
 mkdir -p "$OUT"
 
 for lang in en zh; do
   echo "== synthesizing the $lang benchmark from corpora/$lang"
   mtr synth --corpus "corpora/$lang" -o "$OUT/bench-$lang" \
-    --dialogues "$DIALOGUES" --turns "$TURNS" --seed "$SEED"
+    --dialogues "$DIALOGUES" --turns "$TURNS" --seed "$SEED" --chunk-tokens 64-160
   mtr validate "$OUT/bench-$lang"
   mtr stats "$OUT/bench-$lang"
 done
 
 echo "== auditing the English benchmark"
-mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED"
+mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 2 --negatives 3
 
 for lang in en zh; do
   echo "== benchmarking retrievers on the $lang benchmark"
@@ -43,7 +45,7 @@ for lang in en zh; do
     --query last --query full --seed "$SEED"
 done
 
-mtr leaderboard "$OUT"/results-*/results.json -o "$OUT/site"
+mtr leaderboard "$OUT"/results-*/bench.json -o "$OUT/site"
 
 cat <<EOM
 

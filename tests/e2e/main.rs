@@ -1,5 +1,8 @@
 //! End-to-end tests: drive the real `mtr` binary. One integration-test binary for all commands.
 
+// Test code: a failed unwrap is a failed test with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod audit;
 mod bench;
 mod cli;

@@ -111,6 +111,44 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let summary = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(summary.contains("12 dialogues, 48 turns"), "{summary}");
     mtr().args(["-q", "validate"]).arg(&a).assert().success();
+    // the other commands take the synthesized benchmark as it is
+    let o = mtr()
+        .args(["-q", "bench"])
+        .arg(&a)
+        .arg("--output")
+        .arg(tmp.path().join("bench-out"))
+        .args([
+            "--retriever",
+            "bm25",
+            "--query",
+            "last,full",
+            "--resamples",
+            "200",
+            "--permutations",
+            "200",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "mtr bench: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg_a)
+        .args(["-q", "audit"])
+        .arg(&a)
+        .arg("-o")
+        .arg(tmp.path().join("audit-out"))
+        .args(["--sample", "4", "--resamples", "200"])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "mtr audit: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let report = String::from_utf8_lossy(&read(&a.join("synth_report.md"))).to_string();
     assert!(
         report.contains("## Verification and rejections")

@@ -4,10 +4,13 @@
 //! one answer per turn, a 5,000-passage corpus) is audited on all four dimensions by three
 //! judges, each an endpoint of the in-process fake server with 50 ms latency and 64 requests
 //! in flight. It prints the achieved request rate of the judging stage against the ideal
-//! (judges x concurrency / latency) and the share of wall time spent outside the judging stage
-//! (planning, loading, hard-negative retrieval, statistics, writing the folder).
+//! (judges x concurrency / latency), the share of wall time spent outside the judging stage
+//! (planning, loading gold passages, statistics, writing the folder; hard-negative retrieval
+//! runs during judging), the process CPU per judgement, and, for comparison on the same
+//! machine at the same moment, the rate of the LLM client alone (`chat_many`, same number of
+//! calls per judge, prompts of the audit's mean size).
 //!
-//! `cargo run --release -p mtr-audit --example audit_throughput -- [turns] [concurrency] [latency_ms]`
+//! `cargo run --release -p mtr-audit --example audit_throughput -- [turns] [concurrency] [latency_ms] [rewrites 1|0]`
 //! (see `benchmarks/audit/README.md`).
 
 #![allow(clippy::print_stdout)]
@@ -49,6 +52,45 @@ impl Progress for Timeline {
     }
 }
 
+/// CPU seconds (user + system) of this process so far, from /proc/self/stat (Linux; clock
+/// ticks of 1/100 s).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    let Some(rest) = stat.rsplit(')').next() else {
+        return f64::NAN;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        f.get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The client alone: `n` calls per judge through `chat_many`, prompts of `prompt_chars`
+/// characters, all judges at once. Returns requests per second.
+async fn raw_client_rate(llm: &Llm, judges: &[&str], n: usize, prompt_chars: usize) -> f64 {
+    use futures::StreamExt;
+    let text: String = "lorem ipsum dolor sit amet ".repeat(prompt_chars / 27 + 1);
+    let schema = mtr_llm::JsonSchema::new("audit_rating", mtr_audit::record::rating_schema());
+    let t = Instant::now();
+    let runs = judges.iter().map(|j| {
+        let reqs: Vec<mtr_llm::ChatRequest> = (0..n)
+            .map(|i| {
+                mtr_llm::ChatRequest::new(vec![mtr_llm::ChatMessage::user(format!("{i} {text}"))])
+                    .with_schema(schema.clone())
+            })
+            .collect();
+        llm.chat_many(mtr_llm::client::Target::Endpoint(j.to_string()), reqs)
+            .count()
+    });
+    let done: usize = futures::future::join_all(runs).await.into_iter().sum();
+    done as f64 / t.elapsed().as_secs_f64()
+}
+
 fn words(rng: &mut StdRng, vocab: &[String], n: usize) -> String {
     (0..n)
         .map(|_| vocab[rng.random_range(0..vocab.len())].as_str())
@@ -56,7 +98,11 @@ fn words(rng: &mut StdRng, vocab: &[String], n: usize) -> String {
         .join(" ")
 }
 
-fn synthetic(dir: &std::path::Path, turns: usize) -> Result<mtr_core::Benchmark, Box<dyn Error>> {
+fn synthetic(
+    dir: &std::path::Path,
+    turns: usize,
+    rewrites: bool,
+) -> Result<mtr_core::Benchmark, Box<dyn Error>> {
     let mut rng = StdRng::seed_from_u64(7);
     let vocab: Vec<String> = (0..3000).map(|i| format!("w{i:x}")).collect();
     let n_passages = 5000.max(turns * 2);
@@ -80,7 +126,8 @@ fn synthetic(dir: &std::path::Path, turns: usize) -> Result<mtr_core::Benchmark,
             ts.push(Turn {
                 id: format!("d{d}::{}", t + 1),
                 user: format!("what about {}?", q.join(" ")),
-                rewrite: None,
+                rewrite: rewrites
+                    .then(|| format!("what about {} in {}", q.join(" "), corpus[gold].title)),
                 answer: Some(words(&mut rng, &vocab, 40)),
                 gold: vec![Gold {
                     passage_id: format!("p{gold}"),
@@ -130,10 +177,13 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let turns: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(1000);
     let concurrency: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(64);
     let latency_ms: u64 = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(50);
+    // 1: every turn has a standalone rewrite (as in MTRAG, QReCC, TopiOCQA), so hard negatives
+    // are retrieved with it; 0: none, so with the whole conversation (`full:512`)
+    let rewrites = args.get(4).map(|s| s != "0").unwrap_or(true);
     let judges = ["judge-a", "judge-b", "judge-c"];
 
     let tmp = tempfile::tempdir()?;
-    let bench = synthetic(&tmp.path().join("bench"), turns)?;
+    let bench = synthetic(&tmp.path().join("bench"), turns, rewrites)?;
     let t_index = Instant::now();
     let bm25 = mtr_audit::materials::bm25_index(
         &bench,
@@ -173,6 +223,62 @@ async fn main() -> Result<(), Box<dyn Error>> {
     )
     .await?;
 
+    // the audit's own CPU work, measured alone: hard-negative retrieval, and rendering one
+    // prompt per judgement (6 per turn: alignment, faithfulness, quality, 3 pools; x 3 judges)
+    let turns_idx: Vec<(usize, usize)> = bench
+        .dialogues
+        .iter()
+        .enumerate()
+        .flat_map(|(d, dl)| (0..dl.turns.len()).map(move |t| (d, t)))
+        .collect();
+    let (t, c) = (Instant::now(), cpu_seconds());
+    let queries = mtr_audit::materials::negative_queries(&bench, &turns_idx, "auto")?;
+    let handle = tokio::runtime::Handle::current();
+    let retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = vec![Arc::new(bm25.clone())];
+    let dir = bench.dir.clone();
+    let (cands, _) = tokio::task::spawn_blocking(move || {
+        mtr_audit::materials::candidates_blocking(
+            &handle,
+            &retrievers,
+            &queries,
+            mtr_audit::materials::depth(7),
+            &dir,
+            &Default::default(),
+        )
+    })
+    .await??;
+    println!(
+        "alone: hard-negative retrieval for {} turns {:.3} s wall, {:.3} s CPU",
+        cands.len(),
+        t.elapsed().as_secs_f64(),
+        cpu_seconds() - c
+    );
+    let prompts = AuditPrompts::builtin()?;
+    let (t, c) = (Instant::now(), cpu_seconds());
+    let mut renders = 0usize;
+    for _judge in 0..3 {
+        for &(d, ti) in &turns_idx {
+            let dl = &bench.dialogues[d];
+            let view = mtr_audit::prompts::TurnView::new(dl, ti);
+            let answer = dl.turns[ti].answer.clone().unwrap_or_default();
+            let pool: Vec<String> = (0..8)
+                .map(|i| format!("passage {i} {}", dl.turns[ti].user.repeat(8)))
+                .collect();
+            prompts.alignment(&view, &pool[0])?;
+            prompts.faithfulness(&view, &pool[..1], &answer)?;
+            prompts.quality(&view, &answer)?;
+            for _ in 0..3 {
+                prompts.completeness(&view, &pool)?;
+            }
+            renders += 6;
+        }
+    }
+    println!(
+        "alone: rendering {renders} prompts {:.3} s wall, {:.3} s CPU",
+        t.elapsed().as_secs_f64(),
+        cpu_seconds() - c
+    );
+
     let timeline = Arc::new(Timeline::default());
     let job = AuditJob {
         settings: AuditSettings::default(),
@@ -187,8 +293,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
         progress: timeline.clone(),
     };
     let t0 = Instant::now();
+    let cpu0 = cpu_seconds();
     let outcome = mtr_audit::run(&bench, job, &llm).await?;
     let wall = t0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
     let Outcome::Audited(summary) = outcome else {
         return Err("unexpected dry run".into());
     };
@@ -230,6 +338,26 @@ async fn main() -> Result<(), Box<dyn Error>> {
         "request rate {rate:.0}/s, ideal {ideal:.0}/s, ratio {:.3}",
         rate / ideal
     );
+    println!(
+        "process CPU during the audit {cpu:.2} s ({:.2} cores), {:.0} us per judgement (client, fake server and audit together)",
+        cpu / wall,
+        1e6 * cpu / calls as f64
+    );
+    let avg_chars =
+        4 * (summary.cost.total.prompt_tokens as usize / summary.cost.total.calls.max(1));
+    let per_judge = (calls as usize / judges.len()).min(6000);
+    let c = cpu_seconds();
+    let raw = raw_client_rate(&llm, &judges, per_judge, avg_chars).await;
+    let raw_cpu = cpu_seconds() - c;
+    println!(
+        "the LLM client alone, right after ({per_judge} calls per judge, {avg_chars}-char prompts): {raw:.0}/s = {:.3} of ideal, {:.0} us CPU per call; the audit's judging rate is {:.3} of the client's",
+        raw / ideal,
+        1e6 * raw_cpu / (per_judge * judges.len()) as f64,
+        rate / raw
+    );
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load average: {}", load.trim());
+    }
     println!(
         "prompt tokens per judgement: {}",
         summary

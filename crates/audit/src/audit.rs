@@ -188,103 +188,6 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         passages.contains_key(id)
     });
 
-    // hard negatives and pools
-    let mut pools: HashMap<(String, String), Vec<String>> = HashMap::new();
-    if dims.contains(&Dimension::Completeness) {
-        if job.retrievers.is_empty() {
-            return Err(AuditError::Config(
-                "the completeness dimension needs a retriever for hard negatives".into(),
-            ));
-        }
-        let mut turns: Vec<(usize, usize)> = plan
-            .items
-            .iter()
-            .filter(|i| i.dimension == Dimension::Completeness)
-            .map(|i| (i.dialogue, i.turn))
-            .collect();
-        turns.dedup();
-        progress.stage("retrieving hard negatives", turns.len() as u64);
-        let negs = materials::retrieve_negatives(
-            bench,
-            &turns,
-            &job.retrievers,
-            &s.negatives_query,
-            s.negatives,
-            &mut passages,
-        )
-        .await?;
-        progress.advance(turns.len() as u64);
-        progress.finish_stage();
-        let mut kept = Vec::with_capacity(plan.items.len());
-        let items = std::mem::take(&mut plan.items);
-        for it in items {
-            if it.dimension == Dimension::Completeness {
-                let tid = &bench.dialogues[it.dialogue].turns[it.turn].id;
-                let n = negs.by_turn.get(tid).cloned().unwrap_or_default();
-                if n.is_empty() {
-                    plan.skip(Dimension::Completeness, SkipReason::NoNegatives);
-                    continue;
-                }
-                if n.len() < s.negatives {
-                    tracing::debug!("turn {tid}: only {} hard negatives", n.len());
-                }
-                pools.insert((tid.clone(), it.passage_id.clone().unwrap_or_default()), n);
-            }
-            kept.push(it);
-        }
-        plan.items = kept;
-        let short = pools.values().filter(|n| n.len() < s.negatives).count();
-        if short > 0 {
-            warnings.push(format!("{short} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", s.negatives));
-        }
-    }
-
-    // units: one per rating item; for a completeness item, T per judge, each judge with its own
-    // permutations and its own balanced gold positions
-    let mut balancers: Vec<PositionBalancer> = judges
-        .iter()
-        .map(|j| PositionBalancer::new(crate::seed::derive(s.seed, &["judge", &j.name])))
-        .collect();
-    let mut subjects = Vec::with_capacity(plan.items.len());
-    let mut units = Vec::new();
-    for it in &plan.items {
-        let d = &bench.dialogues[it.dialogue];
-        let t = &d.turns[it.turn];
-        let source = subjects.len();
-        subjects.push((it.dialogue, it.turn));
-        let base = Unit {
-            dimension: it.dimension,
-            dialogue_id: d.id.clone(),
-            turn_id: t.id.clone(),
-            turn: it.turn + 1,
-            passage_id: it.passage_id.clone(),
-            trial: None,
-            pool: None,
-            gold_position: None,
-            source,
-            judge: None,
-        };
-        if it.dimension == Dimension::Completeness {
-            let gold = it.passage_id.clone().unwrap_or_default();
-            let negs = &pools[&(t.id.clone(), gold.clone())];
-            for (ji, judge) in judges.iter().enumerate() {
-                let positions = balancers[ji].assign(negs.len() + 1, s.trials);
-                let key = format!("{}\u{1f}{gold}\u{1f}{}", t.id, judge.name);
-                for trial in permutations(&gold, negs, &positions, s.seed, &key) {
-                    units.push(Unit {
-                        trial: Some(trial.index),
-                        gold_position: Some(trial.gold_position + 1),
-                        pool: Some(trial.order),
-                        judge: Some(ji),
-                        ..base.clone()
-                    });
-                }
-            }
-        } else {
-            units.push(base);
-        }
-    }
-
     // fingerprint, and whether an earlier run's judgements may be reused
     let data_fp = if bench.manifest.fingerprint.is_empty() {
         bench.dir.compute_fingerprint()?
@@ -322,19 +225,156 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         HashMap::new()
     };
 
-    let render = BenchRender {
-        bench,
-        passages: &passages,
-        prompts: &job.prompts,
-        subjects: &subjects,
+    // units of the rating dimensions: one per item
+    let subjects: Vec<(usize, usize)> =
+        plan.items.iter().map(|it| (it.dialogue, it.turn)).collect();
+    let base_unit = |k: usize| {
+        let it = &plan.items[k];
+        let d = &bench.dialogues[it.dialogue];
+        Unit {
+            dimension: it.dimension,
+            dialogue_id: d.id.clone(),
+            turn_id: d.turns[it.turn].id.clone(),
+            turn: it.turn + 1,
+            passage_id: it.passage_id.clone(),
+            trial: None,
+            pool: None,
+            gold_position: None,
+            source: k,
+            judge: None,
+        }
     };
+    let rating_units: Vec<Unit> = (0..plan.items.len())
+        .filter(|&k| plan.items[k].dimension != Dimension::Completeness)
+        .map(base_unit)
+        .collect();
+    let comp_items: Vec<usize> = (0..plan.items.len())
+        .filter(|&k| plan.items[k].dimension == Dimension::Completeness)
+        .collect();
+    if !comp_items.is_empty() && job.retrievers.is_empty() {
+        return Err(AuditError::Config(
+            "the completeness dimension needs a retriever for hard negatives".into(),
+        ));
+    }
+    let mut comp_turns: Vec<(usize, usize)> = comp_items
+        .iter()
+        .map(|&k| (plan.items[k].dialogue, plan.items[k].turn))
+        .collect();
+    comp_turns.dedup();
+
     let judging = Judging {
         llm,
         judges: &judges,
         samples,
         progress: &progress,
     };
-    let judged = judge_units(&judging, &units, &render, &existing, "judging").await?;
+    let expected =
+        (rating_units.len() + comp_items.len() * s.trials) * judges.len() * samples as usize;
+    progress.stage("judging", expected.saturating_sub(existing.len()) as u64);
+
+    // The rating dimensions are judged while the hard negatives are retrieved (off the async
+    // workers); the discriminability test follows as soon as its pools exist.
+    let rating = async {
+        let render = BenchRender {
+            bench,
+            passages: &passages,
+            prompts: &job.prompts,
+            subjects: &subjects,
+        };
+        judge_units(&judging, &rating_units, &render, &existing).await
+    };
+    let completeness = async {
+        if comp_items.is_empty() {
+            return Ok(None);
+        }
+        let queries = materials::negative_queries(bench, &comp_turns, &s.negatives_query)?;
+        let have: HashSet<String> = passages.keys().cloned().collect();
+        let (candidates, loaded) = materials::retrieve_candidates(
+            job.retrievers.clone(),
+            queries,
+            materials::depth(s.negatives),
+            bench.dir.clone(),
+            have,
+        )
+        .await?;
+        let negs = materials::select_pools(
+            bench,
+            &comp_turns,
+            &candidates,
+            &passages,
+            loaded,
+            s.negatives,
+        );
+        // units: T per judge and item, each judge with its own permutations and its own
+        // balanced gold positions
+        let mut balancers: Vec<PositionBalancer> = judges
+            .iter()
+            .map(|j| PositionBalancer::new(crate::seed::derive(s.seed, &["judge", &j.name])))
+            .collect();
+        let mut units = Vec::new();
+        let mut no_negatives = 0;
+        let mut short = 0;
+        for &k in &comp_items {
+            let base = base_unit(k);
+            let gold = base.passage_id.clone().unwrap_or_default();
+            let n = negs.by_turn.get(&base.turn_id).cloned().unwrap_or_default();
+            if n.is_empty() {
+                no_negatives += 1;
+                continue;
+            }
+            short += usize::from(n.len() < s.negatives);
+            for (ji, judge) in judges.iter().enumerate() {
+                let positions = balancers[ji].assign(n.len() + 1, s.trials);
+                let key = format!("{}\u{1f}{gold}\u{1f}{}", base.turn_id, judge.name);
+                for trial in permutations(&gold, &n, &positions, s.seed, &key) {
+                    units.push(Unit {
+                        trial: Some(trial.index),
+                        gold_position: Some(trial.gold_position + 1),
+                        pool: Some(trial.order),
+                        judge: Some(ji),
+                        ..base.clone()
+                    });
+                }
+            }
+        }
+        let mut all_passages = passages.clone();
+        all_passages.extend(negs.passages);
+        let render = BenchRender {
+            bench,
+            passages: &all_passages,
+            prompts: &job.prompts,
+            subjects: &subjects,
+        };
+        let judged = judge_units(&judging, &units, &render, &existing).await?;
+        Ok::<_, AuditError>(Some((judged, no_negatives, short, all_passages)))
+    };
+    let (rating, completeness) = futures::join!(rating, completeness);
+    progress.finish_stage();
+    let rating = rating?;
+    let mut judged = rating;
+    if let Some((comp, no_negatives, short, all_passages)) = completeness? {
+        for _ in 0..no_negatives {
+            plan.skip(Dimension::Completeness, SkipReason::NoNegatives);
+        }
+        if short > 0 {
+            warnings.push(format!("{short} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", s.negatives));
+        }
+        passages = all_passages;
+        judged.records.extend(comp.records);
+        judged.reused += comp.reused;
+        judged.stopped = judged.stopped.or(comp.stopped);
+    }
+    // items.jsonl lists the dimensions in order, each in plan order
+    judged
+        .records
+        .sort_by_key(|r| r.as_ref().map(|j| j.dimension));
+    let no_neg = plan
+        .skipped
+        .get(&Dimension::Completeness)
+        .and_then(|m| m.get(&SkipReason::NoNegatives))
+        .copied()
+        .unwrap_or(0);
+    let comp_count = comp_items.len() - no_neg;
 
     // human calibration (its own units, same judges and prompts)
     let human_labels = match &job.human_labels {
@@ -384,8 +424,12 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             items: &human_items_sel,
             prompts: &job.prompts,
         };
-        human_judged =
-            Some(judge_units(&judging, &hunits, &hr, &hexisting, "human calibration").await?);
+        progress.stage(
+            "human calibration",
+            (hunits.len() * judges.len() * samples as usize) as u64,
+        );
+        human_judged = Some(judge_units(&judging, &hunits, &hr, &hexisting).await?);
+        progress.finish_stage();
     }
     let human_stopped = human_judged.as_ref().and_then(|h| h.stopped.clone());
 
@@ -580,7 +624,19 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             sampled: plan.selected.len() < plan.dialogues_total,
             turns_total: plan.turns_total,
             turns_audited: plan.turns_audited,
-            items: dims.iter().map(|d| (*d, plan.count(*d))).collect(),
+            items: dims
+                .iter()
+                .map(|d| {
+                    (
+                        *d,
+                        if *d == Dimension::Completeness {
+                            comp_count
+                        } else {
+                            plan.count(*d)
+                        },
+                    )
+                })
+                .collect(),
             skipped: plan.skipped.clone(),
             judgements_planned: planned,
             judgements_done: done,

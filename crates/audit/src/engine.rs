@@ -83,12 +83,12 @@ pub struct Judging<'a> {
 
 /// Judges every unit with every judge (`samples` each). `existing` holds records of an earlier
 /// run by judgement id; a valid one with the same prompt, model and pool is kept as it was.
+/// Progress advances by one per judgement made; the caller opens and closes the stage.
 pub async fn judge_units(
     ctx: &Judging<'_>,
     units: &[Unit],
     render: &dyn Render,
     existing: &HashMap<String, Judgement>,
-    stage: &str,
 ) -> Result<Judged> {
     let (llm, judges, progress) = (ctx.llm, ctx.judges, ctx.progress);
     let samples = ctx.samples.max(1);
@@ -129,8 +129,6 @@ pub async fn judge_units(
         }
     }
     let jobs = &jobs;
-    let pending: usize = todo.iter().map(Vec::len).sum();
-    progress.stage(stage, pending as u64);
     let stop = Arc::new(AtomicBool::new(false));
     let stopped: Arc<std::sync::Mutex<Option<String>>> = Arc::new(std::sync::Mutex::new(None));
     let fatal: Arc<std::sync::Mutex<Option<AuditError>>> = Arc::new(std::sync::Mutex::new(None));
@@ -246,7 +244,6 @@ pub async fn judge_units(
             copied,
         ));
     }
-    progress.finish_stage();
     if let Some(e) = fatal.lock().ok().and_then(|mut f| f.take()) {
         return Err(e);
     }
@@ -264,7 +261,9 @@ enum Prepared {
     Copy(usize),
 }
 
-/// What came back for a job.
+/// What came back for a job. Short-lived (one per job, consumed at once), so the size
+/// difference between the variants costs nothing worth a heap allocation per call.
+#[allow(clippy::large_enum_variant)]
 enum Answer {
     Called(std::result::Result<ChatResult, LlmError>),
     CopyOf(usize),

@@ -70,40 +70,55 @@ pub fn negative_query(
 /// Hard negatives per turn id (shared by every gold pool of the turn), best first.
 pub struct Negatives {
     pub by_turn: BTreeMap<String, Vec<String>>,
-    /// The query each turn was retrieved with.
-    pub queries: BTreeMap<String, String>,
-    pub retrievers: Vec<String>,
+    /// The passages of the negatives (text needed by the prompts).
+    pub passages: HashMap<String, Passage>,
 }
 
-/// Retrieves negatives for `turns` (dialogue index, turn index), then loads their texts into
-/// `passages`. Each turn gets up to `m` negatives; golds of the turn are never negatives.
-pub async fn retrieve_negatives(
+/// The negatives' queries of `turns` (dialogue index, turn index), each excluding the turn's
+/// relevant golds.
+pub fn negative_queries(
     bench: &Benchmark,
     turns: &[(usize, usize)],
-    retrievers: &[Arc<dyn Retriever>],
     query_spec: &str,
-    m: usize,
-    passages: &mut HashMap<String, Passage>,
-) -> Result<Negatives> {
-    let mut queries = Vec::with_capacity(turns.len());
-    let mut names = Vec::with_capacity(turns.len());
-    for &(d, t) in turns {
-        let turn = &bench.dialogues[d].turns[t];
-        let q = negative_query(query_spec, bench, d, t)?;
-        let gold: Vec<String> = relevant_gold(turn)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        queries.push(Query::new(q).excluding(gold));
-        names.push(turn.id.clone());
-    }
-    // extra depth so duplicates of gold texts can be skipped and still leave m negatives
-    let k = m * 2 + 8;
+) -> Result<Vec<Query>> {
+    turns
+        .iter()
+        .map(|&(d, t)| {
+            let turn = &bench.dialogues[d].turns[t];
+            let q = negative_query(query_spec, bench, d, t)?;
+            let gold: Vec<String> = relevant_gold(turn)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            Ok(Query::new(q).excluding(gold))
+        })
+        .collect()
+}
+
+/// Depth retrieved per query: extra candidates so that duplicates of gold texts can be
+/// skipped and still leave `m` negatives.
+pub fn depth(m: usize) -> usize {
+    m * 2 + 8
+}
+
+/// Candidate passage ids per query (in retriever order), and the passages they name.
+pub type Candidates = (Vec<Vec<String>>, HashMap<String, Passage>);
+
+/// Ranked candidates per query (every retriever interleaved rank by rank) and the passages of
+/// all candidates not in `have`. Blocking (BM25 search and a corpus pass): run it off the
+/// async workers, e.g. with [`retrieve_candidates`].
+pub fn candidates_blocking(
+    handle: &tokio::runtime::Handle,
+    retrievers: &[Arc<dyn Retriever>],
+    queries: &[Query],
+    k: usize,
+    dir: &mtr_core::BenchmarkDir,
+    have: &HashSet<String>,
+) -> Result<Candidates> {
     let mut per_retriever: Vec<Vec<Vec<String>>> = Vec::new();
     for r in retrievers {
-        let hits = r
-            .search(&queries, k)
-            .await
+        let hits = handle
+            .block_on(r.search(queries, k))
             .map_err(|e| AuditError::Retrieval(format!("{}: {e}", r.name())))?;
         per_retriever.push(
             hits.into_iter()
@@ -111,33 +126,73 @@ pub async fn retrieve_negatives(
                 .collect(),
         );
     }
-    let mut candidates: Vec<Vec<String>> = Vec::with_capacity(turns.len());
-    for i in 0..turns.len() {
-        let lists: Vec<Vec<String>> = per_retriever
-            .iter()
-            .map(|r| r.get(i).cloned().unwrap_or_default())
-            .collect();
-        candidates.push(interleave(&lists));
-    }
+    let candidates: Vec<Vec<String>> = (0..queries.len())
+        .map(|i| {
+            let lists: Vec<Vec<String>> = per_retriever
+                .iter()
+                .map(|r| r.get(i).cloned().unwrap_or_default())
+                .collect();
+            interleave(&lists)
+        })
+        .collect();
     let need: HashSet<String> = candidates
         .iter()
         .flatten()
-        .filter(|id| !passages.contains_key(*id))
+        .filter(|id| !have.contains(*id))
         .cloned()
         .collect();
-    let loaded = load_passages(bench, &need)?;
-    passages.extend(loaded);
+    let mut loaded = HashMap::with_capacity(need.len());
+    if !need.is_empty() {
+        dir.for_each_passage(|_, p| {
+            if need.contains(&p.id) {
+                loaded.insert(p.id.clone(), p);
+            }
+            Ok(())
+        })?;
+    }
+    Ok((candidates, loaded))
+}
+
+/// [`candidates_blocking`] on tokio's blocking pool, so judging can go on meanwhile.
+pub async fn retrieve_candidates(
+    retrievers: Vec<Arc<dyn Retriever>>,
+    queries: Vec<Query>,
+    k: usize,
+    dir: mtr_core::BenchmarkDir,
+    have: HashSet<String>,
+) -> Result<Candidates> {
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        candidates_blocking(&handle, &retrievers, &queries, k, &dir, &have)
+    })
+    .await
+    .map_err(|e| AuditError::Internal(format!("retrieval task: {e}")))?
+}
+
+/// Picks each turn's `m` negatives from its candidates. `gold` holds the gold passages,
+/// `loaded` the candidates' passages (the returned [`Negatives`] keeps those it uses).
+pub fn select_pools(
+    bench: &Benchmark,
+    turns: &[(usize, usize)],
+    candidates: &[Vec<String>],
+    gold: &HashMap<String, Passage>,
+    mut loaded: HashMap<String, Passage>,
+    m: usize,
+) -> Negatives {
     let mut by_turn = BTreeMap::new();
-    let mut qmap = BTreeMap::new();
+    let text_of = |id: &str| {
+        gold.get(id)
+            .or_else(|| loaded.get(id))
+            .map(|p| p.text.clone())
+    };
     for (i, &(d, t)) in turns.iter().enumerate() {
         let turn = &bench.dialogues[d].turns[t];
         let exclude: HashSet<&str> = relevant_gold(turn).into_iter().collect();
         let gold_texts: HashSet<String> = exclude
             .iter()
-            .filter_map(|g| passages.get(*g))
+            .filter_map(|g| gold.get(*g))
             .map(|p| text_key(&p.text))
             .collect();
-        let text_of = |id: &str| passages.get(id).map(|p| p.text.clone());
         let negs = select_negatives(
             candidates[i].iter().map(String::as_str),
             &exclude,
@@ -145,14 +200,14 @@ pub async fn retrieve_negatives(
             &gold_texts,
             m,
         );
-        by_turn.insert(names[i].clone(), negs);
-        qmap.insert(names[i].clone(), queries[i].text.clone());
+        by_turn.insert(turn.id.clone(), negs);
     }
-    Ok(Negatives {
+    let used: HashSet<&String> = by_turn.values().flatten().collect();
+    loaded.retain(|id, _| used.contains(id));
+    Negatives {
         by_turn,
-        queries: qmap,
-        retrievers: retrievers.iter().map(|r| r.name()).collect(),
-    })
+        passages: loaded,
+    }
 }
 
 /// The retrieval index of the benchmark's corpus in `index_dir`: opened when it exists and was

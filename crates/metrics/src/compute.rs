@@ -167,9 +167,14 @@ fn iprec_at_recall(cx: &Ctx<'_>, levels: &[f64], out: &mut Vec<f64>) {
     out.resize(base + levels.len(), 0.0);
     let num_rel_ret = cx.num_rel_ret() as i64;
     let num_ret = cx.rels.len();
+    // Recall level -> number of relevant documents: trec_eval 10 rounds (lround); 9.x and
+    // earlier added 0.9 and truncated.
     let cutoffs: Vec<i64> = levels
         .iter()
-        .map(|p| (p * cx.num_rel as f64).round() as i64)
+        .map(|p| match cx.compat {
+            Compat::TrecEval10 => (p * cx.num_rel as f64).round() as i64,
+            Compat::TrecEval9 => (p * cx.num_rel as f64 + 0.9) as i64,
+        })
         .collect();
     let mut current: isize = levels.len() as isize - 1;
     while current >= 0 && cutoffs[current as usize] > num_rel_ret {

@@ -283,7 +283,6 @@ pub(crate) fn evaluate_source<'r>(
                 scratch.cands.clear();
                 run.candidates(ri, opts.compat, &mut scratch.cands)?;
                 scratch.cands.clear();
-                run.release(ri);
                 Ok(None)
             }
             Work::Eval(qi, ri) => {
@@ -292,7 +291,6 @@ pub(crate) fn evaluate_source<'r>(
                 run.candidates(ri, opts.compat, &mut scratch.cands)?;
                 rank_query(scratch, q, opts.dedup, opts.max_docs, run.origin())?;
                 scratch.cands.clear();
-                run.release(ri);
                 let mut values = Vec::with_capacity(columns.len());
                 compute(
                     &opts.measures,
@@ -338,20 +336,58 @@ pub(crate) fn evaluate_source<'r>(
         }
     };
 
-    let results: Vec<Result<Option<QueryScores>>> = if run.num_lines() >= 200_000 {
-        work.par_iter()
-            .map_init(Scratch::default, |s, w| run_one(s, w))
-            .collect()
-    } else {
-        let mut s = Scratch::default();
-        work.iter().map(|w| run_one(&mut s, w)).collect()
+    // Process queries in input order, in batches of about BATCH_LINES lines, so that input
+    // behind us can leave memory; batches run in parallel when the run is large.
+    const BATCH_LINES: usize = 1 << 18;
+    let position = |w: &Work| match *w {
+        Work::Eval(_, ri) | Work::Check(ri) => run.extent(ri),
+        Work::Missing(_) => (0, 0),
     };
-    let mut queries = Vec::with_capacity(qrels.len());
-    for r in results {
-        if let Some(q) = r? {
-            queries.push(q);
+    let mut keyed: Vec<(usize, usize)> = work
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (position(w).0, i))
+        .collect();
+    keyed.sort_unstable();
+    let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+    let parallel = run.num_lines() >= 200_000;
+    let mut slots: Vec<Option<QueryScores>> = (0..work.len()).map(|_| None).collect();
+    let mut k = 0;
+    while k < order.len() {
+        let mut end = k;
+        let mut lines = 0;
+        while end < order.len() && (end == k || lines < BATCH_LINES) {
+            lines += position(&work[order[end]]).1;
+            end += 1;
         }
+        let batch = &order[k..end];
+        let out: Vec<Result<Option<QueryScores>>> = if parallel {
+            batch
+                .par_iter()
+                .map_init(Scratch::default, |s, w| run_one(s, &work[*w]))
+                .collect()
+        } else {
+            let mut s = Scratch::default();
+            batch.iter().map(|w| run_one(&mut s, &work[*w])).collect()
+        };
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for w in batch {
+            if let Work::Eval(_, ri) | Work::Check(ri) = work[*w] {
+                let (a, b) = run.span(ri);
+                lo = lo.min(a);
+                hi = hi.max(b);
+            }
+        }
+        if lo < hi {
+            run.release(lo, hi);
+        }
+        // The first error in input order wins (deterministic, and the smallest line number).
+        for (w, r) in batch.iter().zip(out) {
+            slots[*w] = r?;
+        }
+        k = end;
     }
+    let queries: Vec<QueryScores> = slots.into_iter().flatten().collect();
     // Work lists qrels queries in qid order (evaluated and missing interleaved correctly
     // because both come from the same qrels walk), so `queries` is in qid byte order.
     if queries.is_empty() {
@@ -474,5 +510,52 @@ mod tests {
             e.is_user_error() && e.to_string().contains("no queries"),
             "{e}"
         );
+    }
+}
+
+#[cfg(test)]
+mod large_tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    #[test]
+    fn large_interleaved_file_equals_in_memory_evaluation() {
+        // 250k lines: the parallel, batched, page-releasing path; queries interleaved in
+        // chunks so released pages are needed again later.
+        let dir = tempfile::tempdir().unwrap();
+        let (mut run_txt, mut qrels_txt) = (String::new(), String::new());
+        let mut run = mtr_core::Run::new();
+        let mut qrels = mtr_core::Qrels::new();
+        for chunk in 0..5 {
+            for q in 0..500 {
+                let qid = format!("{:08x}<::>{}", q * 2654435761u64 % 4294967291, q % 7);
+                for d in 0..100 {
+                    let doc = format!("doc{}", (q * 31 + d * 17 + chunk * 1000) % 20000);
+                    let score = f64::from(((q + d * 13 + chunk) % 50) as u32) / 10.0;
+                    let _ = writeln!(run_txt, "{qid} Q0 {doc} {d} {score} t");
+                    run.entry(qid.clone())
+                        .or_default()
+                        .push((doc.clone(), score));
+                    if chunk == 0 && d % 9 == 0 {
+                        let g = ((q + d) % 4) as i32 - 1;
+                        let _ = writeln!(qrels_txt, "{qid} 0 {doc} {g}");
+                        qrels.entry(qid.clone()).or_default().insert(doc, g);
+                    }
+                }
+            }
+        }
+        let (rp, qp) = (dir.path().join("run"), dir.path().join("qrels"));
+        std::fs::write(&rp, run_txt).unwrap();
+        std::fs::write(&qp, qrels_txt).unwrap();
+        let opts = EvalOptions::with_measures(MeasureSet::parse(["all"]).unwrap());
+        let from_file = evaluate_files(&qp, &rp, &opts).unwrap();
+        let in_memory = evaluate(&qrels, &run, &opts).unwrap();
+        assert_eq!(from_file.queries.len(), 500);
+        assert_eq!(from_file.qids(), in_memory.qids());
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (a, b) in from_file.queries.iter().zip(&in_memory.queries) {
+            assert_eq!(bits(&a.values), bits(&b.values), "{}", a.qid);
+        }
+        assert_eq!(bits(&from_file.summary), bits(&in_memory.summary));
     }
 }

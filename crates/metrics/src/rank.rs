@@ -8,22 +8,22 @@
 
 use std::cmp::Ordering;
 
-use ahash::AHashMap;
-
 use crate::error::Result;
-use crate::input::{Cand, Dedup, QrelsQuery};
+use crate::input::{Cand, Dedup, QrelsQuery, SlotTable, doc_hash, short_cmp, short_eq};
 use mtr_core::InputError;
 
 /// Relevance value of a retrieved document absent from the qrels.
 pub const NONPOOL: i32 = -1;
 /// Relevance value of a retrieved document judged with a negative grade.
 pub const UNJUDGED: i32 = -2;
+/// Marks a duplicate dropped by `Dedup::First`.
+const DROPPED: i32 = i32::MIN;
 
 /// Reusable per-thread buffers.
 #[derive(Default)]
 pub(crate) struct Scratch<'a> {
     pub cands: Vec<Cand<'a>>,
-    seen: AHashMap<&'a [u8], u64>,
+    table: SlotTable,
     pub rels: Vec<i32>,
 }
 
@@ -36,11 +36,12 @@ fn trec_order(a: &Cand<'_>, b: &Cand<'_>) -> Ordering {
     } else if a.score < b.score {
         Ordering::Greater
     } else {
-        b.doc.cmp(a.doc)
+        short_cmp(b.doc, a.doc)
     }
 }
 
-/// Removes or rejects duplicate documents, ranks, cuts at `max_docs` and fills `scratch.rels`.
+/// Removes or rejects duplicate documents, looks each document up in the qrels (one hash per
+/// document serves both), ranks, cuts at `max_docs` and fills `scratch.rels`.
 pub(crate) fn rank_query<'a>(
     scratch: &mut Scratch<'a>,
     qrels: &QrelsQuery,
@@ -48,20 +49,37 @@ pub(crate) fn rank_query<'a>(
     max_docs: Option<usize>,
     origin: &std::path::Path,
 ) -> Result<()> {
-    dedup_cands(scratch, dedup, &qrels.qid, origin)?;
-    sort_trec(&mut scratch.cands);
-    let cands = &mut scratch.cands;
-    if let Some(m) = max_docs {
-        cands.truncate(m);
-    }
-    scratch.rels.clear();
-    scratch
-        .rels
-        .extend(cands.iter().map(|c| match qrels.grade(c.doc) {
+    let Scratch { cands, table, rels } = scratch;
+    table.reset(cands.len());
+    let mut dropped = false;
+    for i in 0..cands.len() {
+        let doc = cands[i].doc;
+        let h = doc_hash(doc);
+        if let Some(first) = table.find_or_insert(h, i, |j| short_eq(cands[j].doc, doc)) {
+            if dedup == Dedup::Error {
+                return Err(
+                    duplicate_error(origin, &qrels.qid, &cands[i], cands[first].line).into(),
+                );
+            }
+            cands[i].rel = DROPPED;
+            dropped = true;
+            continue;
+        }
+        cands[i].rel = match qrels.grade_hashed(doc, h) {
             Some(g) if g < 0 => UNJUDGED,
             Some(g) => g,
             None => NONPOOL,
-        }));
+        };
+    }
+    if dropped {
+        cands.retain(|c| c.rel != DROPPED);
+    }
+    sort_trec(cands);
+    if let Some(m) = max_docs {
+        cands.truncate(m);
+    }
+    rels.clear();
+    rels.extend(cands.iter().map(|c| c.rel));
     Ok(())
 }
 
@@ -83,39 +101,15 @@ fn sort_trec(cands: &mut [Cand<'_>]) {
         }
         if j - i > 1 {
             let tie = &mut cands[i..j];
-            if !tie.windows(2).all(|w| w[0].doc >= w[1].doc) {
-                tie.sort_unstable_by(|a, b| b.doc.cmp(a.doc));
+            if !tie
+                .windows(2)
+                .all(|w| short_cmp(w[0].doc, w[1].doc) != Ordering::Less)
+            {
+                tie.sort_unstable_by(|a, b| short_cmp(b.doc, a.doc));
             }
         }
         i = j;
     }
-}
-
-fn dedup_cands(
-    scratch: &mut Scratch<'_>,
-    dedup: Dedup,
-    qid: &str,
-    origin: &std::path::Path,
-) -> Result<()> {
-    let seen = &mut scratch.seen;
-    seen.clear();
-    seen.reserve(scratch.cands.len());
-    let mut dup = false;
-    for c in &scratch.cands {
-        if let Some(first) = seen.insert(c.doc, c.line) {
-            // Keep the first occurrence's line.
-            seen.insert(c.doc, first);
-            if dedup == Dedup::Error {
-                return Err(duplicate_error(origin, qid, c, first).into());
-            }
-            dup = true;
-        }
-    }
-    if dup {
-        let mut kept: ahash::AHashSet<&[u8]> = ahash::AHashSet::with_capacity(scratch.cands.len());
-        scratch.cands.retain(|c| kept.insert(c.doc));
-    }
-    Ok(())
 }
 
 fn duplicate_error(origin: &std::path::Path, qid: &str, c: &Cand<'_>, first: u64) -> InputError {
@@ -158,6 +152,7 @@ mod tests {
             doc: doc.as_bytes(),
             score,
             line,
+            rel: 0,
         }
     }
 
@@ -194,7 +189,7 @@ mod tests {
             let mut cands: Vec<Cand<'_>> = names
                 .iter()
                 .zip(&scores)
-                .map(|(d, s)| Cand { doc: d.as_bytes(), score: f64::from(*s), line: 0 })
+                .map(|(d, s)| Cand { doc: d.as_bytes(), score: f64::from(*s), line: 0, rel: 0 })
                 .collect();
             if presorted {
                 // Rank order by score only, ties in arbitrary docno order: the fast path.

@@ -15,7 +15,8 @@ use crate::paths::PathOptions;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum VectorSource {
-    /// The embedder role when one is configured, else lexical.
+    /// The embedder role when one is configured (the bundled local embedder only up to
+    /// 2,000 chunks: it is slow on a CPU), else lexical.
     #[default]
     Auto,
     /// The LLM layer's embedder role (cached per text); also enables dense retrieval.
@@ -123,8 +124,8 @@ pub struct UniquenessOptions {
     /// Best fused hits (other than the evidence) shown to the judge.
     pub judge_candidates: usize,
     /// At most this many other chunks may answer (grade 1 or 2); they become extra graded
-    /// golds. More than this, or more than `max_full` answering as well as the evidence, and
-    /// the question is regenerated as too generic.
+    /// golds (grade 2: answers as well as the evidence, 1: partly). More than this, or more
+    /// than `max_full` answering fully, and the question is regenerated as too generic.
     pub max_extra_golds: usize,
     pub max_full: usize,
 }
@@ -137,7 +138,7 @@ impl Default for UniquenessOptions {
             retrieve_k: 20,
             judge_candidates: 5,
             max_extra_golds: 2,
-            max_full: 1,
+            max_full: 2,
         }
     }
 }

@@ -106,13 +106,37 @@ fn to_json<T: Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
-/// Decides the vector source: the embedder when asked for (or `auto` and one is configured,
-/// outside dry runs).
-fn use_embedder(cfg: &SynthConfig, llm: Option<&Llm>, dry_run: bool) -> Result<bool> {
+/// Chunks above which `auto` does not embed with a *local* embedder: the bundled CPU model
+/// embeds about 15 passages per second, so a 10k-chunk corpus would take over ten minutes
+/// before the first question; lexical vectors take a second.
+pub const AUTO_LOCAL_EMBED_LIMIT: usize = 2000;
+
+/// Decides the vector source: the embedder when asked for, or with `auto` when one is
+/// configured (a local one only up to [`AUTO_LOCAL_EMBED_LIMIT`] chunks); never in dry runs.
+fn use_embedder(
+    cfg: &SynthConfig,
+    llm: Option<&Llm>,
+    dry_run: bool,
+    chunks: usize,
+) -> Result<bool> {
     let has = llm.is_some_and(|l| !l.role_endpoints(Role::Embedder).is_empty());
     match cfg.vectors {
         VectorSource::Lexical => Ok(false),
-        VectorSource::Auto => Ok(has && !dry_run),
+        VectorSource::Auto => {
+            let local = llm.is_some_and(|l| {
+                let names = l.role_endpoints(Role::Embedder);
+                l.endpoints()
+                    .iter()
+                    .any(|e| e.local && names.contains(&e.name))
+            });
+            if has && local && chunks > AUTO_LOCAL_EMBED_LIMIT && !dry_run {
+                tracing::info!(
+                    "{chunks} chunks: using lexical vectors instead of the local embedder (pass --vectors embedder to embed them anyway)"
+                );
+                return Ok(false);
+            }
+            Ok(has && !dry_run)
+        }
         VectorSource::Embedder if !has => Err(Error::param(
             "vectors",
             "`embedder` needs an embedder role in [llm.roles]",
@@ -202,7 +226,7 @@ pub async fn prepare(
     }
 
     // 3. vectors
-    let embed = use_embedder(cfg, llm, dry_run)?;
+    let embed = use_embedder(cfg, llm, dry_run, chunks.len())?;
     let source = match (embed, llm.and_then(|l| l.embedding_model())) {
         (true, Some(m)) => format!("embedder:{m}"),
         _ => "lexical".to_string(),
@@ -639,4 +663,90 @@ fn tomlable(v: serde_json::Value) -> serde_json::Value {
 /// Used by the command to default the work dir next to the output.
 pub fn default_work_dir(out: &Path) -> PathBuf {
     out.join(".mtr-synth")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::VectorSource;
+
+    fn job(out: &Path, cfg: SynthConfig) -> SynthJob {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
+        SynthJob::new(corpus, out, cfg, SynthPrompts::builtin().unwrap())
+    }
+
+    fn mtime(p: PathBuf) -> std::time::SystemTime {
+        std::fs::metadata(p).unwrap().modified().unwrap()
+    }
+
+    #[tokio::test]
+    async fn stages_are_reused_until_their_inputs_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = SynthConfig {
+            vectors: VectorSource::Lexical,
+            ..Default::default()
+        };
+        let j = job(&tmp.path().join("out"), cfg.clone());
+        let p1 = prepare(&j, None, false, &mtr_core::progress::NoProgress)
+            .await
+            .unwrap();
+        assert_eq!(p1.chunks.len(), 24);
+        assert_eq!(p1.curation.stripped_sections, 5);
+        let wd = |n: &str| j.work_dir.join(n);
+        let (c1, t1) = (mtime(wd("chunks.jsonl")), mtime(wd("topics.json")));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // same settings: everything is loaded, nothing rewritten, same result
+        let p2 = prepare(&j, None, false, &mtr_core::progress::NoProgress)
+            .await
+            .unwrap();
+        assert_eq!(
+            (mtime(wd("chunks.jsonl")), mtime(wd("topics.json"))),
+            (c1, t1)
+        );
+        assert_eq!(p2.chunks, p1.chunks);
+        assert_eq!(p2.topics, p1.topics);
+        // another seed: chunks are kept, paths are recomputed
+        let mut cfg2 = cfg.clone();
+        cfg2.seed = 9;
+        let p3 = prepare(
+            &job(&tmp.path().join("out"), cfg2),
+            None,
+            false,
+            &mtr_core::progress::NoProgress,
+        )
+        .await
+        .unwrap();
+        assert_eq!(mtime(wd("chunks.jsonl")), c1);
+        assert_ne!(mtime(wd("topics.json")), t1);
+        assert_ne!(p3.topics.paths, p1.topics.paths);
+        // other chunk sizes: chunks are recomputed
+        let mut cfg3 = cfg;
+        cfg3.chunking.min_tokens = 64;
+        cfg3.chunking.max_tokens = 128;
+        let p4 = prepare(
+            &job(&tmp.path().join("out"), cfg3),
+            None,
+            false,
+            &mtr_core::progress::NoProgress,
+        )
+        .await
+        .unwrap();
+        assert!(p4.chunks.len() > 60, "{}", p4.chunks.len());
+        // every chunk is in exactly one path
+        let mut seen: Vec<u32> = p4.topics.paths.iter().flatten().copied().collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..p4.chunks.len() as u32).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn toml_cannot_hold_null_or_huge_integers() {
+        let v = tomlable(
+            json!({"a": null, "b": [1, null], "seed": u64::MAX, "c": {"d": null, "e": 2}}),
+        );
+        assert_eq!(
+            v,
+            json!({"b": [1], "seed": u64::MAX.to_string(), "c": {"e": 2}})
+        );
+        assert!(toml::Value::try_from(v).is_ok());
+    }
 }

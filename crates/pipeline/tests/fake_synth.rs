@@ -2,6 +2,8 @@
 //! uniqueness decisions (extra gold, regeneration, drop), language guards, and resuming an
 //! interrupted run without repeating calls.
 
+#![cfg(test)]
+
 use std::path::{Path, PathBuf};
 
 use mtr_core::BenchmarkDir;

@@ -1,0 +1,163 @@
+//! A compact open-addressing index over document ids: slots hold `index + 1` into a caller's
+//! array, keyed by a fixed-seed hash computed once per document (so the same hash serves both
+//! duplicate detection and the qrels lookup). Used instead of a `HashMap<&[u8], _>` because it
+//! allocates one `Vec<u32>`, is reused across queries, and needs no key copies.
+
+/// Fixed seeds: hashes (and so probe orders) are the same in every process.
+const HASHER: ahash::RandomState = ahash::RandomState::with_seeds(
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7344,
+    0xa409_3822_299f_31d0,
+    0x082e_fa98_ec4e_6c89,
+);
+
+#[inline]
+pub(crate) fn doc_hash(doc: &[u8]) -> u64 {
+    HASHER.hash_one(doc)
+}
+
+/// Byte-string equality for short ids, inlined (a `memcmp` call per comparison dominated
+/// profiles: ids are usually 8 to 40 bytes).
+#[inline]
+pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in ca.by_ref().zip(cb.by_ref()) {
+        let x = u64::from_ne_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+        let y = u64::from_ne_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
+        if x != y {
+            return false;
+        }
+    }
+    ca.remainder() == cb.remainder()
+}
+
+/// Byte-string order (`strcmp` order for ids without NUL), inlined like [`short_eq`].
+#[inline]
+pub(crate) fn short_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in ca.by_ref().zip(cb.by_ref()) {
+        let x = u64::from_be_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+        let y = u64::from_be_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    // One of the inputs is exhausted to fewer than 8 bytes: compare the rest directly.
+    let n = a.len().min(b.len()) / 8 * 8;
+    a[n..].cmp(&b[n..])
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SlotTable {
+    slots: Vec<u32>,
+}
+
+impl SlotTable {
+    /// Empties the table and sizes it for `n` entries (load factor <= 1/2).
+    pub(crate) fn reset(&mut self, n: usize) {
+        let size = (2 * n).next_power_of_two().max(8);
+        self.slots.clear();
+        self.slots.resize(size, 0);
+    }
+
+    pub(crate) fn into_slots(self) -> Box<[u32]> {
+        self.slots.into_boxed_slice()
+    }
+
+    /// Finds the entry equal to the probe (per `eq`) or inserts `index`; returns the existing
+    /// entry's index if there was one.
+    #[inline]
+    pub(crate) fn find_or_insert(
+        &mut self,
+        hash: u64,
+        index: usize,
+        eq: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                self.slots[i] = index as u32 + 1;
+                return None;
+            }
+            if eq(s as usize - 1) {
+                return Some(s as usize - 1);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
+/// Looks up in slots produced by [`SlotTable::into_slots`].
+#[inline]
+pub(crate) fn find(slots: &[u32], hash: u64, eq: impl Fn(usize) -> bool) -> Option<usize> {
+    let mask = slots.len() - 1;
+    let mut i = hash as usize & mask;
+    loop {
+        let s = slots[i];
+        if s == 0 {
+            return None;
+        }
+        if eq(s as usize - 1) {
+            return Some(s as usize - 1);
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_find_and_duplicates() {
+        let docs: Vec<String> = (0..100).map(|i| format!("doc{i}")).collect();
+        let mut t = SlotTable::default();
+        t.reset(docs.len());
+        for (i, d) in docs.iter().enumerate() {
+            assert_eq!(
+                t.find_or_insert(doc_hash(d.as_bytes()), i, |j| docs[j] == *d),
+                None
+            );
+        }
+        assert_eq!(
+            t.find_or_insert(doc_hash(b"doc7"), 100, |j| docs[j] == "doc7"),
+            Some(7)
+        );
+        let slots = t.into_slots();
+        assert_eq!(
+            find(&slots, doc_hash(b"doc42"), |j| docs[j] == "doc42"),
+            Some(42)
+        );
+        assert_eq!(find(&slots, doc_hash(b"nope"), |j| docs[j] == "nope"), None);
+        assert_eq!(doc_hash(b"x"), doc_hash(b"x"));
+    }
+
+    #[test]
+    fn short_eq_is_equality() {
+        let words: Vec<Vec<u8>> = [
+            "",
+            "a",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefghi",
+            "abcdefghj",
+            "0a1b2c3d4e5f6a7b<::>3",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        for a in &words {
+            for b in &words {
+                assert_eq!(short_eq(a, b), a == b, "{a:?} {b:?}");
+                assert_eq!(short_cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! A memory-mapped TREC run (`qid Q0 docno rank score tag [ignored...]`): the first pass
+//! records each query's blocks of consecutive lines, the second (per query, on demand) parses
+//! them straight from the mapping. Pages already processed are handed back to the kernel so
+//! the resident set stays far below the file size.
+
+use std::path::{Path, PathBuf};
+
+use ahash::AHashMap;
+use memmap2::Mmap;
+
+use super::{
+    Cand, Compat, RunSource, Tokens, bad_line, is_space, line_spans, parse_score, short_eq,
+};
+use crate::error::{MetricsError, Result};
+use mtr_core::InputError;
+
+const COLUMNS: &str = "expected 6 columns (qid Q0 docno rank score tag)";
+
+/// A memory-mapped TREC run with its per-query line ranges.
+#[derive(Debug)]
+pub struct TrecRunFile {
+    path: PathBuf,
+    map: Option<Mmap>,
+    qids: Vec<Box<[u8]>>,
+    /// Per query: (start byte, end byte, first line number) of each block of its lines.
+    ranges: Vec<Vec<(usize, usize, u64)>>,
+    /// Per query: number of content lines.
+    counts: Vec<usize>,
+    index: AHashMap<Box<[u8]>, usize>,
+    run_id: Option<String>,
+    lines: usize,
+}
+
+impl TrecRunFile {
+    /// Maps the file and groups its lines by query (first pass).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|e| MetricsError::io(path, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| MetricsError::io(path, e))?
+            .len();
+        let map = if len == 0 {
+            None
+        } else {
+            // SAFETY: the mapping is read-only and private to this process; like every
+            // mmap-based reader we assume the file is not truncated while it is evaluated.
+            let m = unsafe { Mmap::map(&file) }.map_err(|e| MetricsError::io(path, e))?;
+            let _ = m.advise(memmap2::Advice::Sequential);
+            Some(m)
+        };
+        let mut run = TrecRunFile {
+            path: path.to_path_buf(),
+            map,
+            qids: Vec::new(),
+            ranges: Vec::new(),
+            counts: Vec::new(),
+            index: AHashMap::new(),
+            run_id: None,
+            lines: 0,
+        };
+        run.group()?;
+        Ok(run)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// Drops the whole pages inside `start..end` from this process's resident set (the kernel
+    /// keeps them in the page cache and maps them again on access).
+    fn drop_pages(&self, start: usize, end: usize) {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            const PAGE: usize = 4096;
+            let s = start.div_ceil(PAGE) * PAGE;
+            let e = end.min(map.len()) / PAGE * PAGE;
+            if e > s {
+                // SAFETY: the mapping is read-only and never written, so MADV_DONTNEED only
+                // discards clean pages that are read again from the file on the next access;
+                // no data can be lost and slices into the mapping stay valid.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, s, e - s)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (start, end);
+    }
+
+    fn group(&mut self) -> Result<()> {
+        let mut qids: Vec<Box<[u8]>> = Vec::new();
+        let mut ranges: Vec<Vec<(usize, usize, u64)>> = Vec::new();
+        let mut counts: Vec<usize> = Vec::new();
+        let mut index: AHashMap<Box<[u8]>, usize> = AHashMap::new();
+        let mut last_content: Option<(u64, usize, usize)> = None;
+        let mut n_lines = 0usize;
+        let mut released = 0usize;
+        {
+            let bytes = self.bytes();
+            let mut cur: usize = usize::MAX;
+            let mut cur_qid: &[u8] = b"";
+            let mut no = 0u64;
+            for (pos, end) in line_spans(bytes) {
+                let line = &bytes[pos..end];
+                no += 1;
+                // Fast path: the line starts with the current qid followed by whitespace.
+                let n = cur_qid.len();
+                if cur != usize::MAX
+                    && line.len() > n
+                    && is_space(line[n])
+                    && short_eq(&line[..n], cur_qid)
+                {
+                    n_lines += 1;
+                    counts[cur] += 1;
+                    last_content = Some((no, pos, end));
+                    if let Some(r) = ranges[cur].last_mut() {
+                        r.1 = end;
+                    }
+                } else if let Some(qid) = Tokens::new(line).next()
+                    && qid[0] != b'#'
+                {
+                    n_lines += 1;
+                    last_content = Some((no, pos, end));
+                    if cur != usize::MAX && qid == cur_qid {
+                        // Same query, with leading whitespace.
+                        counts[cur] += 1;
+                        if let Some(r) = ranges[cur].last_mut() {
+                            r.1 = end;
+                        }
+                    } else {
+                        let q = match index.get(qid) {
+                            Some(q) => *q,
+                            None => {
+                                let q = qids.len();
+                                qids.push(qid.into());
+                                ranges.push(Vec::new());
+                                counts.push(0);
+                                index.insert(qid.into(), q);
+                                q
+                            }
+                        };
+                        counts[q] += 1;
+                        ranges[q].push((pos, end, no));
+                        cur = q;
+                        cur_qid = qid;
+                    }
+                }
+                if end + 1 - released >= 64 << 20 {
+                    self.drop_pages(released, end + 1);
+                    released = end + 1;
+                }
+            }
+        }
+        if let Some((no, s, e)) = last_content {
+            let line = &self.bytes()[s..e];
+            let toks: Vec<&[u8]> = Tokens::new(line).take(6).collect();
+            if toks.len() < 6 {
+                return Err(bad_line(&self.path, no, COLUMNS).into());
+            }
+            self.run_id = Some(String::from_utf8_lossy(toks[5]).into_owned());
+        }
+        self.qids = qids;
+        self.ranges = ranges;
+        self.counts = counts;
+        self.index = index;
+        self.lines = n_lines;
+        Ok(())
+    }
+}
+
+impl RunSource for TrecRunFile {
+    fn len(&self) -> usize {
+        self.qids.len()
+    }
+    fn find(&self, qid: &[u8]) -> Option<usize> {
+        self.index.get(qid).copied()
+    }
+    fn run_id(&self) -> Option<&str> {
+        self.run_id.as_deref()
+    }
+    fn origin(&self) -> &Path {
+        &self.path
+    }
+    fn num_lines(&self) -> usize {
+        self.lines
+    }
+    fn extent(&self, i: usize) -> (usize, usize) {
+        (self.ranges[i].first().map_or(0, |r| r.0), self.counts[i])
+    }
+    fn span(&self, i: usize) -> (usize, usize) {
+        let r = &self.ranges[i];
+        (r.first().map_or(0, |r| r.0), r.last().map_or(0, |r| r.1))
+    }
+    fn release(&self, start: usize, end: usize) {
+        self.drop_pages(start, end);
+    }
+
+    fn candidates<'a>(&'a self, i: usize, compat: Compat, out: &mut Vec<Cand<'a>>) -> Result<()> {
+        let bytes = self.bytes();
+        let qid_len = self.qids[i].len();
+        out.reserve(self.counts[i]);
+        for &(start, end, first_no) in &self.ranges[i] {
+            let block = &bytes[start..end];
+            for ((s, e), no) in line_spans(block).zip(first_no..) {
+                let line = &block[s..e];
+                // The first pass put only this query's lines (plus blank and comment lines)
+                // in the block, so a line starting with a non-blank, non-`#` byte starts with
+                // this qid.
+                let mut t = match line.first() {
+                    Some(b) if !is_space(*b) && *b != b'#' => Tokens::at(line, qid_len),
+                    _ => {
+                        let mut t = Tokens::new(line);
+                        match t.next() {
+                            Some(q) if q[0] != b'#' => t,
+                            _ => continue,
+                        }
+                    }
+                };
+                let (Some(_iter), Some(doc), Some(_rank), Some(score), Some(_tag)) =
+                    (t.next(), t.next(), t.next(), t.next(), t.next())
+                else {
+                    return Err(bad_line(&self.path, no, COLUMNS).into());
+                };
+                let score = parse_score(score).ok_or_else(|| {
+                    InputError::new(
+                        &self.path,
+                        format!("score `{}` is not a number", String::from_utf8_lossy(score)),
+                    )
+                    .line(no)
+                    .field("score")
+                })?;
+                out.push(Cand {
+                    doc,
+                    score: compat.score(score),
+                    line: no,
+                    rel: 0,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn groups_interleaved_queries() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            &d,
+            "r",
+            "q1 Q0 a 1 3 t\nq2 Q0 b 1 2 t\n\n# x\n  q1 Q0 c 2 1.5e0 t\nq1\tQ0 e 3 1 last",
+        );
+        let r = TrecRunFile::open(&p).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r.run_id(), Some("last"));
+        assert_eq!(r.num_lines(), 4);
+        let mut out = Vec::new();
+        let q1 = r.find(b"q1").unwrap();
+        assert_eq!(r.extent(q1), (0, 3));
+        r.candidates(q1, Compat::TrecEval10, &mut out).unwrap();
+        let got: Vec<(&[u8], f64, u64)> = out.iter().map(|c| (c.doc, c.score, c.line)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (&b"a"[..], 3.0, 1),
+                (&b"c"[..], 1.5, 5),
+                (&b"e"[..], 1.0, 6)
+            ]
+        );
+    }
+
+    #[test]
+    fn qid_prefix_of_another_qid_is_not_confused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(&d, "r", "q1 Q0 a 1 3 t\nq10 Q0 b 1 2 t\nq1 Q0 c 2 1 t\n");
+        let r = TrecRunFile::open(&p).unwrap();
+        assert_eq!(r.len(), 2);
+        let mut out = Vec::new();
+        r.candidates(r.find(b"q10").unwrap(), Compat::TrecEval10, &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn bad_lines_are_errors_with_line_numbers() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(&d, "r", "q1 Q0 a 1 3 t\nq1 Q0 b 2 zz t\n");
+        let r = TrecRunFile::open(&p).unwrap();
+        let mut out = Vec::new();
+        let e = r
+            .candidates(0, Compat::TrecEval10, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(":2") && e.contains("score"), "{e}");
+        let p = write(&d, "r2", "q1 Q0 a 1 3\n");
+        assert!(
+            TrecRunFile::open(&p)
+                .unwrap_err()
+                .to_string()
+                .contains(":1")
+        );
+        let p = write(&d, "r3", "q1 Q0 a 1 3 t\nq1 Q0 b\nq1 Q0 c 3 1 t\n");
+        let r = TrecRunFile::open(&p).unwrap();
+        let e = r
+            .candidates(0, Compat::TrecEval10, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(":2") && e.contains("6 columns"), "{e}");
+    }
+}
