@@ -15,7 +15,8 @@ use super::local::{LlmArgs, open_llm};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Vectors {
-    /// The embedder role when configured, else lexical.
+    /// The embedder role when configured (the bundled CPU embedder only up to 2,000
+    /// chunks), else lexical.
     Auto,
     /// Embed chunks with the embedder role (enables dense uniqueness retrieval).
     Embedder,

@@ -254,7 +254,7 @@ fn synth_on_the_local_model_en_and_zh() {
         &cfg,
         format!(
             "[llm]\ncache = \"{}\"\n[llm.local]\njudges = [\"qwen0.5b\"]\ngenerator = \"qwen0.5b\"\n[llm.sampling.judges]\nmax_tokens = 120\n[llm.retry]\nparse_retries = 0\n\
-             [synth.generation]\noffer = 2\nmax_attempts = 2\nanswer_attempts = 1\nmax_tokens = 120\n[synth.generation.uniqueness]\njudge_candidates = 2\n",
+             [synth.generation]\noffer = 2\nmax_attempts = 1\nanswer_attempts = 1\nmax_tokens = 120\n[synth.generation.uniqueness]\njudge_candidates = 2\n",
             tmp.path().join("cache.sqlite").display()
         ),
     )

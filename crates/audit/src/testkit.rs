@@ -86,7 +86,7 @@ pub async fn fake_llm(fake: &FakeServer, names: &[&str], cache: &Path, concurren
     .unwrap()
 }
 
-/// Runs an audit with a BM25 index in `dir/index`.
+/// Runs an audit with a BM25 index in `index`.
 pub async fn audit(
     bench: &Benchmark,
     llm: &Llm,
@@ -95,11 +95,22 @@ pub async fn audit(
     index: &Path,
 ) -> Outcome {
     let bm25 = crate::materials::bm25_index(bench, index, &mtr_core::progress::NoProgress).unwrap();
+    audit_with(bench, llm, settings, out, vec![Arc::new(bm25)]).await
+}
+
+/// Runs an audit with the given retrievers for hard negatives.
+pub async fn audit_with(
+    bench: &Benchmark,
+    llm: &Llm,
+    settings: AuditSettings,
+    out: &Path,
+    retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>>,
+) -> Outcome {
     let job = AuditJob {
         settings,
         out_dir: out.to_path_buf(),
         prompts: AuditPrompts::builtin().unwrap(),
-        retrievers: vec![Arc::new(bm25)],
+        retrievers,
         config_hash: "test".into(),
         tool_version: "test".into(),
         git_commit: None,

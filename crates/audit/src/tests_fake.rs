@@ -442,6 +442,104 @@ async fn unparsable_judgements_are_counted_never_scored() {
     validate_folder(&out);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dense_negatives_join_bm25_when_an_embedder_is_configured() {
+    use mtr_retrieve::dense::{DenseOptions, DenseRetriever, Embedder};
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder()
+        .respond(hashed_judge)
+        .start()
+        .await
+        .unwrap();
+    let mut judge = fake.endpoint("a", "a-model");
+    judge.max_concurrency = 16;
+    let config = mtr_llm::LlmConfig {
+        endpoints: vec![judge, fake.endpoint("emb", "fake-embedder")],
+        roles: mtr_llm::Roles {
+            judges: vec!["a".into()],
+            embedder: vec!["emb".into()],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let llm = mtr_llm::Llm::new(
+        config,
+        mtr_llm::LlmOptions {
+            cache_path: Some(tmp.path().join("c.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let idx = crate::materials::corpus_index(
+        &bench,
+        &tmp.path().join("index"),
+        &mtr_core::progress::NoProgress,
+    )
+    .unwrap();
+    let embedder: Arc<dyn Embedder> =
+        Arc::new(mtr_retrieve::llm::LlmEmbedder::new(llm.clone()).unwrap());
+    let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
+    let opts = DenseOptions {
+        batch_size: 64,
+        concurrency: 8,
+        ..Default::default()
+    };
+    let dense = mtr_retrieve::ensure_dense(
+        &idx,
+        &src,
+        embedder.as_ref(),
+        &opts,
+        &mtr_core::progress::NoProgress,
+    )
+    .await
+    .unwrap();
+    let dense: Arc<dyn mtr_retrieve::Retriever> =
+        Arc::new(DenseRetriever::new(Arc::new(dense), embedder));
+    let bm25: Arc<dyn mtr_retrieve::Retriever> = Arc::new(idx.bm25().unwrap());
+    let settings = AuditSettings {
+        sample: Some(3),
+        dimensions: vec![Dimension::Completeness],
+        resamples: 100,
+        ..Default::default()
+    };
+    let pools = |dir: &Path| -> BTreeSet<String> {
+        read_items(dir)
+            .into_iter()
+            .flat_map(|j| j.pool.unwrap_or_default())
+            .collect()
+    };
+    let (a, b) = (tmp.path().join("bm25"), tmp.path().join("both"));
+    let Outcome::Audited(sa) =
+        audit_with(&bench, &llm, settings.clone(), &a, vec![bm25.clone()]).await
+    else {
+        panic!()
+    };
+    let Outcome::Audited(sb) = audit_with(&bench, &llm, settings, &b, vec![bm25, dense]).await
+    else {
+        panic!()
+    };
+    let (pa, pb) = (pools(&a), pools(&b));
+    let only_dense: Vec<&String> = pb.difference(&pa).collect();
+    assert!(
+        only_dense.len() > 10,
+        "dense retrieval added no negatives: {}",
+        only_dense.len()
+    );
+    assert!(
+        pa.intersection(&pb).count() > 10,
+        "BM25 negatives stay in the interleaved pools"
+    );
+    assert_eq!(sa.plan.items, sb.plan.items);
+    assert_ne!(
+        sa.fingerprint.config, sb.fingerprint.config,
+        "the retrievers are part of the fingerprint"
+    );
+}
+
 /// What the planted-defect test planted.
 struct Planted {
     bench: Benchmark,

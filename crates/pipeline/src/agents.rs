@@ -325,19 +325,41 @@ impl Agents<'_> {
     }
 
     /// Answerability of the question from the evidence, 1-5.
+    /// Answerability 1-5 and the judge's quote of the answering sentence (checked by the
+    /// caller against the passage with [`quote_supported`]).
     pub async fn answerability(
         &self,
         history: &[Utter],
         question: &str,
         passage: &PromptPassage,
         log: &mut CallLog,
-    ) -> Parsed<i64> {
+    ) -> Parsed<(i64, String)> {
         let ctx = json!({"history": history, "question": question, "passage": passage});
         let req = self
             .prompts
             .answerability
-            .request(&ctx, OutputSpec::Schema(score_schema("answerability")))?;
-        self.score("answerability", req, log).await
+            .request(&ctx, OutputSpec::Schema(answerability_schema()))?;
+        let Some(out) = self.call("answerability", req, true, log).await? else {
+            return Ok(None);
+        };
+        let v = out.value.unwrap_or(Value::Null);
+        match v.get("score").and_then(Value::as_i64) {
+            Some(s) if (1..=5).contains(&s) => {
+                let quote = v
+                    .get("quote")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                Ok(Some((s, quote)))
+            }
+            _ => {
+                log.roles
+                    .entry("answerability".into())
+                    .or_default()
+                    .parse_failed += 1;
+                Ok(None)
+            }
+        }
     }
 
     /// Faithfulness of the answer to the evidence, 1-5.
@@ -384,17 +406,9 @@ impl Agents<'_> {
         reference: &PromptPassage,
         candidates: &[PromptPassage],
         log: &mut CallLog,
-    ) -> Parsed<Vec<i64>> {
+    ) -> Parsed<Vec<(i64, String)>> {
         let n = candidates.len();
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "justification": {"type": "string"},
-                "grades": {"type": "array", "items": {"type": "integer", "enum": [0, 1, 2]}, "minItems": n, "maxItems": n}
-            },
-            "required": ["justification", "grades"],
-            "additionalProperties": false
-        });
+        let schema = uniqueness_schema(n);
         let ctx = json!({"history": history, "question": question, "reference": reference, "candidates": candidates});
         let req = self.prompts.uniqueness.request(
             &ctx,
@@ -403,14 +417,27 @@ impl Agents<'_> {
         let Some(out) = self.call("uniqueness", req, true, log).await? else {
             return Ok(None);
         };
-        let grades: Option<Vec<i64>> = out
-            .value
-            .as_ref()
-            .and_then(|v| v.get("grades"))
+        let v = out.value.unwrap_or(Value::Null);
+        let grades: Option<Vec<i64>> = v
+            .get("grades")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_i64).collect());
+        let quotes: Vec<String> = v
+            .get("quotes")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|q| q.as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
         match grades {
-            Some(g) if g.len() == n && g.iter().all(|x| (0..=2).contains(x)) => Ok(Some(g)),
+            Some(g) if g.len() == n && g.iter().all(|x| (0..=2).contains(x)) => Ok(Some(
+                g.into_iter()
+                    .enumerate()
+                    .map(|(i, g)| (g, quotes.get(i).cloned().unwrap_or_default()))
+                    .collect(),
+            )),
             _ => {
                 log.roles
                     .entry("uniqueness".into())
@@ -420,6 +447,140 @@ impl Agents<'_> {
             }
         }
     }
+}
+
+/// The answerability judge's output: a justification, the quoted answering sentence, a score.
+pub fn answerability_schema() -> JsonSchema {
+    JsonSchema::new(
+        "answerability",
+        json!({
+            "type": "object",
+            "properties": {
+                "justification": {"type": "string"},
+                "quote": {"type": "string"},
+                "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}
+            },
+            "required": ["justification", "quote", "score"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// The uniqueness judge's output for `n` candidates: a grade and a quote for each.
+pub fn uniqueness_schema(n: usize) -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "justification": {"type": "string"},
+            "grades": {"type": "array", "items": {"type": "integer", "enum": [0, 1, 2]}, "minItems": n, "maxItems": n},
+            "quotes": {"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}
+        },
+        "required": ["justification", "grades", "quotes"],
+        "additionalProperties": false
+    })
+}
+
+/// Letters, digits and CJK characters, lower-cased: what a quote must share with its source.
+fn letters(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn contains(hay: &[char], needle: &[char]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// True when a judge's quote really comes from `passage`: its letters and digits (case,
+/// spacing and punctuation ignored) appear in the passage, or, for a long quote that the
+/// judge shortened or joined, some 24-character stretch of it does. A quote under 8 such
+/// characters supports nothing. This catches judges that claim an answer which is not there.
+pub fn quote_supported(quote: &str, passage: &str) -> bool {
+    let (q, p) = (letters(quote), letters(passage));
+    if q.len() < 8 {
+        return false;
+    }
+    if contains(&p, &q) {
+        return true;
+    }
+    const W: usize = 24;
+    q.len() > W
+        && (0..=q.len() - W)
+            .step_by(8)
+            .any(|i| contains(&p, &q[i..i + W]))
+}
+
+/// Why a proposed question is unusable, if it is: not a question, too long, copied from the
+/// passage, or talking about "the passage" (in the question or its standalone version).
+pub fn question_problem(
+    question: &str,
+    standalone: &str,
+    evidence: &str,
+    lang: &Language,
+    meta: &[String],
+) -> Option<&'static str> {
+    let lower = format!("{} {}", question.to_lowercase(), standalone.to_lowercase());
+    if meta.iter().any(|m| lower.contains(&m.to_lowercase())) {
+        return Some("meta_phrase");
+    }
+    let cjk = lang.is_cjk();
+    let len = if cjk {
+        question.chars().filter(|c| is_cjk_char(*c)).count()
+    } else {
+        question.split_whitespace().count()
+    };
+    if len > if cjk { 80 } else { 40 } {
+        return Some("too_long");
+    }
+    let q = letters(question);
+    let w = if cjk { 16 } else { 40 };
+    if q.len() >= w {
+        let p = letters(evidence);
+        if (0..=q.len() - w)
+            .step_by(4)
+            .any(|i| contains(&p, &q[i..i + w]))
+        {
+            return Some("copied_passage");
+        }
+    }
+    let asks = question.contains('?')
+        || question.contains('？')
+        || if cjk {
+            [
+                "吗",
+                "呢",
+                "什么",
+                "多少",
+                "几",
+                "哪",
+                "怎么",
+                "如何",
+                "是否",
+                "谁",
+                "为何",
+                "为什么",
+                "请问",
+            ]
+            .iter()
+            .any(|w| question.contains(w))
+        } else {
+            let first = question
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_lowercase();
+            [
+                "what", "how", "when", "where", "who", "whom", "whose", "which", "why", "can",
+                "could", "do", "does", "did", "is", "are", "was", "were", "will", "would",
+                "should", "may", "must", "has", "have", "tell", "list", "explain", "describe",
+            ]
+            .contains(&first.trim_matches(|c: char| !c.is_alphanumeric()))
+        };
+    if !asks {
+        return Some("not_a_question");
+    }
+    None
 }
 
 fn score_schema(name: &str) -> JsonSchema {
@@ -564,6 +725,91 @@ mod tests {
         assert_eq!(
             humanizer_guard(qz, "以下是改写：结转几天？", &o, &zh),
             Err(HumanizerGuard::MetaPhrase)
+        );
+    }
+
+    #[test]
+    fn quotes_must_come_from_the_passage() {
+        let p = "Up to 5 unused days may be carried over into the next leave year. Carried-over days must be used by 30 June.";
+        assert!(quote_supported(
+            "up to 5 unused days may be carried over",
+            p
+        ));
+        assert!(quote_supported(
+            "Carried-over days must be used by 30 June",
+            p
+        ));
+        assert!(!quote_supported(
+            "Unused days are paid out at the end of the year.",
+            p
+        ));
+        assert!(
+            !quote_supported("5 days", p),
+            "too short to support anything"
+        );
+        assert!(!quote_supported("", p));
+        // a long quote joined from two places still counts
+        assert!(quote_supported(
+            "Up to 5 unused days may be carried over into the next leave year ... must be used by 30 June",
+            p
+        ));
+        let zh = "当年未休完的年假，最多可结转5天到下一年度，结转的天数须在次年3月31日前休完。";
+        assert!(quote_supported("最多可结转5天到下一年度", zh));
+        assert!(!quote_supported("最多可结转10天到下一年度", zh));
+    }
+
+    #[test]
+    fn question_guards() {
+        let meta = HumanizerOptions::default().meta_phrases;
+        let en = Language::from_code("en");
+        let ev = "UK employees can lease a bicycle and safety equipment of up to 2,500 pounds through the salary sacrifice scheme.";
+        assert_eq!(
+            question_problem(
+                "How much can I lease a bike for?",
+                "How much can UK staff lease a bike for?",
+                ev,
+                &en,
+                &meta
+            ),
+            None
+        );
+        assert_eq!(
+            question_problem("Tell me the bike leasing limit", "", ev, &en, &meta),
+            None
+        );
+        assert_eq!(
+            question_problem(ev, "What is the limit?", ev, &en, &meta),
+            Some("copied_passage")
+        );
+        assert_eq!(
+            question_problem("The bike limit.", "", ev, &en, &meta),
+            Some("not_a_question")
+        );
+        assert_eq!(
+            question_problem(
+                "What is the limit?",
+                "Does the passage answer the question about bikes?",
+                ev,
+                &en,
+                &meta
+            ),
+            Some("meta_phrase")
+        );
+        let zh = Language::from_code("zh");
+        let evz = "员工每年享有带薪年休假，未休完的年假最多可以结转五天。";
+        assert_eq!(
+            question_problem("年假最多能结转几天？", "", evz, &zh, &meta),
+            None
+        );
+        assert_eq!(
+            question_problem(
+                "员工每年享有带薪年休假，未休完的年假最多可以结转五天",
+                "",
+                evz,
+                &zh,
+                &meta
+            ),
+            Some("copied_passage")
         );
     }
 

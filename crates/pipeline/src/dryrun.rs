@@ -326,8 +326,10 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
             add(
                 "answerability",
                 &verifier,
-                p.answerability
-                    .request(&ctx, score_schema("answerability"))?,
+                p.answerability.request(
+                    &ctx,
+                    OutputSpec::Schema(crate::agents::answerability_schema()),
+                )?,
             )?;
             if g.uniqueness.enabled {
                 let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
@@ -337,7 +339,13 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
                 add(
                     "uniqueness",
                     &verifier,
-                    p.uniqueness.request(&ctx, OutputSpec::Json)?,
+                    p.uniqueness.request(
+                        &ctx,
+                        OutputSpec::Schema(JsonSchema::new(
+                            "uniqueness",
+                            crate::agents::uniqueness_schema(cands.len()),
+                        )),
+                    )?,
                 )?;
             }
             let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();

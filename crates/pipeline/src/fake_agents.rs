@@ -54,7 +54,10 @@ impl FakeAgents {
         match schema {
             "user_turn" => FakeReply::json(self.user(&req.last_user)),
             "answerability" => {
-                FakeReply::json(json!({"justification": "scripted", "score": self.answerability}))
+                let quote = first_line(section(&req.last_user, "## Passage"));
+                FakeReply::json(
+                    json!({"justification": "scripted", "quote": quote, "score": self.answerability}),
+                )
             }
             "faithfulness" => FakeReply::json(json!({"justification": "scripted", "score": 5})),
             "uniqueness" => {
@@ -72,7 +75,8 @@ impl FakeAgents {
             _ if system.contains("search assistant") => {
                 FakeReply::Content(self.answer(&req.last_user))
             }
-            _ => FakeReply::Content("ok".into()),
+            // other commands' prompts (audit, bench rewrites): the fake's minimal valid answer
+            _ => mtr_llm::fake::default_reply(req),
         }
     }
 
@@ -164,8 +168,33 @@ impl FakeAgents {
                 UniquenessScript::GenericUntilFeedback | UniquenessScript::AlwaysGeneric => 2,
             })
             .collect();
-        json!({"justification": "scripted", "grades": grades})
+        // quote each answering candidate's first line, as a careful judge would
+        let others = section(prompt, "## Other passages");
+        let quotes: Vec<String> = (0..n)
+            .map(|i| {
+                if grades[i] == 0 {
+                    return String::new();
+                }
+                let marker = format!("[{}] ", i + 1);
+                others
+                    .find(&marker)
+                    .map(|at| first_line(&others[at..]))
+                    .unwrap_or_default()
+            })
+            .collect();
+        json!({"justification": "scripted", "grades": grades, "quotes": quotes})
     }
+}
+
+/// The first body line after a passage header line that is long enough to quote (headings
+/// and short list items are skipped).
+fn first_line(text: &str) -> String {
+    text.lines()
+        .skip(1)
+        .find(|l| !l.starts_with('[') && l.chars().filter(|c| c.is_alphanumeric()).count() >= 12)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// The text after a `## Heading` line up to the next `## ` heading.

@@ -30,7 +30,9 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::agents::{Agents, CallLog, PromptPassage, Utter, in_language};
+use crate::agents::{
+    Agents, CallLog, PromptPassage, Utter, in_language, question_problem, quote_supported,
+};
 use crate::chunk::Chunk;
 use crate::config::GenerationOptions;
 use crate::error::Result;
@@ -348,6 +350,27 @@ impl Generator<'_> {
                 feedback = Some("the question repeated an earlier one; ask something new");
                 continue;
             }
+            if let Some(problem) = question_problem(
+                &p.question,
+                &p.standalone,
+                &passages[p.passage].text,
+                self.agents.language,
+                &o.humanizer.meta_phrases,
+            ) {
+                ev(st, &format!("user/{problem}"));
+                last_reason = "user";
+                feedback = Some(match problem {
+                    "copied_passage" => {
+                        "the question copied the passage; ask a short question in your own words"
+                    }
+                    "too_long" => "the question was too long; ask a short question",
+                    "not_a_question" => "that was not a question; ask a question",
+                    _ => {
+                        "the question or its standalone version mentioned the passage or the text; the user has not seen it"
+                    }
+                });
+                continue;
+            }
             let mut question = p.question.clone();
             let mut original = None;
             if o.humanizer.enabled && !first {
@@ -377,7 +400,7 @@ impl Generator<'_> {
                     last_reason = "answerability";
                     continue;
                 }
-                Some(s) if s < o.min_answerability => {
+                Some((s, _)) if s < o.min_answerability => {
                     ev(st, "answerability/low_score");
                     last_reason = "answerability";
                     feedback = Some(
@@ -385,7 +408,17 @@ impl Generator<'_> {
                     );
                     continue;
                 }
-                Some(s) => s,
+                // a high score must point at the sentence that answers: a judge that cannot
+                // quote it from the passage has not found the answer there
+                Some((_, quote)) if !quote_supported(&quote, &evidence_passage.text) => {
+                    ev(st, "answerability/unsupported_quote");
+                    last_reason = "answerability";
+                    feedback = Some(
+                        "the question could not be answered from the chosen passage alone; ask about a fact the passage states",
+                    );
+                    continue;
+                }
+                Some((s, _)) => s,
             };
             let evidence_id = self.material.chunks[evidence as usize].id.clone();
             let mut extra_golds = Vec::new();
@@ -419,6 +452,19 @@ impl Generator<'_> {
                         last_reason = "uniqueness";
                         continue;
                     };
+                    // a grade counts only with a quote found in that candidate
+                    let grades: Vec<i64> = grades
+                        .into_iter()
+                        .zip(&shown)
+                        .map(|((g, quote), cand)| {
+                            if g >= 1 && !quote_supported(&quote, &cand.text) {
+                                ev(st, "uniqueness/unsupported_grade");
+                                0
+                            } else {
+                                g
+                            }
+                        })
+                        .collect();
                     let full = grades.iter().filter(|&&g| g == 2).count();
                     let any = grades.iter().filter(|&&g| g >= 1).count();
                     if full > o.uniqueness.max_full || any > o.uniqueness.max_extra_golds {

@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn builtin_prompts_parse_and_render() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user.id(), "synth/user@1");
+        assert_eq!(p.user.id(), "synth/user@2");
         let passage = serde_json::json!({"title": "Annual Leave", "section": "Entitlement", "text": "25 days."});
         let msgs = p
             .user

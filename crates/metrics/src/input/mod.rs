@@ -113,9 +113,10 @@ impl<'a> Tokens<'a> {
     pub(crate) fn new(line: &'a [u8]) -> Self {
         Tokens { line, pos: 0 }
     }
+    /// Byte offset just after the last token returned.
     #[inline]
-    pub(crate) fn at(line: &'a [u8], pos: usize) -> Self {
-        Tokens { line, pos }
+    pub(crate) fn position(&self) -> usize {
+        self.pos
     }
 }
 

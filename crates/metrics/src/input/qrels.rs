@@ -154,7 +154,7 @@ impl EvalQrels {
     }
 
     fn from_queries(mut queries: Vec<QrelsQuery>, origin: PathBuf) -> Self {
-        queries.sort_unstable_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
+        queries.sort_unstable_by(|a, b| short_cmp(a.qid.as_bytes(), b.qid.as_bytes()));
         let index = queries
             .iter()
             .enumerate()
@@ -188,10 +188,13 @@ pub fn read_qrels_file(path: impl AsRef<Path>, dedup: Dedup) -> Result<EvalQrels
     parse_qrels(&bytes, path, dedup)
 }
 
-struct Judgement<'a> {
+/// One judgement while reading; the document is an offset into the file.
+#[derive(Clone, Copy)]
+struct Judgement {
     query: u32,
-    doc: &'a [u8],
     grade: i32,
+    doc_start: usize,
+    doc_end: usize,
     line: u64,
 }
 
@@ -199,7 +202,9 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
     const COLUMNS: &str = "expected 4 columns (qid iter docno grade) or 3 (qid docno grade)";
     let mut qids: Vec<&[u8]> = Vec::new();
     let mut qid_index: AHashMap<&[u8], u32> = AHashMap::new();
-    let mut judgements: Vec<Judgement<'_>> = Vec::new();
+    // One judgement per line: size the vector once.
+    let mut judgements: Vec<Judgement> =
+        Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
     let mut seen_content = false;
     let mut last: Option<(&[u8], u32)> = None;
     for (no, line) in lines(bytes) {
@@ -263,10 +268,12 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
                 i
             }
         };
+        let doc_start = doc.as_ptr() as usize - bytes.as_ptr() as usize;
         judgements.push(Judgement {
             query,
-            doc,
             grade,
+            doc_start,
+            doc_end: doc_start + doc.len(),
             line: no,
         });
     }
@@ -291,13 +298,18 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
     for q in 0..qids.len() {
         let bucket = &mut order[starts[q]..starts[q + 1]];
         // Stable sort keeps file order among equal ids: the first occurrence comes first.
-        bucket.sort_by(|a, b| short_cmp(judgements[*a as usize].doc, judgements[*b as usize].doc));
+        let doc = |k: u32| {
+            let j = &judgements[k as usize];
+            &bytes[j.doc_start..j.doc_end]
+        };
+        bucket.sort_by(|a, b| short_cmp(doc(*a), doc(*b)));
         docs.clear();
         let mut first_line_of_last = 0;
         for w in bucket.iter() {
             let j = &judgements[*w as usize];
+            let jdoc = doc(*w);
             if let Some((d, _)) = docs.last()
-                && short_eq(d, j.doc)
+                && short_eq(d, jdoc)
             {
                 // Report the earliest duplicate line of the file.
                 if dedup == Dedup::Error && first_dup.is_none_or(|(l, _, _)| j.line < l) {
@@ -306,7 +318,7 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
                 continue;
             }
             first_line_of_last = j.line;
-            docs.push((j.doc, j.grade));
+            docs.push((jdoc, j.grade));
         }
         // Every query id was checked to be UTF-8 when first seen.
         let qid = String::from_utf8_lossy(qids[q]).into_owned();
@@ -319,7 +331,7 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
             format!(
                 "duplicate judgement for query `{}`, document `{}` (first at line {first})",
                 String::from_utf8_lossy(qids[j.query as usize]),
-                String::from_utf8_lossy(j.doc)
+                String::from_utf8_lossy(&bytes[j.doc_start..j.doc_end])
             ),
         )
         .line(line)

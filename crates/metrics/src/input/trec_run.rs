@@ -202,24 +202,32 @@ impl RunSource for TrecRunFile {
         out.reserve(self.counts[i]);
         for &(start, end, first_no) in &self.ranges[i] {
             let block = &bytes[start..end];
-            for ((s, e), no) in line_spans(block).zip(first_no..) {
-                let line = &block[s..e];
-                // The first pass put only this query's lines (plus blank and comment lines)
-                // in the block, so a line starting with a non-blank, non-`#` byte starts with
-                // this qid.
-                let mut t = match line.first() {
-                    Some(b) if !is_space(*b) && *b != b'#' => Tokens::at(line, qid_len),
-                    _ => {
-                        let mut t = Tokens::new(line);
-                        match t.next() {
-                            Some(q) if q[0] != b'#' => t,
-                            _ => continue,
+            let mut p = 0usize;
+            let mut no = first_no;
+            while p < block.len() {
+                let b = block[p];
+                // The first pass put only this query's lines (plus blank and comment lines) in
+                // the block, so a line starting with a non-blank, non-`#` byte starts with
+                // this qid: its fields are parsed in place, without finding the line first.
+                let after_qid = if b == b'\n' {
+                    p += 1;
+                    no += 1;
+                    continue;
+                } else if is_space(b) || b == b'#' {
+                    let e = memchr::memchr(b'\n', &block[p..]).map_or(block.len(), |k| p + k);
+                    let mut t = Tokens::new(&block[p..e]);
+                    match t.next() {
+                        Some(q) if q[0] != b'#' => p + t.position(),
+                        _ => {
+                            p = e + 1;
+                            no += 1;
+                            continue;
                         }
                     }
+                } else {
+                    p + qid_len
                 };
-                let (Some(_iter), Some(doc), Some(_rank), Some(score), Some(_tag)) =
-                    (t.next(), t.next(), t.next(), t.next(), t.next())
-                else {
+                let Some((doc, score, c)) = fields(block, after_qid) else {
                     return Err(bad_line(&self.path, no, COLUMNS).into());
                 };
                 let score = parse_score(score).ok_or_else(|| {
@@ -236,10 +244,41 @@ impl RunSource for TrecRunFile {
                     line: no,
                     rel: 0,
                 });
+                p = if block.get(c) == Some(&b'\n') {
+                    c + 1
+                } else {
+                    memchr::memchr(b'\n', &block[c..]).map_or(block.len(), |k| c + k) + 1
+                };
+                no += 1;
             }
         }
         Ok(())
     }
+}
+
+/// The next whitespace-delimited field at or after `c`, stopping at the end of the line.
+#[inline]
+fn field(b: &[u8], mut c: usize) -> Option<(usize, usize)> {
+    while c < b.len() && is_space(b[c]) {
+        c += 1;
+    }
+    let s = c;
+    while c < b.len() && !is_space(b[c]) && b[c] != b'\n' {
+        c += 1;
+    }
+    (c > s).then_some((s, c))
+}
+
+/// After the qid: iter, docno, rank, score and tag (further fields are ignored). Returns the
+/// docno, the score text and the position after the tag; None when a field is missing.
+#[inline]
+fn fields(b: &[u8], c: usize) -> Option<(&[u8], &[u8], usize)> {
+    let (_, c) = field(b, c)?;
+    let (ds, de) = field(b, c)?;
+    let (_, c) = field(b, de)?;
+    let (ss, se) = field(b, c)?;
+    let (_, c) = field(b, se)?;
+    Some((&b[ds..de], &b[ss..se], c))
 }
 
 #[cfg(test)]
@@ -277,6 +316,30 @@ mod tests {
                 (&b"e"[..], 1.0, 6)
             ]
         );
+    }
+
+    #[test]
+    fn crlf_extra_fields_and_comments_inside_a_block() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            &d,
+            "r",
+            "q1 Q0 a 1 3 t extra junk\r\n# note\r\n\r\nq1 Q0 b 2 2.5 t\r\n q1 Q0 c 3 2 t\r\nq1 Q0 d 4 1 t",
+        );
+        let r = TrecRunFile::open(&p).unwrap();
+        let mut out = Vec::new();
+        r.candidates(0, Compat::TrecEval10, &mut out).unwrap();
+        let got: Vec<(&[u8], f64, u64)> = out.iter().map(|c| (c.doc, c.score, c.line)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (&b"a"[..], 3.0, 1),
+                (&b"b"[..], 2.5, 4),
+                (&b"c"[..], 2.0, 5),
+                (&b"d"[..], 1.0, 6)
+            ]
+        );
+        assert_eq!(r.run_id(), Some("t"));
     }
 
     #[test]
