@@ -835,3 +835,286 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
     assert!(correct as f64 >= 0.95 * s.suggested_qrels.len() as f64 && correct > 20);
     validate_folder(&out);
 }
+
+fn job(
+    settings: AuditSettings,
+    out: &Path,
+    human: Option<std::path::PathBuf>,
+    human_sample: Option<usize>,
+) -> crate::audit::AuditJob {
+    crate::audit::AuditJob {
+        settings,
+        out_dir: out.to_path_buf(),
+        prompts: crate::prompts::AuditPrompts::builtin().unwrap(),
+        retrievers: Vec::new(),
+        config_hash: "test".into(),
+        tool_version: "test".into(),
+        git_commit: None,
+        human_labels: human,
+        human_sample,
+        progress: mtr_core::progress::none(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn self_preference_and_shared_family_are_warned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    bench
+        .manifest
+        .generator
+        .insert("answers".into(), "Qwen/Qwen2.5-72B-Instruct".into());
+    let fake = FakeServer::builder()
+        .respond(hashed_judge)
+        .start()
+        .await
+        .unwrap();
+    let endpoints = vec![
+        fake.endpoint("q1", "qwen2.5-7b-instruct"),
+        fake.endpoint("q2", "qwen3-8b"),
+        fake.endpoint("l", "llama-3.1-8b"),
+    ];
+    let config = mtr_llm::LlmConfig {
+        endpoints,
+        roles: mtr_llm::Roles {
+            judges: vec!["q1".into(), "q2".into(), "l".into()],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let llm = mtr_llm::Llm::new(
+        config,
+        mtr_llm::LlmOptions {
+            cache_path: Some(tmp.path().join("c.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let s = AuditSettings {
+        sample: Some(2),
+        dimensions: vec![Dimension::Quality],
+        resamples: 100,
+        ..Default::default()
+    };
+    let Outcome::Audited(s) =
+        crate::audit::run(&bench, job(s, &tmp.path().join("a"), None, None), &llm)
+            .await
+            .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(
+        s.bias.self_preference.len(),
+        2,
+        "{:?}",
+        s.bias.self_preference
+    );
+    assert!(s.bias.self_preference.iter().all(|w| w.contains("`qwen`")));
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("q1, q2") && w.contains("qwen")),
+        "{:?}",
+        s.warnings
+    );
+    let md = std::fs::read_to_string(tmp.path().join("a").join(output::REPORT_MD)).unwrap();
+    assert!(md.contains("Self-preference"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generic_human_ratings_are_compared_with_item_scores() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder()
+        .respond(hashed_judge)
+        .start()
+        .await
+        .unwrap();
+    let llm = fake_llm(&fake, &["a", "b"], &tmp.path().join("c.sqlite"), 8).await;
+    let settings = AuditSettings {
+        sample: Some(6),
+        dimensions: vec![Dimension::Quality],
+        resamples: 100,
+        ..Default::default()
+    };
+    let first = tmp.path().join("first");
+    let Outcome::Audited(_) =
+        crate::audit::run(&bench, job(settings.clone(), &first, None, None), &llm)
+            .await
+            .unwrap()
+    else {
+        panic!()
+    };
+    // two annotators: one equal to the ensemble item score (rounded), one off by one on every
+    // third item
+    let items = crate::aggregate::score_items(&read_items(&first), 2, 3);
+    let mut lines = String::new();
+    for (n, it) in items.iter().filter(|i| i.score.is_some()).enumerate() {
+        let x = it.score.unwrap().round();
+        let y = if n % 3 == 0 {
+            if x < 5.0 { x + 1.0 } else { x - 1.0 }
+        } else {
+            x
+        };
+        lines.push_str(&serde_json::json!({"turn_id": it.turn_id, "dimension": "quality", "score": x, "annotator": "h1"}).to_string());
+        lines.push('\n');
+        lines.push_str(&serde_json::json!({"turn_id": it.turn_id, "dimension": "quality", "score": y, "annotator": "h2"}).to_string());
+        lines.push('\n');
+    }
+    let file = tmp.path().join("human.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let Outcome::Audited(s) = crate::audit::run(
+        &bench,
+        job(settings, &tmp.path().join("second"), Some(file), None),
+        &llm,
+    )
+    .await
+    .unwrap() else {
+        panic!()
+    };
+    let h = s.human.as_ref().unwrap();
+    assert_eq!(h.kind, "items");
+    let c = &h.comparisons[0];
+    assert_eq!(c.dimension, Dimension::Quality);
+    assert_eq!(c.ensemble.n, items.len());
+    assert!(c.ensemble.pearson.unwrap() > 0.9, "{:?}", c.ensemble);
+    assert!(c.ensemble.spearman.unwrap() > 0.9);
+    assert_eq!(c.ceiling.units, items.len());
+    assert_eq!(c.ceiling.annotators_per_unit, 2.0);
+    assert!(c.ceiling.pearson_pairwise.unwrap() > 0.8);
+    validate_folder(&tmp.path().join("second"));
+}
+
+/// A judge that knows the MTRAG annotators' median ratings of each answer (faithfulness for
+/// the faithfulness prompt, completeness for the quality prompt) and maps them onto 1-5.
+fn human_oracle(
+    medians: Arc<HashMap<String, (f64, f64)>>,
+) -> impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static {
+    move |r: &FakeRequest| {
+        let sec = sections(&r.last_user);
+        let answer = sec
+            .get("Reference answer")
+            .map(|a| a.trim_start_matches("Assistant: ").trim().to_string())
+            .unwrap_or_default();
+        let (faith, comp) = medians.get(&answer).copied().unwrap_or((1.0, 1.0));
+        let m = if sec.contains_key("Evidence passages") {
+            faith
+        } else {
+            comp
+        };
+        let rating = (1.0 + (m - 1.0) * 4.0 / 3.0).round() as i64;
+        FakeReply::json(
+            serde_json::json!({"justification": "knows the annotators", "rating": rating}),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mtrag_human_calibration_on_the_real_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let file = shared().unwrap().join("human_evaluations_clapnq_govt.json");
+    let crate::human::HumanLabels::Mtrag { items, .. } = crate::human::load(&file).unwrap() else {
+        panic!()
+    };
+    let medians: HashMap<String, (f64, f64)> = items
+        .iter()
+        .map(|i| {
+            let med = |m: &str| {
+                crate::human::median(
+                    &i.ratings
+                        .get(m)
+                        .map(|r| r.values().copied().collect::<Vec<_>>())
+                        .unwrap_or_default(),
+                )
+                .unwrap_or(1.0)
+            };
+            (
+                i.answer.trim().to_string(),
+                (med("faithfulness"), med("completeness")),
+            )
+        })
+        .collect();
+    let fake = FakeServer::builder()
+        .respond(human_oracle(Arc::new(medians)))
+        .start()
+        .await
+        .unwrap();
+    let llm = fake_llm(&fake, &["oracle"], &tmp.path().join("c.sqlite"), 16).await;
+    let settings = AuditSettings {
+        sample: Some(1),
+        dimensions: vec![Dimension::Faithfulness, Dimension::Quality],
+        resamples: 100,
+        ..Default::default()
+    };
+    let out = tmp.path().join("audit");
+    let Outcome::Audited(s) =
+        crate::audit::run(&bench, job(settings, &out, Some(file), None), &llm)
+            .await
+            .unwrap()
+    else {
+        panic!()
+    };
+    let h = s.human.as_ref().unwrap();
+    assert_eq!(
+        (h.kind.as_str(), h.units, h.failed_judgements),
+        ("mtrag", 234, 0)
+    );
+    for c in &h.comparisons {
+        println!(
+            "{} vs human {}: oracle judge r={:.3} rho={:.3} kappa={:.3} (n={}); annotators: alpha={:.3} pairwise r={:.3} leave-one-out r={:.3} kappa={:.3} ({:.2} per answer)",
+            c.dimension,
+            c.human_metric,
+            c.ensemble.pearson.unwrap_or(f64::NAN),
+            c.ensemble.spearman.unwrap_or(f64::NAN),
+            c.ensemble.kappa_quadratic.unwrap_or(f64::NAN),
+            c.ensemble.n,
+            c.ceiling.krippendorff_alpha_ordinal.unwrap_or(f64::NAN),
+            c.ceiling.pearson_pairwise.unwrap_or(f64::NAN),
+            c.ceiling.pearson_leave_one_out.unwrap_or(f64::NAN),
+            c.ceiling.kappa_quadratic_pairwise.unwrap_or(f64::NAN),
+            c.ceiling.annotators_per_unit
+        );
+    }
+    let f = h
+        .comparisons
+        .iter()
+        .find(|c| c.human_metric == "faithfulness")
+        .unwrap();
+    let q = h
+        .comparisons
+        .iter()
+        .find(|c| c.human_metric == "completeness")
+        .unwrap();
+    // the oracle reproduces the human median (up to the 1-4 -> 1-5 rounding)
+    assert!(f.ensemble.pearson.unwrap() > 0.97 && q.ensemble.pearson.unwrap() > 0.97);
+    // answers whose task has no passage text in the file are not judged for faithfulness
+    assert!(
+        f.ensemble.n >= 210 && q.ensemble.n == 234,
+        "{} {}",
+        f.ensemble.n,
+        q.ensemble.n
+    );
+    // and beats the annotators' own agreement, which is far from perfect
+    let ceiling = f.ceiling.pearson_leave_one_out.unwrap();
+    assert!(ceiling > 0.2 && ceiling < 0.9, "{ceiling}");
+    assert!(f.ceiling.units >= 220 && f.ceiling.annotators_per_unit > 2.9);
+    assert!(
+        h.comparisons
+            .iter()
+            .any(|c| c.human_metric == "appropriateness")
+            && h.comparisons
+                .iter()
+                .any(|c| c.human_metric == "naturalness")
+    );
+    validate_folder(&out);
+    let md = std::fs::read_to_string(out.join(output::REPORT_MD)).unwrap();
+    assert!(md.contains("Human calibration") && md.contains("annotators (ceiling)"));
+}

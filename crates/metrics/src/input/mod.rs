@@ -22,7 +22,7 @@ use std::path::Path;
 
 pub use mem_run::MemRun;
 pub use qrels::{EvalQrels, QrelsQuery, read_qrels_file};
-pub(crate) use table::{SlotTable, doc_hash, short_cmp, short_eq};
+pub(crate) use table::{IdIndex, SlotTable, doc_hash, short_cmp, short_eq};
 pub use trec_run::TrecRunFile;
 
 use crate::error::{MetricsError, Result};

@@ -6,9 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ahash::AHashMap;
-
-use super::table::{self, SlotTable, doc_hash, short_cmp, short_eq};
+use super::table::{self, IdIndex, SlotTable, doc_hash, short_cmp, short_eq};
 use super::{Dedup, Tokens, bad_line, lines};
 use crate::error::{MetricsError, Result};
 use mtr_core::InputError;
@@ -16,14 +14,22 @@ use mtr_core::InputError;
 /// Queries with at most this many judgements are searched linearly (no slot table).
 const LINEAR_MAX: usize = 8;
 
+/// One judged document: its hash, its bytes in the arena, its grade.
+#[derive(Debug, Clone, Copy)]
+struct Judged {
+    hash: u64,
+    start: u32,
+    end: u32,
+    grade: i32,
+}
+
 /// The judgements of one query.
 #[derive(Debug, Clone)]
 pub struct QrelsQuery {
     pub qid: String,
     arena: Box<[u8]>,
     /// (start, end, grade) into `arena`, sorted by document id.
-    docs: Box<[(u32, u32, i32)]>,
-    hashes: Box<[u64]>,
+    docs: Box<[Judged]>,
     slots: Box<[u32]>,
     /// (grade, count) for grades >= 0, ascending by grade, counts > 0.
     pub(crate) levels: Vec<(i64, u64)>,
@@ -41,7 +47,12 @@ impl QrelsQuery {
         for (d, g) in docs {
             let start = arena.len() as u32;
             arena.extend_from_slice(d);
-            entries.push((start, arena.len() as u32, *g));
+            entries.push(Judged {
+                hash: doc_hash(d),
+                start,
+                end: arena.len() as u32,
+                grade: *g,
+            });
             if *g >= 0 {
                 let g = i64::from(*g);
                 match counts.iter_mut().find(|(l, _)| *l == g) {
@@ -53,12 +64,11 @@ impl QrelsQuery {
                 num_positive += 1;
             }
         }
-        let hashes: Box<[u64]> = docs.iter().map(|(d, _)| doc_hash(d)).collect();
         let slots = if docs.len() > LINEAR_MAX {
             let mut t = SlotTable::default();
             t.reset(docs.len());
-            for (i, h) in hashes.iter().enumerate() {
-                t.find_or_insert(*h, i, |_| false);
+            for (i, e) in entries.iter().enumerate() {
+                t.find_or_insert(e.hash, i, |_| false);
             }
             t.into_slots()
         } else {
@@ -68,7 +78,6 @@ impl QrelsQuery {
             qid,
             arena: arena.into_boxed_slice(),
             docs: entries.into_boxed_slice(),
-            hashes,
             slots,
             levels: {
                 counts.sort_unstable();
@@ -80,8 +89,8 @@ impl QrelsQuery {
 
     #[inline]
     fn doc(&self, i: usize) -> &[u8] {
-        let (s, e, _) = self.docs[i];
-        &self.arena[s as usize..e as usize]
+        let j = self.docs[i];
+        &self.arena[j.start as usize..j.end as usize]
     }
 
     /// Number of judged documents with grade >= `level` (trec_eval's num_rel; negative grades
@@ -102,21 +111,18 @@ impl QrelsQuery {
     /// The grade of a document whose [`doc_hash`] is known.
     #[inline]
     pub(crate) fn grade_hashed(&self, doc: &[u8], hash: u64) -> Option<i32> {
-        if self.slots.is_empty() {
-            (0..self.docs.len())
-                .find(|i| self.hashes[*i] == hash && short_eq(self.doc(*i), doc))
-                .map(|i| self.docs[i].2)
+        let hit = |i: usize| self.docs[i].hash == hash && short_eq(self.doc(i), doc);
+        let i = if self.slots.is_empty() {
+            (0..self.docs.len()).find(|i| hit(*i))
         } else {
-            table::find(&self.slots, hash, |i| {
-                self.hashes[i] == hash && self.doc(i) == doc
-            })
-            .map(|i| self.docs[i].2)
-        }
+            table::find(&self.slots, hash, hit)
+        };
+        i.map(|i| self.docs[i].grade)
     }
 
     /// Judged documents and grades, in document id order.
     pub fn judgements(&self) -> impl Iterator<Item = (&[u8], i32)> {
-        (0..self.docs.len()).map(|i| (self.doc(i), self.docs[i].2))
+        (0..self.docs.len()).map(|i| (self.doc(i), self.docs[i].grade))
     }
 
     pub fn len(&self) -> usize {
@@ -131,7 +137,7 @@ impl QrelsQuery {
 #[derive(Debug, Clone, Default)]
 pub struct EvalQrels {
     pub(crate) queries: Vec<QrelsQuery>,
-    pub(crate) index: AHashMap<Box<[u8]>, usize>,
+    pub(crate) index: IdIndex,
     pub(crate) origin: PathBuf,
 }
 
@@ -140,7 +146,9 @@ impl EvalQrels {
         &self.queries
     }
     pub fn get(&self, qid: &str) -> Option<&QrelsQuery> {
-        self.index.get(qid.as_bytes()).map(|i| &self.queries[*i])
+        self.index
+            .get(doc_hash(qid.as_bytes()), |i| self.queries[i].qid == qid)
+            .map(|i| &self.queries[i])
     }
     pub fn len(&self) -> usize {
         self.queries.len()
@@ -155,11 +163,10 @@ impl EvalQrels {
 
     fn from_queries(mut queries: Vec<QrelsQuery>, origin: PathBuf) -> Self {
         queries.sort_unstable_by(|a, b| short_cmp(a.qid.as_bytes(), b.qid.as_bytes()));
-        let index = queries
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (q.qid.as_bytes().into(), i))
-            .collect();
+        let mut index = IdIndex::default();
+        for q in &queries {
+            index.push(doc_hash(q.qid.as_bytes()));
+        }
         EvalQrels {
             queries,
             index,
@@ -201,7 +208,7 @@ struct Judgement {
 pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<EvalQrels> {
     const COLUMNS: &str = "expected 4 columns (qid iter docno grade) or 3 (qid docno grade)";
     let mut qids: Vec<&[u8]> = Vec::new();
-    let mut qid_index: AHashMap<&[u8], u32> = AHashMap::new();
+    let mut qid_index = IdIndex::default();
     // One judgement per line: size the vector once.
     let mut judgements: Vec<Judgement> =
         Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
@@ -249,8 +256,9 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
         let query = match last {
             Some((q, i)) if short_eq(q, qid) => i,
             _ => {
-                let i = match qid_index.get(qid) {
-                    Some(i) => *i,
+                let h = doc_hash(qid);
+                let i = match qid_index.get(h, |k| short_eq(qids[k], qid)) {
+                    Some(i) => i as u32,
                     None => {
                         if std::str::from_utf8(qid).is_err() {
                             return Err(InputError::new(path, "query id is not valid UTF-8")
@@ -258,10 +266,8 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
                                 .field("qid")
                                 .into());
                         }
-                        let i = qids.len() as u32;
                         qids.push(qid);
-                        qid_index.insert(qid, i);
-                        i
+                        qid_index.push(h) as u32
                     }
                 };
                 last = Some((qid, i));

@@ -108,6 +108,52 @@ impl SlotTable {
     }
 }
 
+/// A growable index from ids (stored by the caller, e.g. as spans of a file) to their
+/// positions: no allocation per id, one hash per lookup.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IdIndex {
+    slots: Vec<u32>,
+    hashes: Vec<u64>,
+}
+
+impl IdIndex {
+    /// The position of the id with this hash for which `eq` holds.
+    #[inline]
+    pub(crate) fn get(&self, hash: u64, eq: impl Fn(usize) -> bool) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        find(&self.slots, hash, |i| self.hashes[i] == hash && eq(i))
+    }
+
+    /// Adds an id known to be absent; it gets position `self.len()`.
+    pub(crate) fn push(&mut self, hash: u64) -> usize {
+        let idx = self.hashes.len();
+        self.hashes.push(hash);
+        if 2 * self.hashes.len() > self.slots.len() {
+            let size = (4 * self.hashes.len()).next_power_of_two().max(16);
+            self.slots.clear();
+            self.slots.resize(size, 0);
+            let mask = size - 1;
+            for (i, h) in self.hashes.iter().enumerate() {
+                let mut k = *h as usize & mask;
+                while self.slots[k] != 0 {
+                    k = (k + 1) & mask;
+                }
+                self.slots[k] = i as u32 + 1;
+            }
+        } else {
+            let mask = self.slots.len() - 1;
+            let mut k = hash as usize & mask;
+            while self.slots[k] != 0 {
+                k = (k + 1) & mask;
+            }
+            self.slots[k] = idx as u32 + 1;
+        }
+        idx
+    }
+}
+
 /// Looks up in slots produced by [`SlotTable::into_slots`].
 #[inline]
 pub(crate) fn find(slots: &[u32], hash: u64, eq: impl Fn(usize) -> bool) -> Option<usize> {
@@ -151,6 +197,21 @@ mod tests {
         );
         assert_eq!(find(&slots, doc_hash(b"nope"), |j| docs[j] == "nope"), None);
         assert_eq!(doc_hash(b"x"), doc_hash(b"x"));
+    }
+
+    #[test]
+    fn id_index_grows() {
+        let ids: Vec<String> = (0..1000).map(|i| format!("q{i}")).collect();
+        let mut ix = IdIndex::default();
+        for id in &ids {
+            let h = doc_hash(id.as_bytes());
+            assert_eq!(ix.get(h, |i| ids[i] == *id), None);
+            ix.push(h);
+        }
+        for (k, id) in ids.iter().enumerate() {
+            assert_eq!(ix.get(doc_hash(id.as_bytes()), |i| ids[i] == *id), Some(k));
+        }
+        assert_eq!(ix.get(doc_hash(b"zz"), |i| ids[i] == "zz"), None);
     }
 
     #[test]

@@ -5,28 +5,47 @@
 
 use std::path::{Path, PathBuf};
 
-use ahash::AHashMap;
 use memmap2::Mmap;
 
 use super::{
-    Cand, Compat, RunSource, Tokens, bad_line, is_space, line_spans, parse_score, short_eq,
+    Cand, Compat, IdIndex, RunSource, Tokens, bad_line, doc_hash, is_space, line_spans,
+    parse_score, short_eq,
 };
 use crate::error::{MetricsError, Result};
 use mtr_core::InputError;
 
 const COLUMNS: &str = "expected 6 columns (qid Q0 docno rank score tag)";
 
-/// A memory-mapped TREC run with its per-query line ranges.
+/// A block of consecutive lines of one query: byte span, first line number, next block of
+/// the same query (`u32::MAX` = none). Most files have one block per query.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    start: usize,
+    end: usize,
+    first_line: u64,
+    next: u32,
+}
+
+/// Per query: its id (span in `qid_arena`), first and last block, number of lines.
+#[derive(Debug, Clone, Copy)]
+struct QueryBlocks {
+    qid: (usize, usize),
+    head: u32,
+    tail: u32,
+    lines: usize,
+}
+
+/// A memory-mapped TREC run with its per-query line blocks.
 #[derive(Debug)]
 pub struct TrecRunFile {
     path: PathBuf,
     map: Option<Mmap>,
-    qids: Vec<Box<[u8]>>,
-    /// Per query: (start byte, end byte, first line number) of each block of its lines.
-    ranges: Vec<Vec<(usize, usize, u64)>>,
-    /// Per query: number of content lines.
-    counts: Vec<usize>,
-    index: AHashMap<Box<[u8]>, usize>,
+    queries: Vec<QueryBlocks>,
+    blocks: Vec<Block>,
+    /// Query ids, copied out of the mapping so that looking one up does not bring the
+    /// file's pages back into memory.
+    qid_arena: Vec<u8>,
+    index: IdIndex,
     run_id: Option<String>,
     lines: usize,
 }
@@ -52,10 +71,10 @@ impl TrecRunFile {
         let mut run = TrecRunFile {
             path: path.to_path_buf(),
             map,
-            qids: Vec::new(),
-            ranges: Vec::new(),
-            counts: Vec::new(),
-            index: AHashMap::new(),
+            queries: Vec::new(),
+            blocks: Vec::new(),
+            qid_arena: Vec::new(),
+            index: IdIndex::default(),
             run_id: None,
             lines: 0,
         };
@@ -88,11 +107,25 @@ impl TrecRunFile {
         let _ = (start, end);
     }
 
+    fn qid(&self, i: usize) -> &[u8] {
+        let (s, e) = self.queries[i].qid;
+        &self.qid_arena[s..e]
+    }
+
+    fn blocks_of(&self, i: usize) -> impl Iterator<Item = &Block> {
+        let mut next = self.queries[i].head;
+        std::iter::from_fn(move || {
+            let b = self.blocks.get(next as usize)?;
+            next = b.next;
+            Some(b)
+        })
+    }
+
     fn group(&mut self) -> Result<()> {
-        let mut qids: Vec<Box<[u8]>> = Vec::new();
-        let mut ranges: Vec<Vec<(usize, usize, u64)>> = Vec::new();
-        let mut counts: Vec<usize> = Vec::new();
-        let mut index: AHashMap<Box<[u8]>, usize> = AHashMap::new();
+        let mut queries: Vec<QueryBlocks> = Vec::new();
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut index = IdIndex::default();
+        let mut qid_arena: Vec<u8> = Vec::new();
         let mut last_content: Option<(u64, usize, usize)> = None;
         let mut n_lines = 0usize;
         let mut released = 0usize;
@@ -112,11 +145,10 @@ impl TrecRunFile {
                     && short_eq(&line[..n], cur_qid)
                 {
                     n_lines += 1;
-                    counts[cur] += 1;
                     last_content = Some((no, pos, end));
-                    if let Some(r) = ranges[cur].last_mut() {
-                        r.1 = end;
-                    }
+                    let q = &mut queries[cur];
+                    q.lines += 1;
+                    blocks[q.tail as usize].end = end;
                 } else if let Some(qid) = Tokens::new(line).next()
                     && qid[0] != b'#'
                 {
@@ -124,24 +156,41 @@ impl TrecRunFile {
                     last_content = Some((no, pos, end));
                     if cur != usize::MAX && qid == cur_qid {
                         // Same query, with leading whitespace.
-                        counts[cur] += 1;
-                        if let Some(r) = ranges[cur].last_mut() {
-                            r.1 = end;
-                        }
+                        let q = &mut queries[cur];
+                        q.lines += 1;
+                        blocks[q.tail as usize].end = end;
                     } else {
-                        let q = match index.get(qid) {
-                            Some(q) => *q,
-                            None => {
-                                let q = qids.len();
-                                qids.push(qid.into());
-                                ranges.push(Vec::new());
-                                counts.push(0);
-                                index.insert(qid.into(), q);
+                        let h = doc_hash(qid);
+                        let b = blocks.len() as u32;
+                        blocks.push(Block {
+                            start: pos,
+                            end,
+                            first_line: no,
+                            next: u32::MAX,
+                        });
+                        let q = match index.get(h, |i| {
+                            let (s, e) = queries[i].qid;
+                            short_eq(&qid_arena[s..e], qid)
+                        }) {
+                            Some(q) => {
+                                let t = queries[q].tail as usize;
+                                blocks[t].next = b;
+                                queries[q].tail = b;
                                 q
                             }
+                            None => {
+                                let s = qid_arena.len();
+                                qid_arena.extend_from_slice(qid);
+                                queries.push(QueryBlocks {
+                                    qid: (s, qid_arena.len()),
+                                    head: b,
+                                    tail: b,
+                                    lines: 0,
+                                });
+                                index.push(h)
+                            }
                         };
-                        counts[q] += 1;
-                        ranges[q].push((pos, end, no));
+                        queries[q].lines += 1;
                         cur = q;
                         cur_qid = qid;
                     }
@@ -160,9 +209,9 @@ impl TrecRunFile {
             }
             self.run_id = Some(String::from_utf8_lossy(toks[5]).into_owned());
         }
-        self.qids = qids;
-        self.ranges = ranges;
-        self.counts = counts;
+        self.queries = queries;
+        self.blocks = blocks;
+        self.qid_arena = qid_arena;
         self.index = index;
         self.lines = n_lines;
         Ok(())
@@ -171,10 +220,11 @@ impl TrecRunFile {
 
 impl RunSource for TrecRunFile {
     fn len(&self) -> usize {
-        self.qids.len()
+        self.queries.len()
     }
     fn find(&self, qid: &[u8]) -> Option<usize> {
-        self.index.get(qid).copied()
+        self.index
+            .get(doc_hash(qid), |i| short_eq(self.qid(i), qid))
     }
     fn run_id(&self) -> Option<&str> {
         self.run_id.as_deref()
@@ -186,11 +236,15 @@ impl RunSource for TrecRunFile {
         self.lines
     }
     fn extent(&self, i: usize) -> (usize, usize) {
-        (self.ranges[i].first().map_or(0, |r| r.0), self.counts[i])
+        let q = &self.queries[i];
+        (self.blocks[q.head as usize].start, q.lines)
     }
     fn span(&self, i: usize) -> (usize, usize) {
-        let r = &self.ranges[i];
-        (r.first().map_or(0, |r| r.0), r.last().map_or(0, |r| r.1))
+        let q = &self.queries[i];
+        (
+            self.blocks[q.head as usize].start,
+            self.blocks[q.tail as usize].end,
+        )
     }
     fn release(&self, start: usize, end: usize) {
         self.drop_pages(start, end);
@@ -198,12 +252,14 @@ impl RunSource for TrecRunFile {
 
     fn candidates<'a>(&'a self, i: usize, compat: Compat, out: &mut Vec<Cand<'a>>) -> Result<()> {
         let bytes = self.bytes();
-        let qid_len = self.qids[i].len();
-        out.reserve(self.counts[i]);
-        for &(start, end, first_no) in &self.ranges[i] {
-            let block = &bytes[start..end];
+        let (qs, qe) = self.queries[i].qid;
+        let qid_len = qe - qs;
+        debug_assert!(qid_len > 0);
+        out.reserve(self.queries[i].lines);
+        for b in self.blocks_of(i) {
+            let block = &bytes[b.start..b.end];
             let mut p = 0usize;
-            let mut no = first_no;
+            let mut no = b.first_line;
             while p < block.len() {
                 let b = block[p];
                 // The first pass put only this query's lines (plus blank and comment lines) in
