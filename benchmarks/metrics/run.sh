@@ -54,7 +54,7 @@ measure() {
     rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$err")
     local inproc="-" values
     if [ "$name" = mtr ]; then
-        values=$(awk -F'\t' '{printf "%s=%s ", $1, $3}' "$out" | tr -s ' ')
+        values=$(awk -F'\t' '{gsub(/ +/, "", $1); printf "%s=%s ", $1, $3}' "$out")
     else
         inproc=$(python3 -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["cpu_s"])' "$out")
         values=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["values"]; print(" ".join("%s=%.4f" % kv for kv in v.items()))' "$out")

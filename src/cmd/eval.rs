@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mtr_metrics::output::{InputHash, to_json, write_jsonl, write_trec_eval};
-use mtr_metrics::{Compat, Dedup, EvalOptions, Evaluation, MeasureSet, MissingQueries, RunFile};
+use mtr_metrics::{Compat, Dedup, EvalOptions, Evaluation, MeasureSet, MissingQueries};
 
 use super::Ctx;
 
@@ -130,10 +130,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let mut out: Vec<u8> = Vec::new();
     let mut json_docs = Vec::new();
     for (k, path) in args.runs.iter().enumerate() {
-        let run = RunFile::open(path)
-            .map_err(mtr_core::Error::from)
-            .with_context(|| format!("reading run {}", path.display()))?;
-        let ev: Evaluation = mtr_metrics::evaluate_prepared(&qrels, &run, &opts)
+        let ev: Evaluation = mtr_metrics::evaluate_file(&qrels, path, &opts)
             .map_err(mtr_core::Error::from)
             .with_context(|| format!("evaluating {}", path.display()))?;
         if ev.ignored_run_queries > 0 {
@@ -152,7 +149,6 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         if k + 1 == args.runs.len() {
             // The last run's structures would only be freed just before exit.
             std::mem::forget(ev);
-            std::mem::forget(run);
         }
     }
     if args.format == Format::Json {

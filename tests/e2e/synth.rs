@@ -300,5 +300,25 @@ fn synth_on_the_local_model_en_and_zh() {
             assert!(!t.gold.is_empty());
         }
         assert!(out.join("synth_report.md").is_file());
+        // whether or not a turn survived the (weak) verifier, the user agent must have asked
+        // in the corpus language: the checkpoint counts every proposal and every rejection
+        let state: serde_json::Value =
+            serde_json::from_slice(&read(&out.join(".mtr-synth/state.json"))).unwrap();
+        let (mut proposals, mut wrong_language) = (0, 0);
+        for d in state["dialogues"].as_array().unwrap() {
+            let user = &d["log"]["roles"]["user"];
+            proposals +=
+                user["calls"].as_u64().unwrap_or(0) - user["parse_failed"].as_u64().unwrap_or(0);
+            wrong_language += d["events"]["user/wrong_language"].as_u64().unwrap_or(0);
+        }
+        eprintln!("{lang}: {proposals} questions proposed, {wrong_language} in the wrong language");
+        assert!(
+            proposals > 0,
+            "{lang}: the user agent never produced a question"
+        );
+        assert!(
+            wrong_language < proposals,
+            "{lang}: every question was in the wrong language"
+        );
     }
 }

@@ -1118,3 +1118,80 @@ async fn mtrag_human_calibration_on_the_real_file() {
     let md = std::fs::read_to_string(out.join(output::REPORT_MD)).unwrap();
     assert!(md.contains("Human calibration") && md.contains("annotators (ceiling)"));
 }
+
+/// The planted-defect audit with a real local model as the judge, on a few dialogues and the
+/// alignment dimension (which is what catches swapped golds). Slow on CPU: run it by hand,
+/// `cargo test -p mtr-audit planted_defects_local -- --ignored --nocapture`
+/// (`MTR_AUDIT_LOCAL_JUDGE` picks the model, default `qwen0.5b`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "minutes of CPU inference; run by hand"]
+async fn planted_defects_local_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(src) = clapnq(tmp.path()) else {
+        return;
+    };
+    let p = plant(&src, &tmp.path().join("planted"), 7);
+    let model = std::env::var("MTR_AUDIT_LOCAL_JUDGE").unwrap_or_else(|_| "qwen0.5b".into());
+    let mut config = mtr_llm::LlmConfig::default();
+    config.local.judges = vec![model.clone()];
+    config.local.generator = Some(model.clone());
+    config.sampling.judges.max_tokens = Some(160);
+    let llm = match mtr_llm::Llm::new(
+        config,
+        mtr_llm::LlmOptions {
+            cache_path: Some(tmp.path().join("c.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await
+    {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    // dialogues holding swapped golds, so the small sample has defects to find
+    let settings = AuditSettings {
+        sample: Some(3),
+        seed: 5,
+        dimensions: vec![Dimension::Alignment],
+        resamples: 200,
+        ..Default::default()
+    };
+    let out = tmp.path().join("audit");
+    let t = std::time::Instant::now();
+    let Outcome::Audited(s) = audit(
+        &p.bench,
+        &llm,
+        settings.clone(),
+        &out,
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!()
+    };
+    let items = read_items(&out);
+    let audited: BTreeSet<String> = items.iter().map(|j| j.turn_id.clone()).collect();
+    let flagged = crate::audit::flagged_turns(&items, &settings, 1, 1);
+    let defective: BTreeSet<String> = p
+        .swapped
+        .iter()
+        .filter(|t| audited.contains(*t))
+        .cloned()
+        .collect();
+    let tp = flagged.intersection(&defective).count();
+    println!(
+        "local judge {model}: {} alignment judgements ({} failed) in {:.0} s; {} audited turns, {} with a swapped gold; flagged {}; precision {:.3}, recall {:.3}; mean alignment {:?}",
+        items.len(),
+        items.iter().filter(|j| !j.ok()).count(),
+        t.elapsed().as_secs_f64(),
+        audited.len(),
+        defective.len(),
+        flagged.len(),
+        tp as f64 / flagged.len().max(1) as f64,
+        tp as f64 / defective.len().max(1) as f64,
+        s.dimensions[&Dimension::Alignment].mean
+    );
+}

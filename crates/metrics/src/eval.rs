@@ -17,7 +17,9 @@ use serde::Serialize;
 
 use crate::compute::{QueryInput, compute};
 use crate::error::{MetricsError, Result};
-use crate::input::{Compat, Dedup, EvalQrels, MemRun, RunFile, RunSource, read_qrels_file};
+use crate::input::{
+    Compat, Dedup, EvalQrels, MemRun, QrelsQuery, RunFile, RunSource, read_qrels_file,
+};
 use crate::measure::{Aggregation, Column, Family, MeasureSet};
 use crate::rank::{NONPOOL, Scratch, rank_query};
 use mtr_core::InputError;
@@ -198,8 +200,27 @@ pub fn evaluate_files(
     opts: &EvalOptions,
 ) -> Result<Evaluation> {
     let q = read_qrels_file(qrels, opts.dedup)?;
+    evaluate_file(&q, run, opts)
+}
+
+/// Evaluates a run file (TREC or MTRAG JSONL) against qrels read once. A TREC run whose
+/// queries' lines are contiguous (the usual case) is evaluated in one sequential pass;
+/// otherwise the file is grouped by query first.
+pub fn evaluate_file(
+    qrels: &EvalQrels,
+    run: impl AsRef<Path>,
+    opts: &EvalOptions,
+) -> Result<Evaluation> {
+    let run = run.as_ref();
+    if !crate::input::is_jsonl(run)? {
+        opts.validate()?;
+        if let Some(ev) = crate::stream::evaluate_contiguous(qrels, run, opts)? {
+            return Ok(ev);
+        }
+        tracing::debug!(run = %run.display(), "query lines are not contiguous; grouping by query");
+    }
     let r = RunFile::open(run)?;
-    evaluate_prepared(&q, &r, opts)
+    evaluate_prepared(qrels, &r, opts)
 }
 
 /// Evaluates already-read inputs (read qrels once, evaluate many runs).
@@ -263,18 +284,7 @@ pub(crate) fn evaluate_source<'r>(
     );
 
     if !missing.is_empty() {
-        let shown: Vec<&str> = missing.iter().take(5).copied().collect();
-        return Err(InputError::new(
-            run.origin(),
-            format!(
-                "{} of {} qrels queries have no results in the run (first: {})",
-                missing.len(),
-                qrels.len(),
-                shown.join(", ")
-            ),
-        )
-        .hint("trec_eval 10.0 stops here too; pass -c to score them 0 and average over all qrels queries, or --intersect to average over the queries in both")
-        .into());
+        return Err(missing_error(run.origin(), &missing, qrels.len()));
     }
 
     let run_one = |scratch: &mut Scratch<'r>, w: &Work| -> Result<Option<QueryScores>> {
@@ -291,48 +301,9 @@ pub(crate) fn evaluate_source<'r>(
                 run.candidates(ri, opts.compat, &mut scratch.cands)?;
                 rank_query(scratch, q, opts.dedup, opts.max_docs, run.origin())?;
                 scratch.cands.clear();
-                let mut values = Vec::with_capacity(columns.len());
-                compute(
-                    &opts.measures,
-                    &QueryInput {
-                        rels: &scratch.rels,
-                        qrels: q,
-                        level: opts.relevance_level,
-                        compat: opts.compat,
-                    },
-                    &mut values,
-                );
-                Ok(Some(QueryScores {
-                    qid: q.qid.clone(),
-                    values,
-                    missing: false,
-                }))
+                Ok(Some(score_query(q, &scratch.rels, opts, columns.len())))
             }
-            Work::Missing(qi) => {
-                let q = &qrels.queries[qi];
-                // trec_eval's stand-in ranking: one unjudged document; then num_ret := 0.
-                let mut values = Vec::with_capacity(columns.len());
-                compute(
-                    &opts.measures,
-                    &QueryInput {
-                        rels: &[NONPOOL],
-                        qrels: q,
-                        level: opts.relevance_level,
-                        compat: opts.compat,
-                    },
-                    &mut values,
-                );
-                for (c, v) in columns.iter().zip(values.iter_mut()) {
-                    if c.family == Family::NumRet {
-                        *v = 0.0;
-                    }
-                }
-                Ok(Some(QueryScores {
-                    qid: q.qid.clone(),
-                    values,
-                    missing: true,
-                }))
-            }
+            Work::Missing(qi) => Ok(Some(score_missing(&qrels.queries[qi], opts, &columns))),
         }
     };
 
@@ -387,18 +358,91 @@ pub(crate) fn evaluate_source<'r>(
         }
         k = end;
     }
-    let queries: Vec<QueryScores> = slots.into_iter().flatten().collect();
     // Work lists qrels queries in qid order (evaluated and missing interleaved correctly
     // because both come from the same qrels walk), so `queries` is in qid byte order.
+    let queries: Vec<QueryScores> = slots.into_iter().flatten().collect();
+    finish(
+        columns,
+        queries,
+        qrels,
+        opts,
+        run.run_id().map(str::to_string),
+        n_ignored,
+        run.origin(),
+    )
+}
+
+/// One evaluated query's values from its ranked relevance list.
+pub(crate) fn score_query(
+    q: &QrelsQuery,
+    rels: &[i32],
+    opts: &EvalOptions,
+    n_columns: usize,
+) -> QueryScores {
+    let mut values = Vec::with_capacity(n_columns);
+    compute(
+        &opts.measures,
+        &QueryInput {
+            rels,
+            qrels: q,
+            level: opts.relevance_level,
+            compat: opts.compat,
+        },
+        &mut values,
+    );
+    QueryScores {
+        qid: q.qid.clone(),
+        values,
+        missing: false,
+    }
+}
+
+/// A qrels query the run has no results for, under `-c`: trec_eval evaluates a stand-in
+/// ranking of one unjudged document and then reports num_ret 0.
+pub(crate) fn score_missing(q: &QrelsQuery, opts: &EvalOptions, columns: &[Column]) -> QueryScores {
+    let mut s = score_query(q, &[NONPOOL], opts, columns.len());
+    for (c, v) in columns.iter().zip(s.values.iter_mut()) {
+        if c.family == Family::NumRet {
+            *v = 0.0;
+        }
+    }
+    s.missing = true;
+    s
+}
+
+pub(crate) fn missing_error(origin: &Path, missing: &[&str], total: usize) -> MetricsError {
+    let shown: Vec<&str> = missing.iter().take(5).copied().collect();
+    InputError::new(
+        origin,
+        format!(
+            "{} of {} qrels queries have no results in the run (first: {})",
+            missing.len(),
+            total,
+            shown.join(", ")
+        ),
+    )
+    .hint("trec_eval 10.0 stops here too; pass -c to score them 0 and average over all qrels queries, or --intersect to average over the queries in both")
+    .into()
+}
+
+/// The evaluation from per-query values in qid order.
+pub(crate) fn finish(
+    columns: Vec<Column>,
+    queries: Vec<QueryScores>,
+    qrels: &EvalQrels,
+    opts: &EvalOptions,
+    run_id: Option<String>,
+    ignored_run_queries: usize,
+    origin: &Path,
+) -> Result<Evaluation> {
     if queries.is_empty() {
         return Err(InputError::new(
-            run.origin(),
+            origin,
             "no queries with both results and relevance judgements",
         )
         .hint("check that the run and the qrels use the same query ids")
         .into());
     }
-
     let num_q = queries.len();
     let summary = summarize(&columns, &queries, qrels, opts);
     Ok(Evaluation {
@@ -406,9 +450,9 @@ pub(crate) fn evaluate_source<'r>(
         queries,
         summary,
         num_q,
-        run_id: run.run_id().map(str::to_string),
+        run_id,
         conventions: opts.conventions(),
-        ignored_run_queries: n_ignored,
+        ignored_run_queries,
     })
 }
 

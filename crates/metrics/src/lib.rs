@@ -2,10 +2,11 @@
 //! (bootstrap confidence intervals, paired tests, agreement) that audit and bench report.
 //! Pure computation: no async, no LLM. See `API.md` for the public surface.
 //!
-//! Layout: [`measure`] names and parameters, [`input`] fast qrels/run readers, `rank` ranking
-//! with trec_eval's tie-breaking, `compute` per-query values, [`eval`] query sets and
-//! summaries, [`output`] trec_eval text / JSON / JSONL, [`stats`] uncertainty and tests,
-//! [`agreement`] inter-annotator agreement and correlation.
+//! Layout: [`measure`] names and parameters, [`input`] fast qrels/run readers, `stream`
+//! one-pass evaluation of contiguous TREC runs, `rank` ranking with trec_eval's tie-breaking,
+//! `compute` per-query values, [`eval`] query sets and summaries, [`output`] trec_eval text /
+//! JSON / JSONL, [`stats`] uncertainty and tests, [`agreement`] inter-annotator agreement and
+//! correlation.
 
 pub mod agreement;
 mod compute;
@@ -20,12 +21,13 @@ pub mod output;
 mod prop_tests;
 mod rank;
 pub mod stats;
+mod stream;
 
 pub use compute::MIN_GEO_MEAN;
 pub use error::{MetricsError, Result};
 pub use eval::{
-    Conventions, EvalOptions, Evaluation, MissingQueries, QueryScores, evaluate, evaluate_files,
-    evaluate_prepared, evaluate_run,
+    Conventions, EvalOptions, Evaluation, MissingQueries, QueryScores, evaluate, evaluate_file,
+    evaluate_files, evaluate_prepared, evaluate_run,
 };
 pub use input::{Compat, Dedup, EvalQrels, RunFile, read_qrels_file, run_from_mtrag_jsonl};
 pub use measure::{Aggregation, Column, Family, MeasureSet, Params};

@@ -110,6 +110,24 @@ fn query_object(ev: &Evaluation, values: &[f64]) -> Map<String, Value> {
     m
 }
 
+/// The fingerprint of an evaluation: its inputs' hashes as data, its measures and conventions
+/// as config (no prompts are involved), and the tool version.
+pub fn fingerprint(ev: &Evaluation, inputs: &[InputHash]) -> mtr_core::fingerprint::Fingerprint {
+    use mtr_core::fingerprint::hash_json;
+    mtr_core::fingerprint::Fingerprint {
+        data: hash_json(
+            &inputs
+                .iter()
+                .map(|i| (&i.role, &i.blake3))
+                .collect::<Vec<_>>(),
+        ),
+        config: hash_json(&(&ev.conventions, ev.column_names())),
+        prompts: "none".to_string(),
+        tool_version: format!("mtr-metrics {}", env!("CARGO_PKG_VERSION")),
+        git_commit: None,
+    }
+}
+
 /// The full-precision JSON document: conventions, inputs, summary and per-query values.
 pub fn to_json(ev: &Evaluation, inputs: &[InputHash]) -> Value {
     let mut per_query = Map::new();
@@ -127,6 +145,7 @@ pub fn to_json(ev: &Evaluation, inputs: &[InputHash]) -> Value {
         "mtr_version": env!("CARGO_PKG_VERSION"),
         "conventions": ev.conventions,
         "inputs": inputs,
+        "fingerprint": fingerprint(ev, inputs),
         "run_id": ev.run_id,
         "num_q": ev.num_q,
         "measures": ev.column_names(),
@@ -145,6 +164,7 @@ pub fn write_jsonl(w: &mut dyn Write, ev: &Evaluation, inputs: &[InputHash]) -> 
         "mtr_version": env!("CARGO_PKG_VERSION"),
         "conventions": ev.conventions,
         "inputs": inputs,
+        "fingerprint": fingerprint(ev, inputs),
         "run_id": ev.run_id,
         "measures": ev.column_names(),
     });
@@ -213,6 +233,11 @@ mod tests {
         assert_eq!(v["summary"]["num_ret"], json!(3));
         assert_eq!(v["conventions"]["relevance_level"], json!(1));
         assert_eq!(v["per_query"]["q1"]["P_5"], json!(0.2));
+        assert_eq!(v["fingerprint"]["config"].as_str().unwrap().len(), 64);
+        assert_eq!(
+            v["fingerprint"],
+            serde_json::to_value(fingerprint(&ev(), &[])).unwrap()
+        );
         let mut buf = Vec::new();
         write_jsonl(&mut buf, &ev(), &[]).unwrap();
         let lines: Vec<Value> = String::from_utf8(buf)

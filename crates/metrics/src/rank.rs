@@ -23,7 +23,7 @@ const DROPPED: i32 = i32::MIN;
 #[derive(Default)]
 pub(crate) struct Scratch<'a> {
     pub cands: Vec<Cand<'a>>,
-    table: SlotTable,
+    pub table: SlotTable,
     pub rels: Vec<i32>,
 }
 
@@ -50,6 +50,22 @@ pub(crate) fn rank_query<'a>(
     origin: &std::path::Path,
 ) -> Result<()> {
     let Scratch { cands, table, rels } = scratch;
+    let n = rank_slice(cands, table, rels, qrels, dedup, max_docs, origin)?;
+    cands.truncate(n);
+    Ok(())
+}
+
+/// [`rank_query`] on a slice of candidates (reordered in place); returns how many remain after
+/// removing duplicates (they are the slice's prefix, in trec_eval order).
+pub(crate) fn rank_slice(
+    cands: &mut [Cand<'_>],
+    table: &mut SlotTable,
+    rels: &mut Vec<i32>,
+    qrels: &QrelsQuery,
+    dedup: Dedup,
+    max_docs: Option<usize>,
+    origin: &std::path::Path,
+) -> Result<usize> {
     table.reset(cands.len());
     let mut dropped = false;
     for i in 0..cands.len() {
@@ -71,16 +87,23 @@ pub(crate) fn rank_query<'a>(
             None => NONPOOL,
         };
     }
+    let mut n = cands.len();
     if dropped {
-        cands.retain(|c| c.rel != DROPPED);
+        // Stable compaction: keep first occurrences in input order.
+        n = 0;
+        for i in 0..cands.len() {
+            if cands[i].rel != DROPPED {
+                cands[n] = cands[i];
+                n += 1;
+            }
+        }
     }
+    let cands = &mut cands[..n];
     sort_trec(cands);
-    if let Some(m) = max_docs {
-        cands.truncate(m);
-    }
+    let m = max_docs.map_or(n, |m| m.min(n));
     rels.clear();
-    rels.extend(cands.iter().map(|c| c.rel));
-    Ok(())
+    rels.extend(cands[..m].iter().map(|c| c.rel));
+    Ok(n)
 }
 
 /// Sorts into trec_eval's order. Runs are usually written in rank order already, so when the

@@ -62,8 +62,24 @@ pub struct RoleUsage {
     pub parse_failed: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    /// List price of the calls (what they cost when first made, cache hits included).
-    pub cost_usd: f64,
+    /// List price of the calls (what they cost when first made, cache hits included), in
+    /// picodollars: integer sums are exact and survive the JSON checkpoint bit for bit, so a
+    /// resumed run reports the same cost as an uninterrupted one.
+    pub cost_pusd: u64,
+}
+
+impl RoleUsage {
+    pub fn cost_usd(&self) -> f64 {
+        pico_to_usd(self.cost_pusd)
+    }
+}
+
+fn usd_to_pico(usd: f64) -> u64 {
+    (usd.max(0.0) * 1e12).round() as u64
+}
+
+fn pico_to_usd(p: u64) -> f64 {
+    p as f64 / 1e12
 }
 
 /// Usage per agent role (`user`, `humanizer`, `answerer`, `answerability`, `uniqueness`,
@@ -77,7 +93,7 @@ pub struct CallLog {
 
 impl CallLog {
     pub fn cost(&self) -> f64 {
-        self.roles.values().map(|r| r.cost_usd).sum()
+        pico_to_usd(self.roles.values().map(|r| r.cost_pusd).sum())
     }
     pub fn calls(&self) -> u64 {
         self.roles.values().map(|r| r.calls).sum()
@@ -90,7 +106,7 @@ impl CallLog {
             e.parse_failed += v.parse_failed;
             e.prompt_tokens += v.prompt_tokens;
             e.completion_tokens += v.completion_tokens;
-            e.cost_usd += v.cost_usd;
+            e.cost_pusd += v.cost_pusd;
         }
         for (k, ms) in &other.models {
             let e = self.models.entry(k.clone()).or_default();
@@ -180,7 +196,7 @@ impl Agents<'_> {
                 r.cached += u64::from(out.cached);
                 r.prompt_tokens += out.usage.prompt_tokens;
                 r.completion_tokens += out.usage.completion_tokens;
-                r.cost_usd += self.list_price(&out);
+                r.cost_pusd += usd_to_pico(self.list_price(&out));
                 let models = log.models.entry(role.to_string()).or_default();
                 if !models.contains(&out.model) {
                     models.push(out.model.clone());
@@ -201,15 +217,15 @@ impl Agents<'_> {
         }
     }
 
+    /// What the call costs at the endpoint's list price, computed from its usage the same way
+    /// whether it was paid now or served from the cache, so per-dialogue costs do not depend
+    /// on what an earlier (interrupted) run already paid.
     fn list_price(&self, out: &ChatResult) -> f64 {
-        if !out.cached {
-            return out.cost_usd;
-        }
         self.llm
             .config()
             .endpoint(&out.endpoint)
             .map(|e| e.cost(out.usage.prompt_tokens, out.usage.completion_tokens))
-            .unwrap_or(0.0)
+            .unwrap_or(out.cost_usd)
     }
 
     /// The user agent: picks one of `passages` and asks about it.

@@ -371,6 +371,20 @@ impl Generator<'_> {
                 });
                 continue;
             }
+            // the standalone version becomes the turn's rewrite only if it passes the same guards
+            let standalone = match question_problem(
+                &p.standalone,
+                "",
+                &passages[p.passage].text,
+                self.agents.language,
+                &o.humanizer.meta_phrases,
+            ) {
+                None if in_language(&p.standalone, self.agents.language) => p.standalone.clone(),
+                _ => {
+                    ev(st, "user/standalone_dropped");
+                    String::new()
+                }
+            };
             let mut question = p.question.clone();
             let mut original = None;
             if o.humanizer.enabled && !first {
@@ -525,7 +539,7 @@ impl Generator<'_> {
                 layer,
                 question,
                 original,
-                standalone: p.standalone,
+                standalone,
                 answer,
                 evidence: evidence_id,
                 extra_golds,

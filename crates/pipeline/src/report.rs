@@ -331,7 +331,12 @@ pub fn render(
         let _ = writeln!(
             o,
             "| {role} | {models} | {} | {} | {} | {} | {} | {:.6} |",
-            u.calls, u.cached, u.parse_failed, u.prompt_tokens, u.completion_tokens, u.cost_usd
+            u.calls,
+            u.cached,
+            u.parse_failed,
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cost_usd()
         );
     }
     let _ = writeln!(o);

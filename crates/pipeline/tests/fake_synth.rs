@@ -328,11 +328,7 @@ async fn kill_and_resume(
         (out_a.dialogues, out_a.turns)
     );
     for f in ["corpus.jsonl", "dialogues.jsonl", "qrels.tsv"] {
-        assert_eq!(
-            std::fs::read(tmp.path().join("a").join(f)).unwrap(),
-            std::fs::read(tmp.path().join("b").join(f)).unwrap(),
-            "{f} differs"
-        );
+        same_file(&tmp.path().join("a").join(f), &tmp.path().join("b").join(f));
     }
     // a third run finds everything done: no call at all
     let n = server_b.chat_calls();
@@ -362,6 +358,36 @@ async fn full_corpus_200_dialogues_8_turns_resume_after_kill() {
     }
     let (calls, _, _) = kill_and_resume(&corpus, 200, 8, true).await;
     assert!(calls > 8000, "{calls}");
+}
+
+/// Asserts two files are byte-identical, showing where the first differing line differs.
+fn same_file(a: &Path, b: &Path) {
+    let (ta, tb) = (
+        std::fs::read_to_string(a).unwrap(),
+        std::fs::read_to_string(b).unwrap(),
+    );
+    if ta == tb {
+        return;
+    }
+    for (n, (la, lb)) in ta.lines().zip(tb.lines()).enumerate() {
+        if la != lb {
+            let (ca, cb): (Vec<char>, Vec<char>) = (la.chars().collect(), lb.chars().collect());
+            let at = ca.iter().zip(&cb).take_while(|(x, y)| x == y).count();
+            let around = |c: &[char]| {
+                c[at.saturating_sub(200)..(at + 200).min(c.len())]
+                    .iter()
+                    .collect::<String>()
+            };
+            panic!(
+                "{} line {} differs at char {at}:\n  {}\n  {}",
+                a.display(),
+                n + 1,
+                around(&ca),
+                around(&cb)
+            );
+        }
+    }
+    panic!("{} and {} differ in length", a.display(), b.display());
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -16,7 +16,7 @@
 mod mem_run;
 mod qrels;
 mod table;
-mod trec_run;
+pub(crate) mod trec_run;
 
 use std::path::Path;
 
@@ -235,7 +235,7 @@ pub enum RunFile {
 impl RunFile {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        if sniff_jsonl(path)? {
+        if is_jsonl(path)? {
             Ok(RunFile::Mem(MemRun::read_mtrag_jsonl(path)?))
         } else {
             Ok(RunFile::Trec(TrecRunFile::open(path)?))
@@ -256,7 +256,8 @@ impl RunFile {
     }
 }
 
-fn sniff_jsonl(path: &Path) -> Result<bool> {
+/// True when the file looks like JSON lines (first non-blank byte `{` or `[`).
+pub(crate) fn is_jsonl(path: &Path) -> Result<bool> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| MetricsError::io(path, e))?;
     let mut buf = [0u8; 512];

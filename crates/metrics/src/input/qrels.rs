@@ -12,7 +12,7 @@ use crate::error::{MetricsError, Result};
 use mtr_core::InputError;
 
 /// Queries with at most this many judgements are searched linearly (no slot table).
-const LINEAR_MAX: usize = 8;
+const LINEAR_MAX: usize = 16;
 
 /// One judged document: its hash, its bytes in the arena, its grade.
 #[derive(Debug, Clone, Copy)]
@@ -149,6 +149,12 @@ impl EvalQrels {
         self.index
             .get(doc_hash(qid.as_bytes()), |i| self.queries[i].qid == qid)
             .map(|i| &self.queries[i])
+    }
+    /// The position (in qid order) of a query.
+    pub(crate) fn position(&self, qid: &[u8]) -> Option<usize> {
+        self.index.get(doc_hash(qid), |i| {
+            short_eq(self.queries[i].qid.as_bytes(), qid)
+        })
     }
     pub fn len(&self) -> usize {
         self.queries.len()

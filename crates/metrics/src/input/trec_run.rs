@@ -14,7 +14,44 @@ use super::{
 use crate::error::{MetricsError, Result};
 use mtr_core::InputError;
 
-const COLUMNS: &str = "expected 6 columns (qid Q0 docno rank score tag)";
+pub(crate) const COLUMNS: &str = "expected 6 columns (qid Q0 docno rank score tag)";
+
+/// Maps a file read-only (`None` for an empty file), advising sequential access.
+pub(crate) fn map_file(path: &Path) -> Result<Option<Mmap>> {
+    let file = std::fs::File::open(path).map_err(|e| MetricsError::io(path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| MetricsError::io(path, e))?
+        .len();
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the mapping is read-only and private to this process; like every mmap-based
+    // reader we assume the file is not truncated while it is evaluated.
+    let m = unsafe { Mmap::map(&file) }.map_err(|e| MetricsError::io(path, e))?;
+    let _ = m.advise(memmap2::Advice::Sequential);
+    Ok(Some(m))
+}
+
+/// Drops the whole pages inside `start..end` from this process's resident set (the kernel
+/// keeps them in the page cache and maps them again on access).
+pub(crate) fn drop_pages(map: &Mmap, start: usize, end: usize) {
+    #[cfg(unix)]
+    {
+        const PAGE: usize = 4096;
+        let s = start.div_ceil(PAGE) * PAGE;
+        let e = end.min(map.len()) / PAGE * PAGE;
+        if e > s {
+            // SAFETY: the mapping is read-only and never written, so MADV_DONTNEED only
+            // discards clean pages that are read again from the file on the next access; no
+            // data can be lost and slices into the mapping stay valid.
+            let _ =
+                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, s, e - s) };
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (map, start, end);
+}
 
 /// A block of consecutive lines of one query: byte span, first line number, next block of
 /// the same query (`u32::MAX` = none). Most files have one block per query.
@@ -54,20 +91,7 @@ impl TrecRunFile {
     /// Maps the file and groups its lines by query (first pass).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let file = std::fs::File::open(path).map_err(|e| MetricsError::io(path, e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| MetricsError::io(path, e))?
-            .len();
-        let map = if len == 0 {
-            None
-        } else {
-            // SAFETY: the mapping is read-only and private to this process; like every
-            // mmap-based reader we assume the file is not truncated while it is evaluated.
-            let m = unsafe { Mmap::map(&file) }.map_err(|e| MetricsError::io(path, e))?;
-            let _ = m.advise(memmap2::Advice::Sequential);
-            Some(m)
-        };
+        let map = map_file(path)?;
         let mut run = TrecRunFile {
             path: path.to_path_buf(),
             map,
@@ -86,25 +110,10 @@ impl TrecRunFile {
         self.map.as_deref().unwrap_or(&[])
     }
 
-    /// Drops the whole pages inside `start..end` from this process's resident set (the kernel
-    /// keeps them in the page cache and maps them again on access).
     fn drop_pages(&self, start: usize, end: usize) {
-        #[cfg(unix)]
         if let Some(map) = &self.map {
-            const PAGE: usize = 4096;
-            let s = start.div_ceil(PAGE) * PAGE;
-            let e = end.min(map.len()) / PAGE * PAGE;
-            if e > s {
-                // SAFETY: the mapping is read-only and never written, so MADV_DONTNEED only
-                // discards clean pages that are read again from the file on the next access;
-                // no data can be lost and slices into the mapping stay valid.
-                let _ = unsafe {
-                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, s, e - s)
-                };
-            }
+            drop_pages(map, start, end);
         }
-        #[cfg(not(unix))]
-        let _ = (start, end);
     }
 
     fn qid(&self, i: usize) -> &[u8] {
@@ -328,7 +337,7 @@ fn field(b: &[u8], mut c: usize) -> Option<(usize, usize)> {
 /// After the qid: iter, docno, rank, score and tag (further fields are ignored). Returns the
 /// docno, the score text and the position after the tag; None when a field is missing.
 #[inline]
-fn fields(b: &[u8], c: usize) -> Option<(&[u8], &[u8], usize)> {
+pub(crate) fn fields(b: &[u8], c: usize) -> Option<(&[u8], &[u8], usize)> {
     let (_, c) = field(b, c)?;
     let (ds, de) = field(b, c)?;
     let (_, c) = field(b, de)?;
