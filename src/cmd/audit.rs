@@ -155,7 +155,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             }
         ))
     });
-    let llm = super::local::open_llm(ctx, &args.llm).await?;
+    let llm = super::local::open_llm_batching(ctx, &args.llm).await?;
     let prompts = match &args.prompts {
         Some(p) => AuditPrompts::from_dir(p),
         None => AuditPrompts::builtin(),
@@ -206,7 +206,31 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         human_sample: args.human_sample,
         progress,
     };
-    match mtr_audit::run(&bench, job, &llm).await.map_err(user)? {
+    // With --batch the first pass queues every uncached judgement instead of calling it; the
+    // queued calls go through the Batch API and the next pass finds them in the cache.
+    let outcome = loop {
+        let outcome = mtr_audit::run(&bench, job.clone(), &llm)
+            .await
+            .map_err(user)?;
+        if args.llm.batch && llm.batch_queued() > 0 {
+            let rep = llm
+                .run_batches()
+                .await
+                .map_err(|e| super::local::llm_error(ctx, e))?;
+            tracing::info!(
+                submitted = ?rep.submitted,
+                answered = rep.answered,
+                failed = rep.failed + rep.parse_failed,
+                "batch finished; judging again from the answers"
+            );
+            if rep.answered == 0 {
+                break outcome;
+            }
+            continue;
+        }
+        break outcome;
+    };
+    match outcome {
         Outcome::DryRun {
             plan,
             judgements,

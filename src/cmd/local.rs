@@ -28,7 +28,9 @@ pub struct LlmArgs {
     /// Count the LLM calls, tokens and cost per endpoint; call nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Submit through the OpenAI Batch API (not built yet: fails with a clear error).
+    /// Submit the calls through the endpoint's OpenAI-compatible Batch API (files + batches) at
+    /// its batch discount, then finish from the answers; a killed run resumes by batch id.
+    /// Supported by `mtr audit` and `mtr local ask`.
     #[arg(long)]
     pub batch: bool,
     /// LLM cache file (default: [llm] cache, else $MTR_HOME/llm-cache.sqlite).
@@ -67,8 +69,30 @@ pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
     })
 }
 
-/// Builds the LLM client from `[llm]` and the flags, wired to the progress display.
+/// Builds the LLM client from `[llm]` and the flags, wired to the progress display, for a
+/// command that cannot use the Batch API (its calls depend on each other's answers, or are
+/// embeddings): `--batch` is a user error there.
 pub async fn open_llm(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
+    if args.batch {
+        let file = ctx
+            .config
+            .source
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("command line"));
+        return Err(anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new(
+                file,
+                "--batch is supported by `mtr audit` and `mtr local ask` only: this command's \
+                 LLM calls depend on earlier answers (synthesis) or are embeddings",
+            )
+            .field("batch"),
+        )));
+    }
+    open_llm_batching(ctx, args).await
+}
+
+/// [`open_llm`] for the commands that run a second pass over Batch API answers (`--batch`).
+pub async fn open_llm_batching(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
     let config = llm_config(ctx)?;
     let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
     let options = LlmOptions {
@@ -273,7 +297,7 @@ async fn ask(
     args: &LlmArgs,
 ) -> anyhow::Result<ExitCode> {
     use mtr_llm::{ChatMessage, ChatRequest, JsonSchema, Role};
-    let llm = open_llm(ctx, args).await?;
+    let llm = open_llm_batching(ctx, args).await?;
     if embed {
         match llm.embed(std::slice::from_ref(&prompt)).await {
             Ok(v) => {

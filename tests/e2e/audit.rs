@@ -368,3 +368,74 @@ fn audit_on_the_local_model_with_a_small_sample() {
     );
     assert!(out.join("human_items.jsonl").is_file());
 }
+
+/// `--batch`: every judgement goes through the fake server's Batch API (files + batches), none
+/// through chat completions, and the audit finishes complete from the batch answers; a rerun
+/// pays nothing. Commands whose calls depend on earlier answers refuse `--batch` (exit 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_through_the_batch_api_on_the_fake_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = import_clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder().respond(hashed).start().await.unwrap();
+    let cfg = config(tmp.path(), fake.base_url(), 2.0);
+    let text = std::fs::read_to_string(&cfg).unwrap().replacen(
+        "[llm]\n",
+        "[llm]\nbatch_poll_s = 0.05\n",
+        1,
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let out = tmp.path().join("audit");
+    let audit = |extra: &[&str]| {
+        mtr()
+            .arg("--config")
+            .arg(&cfg)
+            .args(["-q", "audit"])
+            .arg(&bench)
+            .arg("-o")
+            .arg(&out)
+            .args(["--sample", "2", "--dimensions", "alignment,faithfulness"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = audit(&["--batch"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // (the fake server counts each batch line as a chat call)
+    assert!(fake.batch_calls() >= 3, "upload, create, poll");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&read(&out.join("summary.json"))).unwrap();
+    assert_eq!(summary["complete"], true, "{summary}");
+    let planned = summary["plan"]["judgements_planned"].as_u64().unwrap();
+    assert!(planned > 0);
+    let items = String::from_utf8(read(&out.join("items.jsonl"))).unwrap();
+    assert_eq!(items.lines().count() as u64, planned);
+    assert!(!items.contains("Batch API"), "no item recorded as failed");
+    // the second pass reads every answer from the cache
+    let hits = summary["cost"]["total"]["cache_hits"].as_u64().unwrap();
+    assert_eq!(hits, planned);
+    let calls = fake.chat_calls();
+    assert!(
+        calls > 0 && calls <= planned,
+        "one batch line per distinct prompt"
+    );
+    let batch_calls = fake.batch_calls();
+    let o = audit(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(fake.chat_calls(), calls, "a rerun pays nothing");
+    assert_eq!(fake.batch_calls(), batch_calls);
+
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["-q", "synth", "--corpus"])
+        .arg(tmp.path())
+        .arg("-o")
+        .arg(tmp.path().join("synth"))
+        .arg("--batch")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--batch"));
+}

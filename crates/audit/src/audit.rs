@@ -28,6 +28,7 @@ use crate::stats::{self, Lengths};
 use crate::summary::*;
 
 /// Everything an audit needs besides the benchmark and the LLM client.
+#[derive(Clone)]
 pub struct AuditJob {
     pub settings: AuditSettings,
     pub out_dir: PathBuf,

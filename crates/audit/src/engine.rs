@@ -202,6 +202,14 @@ pub async fn judge_units(
                 progress.advance(1);
                 continue;
             }
+            Err(LlmError::Batched) => {
+                // queued for the Batch API: the judgement is made on the next pass
+                progress.advance(1);
+                if let Ok(mut s) = stopped.lock() {
+                    s.get_or_insert_with(|| "judgements queued for the Batch API".to_string());
+                }
+                continue;
+            }
             Err(e) if e.is_budget_stop() => {
                 stop.store(true, Ordering::Relaxed);
                 if let Ok(mut s) = stopped.lock() {

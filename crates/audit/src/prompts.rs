@@ -26,7 +26,7 @@ const FAITHFULNESS: &str = include_str!("../../../prompts/audit/faithfulness.j2"
 const QUALITY: &str = include_str!("../../../prompts/audit/quality.j2");
 
 /// The four loaded templates.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AuditPrompts {
     alignment: Prompt,
     completeness: Prompt,

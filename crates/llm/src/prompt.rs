@@ -30,7 +30,7 @@ use crate::error::{LlmError, Result};
 const TEMPLATE: &str = "prompt";
 
 /// A loaded, validated prompt template.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Prompt {
     name: String,
     version: String,
