@@ -117,12 +117,15 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         },
     };
 
-    let qrels = mtr_metrics::read_qrels_file(&args.qrels, opts.dedup)
+    let (qrels_path, _qrels_tmp) = spooled(&args.qrels)?;
+    let qrels = mtr_metrics::read_qrels_file(&qrels_path, opts.dedup)
         .map_err(mtr_core::Error::from)
         .with_context(|| format!("reading qrels {}", args.qrels.display()))?;
     let hash_inputs = args.format != Format::Trec;
     let qrels_hash = if hash_inputs {
-        Some(InputHash::of_file("qrels", &args.qrels).map_err(mtr_core::Error::from)?)
+        let mut h = InputHash::of_file("qrels", &qrels_path).map_err(mtr_core::Error::from)?;
+        h.path = args.qrels.display().to_string();
+        Some(h)
     } else {
         None
     };
@@ -130,7 +133,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let mut out: Vec<u8> = Vec::new();
     let mut json_docs = Vec::new();
     for (k, path) in args.runs.iter().enumerate() {
-        let ev: Evaluation = mtr_metrics::evaluate_file(&qrels, path, &opts)
+        let (run_path, _run_tmp) = spooled(path)?;
+        let ev: Evaluation = mtr_metrics::evaluate_file(&qrels, &run_path, &opts)
             .map_err(mtr_core::Error::from)
             .with_context(|| format!("evaluating {}", path.display()))?;
         if ev.ignored_run_queries > 0 {
@@ -139,7 +143,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let mut inputs = Vec::new();
         if hash_inputs {
             inputs.extend(qrels_hash.clone());
-            inputs.push(InputHash::of_file("run", path).map_err(mtr_core::Error::from)?);
+            let mut h = InputHash::of_file("run", &run_path).map_err(mtr_core::Error::from)?;
+            h.path = path.display().to_string();
+            inputs.push(h);
         }
         match args.format {
             Format::Trec => write_trec_eval(&mut out, &ev, per_query)?,
@@ -182,4 +188,23 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Pipes (`<(zcat run.gz)`) and other special files are copied to a temporary file first: the
+/// readers memory-map their input and read it more than once (format sniffing, hashing). The
+/// temporary file lives as long as the returned guard.
+fn spooled(path: &std::path::Path) -> anyhow::Result<(PathBuf, Option<tempfile::TempPath>)> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => {
+            let mut src =
+                std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+            let mut tmp = tempfile::NamedTempFile::new().context("creating a temporary file")?;
+            std::io::copy(&mut src, &mut tmp)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let tmp = tmp.into_temp_path();
+            Ok((tmp.to_path_buf(), Some(tmp)))
+        }
+        // regular files, and missing ones (the reader reports those as user errors)
+        _ => Ok((path.to_path_buf(), None)),
+    }
 }

@@ -316,3 +316,32 @@ fn bad_input_is_a_user_error_naming_the_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not computed by mtr"));
 }
+
+/// Runs and qrels given as pipes (`<(zcat run.gz)`), which cannot be memory-mapped or read twice,
+/// give the same output as the files.
+#[cfg(unix)]
+#[test]
+fn pipes_give_the_same_output_as_files() {
+    let Some(sh) = shared() else { return };
+    let d = sh.join("golden/trec_eval_test");
+    let bin = assert_cmd::cargo::cargo_bin("mtr");
+    let script = format!(
+        "'{}' eval <(cat '{}') <(cat '{}')",
+        bin.display(),
+        d.join("qrels.test").display(),
+        d.join("results.test").display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        std::fs::read_to_string(d.join("out.test")).unwrap()
+    );
+}

@@ -14,7 +14,8 @@ use crate::query_set::QuerySet;
 
 /// Below this many turns a stratum's numbers carry a warning.
 pub const MIN_GROUP: usize = 30;
-/// A tag with more distinct values than this (ids, free text) is not used as a stratum.
+/// A tag with more distinct values than this (ids, free text) is not used as a stratum; nor is
+/// one whose every value belongs to a single turn.
 pub const MAX_GROUPS: usize = 20;
 
 /// One group of turns within a family.
@@ -130,9 +131,20 @@ impl Strata {
                     groups.entry(l.to_string()).or_default().push(i);
                 }
             }
-            if groups.len() > MAX_GROUPS {
-                out.skipped_tags
-                    .push(format!("{name} ({} distinct values)", groups.len()));
+            // ids and free text (a gold passage id, the question before humanizing): too
+            // many values, or a value of its own for every turn that has the tag
+            let valued: Vec<usize> = groups
+                .iter()
+                .filter(|(n, _)| n.as_str() != NONE)
+                .map(|(_, m)| m.len())
+                .collect();
+            let one_per_turn = valued.len() >= 2 && valued.iter().all(|&n| n == 1);
+            if groups.len() > MAX_GROUPS || one_per_turn {
+                out.skipped_tags.push(format!(
+                    "{name} ({} distinct values in {} turns)",
+                    groups.len(),
+                    set.queries.len()
+                ));
                 continue;
             }
             if groups.len() < 2 {
@@ -233,5 +245,39 @@ mod tests {
             ]
         );
         assert_eq!(s.small_groups().len(), 4 + 2 + 3);
+    }
+
+    #[test]
+    fn id_like_tags_are_not_strata() {
+        let mut queries: Vec<QueryInfo> = (1..=4).map(|p| q(p, Some("Factoid"), None)).collect();
+        for (i, q) in queries.iter_mut().enumerate() {
+            q.tags
+                .extra
+                .insert("evidence".into(), format!("doc-{i}#0").into());
+            q.tags.extra.insert("attempts".into(), (1 + i % 2).into());
+        }
+        queries[0]
+            .tags
+            .extra
+            .insert("original".into(), "Was it?".into());
+        queries[1]
+            .tags
+            .extra
+            .insert("original".into(), "Is it?".into());
+        let set = QuerySet {
+            dialogues: vec!["d".into()],
+            queries,
+            ..Default::default()
+        };
+        let s = Strata::build(&set);
+        let names: Vec<_> = s.families.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["turn_position", "attempts"]);
+        assert_eq!(
+            s.skipped_tags,
+            [
+                "evidence (4 distinct values in 4 turns)",
+                "original (3 distinct values in 4 turns)"
+            ]
+        );
     }
 }

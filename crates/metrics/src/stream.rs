@@ -29,10 +29,12 @@ use mtr_core::InputError;
 /// Lines per batch: large enough to parallelise, small enough to keep memory low.
 const BATCH_LINES: usize = 1 << 18;
 
-/// One query of the current batch: its qrels position (None: not judged, only checked) and its
-/// documents' range in the batch's candidate vector.
-struct Pending {
-    qrels: Option<usize>,
+/// One query of the current batch: its id and its documents' range in the batch's candidate
+/// vector. Its qrels position is looked up when the batch is scored, all of the batch's
+/// queries in one loop: the lookups are independent there, so their cache misses overlap
+/// instead of stalling the line parser once per query.
+struct Pending<'a> {
+    qid: &'a [u8],
     start: usize,
     end: usize,
 }
@@ -57,17 +59,19 @@ pub(crate) fn evaluate_contiguous(
 
     let mut cands: Vec<Cand<'_>> = Vec::with_capacity(BATCH_LINES + 1024);
     let mut pending: Vec<Pending> = Vec::new();
-    // The current query: its id, qrels position and first candidate.
-    let mut cur: Option<(&[u8], Option<usize>, usize)> = None;
+    // The current query: its id and first candidate.
+    let mut cur: Option<(&[u8], usize)> = None;
     let mut last_content: Option<(u64, usize)> = None;
     let mut released = 0usize;
 
     let mut flush = |cands: &mut Vec<Cand<'_>>,
-                     pending: &mut Vec<Pending>,
+                     pending: &mut Vec<Pending<'_>>,
                      upto: usize,
                      released: &mut usize|
      -> Result<()> {
-        let outs = score_batch(cands, pending, qrels, opts, columns.len(), path, parallel);
+        let (outs, unjudged) =
+            score_batch(cands, pending, qrels, opts, columns.len(), path, parallel);
+        ignored += unjudged;
         for (qi, r) in outs {
             results[qi] = Some(r?);
         }
@@ -88,7 +92,7 @@ pub(crate) fn evaluate_contiguous(
             continue;
         }
         let after_qid = match cur {
-            Some((q, _, _))
+            Some((q, _))
                 if !is_space(b)
                     && bytes.len() > p + q.len()
                     && is_space(bytes[p + q.len()])
@@ -107,11 +111,11 @@ pub(crate) fn evaluate_contiguous(
                     }
                 };
                 let after = p + t.position();
-                if !matches!(cur, Some((q, _, _)) if q == qid) {
+                if !matches!(cur, Some((q, _)) if q == qid) {
                     // A new query starts: close the current one.
-                    if let Some((_, qi, start)) = cur.take() {
+                    if let Some((q, start)) = cur.take() {
                         pending.push(Pending {
-                            qrels: qi,
+                            qid: q,
                             start,
                             end: cands.len(),
                         });
@@ -133,11 +137,7 @@ pub(crate) fn evaluate_contiguous(
                     seen_spans.push((seen_arena.len(), seen_arena.len() + qid.len()));
                     seen_arena.extend_from_slice(qid);
                     seen.push(h);
-                    let qi = qrels.position(qid);
-                    if qi.is_none() {
-                        ignored += 1;
-                    }
-                    cur = Some((qid, qi, cands.len()));
+                    cur = Some((qid, cands.len()));
                 }
                 after
             }
@@ -166,9 +166,9 @@ pub(crate) fn evaluate_contiguous(
             memchr::memchr(b'\n', &bytes[c..]).map_or(bytes.len(), |k| c + k) + 1
         };
     }
-    if let Some((_, qi, start)) = cur.take() {
+    if let Some((q, start)) = cur.take() {
         pending.push(Pending {
-            qrels: qi,
+            qid: q,
             start,
             end: cands.len(),
         });
@@ -201,26 +201,28 @@ pub(crate) fn evaluate_contiguous(
 }
 
 /// Ranks and scores the judged queries of a batch; results in file order with their qrels
-/// positions.
+/// positions, and the number of the batch's queries that have no judgements.
 fn score_batch(
     cands: &mut [Cand<'_>],
-    pending: &[Pending],
+    pending: &[Pending<'_>],
     qrels: &EvalQrels,
     opts: &EvalOptions,
     n_columns: usize,
     path: &Path,
     parallel: bool,
-) -> Vec<(usize, Result<QueryScores>)> {
+) -> (Vec<(usize, Result<QueryScores>)>, usize) {
+    let positions: Vec<Option<usize>> = pending.iter().map(|p| qrels.position(p.qid)).collect();
+    let unjudged = positions.iter().filter(|p| p.is_none()).count();
     // Disjoint mutable slices, one per query.
     let mut parts: Vec<(usize, &mut [Cand<'_>])> = Vec::with_capacity(pending.len());
     let mut rest = cands;
     let mut offset = 0;
-    for pq in pending {
+    for (pq, qi) in pending.iter().zip(positions) {
         let (_, tail) = std::mem::take(&mut rest).split_at_mut(pq.start - offset);
         let (mine, tail) = tail.split_at_mut(pq.end - pq.start);
         rest = tail;
         offset = pq.end;
-        if let Some(qi) = pq.qrels {
+        if let Some(qi) = qi {
             parts.push((qi, mine));
         }
     }
@@ -231,7 +233,7 @@ fn score_batch(
             .map(|_| score_query(q, rels, opts, n_columns));
         (*qi, r)
     };
-    if parallel {
+    let outs = if parallel {
         parts
             .par_iter_mut()
             .map_init(|| (SlotTable::default(), Vec::new()), one)
@@ -239,7 +241,8 @@ fn score_batch(
     } else {
         let mut scratch = (SlotTable::default(), Vec::new());
         parts.iter_mut().map(|p| one(&mut scratch, p)).collect()
-    }
+    };
+    (outs, unjudged)
 }
 
 #[cfg(test)]

@@ -31,6 +31,9 @@ pub struct QrelsQuery {
     /// (start, end, grade) into `arena`, sorted by document id.
     docs: Box<[Judged]>,
     slots: Box<[u32]>,
+    /// A 256-bit filter of the judged documents' hashes (see [`filter_bit`]): most retrieved
+    /// documents are unjudged, and one bit test rejects most of them without a search.
+    filter: [u64; 4],
     /// (grade, count) for grades >= 0, ascending by grade, counts > 0.
     pub(crate) levels: Vec<(i64, u64)>,
     /// Judgements with grade > 0 (trec_eval's `-c` num_rel summary counts these).
@@ -44,11 +47,15 @@ impl QrelsQuery {
         let mut entries = Vec::with_capacity(docs.len());
         let mut counts: Vec<(i64, u64)> = Vec::new();
         let mut num_positive = 0;
+        let mut filter = [0u64; 4];
         for (d, g) in docs {
             let start = arena.len() as u32;
             arena.extend_from_slice(d);
+            let hash = doc_hash(d);
+            let (w, bit) = filter_bit(hash);
+            filter[w] |= bit;
             entries.push(Judged {
-                hash: doc_hash(d),
+                hash,
                 start,
                 end: arena.len() as u32,
                 grade: *g,
@@ -79,6 +86,7 @@ impl QrelsQuery {
             arena: arena.into_boxed_slice(),
             docs: entries.into_boxed_slice(),
             slots,
+            filter,
             levels: {
                 counts.sort_unstable();
                 counts
@@ -111,13 +119,20 @@ impl QrelsQuery {
     /// The grade of a document whose [`doc_hash`] is known.
     #[inline]
     pub(crate) fn grade_hashed(&self, doc: &[u8], hash: u64) -> Option<i32> {
+        let (w, bit) = filter_bit(hash);
+        if self.filter[w] & bit == 0 {
+            return None;
+        }
+        if self.slots.is_empty() {
+            for j in &self.docs {
+                if j.hash == hash && short_eq(&self.arena[j.start as usize..j.end as usize], doc) {
+                    return Some(j.grade);
+                }
+            }
+            return None;
+        }
         let hit = |i: usize| self.docs[i].hash == hash && short_eq(self.doc(i), doc);
-        let i = if self.slots.is_empty() {
-            (0..self.docs.len()).find(|i| hit(*i))
-        } else {
-            table::find(&self.slots, hash, hit)
-        };
-        i.map(|i| self.docs[i].grade)
+        table::find(&self.slots, hash, hit).map(|i| self.docs[i].grade)
     }
 
     /// Judged documents and grades, in document id order.
@@ -131,6 +146,13 @@ impl QrelsQuery {
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
     }
+}
+
+/// The word and bit of a hash in [`QrelsQuery`]'s filter: its top 8 bits (the table uses the
+/// low bits).
+#[inline]
+fn filter_bit(hash: u64) -> (usize, u64) {
+    ((hash >> 62) as usize, 1u64 << ((hash >> 56) & 63))
 }
 
 /// Qrels ready for evaluation: queries in qid byte order (trec_eval's order).
@@ -197,8 +219,20 @@ impl EvalQrels {
 /// Reads a TREC (4 columns) or BEIR (3 columns, optional header) qrels file.
 pub fn read_qrels_file(path: impl AsRef<Path>, dedup: Dedup) -> Result<EvalQrels> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| MetricsError::io(path, e))?;
-    parse_qrels(&bytes, path, dedup)
+    // A regular file is mapped, not read: a million-line qrels file is tens of MB, and reading
+    // it means a fresh buffer (page faults, zeroing) plus a copy; the judgements copy what
+    // they keep. Pipes and other special files are read.
+    let regular = std::fs::metadata(path)
+        .map_err(|e| MetricsError::io(path, e))?
+        .is_file();
+    if !regular {
+        let bytes = std::fs::read(path).map_err(|e| MetricsError::io(path, e))?;
+        return parse_qrels(&bytes, path, dedup);
+    }
+    match super::trec_run::map_file(path)? {
+        Some(map) => parse_qrels(&map, path, dedup),
+        None => parse_qrels(&[], path, dedup),
+    }
 }
 
 /// One judgement while reading; the document is an offset into the file.
