@@ -371,7 +371,10 @@ impl Generator<'_> {
                 });
                 continue;
             }
-            // the standalone version becomes the turn's rewrite only if it passes the same guards
+            // the standalone version becomes the turn's rewrite only if it passes the same
+            // guards, except the copy check: a rewrite restates names and context from the
+            // conversation, and in Chinese a 16-character overlap with the passage is often
+            // just a name and a title (a pasted passage still fails as too long)
             let standalone = match question_problem(
                 &p.standalone,
                 "",
@@ -379,9 +382,16 @@ impl Generator<'_> {
                 self.agents.language,
                 &o.humanizer.meta_phrases,
             ) {
-                None if in_language(&p.standalone, self.agents.language) => p.standalone.clone(),
-                _ => {
+                None | Some("copied_passage")
+                    if in_language(&p.standalone, self.agents.language) =>
+                {
+                    p.standalone.clone()
+                }
+                problem => {
                     ev(st, "user/standalone_dropped");
+                    if let Some(problem) = problem {
+                        ev(st, &format!("user/standalone_{problem}"));
+                    }
                     String::new()
                 }
             };
