@@ -75,6 +75,11 @@ pub async fn fake_llm(fake: &FakeServer, names: &[&str], cache: &Path, concurren
         },
         ..Default::default()
     };
+    llm_with_cache(config, cache).await
+}
+
+/// The client for `config` with its response cache at `cache` and default options.
+pub async fn llm_with_cache(config: LlmConfig, cache: &Path) -> Llm {
     Llm::new(
         config,
         LlmOptions {

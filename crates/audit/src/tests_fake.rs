@@ -371,15 +371,7 @@ async fn budget_stop_is_clean_and_a_rerun_finishes_without_changing_what_it_had(
     validate_folder(&out);
     let first = read_items(&out);
     let calls = fake.chat_calls();
-    let llm = mtr_llm::Llm::new(
-        cfg,
-        mtr_llm::LlmOptions {
-            cache_path: Some(cache),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let llm = llm_with_cache(cfg, &cache).await;
     let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
     else {
         panic!()
@@ -465,15 +457,7 @@ async fn dense_negatives_join_bm25_when_an_embedder_is_configured() {
         },
         ..Default::default()
     };
-    let llm = mtr_llm::Llm::new(
-        config,
-        mtr_llm::LlmOptions {
-            cache_path: Some(tmp.path().join("c.sqlite")),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let llm = llm_with_cache(config, &tmp.path().join("c.sqlite")).await;
     let idx = crate::materials::corpus_index(
         &bench,
         &tmp.path().join("index"),
@@ -884,15 +868,7 @@ async fn self_preference_and_shared_family_are_warned() {
         },
         ..Default::default()
     };
-    let llm = mtr_llm::Llm::new(
-        config,
-        mtr_llm::LlmOptions {
-            cache_path: Some(tmp.path().join("c.sqlite")),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let llm = llm_with_cache(config, &tmp.path().join("c.sqlite")).await;
     let s = AuditSettings {
         sample: Some(2),
         dimensions: vec![Dimension::Quality],

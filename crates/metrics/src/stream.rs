@@ -254,11 +254,7 @@ mod tests {
 
     use super::*;
 
-    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
+    use crate::input::write_test_file as write;
 
     fn bits(ev: &Evaluation) -> Vec<(String, Vec<u64>)> {
         ev.queries

@@ -172,14 +172,9 @@ impl RunSource for MemRun {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::input::{RunFile, run_from_mtrag_jsonl};
 
-    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
+    use crate::input::write_test_file as write;
 
     #[test]
     fn mtrag_jsonl_run() {

@@ -276,6 +276,18 @@ pub fn run_from_mtrag_jsonl(path: impl AsRef<Path>) -> Result<mtr_core::Run> {
     Ok(MemRun::read_mtrag_jsonl(path)?.to_run())
 }
 
+/// Writes `text` to `dir/name` and returns the path (tests of the readers).
+#[cfg(test)]
+pub(crate) fn write_test_file(
+    dir: &tempfile::TempDir,
+    name: &str,
+    text: &str,
+) -> std::path::PathBuf {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

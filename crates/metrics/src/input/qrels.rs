@@ -414,11 +414,7 @@ fn parse_grade(tok: &[u8]) -> Option<i32> {
 mod tests {
     use super::*;
 
-    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
+    use crate::input::write_test_file as write;
 
     #[test]
     fn qrels_formats_and_header() {

@@ -350,11 +350,7 @@ pub(crate) fn fields(b: &[u8], c: usize) -> Option<(&[u8], &[u8], usize)> {
 mod tests {
     use super::*;
 
-    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
+    use crate::input::write_test_file as write;
 
     #[test]
     fn groups_interleaved_queries() {
