@@ -74,18 +74,14 @@ pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
 /// embeddings): `--batch` is a user error there.
 pub async fn open_llm(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
     if args.batch {
-        let file = ctx
-            .config
-            .source
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("command line"));
+        // the flag is at fault, not the configuration file
         return Err(anyhow::Error::new(mtr_core::Error::from(
             mtr_core::InputError::new(
-                file,
+                "command line",
                 "--batch is supported by `mtr audit` and `mtr local ask` only: this command's \
                  LLM calls depend on earlier answers (synthesis) or are embeddings",
             )
-            .field("batch"),
+            .field("--batch"),
         )));
     }
     open_llm_batching(ctx, args).await
