@@ -236,7 +236,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     println!("report: {}", outcome.out.join("synth_report.md").display());
     if outcome.budget_stopped {
         eprintln!(
-            "warning: stopped by --max-cost after {} of {} turns per dialogue; run the same command again to resume",
+            "warning: stopped by --max-cost with at least {} of {} turns done in every dialogue; run the same command again to resume",
             outcome.layers_done, job.config.turns
         );
     }

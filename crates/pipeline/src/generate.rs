@@ -1,6 +1,8 @@
-//! Breadth-first dialogue generation: turn t is generated for every dialogue, then turn t+1,
-//! so that all dialogues grow together, the generator endpoint always has work from many
-//! conversations, and a checkpoint after each turn layer captures a consistent state.
+//! Breadth-first dialogue generation: turns are started lowest layer first (turn t of every
+//! dialogue before turn t+1 of any, whenever both are ready), so that all dialogues grow
+//! together; there is no barrier between layers, so a dialogue whose turn t is done goes on to
+//! t+1 while slower ones finish, and the generator endpoint always has work from many
+//! conversations. The checkpoint holds every dialogue's state after its last finished turn.
 //!
 //! One turn of one dialogue: the user agent is offered the least-used chunks of the
 //! dialogue's topic path and asks about one of them; later questions go through the
@@ -17,7 +19,8 @@
 //!
 //! Every step is a pure function of the dialogue's state, the seed and the (cached) LLM
 //! answers, so a killed run that restarts from the last checkpoint replays the interrupted
-//! layer from the cache without paying for any call twice.
+//! turns from the cache without paying for any call twice, and the output does not depend on
+//! the order in which dialogues' turns finish.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -86,12 +89,16 @@ pub struct DialogueState {
     /// `stage/reason` -> count, e.g. `answerability/low_score`, `dropped/uniqueness`.
     pub events: BTreeMap<String, u64>,
     pub log: CallLog,
+    /// Planned turns (layers) finished, accepted or dropped.
+    #[serde(default)]
+    pub layers_done: usize,
 }
 
-/// The checkpoint written after every layer.
+/// The checkpoint: every dialogue's state after its last finished turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GenState {
     pub fingerprint: String,
+    /// Layers every dialogue has finished (the smallest of the dialogues' counts).
     pub layers_done: usize,
     pub dialogues: Vec<DialogueState>,
 }
@@ -162,6 +169,7 @@ pub fn initial_state(
                 turns: Vec::new(),
                 events: BTreeMap::new(),
                 log: CallLog::default(),
+                layers_done: 0,
             }
         })
         .collect();
@@ -193,47 +201,89 @@ pub enum Finish {
 }
 
 impl Generator<'_> {
+    /// Generates every dialogue up to `turns` turns. Work is scheduled breadth-first (of the
+    /// turns ready to start, the lowest layer goes first, then the lowest dialogue index), but
+    /// without a barrier between layers: dialogue d's turn t+1 starts as soon as its turn t is
+    /// done and a slot is free, so one slow dialogue never idles the generator endpoint. The
+    /// checkpoint holds each dialogue's state after its last finished turn; it is written at
+    /// most every [`CHECKPOINT_EVERY`] and when generation stops. Each dialogue's turns depend
+    /// only on that dialogue's state, the seed and the (cached) LLM answers, so the result does
+    /// not depend on the order in which turns finish.
     pub async fn run(
         &self,
         state: &mut GenState,
         turns: usize,
         state_path: &Path,
     ) -> Result<Finish> {
-        while state.layers_done < turns {
-            let layer = state.layers_done;
-            self.progress.stage(
-                &format!("synth turn {}/{turns}", layer + 1),
-                state.dialogues.len() as u64,
-            );
-            let dialogues = state.dialogues.clone();
-            // unordered: a slow dialogue must not hold finished ones' slots; order is restored
-            // below, so the result does not depend on timing
-            let mut results: Vec<(usize, Result<DialogueState>)> = futures::stream::iter(
-                dialogues
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, d)| async move { (i, self.advance(d, layer).await) }),
-            )
-            .buffer_unordered(self.concurrency.max(1))
-            .collect()
-            .await;
-            results.sort_by_key(|(i, _)| *i);
-            self.progress.finish_stage();
-            let mut next = Vec::with_capacity(results.len());
-            for (_, r) in results {
-                match r {
-                    Ok(d) => next.push(d),
-                    Err(e) if e.is_budget_stop() => {
-                        return Ok(Finish::BudgetStopped { layers_done: layer });
+        use futures::stream::FuturesUnordered;
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+
+        // checkpoints written before turns were scheduled per dialogue carry one layer count
+        for d in &mut state.dialogues {
+            d.layers_done = d.layers_done.max(state.layers_done);
+        }
+        let remaining: usize = state
+            .dialogues
+            .iter()
+            .map(|d| turns.saturating_sub(d.layers_done))
+            .sum();
+        self.progress.stage(
+            &format!("synth {} dialogues x {turns} turns", state.dialogues.len()),
+            remaining as u64,
+        );
+        let mut ready: BinaryHeap<Reverse<(usize, usize)>> = state
+            .dialogues
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.layers_done < turns)
+            .map(|(i, d)| Reverse((d.layers_done, i)))
+            .collect();
+        let mut running = FuturesUnordered::new();
+        let mut last_save = std::time::Instant::now();
+        let mut stop: Option<crate::Error> = None;
+        loop {
+            while stop.is_none() && running.len() < self.concurrency.max(1) {
+                let Some(Reverse((layer, i))) = ready.pop() else {
+                    break;
+                };
+                let d = state.dialogues[i].clone();
+                running.push(async move { (i, self.advance(d, layer).await) });
+            }
+            let Some((i, outcome)) = running.next().await else {
+                break;
+            };
+            match outcome {
+                Ok(mut d) => {
+                    d.layers_done += 1;
+                    if d.layers_done < turns {
+                        ready.push(Reverse((d.layers_done, i)));
                     }
-                    Err(e) => return Err(e),
+                    state.dialogues[i] = d;
+                }
+                Err(e) => {
+                    // stop scheduling; turns in flight are abandoned (their calls are cached)
+                    stop.get_or_insert(e);
+                    break;
                 }
             }
-            state.dialogues = next;
-            state.layers_done = layer + 1;
-            save_state(state_path, state)?;
+            if last_save.elapsed() >= CHECKPOINT_EVERY {
+                state.layers_done = min_layers(state);
+                save_state(state_path, state)?;
+                last_save = std::time::Instant::now();
+            }
         }
-        Ok(Finish::Complete)
+        drop(running);
+        self.progress.finish_stage();
+        state.layers_done = min_layers(state);
+        save_state(state_path, state)?;
+        match stop {
+            None => Ok(Finish::Complete),
+            Some(e) if e.is_budget_stop() => Ok(Finish::BudgetStopped {
+                layers_done: state.layers_done,
+            }),
+            Some(e) => Err(e),
+        }
     }
 
     fn passage(&self, c: u32) -> PromptPassage {
@@ -627,6 +677,19 @@ pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
             extra,
         },
     }
+}
+
+/// How often, at most, the checkpoint is rewritten while turns finish.
+pub const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The number of layers every dialogue has finished.
+fn min_layers(state: &GenState) -> usize {
+    state
+        .dialogues
+        .iter()
+        .map(|d| d.layers_done)
+        .min()
+        .unwrap_or(0)
 }
 
 /// Writes the checkpoint atomically.

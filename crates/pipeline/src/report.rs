@@ -76,7 +76,11 @@ impl SynthStats {
         let tok = |s: &str| bpe.encode_ordinary(s).len() as f64;
         let mut s = SynthStats {
             dialogues_requested: cfg.dialogues,
-            turns_planned: cfg.dialogues * state.layers_done,
+            turns_planned: state
+                .dialogues
+                .iter()
+                .map(|d| d.layers_done.max(state.layers_done))
+                .sum(),
             ..Default::default()
         };
         let mut calls = CallLog::default();
@@ -104,7 +108,10 @@ impl SynthStats {
         s.switches_planned = state
             .dialogues
             .iter()
-            .filter(|d| d.switch_at.is_some_and(|a| a < state.layers_done.max(1)))
+            .filter(|d| {
+                d.switch_at
+                    .is_some_and(|a| a < d.layers_done.max(state.layers_done).max(1))
+            })
             .count();
         s.switch_dialogues = nonempty
             .iter()
@@ -169,7 +176,7 @@ pub fn render(
     if budget_stopped {
         let _ = writeln!(
             o,
-            "> **Incomplete:** the `--max-cost` budget stopped generation after {} of {} turns per dialogue. Run the same command again (with a higher budget) to resume; calls already made are served from the cache.\n",
+            "> **Incomplete:** the `--max-cost` budget stopped generation with at least {} of {} turns done in every dialogue. Run the same command again (with a higher budget) to resume; calls already made are served from the cache.\n",
             state.layers_done, cfg.turns
         );
     }

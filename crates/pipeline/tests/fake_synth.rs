@@ -26,6 +26,10 @@ async fn fake(agents: FakeAgents) -> FakeServer {
 }
 
 async fn llm(fake: &FakeServer, cache: &Path) -> Llm {
+    llm_with_budget(fake, cache, None).await
+}
+
+async fn llm_with_budget(fake: &FakeServer, cache: &Path, max_cost: Option<f64>) -> Llm {
     let mut gen_ep = fake.endpoint("gen", "fake-gen");
     gen_ep.price_in_per_mtok = 1.0;
     gen_ep.price_out_per_mtok = 2.0;
@@ -45,6 +49,7 @@ async fn llm(fake: &FakeServer, cache: &Path) -> Llm {
         cfg,
         LlmOptions {
             cache_path: Some(cache.to_path_buf()),
+            max_cost,
             ..Default::default()
         },
     )
@@ -337,6 +342,60 @@ async fn kill_and_resume(
         .unwrap();
     assert_eq!(server_b.chat_calls(), n);
     (calls_a, before, after)
+}
+
+/// `--max-cost` stops generation cleanly part of the way (what is done is written and
+/// checkpointed); the same job rerun without the budget finishes from there, pays only for
+/// what was left, and writes the same benchmark as an uninterrupted run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budget_stop_then_resume_matches_an_uninterrupted_run() {
+    let corpus = corpora().join("en");
+    let tmp = tempfile::tempdir().unwrap();
+    let server_a = fake(FakeAgents::default()).await;
+    let llm_a = llm(&server_a, &tmp.path().join("a.sqlite")).await;
+    let out_a = mtr_pipeline::synthesize(
+        &job(&corpus, &tmp.path().join("a"), 12, 3),
+        &llm_a,
+        &mtr_core::progress::NoProgress,
+    )
+    .await
+    .unwrap();
+    let (calls_a, cost_a) = (server_a.chat_calls(), llm_a.ledger().total_cost_usd);
+    assert!(!out_a.budget_stopped && cost_a > 0.0);
+
+    let server_b = fake(FakeAgents::default()).await;
+    let cache_b = tmp.path().join("b.sqlite");
+    let llm_b = llm_with_budget(&server_b, &cache_b, Some(cost_a / 3.0)).await;
+    let job_b = job(&corpus, &tmp.path().join("b"), 12, 3);
+    let stopped = mtr_pipeline::synthesize(&job_b, &llm_b, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    assert!(stopped.budget_stopped);
+    assert!(stopped.turns < out_a.turns, "{} turns", stopped.turns);
+    assert!(llm_b.ledger().total_cost_usd <= cost_a / 3.0 + 1e-12);
+    let report = std::fs::read_to_string(tmp.path().join("b/synth_report.md")).unwrap();
+    assert!(report.contains("**Incomplete:**"), "{report}");
+    let calls_stopped = server_b.chat_calls();
+    assert!(calls_stopped < calls_a);
+
+    let llm_b = llm(&server_b, &cache_b).await;
+    let out_b = mtr_pipeline::synthesize(&job_b, &llm_b, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    assert!(!out_b.budget_stopped);
+    // only calls refused by the budget (never sent) or in flight at the stop are made again
+    assert!(
+        server_b.chat_calls() <= calls_a + 2 * 16 * 2,
+        "{} calls vs {calls_a}",
+        server_b.chat_calls()
+    );
+    assert_eq!(
+        (out_b.dialogues, out_b.turns),
+        (out_a.dialogues, out_a.turns)
+    );
+    for f in ["corpus.jsonl", "dialogues.jsonl", "qrels.tsv"] {
+        same_file(&tmp.path().join("a").join(f), &tmp.path().join("b").join(f));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
