@@ -15,6 +15,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of glibc malloc: an audit spends a seventh of its CPU in the allocator
+/// (serde_json values, HTTP buffers), and the audit throughput benchmark, which uses the same
+/// allocator, goes from 0.90 to 0.92 of the ideal request rate with it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     reset_sigpipe();
     let cli = cli::Cli::parse();

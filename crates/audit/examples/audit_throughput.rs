@@ -15,6 +15,10 @@
 
 #![allow(clippy::print_stdout)]
 
+/// The allocator of the `mtr` binary, so that the benchmark measures what `mtr audit` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::error::Error;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

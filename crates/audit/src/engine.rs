@@ -160,11 +160,17 @@ pub async fn judge_units(
                 });
                 let llm = llm.clone();
                 let judge = judge.clone();
+                // the call runs in its own task (`Llm::spawn_chat`): this stream's task only
+                // renders prompts and collects answers
                 async move {
                     let out = match prepared {
-                        Ok(Prepared::Call(req)) => {
-                            Ok(Answer::Called(llm.chat(&judge.name, &req).await))
-                        }
+                        Ok(Prepared::Call(req)) => Ok(Answer::Called(
+                            llm.spawn_chat(
+                                mtr_llm::client::Target::Endpoint(judge.name.clone()),
+                                *req,
+                            )
+                            .await,
+                        )),
                         Ok(Prepared::Copy(k0)) => Ok(Answer::CopyOf(k0)),
                         Err(e) => Err(e),
                     };

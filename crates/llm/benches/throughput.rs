@@ -6,12 +6,18 @@
 //!    concurrency.
 //!
 //! Run: `cargo bench -p mtr-llm --bench throughput` (or benchmarks/llm/run.sh).
-//! Env: MTR_BENCH_N (default 100000), MTR_BENCH_HITS (default 20000), MTR_BENCH_NO_CACHE=1.
+//! Env: MTR_BENCH_N (default 100000), MTR_BENCH_HITS (default 20000), MTR_BENCH_NO_CACHE=1,
+//! MTR_BENCH_ENDPOINTS (default 1: endpoints of the fake server used at once, each with 64 in
+//! flight, as an audit's judges are; the requests are split evenly among them).
 
 // A benchmark is a program whose output is its result; failing loudly is what it should do.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::time::{Duration, Instant};
+
+/// The allocator of the `mtr` binary, so that the benchmark measures what `mtr` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use futures::StreamExt;
 use mtr_llm::fake::FakeServer;
@@ -64,10 +70,25 @@ async fn run() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut e = fake.endpoint("fake", "fake-model");
-    e.max_concurrency = 64;
+    let k = env_usize("MTR_BENCH_ENDPOINTS", 1).max(1);
+    let names: Vec<String> = (0..k)
+        .map(|i| {
+            if i == 0 {
+                "fake".into()
+            } else {
+                format!("fake{i}")
+            }
+        })
+        .collect();
     let mut cfg = LlmConfig {
-        endpoints: vec![e],
+        endpoints: names
+            .iter()
+            .map(|name| {
+                let mut e = fake.endpoint(name, &format!("{name}-model"));
+                e.max_concurrency = 64;
+                e
+            })
+            .collect(),
         ..Default::default()
     };
     cfg.roles.judges = vec!["fake".into()];
@@ -87,7 +108,7 @@ async fn run() {
     .unwrap();
 
     println!(
-        "== throughput: fake server 50 ms latency, max_concurrency 64, {n} requests, cache writes {} ==",
+        "== throughput: fake server 50 ms latency, {k} endpoint(s) x max_concurrency 64, {n} requests, cache writes {} ==",
         if no_cache { "off" } else { "on" }
     );
     let rss0 = rss_mib();
@@ -97,7 +118,12 @@ async fn run() {
     let mut samples = Vec::new();
     let mut next_sample = 0usize;
     let mut window_start = (Instant::now(), 0usize);
-    let mut stream = llm.chat_many(Target::Endpoint("fake".into()), (0..n).map(req));
+    let mut stream = futures::stream::select_all(names.iter().enumerate().map(|(e, name)| {
+        llm.chat_many(
+            Target::Endpoint(name.clone()),
+            (0..n).filter(move |i| i % k == e).map(req),
+        )
+    }));
     let mut steady: Vec<f64> = Vec::new();
     while let Some((_, r)) = stream.next().await {
         if r.map(|r| !r.status.is_ok()).unwrap_or(true) {
@@ -116,7 +142,7 @@ async fn run() {
     drop(stream);
     let secs = t0.elapsed().as_secs_f64();
     let rps = n as f64 / secs;
-    let ideal = 64.0 / 0.05;
+    let ideal = k as f64 * 64.0 / 0.05;
     println!(
         "requests: {n}, failed: {failed}, wall: {secs:.2} s, throughput: {rps:.0} req/s, ideal: {ideal:.0} req/s, ratio to ideal: {:.3}",
         rps / ideal
@@ -139,14 +165,27 @@ async fn run() {
         samples.last().map(|s| s.1).unwrap_or(rss0) - samples.first().map(|s| s.1).unwrap_or(rss0)
     );
     println!("fake server chat calls: {}", fake.chat_calls());
+    if let Some(cache) = llm.cache() {
+        let t = Instant::now();
+        cache.flush().unwrap();
+        println!(
+            "cache writer behind by {:.1} ms at the end (time to flush)",
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
 
     if no_cache {
         return;
     }
     println!("== cache hits: {hits} requests already cached ==");
+    // a fresh client on the same file: the first one's last answers reach the file when it
+    // is dropped
+    drop(llm);
     let llm = Llm::new(cfg, opts).await.unwrap();
     let before = fake.chat_calls();
-    let reqs: Vec<ChatRequest> = (0..hits).map(req).collect();
+    // the requests the first endpoint answered (the cache key includes the model)
+    let reqs: Vec<ChatRequest> = (0..n).step_by(k).take(hits).map(req).collect();
+    let hits = reqs.len();
     let t = Instant::now();
     for r in &reqs {
         let res = llm.chat("fake", r).await.unwrap();

@@ -2,12 +2,22 @@
 //! job pays nothing for calls that already finished. Keys are BLAKE3 hashes of everything that
 //! determines an answer (model, rendered messages, output spec, response mode, sampling,
 //! sample index, vendor extras); endpoint names and URLs are not in the key, so a fleet of
-//! replicas shares entries. Each answer is one row written in its own transaction: a crash
-//! loses at most the calls in flight, and several processes may write at once (WAL + busy
-//! timeout). Only successfully parsed answers are stored; failures are retried by a rerun.
+//! replicas shares entries. Only successfully parsed answers are stored; failures are retried
+//! by a rerun.
+//!
+//! Chat answers are written behind the caller's back: `put_chat` hands the row to a writer
+//! thread with its own connection and returns, and the row is visible to this handle's reads at
+//! once. The writer commits whatever rows are waiting in one transaction and starts again as
+//! soon as it is done, so under load a commit carries many rows and no async worker ever waits
+//! on SQLite or the disk; when idle a row reaches the file within one commit. A crash loses at
+//! most the rows of the commit in progress (milliseconds of answers); dropping the cache, and
+//! [`Cache::flush`], wait until every row is in the file. Several processes may write at once
+//! (WAL + busy timeout). A failed write is reported by the next `put_chat` and by `flush`.
 
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -88,6 +98,149 @@ pub struct PruneFilter {
 pub struct Cache {
     path: PathBuf,
     conn: Mutex<Connection>,
+    writer: Arc<Writer>,
+    writer_thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A chat row waiting for the writer thread.
+struct PendingChat {
+    model: String,
+    prompt_id: Option<String>,
+    created: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    cost_usd: f64,
+    body: String,
+}
+
+/// Most rows one commit carries.
+const MAX_ROWS_PER_COMMIT: usize = 2048;
+
+/// What the writer thread and the handle share.
+#[derive(Default)]
+struct Writer {
+    state: Mutex<WriterState>,
+    /// Rows were queued, or the cache is closing.
+    work: Condvar,
+    /// A commit finished.
+    committed: Condvar,
+}
+
+#[derive(Default)]
+struct WriterState {
+    /// Rows not yet in the file (queued or being written), by key: what reads see first.
+    pending: HashMap<String, Arc<PendingChat>>,
+    /// Keys in the order they were put, not yet taken by the writer.
+    queue: VecDeque<String>,
+    /// Rows in the commit in progress.
+    writing: usize,
+    /// The first failed commit.
+    error: Option<String>,
+    closing: bool,
+}
+
+impl Writer {
+    fn lock(&self) -> MutexGuard<'_, WriterState> {
+        // a panic while holding the lock leaves consistent maps: keep using them
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The writer thread: commits waiting rows until the cache closes and the queue is empty.
+    fn run(&self, mut conn: Connection) {
+        loop {
+            let batch: Vec<(String, Arc<PendingChat>)> = {
+                let mut st = self.lock();
+                while st.queue.is_empty() && !st.closing {
+                    st = self.work.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                if st.queue.is_empty() {
+                    return;
+                }
+                let n = st.queue.len().min(MAX_ROWS_PER_COMMIT);
+                let keys: Vec<String> = st.queue.drain(..n).collect();
+                let batch: Vec<_> = keys
+                    .into_iter()
+                    .filter_map(|k| st.pending.get(&k).cloned().map(|row| (k, row)))
+                    .collect();
+                st.writing = batch.len();
+                batch
+            };
+            let result = write_chats(&mut conn, &batch);
+            let mut st = self.lock();
+            st.writing = 0;
+            match result {
+                Ok(()) => {
+                    for (k, row) in &batch {
+                        // a newer row for the same key waits for the next commit
+                        if st.pending.get(k).is_some_and(|p| Arc::ptr_eq(p, row)) {
+                            st.pending.remove(k);
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, rows = batch.len(), "the LLM cache could not store answers");
+                    // the rows stay readable in memory for this run; the error stops the job
+                    st.error.get_or_insert_with(|| e.to_string());
+                }
+            }
+            drop(st);
+            self.committed.notify_all();
+        }
+    }
+}
+
+/// One transaction for all `rows`.
+fn write_chats(conn: &mut Connection, rows: &[(String, Arc<PendingChat>)]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut st = tx.prepare_cached(
+            "INSERT OR REPLACE INTO chat (key, model, prompt_id, created, prompt_tokens, completion_tokens, cost_usd, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        for (key, r) in rows {
+            st.execute(params![
+                key,
+                r.model,
+                r.prompt_id,
+                r.created,
+                r.prompt_tokens,
+                r.completion_tokens,
+                r.cost_usd,
+                r.body
+            ])?;
+        }
+    }
+    tx.commit()
+}
+
+/// Opens a connection to the cache file with the settings every connection uses.
+fn connect(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path).map_err(|e| LlmError::cache(path, e))?;
+    let err = |e: rusqlite::Error| LlmError::cache(path, e);
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .map_err(err)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(err)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(err)?;
+    Ok(conn)
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        self.writer.lock().closing = true;
+        self.writer.work.notify_all();
+        let thread = self
+            .writer_thread
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(t) = thread
+            && t.join().is_err()
+        {
+            tracing::error!("the LLM cache writer stopped abnormally");
+        }
+    }
 }
 
 impl std::fmt::Debug for Cache {
@@ -114,14 +267,8 @@ impl Cache {
         {
             std::fs::create_dir_all(dir).map_err(|e| LlmError::cache(&path, e))?;
         }
-        let conn = Connection::open(&path).map_err(|e| LlmError::cache(&path, e))?;
+        let conn = connect(&path)?;
         let err = |e: rusqlite::Error| LlmError::cache(&path, e);
-        conn.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(err)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS chat (
                 key TEXT PRIMARY KEY,
@@ -158,10 +305,40 @@ impl Cache {
             ) WITHOUT ROWID;",
         )
         .map_err(err)?;
+        let writer = Arc::new(Writer::default());
+        let writer_conn = connect(&path)?;
+        let w = writer.clone();
+        let thread = std::thread::Builder::new()
+            .name("mtr-cache-writer".into())
+            .spawn(move || w.run(writer_conn))
+            .map_err(|e| LlmError::cache(&path, e))?;
         Ok(Self {
             path,
             conn: Mutex::new(conn),
+            writer,
+            writer_thread: Mutex::new(Some(thread)),
         })
+    }
+
+    /// Waits until every chat row put so far is in the file; reports a failed write.
+    pub fn flush(&self) -> Result<()> {
+        let mut st = self.writer.lock();
+        while (!st.queue.is_empty() || st.writing > 0) && st.error.is_none() {
+            st = self
+                .writer
+                .committed
+                .wait(st)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        match &st.error {
+            Some(e) => Err(LlmError::cache(&self.path, e.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// The row waiting for the writer under `key`, if any.
+    fn pending_chat(&self, key: &str) -> Option<Arc<PendingChat>> {
+        self.writer.lock().pending.get(key).cloned()
     }
 
     pub fn path(&self) -> &Path {
@@ -177,6 +354,9 @@ impl Cache {
     }
 
     pub(crate) fn get_chat(&self, key: &str) -> Result<Option<StoredChat>> {
+        if let Some(row) = self.pending_chat(key) {
+            return Ok(serde_json::from_str(&row.body).ok());
+        }
         let body: Option<String> = self.with(|c| {
             c.prepare_cached("SELECT body FROM chat WHERE key = ?1")?
                 .query_row([key], |r| r.get(0))
@@ -190,6 +370,9 @@ impl Cache {
     }
 
     pub(crate) fn contains_chat(&self, key: &str) -> bool {
+        if self.pending_chat(key).is_some() {
+            return true;
+        }
         self.with(|c| {
             c.prepare_cached("SELECT 1 FROM chat WHERE key = ?1")?
                 .exists([key])
@@ -197,6 +380,7 @@ impl Cache {
         .unwrap_or(false)
     }
 
+    /// Queues the row for the writer thread; this handle reads it back at once.
     pub(crate) fn put_chat(
         &self,
         key: &str,
@@ -204,23 +388,24 @@ impl Cache {
         stored: &StoredChat,
     ) -> Result<()> {
         let body = serde_json::to_string(stored).map_err(|e| LlmError::cache(&self.path, e))?;
-        self.with(|c| {
-            c.prepare_cached(
-                "INSERT OR REPLACE INTO chat (key, model, prompt_id, created, prompt_tokens, completion_tokens, cost_usd, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?
-            .execute(params![
-                key,
-                stored.model,
-                prompt_id,
-                now(),
-                stored.usage.prompt_tokens as i64,
-                stored.usage.completion_tokens as i64,
-                stored.cost_usd,
-                body
-            ])
-            .map(|_| ())
-        })
+        let row = Arc::new(PendingChat {
+            model: stored.model.clone(),
+            prompt_id: prompt_id.map(str::to_string),
+            created: now(),
+            prompt_tokens: stored.usage.prompt_tokens as i64,
+            completion_tokens: stored.usage.completion_tokens as i64,
+            cost_usd: stored.cost_usd,
+            body,
+        });
+        let mut st = self.writer.lock();
+        if let Some(e) = &st.error {
+            return Err(LlmError::cache(&self.path, e.clone()));
+        }
+        st.pending.insert(key.to_string(), row);
+        st.queue.push_back(key.to_string());
+        drop(st);
+        self.writer.work.notify_one();
+        Ok(())
     }
 
     /// Mean completion tokens of cached answers of this model (and prompt), for estimates.
@@ -229,6 +414,7 @@ impl Cache {
         model: &str,
         prompt_id: Option<&str>,
     ) -> Option<f64> {
+        self.flush().ok()?;
         self.with(|c| {
             c.prepare_cached(
                 "SELECT AVG(completion_tokens) FROM chat WHERE model = ?1 AND (?2 IS NULL OR prompt_id = ?2)",
@@ -354,6 +540,7 @@ impl Cache {
 
     /// Counts for `mtr cache stats`.
     pub fn stats(&self) -> Result<CacheStats> {
+        self.flush()?;
         let file_bytes = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
             + std::fs::metadata(format!("{}-wal", self.path.display()))
                 .map(|m| m.len())
@@ -415,6 +602,7 @@ impl Cache {
         {
             return Ok(0);
         }
+        self.flush()?;
         let cutoff = filter.older_than_s.map(|s| now() - s as i64);
         let prompt_like = filter
             .prompt
@@ -513,6 +701,45 @@ mod tests {
                 (0..200).for_each(|i| b.put_chat(&format!("b{i}"), None, &stored("m")).unwrap())
             });
         });
+        b.flush().unwrap();
         assert_eq!(a.stats().unwrap().chat_rows, 400);
+    }
+
+    #[test]
+    fn queued_rows_are_read_back_and_reach_the_file_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let a = Cache::open(&p).unwrap();
+        for i in 0..5000 {
+            a.put_chat(&format!("k{i}"), Some("p@1"), &stored("m"))
+                .unwrap();
+            // this handle sees each row at once, whether or not it is committed yet
+            assert!(a.contains_chat(&format!("k{i}")));
+        }
+        assert_eq!(a.get_chat("k4999").unwrap().unwrap(), stored("m"));
+        drop(a);
+        // another handle opened after the drop finds every row in the file
+        let b = Cache::open(&p).unwrap();
+        assert_eq!(b.stats().unwrap().chat_rows, 5000);
+        assert_eq!(b.get_chat("k0").unwrap().unwrap(), stored("m"));
+    }
+
+    #[test]
+    fn a_failed_commit_is_reported_and_rows_stay_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let a = Cache::open(&p).unwrap();
+        a.put_chat("k0", None, &stored("m")).unwrap();
+        a.flush().unwrap();
+        // another connection takes the chat table away under the writer
+        Connection::open(&p)
+            .unwrap()
+            .execute_batch("DROP TABLE chat")
+            .unwrap();
+        a.put_chat("k1", None, &stored("m")).unwrap();
+        let e = a.flush().unwrap_err();
+        assert!(e.to_string().contains("chat"), "{e}");
+        assert!(a.put_chat("k2", None, &stored("m")).is_err());
+        assert_eq!(a.get_chat("k1").unwrap().unwrap(), stored("m"));
     }
 }

@@ -322,26 +322,34 @@ impl Llm {
         let llm = self.clone();
         stream::iter(requests.into_iter().enumerate())
             .map(move |(i, r)| {
-                let llm = llm.clone();
-                let target = target.clone();
-                // Each call is its own task, so response handling spreads over every worker
-                // thread instead of funnelling through the consumer's task.
-                let task = tokio::spawn(async move {
-                    match &target {
-                        Target::Endpoint(n) => llm.chat(n, &r).await,
-                        Target::Role(role) => llm.chat_role(*role, &r).await,
-                    }
-                });
-                let guard = AbortOnDrop(task.abort_handle());
-                async move {
-                    let _guard = guard; // dropping the stream cancels calls in flight
-                    let res = task.await.unwrap_or_else(|e| {
-                        Err(LlmError::Unsupported(format!("call task failed: {e}")))
-                    });
-                    (i, res)
-                }
+                let call = llm.spawn_chat(target.clone(), r);
+                async move { (i, call.await) }
             })
             .buffer_unordered(width)
+    }
+
+    /// Starts one call as its own task and returns its result. Callers that keep many calls
+    /// in flight from one task (a `buffer_unordered` stream) should use this rather than
+    /// [`Llm::chat`]: response handling then spreads over every worker thread instead of
+    /// funnelling through the consumer's task. Dropping the future cancels the call.
+    pub fn spawn_chat(
+        &self,
+        target: Target,
+        req: ChatRequest,
+    ) -> impl Future<Output = Result<ChatResult>> + Send + use<> {
+        let llm = self.clone();
+        let task = tokio::spawn(async move {
+            match &target {
+                Target::Endpoint(n) => llm.chat(n, &req).await,
+                Target::Role(role) => llm.chat_role(*role, &req).await,
+            }
+        });
+        let guard = AbortOnDrop(task.abort_handle());
+        async move {
+            let _guard = guard;
+            task.await
+                .unwrap_or_else(|e| Err(LlmError::Unsupported(format!("call task failed: {e}"))))
+        }
     }
 
     /// Estimate of one call to `endpoint` (no side effects).

@@ -198,7 +198,21 @@ impl IndexBuilder {
         std::fs::create_dir_all(&bm25_dir).map_err(|e| Error::io(&bm25_dir, e))?;
 
         let schema = bm25::schema(analyzer, self.opts.store_text);
-        let index = Index::create_in_dir(&bm25_dir, schema.clone())
+        // Documents sorted by corpus ordinal: indexing threads split the corpus into segments
+        // as timing decides, and without a sort the merged segment's document order (and with
+        // it the order in which block-max WAND adds up term scores, so the last bit of a
+        // score and the order of near-ties) would differ from one build to the next.
+        let settings = tantivy::IndexSettings {
+            sort_by_field: Some(tantivy::IndexSortByField {
+                field: bm25::F_ORD.to_string(),
+                order: tantivy::Order::Asc,
+            }),
+            ..Default::default()
+        };
+        let index = Index::builder()
+            .schema(schema.clone())
+            .settings(settings)
+            .create_in_dir(&bm25_dir)
             .map_err(|e| Error::index(&bm25_dir, e))?;
         analyzer.register(index.tokenizers());
         let threads = match self.opts.threads {
@@ -569,6 +583,59 @@ mod tests {
         let hits = idx.bm25().unwrap().search("words", 5).unwrap();
         let ids: Vec<_> = hits.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["d00", "d01", "d02", "d03", "d04"]);
+    }
+
+    /// Whatever the indexing threads do, the built index holds the documents in corpus order,
+    /// so two builds of one corpus score every query bit for bit alike.
+    #[test]
+    fn documents_are_in_corpus_order_whatever_the_threads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let words = [
+            "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+        ];
+        let corpus = || {
+            (0..4000).map(move |i: usize| {
+                let text: Vec<&str> = (0..12)
+                    .map(|j| words[(i * 7 + j * (i % 5 + 1)) % 8])
+                    .collect();
+                p(&format!("d{i:05}"), "", &text.join(" "))
+            })
+        };
+        let build = |name: &str| {
+            IndexBuilder::new(
+                tmp.path().join(name),
+                IndexOptions {
+                    threads: 4,
+                    ..Default::default()
+                },
+            )
+            .build_from_passages(corpus(), "order", &NoProgress)
+            .unwrap()
+        };
+        let (a, b) = (build("a"), build("b"));
+        for idx in [&a, &b] {
+            let index = tantivy::Index::open_in_dir(idx.root.join(BM25_DIR)).unwrap();
+            let searcher = index.reader().unwrap().searcher();
+            assert_eq!(searcher.segment_readers().len(), 1);
+            let ords = searcher.segment_readers()[0]
+                .fast_fields()
+                .u64(bm25::F_ORD)
+                .unwrap();
+            let seq: Vec<u64> = (0..4000).map(|d| ords.first(d).unwrap()).collect();
+            assert!(seq.iter().enumerate().all(|(i, &o)| o == i as u64));
+        }
+        for q in ["alpha beta gamma", "delta epsilon zeta eta", "theta alpha"] {
+            let (ha, hb) = (
+                a.bm25().unwrap().search(q, 50).unwrap(),
+                b.bm25().unwrap().search(q, 50).unwrap(),
+            );
+            let bits = |h: &[crate::Hit]| -> Vec<(String, u64)> {
+                h.iter()
+                    .map(|x| (x.id.clone(), x.score.to_bits()))
+                    .collect()
+            };
+            assert_eq!(bits(&ha), bits(&hb));
+        }
     }
 
     #[test]
