@@ -32,5 +32,5 @@ if [ "$what" = traverse ] || [ "$what" = all ]; then
   cargo run -q "${args[@]}" -p mtr-pipeline --example bench_traverse -- "${MAX_N:-1000000}" "${K:-100}"
 fi
 if [ "$what" = saturation ] || [ "$what" = all ]; then
-  cargo run -q "${args[@]}" -p mtr-pipeline --example bench_saturation -- "${DIALOGUES:-64}" "${TURNS:-4}" "${LATENCY_MS:-40}" "${WIDTH:-16}" "${JUDGE_WIDTH:-$((2 * ${WIDTH:-16}))}"
+  cargo run -q "${args[@]}" -p mtr-pipeline --example bench_saturation -- "${DIALOGUES:-64}" "${TURNS:-4}" "${LATENCY_MS:-40}" "${WIDTH:-16}" "${JUDGE_WIDTH:-$((2 * ${WIDTH:-16}))}" "${IN_FLIGHT:-0}"
 fi

@@ -12,6 +12,7 @@
 //! judge's own saturation is printed for the equal-capacity case.
 //!
 //! Usage: saturation [DIALOGUES] [TURNS] [LATENCY_MS] [MAX_CONCURRENCY] [JUDGE_MAX_CONCURRENCY]
+//! [DIALOGUES_IN_FLIGHT (0 = the pipeline's default)]
 
 #![allow(clippy::print_stdout, clippy::panic)] // a benchmark program: prints results, stops on bad input
 
@@ -36,6 +37,7 @@ fn arg(i: usize, default: u64) -> u64 {
 async fn main() {
     let (dialogues, turns, latency_ms, width) = (arg(1, 64), arg(2, 4), arg(3, 40), arg(4, 16));
     let judge_width = arg(5, 2 * width);
+    let in_flight = arg(6, 0) as usize;
     let gen_calls = Arc::new(AtomicU64::new(0));
     let judge_calls = Arc::new(AtomicU64::new(0));
     let (counter, judge_counter) = (gen_calls.clone(), judge_calls.clone());
@@ -77,11 +79,12 @@ async fn main() {
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
-    let config = SynthConfig {
+    let mut config = SynthConfig {
         dialogues: dialogues as usize,
         turns: turns as usize,
         ..Default::default()
     };
+    config.generation.concurrency = in_flight;
     let job = SynthJob::new(
         &corpus,
         tmp.join("bench"),

@@ -7,8 +7,9 @@
 //!
 //! Run: `cargo bench -p mtr-llm --bench throughput` (or benchmarks/llm/run.sh).
 //! Env: MTR_BENCH_N (default 100000), MTR_BENCH_HITS (default 20000), MTR_BENCH_NO_CACHE=1,
-//! MTR_BENCH_ENDPOINTS (default 1: endpoints of the fake server used at once, each with 64 in
-//! flight, as an audit's judges are; the requests are split evenly among them).
+//! MTR_BENCH_ENDPOINTS (default 1: endpoints of the fake server used at once, as an audit's
+//! judges are; the requests are split evenly among them), MTR_BENCH_WIDTH (default 64: each
+//! endpoint's max_concurrency).
 
 // A benchmark is a program whose output is its result; failing loudly is what it should do.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
@@ -71,6 +72,7 @@ async fn run() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let k = env_usize("MTR_BENCH_ENDPOINTS", 1).max(1);
+    let width = env_usize("MTR_BENCH_WIDTH", 64).max(1);
     let names: Vec<String> = (0..k)
         .map(|i| {
             if i == 0 {
@@ -85,7 +87,7 @@ async fn run() {
             .iter()
             .map(|name| {
                 let mut e = fake.endpoint(name, &format!("{name}-model"));
-                e.max_concurrency = 64;
+                e.max_concurrency = width;
                 e
             })
             .collect(),
@@ -108,7 +110,7 @@ async fn run() {
     .unwrap();
 
     println!(
-        "== throughput: fake server 50 ms latency, {k} endpoint(s) x max_concurrency 64, {n} requests, cache writes {} ==",
+        "== throughput: fake server 50 ms latency, {k} endpoint(s) x max_concurrency {width}, {n} requests, cache writes {} ==",
         if no_cache { "off" } else { "on" }
     );
     let rss0 = rss_mib();
@@ -142,7 +144,7 @@ async fn run() {
     drop(stream);
     let secs = t0.elapsed().as_secs_f64();
     let rps = n as f64 / secs;
-    let ideal = k as f64 * 64.0 / 0.05;
+    let ideal = k as f64 * width as f64 / 0.05;
     println!(
         "requests: {n}, failed: {failed}, wall: {secs:.2} s, throughput: {rps:.0} req/s, ideal: {ideal:.0} req/s, ratio to ideal: {:.3}",
         rps / ideal

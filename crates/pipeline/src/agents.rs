@@ -184,11 +184,14 @@ impl Agents<'_> {
         log: &mut CallLog,
     ) -> Result<Option<ChatResult>> {
         let req = req.with_label(format!("synth/{role}"));
-        let res = if judge {
-            self.llm.chat(&self.verifier, &req).await
+        // each call in its own task: the generation loop polls every dialogue from one task,
+        // and HTTP handling done there would queue behind the other dialogues' work
+        let target = if judge {
+            mtr_llm::client::Target::Endpoint(self.verifier.clone())
         } else {
-            self.llm.chat_role(Role::Generator, &req).await
+            mtr_llm::client::Target::Role(Role::Generator)
         };
+        let res = self.llm.spawn_chat(target, req).await;
         let r = log.roles.entry(role.to_string()).or_default();
         r.calls += 1;
         match res {
