@@ -18,9 +18,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests"
 export MTR_TEST_REQUIRE_LOCAL_MODEL=1
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --locked --no-fail-fast
-  # nextest does not run doctests
+  # nextest does not run doctests; they go first so that the run closes on nextest's summary
   cargo test --workspace --locked --doc
+  cargo nextest run --workspace --locked --no-fail-fast
 else
   cargo test --workspace --locked --no-fail-fast
 fi
