@@ -324,11 +324,24 @@ impl Cache {
     pub fn flush(&self) -> Result<()> {
         let mut st = self.writer.lock();
         while (!st.queue.is_empty() || st.writing > 0) && st.error.is_none() {
+            let stopped = self
+                .writer_thread
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .is_none_or(JoinHandle::is_finished);
+            if stopped {
+                return Err(LlmError::cache(
+                    &self.path,
+                    "the cache writer thread stopped with answers not written",
+                ));
+            }
             st = self
                 .writer
                 .committed
-                .wait(st)
-                .unwrap_or_else(|p| p.into_inner());
+                .wait_timeout(st, std::time::Duration::from_millis(200))
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|p| p.into_inner().0);
         }
         match &st.error {
             Some(e) => Err(LlmError::cache(&self.path, e.clone())),
