@@ -39,9 +39,23 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(cmd::dispatch(cli)) {
-        Ok(code) => code,
-        Err(e) => {
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            r = cmd::dispatch(cli) => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    match outcome {
+        None => {
+            // the command's future is dropped here: calls in flight are cancelled, and the LLM
+            // cache writes out every answer received before the process ends
+            eprintln!(
+                "mtr: interrupted; answers received so far are kept in the LLM cache: run the same command again to resume"
+            );
+            ExitCode::from(130)
+        }
+        Some(Ok(code)) => code,
+        Some(Err(e)) => {
             let user_error = e.chain().any(|c| {
                 c.downcast_ref::<mtr_core::Error>()
                     .is_some_and(|e| e.is_user_error())

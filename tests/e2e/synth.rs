@@ -222,6 +222,69 @@ async fn synth_on_the_fake_server_survives_a_kill() {
         }
     }
     mtr().args(["-q", "validate"]).arg(&b).assert().success();
+
+    // C: another cache, interrupted with SIGINT (Ctrl-C) at 40%: mtr stops cleanly (exit 130),
+    // the cache keeps every answer received, and the rerun repeats at most the calls in flight
+    let cfg_c = fake_config(tmp.path(), "c", fake.base_url());
+    let c = tmp.path().join("c");
+    let mut child = std::process::Command::new(&bin)
+        .arg("--config")
+        .arg(&cfg_c)
+        .arg("-q")
+        .args(synth_args(&c))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = fake.chat_calls();
+    let t = Instant::now();
+    while fake.chat_calls() - start < calls_a * 2 / 5 && t.elapsed() < Duration::from_secs(300) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let before = fake.chat_calls() - start;
+    // every answer received before the interrupt is in the file (chat rows, not embeddings)
+    let o = mtr()
+        .args(["-q", "cache", "stats", "--json", "--llm-cache"])
+        .arg(tmp.path().join("c.sqlite"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = stats["chat_rows"].as_u64().unwrap();
+    assert!(
+        rows + in_flight >= before,
+        "{rows} cached answers after {before} calls"
+    );
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg_c)
+        .args(["-q"])
+        .args(synth_args(&c))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = fake.chat_calls() - start - before;
+    eprintln!("interrupted after {before} calls, resumed with {after} more");
+    assert!(
+        before + after <= calls_a + in_flight,
+        "{before} + {after} calls vs {calls_a} (+ {in_flight} in flight)"
+    );
+    assert_eq!(
+        read(&a.join("dialogues.jsonl")),
+        read(&c.join("dialogues.jsonl"))
+    );
 }
 
 fn local_model_installed() -> bool {
