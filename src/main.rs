@@ -42,13 +42,13 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         tokio::select! {
             r = cmd::dispatch(cli) => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
+            () = interrupted() => None,
         }
     });
     match outcome {
         None => {
-            // the command's future is dropped here: calls in flight are cancelled, and the LLM
-            // cache writes out every answer received before the process ends
+            // the command's future is dropped: calls in flight are cancelled, and the LLM cache
+            // writes out every answer received when the runtime drops the last client
             eprintln!(
                 "mtr: interrupted; answers received so far are kept in the LLM cache: run the same command again to resume"
             );
@@ -67,6 +67,27 @@ fn main() -> ExitCode {
             ExitCode::from(if user_error { 2 } else { 1 })
         }
     }
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM; never, where a handler cannot be installed.
+async fn interrupted() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                () = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    ctrl_c.await;
 }
 
 /// Restores the default SIGPIPE action so that `mtr stats DIR | head` ends quietly like any
