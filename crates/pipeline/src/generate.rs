@@ -22,10 +22,12 @@
 //! turns from the cache without paying for any call twice, and the output does not depend on
 //! the order in which dialogues' turns finish.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::path::Path;
 
 use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use mtr_core::progress::Progress;
 use mtr_core::{Gold, Tags, Turn};
 use rand::rngs::StdRng;
@@ -215,10 +217,6 @@ impl Generator<'_> {
         turns: usize,
         state_path: &Path,
     ) -> Result<Finish> {
-        use futures::stream::FuturesUnordered;
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-
         // checkpoints written before turns were scheduled per dialogue carry one layer count
         for d in &mut state.dialogues {
             d.layers_done = d.layers_done.max(state.layers_done);
