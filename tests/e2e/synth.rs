@@ -22,6 +22,50 @@ fn corpus(lang: &str) -> PathBuf {
         .join(lang)
 }
 
+/// Starts `mtr synth` with `config` into `out` as a child process and returns once the fake
+/// server has seen `calls` more chat calls (or the child ended), with the calls counted at the
+/// start. stdout is dropped, stderr piped.
+async fn synth_until(
+    fake: &FakeServer,
+    config: &Path,
+    out: &Path,
+    calls: u64,
+) -> (std::process::Child, u64) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mtr"))
+        .arg("--config")
+        .arg(config)
+        .arg("-q")
+        .args(synth_args(out))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = fake.chat_calls();
+    let t = Instant::now();
+    while fake.chat_calls() - start < calls && t.elapsed() < Duration::from_secs(300) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    (child, start)
+}
+
+/// Runs `mtr synth` with `config` into `out` to the end; it must succeed.
+fn synth_to_the_end(config: &Path, out: &Path) {
+    let o = mtr()
+        .arg("--config")
+        .arg(config)
+        .args(["-q"])
+        .args(synth_args(out))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Calls in flight at most when a run stops: 2 x (max_concurrency 8 x 2 endpoints).
+const IN_FLIGHT: u64 = 2 * 8 * 2;
+
 /// An mtr.toml with a generator, a judge and an embedder on the fake server.
 fn fake_config(dir: &Path, name: &str, base_url: &str) -> PathBuf {
     let p = dir.join(format!("{name}.toml"));
@@ -159,24 +203,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     // B: another cache, SIGKILLed once the fake has seen 40% of A's calls, then run again
     let cfg_b = fake_config(tmp.path(), "b", fake.base_url());
     let b = tmp.path().join("b");
-    let bin = assert_cmd::cargo::cargo_bin("mtr");
-    let mut child = std::process::Command::new(&bin)
-        .arg("--config")
-        .arg(&cfg_b)
-        .arg("-q")
-        .args(synth_args(&b))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = fake.chat_calls();
-    let t = Instant::now();
-    while fake.chat_calls() - start < calls_a * 2 / 5 && t.elapsed() < Duration::from_secs(300) {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let (mut child, start) = synth_until(&fake, &cfg_b, &b, calls_a * 2 / 5).await;
     child.kill().unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success(), "the run was killed before it finished");
@@ -185,20 +212,12 @@ async fn synth_on_the_fake_server_survives_a_kill() {
         !b.join("dialogues.jsonl").exists(),
         "no output from a killed run"
     );
-    let o = mtr()
-        .arg("--config")
-        .arg(&cfg_b)
-        .args(["-q"])
-        .args(synth_args(&b))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    synth_to_the_end(&cfg_b, &b);
     let after = fake.chat_calls() - start - before;
     eprintln!("uninterrupted {calls_a} calls; killed after {before}, resumed with {after} more");
-    let in_flight = 2 * 8 * 2;
     assert!(
-        before + after <= calls_a + in_flight,
-        "{before} + {after} calls vs {calls_a} (+ {in_flight} in flight)"
+        before + after <= calls_a + IN_FLIGHT,
+        "{before} + {after} calls vs {calls_a} (+ {IN_FLIGHT} in flight)"
     );
     for f in [
         "corpus.jsonl",
@@ -227,23 +246,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     // the cache keeps every answer received, and the rerun repeats at most the calls in flight
     let cfg_c = fake_config(tmp.path(), "c", fake.base_url());
     let c = tmp.path().join("c");
-    let mut child = std::process::Command::new(&bin)
-        .arg("--config")
-        .arg(&cfg_c)
-        .arg("-q")
-        .args(synth_args(&c))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = fake.chat_calls();
-    let t = Instant::now();
-    while fake.chat_calls() - start < calls_a * 2 / 5 && t.elapsed() < Duration::from_secs(300) {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let (child, start) = synth_until(&fake, &cfg_c, &c, calls_a * 2 / 5).await;
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -264,22 +267,15 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = stats["chat_rows"].as_u64().unwrap();
     assert!(
-        rows + in_flight >= before,
+        rows + IN_FLIGHT >= before,
         "{rows} cached answers after {before} calls"
     );
-    let o = mtr()
-        .arg("--config")
-        .arg(&cfg_c)
-        .args(["-q"])
-        .args(synth_args(&c))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    synth_to_the_end(&cfg_c, &c);
     let after = fake.chat_calls() - start - before;
     eprintln!("interrupted after {before} calls, resumed with {after} more");
     assert!(
-        before + after <= calls_a + in_flight,
-        "{before} + {after} calls vs {calls_a} (+ {in_flight} in flight)"
+        before + after <= calls_a + IN_FLIGHT,
+        "{before} + {after} calls vs {calls_a} (+ {IN_FLIGHT} in flight)"
     );
     assert_eq!(
         read(&a.join("dialogues.jsonl")),

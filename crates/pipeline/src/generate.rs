@@ -217,10 +217,6 @@ impl Generator<'_> {
         turns: usize,
         state_path: &Path,
     ) -> Result<Finish> {
-        // checkpoints written before turns were scheduled per dialogue carry one layer count
-        for d in &mut state.dialogues {
-            d.layers_done = d.layers_done.max(state.layers_done);
-        }
         let remaining: usize = state
             .dialogues
             .iter()
@@ -705,7 +701,14 @@ pub fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
     }
     let text = mtr_core::jsonl::read_text(path)?;
     match serde_json::from_str::<GenState>(&text) {
-        Ok(s) if s.fingerprint == fingerprint => Ok(Some(s)),
+        Ok(mut s) if s.fingerprint == fingerprint => {
+            // checkpoints written before turns were scheduled per dialogue carry one layer
+            // count for all
+            for d in &mut s.dialogues {
+                d.layers_done = d.layers_done.max(s.layers_done);
+            }
+            Ok(Some(s))
+        }
         Ok(_) => {
             tracing::info!(
                 "{}: checkpoint of other settings; generation starts over (cached calls are replayed free)",
@@ -720,5 +723,36 @@ pub fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
             );
             Ok(None)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_with_one_layer_count_gives_it_to_every_dialogue() {
+        let chunks = Vec::new();
+        let by_id = std::collections::HashMap::new();
+        let paths = vec![vec![0u32], vec![1u32]];
+        let m = Material {
+            chunks: &chunks,
+            by_id: &by_id,
+            paths: &paths,
+            path_topics: &[0, 1],
+        };
+        let mut state = initial_state("fp".into(), &m, 3, 4, 0.0, 7);
+        // as written before turns were scheduled per dialogue: one count for all
+        state.layers_done = 2;
+        let mut json: serde_json::Value = serde_json::to_value(&state).unwrap();
+        for d in json["dialogues"].as_array_mut().unwrap() {
+            d.as_object_mut().unwrap().remove("layers_done");
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("state.json");
+        std::fs::write(&p, serde_json::to_vec(&json).unwrap()).unwrap();
+        let loaded = load_state(&p, "fp").unwrap().unwrap();
+        assert!(loaded.dialogues.iter().all(|d| d.layers_done == 2));
+        assert!(load_state(&p, "other").unwrap().is_none());
     }
 }

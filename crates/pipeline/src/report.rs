@@ -76,11 +76,7 @@ impl SynthStats {
         let tok = |s: &str| bpe.encode_ordinary(s).len() as f64;
         let mut s = SynthStats {
             dialogues_requested: cfg.dialogues,
-            turns_planned: state
-                .dialogues
-                .iter()
-                .map(|d| d.layers_done.max(state.layers_done))
-                .sum(),
+            turns_planned: state.dialogues.iter().map(|d| d.layers_done).sum(),
             ..Default::default()
         };
         let mut calls = CallLog::default();
@@ -108,10 +104,7 @@ impl SynthStats {
         s.switches_planned = state
             .dialogues
             .iter()
-            .filter(|d| {
-                d.switch_at
-                    .is_some_and(|a| a < d.layers_done.max(state.layers_done).max(1))
-            })
+            .filter(|d| d.switch_at.is_some_and(|a| a < d.layers_done.max(1)))
             .count();
         s.switch_dialogues = nonempty
             .iter()

@@ -12,6 +12,10 @@ use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
 use mtr_pipeline::fake_agents::{FakeAgents, UniquenessScript};
 use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
 
+/// Calls that may be repeated after a run stops part-way, at most: those in flight
+/// (generation concurrency, twice the generator capacity of 16, x 2 of slack).
+const IN_FLIGHT: u64 = 2 * 16 * 2;
+
 fn corpora() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora")
 }
@@ -322,7 +326,7 @@ async fn kill_and_resume(
     eprintln!(
         "killed after {before} calls; the resumed run made {after} more (uninterrupted: {calls_a})"
     );
-    let in_flight = 2 * 16 * 2; // at most: generation concurrency (twice the generator capacity of 16) x 2 replicas of slack
+    let in_flight = IN_FLIGHT;
     assert!(
         before + after <= calls_a + in_flight,
         "{} calls vs {calls_a} + at most {in_flight} in flight",
@@ -385,7 +389,7 @@ async fn budget_stop_then_resume_matches_an_uninterrupted_run() {
     assert!(!out_b.budget_stopped);
     // only calls refused by the budget (never sent) or in flight at the stop are made again
     assert!(
-        server_b.chat_calls() <= calls_a + 2 * 16 * 2,
+        server_b.chat_calls() <= calls_a + IN_FLIGHT,
         "{} calls vs {calls_a}",
         server_b.chat_calls()
     );
