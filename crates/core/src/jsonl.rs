@@ -80,8 +80,27 @@ impl<R: BufRead> Lines<R> {
 }
 
 /// Parses one JSON line into `T`, turning serde's message into an input error with the field.
+/// A line that fails is parsed a second time with path tracking, so the error names the whole
+/// path to the bad value (`turns[0].gold[0].passage_id`); lines that parse pay nothing for it.
 pub fn parse_line<T: DeserializeOwned>(file: &Path, line_no: u64, text: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| json_error(file, line_no, &e).into())
+    serde_json::from_str(text).map_err(|e| {
+        let mut err = json_error(file, line_no, &e);
+        let de = &mut serde_json::Deserializer::from_str(text);
+        if let Err(traced) = serde_path_to_error::deserialize::<_, T>(de) {
+            let path = traced.path().to_string();
+            if path != "." {
+                // a missing field's path is the object that lacks it: add the field's name
+                let field = match &err.field {
+                    Some(name) if e.to_string().starts_with("missing field") => {
+                        format!("{path}.{name}")
+                    }
+                    _ => path,
+                };
+                err = err.field(field);
+            }
+        }
+        err.into()
+    })
 }
 
 /// Converts a serde_json error into an [`InputError`], extracting the field name when serde
@@ -220,6 +239,27 @@ mod tests {
         lines.next_line().unwrap().unwrap();
         let err = lines.next_line().unwrap().unwrap_err();
         assert!(err.to_string().contains("x.jsonl:2"), "{err}");
+    }
+
+    #[derive(Deserialize, Debug)]
+    struct Outer {
+        #[allow(dead_code)]
+        items: Vec<Rec>,
+    }
+
+    #[test]
+    fn nested_fields_are_named_by_their_path() {
+        let err = parse_line::<Outer>(
+            Path::new("d.jsonl"),
+            3,
+            "{\"items\":[{\"id\":\"a\"},{\"id\":5}]}",
+        )
+        .unwrap_err();
+        let s = err.to_string();
+        assert!(s.contains("d.jsonl:3") && s.contains("items[1].id"), "{s}");
+        let err = parse_line::<Outer>(Path::new("d.jsonl"), 4, "{\"items\":[{}]}").unwrap_err();
+        let s = err.to_string();
+        assert!(s.contains("items[0].id"), "{s}");
     }
 
     #[test]

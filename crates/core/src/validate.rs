@@ -575,7 +575,7 @@ mod tests {
         );
         assert!(
             text.iter()
-                .any(|t| t.contains("dialogues.jsonl:3: field `user`")),
+                .any(|t| t.contains("dialogues.jsonl:3: field `turns[0].user`")),
             "{text:?}"
         );
         assert!(
