@@ -105,6 +105,9 @@ pub struct ImportReport {
     pub passages: u64,
     /// (query, passage) judgements in `qrels.tsv`.
     pub qrels_pairs: usize,
+    /// Passages imported although their text (and title) is only whitespace: kept because
+    /// runs rank them; `mtr validate` warns about them and the audit skips them.
+    pub empty_passages: u64,
     /// Records skipped by `--lenient`, by kind.
     pub skipped: BTreeMap<String, u64>,
     /// The first warnings verbatim; `warning_count` counts them all.
@@ -121,6 +124,10 @@ pub struct Builder {
     ids: HashSet<String>,
     passages: u64,
     gold_origins: HashMap<(String, String), Origin>,
+    /// Passages kept although their title and text are only whitespace.
+    empty_passages: u64,
+    /// The first of them: id, file, line (named in the warning).
+    first_empty: Option<(String, PathBuf, u64)>,
     pub diag: Diag,
 }
 
@@ -147,12 +154,15 @@ impl Builder {
             ids: HashSet::new(),
             passages: 0,
             gold_origins: HashMap::new(),
+            empty_passages: 0,
+            first_empty: None,
             diag: Diag::new(lenient),
         })
     }
 
-    /// Adds a passage read from `file:line`. Duplicate ids and passages without any text are
-    /// bad records.
+    /// Adds a passage read from `file:line`. Duplicate ids are bad records; a passage whose
+    /// title and text are only whitespace is kept (real corpora have them and real runs rank
+    /// them) and counted in [`ImportReport::empty_passages`] with one warning.
     pub fn passage(&mut self, p: Passage, file: &Path, line: u64) -> Result<()> {
         if p.id.trim().is_empty() {
             return self.diag.problem(
@@ -162,13 +172,13 @@ impl Builder {
                     .field("id"),
             );
         }
-        if p.text.trim().is_empty() && p.title.trim().is_empty() {
-            return self.diag.problem(
-                "empty-passage",
-                InputError::new(file, format!("passage `{}` has no text", p.id))
-                    .line(line)
-                    .field("text"),
-            );
+        if p.text.trim().is_empty() && p.title.trim().is_empty() && !self.ids.contains(&p.id) {
+            // Real data (an official MTRAG domain) holds such passages and its official runs
+            // rank them: they are kept, counted and reported once at the end.
+            self.empty_passages += 1;
+            if self.first_empty.is_none() {
+                self.first_empty = Some((p.id.clone(), file.to_path_buf(), line));
+            }
         }
         if self.ids.contains(&p.id) {
             return self.diag.problem(
@@ -210,6 +220,20 @@ impl Builder {
         dialogues: Vec<Dialogue>,
     ) -> Result<ImportReport> {
         let dialogues = self.check(dialogues)?;
+        if let Some((id, file, line)) = self.first_empty.take() {
+            self.diag.warn(
+                InputError::new(
+                    &file,
+                    format!(
+                        "{} passage(s) have no text, only whitespace (the first: `{id}`): imported as they are, since runs may rank them; `mtr validate` lists them and the audit skips them (empty_passage)",
+                        self.empty_passages
+                    ),
+                )
+                .line(line)
+                .field("text")
+                .to_string(),
+            );
+        }
         if manifest.language.is_empty() {
             manifest.language = crate::stats::detect_language(
                 dialogues
@@ -241,6 +265,7 @@ impl Builder {
             judged_turns: qrels.len(),
             passages: self.passages,
             qrels_pairs: qrels.values().map(|m| m.len()).sum(),
+            empty_passages: self.empty_passages,
             skipped: self.diag.skipped.clone(),
             warnings: self.diag.warnings.clone(),
             warning_count: self.diag.warning_count,
@@ -501,6 +526,42 @@ mod tests {
         assert_eq!(r.turns, 1);
         assert_eq!(r.skipped["duplicate-turn"], 1);
         assert_eq!(r.skipped["empty-query"], 1);
+    }
+
+    #[test]
+    fn whitespace_passages_are_kept_with_one_warning() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("corpus_x.jsonl");
+        let mut b = Builder::create(&tmp.path().join("o"), false).unwrap();
+        b.passage(passage("p1"), &f, 1).unwrap();
+        for (i, id) in ["e1", "e2"].iter().enumerate() {
+            let mut p = passage(id);
+            p.text = " \n\t ".into();
+            b.passage(p, &f, i as u64 + 2).unwrap();
+        }
+        let d = Dialogue {
+            id: "d".into(),
+            turns: vec![turn("d::1", "q", &["p1"])],
+            meta: Default::default(),
+        };
+        let r = b.finish(Manifest::default(), vec![d]).unwrap();
+        assert_eq!((r.passages, r.empty_passages), (3, 2));
+        assert!(r.skipped.is_empty(), "{:?}", r.skipped);
+        let w: Vec<&String> = r
+            .warnings
+            .iter()
+            .filter(|w| w.contains("no text"))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", r.warnings);
+        assert!(
+            w[0].contains("corpus_x.jsonl:2")
+                && w[0].contains("2 passage(s)")
+                && w[0].contains("`e1`"),
+            "{}",
+            w[0]
+        );
+        let corpus = std::fs::read_to_string(tmp.path().join("o").join(benchmark::CORPUS)).unwrap();
+        assert_eq!(corpus.lines().count(), 3);
     }
 
     #[test]
