@@ -53,7 +53,7 @@ impl From<MetricsError> for mtr_core::Error {
         match e {
             MetricsError::Input(ie) => mtr_core::Error::Input(ie),
             MetricsError::InvalidArgument(m) => {
-                mtr_core::Error::Input(Box::new(InputError::new("<arguments>", m)))
+                mtr_core::Error::Input(Box::new(InputError::new("command line", m)))
             }
             MetricsError::Io { path, source } => mtr_core::Error::Io { path, source },
         }

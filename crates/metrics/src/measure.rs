@@ -289,7 +289,8 @@ impl MeasureSet {
     }
 
     fn add_spec(&mut self, spec: &str, explicit: &mut Vec<Family>) -> Result<()> {
-        let spec = spec.trim();
+        let translated = to_trec_eval_spec(spec.trim())?;
+        let spec = translated.as_str();
         let (name, params) = match spec.split_once('.') {
             Some((n, p)) => (n, Some(p)),
             None => (spec, None),
@@ -323,10 +324,7 @@ impl MeasureSet {
                     supported_names()
                 )));
             }
-            return Err(MetricsError::invalid(format!(
-                "unknown measure `{name}`; supported: {}",
-                supported_names()
-            )));
+            return Err(unknown_measure(spec));
         };
         match params {
             None => {
@@ -420,6 +418,163 @@ impl MeasureSet {
         }
         cols
     }
+}
+
+/// ir_measures names, spelled as ir_measures writes them, and the trec_eval families they
+/// stand for: (name, the family without a cutoff, the family with `@k`). `RR@k` is MRR on the
+/// top k (mtr's `recip_rank_cut.k`), `AP@k` is trec_eval's `map_cut.k` (denominator: every
+/// relevant document), `R@k` is `recall.k`, `Success@k` is `success.k`.
+const IR_MEASURES: &[(&str, Option<Family>, Option<Family>)] = &[
+    ("nDCG", Some(Family::Ndcg), Some(Family::NdcgCut)),
+    ("RR", Some(Family::RecipRank), Some(Family::RecipRankCut)),
+    ("AP", Some(Family::Map), Some(Family::MapCut)),
+    ("P", Some(Family::P), Some(Family::P)),
+    ("R", None, Some(Family::Recall)),
+    ("Success", None, Some(Family::Success)),
+    ("Rprec", Some(Family::Rprec), None),
+    ("Bpref", Some(Family::Bpref), None),
+    ("IPrec", None, Some(Family::IprecAtRecall)),
+    ("NumQ", Some(Family::NumQ), None),
+    ("NumRet", Some(Family::NumRet), None),
+    ("NumRel", Some(Family::NumRel), None),
+];
+
+/// Names other tools use (ranx, pyserini, papers) and the ir_measures name mtr suggests for
+/// them; they are not accepted as they are, because their conventions differ in details.
+const OTHER_NAMES: &[(&str, &str)] = &[
+    ("mrr", "RR"),
+    ("map", "AP"),
+    ("recall", "R"),
+    ("precision", "P"),
+    ("hit_rate", "Success"),
+    ("hitrate", "Success"),
+    ("hits", "Success"),
+    ("hit", "Success"),
+    ("r-precision", "Rprec"),
+    ("ndcg", "nDCG"),
+];
+
+/// Translates a measure written the ir_measures way (`nDCG@10`, `RR@10`, `AP`, `P@5`, `R@100`,
+/// `Success@10`) into trec_eval's syntax (`ndcg_cut.10`, `recip_rank_cut.10`, `map`, `P.5`,
+/// `recall.100`, `success.10`); trec_eval specs come back as they are. The one place where the
+/// two vocabularies meet: `mtr eval -m`, `mtr bench --measure` and the leaderboard all parse
+/// through it.
+pub fn to_trec_eval_spec(spec: &str) -> Result<String> {
+    let (name, cut) = match spec.split_once('@') {
+        Some((n, c)) => (n, Some(c)),
+        None => (spec, None),
+    };
+    if let Some((base, _)) = name.split_once('(')
+        && IR_MEASURES.iter().any(|e| e.0 == base)
+    {
+        return Err(MetricsError::invalid(format!(
+            "measure `{spec}`: ir_measures parameters such as `(rel=2)` are not supported; \
+             write `{base}{}` and set the relevance level with the command's option",
+            cut.map(|c| format!("@{c}")).unwrap_or_default()
+        )));
+    }
+    let Some((ir, bare, cutoff)) = IR_MEASURES.iter().find(|e| e.0 == name) else {
+        if cut.is_some() {
+            return Err(unknown_measure(spec));
+        }
+        return Ok(spec.to_string());
+    };
+    match (cut, bare, cutoff) {
+        (None, Some(f), _) => Ok(f.name().to_string()),
+        (None, None, _) => Err(MetricsError::invalid(format!(
+            "measure `{ir}` needs a cutoff, e.g. `{ir}@10`"
+        ))),
+        (Some(k), _, Some(f)) => {
+            let ok = if *f == Family::IprecAtRecall {
+                k.parse::<f64>().is_ok()
+            } else {
+                k.parse::<usize>().is_ok_and(|k| k > 0)
+            };
+            if !ok {
+                return Err(MetricsError::invalid(format!(
+                    "measure `{spec}`: the cutoff `{k}` is not a positive whole number"
+                )));
+            }
+            Ok(format!("{}.{k}", f.name()))
+        }
+        (Some(_), _, None) => Err(MetricsError::invalid(format!(
+            "measure `{ir}` takes no cutoff: write `{ir}`"
+        ))),
+    }
+}
+
+/// The error for a measure name nobody knows, with the nearest known name when one is close.
+fn unknown_measure(spec: &str) -> MetricsError {
+    let hint = match suggest(spec) {
+        Some(s) => format!("did you mean `{s}`? "),
+        None => String::new(),
+    };
+    MetricsError::invalid(format!(
+        "unknown measure `{spec}`: {hint}measures are written as trec_eval does \
+         (ndcg_cut.10, recip_rank, P.5, recall.100, map_cut.100, success.10) or as ir_measures \
+         does (nDCG@10, RR@10, P@5, R@100, AP@100, Success@10); all trec_eval names: {}",
+        supported_names()
+    ))
+}
+
+/// The known spelling nearest to a misspelt measure (`ndgc_cut.10` -> `ndcg_cut.10`,
+/// `ndcg@10` -> `nDCG@10`, `mrr@10` -> `RR@10`, `ndcg_cut@10` -> `ndcg_cut.10`).
+pub fn suggest(spec: &str) -> Option<String> {
+    let (name, rest) = match spec.split_once('@') {
+        Some((n, c)) => (n, Some(c)),
+        None => match spec.split_once('.') {
+            Some((n, c)) => (n, Some(c)),
+            None => (spec, None),
+        },
+    };
+    let ir = |n: &str| format!("{n}{}", rest.map(|r| format!("@{r}")).unwrap_or_default());
+    let trec = |n: &str| format!("{n}{}", rest.map(|r| format!(".{r}")).unwrap_or_default());
+    // another tool's name, or a known name in the wrong case or with the other separator
+    let lower = name.to_ascii_lowercase();
+    if let Some((_, to)) = OTHER_NAMES.iter().find(|(from, _)| *from == lower) {
+        return Some(ir(to));
+    }
+    if let Some(f) = Family::ALL
+        .iter()
+        .find(|f| f.name().eq_ignore_ascii_case(name))
+    {
+        return Some(trec(f.name()));
+    }
+    if let Some((n, _, _)) = IR_MEASURES.iter().find(|e| e.0.eq_ignore_ascii_case(name)) {
+        return Some(ir(n));
+    }
+    // a typo: the closest name within two edits
+    // (ties go to the vocabulary the spec is written in: `@` is ir_measures')
+    let written_ir = spec.contains('@');
+    let mut best: Option<(usize, String)> = None;
+    let candidates = Family::ALL
+        .iter()
+        .map(|f| (f.name(), true))
+        .chain(IR_MEASURES.iter().map(|e| (e.0, false)));
+    for (cand, is_trec) in candidates {
+        let d = edit_distance(&lower, &cand.to_ascii_lowercase());
+        let score = 2 * d + usize::from(is_trec == written_ir);
+        if d <= 2 && d < cand.len() && best.as_ref().is_none_or(|(b, _)| score < *b) {
+            best = Some((score, if is_trec { trec(cand) } else { ir(cand) }));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 fn supported_names() -> String {
@@ -627,6 +782,51 @@ mod tests {
         ] {
             assert!(MeasureSet::parse([bad]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn ir_measures_names_mean_the_trec_eval_measures() {
+        for (ir, trec) in [
+            ("nDCG@10", "ndcg_cut.10"),
+            ("RR@10", "recip_rank_cut.10"),
+            ("RR", "recip_rank"),
+            ("P@5", "P.5"),
+            ("R@100", "recall.100"),
+            ("AP@100", "map_cut.100"),
+            ("AP", "map"),
+            ("Success@10", "success.10"),
+            ("nDCG", "ndcg"),
+            ("Rprec", "Rprec"),
+        ] {
+            assert_eq!(
+                names(&MeasureSet::parse([ir]).unwrap()),
+                names(&MeasureSet::parse([trec]).unwrap()),
+                "{ir}"
+            );
+        }
+        for bad in ["R", "Success", "Rprec@5", "nDCG@0", "nDCG@x", "P(rel=2)@5"] {
+            assert!(MeasureSet::parse([bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn typos_get_a_suggestion() {
+        for (typo, want) in [
+            ("ndgc_cut.10", "ndcg_cut.10"),
+            ("ndcg@10", "nDCG@10"),
+            ("NDCG@10", "nDCG@10"),
+            ("mrr@10", "RR@10"),
+            ("ndcg_cut@10", "ndcg_cut.10"),
+            ("recip_rnak", "recip_rank"),
+            ("Sucess@10", "Success@10"),
+        ] {
+            let e = MeasureSet::parse([typo]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("did you mean `{want}`?")),
+                "{typo}: {e}"
+            );
+        }
+        assert_eq!(suggest("zzzzzzzz"), None);
     }
 
     #[test]
