@@ -23,6 +23,8 @@ pub enum Measure {
     HitStrict(usize),
     /// HitRate@k counting grade >= 1 as a hit (`success_lenient.k`, trec_eval `success.k`).
     HitLenient(usize),
+    /// trec_eval `P.k`: relevant in the top k / k (ir_measures `P@k`).
+    Precision(usize),
 }
 
 impl Measure {
@@ -56,7 +58,8 @@ impl Measure {
             | Measure::Mrr(k)
             | Measure::MapCut(k)
             | Measure::HitStrict(k)
-            | Measure::HitLenient(k) => k,
+            | Measure::HitLenient(k)
+            | Measure::Precision(k) => k,
         }
     }
 
@@ -69,6 +72,7 @@ impl Measure {
             Measure::MapCut(k) => format!("map_cut.{k}"),
             Measure::HitStrict(k) => format!("success_strict.{k}"),
             Measure::HitLenient(k) => format!("success_lenient.{k}"),
+            Measure::Precision(k) => format!("P.{k}"),
         }
     }
 
@@ -81,6 +85,7 @@ impl Measure {
             Measure::MapCut(k) => format!("MAP@{k}"),
             Measure::HitStrict(k) => format!("Hit-strict@{k}"),
             Measure::HitLenient(k) => format!("Hit@{k}"),
+            Measure::Precision(k) => format!("P@{k}"),
         }
     }
 
@@ -103,6 +108,9 @@ impl Measure {
             Measure::HitLenient(_) => {
                 "HitRate lenient: 1 if a document with grade >= 1 is in the top k (trec_eval success)"
             }
+            Measure::Precision(_) => {
+                "trec_eval P: relevant (grade >= 1) in the top k / k, a short ranking counts as k"
+            }
         }
     }
 
@@ -115,6 +123,7 @@ impl Measure {
             Measure::MapCut(_) => "map",
             Measure::HitStrict(_) => "hit_strict",
             Measure::HitLenient(_) => "hit",
+            Measure::Precision(_) => "precision",
         }
     }
 }
@@ -125,38 +134,83 @@ impl fmt::Display for Measure {
     }
 }
 
-/// A measure name that could not be parsed.
+/// A measure name that could not be parsed; the message is the metrics crate's (with its
+/// "did you mean").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown measure `{0}`: expected ndcg_cut.K, recall.K, mrr.K, map_cut.K, success_strict.K or success_lenient.K (also nDCG@K, Recall@K, MRR@K, MAP@K, Hit@K, Hit-strict@K)"
-)]
+#[error("{0}")]
 pub struct UnknownMeasure(pub String);
 
 impl FromStr for Measure {
     type Err = UnknownMeasure;
 
+    /// bench's own ids and labels (`mrr.10`, `MRR@10`, `Recall@100`, `Hit@5`, `Hit-strict@5`,
+    /// as `bench.json` files hold them), else any name `mtr eval -m` accepts (trec_eval's or
+    /// ir_measures', parsed by the metrics crate) that is one measure at one cutoff.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || UnknownMeasure(s.to_string());
-        let (name, k) = s.rsplit_once(['.', '@', '_']).ok_or_else(bad)?;
-        let k: usize = k.parse().map_err(|_| bad())?;
-        if k == 0 {
-            return Err(bad());
+        let s = s.trim();
+        if let Some(m) = own_name(s) {
+            return Ok(m);
         }
-        let name = name.to_ascii_lowercase();
-        Ok(match name.as_str() {
-            "ndcg_cut" | "ndcg" => Measure::Ndcg(k),
-            "recall" => Measure::Recall(k),
-            "mrr" | "recip_rank" => Measure::Mrr(k),
-            "map_cut" | "map" => Measure::MapCut(k),
-            "success_strict" | "hit-strict" | "hitrate-strict" | "hit_strict" => {
-                Measure::HitStrict(k)
+        let spec = mtr_metrics::measure::to_trec_eval_spec(s)
+            .map_err(|e| UnknownMeasure(e.to_string()))?;
+        let not_here = |why: &str| {
+            UnknownMeasure(format!(
+                "measure `{s}` {why}: bench reports nDCG@k, R@k, RR@k, AP@k, P@k and Success@k \
+                 (trec_eval ndcg_cut.k, recall.k, recip_rank_cut.k, map_cut.k, P.k, success.k; \
+                 also success_strict.k)"
+            ))
+        };
+        let (family, cut) = match spec.split_once('.') {
+            Some((f, c)) => (f, Some(c)),
+            None => (spec.as_str(), None),
+        };
+        let make: fn(usize) -> Measure = match family {
+            "ndcg_cut" => Measure::Ndcg,
+            "recall" => Measure::Recall,
+            "recip_rank_cut" => Measure::Mrr,
+            "map_cut" => Measure::MapCut,
+            "P" => Measure::Precision,
+            "success" | "success_lenient" => Measure::HitLenient,
+            "success_strict" => Measure::HitStrict,
+            f if mtr_metrics::Family::from_name(f).is_some() => {
+                return Err(not_here(if cut.is_some() {
+                    "is not one of bench's measures"
+                } else {
+                    "needs a cutoff"
+                }));
             }
-            "success_lenient" | "success" | "hit" | "hitrate" | "hit-lenient" | "hit_lenient" => {
-                Measure::HitLenient(k)
+            _ => {
+                // not a known name: the metrics crate's message, with its suggestion
+                return Err(UnknownMeasure(
+                    mtr_metrics::MeasureSet::parse([s])
+                        .err()
+                        .map_or_else(|| format!("unknown measure `{s}`"), |e| e.to_string()),
+                ));
             }
-            _ => return Err(bad()),
-        })
+        };
+        let Some(cut) = cut else {
+            return Err(not_here("needs a cutoff (one, e.g. `.10` or `@10`)"));
+        };
+        match cut.parse::<usize>() {
+            Ok(k) if k > 0 => Ok(make(k)),
+            _ => Err(not_here("needs one positive cutoff")),
+        }
     }
+}
+
+/// bench's own ids and table labels, case as written by [`Measure::id`] and [`Measure::label`].
+fn own_name(s: &str) -> Option<Measure> {
+    let (name, k) = s.rsplit_once(['.', '@'])?;
+    let k: usize = k.parse().ok().filter(|k| *k > 0)?;
+    Some(match name {
+        "ndcg_cut" | "nDCG" => Measure::Ndcg(k),
+        "recall" | "Recall" => Measure::Recall(k),
+        "mrr" | "MRR" => Measure::Mrr(k),
+        "map_cut" | "MAP" => Measure::MapCut(k),
+        "success_strict" | "Hit-strict" => Measure::HitStrict(k),
+        "success_lenient" | "Hit" => Measure::HitLenient(k),
+        _ => return None,
+    })
 }
 
 impl Serialize for Measure {
@@ -189,5 +243,19 @@ mod tests {
         );
         assert!("ndcg_cut.0".parse::<Measure>().is_err());
         assert!("bleu.4".parse::<Measure>().is_err());
+        for (name, m) in [
+            ("P@5", Measure::Precision(5)),
+            ("P.5", Measure::Precision(5)),
+            ("RR@10", Measure::Mrr(10)),
+            ("recip_rank_cut.10", Measure::Mrr(10)),
+            ("R@100", Measure::Recall(100)),
+            ("AP@100", Measure::MapCut(100)),
+            ("Success@10", Measure::HitLenient(10)),
+        ] {
+            assert_eq!(name.parse::<Measure>().unwrap(), m, "{name}");
+        }
+        let e = "ndcg@10".parse::<Measure>().unwrap_err().to_string();
+        assert!(e.contains("did you mean `nDCG@10`"), "{e}");
+        assert!("map".parse::<Measure>().is_err());
     }
 }

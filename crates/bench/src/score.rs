@@ -71,6 +71,7 @@ fn metrics_name(m: Measure) -> (&'static str, String) {
         Measure::MapCut(_) => "map_cut",
         Measure::HitStrict(_) => "success_strict",
         Measure::HitLenient(_) => "success_lenient",
+        Measure::Precision(_) => "P",
     };
     (family, format!("{family}_{}", m.k()))
 }
