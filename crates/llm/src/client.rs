@@ -93,6 +93,7 @@ impl Llm {
             (config, BTreeMap::new())
         };
         config.validate()?;
+        register_secrets(&config);
         let mut endpoints = BTreeMap::new();
         for e in &config.endpoints {
             let local = locals.get(&e.name).cloned();
@@ -615,7 +616,7 @@ impl Llm {
                 slot.replica.chat(body).await
             };
             if let Err(e) = &res {
-                tracing::debug!(endpoint = %ep.cfg.name, replica = %slot.replica.url, status = ?e.status, "attempt failed: {}", e.message);
+                tracing::debug!(endpoint = %ep.cfg.name, replica = %crate::redact::mask_url_credentials(&slot.replica.url), status = ?e.status, "attempt failed: {}", e.message);
             }
             drop(slot);
             let err = match res {
@@ -625,10 +626,10 @@ impl Llm {
                 Ok(v) => crate::retry::AttemptError {
                     status: None,
                     retry_after: None,
-                    message: format!(
+                    message: crate::redact::redact_owned(format!(
                         "response without choices: {}",
                         v.to_string().chars().take(200).collect::<String>()
-                    ),
+                    )),
                     retryable: true,
                 },
                 Err(e) => e,
@@ -784,6 +785,21 @@ impl Llm {
     }
 }
 
+/// Registers every configured key and every `base_url` password with [`crate::redact`], so
+/// that no provider echo of them reaches a stored record or a log line.
+fn register_secrets(config: &LlmConfig) {
+    for e in &config.endpoints {
+        if let Some(var) = &e.api_key_env
+            && let Ok(key) = std::env::var(var)
+        {
+            crate::redact::register_secret(&key);
+        }
+        for u in std::iter::once(&e.base_url).chain(&e.base_urls) {
+            crate::redact::register_url_credentials(u);
+        }
+    }
+}
+
 struct AbortOnDrop(tokio::task::AbortHandle);
 
 impl Drop for AbortOnDrop {
@@ -871,11 +887,13 @@ pub(crate) fn read_choice(
     model: &str,
     body: &Value,
 ) -> (String, Option<String>, Usage) {
-    let text = resp
-        .pointer("/choices/0/message/content")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    // a secret echoed in an answer is masked before it can reach the cache or an output
+    let text = crate::redact::redact_owned(
+        resp.pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    );
     let finish = resp
         .pointer("/choices/0/finish_reason")
         .and_then(Value::as_str)

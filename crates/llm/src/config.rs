@@ -113,7 +113,10 @@ impl fmt::Debug for EndpointConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EndpointConfig")
             .field("name", &self.name)
-            .field("base_url", &self.base_url)
+            .field(
+                "base_url",
+                &crate::redact::mask_url_credentials(&self.base_url),
+            )
             .field("model", &self.model)
             .field("api_key_env", &self.api_key_env)
             .finish_non_exhaustive()
@@ -549,6 +552,16 @@ n = 3
             "[llm]\n[[llm.endpoints]]\nname='a'\nbase_url='http://x'\nmodel='m'\nprice_in=1\n",
         );
         assert!(typo.unwrap_err().to_string().contains("price_in"));
+    }
+
+    #[test]
+    fn debug_masks_url_credentials() {
+        let e = EndpointConfig::new("a", "http://user:pw-in-url-77@h:8000/v1", "m");
+        let d = format!("{e:?}");
+        assert!(
+            !d.contains("pw-in-url-77") && d.contains("user:***@h:8000"),
+            "{d}"
+        );
     }
 
     #[test]

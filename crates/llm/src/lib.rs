@@ -15,6 +15,7 @@ pub mod ledger;
 pub mod local;
 pub mod plan;
 pub mod prompt;
+pub mod redact;
 pub mod tokens;
 
 mod balance;

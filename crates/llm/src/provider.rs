@@ -155,7 +155,7 @@ impl Replica {
             .ok_or_else(|| AttemptError {
                 status: None,
                 retry_after: None,
-                message: format!("file upload answer has no id: {f}"),
+                message: crate::redact::redact_owned(format!("file upload answer has no id: {f}")),
                 retryable: false,
             })
     }
@@ -204,7 +204,15 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// The attempt error of an async-openai error, secrets masked: a provider's error text (which
+/// may echo the key) and reqwest's messages (which name the URL) enter mtr here.
 fn attempt_error(e: OpenAIError) -> AttemptError {
+    let mut a = attempt_error_raw(e);
+    a.message = crate::redact::redact_owned(a.message);
+    a
+}
+
+fn attempt_error_raw(e: OpenAIError) -> AttemptError {
     match e {
         OpenAIError::Boxed(b) => match b.downcast::<HttpStatusError>() {
             Ok(h) => AttemptError::from_status(h.status, h.retry_after, &h.body),

@@ -673,3 +673,75 @@ async fn batch_api_two_passes_and_resume_by_id() {
     assert_eq!(fake.chat_calls(), calls);
     assert!(llm.chat("a", &req(12)).await.unwrap().cached);
 }
+
+/// An endpoint echoing the request's headers: 401 with them in the error body for `fail`
+/// items, else 200 with them in the answer.
+async fn echo_headers_server() -> (String, tokio::task::JoinHandle<()>) {
+    use axum::http::HeaderMap;
+    async fn handle(headers: HeaderMap, body: axum::body::Bytes) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let echo: Vec<String> = headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", v.to_str().unwrap_or_default()))
+            .collect();
+        let echo = echo.join("; ");
+        if String::from_utf8_lossy(&body).contains("fail") {
+            let b = json!({"error": {"message": format!("bad credentials, you sent {echo}")}});
+            return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(b)).into_response();
+        }
+        axum::Json(json!({"choices": [{"message": {"role": "assistant", "content": format!("you sent {echo}")}, "finish_reason": "stop"}]})).into_response()
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(handle));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://127.0.0.1:{port}/v1"), task)
+}
+
+#[tokio::test]
+async fn an_echoed_key_is_masked_in_errors_answers_and_the_cache() {
+    const KEY: &str = "sk-unit-echoed-key-2b7e91";
+    const VAR: &str = "MTR_UNIT_TEST_ECHO_KEY_2B7E91";
+    // SAFETY: a variable only this test reads, set before any client reads it
+    unsafe { std::env::set_var(VAR, KEY) };
+    let (url, _task) = echo_headers_server().await;
+    let url = url.replace("http://", "http://bob:url-pass-unit-77@");
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = EndpointConfig::new("echo", &url, "m");
+    e.api_key_env = Some(VAR.into());
+    let llm = client(config(vec![e]), &dir, |_| {}).await;
+    let err = llm
+        .chat(
+            "echo",
+            &ChatRequest::new(vec![ChatMessage::user("fail please")]),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains(KEY) && err.contains("Bearer ***"), "{err}");
+    assert!(!err.contains("url-pass-unit-77"), "{err}");
+    let ok = llm
+        .chat("echo", &ChatRequest::new(vec![ChatMessage::user("hello")]))
+        .await
+        .unwrap();
+    assert!(
+        !ok.text.contains(KEY) && ok.text.contains("Bearer ***"),
+        "{}",
+        ok.text
+    );
+    llm.cache().unwrap().flush().unwrap();
+    let hit = llm.cache().unwrap().get_chat(&ok.key).unwrap().unwrap();
+    assert!(hit.text.contains("Bearer ***") && !hit.text.contains(KEY));
+    let needle = KEY.as_bytes();
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let f = f.unwrap().path();
+        let raw = std::fs::read(&f).unwrap();
+        assert!(
+            !raw.windows(needle.len()).any(|w| w == needle),
+            "the key is in {}",
+            f.display()
+        );
+    }
+}
