@@ -25,6 +25,51 @@ pub struct Suggestion {
     pub votes: usize,
     /// All planned picks (judges x trials), failed ones included.
     pub picks: usize,
+    /// Whether the pointwise check confirmed the passage (see [`SuggestionVerdict`]).
+    #[serde(default)]
+    pub verdict: SuggestionVerdict,
+    /// Each judge's pointwise alignment rating (1-5) of the suggested passage.
+    #[serde(default)]
+    pub alignment_ratings: BTreeMap<String, f64>,
+    /// The relevance grade to add to the qrels if the suggestion is accepted.
+    #[serde(default = "default_grade")]
+    pub grade: i32,
+    /// The suggested passage comes from the gold passage's own document.
+    #[serde(default)]
+    pub same_document: bool,
+    /// Jaccard overlap of the word 5-shingles of the suggested passage and the gold (0-1).
+    #[serde(default)]
+    pub shingle_overlap: f64,
+}
+
+fn default_grade() -> i32 {
+    1
+}
+
+/// What the pointwise verification made of a candidate missing gold.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SuggestionVerdict {
+    /// A majority of the judges rated the passage at or above the threshold.
+    ProbableMissingGold,
+    /// The judges rated it, and no majority reached the threshold.
+    NotConfirmed,
+    /// Not rated (yet): verification was off or its judgements failed.
+    #[default]
+    Unverified,
 }
 
 /// The aggregated score of one item.
@@ -124,6 +169,11 @@ fn missing_gold(js: &[&Judgement], planned: usize) -> Option<Suggestion> {
         gold_passage_id: js[0].passage_id.clone().unwrap_or_default(),
         votes: n,
         picks: planned,
+        verdict: SuggestionVerdict::Unverified,
+        alignment_ratings: BTreeMap::new(),
+        grade: default_grade(),
+        same_document: false,
+        shingle_overlap: 0.0,
     })
 }
 
