@@ -1,6 +1,6 @@
 //! `mtr index` and `mtr retrieve` end to end: a small benchmark through BM25, dense (fake
 //! embedding server) and fusion runs that `mtr eval` reads; bad input (empty corpus, duplicate
-//! ids, empty texts, mismatched analyzer or corpus) exits 2 with a clear message; and, when
+//! ids, mismatched analyzer or corpus) exits 2 with a clear message; and, when
 //! ../shared is present, BM25 on the MTRAG clapnq rewrites against MTRAG's own BM25 run.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
@@ -235,16 +235,18 @@ fn bad_input_is_a_clear_user_error() {
         "blank.jsonl",
         "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"b\",\"text\":\"  \"}\n",
     );
-    expect_user_error(
-        mtr()
-            .arg("index")
-            .arg(&blank)
-            .arg("-o")
-            .arg(&idx)
-            .output()
-            .unwrap(),
-        "blank.jsonl:2: field `text`",
-    );
+    // A whitespace-only text is real data (an official MTRAG corpus has such passages and its
+    // runs rank them): indexed with a warning, not refused.
+    let o = mtr()
+        .arg("index")
+        .arg(&blank)
+        .arg("-o")
+        .arg(tmp.path().join("idx-blank"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("empty text") && err.contains("`b`"), "{err}");
     let broken = corpus(
         "broken.jsonl",
         "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"b\"\n",

@@ -185,9 +185,18 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     progress.stage("loading gold passages", 0);
     let mut passages = materials::load_passages(bench, &materials::gold_ids(bench, &selected))?;
     progress.finish_stage();
-    let mut plan = plan::build(&bench.dialogues, &dims, s.sample, s.seed, &|id| {
-        passages.contains_key(id)
-    });
+    let mut plan = plan::build_with_texts(
+        &bench.dialogues,
+        &dims,
+        s.sample,
+        s.seed,
+        &|id| passages.contains_key(id),
+        &|id| {
+            passages
+                .get(id)
+                .is_some_and(|p| p.text.trim().is_empty() && p.title.trim().is_empty())
+        },
+    );
 
     // fingerprint, and whether an earlier run's judgements may be reused
     let data_fp = if bench.manifest.fingerprint.is_empty() {

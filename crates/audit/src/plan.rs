@@ -38,6 +38,9 @@ pub enum SkipReason {
     GoldNotInCorpus,
     /// The corpus yielded no hard negative for the pool (counted per gold passage).
     NoNegatives,
+    /// The gold passage's text is only whitespace (real corpora have such passages): nothing
+    /// to judge (counted per gold passage; for faithfulness per turn whose golds are all so).
+    EmptyPassage,
 }
 
 impl SkipReason {
@@ -48,6 +51,7 @@ impl SkipReason {
             SkipReason::Unanswerable => "unanswerable",
             SkipReason::GoldNotInCorpus => "gold_not_in_corpus",
             SkipReason::NoNegatives => "no_negatives",
+            SkipReason::EmptyPassage => "empty_passage",
         }
     }
 }
@@ -120,6 +124,19 @@ pub fn build(
     seed: u64,
     in_corpus: &dyn Fn(&str) -> bool,
 ) -> AuditPlan {
+    build_with_texts(dialogues, dims, sample, seed, in_corpus, &|_| false)
+}
+
+/// [`build`], also skipping gold passages whose text is only whitespace (`is_empty`) as
+/// [`SkipReason::EmptyPassage`]: a judge shown an empty passage can only guess.
+pub fn build_with_texts(
+    dialogues: &[Dialogue],
+    dims: &[Dimension],
+    sample: Option<usize>,
+    seed: u64,
+    in_corpus: &dyn Fn(&str) -> bool,
+    is_empty: &dyn Fn(&str) -> bool,
+) -> AuditPlan {
     let mut plan = AuditPlan {
         dialogues_total: dialogues.len(),
         turns_total: dialogues.iter().map(|d| d.turns.len()).sum(),
@@ -151,6 +168,10 @@ pub fn build(
                                 plan.skip(dim, SkipReason::GoldNotInCorpus);
                                 continue;
                             }
+                            if is_empty(g) {
+                                plan.skip(dim, SkipReason::EmptyPassage);
+                                continue;
+                            }
                             plan.items.push(PlanItem {
                                 dimension: dim,
                                 dialogue: di,
@@ -166,6 +187,10 @@ pub fn build(
                         }
                         if !gold.iter().any(|g| in_corpus(g)) {
                             plan.skip(dim, SkipReason::GoldNotInCorpus);
+                            continue;
+                        }
+                        if gold.iter().filter(|g| in_corpus(g)).all(|g| is_empty(g)) {
+                            plan.skip(dim, SkipReason::EmptyPassage);
                             continue;
                         }
                         plan.items.push(PlanItem {
@@ -242,6 +267,34 @@ mod tests {
         assert_eq!(s[&Dimension::Faithfulness][&SkipReason::NoAnswer], 1);
         assert_eq!(s[&Dimension::Quality][&SkipReason::NoAnswer], 1);
         assert!(!s[&Dimension::Quality].contains_key(&SkipReason::NoGold));
+    }
+
+    #[test]
+    fn empty_gold_passages_are_skipped_as_empty_passage() {
+        let d = Dialogue {
+            id: "d".into(),
+            turns: vec![
+                turn("d::1", &["blank", "p1"], Some("a1"), false),
+                turn("d::2", &["blank"], Some("a2"), false),
+            ],
+            meta: Default::default(),
+        };
+        let plan = build_with_texts(
+            std::slice::from_ref(&d),
+            &Dimension::ALL,
+            None,
+            1,
+            &|_| true,
+            &|id| id == "blank",
+        );
+        assert_eq!(plan.count(Dimension::Alignment), 1);
+        assert_eq!(plan.count(Dimension::Completeness), 1);
+        // turn 1 still has a passage to be faithful to; turn 2 has none
+        assert_eq!(plan.count(Dimension::Faithfulness), 1);
+        let s = &plan.skipped;
+        assert_eq!(s[&Dimension::Alignment][&SkipReason::EmptyPassage], 2);
+        assert_eq!(s[&Dimension::Faithfulness][&SkipReason::EmptyPassage], 1);
+        assert_eq!(SkipReason::EmptyPassage.name(), "empty_passage");
     }
 
     #[test]

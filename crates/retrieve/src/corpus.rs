@@ -167,12 +167,17 @@ pub fn parse_passage(path: &Path, line_no: u64, text: &str) -> Result<Passage> {
 }
 
 /// Checks passages as they stream by: non-empty ids without whitespace (TREC run files are
-/// whitespace-separated), non-empty texts, no id twice; and hashes their content.
+/// whitespace-separated), no id twice; and hashes their content. A passage whose text is only
+/// whitespace is real data (an official MTRAG corpus has them and its runs rank them): it is
+/// indexed (it can match by its title only) and counted, with one warning at the end.
 pub struct PassageChecker {
     origin: PathBuf,
     seen: HashMap<u64, u64, BuildHasherDefault<IdentityHasher>>,
     hasher: blake3::Hasher,
     count: u64,
+    /// Passages whose text is only whitespace, and the first one's id and line.
+    empty: u64,
+    first_empty: Option<(String, u64)>,
 }
 
 impl PassageChecker {
@@ -183,6 +188,8 @@ impl PassageChecker {
             seen: HashMap::default(),
             hasher: blake3::Hasher::new(),
             count: 0,
+            empty: 0,
+            first_empty: None,
         }
     }
 
@@ -207,14 +214,10 @@ impl PassageChecker {
             ));
         }
         if p.text.trim().is_empty() {
-            return Err(InputError::new(
-                &self.origin,
-                format!("passage `{}` has an empty text", p.id),
-            )
-            .line(line)
-            .field("text")
-            .hint("remove the passage or fill its text; an empty passage can never be retrieved")
-            .into());
+            self.empty += 1;
+            if self.first_empty.is_none() {
+                self.first_empty = Some((p.id.clone(), line));
+            }
         }
         let key = id_hash(&p.id);
         if let Some(first) = self.seen.insert(key, line) {
@@ -248,12 +251,24 @@ impl PassageChecker {
         self.count
     }
 
+    /// Passages whose text is only whitespace (indexed all the same).
+    pub fn empty_count(&self) -> u64 {
+        self.empty
+    }
+
     /// Ends the stream: an empty corpus is an error; returns the content hash.
     pub fn finish(self) -> Result<(u64, String)> {
         if self.count == 0 {
             return Err(InputError::new(&self.origin, "the corpus has no passages")
                 .hint("an index needs at least one passage")
                 .into());
+        }
+        if let Some((id, line)) = &self.first_empty {
+            tracing::warn!(
+                "{}:{line}: {} passage(s) have an empty text (the first: `{id}`): indexed, they can match by title only",
+                self.origin.display(),
+                self.empty
+            );
         }
         Ok((self.count, self.hasher.finalize().to_hex().to_string()))
     }
@@ -319,11 +334,9 @@ mod tests {
             s.contains("c.jsonl:2") && s.contains("duplicate") && s.contains("line 1"),
             "{s}"
         );
-        let s = c.check(3, &p("b", "  ")).unwrap_err().to_string();
-        assert!(
-            s.contains(":3") && s.contains("`text`") && s.contains("empty"),
-            "{s}"
-        );
+        // An empty text is real data (MTRAG has it): indexed and counted, not an error.
+        c.check(3, &p("b", "  ")).unwrap();
+        assert_eq!((c.count(), c.empty_count()), (2, 1));
         let s = c.check(4, &p("b c", "t")).unwrap_err().to_string();
         assert!(s.contains("whitespace"), "{s}");
         let s = PassageChecker::new("e.jsonl")
