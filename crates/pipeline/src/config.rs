@@ -96,6 +96,8 @@ pub struct GenerationOptions {
 impl Default for GenerationOptions {
     fn default() -> Self {
         Self {
+    /// Rejects a turn whose question, rewrite or answer nearly repeats an earlier turn.
+    pub repetition: crate::repetition::RepetitionOptions,
             switch_share: 0.5,
             offer: 3,
             max_attempts: 3,
@@ -113,6 +115,7 @@ impl Default for GenerationOptions {
 }
 
 /// `[synth.generation.uniqueness]`: the corpus-wide uniqueness check.
+            repetition: crate::repetition::RepetitionOptions::default(),
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct UniquenessOptions {
@@ -247,6 +250,9 @@ impl SynthConfig {
                 "generation.uniqueness.judge_candidates",
                 "must be at least 1",
             ));
+        g.repetition
+            .validate()
+            .map_err(|m| Error::param("generation.repetition", m))?;
         }
         Ok(())
     }

@@ -19,6 +19,19 @@ pub enum UniquenessScript {
     AlwaysGeneric,
 }
 
+/// Whether the agents repeat themselves, as small models do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RepeatScript {
+    /// Every question and answer is about its own passage.
+    #[default]
+    Never,
+    /// A follow-up asks the previous question again with a word added ("So, ..."), until it
+    /// is told that its attempt was rejected.
+    Questions,
+    /// The answerer gives the same answer to every question.
+    Answers,
+}
+
 /// The scripted agents.
 #[derive(Debug, Clone, Copy)]
 pub struct FakeAgents {
@@ -27,6 +40,7 @@ pub struct FakeAgents {
     pub chinese: bool,
     /// Answerability score given to every question.
     pub answerability: i64,
+    pub repeat: RepeatScript,
 }
 
 impl Default for FakeAgents {
@@ -35,6 +49,7 @@ impl Default for FakeAgents {
             uniqueness: UniquenessScript::Unique,
             chinese: false,
             answerability: 5,
+            repeat: RepeatScript::Never,
         }
     }
 }
@@ -89,6 +104,13 @@ impl FakeAgents {
         let pick = (h % n as u64) as usize + 1;
         let words = passage_words(prompt, pick, if self.chinese { 10 } else { 6 });
         let retry = prompt.contains("A previous attempt was rejected");
+        if let (RepeatScript::Questions, false) = (self.repeat, retry) {
+            let asked = section(prompt, "## Questions the user already asked");
+            if let Some(last) = asked.lines().rev().find_map(|l| l.strip_prefix("- ")) {
+                let question = format!("So, {}", last.trim());
+                return json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")});
+            }
+        }
         let question = if self.chinese {
             format!(
                 "{}{}有什么规定？",
@@ -143,6 +165,9 @@ impl FakeAgents {
     }
 
     fn answer(&self, prompt: &str) -> String {
+        if self.repeat == RepeatScript::Answers {
+            return "According to the handbook: the office is open on weekdays.".into();
+        }
         let passage = section(prompt, "## Passage");
         let body: Vec<&str> = passage
             .lines()

@@ -394,6 +394,19 @@ impl Generator<'_> {
                 feedback = Some("the question repeated an earlier one; ask something new");
                 continue;
             }
+            // a reworded repeat: the question or its rewrite nearly duplicates an earlier
+            // turn's question, original question or rewrite
+            if [&p.question, &p.standalone].iter().any(|t| {
+                o.repetition
+                    .repeats(t, earlier_questions(&st.turns))
+                    .is_some()
+            }) {
+                ev(st, "user/near_duplicate");
+                last_reason = "near_duplicate";
+                feedback =
+                    Some("the question nearly repeated an earlier one; ask about a different fact");
+                continue;
+            }
             if let Some(problem) = question_problem(
                 &p.question,
                 &p.standalone,
@@ -447,6 +460,13 @@ impl Generator<'_> {
                     .humanize(&history, &p.question, switch, &mut log)
                     .await?
                 {
+                    Some(Ok(h))
+                        if o.repetition
+                            .repeats(&h, earlier_questions(&st.turns))
+                            .is_some() =>
+                    {
+                        ev(st, "humanizer/kept_original_near_duplicate")
+                    }
                     Some(Ok(h)) => {
                         ev(st, "humanizer/rewritten");
                         original = Some(std::mem::replace(&mut question, h));
@@ -555,6 +575,7 @@ impl Generator<'_> {
                 }
             }
             let mut accepted = None;
+            let mut repeated_answer = false;
             for a in 0..o.answer_attempts {
                 let sample = (st.round * o.answer_attempts + a) as u32;
                 let Some(answer) = self
@@ -567,6 +588,14 @@ impl Generator<'_> {
                 };
                 if !in_language(&answer, self.agents.language) {
                     ev(st, "answerer/wrong_language");
+                    continue;
+                }
+                if o.repetition
+                    .repeats(&answer, st.turns.iter().map(|t| t.answer.as_str()))
+                    .is_some()
+                {
+                    ev(st, "answerer/near_duplicate");
+                    repeated_answer = true;
                     continue;
                 }
                 match self
@@ -584,6 +613,12 @@ impl Generator<'_> {
             }
             let Some((answer, faithfulness)) = accepted else {
                 last_reason = "faithfulness";
+                if repeated_answer {
+                    // the evidence only yields an answer already given: ask about another fact
+                    last_reason = "near_duplicate";
+                    feedback =
+                        Some("its answer repeated an earlier answer; ask about a different fact");
+                }
                 continue;
             };
             *st.used.entry(evidence).or_default() += 1;
@@ -615,6 +650,16 @@ impl Generator<'_> {
         st.log = log;
         Ok(())
     }
+}
+
+/// Every earlier question of a dialogue as asked, before humanizing, and as rewritten.
+fn earlier_questions(turns: &[TurnRecord]) -> impl Iterator<Item = &str> {
+    turns.iter().flat_map(|t| {
+        [Some(&t.question), t.original.as_ref(), Some(&t.standalone)]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+    })
 }
 
 /// The benchmark turn of an accepted record.

@@ -24,6 +24,7 @@ pub mod minhash;
 pub mod paths;
 pub mod pipeline;
 pub mod prompts;
+pub mod repetition;
 pub mod report;
 pub mod search;
 pub mod vectors;

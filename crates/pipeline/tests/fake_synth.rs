@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use mtr_core::BenchmarkDir;
 use mtr_llm::fake::FakeServer;
 use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
-use mtr_pipeline::fake_agents::{FakeAgents, UniquenessScript};
+use mtr_pipeline::fake_agents::{FakeAgents, RepeatScript, UniquenessScript};
 use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
 
 /// Calls that may be repeated after a run stops part-way, at most: those in flight
@@ -261,6 +261,83 @@ async fn chinese_corpus_gives_chinese_dialogues() {
     let (_tmp, out) = run(FakeAgents::default(), &corpora().join("zh"), 2, 2).await;
     assert_eq!(out.turns, 0);
     assert_eq!(out.stats.events.get("user/wrong_language"), Some(&12));
+}
+
+/// Asserts that no turn of any dialogue nearly repeats an earlier one (question, rewrite or
+/// answer), by the default rule.
+fn assert_turns_distinct(dir: &Path) {
+    let rule = mtr_pipeline::repetition::RepetitionOptions::default();
+    let b = BenchmarkDir::open(dir).unwrap().load().unwrap();
+    for d in &b.dialogues {
+        for (i, t) in d.turns.iter().enumerate() {
+            for e in &d.turns[..i] {
+                for (new, old) in [
+                    (t.user.as_str(), e.user.as_str()),
+                    (
+                        t.rewrite.as_deref().unwrap_or(""),
+                        e.rewrite.as_deref().unwrap_or(""),
+                    ),
+                    (
+                        t.answer.as_deref().unwrap_or(""),
+                        e.answer.as_deref().unwrap_or(""),
+                    ),
+                ] {
+                    assert_eq!(
+                        rule.repeats(new, [old]),
+                        None,
+                        "{}: {new:?} repeats {old:?}",
+                        t.id
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A user agent that asks the previous question again with a word added ("So, ...") slips
+/// past an exact comparison; the shingle rule rejects it, tells the agent why, and the
+/// regenerated follow-up asks for something new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reworded_repeat_question_is_rejected_and_regenerated() {
+    let agents = FakeAgents {
+        repeat: RepeatScript::Questions,
+        ..Default::default()
+    };
+    let (tmp, out) = run(agents, &corpora().join("en"), 2, 3).await;
+    assert_eq!(out.turns, 6, "{:?}", out.stats.events);
+    assert_eq!(
+        out.stats.events.get("user/near_duplicate"),
+        Some(&4),
+        "turns 2 and 3 of both dialogues: {:?}",
+        out.stats.events
+    );
+    assert_eq!(out.stats.events.get("user/repeated_question"), None);
+    assert_turns_distinct(&tmp.path().join("bench"));
+    let b = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .load()
+        .unwrap();
+    for t in b.dialogues.iter().flat_map(|d| d.turns.iter().skip(1)) {
+        assert_eq!(t.tags.extra["attempts"], 2, "{}", t.user);
+    }
+    let report = std::fs::read_to_string(tmp.path().join("bench/synth_report.md")).unwrap();
+    assert!(report.contains("near_duplicate"), "{report}");
+}
+
+/// An answerer that gives the same answer every time: later turns never get a new answer, so
+/// they are dropped with the reason counted, never written as repeats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_answer_is_rejected_and_counted() {
+    let agents = FakeAgents {
+        repeat: RepeatScript::Answers,
+        ..Default::default()
+    };
+    let (tmp, out) = run(agents, &corpora().join("en"), 2, 2).await;
+    assert_eq!(out.turns, 2, "{:?}", out.stats.events);
+    // 3 question attempts x 2 answer attempts, in the second turn of both dialogues
+    assert_eq!(out.stats.events.get("answerer/near_duplicate"), Some(&12));
+    assert_eq!(out.stats.events.get("dropped/near_duplicate"), Some(&2));
+    assert_turns_distinct(&tmp.path().join("bench"));
 }
 
 /// Runs `job` uninterrupted with a fresh cache, then the same job with another fresh cache,
