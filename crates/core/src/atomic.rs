@@ -1,5 +1,10 @@
 //! Atomic file output: everything mtr writes goes to a temporary file in the destination folder
 //! and is renamed into place only when complete, so a crash never leaves a half-written file.
+//!
+//! A process killed mid-write (SIGKILL) cannot remove its temporary file, so temporary files
+//! carry their writer's process id (`.mtr-<pid>-<random>.tmp`), and the first write into a
+//! folder removes the stale ones: those of a process that no longer runs, and those without a
+//! process id (older versions) untouched for an hour. Nothing else is ever removed.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -21,8 +26,10 @@ impl AtomicFile {
             _ => PathBuf::from("."),
         };
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        clean_stale_once(&dir);
+        let prefix = format!("{TMP_PREFIX}{}-", std::process::id());
         let mut builder = tempfile::Builder::new();
-        builder.prefix(".mtr-").suffix(".tmp");
+        builder.prefix(&prefix).suffix(TMP_SUFFIX);
         // tempfile creates 0600 files; outputs (reports, sites, benchmarks) are meant to be
         // shared, so give them the usual 0644 before they are renamed into place.
         #[cfg(unix)]
@@ -63,6 +70,81 @@ impl Write for AtomicFile {
     }
 }
 
+const TMP_PREFIX: &str = ".mtr-";
+const TMP_SUFFIX: &str = ".tmp";
+
+/// A temporary file without a process id is stale once untouched this long.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes stale temporary files from `dir`, once per folder and process (errors ignored:
+/// cleaning is a courtesy, never a reason to fail a write).
+fn clean_stale_once(dir: &Path) {
+    static CLEANED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    match CLEANED.lock() {
+        Ok(mut done) if !done.contains(&key) => done.push(key),
+        _ => return,
+    }
+    let _ = clean_stale(dir, std::time::SystemTime::now());
+}
+
+/// Removes from `dir` the temporary files of dead writers and old ones without a writer id;
+/// returns how many were removed.
+pub fn clean_stale(dir: &Path, now: std::time::SystemTime) -> std::io::Result<usize> {
+    let me = std::process::id();
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(middle) = name
+            .strip_prefix(TMP_PREFIX)
+            .and_then(|r| r.strip_suffix(TMP_SUFFIX))
+        else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let writer = middle
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        let stale = match writer {
+            Some(pid) if pid == me => false,
+            Some(pid) => match pid_alive(pid) {
+                Some(alive) => !alive,
+                None => older_than(&meta, now, STALE_AFTER),
+            },
+            None => older_than(&meta, now, STALE_AFTER),
+        };
+        if stale && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+            tracing::debug!(file = %entry.path().display(), "removed a stale temporary file");
+        }
+    }
+    Ok(removed)
+}
+
+fn older_than(
+    meta: &std::fs::Metadata,
+    now: std::time::SystemTime,
+    age: std::time::Duration,
+) -> bool {
+    meta.modified()
+        .ok()
+        .and_then(|m| now.duration_since(m).ok())
+        .is_some_and(|d| d > age)
+}
+
+/// Whether process `pid` runs (`None` where that cannot be told: no `/proc`).
+fn pid_alive(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    proc.join("self")
+        .exists()
+        .then(|| proc.join(pid.to_string()).exists())
+}
+
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path.as_ref())?;
@@ -74,6 +156,47 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_temporary_files_of_dead_writers_are_cleaned() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let touch = |n: &str| std::fs::write(d.join(n), b"partial").unwrap();
+        // a writer that no longer runs (beyond any pid_max), an old file without a pid, a
+        // fresh file without a pid, a live writer (pid 1), and files that are not ours
+        touch(".mtr-999999999-Ab3dE.tmp");
+        touch(".mtr-x1y2z3.tmp");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::options()
+            .write(true)
+            .open(d.join(".mtr-x1y2z3.tmp"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        touch(".mtr-fresh99.tmp");
+        touch(".mtr-1-LiveW.tmp");
+        touch("notes.tmp");
+        touch(".mtr-config.toml");
+        write_atomic(d.join("out.txt"), b"done").unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            ".mtr-1-LiveW.tmp",
+            ".mtr-config.toml",
+            ".mtr-fresh99.tmp",
+            "notes.tmp",
+            "out.txt",
+        ];
+        if !Path::new("/proc/self").exists() {
+            // without /proc only the age rule applies
+            want.push(".mtr-999999999-Ab3dE.tmp");
+            want.sort();
+        }
+        assert_eq!(left, want);
+    }
 
     #[test]
     fn uncommitted_file_leaves_nothing() {

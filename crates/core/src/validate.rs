@@ -180,6 +180,19 @@ fn check_corpus(dir: &BenchmarkDir, r: &mut ValidationReport) -> Result<HashSet<
             );
             continue;
         }
+        if p.id.chars().any(char::is_whitespace) {
+            // `mtr index` refuses such ids and TREC files (runs, qrels) cannot hold them
+            r.problem(
+                "passage-id-whitespace",
+                InputError::new(
+                    &path,
+                    format!("passage id {:?} contains whitespace (a tab, newline or space)", p.id),
+                )
+                .line(no)
+                .field("id")
+                .hint("TREC run and qrels files are whitespace-separated: rename the passage and its gold references"),
+            );
+        }
         if p.text.trim().is_empty() && p.title.trim().is_empty() {
             // A warning, not an error: real corpora hold such passages and real runs rank
             // them (see `mtr import`); the audit skips them as `empty_passage`.
@@ -216,12 +229,22 @@ fn check_dialogues(
 ) -> Result<GoldIndex> {
     let path = dir.path(DIALOGUES);
     let check_refs = !ids.is_empty();
-    if !check_refs {
+    if r.passages == 0 {
+        // a benchmark with no passages can rank nothing: an error unless --lenient
+        r.problem(
+            "empty-corpus",
+            InputError::new(
+                dir.path(CORPUS),
+                "the corpus holds no passage: nothing can be retrieved and gold passage ids are not checked",
+            )
+            .hint("import or write the passages into corpus.jsonl (--lenient accepts it)"),
+        );
+    } else if !check_refs {
         r.warn(
             "empty-corpus",
             InputError::new(
                 dir.path(CORPUS),
-                "the corpus is empty: gold passage ids are not checked",
+                "no passage of the corpus could be read: gold passage ids are not checked",
             ),
         );
     }
@@ -453,6 +476,14 @@ fn check_qrels(
             },
         }
     }
+    if r.qrels_pairs == 0 && seen.is_empty() {
+        // a qrels file with no judgement judges nothing: an error unless --lenient
+        r.problem(
+            "empty-qrels",
+            InputError::new(&path, "qrels.tsv holds no judgement")
+                .hint("write the judgements (qid iter docid grade) or remove the file to derive them from the dialogues (--lenient accepts it)"),
+        );
+    }
     let mut missing: Vec<(u64, String, String, String)> = Vec::new();
     for (q, docs) in gold {
         for (d, (_, line, field)) in docs {
@@ -535,6 +566,40 @@ mod tests {
             (1, 1, 1, 1, 1)
         );
         assert_eq!(r.warning_count, 0, "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn whitespace_in_passage_ids_and_empty_files_are_errors() {
+        let tmp = tempfile::tempdir().unwrap();
+        let b = bench(tmp.path());
+        std::fs::write(
+            b.path(CORPUS),
+            "{\"id\":\"p1\",\"text\":\"a\"}\n{\"id\":\"p\\t2\",\"text\":\"b\"}\n{\"id\":\"p\\n3\",\"text\":\"c\"}\n",
+        )
+        .unwrap();
+        let r = validate(&b, &ValidateOptions::default()).unwrap();
+        let text: Vec<String> = r
+            .errors
+            .iter()
+            .filter(|i| i.kind == "passage-id-whitespace")
+            .map(|i| i.error.to_string())
+            .collect();
+        assert_eq!(text.len(), 2, "{:?}", r.errors);
+        assert!(text[0].contains("corpus.jsonl:2: field `id`"), "{text:?}");
+        assert!(text[1].contains("corpus.jsonl:3: field `id`"), "{text:?}");
+
+        // an empty corpus and an empty qrels file: errors, warnings with --lenient
+        std::fs::write(b.path(CORPUS), "").unwrap();
+        std::fs::write(b.path(QRELS), "").unwrap();
+        let r = validate(&b, &ValidateOptions::default()).unwrap();
+        let k = kinds(&r);
+        assert!(k.iter().any(|x| x == "empty-corpus"), "{k:?}");
+        assert!(k.iter().any(|x| x == "empty-qrels"), "{k:?}");
+        assert!(!r.is_ok());
+        let lenient = validate(&b, &ValidateOptions { lenient: true }).unwrap();
+        assert!(lenient.is_ok(), "{:?}", lenient.errors);
+        assert_eq!(lenient.skipped.get("empty-corpus"), Some(&1));
+        assert_eq!(lenient.skipped.get("empty-qrels"), Some(&1));
     }
 
     #[test]

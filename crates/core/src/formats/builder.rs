@@ -392,10 +392,9 @@ pub fn manifest(
     let mut extra = toml::Table::new();
     let mut imp = toml::Table::new();
     imp.insert("format".into(), toml::Value::String(format.into()));
-    imp.insert(
-        "source".into(),
-        toml::Value::String(src.display().to_string()),
-    );
+    // only the source's own name: an absolute path would publish the importer's home folder
+    // with the benchmark, and make the manifest differ between machines
+    imp.insert("source".into(), toml::Value::String(source_name(src)));
     if let Some(d) = &opts.domain {
         imp.insert("domain".into(), toml::Value::String(d.clone()));
     }
@@ -415,6 +414,24 @@ pub fn manifest(
         extra,
         ..Default::default()
     }
+}
+
+/// The last component of an import source (`/home/me/data/mtrag/` -> `mtrag`), never a path.
+pub fn source_name(src: &Path) -> String {
+    let abs = if src.is_absolute() {
+        src.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(src))
+            .unwrap_or_else(|_| src.to_path_buf())
+    };
+    // `.` and `..` name the folder they stand for
+    let clean = abs.canonicalize().unwrap_or(abs);
+    clean
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "source".into())
 }
 
 /// A name for a benchmark from its source path (the folder or file stem).

@@ -244,6 +244,8 @@ pub fn import(
 
     // Conversations, grouped by domain, in file order.
     let mut by_domain: BTreeMap<String, Vec<(Conversation, Origin)>> = BTreeMap::new();
+    // conversation id -> where it was first seen, so a duplicate names its own input line
+    let mut seen: HashMap<String, (PathBuf, u64)> = HashMap::new();
     for (path, file_dom) in &layout.conversations {
         if let (Some(want), Some(fd)) = (&opts.domain, file_dom)
             && want != fd
@@ -263,6 +265,26 @@ pub fn import(
             if opts.domain.as_ref().is_some_and(|w| *w != dom) {
                 continue;
             }
+            if let Some((first, first_line)) = seen.get(&conv.conversation_id) {
+                b.diag.problem(
+                    "duplicate-dialogue",
+                    InputError::new(
+                        path,
+                        format!(
+                            "duplicate conversation `{}` (first in {} line {first_line})",
+                            conv.conversation_id,
+                            first
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default()
+                        ),
+                    )
+                    .line(rec.line)
+                    .field("conversation_id"),
+                )?;
+                continue;
+            }
+            seen.insert(conv.conversation_id.clone(), (path.clone(), rec.line));
             by_domain
                 .entry(dom)
                 .or_default()
@@ -922,6 +944,61 @@ mod tests {
             b.dialogues[0].turns[1].rewrite.as_deref(),
             Some("Do the Arizona Cardinals play games outside the United States?")
         );
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let p = e.unwrap().path();
+            let dst = to.join(p.file_name().unwrap());
+            if p.is_dir() {
+                copy_dir(&p, &dst);
+            } else {
+                std::fs::copy(&p, &dst).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_conversation_names_its_input_line_and_the_manifest_no_local_path() {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/formats/mtrag");
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("mtrag-src");
+        copy_dir(&fixture, &src);
+        // the manifest records the source's name, not where it sits on this machine
+        let out = tmp.path().join("ok");
+        import(
+            &src,
+            &out,
+            &ImportOptions::default(),
+            &crate::progress::NoProgress,
+        )
+        .unwrap();
+        let manifest = std::fs::read_to_string(out.join("benchmark.toml")).unwrap();
+        let tmp_path = tmp.path().display().to_string();
+        assert!(!manifest.contains(&tmp_path), "{manifest}");
+        assert!(manifest.contains("source = \"mtrag-src\""), "{manifest}");
+
+        let conv = src.join("conversations_mini.jsonl");
+        let text = std::fs::read_to_string(&conv).unwrap();
+        let first = text.lines().next().unwrap().to_string();
+        std::fs::write(&conv, format!("{}\n{first}\n", text.trim_end())).unwrap();
+        let out = tmp.path().join("dup");
+        let e = import(
+            &src,
+            &out,
+            &ImportOptions::default(),
+            &crate::progress::NoProgress,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("conversations_mini.jsonl:3") && e.contains("conversation_id"),
+            "{e}"
+        );
+        assert!(e.contains("duplicate conversation `aaa111`"), "{e}");
+        assert!(!out.join("dialogues.jsonl").exists());
     }
 
     #[test]
