@@ -1,8 +1,10 @@
 """mtr's launcher for a local llama.cpp OpenAI-compatible server (xllamacpp).
 
-Run with the venv's python: python xllamacpp_server.py MODEL.gguf PORT THREADS N_CTX ALIAS
-Serves GET /health, GET /v1/models, POST /v1/chat/completions on 127.0.0.1:PORT until
-SIGTERM/SIGINT. Embedded in the mtr binary (include_str!) and written next to the logs.
+Run with the venv's python: python xllamacpp_server.py MODEL.gguf PORT THREADS N_CTX ALIAS [SLOTS]
+N_CTX is the context per slot; SLOTS (default 1) sequences are decoded together in one batch
+(llama.cpp continuous batching), which on a memory-bound CPU multiplies generated tokens per
+second; the server keeps each slot's prompt prefix for reuse (`cache_prompt`). Serves
+GET /health, GET /v1/models, POST /v1/chat/completions on 127.0.0.1:PORT until SIGTERM/SIGINT. Embedded in the mtr binary (include_str!) and written next to the logs.
 """
 import signal
 import sys
@@ -13,18 +15,22 @@ import xllamacpp
 
 def main():
     model, port, threads, n_ctx, alias = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    slots = int(sys.argv[6]) if len(sys.argv) > 6 else 1
     p = xllamacpp.CommonParams()
     p.model.path = model
     p.model_alias = alias
     p.hostnames = ["127.0.0.1"]
     p.port = port
-    p.n_ctx = n_ctx
-    p.n_parallel = 1
+    # the KV cache is split across slots: give every slot the full per-slot context
+    p.n_ctx = n_ctx * slots
+    p.n_parallel = slots
+    p.cont_batching = True
+    p.cache_prompt = True
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
     p.use_jinja = True
     srv = xllamacpp.Server(p)
-    print(f"mtr-local: serving {model} as {alias} on 127.0.0.1:{port} with {threads} thread(s)", flush=True)
+    print(f"mtr-local: serving {model} as {alias} on 127.0.0.1:{port} with {threads} thread(s), {slots} slot(s)", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -353,6 +353,15 @@ impl Default for LocalConfig {
             generator: None,
             threads: 1,
             n_ctx: 4096,
+    /// Sequences each chat server decodes together (llama.cpp slots, continuous batching);
+    /// also the requests mtr keeps in flight to it. Each slot keeps its own prompt prefix.
+    pub slots: u32,
+    /// Run the generator in its own server process even when it is also a judge, so that
+    /// generation and verification use two cores (two servers of one thread each).
+    pub own_generator_server: bool,
+    /// `[llm.local.models.<name>]`: threads and slots of one model's server (by short name
+    /// such as `qwen0.5b`, or the GGUF file stem), overriding `threads` and `slots`.
+    pub models: BTreeMap<String, crate::local::LocalModelOptions>,
             start_timeout_s: 120.0,
             timeout_s: 600.0,
         }
@@ -364,6 +373,9 @@ impl LlmConfig {
     /// `Config::section`).
     pub fn from_toml_section(text: &str) -> Result<Self> {
         let mut table: toml::Table =
+            slots: crate::local::DEFAULT_SLOTS,
+            own_generator_server: false,
+            models: BTreeMap::new(),
             toml::from_str(text).map_err(|e| LlmError::Config(e.to_string()))?;
         match table.remove("llm") {
             None => Ok(Self::default()),

