@@ -267,6 +267,7 @@ pub fn assemble(
         discriminative_power: computed.discriminative_power,
         ablation: computed.ablation,
         warnings,
+        label_sensitivity: None,
     };
     Ok(Outcome {
         result,

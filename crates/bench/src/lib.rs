@@ -10,7 +10,9 @@
 //! - [`split`]: seeded dev/test split by dialogue;
 //! - [`result`]: the `bench.json` schema; [`report`] its Markdown; [`output`] the atomic
 //!   writing of a results folder;
-//! - [`leaderboard`]: merging results into tables and one self-contained HTML page.
+//! - [`leaderboard`]: merging results into tables and one self-contained HTML page;
+//! - [`sensitivity`]: the leaderboard under the alternative qrels an audit supports
+//!   ([`rank_correlation`]: Kendall's tau and tau_AP).
 
 pub mod diagnose;
 pub mod engine;
@@ -21,12 +23,15 @@ pub mod leaderboard;
 pub mod measure;
 pub mod output;
 pub mod query_set;
+pub mod rank_correlation;
 pub mod report;
 pub mod result;
 #[cfg(feature = "retrieve")]
 pub mod retrievers;
 pub mod runs;
 pub mod score;
+pub mod sensitivity;
+pub mod sensitivity_report;
 pub mod split;
 pub mod stats;
 pub mod strata;

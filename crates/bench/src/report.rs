@@ -380,6 +380,9 @@ pub fn markdown(r: &BenchResult) -> String {
         }
     }
 
+    if let Some(ls) = &r.label_sensitivity {
+        o.push_str(&crate::sensitivity_report::markdown(ls));
+    }
     let _ = writeln!(o, "## Reproducibility\n");
     let fp = &r.fingerprint;
     let _ = writeln!(o, "- benchmark data: `{}`", fp.data);

@@ -39,6 +39,10 @@ pub struct BenchResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ablation: Vec<Ablation>,
     pub warnings: Vec<String>,
+    /// With `--audit`: every system under the original qrels and under the variants an audit
+    /// of this benchmark supports, on the audited turns (see [`crate::sensitivity`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_sensitivity: Option<crate::sensitivity::LabelSensitivity>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

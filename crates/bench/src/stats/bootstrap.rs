@@ -57,6 +57,54 @@ impl ClusterBootstrap {
         self.level
     }
 
+    /// The resampled means themselves: `out[[r, s]]` is the mean of series `s` over `members`
+    /// in resample `r` (NaN when resample `r` drew none of their clusters). Every cluster index
+    /// must be below the `n_clusters` this bootstrap was drawn for. Two calls with different
+    /// members share the resampled clusters, so statistics that compare two sets of turns from
+    /// the same dialogues (a mean under two qrels) stay paired.
+    pub fn replicates(
+        &self,
+        clusters: &[usize],
+        members: &[usize],
+        series: &[&[f64]],
+    ) -> Array2<f64> {
+        let c = self.weights.ncols();
+        let mut sums = Array2::<f64>::zeros((c, series.len()));
+        let mut counts = Array1::<f64>::zeros(c);
+        for &q in members {
+            let k = clusters[q];
+            if k >= c {
+                continue;
+            }
+            counts[k] += 1.0;
+            for (s, values) in series.iter().enumerate() {
+                sums[[k, s]] += values[q];
+            }
+        }
+        let mut num = self.weights.dot(&sums);
+        let den = self.weights.dot(&counts);
+        for (mut row, d) in num.rows_mut().into_iter().zip(den.iter()) {
+            if *d > 0.0 {
+                row.mapv_inplace(|x| x / d);
+            } else {
+                row.fill(f64::NAN);
+            }
+        }
+        num
+    }
+
+    /// Percentile interval of finite replicate values around a point estimate.
+    pub fn interval(&self, point: f64, replicates: impl Iterator<Item = f64>) -> Estimate {
+        let mut v: Vec<f64> = replicates.filter(|x| x.is_finite()).collect();
+        v.sort_unstable_by(f64::total_cmp);
+        let alpha = 1.0 - self.level;
+        Estimate {
+            mean: point,
+            ci_low: quantile_sorted(&v, alpha / 2.0).unwrap_or(point),
+            ci_high: quantile_sorted(&v, 1.0 - alpha / 2.0).unwrap_or(point),
+        }
+    }
+
     /// Estimates for several series of per-query values over the same queries: `clusters[q]` is
     /// the cluster of query `q`, `series[s][q]` the value of series `s` on query `q`, and
     /// `members` the queries to use (a stratum; all when `None`).

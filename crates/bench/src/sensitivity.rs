@@ -1,0 +1,931 @@
+//! Label sensitivity: how much would the leaderboard change if the labels were right? An audit
+//! of the benchmark (read by the binary; this crate takes its findings as plain maps,
+//! [`LabelEdits`]) says which gold passages do not answer their turn and which passages are
+//! probable missing golds. From them come three alternative qrels ([`Variant`]):
+//! `noise-removed` (the rejected golds dropped), `sparsity-filled` (the verified missing golds
+//! added with their grade) and `corrected` (both). Every system is scored under the original
+//! qrels and under each variant **on the audited turns only** (an audit of a `--sample` of
+//! dialogues says nothing about the other turns, so they never enter a mean), and for each
+//! variant we report:
+//! - each system's mean with a cluster-bootstrap interval (by dialogue), and its change
+//!   against the original with a paired interval (the same resampled dialogues weigh both
+//!   means, so the change's interval is that of a paired statistic even though a turn left
+//!   without gold leaves the variant's mean);
+//! - Kendall's tau-b and tau_AP between the original and the variant ranking, with bootstrap
+//!   intervals (both rankings recomputed in every resample);
+//! - the pairs of systems whose order flips, each with a paired randomization test under the
+//!   original and under the variant qrels, Holm-corrected over the flipped pairs;
+//! - the changed turns that move systems most.
+//!
+//! Only the main measure is scored, once per variant, so the whole analysis costs a few
+//! scorings and matrix products, not a second bench.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
+
+use mtr_core::{Dialogue, Qrels, Run};
+use ndarray::Array2;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Settings;
+use crate::error::{BenchError, Result};
+use crate::query_set::QuerySet;
+use crate::rank_correlation::{kendall_tau_b, order, tau_ap};
+use crate::score::Scorer;
+use crate::stats::bootstrap::{ClusterBootstrap, Estimate};
+use crate::stats::holm;
+use crate::stats::randomization::all_pairs;
+
+/// What an audit says about the labels, as plain data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LabelEdits {
+    /// Data fingerprint of the benchmark the audit was made on.
+    pub fingerprint: String,
+    /// The audit's alignment threshold: golds scored below it are removed.
+    pub flag_rating_below: f64,
+    /// The audit covered a sample of dialogues.
+    pub sampled: bool,
+    pub dialogues_audited: usize,
+    pub dialogues_total: usize,
+    /// Turn ids the audit covered.
+    pub audited_turns: BTreeSet<String>,
+    /// Turn id -> gold passages the judges rejected.
+    pub removed: BTreeMap<String, BTreeSet<String>>,
+    /// Turn id -> verified probable missing gold -> grade.
+    pub added: BTreeMap<String, BTreeMap<String, i32>>,
+    /// False when the audit stopped early.
+    pub complete: bool,
+    /// Notes to pass on to the reader.
+    pub notes: Vec<String>,
+}
+
+impl LabelEdits {
+    /// The edits of the turns in `keep` only.
+    fn restricted(&self, keep: &BTreeSet<&str>) -> LabelEdits {
+        LabelEdits {
+            audited_turns: self
+                .audited_turns
+                .iter()
+                .filter(|t| keep.contains(t.as_str()))
+                .cloned()
+                .collect(),
+            removed: self
+                .removed
+                .iter()
+                .filter(|(t, _)| keep.contains(t.as_str()))
+                .map(|(t, p)| (t.clone(), p.clone()))
+                .collect(),
+            added: self
+                .added
+                .iter()
+                .filter(|(t, _)| keep.contains(t.as_str()))
+                .map(|(t, p)| (t.clone(), p.clone()))
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
+/// An alternative set of qrels built from an audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Golds the judges rejected are dropped.
+    NoiseRemoved,
+    /// Verified probable missing golds are added.
+    SparsityFilled,
+    /// Both.
+    Corrected,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [
+        Variant::NoiseRemoved,
+        Variant::SparsityFilled,
+        Variant::Corrected,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::NoiseRemoved => "noise-removed",
+            Variant::SparsityFilled => "sparsity-filled",
+            Variant::Corrected => "corrected",
+        }
+    }
+
+    fn removes(self) -> bool {
+        matches!(self, Variant::NoiseRemoved | Variant::Corrected)
+    }
+
+    fn adds(self) -> bool {
+        matches!(self, Variant::SparsityFilled | Variant::Corrected)
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Variant {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Variant::ALL
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown variant `{s}`; variants are noise-removed, sparsity-filled, corrected"
+                )
+            })
+    }
+}
+
+/// What applying a variant changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// Relevant golds dropped.
+    pub golds_removed: usize,
+    /// Passages made relevant (not relevant before).
+    pub golds_added: usize,
+    /// Turns whose qrels changed.
+    pub turns_changed: usize,
+    /// Turns that had a relevant passage and have none left (they leave the mean).
+    pub turns_left_without_gold: usize,
+}
+
+/// The qrels of a variant: `qrels` with the audit's removals and/or additions. A removal drops
+/// the passage's line; an addition sets its grade (a passage already relevant keeps its own).
+/// Returns the changed turn ids too.
+pub fn apply(qrels: &Qrels, edits: &LabelEdits, v: Variant) -> (Qrels, Applied, BTreeSet<String>) {
+    let mut out = qrels.clone();
+    let mut a = Applied::default();
+    let mut changed = BTreeSet::new();
+    if v.removes() {
+        for (qid, ps) in &edits.removed {
+            if let Some(docs) = out.get_mut(qid) {
+                for p in ps {
+                    if docs.get(p).is_some_and(|g| *g > 0) {
+                        docs.remove(p);
+                        a.golds_removed += 1;
+                        changed.insert(qid.clone());
+                    }
+                }
+            }
+        }
+    }
+    if v.adds() {
+        for (qid, ps) in &edits.added {
+            let docs = out.entry(qid.clone()).or_default();
+            for (p, g) in ps {
+                if *g > 0 && docs.get(p).is_none_or(|old| *old <= 0) {
+                    docs.insert(p.clone(), *g);
+                    a.golds_added += 1;
+                    changed.insert(qid.clone());
+                }
+            }
+        }
+    }
+    let relevant = |q: &Qrels, qid: &str| q.get(qid).is_some_and(|d| d.values().any(|g| *g > 0));
+    a.turns_changed = changed.len();
+    a.turns_left_without_gold = changed
+        .iter()
+        .filter(|q| relevant(qrels, q) && !relevant(&out, q))
+        .count();
+    out.retain(|_, d| !d.is_empty());
+    (out, a, changed)
+}
+
+/// The label-sensitivity section of `bench.json` (`label_sensitivity`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelSensitivity {
+    /// The measure scored (the bench's main measure).
+    pub measure: String,
+    pub scope: AuditScope,
+    /// Every system under the original qrels, on the audited turns.
+    pub original: Vec<SystemScore>,
+    pub variants: Vec<VariantResult>,
+    /// Per system: its rank under the original qrels and every variant (audited turns).
+    pub robustness: Vec<RankInterval>,
+    /// How every figure is computed.
+    pub conventions: Vec<String>,
+}
+
+impl LabelSensitivity {
+    pub fn variant(&self, v: Variant) -> Option<&VariantResult> {
+        self.variants.iter().find(|x| x.variant == v)
+    }
+
+    pub fn robustness_of(&self, system: &str) -> Option<&RankInterval> {
+        self.robustness.iter().find(|r| r.system == system)
+    }
+}
+
+/// What the audit covered and which thresholds made the variants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditScope {
+    /// Fingerprint of the benchmark the audit was made on (equal to this bench's).
+    pub audit_fingerprint: String,
+    /// The audit's alignment threshold: golds with an ensemble score below it are removed.
+    pub flag_rating_below: f64,
+    /// Missing golds added: suggestions whose pointwise verification made them probable
+    /// missing golds.
+    pub added_golds: String,
+    /// The audit covered a sample of dialogues.
+    pub sampled: bool,
+    /// The figures rest on part of the scored turns (a sample, or an audit that does not
+    /// cover every scored turn).
+    pub partial: bool,
+    pub dialogues_audited: usize,
+    pub dialogues_total: usize,
+    /// Scored turns of this bench.
+    pub scored_turns: usize,
+    /// Of those, turns the audit covered: every figure of this section is on these turns.
+    pub scored_turns_audited: usize,
+    pub scored_dialogues_audited: usize,
+    /// False when the audit stopped early (some judgements missing).
+    pub audit_complete: bool,
+    pub notes: Vec<String>,
+}
+
+/// A system's mean on the audited turns under one set of qrels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemScore {
+    pub system: String,
+    /// 1-based rank by mean (ties by system order).
+    pub rank: usize,
+    pub estimate: Estimate,
+}
+
+/// One variant's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantResult {
+    pub variant: Variant,
+    pub applied: Applied,
+    /// Audited turns scored under this variant (turns left without gold leave the mean).
+    pub turns: usize,
+    pub dialogues: usize,
+    pub systems: Vec<SystemShift>,
+    /// Kendall's tau-b between the original and the variant ranking (bootstrap interval).
+    pub kendall_tau: Option<Estimate>,
+    /// tau_AP of the original ranking against the variant's (swaps near the top of the
+    /// original ranking cost most; bootstrap interval).
+    pub tau_ap: Option<Estimate>,
+    /// Pairs whose order flips.
+    pub flips: Vec<Flip>,
+    /// Changed turns, those that move systems most first (at most the configured number).
+    pub moved_turns: Vec<TurnShift>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemShift {
+    pub system: String,
+    pub original_rank: usize,
+    pub rank: usize,
+    /// Under the original qrels, on the audited turns.
+    pub original: Estimate,
+    /// Under the variant.
+    pub estimate: Estimate,
+    /// Variant minus original, with a paired bootstrap interval.
+    pub change: Estimate,
+}
+
+/// Two systems whose order differs between the original and the variant qrels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flip {
+    /// Ranked higher under the original qrels.
+    pub above: String,
+    /// Ranked higher under the variant.
+    pub below: String,
+    /// `above - below` under the original qrels (> 0).
+    pub original_diff: f64,
+    /// `above - below` under the variant (< 0).
+    pub variant_diff: f64,
+    /// Paired randomization p-value of the pair under the original qrels, and Holm-adjusted
+    /// over this variant's flips.
+    pub p_original: f64,
+    pub p_original_holm: f64,
+    /// The original order was significant (Holm).
+    pub original_significant: bool,
+    pub p_variant: f64,
+    pub p_variant_holm: f64,
+    /// The new order is significant (Holm).
+    pub variant_significant: bool,
+}
+
+/// A turn whose qrels the variant changed, and the systems it moves most.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnShift {
+    pub qid: String,
+    pub dialogue: String,
+    pub removed: Vec<String>,
+    pub added: Vec<String>,
+    /// The turn has no relevant passage left under the variant and leaves the mean.
+    pub left_the_mean: bool,
+    /// Largest |shift| over systems (for a turn that leaves the mean, its original value).
+    pub largest_shift: f64,
+    /// The systems it moves most (at most three), largest |shift| first.
+    pub systems: Vec<TurnSystemShift>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnSystemShift {
+    pub system: String,
+    pub original: f64,
+    /// Absent when the turn leaves the mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<f64>,
+    /// `variant - original`, or `-original` when the turn leaves the mean.
+    pub shift: f64,
+}
+
+/// A system's ranks under all qrels: label-robust when they are all equal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankInterval {
+    pub system: String,
+    pub original_rank: usize,
+    /// Variant name -> rank.
+    pub ranks: BTreeMap<String, usize>,
+    /// Best and worst rank over the original and every variant.
+    pub best: usize,
+    pub worst: usize,
+    pub robust: bool,
+}
+
+/// One system to analyse.
+#[derive(Debug, Clone, Copy)]
+pub struct SystemRun<'a> {
+    pub name: &'a str,
+    pub run: &'a Run,
+}
+
+/// Everything the analysis needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub dialogues: &'a [Dialogue],
+    /// The bench's evaluation set (after any split).
+    pub set: &'a QuerySet,
+    pub systems: &'a [SystemRun<'a>],
+    pub edits: &'a LabelEdits,
+    pub settings: &'a Settings,
+    /// Changed turns listed per variant.
+    pub moved_turns: usize,
+}
+
+/// Scores of every system on one evaluation set, main measure only.
+struct Scored {
+    set: QuerySet,
+    values: Vec<Vec<f64>>,
+    means: Vec<f64>,
+    reps: Array2<f64>,
+}
+
+impl Scored {
+    fn new(
+        set: QuerySet,
+        cluster_of: &BTreeMap<String, usize>,
+        inp: &Input,
+        boot: &ClusterBootstrap,
+    ) -> Result<Scored> {
+        let scorer = Scorer::new(&set, &[inp.settings.main])?;
+        let values: Vec<Vec<f64>> = inp
+            .systems
+            .par_iter()
+            .map(|s| {
+                scorer
+                    .score(&set, s.run)
+                    .map(|sc| sc.values.into_iter().next().unwrap_or_default())
+            })
+            .collect::<Result<_>>()?;
+        let clusters: Vec<usize> = set
+            .queries
+            .iter()
+            .map(|q| {
+                cluster_of
+                    .get(&set.dialogues[q.dialogue])
+                    .copied()
+                    .unwrap_or(usize::MAX)
+            })
+            .collect();
+        let means: Vec<f64> = values.iter().map(|v| crate::stats::mean(v)).collect();
+        let series: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+        let all: Vec<usize> = (0..set.len()).collect();
+        let reps = boot.replicates(&clusters, &all, &series);
+        Ok(Scored {
+            set,
+            values,
+            means,
+            reps,
+        })
+    }
+
+    fn estimate(&self, boot: &ClusterBootstrap, s: usize) -> Estimate {
+        boot.interval(self.means[s], self.reps.column(s).iter().copied())
+    }
+
+    fn ranks(&self) -> Vec<usize> {
+        ranks_of(&self.means)
+    }
+}
+
+/// 1-based rank of every system by mean (ties by system order).
+fn ranks_of(means: &[f64]) -> Vec<usize> {
+    let mut r = vec![0; means.len()];
+    for (pos, s) in order(means).into_iter().enumerate() {
+        r[s] = pos + 1;
+    }
+    r
+}
+
+/// Runs the whole analysis.
+pub fn compute(inp: &Input) -> Result<LabelSensitivity> {
+    let s = inp.settings;
+    let in_scope: BTreeSet<&str> = inp
+        .set
+        .queries
+        .iter()
+        .map(|q| q.qid.as_str())
+        .filter(|q| inp.edits.audited_turns.contains(*q))
+        .collect();
+    if in_scope.is_empty() {
+        return Err(BenchError::option(
+            "--audit",
+            format!(
+                "the audit covers none of the {} scored turns of this bench (it audited {} turns)",
+                inp.set.len(),
+                inp.edits.audited_turns.len()
+            ),
+        ));
+    }
+    let edits = inp.edits.restricted(&in_scope);
+    let orig_q: Qrels = inp
+        .set
+        .qrels
+        .iter()
+        .filter(|(q, _)| in_scope.contains(q.as_str()))
+        .map(|(q, d)| (q.clone(), d.clone()))
+        .collect();
+    let set0 = QuerySet::build(inp.dialogues, &orig_q);
+    let cluster_of: BTreeMap<String, usize> = set0
+        .dialogues
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.clone(), i))
+        .collect();
+    let boot = ClusterBootstrap::new(set0.dialogues.len(), s.resamples, s.level, s.seed);
+    let base = Scored::new(set0, &cluster_of, inp, &boot)?;
+    let k = inp.systems.len();
+    let names: Vec<&str> = inp.systems.iter().map(|x| x.name).collect();
+    let ranks0 = base.ranks();
+
+    let mut variants = Vec::new();
+    for v in Variant::ALL {
+        let (qv, applied, changed) = apply(&orig_q, &edits, v);
+        let setv = QuerySet::build(inp.dialogues, &qv);
+        let sv = Scored::new(setv, &cluster_of, inp, &boot)?;
+        variants.push(variant_result(
+            inp, &boot, &base, &sv, v, applied, &changed, &edits, &names, &ranks0,
+        ));
+    }
+
+    let original: Vec<SystemScore> = (0..k)
+        .map(|i| SystemScore {
+            system: names[i].to_string(),
+            rank: ranks0[i],
+            estimate: base.estimate(&boot, i),
+        })
+        .collect();
+    let robustness = (0..k)
+        .map(|i| {
+            let ranks: BTreeMap<String, usize> = variants
+                .iter()
+                .map(|v| {
+                    let r = v.systems.get(i).map_or(0, |x| x.rank);
+                    (v.variant.name().to_string(), r)
+                })
+                .collect();
+            let all = ranks.values().copied().chain([ranks0[i]]);
+            let best = all.clone().min().unwrap_or(ranks0[i]);
+            let worst = all.max().unwrap_or(ranks0[i]);
+            RankInterval {
+                system: names[i].to_string(),
+                original_rank: ranks0[i],
+                ranks,
+                best,
+                worst,
+                robust: best == worst,
+            }
+        })
+        .collect();
+    let scored_turns_audited = base.set.len();
+    let mut notes = inp.edits.notes.clone();
+    if !inp.edits.complete {
+        notes.push("the audit stopped early: some judgements are missing, so fewer golds may be removed or added than a complete audit would".into());
+    }
+    Ok(LabelSensitivity {
+        measure: s.main.id(),
+        scope: AuditScope {
+            audit_fingerprint: inp.edits.fingerprint.clone(),
+            flag_rating_below: inp.edits.flag_rating_below,
+            added_golds: "suggestions whose pointwise verification made them probable missing golds (verdict probable_missing_gold), with their grade".into(),
+            sampled: inp.edits.sampled,
+            partial: scored_turns_audited < inp.set.len(),
+            dialogues_audited: inp.edits.dialogues_audited,
+            dialogues_total: inp.edits.dialogues_total,
+            scored_turns: inp.set.len(),
+            scored_turns_audited,
+            scored_dialogues_audited: base.set.dialogues.len(),
+            audit_complete: inp.edits.complete,
+            notes,
+        },
+        original,
+        variants,
+        robustness,
+        conventions: conventions(s),
+    })
+}
+
+fn conventions(s: &Settings) -> Vec<String> {
+    vec![
+        format!("measure: {} only, per turn, as in the rest of the bench", s.main.id()),
+        "turns: only the scored turns the audit covered, under the original and under every variant; a turn left without a relevant passage leaves the variant's mean (counted)".into(),
+        format!("intervals: cluster bootstrap by dialogue, {} resamples, level {}, seed {}; the same resampled dialogues for the original and every variant, so a change's interval is paired", s.resamples, s.level, s.seed),
+        "kendall_tau: tau-b between the systems' means under the original and under the variant; tau_ap: Yilmaz et al. (2008) of the original ranking against the variant's; both recomputed in every resample for their intervals".into(),
+        format!("flips: pairs ordered differently under the two qrels; paired randomization (sign flip, {} permutations, seed {}) under each, Holm over the variant's flipped pairs, alpha {}", s.permutations, s.test_seed(), s.alpha),
+    ]
+}
+
+#[allow(clippy::too_many_arguments)]
+fn variant_result(
+    inp: &Input,
+    boot: &ClusterBootstrap,
+    base: &Scored,
+    sv: &Scored,
+    v: Variant,
+    applied: Applied,
+    changed: &BTreeSet<String>,
+    edits: &LabelEdits,
+    names: &[&str],
+    ranks0: &[usize],
+) -> VariantResult {
+    let s = inp.settings;
+    let k = names.len();
+    let ranksv = sv.ranks();
+    let systems: Vec<SystemShift> = (0..k)
+        .map(|i| SystemShift {
+            system: names[i].to_string(),
+            original_rank: ranks0[i],
+            rank: ranksv[i],
+            original: base.estimate(boot, i),
+            estimate: sv.estimate(boot, i),
+            change: boot.interval(
+                sv.means[i] - base.means[i],
+                sv.reps
+                    .column(i)
+                    .iter()
+                    .zip(base.reps.column(i).iter())
+                    .map(|(a, b)| a - b),
+            ),
+        })
+        .collect();
+
+    // rank correlations, point and per resample
+    let tau_reps = |f: fn(&[f64], &[f64]) -> Option<f64>| -> Vec<f64> {
+        base.reps
+            .rows()
+            .into_iter()
+            .zip(sv.reps.rows())
+            .filter_map(|(a, b)| {
+                let a: Vec<f64> = a.to_vec();
+                let b: Vec<f64> = b.to_vec();
+                if a.iter().chain(&b).all(|x| x.is_finite()) {
+                    f(&a, &b)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    };
+    let kendall_tau = kendall_tau_b(&base.means, &sv.means)
+        .map(|t| boot.interval(t, tau_reps(kendall_tau_b).into_iter()));
+    let tau_ap_est =
+        tau_ap(&base.means, &sv.means).map(|t| boot.interval(t, tau_reps(tau_ap).into_iter()));
+
+    // flipped pairs, tested under both qrels
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for a in 0..k {
+        for b in (a + 1)..k {
+            let d0 = base.means[a] - base.means[b];
+            let dv = sv.means[a] - sv.means[b];
+            if d0 * dv < 0.0 {
+                pairs.push(if d0 > 0.0 { (a, b) } else { (b, a) });
+            }
+        }
+    }
+    pairs.sort_by_key(|&(a, b)| (ranks0[a], ranks0[b]));
+    let involved: Vec<usize> = pairs
+        .iter()
+        .flat_map(|&(a, b)| [a, b])
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let pos = |x: usize| involved.binary_search(&x).unwrap_or(0);
+    let test = |sc: &Scored| {
+        let series: Vec<&[f64]> = involved.iter().map(|&i| sc.values[i].as_slice()).collect();
+        all_pairs(&series, s.permutations, s.test_seed())
+    };
+    let flips = if pairs.is_empty() {
+        Vec::new()
+    } else {
+        let p0 = test(base);
+        let pv = test(sv);
+        let raw0: Vec<f64> = pairs.iter().map(|&(a, b)| p0.p[pos(a)][pos(b)]).collect();
+        let rawv: Vec<f64> = pairs.iter().map(|&(a, b)| pv.p[pos(a)][pos(b)]).collect();
+        let h0 = holm(&raw0);
+        let hv = holm(&rawv);
+        pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| Flip {
+                above: names[a].to_string(),
+                below: names[b].to_string(),
+                original_diff: base.means[a] - base.means[b],
+                variant_diff: sv.means[a] - sv.means[b],
+                p_original: raw0[i],
+                p_original_holm: h0[i],
+                original_significant: h0[i] < s.alpha,
+                p_variant: rawv[i],
+                p_variant_holm: hv[i],
+                variant_significant: hv[i] < s.alpha,
+            })
+            .collect()
+    };
+
+    // changed turns and the systems they move
+    let index_of = |set: &QuerySet, qid: &str| {
+        set.queries
+            .binary_search_by(|q| q.qid.as_str().cmp(qid))
+            .ok()
+    };
+    let mut moved: Vec<TurnShift> = changed
+        .iter()
+        .filter_map(|qid| {
+            let i0 = index_of(&base.set, qid)?;
+            let iv = index_of(&sv.set, qid);
+            let mut shifts: Vec<TurnSystemShift> = (0..k)
+                .map(|si| {
+                    let o = base.values[si][i0];
+                    let nv = iv.map(|i| sv.values[si][i]);
+                    TurnSystemShift {
+                        system: names[si].to_string(),
+                        original: o,
+                        variant: nv,
+                        shift: nv.map_or(-o, |x| x - o),
+                    }
+                })
+                .collect();
+            shifts.sort_by(|a, b| b.shift.abs().total_cmp(&a.shift.abs()));
+            let largest_shift = shifts.first().map_or(0.0, |x| x.shift.abs());
+            shifts.truncate(3);
+            Some(TurnShift {
+                qid: qid.clone(),
+                dialogue: base.set.dialogues[base.set.queries[i0].dialogue].clone(),
+                removed: if v.removes() {
+                    edits
+                        .removed
+                        .get(qid)
+                        .map(|p| p.iter().cloned().collect())
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                },
+                added: if v.adds() {
+                    edits
+                        .added
+                        .get(qid)
+                        .map(|p| p.keys().cloned().collect())
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                },
+                left_the_mean: iv.is_none(),
+                largest_shift,
+                systems: shifts,
+            })
+        })
+        .collect();
+    moved.sort_by(|a, b| {
+        b.largest_shift
+            .total_cmp(&a.largest_shift)
+            .then_with(|| a.qid.cmp(&b.qid))
+    });
+    moved.truncate(inp.moved_turns);
+    VariantResult {
+        variant: v,
+        applied,
+        turns: sv.set.len(),
+        dialogues: sv.set.dialogues.len(),
+        systems,
+        kendall_tau,
+        tau_ap: tau_ap_est,
+        flips,
+        moved_turns: moved,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query_set::tests::turn;
+
+    fn run(entries: &[(&str, &[&str])]) -> Run {
+        entries
+            .iter()
+            .map(|(q, docs)| {
+                let n = docs.len();
+                (
+                    q.to_string(),
+                    docs.iter()
+                        .enumerate()
+                        .map(|(i, d)| (d.to_string(), (n - i) as f64))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// A wins on the original labels thanks to a wrong gold (`bad`) and a missing one (`n2`);
+    /// B wins once they are fixed. d4 is not audited and must never enter a mean.
+    fn fixture() -> (Vec<Dialogue>, Qrels, Run, Run, LabelEdits) {
+        let dialogues: Vec<Dialogue> = [
+            ("d1", vec![turn("d1::1", &[("g1", 1)])]),
+            ("d2", vec![turn("d2::1", &[("g2", 1)])]),
+            ("d3", vec![turn("d3::1", &[("bad", 1), ("good", 1)])]),
+            ("d4", vec![turn("d4::1", &[("g4", 1)])]),
+            ("d5", vec![turn("d5::1", &[("g5", 1)])]),
+        ]
+        .into_iter()
+        .map(|(id, turns)| Dialogue {
+            id: id.into(),
+            turns,
+            meta: Default::default(),
+        })
+        .collect();
+        let qrels = mtr_core::model::qrels_from_dialogues(&dialogues);
+        let a = run(&[
+            ("d1::1", &["g1"]),
+            ("d2::1", &["g2"]),
+            ("d3::1", &["bad"]),
+            ("d4::1", &["n4"]),
+            ("d5::1", &["g5"]),
+        ]);
+        let b = run(&[
+            ("d1::1", &["g1"]),
+            ("d2::1", &["n2", "g2"]),
+            ("d3::1", &["good"]),
+            ("d4::1", &["g4"]),
+            ("d5::1", &["x"]),
+        ]);
+        let edits = LabelEdits {
+            fingerprint: "fp".into(),
+            flag_rating_below: 3.0,
+            sampled: true,
+            dialogues_audited: 4,
+            dialogues_total: 5,
+            audited_turns: ["d1::1", "d2::1", "d3::1", "d5::1"]
+                .map(String::from)
+                .into(),
+            removed: [
+                ("d3::1".to_string(), ["bad".to_string()].into()),
+                ("d5::1".to_string(), ["g5".to_string()].into()),
+                // not a gold: nothing to remove
+                ("d1::1".to_string(), ["zz".to_string()].into()),
+            ]
+            .into(),
+            added: [("d2::1".to_string(), [("n2".to_string(), 1)].into())].into(),
+            complete: true,
+            notes: Vec::new(),
+        };
+        (dialogues, qrels, a, b, edits)
+    }
+
+    #[test]
+    fn apply_counts_what_changed() {
+        let (_, qrels, _, _, edits) = fixture();
+        let (q, a, changed) = apply(&qrels, &edits, Variant::NoiseRemoved);
+        assert_eq!(a.golds_removed, 2);
+        assert_eq!(a.golds_added, 0);
+        assert_eq!(a.turns_changed, 2);
+        assert_eq!(a.turns_left_without_gold, 1);
+        assert!(!q.contains_key("d5::1"));
+        assert_eq!(changed, ["d3::1", "d5::1"].map(String::from).into());
+        let (q, a, _) = apply(&qrels, &edits, Variant::Corrected);
+        assert_eq!((a.golds_removed, a.golds_added, a.turns_changed), (2, 1, 3));
+        assert_eq!(q["d2::1"]["n2"], 1);
+        let (q, a, _) = apply(&qrels, &edits, Variant::SparsityFilled);
+        assert_eq!((a.golds_removed, a.golds_added), (0, 1));
+        assert_eq!(q["d3::1"].len(), 2);
+        assert_eq!("corrected".parse::<Variant>().unwrap(), Variant::Corrected);
+        assert!("fixed".parse::<Variant>().is_err());
+    }
+
+    #[test]
+    fn corrected_labels_flip_the_pair_on_audited_turns_only() {
+        let (dialogues, qrels, a, b, edits) = fixture();
+        let set = QuerySet::build(&dialogues, &qrels);
+        let settings = Settings {
+            resamples: 300,
+            permutations: 500,
+            ..Settings::default()
+        };
+        let systems = [
+            SystemRun { name: "A", run: &a },
+            SystemRun { name: "B", run: &b },
+        ];
+        let inp = Input {
+            dialogues: &dialogues,
+            set: &set,
+            systems: &systems,
+            edits: &edits,
+            settings: &settings,
+            moved_turns: 10,
+        };
+        let r = compute(&inp).unwrap();
+        assert_eq!(r.scope.scored_turns, 5);
+        assert_eq!(r.scope.scored_turns_audited, 4);
+        assert!(r.scope.partial);
+        assert_eq!(r.scope.flag_rating_below, 3.0);
+        // original on the 4 audited turns: A 1,1,x,1 ; B 1,y,x,0 (x = both retrieve one of two
+        // golds at rank 1, y = the gold at rank 2)
+        let x = 1.0 / (1.0 + 1.0 / 3f64.log2());
+        let y = 1.0 / 3f64.log2();
+        let a0 = (3.0 + x) / 4.0;
+        let b0 = (1.0 + y + x) / 4.0;
+        assert!((r.original[0].estimate.mean - a0).abs() < 1e-12);
+        assert!((r.original[1].estimate.mean - b0).abs() < 1e-12);
+        assert_eq!((r.original[0].rank, r.original[1].rank), (1, 2));
+
+        let c = r.variant(Variant::Corrected).unwrap();
+        // d5 leaves the mean; d3 now has only `good`; d2 has two golds, B finds both
+        assert_eq!(c.turns, 3);
+        assert_eq!(c.applied.turns_left_without_gold, 1);
+        let d2a = 1.0 / (1.0 + 1.0 / 3f64.log2());
+        let (ac, bc) = ((1.0 + d2a + 0.0) / 3.0, 1.0);
+        assert!((c.systems[0].estimate.mean - ac).abs() < 1e-12);
+        assert!((c.systems[1].estimate.mean - bc).abs() < 1e-12);
+        assert!((c.systems[0].change.mean - (ac - a0)).abs() < 1e-12);
+        assert!(c.systems[0].change.ci_low <= c.systems[0].change.mean);
+        assert_eq!((c.systems[0].rank, c.systems[1].rank), (2, 1));
+        assert_eq!(c.kendall_tau.unwrap().mean, -1.0);
+        assert_eq!(c.tau_ap.unwrap().mean, -1.0);
+        assert_eq!(c.flips.len(), 1);
+        assert_eq!(
+            (c.flips[0].above.as_str(), c.flips[0].below.as_str()),
+            ("A", "B")
+        );
+        assert!(c.flips[0].original_diff > 0.0 && c.flips[0].variant_diff < 0.0);
+        // too few turns for anything to be significant
+        assert!(!c.flips[0].original_significant);
+        // moved turns: d5 leaves the mean (A loses a 1), d3 moves A by -x, d2 moves A by
+        // 1 - x (= 0.387) and B by 1 - y (= 0.369)
+        let qids: Vec<&str> = c.moved_turns.iter().map(|t| t.qid.as_str()).collect();
+        assert_eq!(qids, ["d5::1", "d3::1", "d2::1"]);
+        assert_eq!(c.moved_turns[2].systems[0].system, "A");
+        let d5 = c.moved_turns.iter().find(|t| t.qid == "d5::1").unwrap();
+        assert!(d5.left_the_mean);
+        assert_eq!(d5.removed, ["g5"]);
+        assert_eq!(d5.systems[0].system, "A");
+        assert_eq!(d5.systems[0].shift, -1.0);
+        // d4 (not audited) is nowhere
+        assert!(
+            r.variants
+                .iter()
+                .all(|v| v.moved_turns.iter().all(|t| t.qid != "d4::1"))
+        );
+        let rob = r.robustness_of("A").unwrap();
+        assert_eq!((rob.best, rob.worst, rob.robust), (1, 2, false));
+        // the same inputs and seed give the same numbers
+        assert_eq!(compute(&inp).unwrap(), r);
+    }
+
+    #[test]
+    fn an_audit_of_other_turns_is_refused() {
+        let (dialogues, qrels, a, _, mut edits) = fixture();
+        edits.audited_turns = ["x::1".to_string()].into();
+        let set = QuerySet::build(&dialogues, &qrels);
+        let settings = Settings::default();
+        let systems = [SystemRun { name: "A", run: &a }];
+        let e = compute(&Input {
+            dialogues: &dialogues,
+            set: &set,
+            systems: &systems,
+            edits: &edits,
+            settings: &settings,
+            moved_turns: 10,
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("covers none"), "{e}");
+    }
+}
