@@ -15,8 +15,8 @@ use crate::failures;
 use crate::measure::Measure;
 use crate::query_set::QuerySet;
 use crate::result::{
-    Ablation, AblationComponent, BaselineTests, Comparison, DiscriminativePower, PositionPoint,
-    StratumFamily, StratumGroup, SystemKind, SystemResult,
+    Ablation, AblationComponent, BaselineTests, Comparison, DiscriminativePower, PairTest,
+    Pairwise, PositionPoint, StratumFamily, StratumGroup, SystemKind, SystemResult,
 };
 use crate::score::{Scorer, Scores};
 use crate::stats::bootstrap::{ClusterBootstrap, Estimate};
@@ -48,6 +48,11 @@ pub struct Settings {
     pub failure_examples: usize,
     /// By-position curves pool turns at this position and deeper.
     pub max_position: usize,
+    /// Strata with fewer turns than this are marked small (a warning; charts grey them out).
+    pub min_stratum: usize,
+    /// Refuse runs that rank documents the corpus lacks (default: score them as
+    /// non-relevant, as trec_eval does, with a warning and a count).
+    pub strict: bool,
 }
 
 impl Default for Settings {
@@ -66,6 +71,8 @@ impl Default for Settings {
             failure_rank: 3,
             failure_examples: 5,
             max_position: 10,
+            min_stratum: MIN_GROUP,
+            strict: false,
         }
     }
 }
@@ -110,6 +117,8 @@ pub struct Computed {
     pub strata: Vec<StratumFamily>,
     pub tests: Option<BaselineTests>,
     pub discriminative_power: Option<DiscriminativePower>,
+    /// Every pair of systems on the main measure (two systems or more).
+    pub pairwise: Option<Pairwise>,
     pub ablation: Vec<Ablation>,
     pub warnings: Vec<String>,
     /// Per system, per-query values of the reported measures (in `Settings::measures` order).
@@ -314,7 +323,11 @@ pub fn compute(
             config_hash: sys.config_hash.clone(),
             prompt_hash: sys.prompt_hash.clone(),
             answered,
+            depth: run_depth(set, &sys.run),
+            out_of_corpus: 0,
+            out_of_corpus_distinct: 0,
             measures,
+            beyond_depth: BTreeMap::new(),
             strata: strata_out,
             by_position,
             diagnosis,
@@ -339,21 +352,27 @@ pub fn compute(
                         .map(|&q| set.queries[q].dialogue)
                         .collect::<BTreeSet<_>>()
                         .len(),
-                    small: g.members.len() < MIN_GROUP,
+                    small: g.members.len() < s.min_stratum,
                 })
                 .collect(),
         })
         .collect();
-    let small = strata.small_groups();
+    let small: Vec<String> = strata
+        .families
+        .iter()
+        .flat_map(|f| {
+            f.groups
+                .iter()
+                .filter(|g| g.members.len() < s.min_stratum)
+                .map(move |g| format!("{}={} ({})", f.name, g.name, g.members.len()))
+        })
+        .collect();
     if !small.is_empty() {
-        let list: Vec<String> = small
-            .iter()
-            .map(|(f, g, n)| format!("{f}={g} ({n})"))
-            .collect();
         warnings.push(format!(
-            "{} strata have fewer than {MIN_GROUP} turns, read them with care: {}",
+            "{} strata have fewer than {} turns, read them with care (greyed out, not plotted): {}",
             small.len(),
-            list.join(", ")
+            s.min_stratum,
+            small.join(", ")
         ));
     }
     for t in &strata.skipped_tags {
@@ -385,7 +404,7 @@ pub fn compute(
     }
 
     // Paired tests over all pairs, on the main measure, with one shared set of sign flips.
-    let (tests, dp) = if systems.len() >= 2 {
+    let (tests, dp, pairwise) = if systems.len() >= 2 {
         let pairs = all_pairs(&main_series, s.permutations, s.test_seed());
         let means: Vec<f64> = scores.iter().map(|sc| sc.mean(main_i)).collect();
         let tests = baseline_index.map(|b| {
@@ -422,6 +441,30 @@ pub fn compute(
             .flat_map(|(a, row)| row.iter().skip(a + 1).copied())
             .collect();
         let adj = holm(&raw);
+        let mut pair_tests = Vec::with_capacity(raw.len());
+        let mut k = 0;
+        for a in 0..systems.len() {
+            for b in a + 1..systems.len() {
+                let (wins, ties, losses) = win_tie_loss(main_series[a], main_series[b]);
+                pair_tests.push(PairTest {
+                    a: systems[a].name.clone(),
+                    b: systems[b].name.clone(),
+                    diff: means[a] - means[b],
+                    p: raw[k],
+                    p_holm: adj[k],
+                    significant: adj[k] < s.alpha,
+                    wins,
+                    ties,
+                    losses,
+                });
+                k += 1;
+            }
+        }
+        let pairwise = Pairwise {
+            measure: s.main.id(),
+            alpha: s.alpha,
+            pairs: pair_tests,
+        };
         let separated = raw.iter().filter(|p| **p < s.alpha).count();
         let separated_holm = adj.iter().filter(|p| **p < s.alpha).count();
         let min = means.iter().copied().fold(f64::INFINITY, f64::min);
@@ -443,9 +486,9 @@ pub fn compute(
             range: max - min,
             sd,
         };
-        (tests, Some(dp))
+        (tests, Some(dp), Some(pairwise))
     } else {
-        (None, None)
+        (None, None, None)
     };
 
     let mut ablation = Vec::new();
@@ -505,8 +548,58 @@ pub fn compute(
         strata: strata_info,
         tests,
         discriminative_power: dp,
+        pairwise,
         ablation,
         warnings,
         scores: reported,
     })
+}
+
+/// The rank depth of a run: the most documents it ranks for one scored turn.
+pub fn run_depth(set: &QuerySet, run: &Run) -> usize {
+    set.queries
+        .iter()
+        .filter_map(|q| run.get(&q.qid).map(Vec::len))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Turns where `a` scores higher than `b`, equal (within 1e-12), and lower.
+pub fn win_tie_loss(a: &[f64], b: &[f64]) -> (usize, usize, usize) {
+    let (mut w, mut t, mut l) = (0, 0, 0);
+    for (x, y) in a.iter().zip(b) {
+        if (x - y).abs() <= 1e-12 {
+            t += 1;
+        } else if x > y {
+            w += 1;
+        } else {
+            l += 1;
+        }
+    }
+    (w, t, l)
+}
+
+#[cfg(test)]
+mod pair_tests {
+    use super::*;
+
+    #[test]
+    fn wins_ties_losses_and_depth() {
+        assert_eq!(
+            win_tie_loss(&[1.0, 0.5, 0.2, 0.0], &[0.5, 0.5, 0.3, 0.0]),
+            (1, 2, 1)
+        );
+        let mut qrels = mtr_core::Qrels::new();
+        for q in ["a", "b"] {
+            qrels.entry(q.into()).or_default().insert("d1".into(), 1);
+        }
+        let set = QuerySet::build(&[], &qrels);
+        let mut run = Run::new();
+        run.insert("a".into(), vec![("d1".into(), 1.0), ("d2".into(), 0.5)]);
+        run.insert(
+            "zz".into(),
+            (0..50).map(|i| (format!("x{i}"), 0.0)).collect(),
+        );
+        assert_eq!(run_depth(&set, &run), 2, "only scored turns count");
+    }
 }

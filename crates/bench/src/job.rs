@@ -1,8 +1,11 @@
-//! A bench job from start to finish, minus producing the runs: open the benchmark, build the
-//! evaluation set (and the dev/test split), check every external run against it, compute, read
-//! the passages the failure examples show (one streaming pass over the corpus, which also
-//! checks that every ranked document exists), and assemble the [`BenchResult`] with its
-//! fingerprint. Nothing is written here; see [`crate::output`].
+//! A bench job from start to finish, minus producing the runs: open the benchmark (refused,
+//! with `mtr validate`'s message, when validation finds errors: bench scores only what validate
+//! accepts), build the evaluation set (and the dev/test split), check every external run
+//! against it, compute, read the passages the failure examples show (one streaming pass over
+//! the corpus, which also finds ranked documents the corpus lacks: scored as non-relevant and
+//! counted, or refused under `--strict`), mark measures deeper than each run ([`crate::depth`]),
+//! and assemble the [`BenchResult`] with its fingerprint. Nothing is written here; see
+//! [`crate::output`].
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -17,7 +20,7 @@ use crate::result::{
     BenchResult, BenchmarkInfo, BootstrapConventions, Conventions, MeasureInfo, PassageView,
     SCHEMA, SplitInfo, SystemKind, TestConventions,
 };
-use crate::runs::{scan_corpus, unknown_docs_error};
+use crate::runs::{out_of_corpus, scan_corpus, unknown_docs_error};
 use crate::split::Split;
 
 /// Longest passage text kept in failure examples (characters).
@@ -56,6 +59,25 @@ pub struct Prepared {
 
 /// Opens a native benchmark folder and builds its evaluation set.
 pub fn prepare(dir: &BenchmarkDir, split: Option<SplitRequest>) -> Result<Prepared> {
+    let validation =
+        mtr_core::validate::validate(dir, &mtr_core::validate::ValidateOptions::default())?;
+    if let Some(first) = validation.errors.first() {
+        return Err(BenchError::input(
+            mtr_core::InputError::new(
+                dir.root(),
+                format!(
+                    "the benchmark does not validate ({} error(s)) and bench scores only what `mtr validate` accepts; the first: {}",
+                    validation.error_count, first.error
+                ),
+            )
+            .hint(format!("`mtr validate {}` lists every problem", dir.root().display())),
+        ));
+    }
+    let empty_passages = validation
+        .warnings
+        .iter()
+        .filter(|w| w.kind == "empty-passage")
+        .count();
     let bench = dir.load()?;
     let qrels = dir.qrels()?;
     let full = QuerySet::build(&bench.dialogues, &qrels);
@@ -67,6 +89,11 @@ pub fn prepare(dir: &BenchmarkDir, split: Option<SplitRequest>) -> Result<Prepar
                 "no turn of the benchmark has a passage judged relevant: nothing to score",
             )
             .hint("check the qrels (grade > 0 means relevant)"),
+        ));
+    }
+    if empty_passages > 0 {
+        warnings.push(format!(
+            "the corpus holds {empty_passages} passage(s) whose text is only whitespace (kept: runs may rank them)"
         ));
     }
     let fingerprint = dir.compute_fingerprint()?;
@@ -147,7 +174,21 @@ pub fn assemble(
     }
     let show_ref: HashSet<&str> = show.iter().map(String::as_str).collect();
     let lookup = scan_corpus(&p.bench.dir, &wanted, &show_ref)?;
-    if !lookup.missing.is_empty() {
+    let mut corpus_warnings = Vec::new();
+    if !lookup.missing.is_empty() && !s.strict {
+        for (sys, out) in systems.iter().zip(systems_out.iter_mut()) {
+            let (n, distinct) = out_of_corpus(&sys.run, &lookup.missing);
+            out.out_of_corpus = n;
+            out.out_of_corpus_distinct = distinct;
+            if n > 0 {
+                corpus_warnings.push(format!(
+                    "{}: {n} ranked documents ({distinct} distinct ids) are not in the benchmark's corpus; scored as non-relevant, as trec_eval does (--strict refuses such runs)",
+                    sys.name
+                ));
+            }
+        }
+    }
+    if !lookup.missing.is_empty() && s.strict {
         for sys in systems {
             if sys
                 .run
@@ -181,8 +222,33 @@ pub fn assemble(
         }
     }
 
+    for sys in &mut systems_out {
+        corpus_warnings.extend(crate::depth::apply(
+            sys,
+            &s.measures,
+            s.main,
+            lookup.passages,
+        ));
+    }
+    let depths: std::collections::BTreeSet<usize> = systems_out
+        .iter()
+        .map(|x| x.depth)
+        .filter(|d| *d > 0)
+        .collect();
+    if depths.len() > 1 {
+        corpus_warnings.push(format!(
+            "the runs have different depths ({}): measures deeper than a run are n/a for it",
+            depths
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+
     let mut warnings = p.warnings.clone();
     warnings.extend(computed.warnings);
+    warnings.extend(corpus_warnings);
     if p.set.skipped_without_relevant > 0 {
         warnings.push(format!(
             "{} turns have no passage judged relevant and are not scored (unanswerable or unjudged)",
@@ -204,6 +270,8 @@ pub fn assemble(
         failure_rank: s.failure_rank,
         failure_examples: s.failure_examples,
         split: p.split.as_ref().map(|(_, r)| *r),
+        min_stratum: s.min_stratum,
+        strict: s.strict,
         systems: systems
             .iter()
             .map(|x| (x.name.clone(), x.config_hash.clone()))
@@ -266,6 +334,8 @@ pub fn assemble(
         tests: computed.tests,
         discriminative_power: computed.discriminative_power,
         ablation: computed.ablation,
+        pairwise: computed.pairwise,
+        min_stratum_turns: s.min_stratum,
         warnings,
         label_sensitivity: None,
     };
@@ -293,6 +363,8 @@ struct ConfigRecord {
     failure_rank: usize,
     failure_examples: usize,
     split: Option<SplitRequest>,
+    min_stratum: usize,
+    strict: bool,
     systems: Vec<(String, String)>,
     mtr_config: String,
 }
@@ -304,6 +376,8 @@ fn conventions(s: &Settings) -> Conventions {
             "ranking: score descending, ties by document id descending (byte order); the rank column is ignored".into(),
             "relevant: grade > 0; grade <= 0 judged non-relevant".into(),
             "scored turns: turns with at least one passage judged relevant; a turn a run does not answer scores 0 (trec_eval -c)".into(),
+            "ranked documents the corpus lacks: kept at their ranks and scored as non-relevant (trec_eval), counted per system (out_of_corpus); --strict refuses them".into(),
+            "run depth: the most documents a run ranks for one scored turn; a measure with a deeper cutoff (unless the run ranks the whole corpus) is moved to beyond_depth and shown as n/a (depth N)".into(),
             "means: arithmetic over scored turns (every system over the same turns)".into(),
         ],
         measures: s.measures.iter().map(|m| (m.id(), m.convention().to_string())).collect(),
@@ -412,7 +486,13 @@ mod tests {
             assert_eq!(expected[&("num_q".to_string(), "all".to_string())], "208");
             for (te, m) in pairs {
                 let mi = settings.measures.iter().position(|x| *x == m).unwrap();
-                let mean = sys.measures[&m.id()].mean;
+                // depth-10 runs: the deeper measures are kept aside, with trec_eval's values
+                let mean = sys
+                    .measures
+                    .get(&m.id())
+                    .or_else(|| sys.beyond_depth.get(&m.id()))
+                    .unwrap()
+                    .mean;
                 assert_eq!(
                     format!("{mean:.4}"),
                     expected[&(te.to_string(), "all".to_string())],
@@ -433,6 +513,12 @@ mod tests {
             }
         }
         assert_eq!(checked, 12 * 11 * 208);
+        for sys in &out.result.systems {
+            assert_eq!(sys.depth, 10, "{}", sys.name);
+            assert!(!sys.measures.contains_key("recall.100"), "{}", sys.name);
+            assert!(sys.beyond_depth.contains_key("map_cut.100"), "{}", sys.name);
+            assert!(sys.measures.contains_key("ndcg_cut.10"), "{}", sys.name);
+        }
         // The bm25 lastturn run lacks queries: they score 0 and are reported.
         assert!(
             out.result

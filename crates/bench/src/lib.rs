@@ -14,6 +14,7 @@
 //! - [`sensitivity`]: the leaderboard under the alternative qrels an audit supports
 //!   ([`rank_correlation`]: Kendall's tau and tau_AP).
 
+pub mod depth;
 pub mod diagnose;
 pub mod engine;
 pub mod error;

@@ -38,6 +38,13 @@ pub struct BenchResult {
     pub discriminative_power: Option<DiscriminativePower>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ablation: Vec<Ablation>,
+    /// Every pair of systems on the main measure: paired randomization p-values, Holm-corrected
+    /// over all pairs, and per-turn wins, ties and losses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairwise: Option<Pairwise>,
+    /// Strata with fewer turns than this are marked `small` (read with care; not plotted).
+    #[serde(default = "default_min_stratum")]
+    pub min_stratum_turns: usize,
     pub warnings: Vec<String>,
     /// With `--audit`: every system under the original qrels and under the variants an audit
     /// of this benchmark supports, on the audited turns (see [`crate::sensitivity`]).
@@ -121,7 +128,8 @@ pub struct StratumGroup {
     pub n: usize,
     /// Dialogues those turns come from.
     pub dialogues: usize,
-    /// Fewer than 30 turns: read with care.
+    /// Fewer turns than the result's `min_stratum_turns` (default 30): read with care; charts
+    /// grey the group out instead of plotting it.
     pub small: bool,
 }
 
@@ -155,8 +163,27 @@ pub struct SystemResult {
     pub prompt_hash: Option<String>,
     /// Scored queries the run answered (the others score 0).
     pub answered: usize,
-    /// Measure id -> mean with its cluster-bootstrap interval.
+    /// Rank depth of the run: the most documents it ranks for one scored turn (0: unknown, a
+    /// result written before mtr recorded depths).
+    #[serde(default)]
+    pub depth: usize,
+    /// Ranked documents that are not in the benchmark's corpus, scored as non-relevant (as
+    /// trec_eval does; `mtr bench --strict` refuses such runs instead): every occurrence, and
+    /// the distinct ids.
+    #[serde(default)]
+    pub out_of_corpus: usize,
+    #[serde(default)]
+    pub out_of_corpus_distinct: usize,
+    /// Measure id -> mean with its cluster-bootstrap interval. A measure deeper than the run
+    /// (cutoff > `depth`, and the run is shorter than the corpus) is not here but in
+    /// `beyond_depth`: Recall@100 of a depth-10 run is its Recall@10 and cannot be ranked
+    /// against deeper runs. The main measure is the exception: it stays (ranking needs it) and
+    /// is also listed in `beyond_depth`, with a warning.
     pub measures: BTreeMap<String, Estimate>,
+    /// Measures deeper than the run, with the values trec_eval would print (for parity checks
+    /// only; displays show them as "n/a (depth N)").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub beyond_depth: BTreeMap<String, Estimate>,
     /// family -> group -> measure id -> estimate.
     pub strata: BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>>,
     /// Main measure by exact turn position (1-based; the last entry also holds deeper turns).
@@ -309,4 +336,33 @@ impl BenchResult {
     pub fn system(&self, name: &str) -> Option<&SystemResult> {
         self.systems.iter().find(|s| s.name == name)
     }
+}
+
+fn default_min_stratum() -> usize {
+    crate::strata::MIN_GROUP
+}
+
+/// Every pair of systems compared on the main measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pairwise {
+    pub measure: String,
+    pub alpha: f64,
+    /// Each unordered pair once, `a` before `b` in the order systems were given.
+    pub pairs: Vec<PairTest>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairTest {
+    pub a: String,
+    pub b: String,
+    /// Mean of `a` minus mean of `b`.
+    pub diff: f64,
+    pub p: f64,
+    /// Holm-corrected over all pairs.
+    pub p_holm: f64,
+    pub significant: bool,
+    /// Scored turns where `a` beats `b`, ties with it (equal to 1e-12) and loses to it.
+    pub wins: usize,
+    pub ties: usize,
+    pub losses: usize,
 }

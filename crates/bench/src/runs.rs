@@ -1,8 +1,10 @@
 //! External runs: ranked results of systems bench cannot run itself, read from TREC or MTRAG
 //! JSONL files and checked against the benchmark before anything is scored or written. A run
 //! is refused, with a message naming the file, when it is empty, when none of its query ids is
-//! a scored turn of the benchmark (a run for another benchmark), when a query lists a document
-//! twice, or when it ranks documents the corpus does not have.
+//! a scored turn of the benchmark (a run for another benchmark), or when a query lists a
+//! document twice. Documents the corpus does not have are, by default, scored as non-relevant
+//! (trec_eval's policy: the run keeps its ranks) and counted per system with a warning; with
+//! `--strict` such a run is refused.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -115,6 +117,21 @@ pub fn check_overlap(r: &ExternalRun, set: &QuerySet, benchmark: &str) -> Result
 pub struct CorpusLookup {
     pub missing: BTreeSet<String>,
     pub texts: HashMap<String, (String, String)>,
+    /// Passages in the corpus.
+    pub passages: u64,
+}
+
+/// How many ranked documents of `run` are in `missing`: every occurrence, and distinct ids.
+pub fn out_of_corpus(run: &Run, missing: &BTreeSet<String>) -> (usize, usize) {
+    let mut distinct: BTreeSet<&str> = BTreeSet::new();
+    let mut count = 0;
+    for (d, _) in run.values().flatten() {
+        if missing.contains(d) {
+            count += 1;
+            distinct.insert(d.as_str());
+        }
+    }
+    (count, distinct.len())
 }
 
 /// Streams the corpus once: checks that every id in `wanted` exists and keeps the title and
@@ -126,7 +143,9 @@ pub fn scan_corpus(
 ) -> Result<CorpusLookup> {
     let mut remaining: HashSet<&str> = wanted.clone();
     let mut texts = HashMap::new();
+    let mut passages = 0u64;
     dir.for_each_passage(|_, p| {
+        passages += 1;
         remaining.remove(p.id.as_str());
         if show.contains(p.id.as_str()) {
             texts.insert(p.id.clone(), (p.title, p.text));
@@ -136,10 +155,11 @@ pub fn scan_corpus(
     Ok(CorpusLookup {
         missing: remaining.into_iter().map(str::to_string).collect(),
         texts,
+        passages,
     })
 }
 
-/// The error for a run that ranks documents the corpus lacks.
+/// The error for a run that ranks documents the corpus lacks (under `--strict`).
 pub fn unknown_docs_error(
     path: &Path,
     run: &Run,
@@ -173,7 +193,7 @@ pub fn unknown_docs_error(
             ),
         )
         .field("docid")
-        .hint("was the run produced on another corpus or with other passage ids?"),
+        .hint("was the run produced on another corpus or with other passage ids? Without --strict they are scored as non-relevant, as trec_eval does"),
     )
 }
 
@@ -196,6 +216,16 @@ mod tests {
             "bge__bge_clapnq_rewrite"
         );
         assert_eq!(default_name(Path::new("x/run.trec")), "run");
+    }
+
+    #[test]
+    fn out_of_corpus_counts_occurrences_and_distinct_ids() {
+        let mut run = Run::new();
+        run.insert("q1".into(), vec![("x".into(), 2.0), ("d1".into(), 1.0)]);
+        run.insert("q2".into(), vec![("x".into(), 2.0), ("y".into(), 1.0)]);
+        let missing: BTreeSet<String> = ["x".to_string(), "y".to_string()].into();
+        assert_eq!(out_of_corpus(&run, &missing), (3, 2));
+        assert_eq!(out_of_corpus(&run, &BTreeSet::new()), (0, 0));
     }
 
     #[test]
