@@ -97,6 +97,15 @@ pub struct EndpointConfig {
     /// Send `response_format: {type: json_object}` when the schema route is off.
     #[serde(default)]
     pub json_mode: bool,
+    /// The schema route enforces `maxLength` (llama.cpp grammars do; OpenAI strict mode
+    /// rejects it): every free string of a requested schema is limited to this many
+    /// characters, so a small model cannot ramble until `max_tokens` cuts its JSON.
+    #[serde(default)]
+    pub max_string_length: Option<u32>,
+    /// Ask for the verdict (rating, score, choice) before any free text in structured
+    /// answers (see [`crate::schema_caps`]).
+    #[serde(default)]
+    pub verdict_first: bool,
     /// Model family (e.g. `qwen`, `llama`, `gpt`): reports warn when judges share a family.
     #[serde(default)]
     pub family: Option<String>,
@@ -162,6 +171,8 @@ impl EndpointConfig {
             batch_discount: default_batch_discount(),
         }
     }
+            max_string_length: None,
+            verdict_first: false,
 
     /// All replica URLs, `base_url` first, trailing slashes removed.
     pub fn replicas(&self) -> Vec<String> {
@@ -362,8 +373,27 @@ impl Default for LocalConfig {
     /// `[llm.local.models.<name>]`: threads and slots of one model's server (by short name
     /// such as `qwen0.5b`, or the GGUF file stem), overriding `threads` and `slots`.
     pub models: BTreeMap<String, crate::local::LocalModelOptions>,
+    /// `max_string_length` of the local chat endpoints (llama.cpp enforces it): short
+    /// justifications, no JSON cut by `max_tokens`. 0 = no limit.
+    pub max_string_length: u32,
+    /// `verdict_first` of the local chat endpoints: the rating before the justification.
+    pub verdict_first: bool,
+}
+
+impl Default for LocalConfig {
+    fn default() -> Self {
+        Self {
+            judges: Vec::new(),
+            generator: None,
+            threads: 1,
+            n_ctx: 4096,
             start_timeout_s: 120.0,
             timeout_s: 600.0,
+            slots: crate::local::DEFAULT_SLOTS,
+            own_generator_server: false,
+            models: BTreeMap::new(),
+            max_string_length: 200,
+            verdict_first: true,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod local;
 pub mod plan;
 pub mod prompt;
 pub mod redact;
+pub mod schema_caps;
 pub mod tokens;
 
 mod balance;

@@ -708,6 +708,9 @@ pub(crate) fn default_setup(
                 if matches!(s.kind, ServerKind::Chat { .. }) {
                     // reuse each slot's prompt prefix (system prompt, passage, history)
                     e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
+                    // llama.cpp's grammar enforces maxLength: short answers, never cut
+                    e.max_string_length = Some(config.local.max_string_length).filter(|&n| n > 0);
+                    e.verdict_first = config.local.verdict_first;
                 }
                 e.timeout_s = config.local.timeout_s;
                 e.family = family;
@@ -883,7 +886,6 @@ mod tests {
         let e = resolve_model(&paths, "qwen1.5b").unwrap_err().to_string();
         assert!(e.contains("--with-qwen15"), "{e}");
     }
-}
 
     #[test]
     fn threads_and_slots_are_set_per_model_and_the_generator_can_run_apart() {
@@ -923,3 +925,4 @@ mod tests {
         assert_eq!(plan.judges[0].0.slots, DEFAULT_SLOTS);
         assert!(toml::from_str::<LocalConfig>("[models.x]\nslot = 1\n").is_err());
     }
+}
