@@ -166,13 +166,13 @@ impl EndpointConfig {
             price_out_per_mtok: 0.0,
             supports_json_schema: true,
             json_mode: false,
+            max_string_length: None,
+            verdict_first: false,
             family: None,
             extra_body: None,
             batch_discount: default_batch_discount(),
         }
     }
-            max_string_length: None,
-            verdict_first: false,
 
     /// All replica URLs, `base_url` first, trailing slashes removed.
     pub fn replicas(&self) -> Vec<String> {
@@ -355,15 +355,6 @@ pub struct LocalConfig {
     pub start_timeout_s: f64,
     /// Per-request timeout for local servers (CPU generation is slow).
     pub timeout_s: f64,
-}
-
-impl Default for LocalConfig {
-    fn default() -> Self {
-        Self {
-            judges: Vec::new(),
-            generator: None,
-            threads: 1,
-            n_ctx: 4096,
     /// Sequences each chat server decodes together (llama.cpp slots, continuous batching);
     /// also the requests mtr keeps in flight to it. Each slot keeps its own prompt prefix.
     pub slots: u32,
@@ -403,9 +394,6 @@ impl LlmConfig {
     /// `Config::section`).
     pub fn from_toml_section(text: &str) -> Result<Self> {
         let mut table: toml::Table =
-            slots: crate::local::DEFAULT_SLOTS,
-            own_generator_server: false,
-            models: BTreeMap::new(),
             toml::from_str(text).map_err(|e| LlmError::Config(e.to_string()))?;
         match table.remove("llm") {
             None => Ok(Self::default()),

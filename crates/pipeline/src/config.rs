@@ -91,13 +91,13 @@ pub struct GenerationOptions {
     pub concurrency: usize,
     /// `max_tokens` for the user agent, humanizer and answerer calls.
     pub max_tokens: u32,
+    /// Rejects a turn whose question, rewrite or answer nearly repeats an earlier turn.
+    pub repetition: crate::repetition::RepetitionOptions,
 }
 
 impl Default for GenerationOptions {
     fn default() -> Self {
         Self {
-    /// Rejects a turn whose question, rewrite or answer nearly repeats an earlier turn.
-    pub repetition: crate::repetition::RepetitionOptions,
             switch_share: 0.5,
             offer: 3,
             max_attempts: 3,
@@ -110,12 +110,12 @@ impl Default for GenerationOptions {
             history_turns: 6,
             concurrency: 0,
             max_tokens: 400,
+            repetition: crate::repetition::RepetitionOptions::default(),
         }
     }
 }
 
 /// `[synth.generation.uniqueness]`: the corpus-wide uniqueness check.
-            repetition: crate::repetition::RepetitionOptions::default(),
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct UniquenessOptions {
@@ -245,14 +245,14 @@ impl SynthConfig {
                 "need 0 <= min_ratio <= max_ratio",
             ));
         }
+        g.repetition
+            .validate()
+            .map_err(|m| Error::param("generation.repetition", m))?;
         if g.uniqueness.enabled && g.uniqueness.judge_candidates == 0 {
             return Err(Error::param(
                 "generation.uniqueness.judge_candidates",
                 "must be at least 1",
             ));
-        g.repetition
-            .validate()
-            .map_err(|m| Error::param("generation.repetition", m))?;
         }
         Ok(())
     }
