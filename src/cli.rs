@@ -16,11 +16,13 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
-    /// More log output (-v info, -vv debug, -vvv trace).
+    /// More log output on stderr (-v info, -vv debug, -vvv trace) [default: warnings and errors
+    /// only; the result goes to stdout].
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Only errors.
-    #[arg(short, long, global = true)]
+    /// Only errors, no progress display (no short form: `-q` is `mtr eval`'s per-query flag,
+    /// as in trec_eval).
+    #[arg(long, global = true)]
     pub quiet: bool,
     /// Log line format.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "MTR_LOG_FORMAT")]
@@ -60,7 +62,7 @@ pub enum Command {
     Bench(cmd::bench::Args),
     /// Merge bench results into a leaderboard (Markdown, CSV, JSON, HTML).
     Leaderboard(cmd::leaderboard::Args),
-    /// Render a report from an audit or bench output folder.
+    /// Re-render the reports of an audit or bench output folder.
     Report(cmd::report::Args),
     /// Manage the embedded local LLM and embedding servers.
     Local(cmd::local::Args),

@@ -9,6 +9,7 @@
 mod cli;
 mod cmd;
 mod config;
+mod exit;
 mod progress;
 
 use std::process::ExitCode;
@@ -26,7 +27,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     if let Err(e) = progress::init_logging(&cli.global) {
         eprintln!("mtr: cannot set up logging: {e}");
-        return ExitCode::from(1);
+        return exit::Status::Internal.into();
     }
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mtr: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
+            return exit::Status::Internal.into();
         }
     };
     let outcome = runtime.block_on(async {
@@ -52,19 +53,15 @@ fn main() -> ExitCode {
             eprintln!(
                 "mtr: interrupted; answers received so far are kept in the LLM cache: run the same command again to resume"
             );
-            ExitCode::from(130)
+            exit::Status::Interrupted.into()
         }
         Some(Ok(code)) => code,
         Some(Err(e)) => {
-            let user_error = e.chain().any(|c| {
-                c.downcast_ref::<mtr_core::Error>()
-                    .is_some_and(|e| e.is_user_error())
-            });
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            ExitCode::from(if user_error { 2 } else { 1 })
+            exit::status_of(&e).into()
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Logging and progress display. On a terminal, long jobs show an indicatif bar with done/total,
-//! rate, tokens, cost and ETA; elsewhere (CI, pipes) they log a plain line every few seconds.
+//! rate, tokens, cost and ETA (a counter with the elapsed time when the total is not known, never
+//! `0/0`); elsewhere (CI, pipes) they log a plain line every few seconds at `-v`. By default a
+//! command prints its result on stdout and only warnings and errors on stderr.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -17,7 +19,7 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
         "error"
     } else {
         match g.verbose {
-            0 => "warn,mtr=info",
+            0 => "warn",
             1 => "info",
             2 => "debug",
             _ => "trace",
@@ -34,6 +36,22 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
         LogFormat::Text => builder.try_init(),
     };
     res.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The bar's template: done/total and ETA when the total is known; else a spinner with the
+/// count and the elapsed time (a stage of unknown length used to show a bar at `0/0`).
+fn bar_template(total: u64) -> &'static str {
+    if total == 0 {
+        "{prefix:>12} {spinner} {pos} done {per_sec} {msg} {elapsed}"
+    } else {
+        "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} {msg} ETA {eta}"
+    }
+}
+
+fn bar_style(total: u64) -> ProgressStyle {
+    ProgressStyle::with_template(bar_template(total))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
 }
 
 /// Progress shown as a bar on a terminal, as log lines otherwise.
@@ -58,13 +76,7 @@ impl TermProgress {
         let tty = std::io::stderr().is_terminal() && !quiet;
         let bar = tty.then(|| {
             let b = ProgressBar::new(0);
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} {msg} ETA {eta}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
+            b.set_style(bar_style(0));
             b
         });
         Self {
@@ -130,6 +142,7 @@ impl Progress for TermProgress {
         self.total.store(total, Ordering::Relaxed);
         if let Some(b) = &self.bar {
             b.reset();
+            b.set_style(bar_style(total));
             b.set_length(total);
             b.set_position(0);
             b.set_prefix(name.to_string());
@@ -164,6 +177,21 @@ impl Progress for TermProgress {
         }
         if self.done.load(Ordering::Relaxed) > 0 {
             self.log_line(true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stage_of_unknown_length_shows_no_total() {
+        assert!(!bar_template(0).contains("{len}"));
+        assert!(bar_template(9_503).contains("{pos}/{len}"));
+        // both templates parse
+        for t in [0, 1] {
+            assert!(ProgressStyle::with_template(bar_template(t)).is_ok());
         }
     }
 }

@@ -17,26 +17,33 @@ use super::Ctx;
 pub struct Args {
     /// Benchmark folder (native, or any format `mtr import` reads).
     pub src: PathBuf,
-    /// Output folder (default: `audit-<benchmark name>`). Rerunning into the same folder
+    /// Output folder [default: `audit-<benchmark name>`]. Rerunning into the same folder
     /// resumes: finished judgements are kept as they are.
-    #[arg(short, long)]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "out",
+        value_name = "DIR"
+    )]
     pub out: Option<PathBuf>,
-    /// Dimensions to audit (comma-separated): alignment, completeness, faithfulness, quality.
+    /// Dimensions to audit (comma-separated): alignment, completeness, faithfulness, quality
+    /// [default: [audit] dimensions, else all four].
     #[arg(long, value_delimiter = ',')]
     pub dimensions: Vec<String>,
-    /// Audit a seeded sample of N dialogues.
+    /// Audit a seeded sample of N dialogues [default: [audit] sample, else every dialogue].
     #[arg(long)]
     pub sample: Option<usize>,
-    /// Seed of every random choice.
+    /// Seed of every random choice [default: [audit] seed, else 42].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Hard negatives per discriminability pool (M).
+    /// Hard negatives per discriminability pool (M) [default: [audit] negatives, else 7].
     #[arg(long)]
     pub negatives: Option<usize>,
-    /// Permutations per judge and pool (T).
+    /// Permutations per judge and pool (T) [default: [audit] trials, else 3].
     #[arg(long)]
     pub trials: Option<usize>,
-    /// Query formulation for hard negatives: auto, last, all, full:N, window:N, rewrite.
+    /// Query formulation for hard negatives: auto (the turn's rewrite, else full), or one of
+    /// last, all, full, full:N, window:N, rewrite [default: [audit] negatives_query, else auto].
     #[arg(long)]
     pub negatives_query: Option<String>,
     /// An existing BM25 index of the benchmark's corpus (default: built in OUT/.index).
@@ -52,16 +59,20 @@ pub struct Args {
     /// Folder with prompt templates overriding the built-in `prompts/audit/*.j2`.
     #[arg(long)]
     pub prompts: Option<PathBuf>,
-    /// Worst items per dimension shown with their text.
+    /// Worst items per dimension shown with their text [default: [audit] worst, else 10].
     #[arg(long)]
     pub worst: Option<usize>,
-    /// Bootstrap resamples for confidence intervals.
+    /// Bootstrap resamples for confidence intervals [default: [audit] resamples, else 2000].
     #[arg(long)]
     pub resamples: Option<usize>,
     #[command(flatten)]
-    pub import: super::import::ImportFlags,
+    pub import: super::common::ImportFlags,
     #[command(flatten)]
-    pub llm: super::local::LlmArgs,
+    pub llm: super::common::LlmArgs,
+    #[command(flatten)]
+    pub dry_run: super::common::DryRunArgs,
+    #[command(flatten)]
+    pub batch: super::common::BatchArgs,
 }
 
 fn settings(ctx: &Ctx, a: &Args) -> anyhow::Result<AuditSettings> {
@@ -96,6 +107,14 @@ fn settings(ctx: &Ctx, a: &Args) -> anyhow::Result<AuditSettings> {
         s.trials = x;
     }
     if let Some(x) = &a.negatives_query {
+        // the names every command uses; an unknown one fails here, before any work
+        if x != "auto"
+            && let Err(e) = x.parse::<mtr_retrieve::QueryFormulation>()
+        {
+            return Err(anyhow::anyhow!(mtr_core::Error::from(
+                mtr_core::InputError::new("command line", e).field("--negatives-query")
+            )));
+        }
         s.negatives_query = x.clone();
     }
     if let Some(x) = a.worst {
@@ -141,7 +160,7 @@ fn user(e: mtr_audit::AuditError) -> anyhow::Error {
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let s = settings(ctx, &args)?;
-    let dir = super::import::open_benchmark(ctx, &args.src, &args.import.options())?;
+    let dir = super::open::open_benchmark(ctx, &args.src, &args.import.options())?;
     let bench = dir
         .load()
         .with_context(|| format!("loading {}", dir.root().display()))?;
@@ -155,7 +174,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             }
         ))
     });
-    let llm = super::local::open_llm_batching(ctx, &args.llm).await?;
+    let llm_args = args.llm.clone().with(args.dry_run, args.batch);
+    let llm = super::open::open_llm_batching(ctx, &llm_args).await?;
     let prompts = match &args.prompts {
         Some(p) => AuditPrompts::from_dir(p),
         None => AuditPrompts::builtin(),
@@ -163,6 +183,15 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     .map_err(user)?;
     let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
     let mut retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = Vec::new();
+    // a dry run writes nothing: the index it needs for hard negatives lives in a temporary folder
+    let scratch = if args.dry_run.dry_run {
+        Some(tempfile::tempdir().context("creating a temporary folder")?)
+    } else {
+        None
+    };
+    let index_dir = scratch
+        .as_ref()
+        .map_or_else(|| out.join(".index"), |t| t.path().join("index"));
     if s.dimensions().contains(&Dimension::Completeness) {
         let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
         let idx = match &args.index {
@@ -171,10 +200,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 idx.check_corpus(&src).map_err(retrieve_error)?;
                 idx
             }
-            None => {
-                mtr_audit::materials::corpus_index(&bench, &out.join(".index"), progress.as_ref())
-                    .map_err(user)?
-            }
+            None => mtr_audit::materials::corpus_index(&bench, &index_dir, progress.as_ref())
+                .map_err(user)?,
         };
         retrievers.push(Arc::new(idx.bm25().map_err(retrieve_error)?));
         // dense negatives too, when the configuration names an embedder
@@ -212,11 +239,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let outcome = mtr_audit::run(&bench, job.clone(), &llm)
             .await
             .map_err(user)?;
-        if args.llm.batch && llm.batch_queued() > 0 {
+        if args.batch.batch && llm.batch_queued() > 0 {
             let rep = llm
                 .run_batches()
                 .await
-                .map_err(|e| super::local::llm_error(ctx, e))?;
+                .map_err(|e| super::open::llm_error(ctx, e))?;
             tracing::info!(
                 submitted = ?rep.submitted,
                 answered = rep.answered,

@@ -43,8 +43,10 @@ pub struct Args {
     /// Rank depth of the retriever runs.
     #[arg(long, default_value_t = 100)]
     pub k: usize,
-    /// Measures to report (ndcg_cut.10, recall.100, mrr.10, map_cut.100, success_strict.5,
-    /// success_lenient.5, or nDCG@10, Recall@100, ...; repeatable or comma-separated).
+    /// Measures to report, as trec_eval (ndcg_cut.10, recall.100, recip_rank_cut.10,
+    /// map_cut.100, P.5, success.5, success_strict.5) or ir_measures (nDCG@10, R@100, RR@10,
+    /// AP@100, P@5, Success@5) writes them; repeatable or comma-separated [default: nDCG@5,10,20,
+    /// R@5,10,20,100, RR@10, AP@100, Success@1,5,10 strict and lenient].
     #[arg(long = "measure", value_name = "MEASURE", value_delimiter = ',')]
     pub measures: Vec<String>,
     /// The measure for ranking, tests, failure analysis and turn-depth curves.
@@ -56,8 +58,12 @@ pub struct Args {
     /// Bootstrap resamples (over dialogues).
     #[arg(long, default_value_t = 1000)]
     pub resamples: usize,
-    /// Confidence level of the intervals.
-    #[arg(long, default_value_t = 0.95)]
+    /// Confidence level of the intervals (not the relevance level: grade >= 1 is relevant).
+    #[arg(
+        long = "confidence-level",
+        value_name = "LEVEL",
+        default_value_t = 0.95
+    )]
     pub level: f64,
     /// Sign-flip permutations of the randomization tests.
     #[arg(long, default_value_t = 10_000)]
@@ -87,7 +93,7 @@ pub struct Args {
     #[arg(long)]
     pub domain: Option<String>,
     #[command(flatten)]
-    pub llm: super::local::LlmArgs,
+    pub llm: super::common::LlmArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -170,7 +176,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let needs_llm = specs.iter().any(RetrieverSpec::needs_dense)
             || formulations.contains(&QueryFormulation::LlmRewrite);
         let llm = if needs_llm {
-            Some(super::local::open_llm(ctx, &args.llm).await?)
+            Some(super::open::open_llm(ctx, &args.llm).await?)
         } else {
             None
         };
@@ -245,7 +251,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         written.len(),
         args.output.display()
     ));
-    super::import::emit(&text)?;
+    super::open::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -263,7 +269,7 @@ fn settings(args: &Args) -> anyhow::Result<Settings> {
             .collect::<anyhow::Result<Vec<_>>>()?
     };
     if args.level <= 0.0 || args.level >= 1.0 || args.level.is_nan() {
-        return Err(user_error("--level", "must be between 0 and 1"));
+        return Err(user_error("--confidence-level", "must be between 0 and 1"));
     }
     if args.resamples == 0 || args.permutations == 0 {
         return Err(user_error(

@@ -10,7 +10,8 @@ use mtr_llm::cache::PruneFilter;
 use mtr_llm::{Cache, config::default_cache_path};
 
 use super::Ctx;
-use super::local::{llm_config, llm_error};
+use super::common::FormatArgs;
+use super::open::{llm_config, llm_error};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -25,9 +26,8 @@ pub struct Args {
 pub enum CacheCommand {
     /// Rows, size, tokens and the cost the cached answers saved, per model and prompt.
     Stats {
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: FormatArgs,
     },
     /// Remove cached answers (all given conditions must hold).
     Prune {
@@ -54,9 +54,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(default_cache_path);
     let cache = Cache::open(&path).map_err(|e| llm_error(ctx, e))?;
     match args.command {
-        CacheCommand::Stats { json } => {
+        CacheCommand::Stats { format } => {
             let s = cache.stats().map_err(|e| llm_error(ctx, e))?;
-            if json {
+            if format.json() {
                 println!("{}", serde_json::to_string_pretty(&s)?);
                 return Ok(ExitCode::SUCCESS);
             }

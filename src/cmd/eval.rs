@@ -4,8 +4,10 @@
 //! explicit switches for the conventions trec_eval leaves implicit (`--compat trec_eval_9`
 //! for float32 scores, `--dedup first`, `--intersect`).
 //!
-//! `-q` here is trec_eval's "per-query values" (it is also mtr's global quiet flag; for this
-//! command both apply, and quiet only silences logs, which never go to stdout).
+//! `-q` is trec_eval's "per-query values" (mtr's quiet flag is `--quiet`, never `-q`), `-l` is
+//! trec_eval's relevance level (`--relevance-level`, not to be confused with bench's
+//! `--confidence-level`). Measures are written as trec_eval (`ndcg_cut.10`) or ir_measures
+//! (`nDCG@10`) writes them. Like trec_eval, the command prints its result and nothing else.
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -55,13 +57,14 @@ pub struct Args {
     /// Runs: TREC `qid Q0 docno rank score tag`, or MTRAG JSONL (`task_id`, `contexts`).
     #[arg(required = true)]
     pub runs: Vec<PathBuf>,
-    /// Measure(s), trec_eval syntax: `map`, `P.5,10`, `ndcg_cut.10`, `official`, `all`;
-    /// mtr extensions: ndcg_exp_cut.k, map_capped_cut.k, success_strict.k, success_lenient.k,
-    /// recip_rank_cut.k. Repeatable. Default: trec_eval's official set.
+    /// Measure(s), trec_eval syntax: `map`, `P.5,10`, `ndcg_cut.10`, `official`, `all`; or
+    /// ir_measures syntax: `nDCG@10`, `RR@10`, `P@5`, `R@100`, `AP@100`, `Success@10`; mtr
+    /// extensions: ndcg_exp_cut.k, map_capped_cut.k, success_strict.k, success_lenient.k,
+    /// recip_rank_cut.k. Repeatable [default: trec_eval's official set].
     #[arg(short = 'm', long = "measure", value_name = "MEASURE")]
     pub measures: Vec<String>,
-    /// Print per-query values too (trec_eval's -q; `-q` works here as well).
-    #[arg(long)]
+    /// Print per-query values too (trec_eval's -q).
+    #[arg(short = 'q', long)]
     pub per_query: bool,
     /// Average over all qrels queries; queries missing from the run score 0 (trec_eval -c).
     #[arg(short = 'c', long = "complete", conflicts_with = "intersect")]
@@ -73,7 +76,12 @@ pub struct Args {
     #[arg(short = 'M', long = "max-docs", value_name = "N")]
     pub max_docs: Option<usize>,
     /// Minimum grade counted as relevant (trec_eval -l). nDCG uses raw grades regardless.
-    #[arg(short = 'l', long = "level", value_name = "N", default_value_t = 1)]
+    #[arg(
+        short = 'l',
+        long = "relevance-level",
+        value_name = "N",
+        default_value_t = 1
+    )]
     pub level: i64,
     /// Reproduce another trec_eval's conventions.
     #[arg(long, value_enum, default_value_t = CompatArg::TrecEval10)]
@@ -89,8 +97,8 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
-pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
-    let per_query = args.per_query || ctx.global.quiet;
+pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let per_query = args.per_query;
     let measures = if args.measures.is_empty() {
         MeasureSet::official()
     } else {

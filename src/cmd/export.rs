@@ -1,6 +1,8 @@
-//! `mtr export BENCH --to beir|trec -o DIR [--query last|rewrite|full]`: writes a benchmark in a
+//! `mtr export BENCH --to beir|trec -o DIR [--query last|all|rewrite]`: writes a benchmark in a
 //! format other tools read. BEIR: `corpus.jsonl`, `queries.jsonl`, `qrels/test.tsv`; TREC:
-//! `topics.tsv`, `qrels.txt`, `collection.tsv`. Every turn is a query; `--query` picks its text.
+//! `topics.tsv`, `qrels.txt`, `collection.tsv`. Every turn is a query; `--query` picks its text,
+//! with the names `mtr retrieve` uses (the formulations that need the agent's answers or an
+//! LLM are refused with a pointer to `mtr retrieve`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -8,9 +10,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mtr_core::formats::export::{QueryField, export_beir, export_trec};
+use mtr_retrieve::QueryFormulation;
 
 use super::Ctx;
-use super::import::{ImportFlags, emit, open_benchmark};
+use super::common::{FORMULATIONS, ImportFlags, OutputDirArgs, QueryArgs, default_formulation};
+use super::open::{emit, open_benchmark};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Target {
@@ -25,34 +29,50 @@ pub struct Args {
     /// The format to write.
     #[arg(long, value_enum)]
     pub to: Target,
-    /// The output folder.
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// The text of each query: the question as asked (last), the rewrite (rewrite, falling back
-    /// to the question), or all questions so far (full).
-    #[arg(long, default_value = "last", value_parser = parse_query)]
-    pub query: QueryField,
+    #[command(flatten)]
+    pub output: OutputDirArgs,
+    #[command(flatten)]
+    pub query: QueryArgs,
     #[command(flatten)]
     pub import: ImportFlags,
 }
 
-fn parse_query(s: &str) -> Result<QueryField, String> {
-    s.parse()
+/// The exported text of a formulation: `last`, `all` and `rewrite` need only the user's turns.
+fn query_field(f: QueryFormulation) -> anyhow::Result<QueryField> {
+    match f {
+        QueryFormulation::Last => Ok(QueryField::Last),
+        QueryFormulation::All => Ok(QueryField::Full),
+        QueryFormulation::Rewrite => Ok(QueryField::Rewrite),
+        other => Err(anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new(
+                "command line",
+                format!(
+                    "`mtr export` writes the queries last, all or rewrite, not `{other}` \
+                     (formulations: {FORMULATIONS})"
+                ),
+            )
+            .field("--query")
+            .hint("`mtr retrieve --query ...` writes every formulation's query text to RUN.jsonl"),
+        ))),
+    }
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let dir = open_benchmark(ctx, &args.bench, &args.import.options())?;
+    let formulation = match args.query.query {
+        Some(f) => f,
+        None => default_formulation(
+            &dir.load()
+                .with_context(|| format!("loading {}", dir.root().display()))?,
+        ),
+    };
+    let field = query_field(formulation)?;
+    let out = &args.output.output;
     let report = match args.to {
-        Target::Beir => export_beir(&dir, &args.output, args.query),
-        Target::Trec => export_trec(&dir, &args.output, args.query),
+        Target::Beir => export_beir(&dir, out, field),
+        Target::Trec => export_trec(&dir, out, field),
     }
-    .with_context(|| {
-        format!(
-            "exporting {} to {}",
-            dir.root().display(),
-            args.output.display()
-        )
-    })?;
+    .with_context(|| format!("exporting {} to {}", dir.root().display(), out.display()))?;
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -60,7 +80,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         report.queries,
         report.passages,
         report.qrels_pairs,
-        args.output.display()
+        out.display()
     );
     for f in &report.files {
         let _ = writeln!(o, "  {}", f.display());

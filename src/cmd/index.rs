@@ -14,14 +14,15 @@ use mtr_retrieve::llm::LlmEmbedder;
 use mtr_retrieve::{CorpusSource, IndexBuilder, IndexOptions, Language};
 
 use super::Ctx;
-use super::local::{LlmArgs, open_llm};
+use super::common::{FormatArgs, LlmArgs};
+use super::open::{open_llm, retrieve_error};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A native benchmark folder, or a JSONL corpus (`{id,title,text}` or BEIR `{_id,title,text}`).
     pub src: PathBuf,
     /// The index folder to write (an existing mtr index there is replaced; its embeddings are kept).
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
     /// Analyzer language: en, zh, or auto (the benchmark's language, else detected from the corpus).
     #[arg(long, default_value = "auto")]
@@ -44,19 +45,10 @@ pub struct Args {
     /// Embedding requests in flight.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: FormatArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
-}
-
-/// Converts a retrieval error so that the binary's exit code sees user errors.
-pub fn retrieve_error(e: mtr_retrieve::Error) -> anyhow::Error {
-    match e {
-        mtr_retrieve::Error::Core(c) => anyhow::Error::new(c),
-        other => anyhow::Error::new(other),
-    }
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -118,7 +110,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             "seconds": t.elapsed().as_secs_f64(),
         });
     }
-    if args.json {
+    if args.format.json() {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         println!(

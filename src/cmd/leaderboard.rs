@@ -8,15 +8,15 @@ use std::process::ExitCode;
 use mtr_bench::BenchError;
 
 use super::Ctx;
+use super::common::OutputDirArgs;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Bench results: `bench.json` files written by `mtr bench`, or folders holding one.
     #[arg(required = true, value_name = "RESULT")]
     pub results: Vec<PathBuf>,
-    /// Output folder for the site.
-    #[arg(short, long, value_name = "DIR")]
-    pub output: PathBuf,
+    #[command(flatten)]
+    pub output: OutputDirArgs,
 }
 
 fn bench_err(e: BenchError) -> anyhow::Error {
@@ -40,7 +40,8 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .collect();
     let results = mtr_bench::leaderboard::load(&files).map_err(bench_err)?;
     let lb = mtr_bench::leaderboard::merge(&results).map_err(bench_err)?;
-    let written = mtr_bench::leaderboard::write_site(&args.output, &lb).map_err(bench_err)?;
+    let written =
+        mtr_bench::leaderboard::write_site(&args.output.output, &lb).map_err(bench_err)?;
     use std::fmt::Write as _;
     let mut text = String::new();
     for b in &lb.boards {
@@ -64,6 +65,6 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     for p in written {
         let _ = writeln!(text, "wrote {}", p.display());
     }
-    super::import::emit(&text)?;
+    super::open::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }

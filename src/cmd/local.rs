@@ -1,5 +1,5 @@
-//! `mtr local`: the embedded local default (install, start, stop, status, speed), plus the
-//! LLM flags and client constructor every LLM-using command shares ([`LlmArgs`], [`open_llm`]).
+//! `mtr local`: the embedded local default (install, start, stop, status, speed) and `ask`, a
+//! smoke test of any LLM configuration.
 
 #![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
 
@@ -8,102 +8,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use mtr_llm::LlmError;
 use mtr_llm::local::{self, LocalPaths, LocalServer};
-use mtr_llm::{LlmConfig, LlmError, LlmOptions};
 
 use super::Ctx;
-
-/// LLM flags shared by every command that calls an LLM (flatten into your `Args`).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct LlmArgs {
-    /// Neither read nor write the LLM response cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Ignore cached answers (ask again) but store the fresh ones.
-    #[arg(long)]
-    pub refresh: bool,
-    /// Stop cleanly before LLM spending would pass this many USD (a rerun resumes).
-    #[arg(long, value_name = "USD")]
-    pub max_cost: Option<f64>,
-    /// Count the LLM calls, tokens and cost per endpoint; call nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Submit the calls through the endpoint's OpenAI-compatible Batch API (files + batches) at
-    /// its batch discount, then finish from the answers; a killed run resumes by batch id.
-    /// Supported by `mtr audit` and `mtr local ask`.
-    #[arg(long)]
-    pub batch: bool,
-    /// LLM cache file (default: [llm] cache, else $MTR_HOME/llm-cache.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub llm_cache: Option<PathBuf>,
-}
-
-/// Converts an LLM error into anyhow, marking user errors (config, missing install) so that
-/// the binary exits with 2.
-pub fn llm_error(ctx: &Ctx, e: LlmError) -> anyhow::Error {
-    if e.is_user_error() {
-        let file = ctx
-            .config
-            .source
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("mtr.toml [llm]"));
-        anyhow::Error::new(mtr_core::Error::from(
-            mtr_core::InputError::new(file, e.to_string()).field("llm"),
-        ))
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
-/// The `[llm]` section of the effective configuration.
-pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
-    ctx.config.section::<LlmConfig>("llm").map_err(|e| {
-        let file = ctx
-            .config
-            .source
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("mtr.toml"));
-        anyhow::Error::new(mtr_core::Error::from(
-            mtr_core::InputError::new(file, format!("{e:#}")).field("llm"),
-        ))
-    })
-}
-
-/// Builds the LLM client from `[llm]` and the flags, wired to the progress display, for a
-/// command that cannot use the Batch API (its calls depend on each other's answers, or are
-/// embeddings): `--batch` is a user error there.
-pub async fn open_llm(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
-    if args.batch {
-        // the flag is at fault, not the configuration file
-        return Err(anyhow::Error::new(mtr_core::Error::from(
-            mtr_core::InputError::new(
-                "command line",
-                "--batch is supported by `mtr audit` and `mtr local ask` only: this command's \
-                 LLM calls depend on earlier answers (synthesis) or are embeddings",
-            )
-            .field("--batch"),
-        )));
-    }
-    open_llm_batching(ctx, args).await
-}
-
-/// [`open_llm`] for the commands that run a second pass over Batch API answers (`--batch`).
-pub async fn open_llm_batching(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
-    let config = llm_config(ctx)?;
-    let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
-    let options = LlmOptions {
-        cache_path: args.llm_cache.clone(),
-        no_cache: args.no_cache,
-        refresh: args.refresh,
-        max_cost: args.max_cost,
-        dry_run: args.dry_run,
-        batch: args.batch,
-        progress: Some(progress),
-    };
-    mtr_llm::Llm::new(config, options)
-        .await
-        .map_err(|e| llm_error(ctx, e))
-}
+use super::common::{BatchArgs, DryRunArgs, LlmArgs};
+use super::open::{llm_config, llm_error, open_llm_batching};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -144,6 +54,10 @@ pub enum LocalCommand {
         embed: bool,
         #[command(flatten)]
         llm: LlmArgs,
+        #[command(flatten)]
+        dry_run: DryRunArgs,
+        #[command(flatten)]
+        batch: BatchArgs,
     },
     /// Measure prompt and generation tokens/s of each local chat model.
     Speed {
@@ -257,7 +171,12 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             generator,
             embed,
             llm,
-        } => ask(ctx, prompt, schema, generator, embed, &llm).await,
+            dry_run,
+            batch,
+        } => {
+            let llm = llm.with(dry_run, batch);
+            ask(ctx, prompt, schema, generator, embed, &llm).await
+        }
         LocalCommand::Speed { runs } => {
             println!(
                 "server\tthreads\tprompt_tokens\tprompt_tok_s\tgenerated_tokens\tgeneration_tok_s"

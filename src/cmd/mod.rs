@@ -4,13 +4,14 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{Cli, Command};
 use crate::config::Config;
 use crate::progress::TermProgress;
 
 pub mod audit;
 pub mod bench;
 pub mod cache;
+pub mod common;
 pub mod config;
 pub mod eval;
 pub mod export;
@@ -18,16 +19,17 @@ pub mod import;
 pub mod index;
 pub mod leaderboard;
 pub mod local;
+pub mod open;
 pub mod report;
 pub mod retrieve;
 pub mod stats;
 pub mod synth;
 pub mod validate;
 
-/// What every command gets: the effective configuration, global flags and a progress sink.
+/// What every command gets: the effective configuration and a progress sink (the global flags
+/// act before dispatch: logging, progress display, configuration file).
 pub struct Ctx {
     pub config: Config,
-    pub global: GlobalArgs,
     pub progress: Arc<TermProgress>,
 }
 
@@ -36,7 +38,6 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let ctx = Ctx {
         config,
         progress: Arc::new(TermProgress::new(cli.global.quiet)),
-        global: cli.global,
     };
     match cli.command {
         Command::Import(a) => import::run(&ctx, a).await,

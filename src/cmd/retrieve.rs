@@ -19,8 +19,8 @@ use mtr_retrieve::query::Rewriter;
 use mtr_retrieve::{CorpusSource, IndexOptions, Language, QueryFormulation};
 
 use super::Ctx;
-use super::index::retrieve_error;
-use super::local::{LlmArgs, open_llm};
+use super::common::{FormatArgs, LlmArgs, QueryArgs};
+use super::open::{open_llm, retrieve_error};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -32,18 +32,19 @@ pub struct Args {
     /// bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7), weighted-z(...).
     #[arg(long, default_value = "bm25")]
     pub retriever: RetrieverSpec,
-    /// Query formulation: last, all, full, full:N, window:N, rewrite, llm-rewrite.
-    #[arg(long, default_value = "full")]
-    pub query: QueryFormulation,
+    #[command(flatten)]
+    pub query: QueryArgs,
     /// Passages per query.
     #[arg(long, default_value_t = 100)]
     pub k: usize,
     /// The TREC run to write (also writes RUN.jsonl and RUN.meta.json).
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "RUN")]
     pub output: PathBuf,
     /// Query-side analyzer language; must match the index (auto: the index's).
     #[arg(long, default_value = "auto")]
     pub language: Language,
+    #[command(flatten)]
+    pub format: FormatArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -51,6 +52,7 @@ pub struct Args {
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let bench_dir = BenchmarkDir::open(&args.bench).map_err(anyhow::Error::new)?;
     let bench = bench_dir.load().map_err(anyhow::Error::new)?;
+    let query = args.query.resolve(&bench);
     let src = CorpusSource::Benchmark(bench_dir.clone());
     let start = Instant::now();
     let opts = IndexOptions {
@@ -66,7 +68,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     .map_err(retrieve_error)?;
     idx.check_analyzer(args.language).map_err(retrieve_error)?;
 
-    let needs_llm = args.retriever.needs_dense() || args.query == QueryFormulation::LlmRewrite;
+    let needs_llm = args.retriever.needs_dense() || query == QueryFormulation::LlmRewrite;
     let llm = if needs_llm {
         Some(open_llm(ctx, &args.llm).await?)
     } else {
@@ -97,7 +99,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
-    let rewriter: Option<LlmRewriter> = match (&llm, args.query) {
+    let rewriter: Option<LlmRewriter> = match (&llm, query) {
         (Some(llm), QueryFormulation::LlmRewrite) => {
             Some(LlmRewriter::new(llm.clone()).map_err(retrieve_error)?)
         }
@@ -108,7 +110,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let mut out = mtr_retrieve::retrieve_benchmark(
         &bench,
         retriever.as_ref(),
-        &args.query,
+        &query,
         args.k,
         rewriter.as_ref().map(|r| r as &dyn Rewriter),
         ctx.progress.as_ref(),
@@ -120,6 +122,20 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .map_err(retrieve_error)
         .with_context(|| format!("writing {}", args.output.display()))?;
     let (_, jsonl, meta) = mtr_retrieve::run::run_file_paths(&args.output);
+    if args.format.json() {
+        let summary = serde_json::json!({
+            "run": out.name,
+            "query": query.name(),
+            "queries": out.meta.num_queries,
+            "k": args.k,
+            "seconds": start.elapsed().as_secs_f64(),
+            "files": [&args.output, &jsonl, &meta],
+            "rewrite_fallbacks": out.meta.rewrite_fallbacks,
+            "cost_usd": llm.as_ref().map_or(0.0, |l| l.ledger().total_cost_usd),
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
         "{}: {} queries, k={} in {:.1} s -> {} ({}, {})",
         out.name,

@@ -8,16 +8,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::Ctx;
-use super::import::{ImportFlags, emit, open_benchmark};
-use super::validate::Output;
+use super::common::{FormatArgs, ImportFlags};
+use super::open::{emit, open_benchmark};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The benchmark folder (native, or any format `mtr import` reads).
     pub dir: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Text)]
-    pub format: Output,
+    #[command(flatten)]
+    pub format: FormatArgs,
     #[command(flatten)]
     pub import: ImportFlags,
 }
@@ -26,9 +25,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let dir = open_benchmark(ctx, &args.dir, &args.import.options())?;
     let stats = mtr_core::stats::compute(&dir)
         .with_context(|| format!("computing statistics of {}", dir.root().display()))?;
-    match args.format {
-        Output::Json => emit(&(serde_json::to_string_pretty(&stats)? + "\n"))?,
-        Output::Text => emit(&stats.render_text())?,
+    if args.format.json() {
+        emit(&(serde_json::to_string_pretty(&stats)? + "\n"))?;
+    } else {
+        emit(&stats.render_text())?;
     }
     Ok(ExitCode::SUCCESS)
 }

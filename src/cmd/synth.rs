@@ -11,7 +11,8 @@ use mtr_pipeline::config::VectorSource;
 use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
 
 use super::Ctx;
-use super::local::{LlmArgs, open_llm};
+use super::common::{DryRunArgs, LlmArgs};
+use super::open::open_llm;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Vectors {
@@ -31,7 +32,12 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub corpus: PathBuf,
     /// Output benchmark folder (native format).
-    #[arg(short, long, value_name = "DIR")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "out",
+        value_name = "DIR"
+    )]
     pub out: PathBuf,
     /// Number of dialogues [default: 100, or [synth] dialogues].
     #[arg(long)]
@@ -83,6 +89,8 @@ pub struct Args {
     pub license: Option<String>,
     #[command(flatten)]
     pub llm: LlmArgs,
+    #[command(flatten)]
+    pub dry_run: DryRunArgs,
 }
 
 fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
@@ -166,14 +174,27 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(w) = &args.work_dir {
         job.work_dir = w.clone();
     }
-    if args.fresh && job.work_dir.exists() {
+    if args.fresh && !args.dry_run.dry_run && job.work_dir.exists() {
         std::fs::remove_dir_all(&job.work_dir)
             .with_context(|| format!("removing {}", job.work_dir.display()))?;
     }
     let progress = ctx.progress.as_ref();
 
-    if args.llm.dry_run {
-        return match open_llm(ctx, &args.llm).await {
+    if args.dry_run.dry_run {
+        // a dry run writes nothing: a first run's stage artefacts (chunks, vectors: tens of
+        // MB) go to a temporary folder; an existing work dir is read for what is done already
+        let _scratch = if job.work_dir.exists() {
+            None
+        } else {
+            let t = tempfile::tempdir().context("creating a temporary folder")?;
+            job.work_dir = t.path().join("work");
+            Some(t)
+        };
+        let llm_args = LlmArgs {
+            dry_run: true,
+            ..args.llm.clone()
+        };
+        return match open_llm(ctx, &llm_args).await {
             Ok(llm) => {
                 let plan = mtr_pipeline::dry_run(&job, &llm, progress)
                     .await
@@ -214,7 +235,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let outcome = mtr_pipeline::synthesize(&job, &llm, progress)
         .await
         .map_err(|e| match e {
-            mtr_pipeline::Error::Llm(l) => super::local::llm_error(ctx, l),
+            mtr_pipeline::Error::Llm(l) => super::open::llm_error(ctx, l),
             other => user_error(other),
         })?;
     let s = &outcome.stats;

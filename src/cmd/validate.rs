@@ -13,14 +13,8 @@ use mtr_core::formats::ImportOptions;
 use mtr_core::validate::{Issue, ValidateOptions, ValidationReport, validate};
 
 use super::Ctx;
-use super::import::{emit, open_benchmark};
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Output {
-    #[default]
-    Text,
-    Json,
-}
+use super::common::FormatArgs;
+use super::open::{emit, open_benchmark};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -29,9 +23,8 @@ pub struct Args {
     /// Report problems as warnings and count the records that would be skipped.
     #[arg(long)]
     pub lenient: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Text)]
-    pub format: Output,
+    #[command(flatten)]
+    pub format: FormatArgs,
     /// How many problems to print (all are counted).
     #[arg(long, default_value_t = 50)]
     pub max_errors: usize,
@@ -54,18 +47,19 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         },
     )
     .with_context(|| format!("validating {}", dir.root().display()))?;
-    match args.format {
-        Output::Json => emit(&(serde_json::to_string_pretty(&report)? + "\n"))?,
-        Output::Text => emit(&render_text(
+    if args.format.json() {
+        emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+    } else {
+        emit(&render_text(
             &report,
             &dir.root().display().to_string(),
             args.max_errors,
-        ))?,
+        ))?;
     }
     Ok(if report.is_ok() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(2)
+        crate::exit::Status::Input.into()
     })
 }
 

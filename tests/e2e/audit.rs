@@ -27,7 +27,7 @@ fn import_clapnq(dir: &Path) -> Option<PathBuf> {
     let src = mtrag()?;
     let out = dir.join("clapnq");
     mtr()
-        .args(["-q", "import", "mtrag"])
+        .args(["--quiet", "import", "mtrag"])
         .arg(&src)
         .args(["--domain", "clapnq", "-o"])
         .arg(&out)
@@ -87,7 +87,7 @@ async fn audit_on_the_fake_server_end_to_end() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&bench)
         .arg("-o")
         .arg(&out)
@@ -107,7 +107,7 @@ async fn audit_on_the_fake_server_end_to_end() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&bench)
         .arg("-o")
         .arg(&out)
@@ -150,7 +150,7 @@ async fn audit_on_the_fake_server_end_to_end() {
     mtr()
         .arg("--config")
         .arg(&cfg)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&bench)
         .arg("-o")
         .arg(&out)
@@ -171,14 +171,14 @@ async fn audit_on_the_fake_server_end_to_end() {
 
     // mtr report re-renders the same reports from summary.json alone
     std::fs::remove_file(out.join("report.html")).unwrap();
-    mtr().args(["-q", "report"]).arg(&out).assert().success();
+    mtr().args(["--quiet", "report"]).arg(&out).assert().success();
     assert_eq!(read(&out.join("report.html")), before[3]);
 
     // user errors exit 2 and name the problem
     let o = mtr()
         .arg("--config")
         .arg(&cfg)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&bench)
         .args(["--dimensions", "relevance"])
         .output()
@@ -193,13 +193,13 @@ async fn audit_on_the_fake_server_end_to_end() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(tmp.path().join("missing"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let o = mtr()
-        .args(["-q", "report"])
+        .args(["--quiet", "report"])
         .arg(tmp.path())
         .output()
         .unwrap();
@@ -211,7 +211,7 @@ async fn audit_on_the_fake_server_end_to_end() {
     let o = mtr()
         .arg("--config")
         .arg(&priced)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&bench)
         .arg("-o")
         .arg(&out2)
@@ -238,7 +238,7 @@ async fn audit_on_the_fake_server_end_to_end() {
     mtr()
         .arg("--config")
         .arg(&priced)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&bench)
         .arg("-o")
         .arg(&out2)
@@ -327,7 +327,7 @@ fn audit_on_the_local_model_with_a_small_sample() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&bench)
         .arg("-o")
         .arg(&out)
@@ -391,7 +391,7 @@ async fn audit_through_the_batch_api_on_the_fake_server() {
         mtr()
             .arg("--config")
             .arg(&cfg)
-            .args(["-q", "audit"])
+            .args(["--quiet", "audit"])
             .arg(&bench)
             .arg("-o")
             .arg(&out)
@@ -429,7 +429,7 @@ async fn audit_through_the_batch_api_on_the_fake_server() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg)
-        .args(["-q", "synth", "--corpus"])
+        .args(["--quiet", "synth", "--corpus"])
         .arg(tmp.path())
         .arg("-o")
         .arg(tmp.path().join("synth"))

@@ -143,7 +143,7 @@ fn mtrag_govt_and_beir_roundtrip() {
         .arg("import")
         .arg("mtrag")
         .arg(&src)
-        .args(["--domain", "govt", "--json", "-o"])
+        .args(["--domain", "govt", "--format", "json", "-o"])
         .arg(&b)
         .output()
         .unwrap();

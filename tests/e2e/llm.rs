@@ -87,7 +87,7 @@ fn ask_caches_and_cache_commands_report_it() {
 
     let stats = mtr()
         .current_dir(env.dir.path())
-        .args(["cache", "stats", "--json"])
+        .args(["cache", "stats", "--format", "json"])
         .output()
         .unwrap();
     assert!(stats.status.success());

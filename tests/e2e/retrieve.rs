@@ -49,7 +49,7 @@ fn index_retrieve_eval_bm25() {
         .arg(&b)
         .arg("-o")
         .arg(&idx)
-        .arg("--json")
+        .args(["--format", "json"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -34,7 +34,7 @@ async fn synth_until(
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mtr"))
         .arg("--config")
         .arg(config)
-        .arg("-q")
+        .arg("--quiet")
         .args(synth_args(out))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -56,7 +56,7 @@ fn synth_to_the_end(config: &Path, out: &Path) {
     let o = mtr()
         .arg("--config")
         .arg(config)
-        .args(["-q"])
+        .args(["--quiet"])
         .args(synth_args(out))
         .output()
         .unwrap();
@@ -121,7 +121,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg_a)
-        .args(["-q"])
+        .args(["--quiet"])
         .args(synth_args(&dry))
         .arg("--dry-run")
         .output()
@@ -146,7 +146,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg_a)
-        .args(["-q"])
+        .args(["--quiet"])
         .args(synth_args(&a))
         .output()
         .unwrap();
@@ -154,10 +154,10 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let calls_a = fake.chat_calls();
     let summary = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(summary.contains("12 dialogues, 48 turns"), "{summary}");
-    mtr().args(["-q", "validate"]).arg(&a).assert().success();
+    mtr().args(["--quiet", "validate"]).arg(&a).assert().success();
     // the other commands take the synthesized benchmark as it is
     let o = mtr()
-        .args(["-q", "bench"])
+        .args(["--quiet", "bench"])
         .arg(&a)
         .arg("--output")
         .arg(tmp.path().join("bench-out"))
@@ -181,7 +181,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let o = mtr()
         .arg("--config")
         .arg(&cfg_a)
-        .args(["-q", "audit"])
+        .args(["--quiet", "audit"])
         .arg(&a)
         .arg("-o")
         .arg(tmp.path().join("audit-out"))
@@ -240,7 +240,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
             );
         }
     }
-    mtr().args(["-q", "validate"]).arg(&b).assert().success();
+    mtr().args(["--quiet", "validate"]).arg(&b).assert().success();
 
     // C: another cache, interrupted with SIGINT (Ctrl-C) at 40%: mtr stops cleanly (exit 130),
     // the cache keeps every answer received, and the rerun repeats at most the calls in flight
@@ -259,7 +259,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let before = fake.chat_calls() - start;
     // every answer received before the interrupt is in the file (chat rows, not embeddings)
     let o = mtr()
-        .args(["-q", "cache", "stats", "--json", "--llm-cache"])
+        .args(["--quiet", "cache", "stats", "--format", "json", "--llm-cache"])
         .arg(tmp.path().join("c.sqlite"))
         .output()
         .unwrap();
@@ -324,7 +324,7 @@ fn synth_on_the_local_model_en_and_zh() {
         let o = mtr()
             .arg("--config")
             .arg(&cfg)
-            .args(["-q", "synth", "--corpus"])
+            .args(["--quiet", "synth", "--corpus"])
             .arg(corpus(lang))
             .arg("-o")
             .arg(&out)
@@ -344,7 +344,7 @@ fn synth_on_the_local_model_en_and_zh() {
             String::from_utf8_lossy(&o.stdout)
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        mtr().args(["-q", "validate"]).arg(&out).assert().success();
+        mtr().args(["--quiet", "validate"]).arg(&out).assert().success();
         let b = mtr_core::BenchmarkDir::open(&out).unwrap().load().unwrap();
         assert_eq!(b.manifest.language, lang);
         for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {

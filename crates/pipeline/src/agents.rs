@@ -60,6 +60,10 @@ pub struct RoleUsage {
     /// Calls answered from the LLM cache (paid in an earlier run).
     pub cached: u64,
     pub parse_failed: u64,
+    /// Free-text answers cut at `max_tokens` (`finish_reason: length`) after the retry with
+    /// twice the room: failed attempts, never used (a cut answer would enter the benchmark).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     /// List price of the calls (what they cost when first made, cache hits included), in
@@ -72,6 +76,10 @@ impl RoleUsage {
     pub fn cost_usd(&self) -> f64 {
         pico_to_usd(self.cost_pusd)
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn usd_to_pico(usd: f64) -> u64 {
@@ -104,6 +112,7 @@ impl CallLog {
             e.calls += v.calls;
             e.cached += v.cached;
             e.parse_failed += v.parse_failed;
+            e.truncated += v.truncated;
             e.prompt_tokens += v.prompt_tokens;
             e.completion_tokens += v.completion_tokens;
             e.cost_pusd += v.cost_pusd;
@@ -118,6 +127,11 @@ impl CallLog {
             }
         }
     }
+}
+
+/// True when the answer was cut at `max_tokens`.
+fn cut(out: &ChatResult) -> bool {
+    out.finish_reason.as_deref() == Some("length")
 }
 
 /// What the user agent proposes.
@@ -176,7 +190,44 @@ impl Agents<'_> {
         s
     }
 
+    /// One call; a free-text answer cut at `max_tokens` is asked again once with twice the
+    /// room, and if cut again is a failed attempt (`None`, counted as `truncated`).
     async fn call(
+        &self,
+        role: &str,
+        req: ChatRequest,
+        judge: bool,
+        log: &mut CallLog,
+    ) -> Result<Option<ChatResult>> {
+        let text = matches!(req.output, OutputSpec::Text);
+        let first = self.call_once(role, req.clone(), judge, log).await?;
+        let Some(out) = first else { return Ok(None) };
+        if !(text && cut(&out)) {
+            return Ok(Some(out));
+        }
+        let mut roomier = req;
+        let mut s = roomier.sampling.clone().unwrap_or_else(|| {
+            if judge {
+                self.llm.sampling(Role::Judges).clone()
+            } else {
+                self.generator_sampling()
+            }
+        });
+        s.max_tokens = Some(s.max_tokens.unwrap_or(512).saturating_mul(2));
+        roomier.sampling = Some(s);
+        match self.call_once(role, roomier, judge, log).await? {
+            Some(out) if !cut(&out) => Ok(Some(out)),
+            Some(_) => {
+                let r = log.roles.entry(role.to_string()).or_default();
+                r.truncated += 1;
+                tracing::debug!(role, "answer cut at max_tokens twice; attempt dropped");
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+
+    async fn call_once(
         &self,
         role: &str,
         req: ChatRequest,

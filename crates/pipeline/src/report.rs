@@ -340,6 +340,20 @@ pub fn render(
         );
     }
     let _ = writeln!(o);
+    let cut: Vec<String> = s
+        .calls
+        .roles
+        .iter()
+        .filter(|(_, u)| u.truncated > 0)
+        .map(|(r, u)| format!("{r} {}", u.truncated))
+        .collect();
+    if !cut.is_empty() {
+        let _ = writeln!(
+            o,
+            "- answers cut at max_tokens even with twice the room, dropped as failed attempts: {}",
+            cut.join(", ")
+        );
+    }
     let _ = writeln!(
         o,
         "- cost of all calls at list price (including calls served from the cache): ${:.6} in total, per dialogue {}",

@@ -1,0 +1,113 @@
+//! Free-text answers cut at `max_tokens` (`finish_reason: length`) never enter a synthesized
+//! benchmark: the fake server cuts every first answerer and humanizer answer; the retry with
+//! twice the room gets the whole answer, except for some answerer calls that are cut again
+//! (failed attempts, counted in the synth report).
+
+#![cfg(test)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+use mtr_core::BenchmarkDir;
+use mtr_llm::fake::{FakeReply, FakeServer};
+use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
+use mtr_pipeline::fake_agents::FakeAgents;
+use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
+
+const CUT: &str = "CUTMARK";
+
+fn cut(text: &str) -> FakeReply {
+    let half: String = text.chars().take(text.chars().count() / 2).collect();
+    FakeReply::Truncated(format!("{half} {CUT}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_cut_at_max_tokens_are_retried_or_dropped() {
+    let agents = FakeAgents::default();
+    let server = FakeServer::builder()
+        .respond(move |r| {
+            let reply = agents.reply(r);
+            let system = r.system.clone().unwrap_or_default();
+            // free-text calls only (the agents' JSON calls carry a schema)
+            let text = r.body.get("response_format").is_none();
+            let answerer = text && system.contains("search assistant");
+            let humanizer = text && system.contains("rewrite questions");
+            let max = r.body["max_tokens"].as_u64().unwrap_or(0);
+            let FakeReply::Content(text) = &reply else {
+                return reply;
+            };
+            // first attempts (default room, 400) are always cut; with more room, one
+            // answerer call in three (by seed) is cut again
+            let again = answerer && r.seed.unwrap_or(0) % 3 == 0;
+            if (answerer || humanizer) && (max <= 400 || again) {
+                cut(text)
+            } else {
+                reply
+            }
+        })
+        .dims(64)
+        .start()
+        .await
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = LlmConfig {
+        endpoints: vec![
+            server.endpoint("gen", "fake-gen"),
+            server.endpoint("judge", "fake-judge"),
+            server.endpoint("emb", "fake-emb"),
+        ],
+        roles: Roles {
+            judges: vec!["judge".into()],
+            generator: vec!["gen".into()],
+            embedder: vec!["emb".into()],
+        },
+        ..Default::default()
+    };
+    let llm = Llm::new(
+        cfg,
+        LlmOptions {
+            cache_path: Some(tmp.path().join("cache.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
+    let job = SynthJob::new(
+        &corpus,
+        &tmp.path().join("bench"),
+        SynthConfig {
+            dialogues: 3,
+            turns: 3,
+            seed: 7,
+            ..Default::default()
+        },
+        SynthPrompts::builtin().unwrap(),
+    );
+    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    assert!(out.turns > 0, "{:?}", out.stats.events);
+    let b = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .load()
+        .unwrap();
+    for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
+        let answer = t.answer.clone().unwrap_or_default();
+        assert!(
+            !answer.contains(CUT),
+            "turn {}: cut answer {answer:?}",
+            t.id
+        );
+        assert!(
+            !t.user.contains(CUT),
+            "turn {}: cut question {:?}",
+            t.id,
+            t.user
+        );
+    }
+    let answerer = &out.stats.calls.roles["answerer"];
+    assert!(answerer.truncated > 0, "{answerer:?}");
+    let report = std::fs::read_to_string(tmp.path().join("bench/synth_report.md")).unwrap();
+    assert!(report.contains("cut at max_tokens"), "{report}");
+}

@@ -1,0 +1,177 @@
+//! The argument groups several commands share, written once so that a flag means the same
+//! thing everywhere: the JSON switch (`--format json`), the query formulation (`--query`, one
+//! vocabulary for retrieve, bench, export and audit), and the LLM flags (only on the commands
+//! that call an LLM; `--dry-run` and `--batch` only where they do something). Commands flatten
+//! these into their own `Args`.
+
+use std::path::PathBuf;
+
+use mtr_retrieve::QueryFormulation;
+
+/// What a command prints on stdout: text for people, or one JSON document for programs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Text for people.
+    #[default]
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// `--format text|json`: the one JSON switch of every command that prints a summary.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct FormatArgs {
+    /// Output format of the result printed on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+impl FormatArgs {
+    pub fn json(self) -> bool {
+        self.format == Format::Json
+    }
+}
+
+/// The formulations every command understands, for help texts and errors.
+pub const FORMULATIONS: &str = "last, all, full, full:N, window:N, rewrite, llm-rewrite";
+
+/// `--query FORMULATION`: how a turn and its history become the query text. Parsed by
+/// `mtr_retrieve::QueryFormulation`, so an unknown name is an error in every command.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct QueryArgs {
+    /// Query formulation: last (the question as asked), all (every user question so far), full
+    /// (user and agent turns, newest last, within 512 tokens; full:N for N tokens), window:N
+    /// (the last N turns and the question), rewrite (the benchmark's standalone rewrite),
+    /// llm-rewrite (a rewrite by the generator LLM) [default: rewrite when the benchmark has
+    /// rewrites, else last].
+    #[arg(long, value_name = "FORMULATION")]
+    pub query: Option<QueryFormulation>,
+}
+
+impl QueryArgs {
+    /// The formulation asked for, else the default for this benchmark.
+    pub fn resolve(self, bench: &mtr_core::Benchmark) -> QueryFormulation {
+        self.query.unwrap_or_else(|| default_formulation(bench))
+    }
+}
+
+/// `rewrite` when any turn of the benchmark has a rewrite, else `last` (on MTRAG's clapnq
+/// `full` is the worst formulation: nDCG@10 0.1855 against 0.2918 for `rewrite`).
+pub fn default_formulation(bench: &mtr_core::Benchmark) -> QueryFormulation {
+    let has_rewrite = bench
+        .dialogues
+        .iter()
+        .flat_map(|d| &d.turns)
+        .any(|t| t.rewrite.as_deref().is_some_and(|r| !r.trim().is_empty()));
+    if has_rewrite {
+        QueryFormulation::Rewrite
+    } else {
+        QueryFormulation::Last
+    }
+}
+
+/// LLM flags of every command that calls an LLM or an embedder (flatten into its `Args`).
+/// `--dry-run` and `--batch` are separate groups ([`DryRunArgs`], [`BatchArgs`]) because only
+/// some of these commands can honour them; the command copies them in here before opening
+/// the client.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LlmArgs {
+    /// Neither read nor write the LLM response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Ignore cached answers (ask again) but store the fresh ones.
+    #[arg(long)]
+    pub refresh: bool,
+    /// Stop cleanly before LLM spending would pass this many USD (a rerun resumes)
+    /// [default: no limit].
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// LLM cache file [default: [llm] cache, else $MTR_HOME/llm-cache.sqlite].
+    #[arg(long, value_name = "PATH")]
+    pub llm_cache: Option<PathBuf>,
+    /// Set from [`DryRunArgs`] by the commands that plan without calling.
+    #[arg(skip)]
+    pub dry_run: bool,
+    /// Set from [`BatchArgs`] by the commands that run a second pass over Batch API answers.
+    #[arg(skip)]
+    pub batch: bool,
+}
+
+/// `--dry-run`, for the commands that can plan their LLM calls without making them.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct DryRunArgs {
+    /// Count the LLM calls, tokens, cost and time per endpoint; call nothing and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `--batch`, for the commands whose calls do not depend on each other's answers.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct BatchArgs {
+    /// Submit the calls through the endpoint's OpenAI-compatible Batch API (files + batches) at
+    /// its batch discount, then finish from the answers; a killed run resumes by batch id.
+    #[arg(long)]
+    pub batch: bool,
+}
+
+impl LlmArgs {
+    /// These flags with `--dry-run` and `--batch` as the command received them.
+    pub fn with(mut self, dry_run: DryRunArgs, batch: BatchArgs) -> Self {
+        self.dry_run = dry_run.dry_run;
+        self.batch = batch.batch;
+        self
+    }
+}
+
+/// `-o/--output DIR`: the folder a command writes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputDirArgs {
+    /// The output folder.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+}
+
+/// Import options shared by every command that reads a benchmark in any format.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportFlags {
+    /// MTRAG: import only this domain (clapnq, govt, cloud, fiqa) [default: all domains].
+    #[arg(long)]
+    pub domain: Option<String>,
+    /// Which split: BEIR qrels split (test, dev, ...) or part of the data file's name
+    /// [default: test, then dev, then the only one].
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Skip bad records with a warning instead of failing (counted in the summary).
+    #[arg(long)]
+    pub lenient: bool,
+    /// BEIR/TREC: how query ids become dialogues (auto, single, conversational).
+    #[arg(long, default_value = "auto", value_parser = parse_grouping)]
+    pub group: mtr_core::formats::Grouping,
+    /// The corpus file or folder, for formats whose collection ships separately.
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// The qrels file (CAsT/iKAT, TREC), when not beside the topics.
+    #[arg(long)]
+    pub qrels: Option<PathBuf>,
+    /// The benchmark's name in its manifest [default: from the source].
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+impl ImportFlags {
+    pub fn options(&self) -> mtr_core::formats::ImportOptions {
+        mtr_core::formats::ImportOptions {
+            domain: self.domain.clone(),
+            split: self.split.clone(),
+            lenient: self.lenient,
+            grouping: self.group,
+            name: self.name.clone(),
+            corpus: self.corpus.clone(),
+            qrels: self.qrels.clone(),
+        }
+    }
+}
+
+fn parse_grouping(s: &str) -> Result<mtr_core::formats::Grouping, String> {
+    s.parse()
+}

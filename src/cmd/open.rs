@@ -1,0 +1,103 @@
+//! What commands share beyond their flags: opening a benchmark in any format, opening the LLM
+//! client from `[llm]` and the flags, turning library errors into the binary's (so that user
+//! errors exit 2), and writing a result to stdout. Commands used to reach into each other's
+//! files for these (`import::open_benchmark`, `local::open_llm_batching`).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use mtr_core::BenchmarkDir;
+use mtr_core::formats::{self, ImportOptions};
+use mtr_llm::{LlmConfig, LlmError, LlmOptions};
+
+use super::Ctx;
+use super::common::LlmArgs;
+
+/// Opens any supported benchmark file or folder as a native benchmark, importing it into the
+/// cache when needed (see `mtr_core::formats::open_any`).
+pub fn open_benchmark(
+    ctx: &Ctx,
+    path: &Path,
+    opts: &ImportOptions,
+) -> anyhow::Result<BenchmarkDir> {
+    formats::open_any_with(path, None, opts, &*ctx.progress)
+        .with_context(|| format!("opening benchmark {}", path.display()))
+}
+
+/// Writes a command's result to stdout. A closed pipe (`mtr stats B | head`) is not an error.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Converts a retrieval error so that the binary's exit code sees user errors.
+pub fn retrieve_error(e: mtr_retrieve::Error) -> anyhow::Error {
+    match e {
+        mtr_retrieve::Error::Core(c) => anyhow::Error::new(c),
+        other => anyhow::Error::new(other),
+    }
+}
+
+/// Converts an LLM error into anyhow, marking user errors (config, missing install) so that
+/// the binary exits with 2.
+pub fn llm_error(ctx: &Ctx, e: LlmError) -> anyhow::Error {
+    if e.is_user_error() {
+        let file = ctx
+            .config
+            .source
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("mtr.toml [llm]"));
+        anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new(file, e.to_string()).field("llm"),
+        ))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// The `[llm]` section of the effective configuration.
+pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
+    ctx.config.section::<LlmConfig>("llm").map_err(|e| {
+        let file = ctx
+            .config
+            .source
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("mtr.toml"));
+        anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new(file, format!("{e:#}")).field("llm"),
+        ))
+    })
+}
+
+/// Builds the LLM client from `[llm]` and the flags, wired to the progress display, for a
+/// command that cannot use the Batch API (its calls depend on each other's answers, or are
+/// embeddings).
+pub async fn open_llm(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
+    let args = LlmArgs {
+        batch: false,
+        ..args.clone()
+    };
+    open_llm_batching(ctx, &args).await
+}
+
+/// [`open_llm`] for the commands that run a second pass over Batch API answers (`--batch`).
+pub async fn open_llm_batching(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
+    let config = llm_config(ctx)?;
+    let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
+    let options = LlmOptions {
+        cache_path: args.llm_cache.clone(),
+        no_cache: args.no_cache,
+        refresh: args.refresh,
+        max_cost: args.max_cost,
+        dry_run: args.dry_run,
+        batch: args.batch,
+        progress: Some(progress),
+    };
+    mtr_llm::Llm::new(config, options)
+        .await
+        .map_err(|e| llm_error(ctx, e))
+}

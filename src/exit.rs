@@ -1,0 +1,114 @@
+//! The one table of exit statuses every command uses, and how an error becomes one:
+//!
+//! | status | meaning |
+//! |---|---|
+//! | 0 | the command did its job (`mtr validate`: the benchmark is valid) |
+//! | 1 | internal error: a bug, a failed disk, an endpoint that failed every call |
+//! | 2 | user input: a bad flag, file, option or configuration (fix it and rerun) |
+//! | 130 | interrupted (Ctrl-C, SIGTERM); a rerun resumes |
+//!
+//! Library errors that the user can fix reach the binary as `mtr_core::Error` user errors;
+//! a command that must end with a given status whatever the error chain says (an audit whose
+//! endpoint failed every call) returns a [`Failed`].
+
+use std::fmt;
+use std::process::ExitCode;
+
+/// An exit status of the table above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    Internal,
+    Input,
+    Interrupted,
+}
+
+impl Status {
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::Internal => 1,
+            Status::Input => 2,
+            Status::Interrupted => 130,
+        }
+    }
+}
+
+impl From<Status> for ExitCode {
+    fn from(s: Status) -> ExitCode {
+        ExitCode::from(s.code())
+    }
+}
+
+/// An error that ends the command with `status`, whatever else its chain holds.
+#[derive(Debug)]
+pub struct Failed {
+    pub status: Status,
+    pub message: String,
+}
+
+impl Failed {
+    /// An internal failure (exit 1), e.g. an endpoint that answered no call (for `mtr audit`
+    /// and `mtr synth`, whose judges or agents can fail every call).
+    #[allow(dead_code)]
+    pub fn internal(message: impl Into<String>) -> anyhow::Error {
+        anyhow::Error::new(Failed {
+            status: Status::Internal,
+            message: message.into(),
+        })
+    }
+}
+
+impl fmt::Display for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+/// The status an error ends the process with: a [`Failed`] anywhere in the chain decides;
+/// else a user error anywhere in the chain is 2, and so is a file the user named that does not
+/// exist or may not be read or written; anything else is 1.
+pub fn status_of(e: &anyhow::Error) -> Status {
+    if let Some(f) = e.chain().find_map(|c| c.downcast_ref::<Failed>()) {
+        return f.status;
+    }
+    let user = e.chain().any(|c| {
+        c.downcast_ref::<mtr_core::Error>()
+            .is_some_and(mtr_core::Error::is_user_error)
+            || c.downcast_ref::<mtr_core::InputError>().is_some()
+            || c.downcast_ref::<std::io::Error>().is_some_and(|e| {
+                matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+                )
+            })
+    });
+    if user {
+        Status::Input
+    } else {
+        Status::Internal
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_follow_the_table() {
+        let user = anyhow::Error::new(mtr_core::Error::from(mtr_core::InputError::new(
+            "x.tsv", "bad",
+        )))
+        .context("reading x.tsv");
+        assert_eq!(status_of(&user), Status::Input);
+        assert_eq!(status_of(&anyhow::anyhow!("boom")), Status::Internal);
+        let missing = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound))
+            .context("reading run.trec");
+        assert_eq!(status_of(&missing), Status::Input);
+        let forced = Failed::internal("every call failed").context("auditing");
+        assert_eq!(status_of(&forced), Status::Internal);
+        assert_eq!(Status::Interrupted.code(), 130);
+    }
+}
