@@ -13,6 +13,7 @@ pub mod extract;
 pub mod fake;
 pub mod ledger;
 pub mod local;
+pub mod logprob;
 pub mod plan;
 pub mod prompt;
 pub mod redact;

@@ -1,0 +1,184 @@
+//! Ratings read from token probabilities (G-Eval style). A small judge asked for a 1-5 rating
+//! puts most of its probability on two or three grades; the sampled grade throws that away and
+//! makes ties everywhere. Where the endpoint returns `logprobs` (llama.cpp and OpenAI do, in
+//! the OpenAI format `choices[0].logprobs.content[i] = {token, logprob, top_logprobs}`), the
+//! rating can instead be the probability-weighted mean over the rating tokens at the position
+//! where the rating is written: sum over g of P(g) * g, with P renormalised over the grades of
+//! the scale. One forward pass, and with the verdict first (see [`crate::schema_caps`]) no long
+//! generation is needed before it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Which way a judgement's score was obtained (recorded per judgement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RatingMode {
+    /// The grade the model wrote.
+    #[default]
+    Generated,
+    /// The probability-weighted mean over the grade tokens.
+    Probability,
+}
+
+/// The grade distribution at the rating position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatingDistribution {
+    /// `(grade, probability)` over the scale, renormalised to sum to 1.
+    pub probs: Vec<(i64, f64)>,
+    /// Sum of P(g) * g.
+    pub mean: f64,
+    /// Probability mass the model put on the scale's grades before renormalising (how sure it
+    /// was to write a grade at all there); low values mean the reading is unreliable.
+    pub mass: f64,
+    /// The grade actually written at that position.
+    pub written: Option<i64>,
+}
+
+/// The request fields that ask for `top` alternatives per generated token.
+pub fn request_fields(top: u32) -> Value {
+    json!({"logprobs": true, "top_logprobs": top})
+}
+
+fn grade_of(token: &str, lo: i64, hi: i64) -> Option<i64> {
+    let t = token.trim().trim_matches('"');
+    t.parse::<i64>().ok().filter(|g| (lo..=hi).contains(g))
+}
+
+/// The rating distribution of the value of JSON key `key` (e.g. `rating`, `score`) in a chat
+/// completion response with logprobs; `None` when the response has no logprobs or the key's
+/// value never appears as a grade token of `lo..=hi`.
+pub fn rating_distribution(
+    response: &Value,
+    key: &str,
+    lo: i64,
+    hi: i64,
+) -> Option<RatingDistribution> {
+    let content = response
+        .pointer("/choices/0/logprobs/content")?
+        .as_array()?;
+    let marker = format!("\"{key}\"");
+    let mut text = String::new();
+    for item in content {
+        let token = item
+            .get("token")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        // the rating token: right after `"key":` (spaces allowed), a grade of the scale
+        let after_key = text
+            .rfind(&marker)
+            .is_some_and(|at| text[at + marker.len()..].trim() == ":");
+        if after_key && let Some(written) = grade_of(token, lo, hi) {
+            let mut mass = vec![0.0; (hi - lo + 1) as usize];
+            let alternatives = item
+                .get("top_logprobs")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let mut seen_written = false;
+            for alt in &alternatives {
+                let (Some(t), Some(lp)) = (
+                    alt.get("token").and_then(Value::as_str),
+                    alt.get("logprob").and_then(Value::as_f64),
+                ) else {
+                    continue;
+                };
+                if let Some(g) = grade_of(t, lo, hi) {
+                    mass[(g - lo) as usize] += lp.exp();
+                    seen_written |= g == written;
+                }
+            }
+            if !seen_written && let Some(lp) = item.get("logprob").and_then(Value::as_f64) {
+                mass[(written - lo) as usize] += lp.exp();
+            }
+            let total: f64 = mass.iter().sum();
+            if total <= 0.0 || !total.is_finite() {
+                return None;
+            }
+            let probs: Vec<(i64, f64)> = mass
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (lo + i as i64, m / total))
+                .collect();
+            let mean = probs.iter().map(|(g, p)| *g as f64 * p).sum();
+            return Some(RatingDistribution {
+                probs,
+                mean,
+                mass: total.min(1.0),
+                written: Some(written),
+            });
+        }
+        text.push_str(token);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tok(token: &str, lp: f64, top: &[(&str, f64)]) -> Value {
+        json!({"token": token, "logprob": lp, "top_logprobs": top.iter().map(|(t, l)| json!({"token": t, "logprob": l})).collect::<Vec<_>>()})
+    }
+
+    fn response(tokens: Vec<Value>) -> Value {
+        json!({"choices": [{"message": {"content": ""}, "logprobs": {"content": tokens}}]})
+    }
+
+    #[test]
+    fn the_mean_is_weighted_by_the_grade_probabilities() {
+        let r = response(vec![
+            tok("{\"", -0.01, &[]),
+            tok("rating", -0.01, &[]),
+            tok("\":", -0.01, &[]),
+            tok(
+                " 4",
+                0.6f64.ln(),
+                &[
+                    (" 4", 0.6f64.ln()),
+                    (" 3", 0.3f64.ln()),
+                    (" 5", 0.05f64.ln()),
+                    (" the", 0.05f64.ln()),
+                ],
+            ),
+            tok(",", -0.01, &[]),
+        ]);
+        let d = rating_distribution(&r, "rating", 1, 5).unwrap();
+        assert_eq!(d.written, Some(4));
+        assert!((d.mass - 0.95).abs() < 1e-9, "{}", d.mass);
+        let expected = (4.0 * 0.6 + 3.0 * 0.3 + 5.0 * 0.05) / 0.95;
+        assert!((d.mean - expected).abs() < 1e-9, "{} vs {expected}", d.mean);
+        assert!((d.probs.iter().map(|(_, p)| p).sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn digits_elsewhere_are_not_the_rating() {
+        // a digit in the justification before the key, and the key's own value later
+        let r = response(vec![
+            tok("{\"justification\": \"", -0.1, &[]),
+            tok("2", -0.1, &[("2", -0.1)]),
+            tok(" days\", \"", -0.1, &[]),
+            tok("score", -0.1, &[]),
+            tok("\": ", -0.1, &[]),
+            tok("5", -0.2, &[("5", -0.2), ("4", -1.8)]),
+            tok("}", -0.1, &[]),
+        ]);
+        let d = rating_distribution(&r, "score", 1, 5).unwrap();
+        assert_eq!(d.written, Some(5));
+        assert!(d.mean > 4.5 && d.mean < 5.0, "{}", d.mean);
+        assert!(rating_distribution(&r, "rating", 1, 5).is_none());
+        assert!(rating_distribution(&json!({"choices": [{}]}), "score", 1, 5).is_none());
+    }
+
+    #[test]
+    fn the_written_grade_counts_when_the_alternatives_omit_it() {
+        let r = response(vec![
+            tok("\"rating\":", -0.1, &[]),
+            tok("3", -0.5, &[("2", -2.0)]),
+        ]);
+        let d = rating_distribution(&r, "rating", 1, 5).unwrap();
+        assert_eq!(d.written, Some(3));
+        assert!(d.mean > 2.0 && d.mean < 3.0);
+        assert_eq!(request_fields(5)["top_logprobs"], 5);
+    }
+}
