@@ -462,6 +462,13 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     if stopped.is_none() && done < planned {
         stopped = Some(format!("{} judgements were not made", planned - done));
     }
+    // a judge that failed (nearly) everything leaves an audit that is not complete
+    let failed_judges = crate::failures::from_judgements(&judgements, s.max_failed_share);
+    if stopped.is_none()
+        && let Some(f) = failed_judges.first()
+    {
+        stopped = Some(f.message());
+    }
     let items = score_items(&judgements, judges.len(), s.trials * samples as usize);
 
     // human comparisons

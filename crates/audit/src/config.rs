@@ -35,6 +35,9 @@ pub struct AuditSettings {
     /// Query formulation for hard negatives: `auto` (the turn's rewrite when it has one, else
     /// `full:512`) or any `mtr retrieve` formulation (`last`, `all`, `full:N`, `window:N`).
     pub negatives_query: String,
+    /// A judge whose failed judgements pass this share (or that failed every one) makes the
+    /// audit incomplete, and `mtr audit` exit with 1 naming it and its first error.
+    pub max_failed_share: f64,
 }
 
 impl Default for AuditSettings {
@@ -52,6 +55,7 @@ impl Default for AuditSettings {
             confidence: 0.95,
             dense_negatives: true,
             negatives_query: "auto".into(),
+            max_failed_share: 0.2,
         }
     }
 }
@@ -76,6 +80,12 @@ impl AuditSettings {
             return Err(AuditError::Config(
                 "`sample` must be at least 1 dialogue".into(),
             ));
+        }
+        if !(0.0..=1.0).contains(&self.max_failed_share) {
+            return Err(AuditError::Config(format!(
+                "`max_failed_share` must be in [0, 1], got {}",
+                self.max_failed_share
+            )));
         }
         if !(0.5..1.0).contains(&self.confidence) {
             return Err(AuditError::Config(format!(

@@ -234,7 +234,13 @@ pub async fn judge_units(
         };
         // token and cost usage reach the progress display through the LLM client itself
         progress.advance(1);
-        records[k] = Some(record(unit, judge, sample, prompt, res.clone()));
+        // whether the LLM cache answered depends on earlier (interrupted) runs: not recorded,
+        // so items.jsonl is the same whatever the interruptions
+        let own = res.clone().map(|mut r| {
+            r.cached = false;
+            r
+        });
+        records[k] = Some(record(unit, judge, sample, prompt, own));
         answers.insert(k, res);
     }
     copies.sort_unstable();
@@ -247,6 +253,7 @@ pub async fn judge_units(
         let copied = res.clone().map(|mut r| {
             r.cached = true;
             r.cost_usd = 0.0;
+            r.answer_cost_usd = 0.0;
             r
         });
         progress.advance(1);
@@ -335,7 +342,7 @@ pub fn record(
     j.model = r.model.clone();
     j.prompt_tokens = r.usage.prompt_tokens;
     j.completion_tokens = r.usage.completion_tokens;
-    j.cost_usd = r.cost_usd;
+    j.cost_usd = r.answer_cost_usd;
     j.cache_hit = r.cached;
     j.cache_key = r.key.clone();
     let (outcome, detail) = match &r.status {

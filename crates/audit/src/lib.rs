@@ -13,6 +13,7 @@ pub mod config;
 pub mod dimension;
 pub mod engine;
 pub mod error;
+pub mod failures;
 pub mod family;
 pub mod human;
 pub mod materials;

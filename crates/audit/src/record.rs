@@ -79,9 +79,12 @@ pub struct Judgement {
     pub prompt: String,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    /// USD paid for this judgement when it was made (0 for a cache hit).
+    /// USD its answer cost when it was fetched, whether this run paid it or found it in the
+    /// LLM cache (0 for a copy of an identical request, counted once): the cost of the result,
+    /// the same whatever the interruptions. The money spent across attempts is in `spend.json`.
     pub cost_usd: f64,
-    /// The judgement came from the LLM cache (nothing paid when it was recorded).
+    /// The answer is that of an identical request earlier in this audit (nothing paid for it).
+    /// Whether the LLM cache answered is not recorded: it depends on earlier runs.
     pub cache_hit: bool,
     /// Content-addressed LLM cache key.
     pub cache_key: String,

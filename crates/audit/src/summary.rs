@@ -223,11 +223,16 @@ pub struct LengthBias {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ledger {
+    /// Judgements.
     pub calls: usize,
+    /// Judgements answered by an identical request of this audit (paid once).
     pub cache_hits: usize,
     pub failed: usize,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// The cost of the result: every answer at the price paid when it was fetched, whether
+    /// this run or an earlier one paid it. What was spent over every attempt is in
+    /// `spend.json`.
     pub cost_usd: f64,
 }
 

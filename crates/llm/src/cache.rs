@@ -13,6 +13,13 @@
 //! most the rows of the commit in progress (milliseconds of answers); dropping the cache, and
 //! [`Cache::flush`], wait until every row is in the file. Several processes may write at once
 //! (WAL + busy timeout). A failed write is reported by the next `put_chat` and by `flush`.
+//!
+//! The file also keeps the spend ledger (table `spend`): one row per paid call, written by the
+//! same writer thread as it is paid, tagged with the job that paid it (an audit's or a
+//! synthesis's output folder), so that the money spent on a job across interrupted attempts
+//! can be told apart from the cost of its result. Batch API jobs are recorded (`batch_job`,
+//! `batch_item`) before they are created at the provider, under a client-side submission id,
+//! so that a run killed at any point finds them again (see `client/batch.rs`).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -102,6 +109,87 @@ pub struct Cache {
     writer_thread: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// One paid call of the spend ledger.
+#[derive(Debug, Clone)]
+struct SpendRow {
+    /// Unique per paid call (a batch answer: its batch id and custom id, so collecting the
+    /// same batch twice books it once).
+    id: String,
+    job: Option<String>,
+    endpoint: String,
+    model: String,
+    created: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    cost_usd: f64,
+}
+
+/// What the spend ledger holds for one job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spent {
+    /// Paid calls (each counted once, however many attempts the job took).
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// Where the run's ledger books paid calls: the cache's writer thread, under a job tag.
+#[derive(Clone)]
+pub(crate) struct SpendSink {
+    writer: Arc<Writer>,
+    job: Option<String>,
+    /// Makes row ids unique across processes (start time and process id) and calls (counter).
+    run: String,
+    seq: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl std::fmt::Debug for SpendSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpendSink")
+            .field("job", &self.job)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SpendSink {
+    /// The same sink booking under `job`.
+    pub(crate) fn with_job(&self, job: Option<String>) -> Self {
+        Self {
+            job,
+            ..self.clone()
+        }
+    }
+
+    /// Books one paid call; `id` makes the booking idempotent (a fresh one when `None`).
+    pub(crate) fn record(
+        &self,
+        id: Option<String>,
+        endpoint: &str,
+        model: &str,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        cost_usd: f64,
+    ) {
+        let id = id.unwrap_or_else(|| {
+            let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("{}-{n}", self.run)
+        });
+        let row = SpendRow {
+            id,
+            job: self.job.clone(),
+            endpoint: endpoint.to_string(),
+            model: model.to_string(),
+            created: now(),
+            prompt_tokens: prompt_tokens as i64,
+            completion_tokens: completion_tokens as i64,
+            cost_usd,
+        };
+        self.writer.lock().spend.push(row);
+        self.writer.work.notify_one();
+    }
+}
+
 /// A chat row waiting for the writer thread.
 struct PendingChat {
     model: String,
@@ -132,6 +220,8 @@ struct WriterState {
     pending: HashMap<String, Arc<PendingChat>>,
     /// Keys in the order they were put, not yet taken by the writer.
     queue: VecDeque<String>,
+    /// Spend ledger rows not yet taken by the writer.
+    spend: Vec<SpendRow>,
     /// Rows in the commit in progress.
     writing: usize,
     /// The first failed commit.
@@ -148,24 +238,25 @@ impl Writer {
     /// The writer thread: commits waiting rows until the cache closes and the queue is empty.
     fn run(&self, mut conn: Connection) {
         loop {
-            let batch: Vec<(String, Arc<PendingChat>)> = {
+            let (batch, spend): (Vec<(String, Arc<PendingChat>)>, Vec<SpendRow>) = {
                 let mut st = self.lock();
-                while st.queue.is_empty() && !st.closing {
+                while st.queue.is_empty() && st.spend.is_empty() && !st.closing {
                     st = self.work.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
-                if st.queue.is_empty() {
+                if st.queue.is_empty() && st.spend.is_empty() {
                     return;
                 }
+                let spend = std::mem::take(&mut st.spend);
                 let n = st.queue.len().min(MAX_ROWS_PER_COMMIT);
                 let keys: Vec<String> = st.queue.drain(..n).collect();
                 let batch: Vec<_> = keys
                     .into_iter()
                     .filter_map(|k| st.pending.get(&k).cloned().map(|row| (k, row)))
                     .collect();
-                st.writing = batch.len();
-                batch
+                st.writing = batch.len() + spend.len();
+                (batch, spend)
             };
-            let result = write_chats(&mut conn, &batch);
+            let result = write_chats(&mut conn, &batch, &spend);
             let mut st = self.lock();
             st.writing = 0;
             match result {
@@ -190,8 +281,30 @@ impl Writer {
 }
 
 /// One transaction for all `rows`.
-fn write_chats(conn: &mut Connection, rows: &[(String, Arc<PendingChat>)]) -> rusqlite::Result<()> {
+fn write_chats(
+    conn: &mut Connection,
+    rows: &[(String, Arc<PendingChat>)],
+    spend: &[SpendRow],
+) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
+    {
+        let mut st = tx.prepare_cached(
+            "INSERT OR IGNORE INTO spend (id, job, endpoint, model, created, prompt_tokens, completion_tokens, cost_usd)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        for r in spend {
+            st.execute(params![
+                r.id,
+                r.job,
+                r.endpoint,
+                r.model,
+                r.created,
+                r.prompt_tokens,
+                r.completion_tokens,
+                r.cost_usd
+            ])?;
+        }
+    }
     {
         let mut st = tx.prepare_cached(
             "INSERT OR REPLACE INTO chat (key, model, prompt_id, created, prompt_tokens, completion_tokens, cost_usd, body)
@@ -297,6 +410,17 @@ impl Cache {
                 sample INTEGER NOT NULL
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS batch_item_job ON batch_item(batch_id);
+            CREATE TABLE IF NOT EXISTS spend (
+                id TEXT PRIMARY KEY,
+                job TEXT,
+                endpoint TEXT NOT NULL,
+                model TEXT NOT NULL,
+                created INTEGER NOT NULL,
+                prompt_tokens INTEGER NOT NULL,
+                completion_tokens INTEGER NOT NULL,
+                cost_usd REAL NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS spend_job ON spend(job);
             CREATE TABLE IF NOT EXISTS embedding (
                 key TEXT PRIMARY KEY,
                 model TEXT NOT NULL,
@@ -323,7 +447,8 @@ impl Cache {
     /// Waits until every chat row put so far is in the file; reports a failed write.
     pub fn flush(&self) -> Result<()> {
         let mut st = self.writer.lock();
-        while (!st.queue.is_empty() || st.writing > 0) && st.error.is_none() {
+        while (!st.queue.is_empty() || !st.spend.is_empty() || st.writing > 0) && st.error.is_none()
+        {
             let stopped = self
                 .writer_thread
                 .lock()
@@ -347,6 +472,52 @@ impl Cache {
             Some(e) => Err(LlmError::cache(&self.path, e.clone())),
             None => Ok(()),
         }
+    }
+
+    /// A sink booking paid calls into this file's spend ledger (no job until one is set).
+    pub(crate) fn spend_sink(&self) -> SpendSink {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        SpendSink {
+            writer: self.writer.clone(),
+            job: None,
+            run: format!("{nanos:x}-{:x}", std::process::id()),
+            seq: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+        }
+    }
+
+    /// What the spend ledger holds for `job` (every attempt of it, every paid call once).
+    pub fn spent(&self, job: &str) -> Result<Spent> {
+        self.flush()?;
+        self.with(|c| {
+            c.query_row(
+                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(cost_usd), 0.0) FROM spend WHERE job = ?1",
+                [job],
+                |r| {
+                    Ok(Spent {
+                        calls: r.get::<_, i64>(0)? as u64,
+                        prompt_tokens: r.get::<_, i64>(1)? as u64,
+                        completion_tokens: r.get::<_, i64>(2)? as u64,
+                        cost_usd: r.get(3)?,
+                    })
+                },
+            )
+        })
+    }
+
+    /// Fails unless the file accepts writes (a read-only file or folder), without changing it.
+    pub fn check_writable(&self) -> Result<()> {
+        self.with(|c| {
+            c.execute_batch(
+                "BEGIN IMMEDIATE; INSERT OR REPLACE INTO spend (id, job, endpoint, model, created, prompt_tokens, completion_tokens, cost_usd) VALUES ('mtr-write-probe', NULL, '', '', 0, 0, 0, 0.0); ROLLBACK;",
+            )
+        })
+        .inspect_err(|_| {
+            // leave no transaction open on this connection
+            let _ = self.with(|c| c.execute_batch("ROLLBACK"));
+        })
     }
 
     /// The row waiting for the writer under `key`, if any.
@@ -510,6 +681,37 @@ impl Cache {
             )?;
             st.query_map([], |r| Ok(BatchJob { batch_id: r.get(0)?, endpoint: r.get(1)?, model: r.get(2)?, status: r.get(3)? }))?
                 .collect()
+        })
+    }
+
+    /// Gives a recorded job the provider's batch id (it was recorded under its submission id
+    /// before the batch was created) and a new status.
+    pub(crate) fn rename_batch(&self, old_id: &str, new_id: &str, status: &str) -> Result<()> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        let write = |conn: &mut Connection| -> rusqlite::Result<()> {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "UPDATE batch_job SET batch_id = ?2, status = ?3 WHERE batch_id = ?1",
+                params![old_id, new_id, status],
+            )?;
+            tx.execute(
+                "UPDATE batch_item SET batch_id = ?2 WHERE batch_id = ?1",
+                params![old_id, new_id],
+            )?;
+            tx.commit()
+        };
+        write(&mut conn).map_err(|e| LlmError::cache(&self.path, e))
+    }
+
+    /// Forgets a recorded job and its items (a submission the provider never received).
+    pub(crate) fn delete_batch(&self, batch_id: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute("DELETE FROM batch_item WHERE batch_id = ?1", [batch_id])?;
+            c.execute("DELETE FROM batch_job WHERE batch_id = ?1", [batch_id])
+                .map(|_| ())
         })
     }
 
@@ -698,6 +900,48 @@ mod tests {
             .unwrap(),
             2
         );
+    }
+
+    #[test]
+    fn the_spend_ledger_books_every_paid_call_once_per_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let a = Cache::open(&p).unwrap();
+        a.check_writable().unwrap();
+        let sink = a.spend_sink().with_job(Some("audit:x".into()));
+        sink.record(None, "e", "m", 10, 5, 0.25);
+        sink.record(None, "e", "m", 10, 5, 0.25);
+        // a batch answer collected twice is booked once
+        sink.record(Some("batch_1/k".into()), "e", "m", 1, 1, 0.5);
+        sink.record(Some("batch_1/k".into()), "e", "m", 1, 1, 0.5);
+        a.spend_sink()
+            .with_job(Some("synth:y".into()))
+            .record(None, "e", "m", 1, 1, 9.0);
+        drop(a);
+        // a second attempt (another process) adds to the same job
+        let b = Cache::open(&p).unwrap();
+        b.spend_sink()
+            .with_job(Some("audit:x".into()))
+            .record(None, "e", "m", 10, 5, 0.25);
+        let s = b.spent("audit:x").unwrap();
+        assert_eq!((s.calls, s.prompt_tokens, s.completion_tokens), (4, 31, 16));
+        assert!((s.cost_usd - 1.25).abs() < 1e-12, "{s:?}");
+        assert_eq!(b.spent("nothing").unwrap(), Spent::default());
+    }
+
+    #[test]
+    fn a_read_only_cache_file_is_found_before_any_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        drop(Cache::open(&p).unwrap());
+        let c = Cache::open(&p).unwrap();
+        // the same checks on a connection that cannot write
+        let ro =
+            Connection::open_with_flags(&p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        *c.conn.lock().unwrap() = ro;
+        assert!(c.check_writable().is_err());
+        // and the connection is usable afterwards
+        assert!(!c.contains_chat("k"));
     }
 
     #[test]

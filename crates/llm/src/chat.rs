@@ -188,6 +188,10 @@ pub struct ChatResult {
     pub usage: Usage,
     /// USD paid for this call now (0 for a cache hit).
     pub cost_usd: f64,
+    /// USD this answer cost when it was fetched, cache hit or not: the cost of the result,
+    /// the same whatever earlier (interrupted) runs paid.
+    #[serde(default)]
+    pub answer_cost_usd: f64,
     /// Served from the cache (nothing paid).
     pub cached: bool,
     /// Endpoint name and model that answered.

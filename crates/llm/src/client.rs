@@ -110,6 +110,9 @@ impl Llm {
             Some(Cache::open(path)?)
         };
         let ledger = Ledger::new(options.max_cost.or(config.max_cost));
+        if let Some(c) = &cache {
+            ledger.attach(c.spend_sink());
+        }
         for e in &config.endpoints {
             ledger.register(&e.name, &e.model);
         }
@@ -461,6 +464,7 @@ impl Llm {
                 status: hit.status,
                 usage: hit.usage,
                 cost_usd: 0.0,
+                answer_cost_usd: hit.cost_usd,
                 cached: true,
                 endpoint: name.to_string(),
                 model: hit.model,
@@ -506,6 +510,7 @@ impl Llm {
                         );
                     }
                     self.inner.ledger.event(name, Event::ProviderFailed);
+                    self.inner.ledger.note_error(name, &e.to_string());
                     return Err(e);
                 }
             };
@@ -557,6 +562,7 @@ impl Llm {
         match &status {
             ParseStatus::Failed { error } => {
                 self.inner.ledger.event(name, Event::ParseFailed);
+                self.inner.ledger.note_error(name, error);
                 tracing::warn!(endpoint = name, error = %error, "answer could not be parsed after retries; recorded as failed");
             }
             ParseStatus::Extracted { .. } => self.inner.ledger.event(name, Event::Extracted),
@@ -582,6 +588,7 @@ impl Llm {
             status,
             usage,
             cost_usd: cost,
+            answer_cost_usd: cost,
             cached: false,
             endpoint: name.to_string(),
             model: ep.cfg.model.clone(),
@@ -923,6 +930,7 @@ pub(crate) fn read_choice(
 }
 
 mod batch;
+pub mod spend;
 pub use batch::BatchReport;
 
 #[cfg(test)]

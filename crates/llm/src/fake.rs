@@ -94,6 +94,24 @@ impl FakeReply {
 
 type Responder = Arc<dyn Fn(&FakeRequest) -> FakeReply + Send + Sync>;
 
+/// A stage of the Batch API life cycle at which the fake can hold a request until
+/// [`FakeServer::release_batch`], so a test can kill the client exactly there (see
+/// [`FakeServer::hold_batch`] and [`FakeServer::wait_held`]). A held request is answered 503
+/// when released, having done nothing more than its stage says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchStage {
+    /// `POST /v1/files` arrived; the file is not stored.
+    Upload,
+    /// `POST /v1/batches` arrived; no batch is created.
+    BeforeCreate,
+    /// The batch was created; its answer is not sent.
+    AfterCreate,
+    /// `GET /v1/batches/{id}` arrived (the batch exists and is not collected).
+    Poll,
+    /// `GET /v1/files/{id}/content` arrived (a finished batch's output).
+    Download,
+}
+
 /// Random faults injected before the responder runs (fractions of requests, deterministic by
 /// seed and request number).
 #[derive(Debug, Clone, Default)]
@@ -208,6 +226,9 @@ impl FakeBuilder {
             files: Mutex::new(Default::default()),
             batches: Mutex::new(Default::default()),
             batch_calls: AtomicU64::new(0),
+            hold: Mutex::new(None),
+            held: tokio::sync::watch::channel(0).0,
+            released: tokio::sync::watch::channel(0).0,
         });
         let app = Router::new()
             .route("/v1/models", get(models))
@@ -219,7 +240,7 @@ impl FakeBuilder {
             .route("/embeddings", post(embeddings))
             .route("/v1/files", post(upload_file))
             .route("/v1/files/{id}/content", get(file_content))
-            .route("/v1/batches", post(create_batch))
+            .route("/v1/batches", post(create_batch).get(list_batches))
             .route("/v1/batches/{id}", get(get_batch))
             .with_state(state.clone());
         let task = tokio::spawn(async move {
@@ -250,6 +271,24 @@ struct Shared {
     files: Mutex<std::collections::BTreeMap<String, Vec<u8>>>,
     batches: Mutex<std::collections::BTreeMap<String, (Value, u32)>>,
     batch_calls: AtomicU64,
+    /// The Batch API stage held (see [`BatchStage`]), requests held so far, and releases.
+    hold: Mutex<Option<BatchStage>>,
+    held: tokio::sync::watch::Sender<u64>,
+    released: tokio::sync::watch::Sender<u64>,
+}
+
+impl Shared {
+    /// Holds the request when `stage` is held: waits for the release, then true (answer 503).
+    async fn held_at(&self, stage: BatchStage) -> bool {
+        let holding = self.hold.lock().map(|h| *h == Some(stage)).unwrap_or(false);
+        if !holding {
+            return false;
+        }
+        let mut released = self.released.subscribe();
+        self.held.send_modify(|n| *n += 1);
+        let _ = released.changed().await;
+        true
+    }
 }
 
 /// A running fake server; stops when dropped.
@@ -297,6 +336,29 @@ impl FakeServer {
     /// Batch API requests received (file uploads, batch creations and polls).
     pub fn batch_calls(&self) -> u64 {
         self.state.batch_calls.load(Ordering::Relaxed)
+    }
+    /// Batches created (each `POST /v1/batches` that created one).
+    pub fn batches_created(&self) -> usize {
+        self.state.batches.lock().map(|b| b.len()).unwrap_or(0)
+    }
+    /// Holds the next Batch API requests of `stage` until [`FakeServer::release_batch`].
+    pub fn hold_batch(&self, stage: BatchStage) {
+        if let Ok(mut h) = self.state.hold.lock() {
+            *h = Some(stage);
+        }
+    }
+    /// Waits until a request is held at the stage given to [`FakeServer::hold_batch`].
+    pub async fn wait_held(&self) {
+        let mut rx = self.state.held.subscribe();
+        let _ = rx.wait_for(|n| *n > 0).await;
+    }
+    /// Stops holding: held requests are answered 503, later ones normally.
+    pub fn release_batch(&self) {
+        if let Ok(mut h) = self.state.hold.lock() {
+            *h = None;
+        }
+        self.state.held.send_replace(0);
+        self.state.released.send_modify(|n| *n += 1);
     }
     /// Requests answered by an injected fault.
     pub fn injected_faults(&self) -> u64 {
@@ -500,6 +562,9 @@ async fn upload_file(
     body: axum::body::Bytes,
 ) -> Response {
     s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    if s.held_at(BatchStage::Upload).await {
+        return error_response(503, None, "held (fake)");
+    }
     let ct = headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
@@ -556,6 +621,9 @@ async fn file_content(
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
     s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    if s.held_at(BatchStage::Download).await {
+        return error_response(503, None, "held (fake)");
+    }
     match s.files.lock().ok().and_then(|f| f.get(&id).cloned()) {
         Some(b) => (
             StatusCode::OK,
@@ -574,6 +642,9 @@ async fn create_batch(
     axum::Json(body): axum::Json<Value>,
 ) -> Response {
     s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    if s.held_at(BatchStage::BeforeCreate).await {
+        return error_response(503, None, "held (fake)");
+    }
     let Some(input) = body.get("input_file_id").and_then(Value::as_str) else {
         return error_response(400, None, "`input_file_id` is required");
     };
@@ -617,16 +688,23 @@ async fn create_batch(
         out.push_str(&json!({"id": format!("batch_req_{n}"), "custom_id": v.get("custom_id"), "response": response, "error": null}).to_string());
         out.push('\n');
     }
-    let (Ok(mut files), Ok(mut batches)) = (s.files.lock(), s.batches.lock()) else {
-        return error_response(500, None, "lock");
+    let b = {
+        let (Ok(mut files), Ok(mut batches)) = (s.files.lock(), s.batches.lock()) else {
+            return error_response(500, None, "lock");
+        };
+        let out_id = format!("file-{}", files.len() + 1);
+        files.insert(out_id.clone(), out.into_bytes());
+        let id = format!("batch_{}", batches.len() + 1);
+        let b = json!({"id": id, "object": "batch", "endpoint": "/v1/chat/completions", "input_file_id": input, "completion_window": "24h",
+            "status": "validating", "output_file_id": out_id, "error_file_id": null, "created_at": batches.len() + 1,
+            "metadata": body.get("metadata").cloned().unwrap_or(Value::Null),
+            "request_counts": {"total": total, "completed": total - failed, "failed": failed}});
+        batches.insert(id, (b.clone(), 0));
+        b
     };
-    let out_id = format!("file-{}", files.len() + 1);
-    files.insert(out_id.clone(), out.into_bytes());
-    let id = format!("batch_{}", batches.len() + 1);
-    let b = json!({"id": id, "object": "batch", "endpoint": "/v1/chat/completions", "input_file_id": input, "completion_window": "24h",
-        "status": "validating", "output_file_id": out_id, "error_file_id": null, "created_at": 0,
-        "request_counts": {"total": total, "completed": total - failed, "failed": failed}});
-    batches.insert(id, (b.clone(), 0));
+    if s.held_at(BatchStage::AfterCreate).await {
+        return error_response(503, None, "held (fake)");
+    }
     axum::Json(b).into_response()
 }
 
@@ -635,6 +713,9 @@ async fn get_batch(
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
     s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    if s.held_at(BatchStage::Poll).await {
+        return error_response(503, None, "held (fake)");
+    }
     let Ok(mut batches) = s.batches.lock() else {
         return error_response(500, None, "lock");
     };
@@ -650,6 +731,17 @@ async fn get_batch(
         }
         None => error_response(404, None, "no such batch"),
     }
+}
+
+/// GET /v1/batches: every batch, newest first, in one page.
+async fn list_batches(State(s): State<Arc<Shared>>) -> Response {
+    s.batch_calls.fetch_add(1, Ordering::Relaxed);
+    let Ok(batches) = s.batches.lock() else {
+        return error_response(500, None, "lock");
+    };
+    let mut data: Vec<Value> = batches.values().map(|(b, _)| b.clone()).collect();
+    data.sort_by_key(|b| std::cmp::Reverse(b["created_at"].as_u64().unwrap_or(0)));
+    axum::Json(json!({"object": "list", "data": data, "has_more": false})).into_response()
 }
 
 /// The default responder: a minimal valid instance of the requested schema, else `"ok"`.

@@ -32,6 +32,20 @@ pub struct EndpointUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost_usd: f64,
+    /// The first failure of this run (provider error or unparsable answer), for messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+impl EndpointUsage {
+    /// Calls that ended (answered, from the cache, or failed at the provider).
+    pub fn ended(&self) -> u64 {
+        self.calls + self.cache_hits + self.provider_failed
+    }
+    /// Calls that ended without a usable answer.
+    pub fn failed(&self) -> u64 {
+        self.parse_failed + self.provider_failed
+    }
 }
 
 /// The ledger at one moment.
@@ -117,6 +131,8 @@ struct State {
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     state: Mutex<State>,
+    /// Where paid calls are booked for good (the cache's spend ledger), when there is a cache.
+    sink: Mutex<Option<crate::cache::SpendSink>>,
 }
 
 /// What a ledger update is about.
@@ -137,6 +153,57 @@ impl Ledger {
             s.snap.max_cost_usd = max_cost;
         }
         l
+    }
+
+    /// Books every later paid call into `sink` as well.
+    pub(crate) fn attach(&self, sink: crate::cache::SpendSink) {
+        if let Ok(mut s) = self.sink.lock() {
+            *s = Some(sink);
+        }
+    }
+
+    /// Tags later bookings with `job`.
+    pub(crate) fn set_job(&self, job: &str) {
+        if let Ok(mut s) = self.sink.lock()
+            && let Some(sink) = s.as_mut()
+        {
+            *sink = sink.with_job(Some(job.to_string()));
+        }
+    }
+
+    /// Books a paid call into the spend ledger (`id` makes it idempotent).
+    pub(crate) fn book(
+        &self,
+        id: Option<String>,
+        endpoint: &str,
+        prompt: u64,
+        completion: u64,
+        cost: f64,
+    ) {
+        if prompt + completion == 0 && cost == 0.0 {
+            return;
+        }
+        let model = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|s| s.snap.endpoints.get(endpoint).map(|u| u.model.clone()))
+            .unwrap_or_default();
+        if let Ok(s) = self.sink.lock()
+            && let Some(sink) = s.as_ref()
+        {
+            sink.record(id, endpoint, &model, prompt, completion, cost);
+        }
+    }
+
+    /// Keeps the first failure of `endpoint` for messages.
+    pub(crate) fn note_error(&self, endpoint: &str, error: &str) {
+        if let Ok(mut s) = self.state.lock() {
+            let u = s.snap.endpoints.entry(endpoint.to_string()).or_default();
+            if u.first_error.is_none() {
+                u.first_error = Some(error.chars().take(500).collect());
+            }
+        }
     }
 
     pub(crate) fn register(&self, endpoint: &str, model: &str) {
@@ -185,6 +252,26 @@ impl Ledger {
         completion: u64,
         cost: f64,
     ) {
+        self.book(None, endpoint, prompt, completion, cost);
+        self.settle_run(endpoint, estimate, prompt, completion, cost);
+    }
+
+    /// [`Ledger::settle`] for a call booked under `id` (a batch answer collected twice is
+    /// booked once in the spend ledger).
+    pub(crate) fn settle_once(
+        &self,
+        id: String,
+        endpoint: &str,
+        prompt: u64,
+        completion: u64,
+        cost: f64,
+    ) {
+        self.book(Some(id), endpoint, prompt, completion, cost);
+        self.settle_run(endpoint, 0.0, prompt, completion, cost);
+    }
+
+    /// The run's share of a settlement.
+    fn settle_run(&self, endpoint: &str, estimate: f64, prompt: u64, completion: u64, cost: f64) {
         if let Ok(mut s) = self.state.lock() {
             s.reserved = (s.reserved - estimate).max(0.0);
             s.snap.total_cost_usd += cost;
@@ -198,6 +285,7 @@ impl Ledger {
 
     /// Books usage of an attempt that is not a finished call (a parse retry's tokens).
     pub(crate) fn add_usage(&self, endpoint: &str, prompt: u64, completion: u64, cost: f64) {
+        self.book(None, endpoint, prompt, completion, cost);
         if let Ok(mut s) = self.state.lock() {
             s.snap.total_cost_usd += cost;
             let u = s.snap.endpoints.entry(endpoint.to_string()).or_default();

@@ -178,6 +178,22 @@ impl Replica {
             .map_err(attempt_error)
     }
 
+    /// GET /batches?limit=100[&after=ID]: one page of the provider's batches, newest first.
+    pub(crate) async fn list_batches(&self, after: Option<&str>) -> Result<Value, AttemptError> {
+        use async_openai::traits::RequestOptionsBuilder;
+        let mut q: Vec<(&str, &str)> = vec![("limit", "100")];
+        if let Some(a) = after {
+            q.push(("after", a));
+        }
+        self.client
+            .batches()
+            .query(&q)
+            .map_err(attempt_error)?
+            .list_byot::<Value>()
+            .await
+            .map_err(attempt_error)
+    }
+
     /// GET /files/{id}/content.
     pub(crate) async fn file_content(&self, id: &str) -> Result<Vec<u8>, AttemptError> {
         self.client

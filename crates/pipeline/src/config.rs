@@ -44,6 +44,10 @@ pub struct SynthConfig {
     pub name: Option<String>,
     /// License recorded in the manifest (default: "see source corpus").
     pub license: Option<String>,
+    /// An endpoint that failed every call of the run, or more than this share of them
+    /// (provider errors and answers unparsable after retries), makes `mtr synth` exit with 1
+    /// naming it and its first error.
+    pub max_failed_share: f64,
 }
 
 impl Default for SynthConfig {
@@ -61,6 +65,7 @@ impl Default for SynthConfig {
             generation: GenerationOptions::default(),
             name: None,
             license: None,
+            max_failed_share: 0.2,
         }
     }
 }

@@ -7,6 +7,14 @@
 //! jobs recorded in the cache file, and items waiting in them are never submitted twice.
 //! Unparsable answers are recorded as failed (no parse retry inside a batch); a rerun asks
 //! them again.
+//!
+//! Submission is idempotent: a job and its items are recorded in the cache under a
+//! client-side submission id (`mtr-pending:<id>`) *before* the file is uploaded, and the batch
+//! is created with `metadata.mtr_submission = <id>`. A run killed between the two finds the
+//! pending record on its next start and looks the id up in the provider's batch list: found,
+//! the batch is adopted and polled; not found, the provider never created it and the record
+//! is dropped, so its requests are queued and submitted again. A kill at any point never
+//! creates a second batch for the same requests.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -46,6 +54,12 @@ pub struct BatchReport {
     /// Answers that did not parse (not cached; a rerun asks again).
     pub parse_failed: u64,
 }
+
+/// Prefix of a job recorded before the provider created it (the rest is the submission id).
+const PENDING: &str = "mtr-pending:";
+
+/// Pages of the provider's batch list searched for a pending submission.
+const LIST_PAGES: usize = 50;
 
 impl Llm {
     pub(super) fn enqueue_batch(
@@ -97,10 +111,31 @@ impl Llm {
         let mut report = BatchReport::default();
         let mut watch: Vec<BatchJob> = Vec::new();
         for job in cache.open_batches()? {
-            if self.inner.endpoints.contains_key(&job.endpoint) {
-                report.resumed.push(job.batch_id.clone());
-                watch.push(job);
+            if !self.inner.endpoints.contains_key(&job.endpoint) {
+                continue;
             }
+            if let Some(sid) = job.batch_id.strip_prefix(PENDING) {
+                // recorded before it was created: did the provider receive it?
+                match self.find_submission(&job.endpoint, sid).await? {
+                    Some(id) => {
+                        tracing::info!(endpoint = %job.endpoint, batch = %id, "found the batch an interrupted run created; polling it");
+                        cache.rename_batch(&job.batch_id, &id, "submitted")?;
+                        report.resumed.push(id.clone());
+                        watch.push(BatchJob {
+                            batch_id: id,
+                            status: "submitted".into(),
+                            ..job
+                        });
+                    }
+                    None => {
+                        tracing::info!(endpoint = %job.endpoint, "an interrupted run never created its batch; its requests are submitted again");
+                        cache.delete_batch(&job.batch_id)?;
+                    }
+                }
+                continue;
+            }
+            report.resumed.push(job.batch_id.clone());
+            watch.push(job);
         }
         let queued: BTreeMap<String, Vec<Queued>> = self
             .inner
@@ -150,30 +185,9 @@ impl Llm {
                 message: e.message,
                 attempts: 1,
             };
-            let file_id = replica.upload_batch_file(jsonl).await.map_err(provider)?;
-            let batch = replica
-                .create_batch(&json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h"}))
-                .await
-                .map_err(provider)?;
-            let batch_id = batch
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            if batch_id.is_empty() {
-                return Err(LlmError::Provider {
-                    endpoint: name.clone(),
-                    status: None,
-                    message: format!("batch answer has no id: {batch}"),
-                    attempts: 1,
-                });
-            }
-            let job = BatchJob {
-                batch_id: batch_id.clone(),
-                endpoint: name.clone(),
-                model: ep.cfg.model.clone(),
-                status: "submitted".into(),
-            };
+            // recorded first, under a client-side id the batch carries in its metadata
+            let sid = submission_id(&name, &items);
+            let pending = format!("{PENDING}{sid}");
             let rows: Vec<BatchItem> = items
                 .iter()
                 .map(|it| BatchItem {
@@ -183,7 +197,57 @@ impl Llm {
                     sample: it.sample,
                 })
                 .collect();
-            cache.insert_batch(&job, &rows)?;
+            let recorded = BatchJob {
+                batch_id: pending.clone(),
+                endpoint: name.clone(),
+                model: ep.cfg.model.clone(),
+                status: "creating".into(),
+            };
+            cache.insert_batch(&recorded, &rows)?;
+            let file_id = match replica.upload_batch_file(jsonl).await {
+                Ok(f) => f,
+                Err(e) => {
+                    // no batch without its file: forget the record, a rerun submits again
+                    cache.delete_batch(&pending)?;
+                    self.inner.ledger.release(estimate);
+                    return Err(provider(e));
+                }
+            };
+            let batch = match replica
+                .create_batch(&json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h", "metadata": {"mtr_submission": sid}}))
+                .await
+            {
+                Ok(b) => b,
+                Err(e) => {
+                    // refused: certainly not created; otherwise (timeout, connection lost) the
+                    // record stays and the next run looks the submission id up
+                    if !e.retryable {
+                        cache.delete_batch(&pending)?;
+                    }
+                    self.inner.ledger.release(estimate);
+                    return Err(provider(e));
+                }
+            };
+            let batch_id = batch
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if batch_id.is_empty() {
+                self.inner.ledger.release(estimate);
+                return Err(LlmError::Provider {
+                    endpoint: name.clone(),
+                    status: None,
+                    message: format!("batch answer has no id: {batch}"),
+                    attempts: 1,
+                });
+            }
+            cache.rename_batch(&pending, &batch_id, "submitted")?;
+            let job = BatchJob {
+                batch_id: batch_id.clone(),
+                status: "submitted".into(),
+                ..recorded
+            };
             self.inner.ledger.release(estimate);
             tracing::info!(endpoint = %name, batch = %batch_id, items = items.len(), "batch submitted");
             report.submitted.push(batch_id);
@@ -307,6 +371,15 @@ impl Llm {
                     self.inner
                         .ledger
                         .event(&job.endpoint, Event::ProviderFailed);
+                    let why = v
+                        .pointer("/response/body/error/message")
+                        .or_else(|| v.pointer("/error/message"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("the batch item failed");
+                    // the provider's text may echo the key
+                    self.inner
+                        .ledger
+                        .note_error(&job.endpoint, &crate::redact::redact(why));
                     continue;
                 };
                 let output: OutputSpec = serde_json::from_str(&item.output).unwrap_or_default();
@@ -314,9 +387,10 @@ impl Llm {
                 let (value, status) = parse_output(&output, &text);
                 let cost = ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens)
                     * ep.cfg.batch_discount;
-                self.inner.ledger.settle(
+                // booked once in the spend ledger, however often the batch is collected
+                self.inner.ledger.settle_once(
+                    format!("{}/{key}", job.batch_id),
                     &job.endpoint,
-                    0.0,
                     usage.prompt_tokens,
                     usage.completion_tokens,
                     cost,
@@ -347,4 +421,75 @@ impl Llm {
         }
         Ok(())
     }
+}
+
+impl Llm {
+    /// The provider's id of the batch created with `metadata.mtr_submission = sid`, if any.
+    async fn find_submission(&self, endpoint: &str, sid: &str) -> Result<Option<String>> {
+        let ep = self.endpoint(endpoint)?.clone();
+        let replica = ep
+            .replicas()
+            .await?
+            .first()
+            .cloned()
+            .ok_or_else(|| LlmError::Config(format!("endpoint `{endpoint}` has no URL")))?;
+        let mut after: Option<String> = None;
+        for _ in 0..LIST_PAGES {
+            let page =
+                replica
+                    .list_batches(after.as_deref())
+                    .await
+                    .map_err(|e| LlmError::Provider {
+                        endpoint: endpoint.to_string(),
+                        status: e.status,
+                        message: format!(
+                            "cannot list batches to find an interrupted submission: {}",
+                            e.message
+                        ),
+                        attempts: 1,
+                    })?;
+            let data = page
+                .get("data")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(b) = data.iter().find(|b| {
+                b.pointer("/metadata/mtr_submission")
+                    .and_then(Value::as_str)
+                    == Some(sid)
+            }) {
+                return Ok(b.get("id").and_then(Value::as_str).map(str::to_string));
+            }
+            let more = page
+                .get("has_more")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            after = data
+                .last()
+                .and_then(|b| b.get("id"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if !more || after.is_none() {
+                break;
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A client-side id for one submission: the endpoint, its requests and the moment.
+fn submission_id(endpoint: &str, items: &[Queued]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(endpoint.as_bytes());
+    for it in items {
+        h.update(b"\x1f");
+        h.update(it.key.as_bytes());
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    h.update(&nanos.to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.finalize().to_hex()[..24].to_string()
 }
