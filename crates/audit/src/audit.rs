@@ -641,6 +641,11 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             sampled: plan.selected.len() < plan.dialogues_total,
             turns_total: plan.turns_total,
             turns_audited: plan.turns_audited,
+            audited_turns: plan
+                .selected
+                .iter()
+                .flat_map(|&di| bench.dialogues[di].turns.iter().map(|t| t.id.clone()))
+                .collect(),
             items: dims
                 .iter()
                 .map(|d| {

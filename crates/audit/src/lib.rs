@@ -16,6 +16,7 @@ pub mod error;
 pub mod failures;
 pub mod family;
 pub mod human;
+pub mod labels;
 pub mod materials;
 pub mod output;
 pub mod plan;

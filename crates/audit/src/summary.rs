@@ -98,6 +98,11 @@ pub struct PlanInfo {
     pub sampled: bool,
     pub turns_total: usize,
     pub turns_audited: usize,
+    /// Ids of the audited turns (every turn of the audited dialogues), in benchmark order:
+    /// what `mtr bench --audit` and `mtr qrels apply` may change. Empty in summaries written
+    /// before this field existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audited_turns: Vec<String>,
     /// Items per dimension.
     pub items: BTreeMap<Dimension, usize>,
     /// Skipped would-be items per dimension and reason (turn-level reasons count turns,
