@@ -180,17 +180,26 @@ fn check_corpus(dir: &BenchmarkDir, r: &mut ValidationReport) -> Result<HashSet<
             );
             continue;
         }
-        if p.id.chars().any(char::is_whitespace) {
-            // `mtr index` refuses such ids and TREC files (runs, qrels) cannot hold them
+        if p.id.chars().any(|c| c.is_whitespace() && c != ' ') {
+            // a tab or a line break: `mtr index` refuses it and a TREC export would rewrite it
             r.problem(
                 "passage-id-whitespace",
                 InputError::new(
                     &path,
-                    format!("passage id {:?} contains whitespace (a tab, newline or space)", p.id),
+                    format!("passage id {:?} holds a tab or a line break", p.id),
                 )
                 .line(no)
                 .field("id")
                 .hint("TREC run and qrels files are whitespace-separated: rename the passage and its gold references"),
+            );
+        } else if p.id.contains(' ') {
+            // real collections (INSCIT: Wikipedia titles) have such ids: kept, but said
+            r.warn(
+                "passage-id-space",
+                InputError::new(&path, format!("passage id {:?} holds a space", p.id))
+                    .line(no)
+                    .field("id")
+                    .hint("`mtr index` and TREC run/qrels files cannot hold it"),
             );
         }
         if p.text.trim().is_empty() && p.title.trim().is_empty() {
@@ -587,6 +596,15 @@ mod tests {
         assert_eq!(text.len(), 2, "{:?}", r.errors);
         assert!(text[0].contains("corpus.jsonl:2: field `id`"), "{text:?}");
         assert!(text[1].contains("corpus.jsonl:3: field `id`"), "{text:?}");
+        // a space (INSCIT's Wikipedia titles) is a warning
+        std::fs::write(
+            b.path(CORPUS),
+            "{\"id\":\"p1\",\"text\":\"a\"}\n{\"id\":\"Types of cheese:19\",\"text\":\"b\"}\n",
+        )
+        .unwrap();
+        let r = validate(&b, &ValidateOptions::default()).unwrap();
+        assert!(r.is_ok(), "{:?}", r.errors);
+        assert!(r.warnings.iter().any(|w| w.kind == "passage-id-space"));
 
         // an empty corpus and an empty qrels file: errors, warnings with --lenient
         std::fs::write(b.path(CORPUS), "").unwrap();
