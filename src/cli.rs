@@ -62,6 +62,8 @@ pub enum Command {
     Bench(cmd::bench::Args),
     /// Merge bench results into a leaderboard (Markdown, CSV, JSON, HTML).
     Leaderboard(cmd::leaderboard::Args),
+    /// Write the qrels an audit supports (noise-removed, sparsity-filled, corrected) as a TREC file.
+    Qrels(cmd::qrels::Args),
     /// Re-render the reports of an audit or bench output folder.
     Report(cmd::report::Args),
     /// Manage the embedded local LLM and embedding servers.

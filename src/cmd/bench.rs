@@ -94,6 +94,14 @@ pub struct Args {
     pub domain: Option<String>,
     #[command(flatten)]
     pub llm: super::common::LlmArgs,
+    /// An audit of this benchmark (`mtr audit -o DIR`): also score every system under the qrels
+    /// it supports (noise-removed, sparsity-filled, corrected) on the audited turns, in
+    /// bench.json's `label_sensitivity` and the report.
+    #[arg(long, value_name = "AUDIT_DIR")]
+    pub audit: Option<PathBuf>,
+    /// Changed turns listed per variant in the label-sensitivity section.
+    #[arg(long, default_value_t = 20, requires = "audit")]
+    pub moved_turns: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -137,6 +145,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     });
     let prepared = mtr_bench::job::prepare(&dir, split).map_err(bench_err)?;
     let bench_name = prepared.bench.manifest.name.clone();
+    // An audit of another benchmark is refused before any work.
+    let label_edits = match &args.audit {
+        Some(a) => Some(super::qrels::load_edits(a, &prepared.fingerprint)?),
+        None => None,
+    };
 
     // External runs first: bad input should fail before any retrieval work.
     let mut externals = Vec::new();
@@ -235,8 +248,40 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         date: mtr_bench::job::today(),
     };
     ctx.progress.stage("scoring", 0);
-    let outcome = mtr_bench::job::assemble(&prepared, &systems, &ablations, &settings, &prov)
+    let mut outcome = mtr_bench::job::assemble(&prepared, &systems, &ablations, &settings, &prov)
         .map_err(bench_err)?;
+    if let Some(edits) = &label_edits {
+        let runs: Vec<mtr_bench::sensitivity::SystemRun> = systems
+            .iter()
+            .map(|s| mtr_bench::sensitivity::SystemRun {
+                name: &s.name,
+                run: &s.run,
+            })
+            .collect();
+        // the bench's own per-turn values of the main measure, when it reports it
+        let main_values: Option<Vec<&[f64]>> = settings
+            .measures
+            .iter()
+            .position(|m| *m == settings.main)
+            .map(|mi| {
+                outcome
+                    .computed_scores
+                    .iter()
+                    .filter_map(|sc| sc.values.get(mi).map(Vec::as_slice))
+                    .collect()
+            });
+        let ls = mtr_bench::sensitivity::compute(&mtr_bench::sensitivity::Input {
+            dialogues: &prepared.bench.dialogues,
+            set: &prepared.set,
+            systems: &runs,
+            edits,
+            settings: &settings,
+            moved_turns: args.moved_turns,
+            original_values: main_values.as_deref(),
+        })
+        .map_err(bench_err)?;
+        outcome.result.label_sensitivity = Some(ls);
+    }
     ctx.progress.finish_stage();
     let runs = mtr_bench::output::retriever_runs(&systems);
     let written =
@@ -246,6 +291,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         tracing::warn!("{w}");
     }
     let mut text = summary(&outcome.result);
+    if let Some(ls) = &outcome.result.label_sensitivity {
+        text.push_str(&mtr_bench::sensitivity_report::text_summary(ls));
+    }
     text.push_str(&format!(
         "\nwrote {} files to {}\n",
         written.len(),

@@ -20,6 +20,7 @@ pub mod index;
 pub mod leaderboard;
 pub mod local;
 pub mod open;
+pub mod qrels;
 pub mod report;
 pub mod retrieve;
 pub mod stats;
@@ -51,6 +52,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Synth(a) => synth::run(&ctx, a).await,
         Command::Bench(a) => bench::run(&ctx, a).await,
         Command::Leaderboard(a) => leaderboard::run(&ctx, a).await,
+        Command::Qrels(a) => qrels::run(&ctx, a).await,
         Command::Report(a) => report::run(&ctx, a).await,
         Command::Local(a) => local::run(&ctx, a).await,
         Command::Cache(a) => cache::run(&ctx, a).await,

@@ -8,6 +8,7 @@ mod bench;
 mod cli;
 mod data;
 mod eval;
+mod labels;
 mod llm;
 mod retrieve;
 mod synth;

@@ -372,6 +372,9 @@ pub struct Input<'a> {
     pub settings: &'a Settings,
     /// Changed turns listed per variant.
     pub moved_turns: usize,
+    /// The bench's own per-turn values of the main measure, per system, aligned with
+    /// `set.queries`, when it has them (saves scoring the original labels again).
+    pub original_values: Option<&'a [&'a [f64]]>,
 }
 
 /// Scores of every system on one evaluation set, main measure only.
@@ -383,22 +386,114 @@ struct Scored {
 }
 
 impl Scored {
+    /// Scores every system on `set`. With `base` (the original scores) and the turns whose
+    /// qrels changed, only those turns are scored again: a turn's value depends on its own
+    /// qrels only, so every other value is the original's.
     fn new(
         set: QuerySet,
         cluster_of: &BTreeMap<String, usize>,
         inp: &Input,
         boot: &ClusterBootstrap,
+        base: Option<(&Scored, &BTreeSet<String>)>,
     ) -> Result<Scored> {
-        let scorer = Scorer::new(&set, &[inp.settings.main])?;
-        let values: Vec<Vec<f64>> = inp
-            .systems
-            .par_iter()
-            .map(|s| {
-                scorer
-                    .score(&set, s.run)
-                    .map(|sc| sc.values.into_iter().next().unwrap_or_default())
-            })
-            .collect::<Result<_>>()?;
+        let score_all = |set: &QuerySet| -> Result<Vec<Vec<f64>>> {
+            if set.is_empty() {
+                return Ok(vec![Vec::new(); inp.systems.len()]);
+            }
+            let scorer = Scorer::new(set, &[inp.settings.main])?;
+            inp.systems
+                .par_iter()
+                .map(|s| {
+                    // a few turns: score a run cut down to them (the metrics sort every query
+                    // of the run they are given)
+                    let cut: Option<Run> = (set.len() * 2 < s.run.len()).then(|| {
+                        set.queries
+                            .iter()
+                            .filter_map(|q| s.run.get(&q.qid).map(|d| (q.qid.clone(), d.clone())))
+                            .collect()
+                    });
+                    scorer
+                        .score(set, cut.as_ref().unwrap_or(s.run))
+                        .map(|sc| sc.values.into_iter().next().unwrap_or_default())
+                })
+                .collect::<Result<_>>()
+        };
+        let given = |vals: &[&[f64]]| -> Result<Vec<Vec<f64>>> {
+            let idx: Vec<usize> = set
+                .queries
+                .iter()
+                .map(|q| {
+                    inp.set
+                        .queries
+                        .binary_search_by(|x| x.qid.as_str().cmp(&q.qid))
+                        .map_err(|_| {
+                            BenchError::Internal(format!(
+                                "turn {} is not in the bench's set",
+                                q.qid
+                            ))
+                        })
+                })
+                .collect::<Result<_>>()?;
+            Ok(vals
+                .iter()
+                .map(|v| {
+                    idx.iter()
+                        .map(|&i| v.get(i).copied().unwrap_or(0.0))
+                        .collect()
+                })
+                .collect())
+        };
+        let values: Vec<Vec<f64>> = match base {
+            None => match inp.original_values {
+                Some(vals)
+                    if vals.len() == inp.systems.len()
+                        && vals.iter().all(|v| v.len() == inp.set.len()) =>
+                {
+                    given(vals)?
+                }
+                _ => score_all(&set)?,
+            },
+            Some((b, changed)) => {
+                let sub_q: Qrels = set
+                    .qrels
+                    .iter()
+                    .filter(|(q, _)| changed.contains(*q))
+                    .map(|(q, d)| (q.clone(), d.clone()))
+                    .collect();
+                let sub = QuerySet::build(inp.dialogues, &sub_q);
+                let sub_values = score_all(&sub)?;
+                let find = |s: &QuerySet, qid: &str| {
+                    s.queries.binary_search_by(|q| q.qid.as_str().cmp(qid)).ok()
+                };
+                let source: Vec<(bool, usize)> = set
+                    .queries
+                    .iter()
+                    .map(|q| match find(&sub, &q.qid) {
+                        Some(i) => Ok((true, i)),
+                        None => find(&b.set, &q.qid).map(|i| (false, i)).ok_or_else(|| {
+                            BenchError::Internal(format!(
+                                "turn {} is scored under the variant but not under the original",
+                                q.qid
+                            ))
+                        }),
+                    })
+                    .collect::<Result<_>>()?;
+                (0..inp.systems.len())
+                    .map(|s| {
+                        source
+                            .iter()
+                            .map(|&(new, i)| {
+                                if new {
+                                    sub_values[s][i]
+                                } else {
+                                    b.values[s][i]
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+        };
         let clusters: Vec<usize> = set
             .queries
             .iter()
@@ -475,7 +570,7 @@ pub fn compute(inp: &Input) -> Result<LabelSensitivity> {
         .map(|(i, d)| (d.clone(), i))
         .collect();
     let boot = ClusterBootstrap::new(set0.dialogues.len(), s.resamples, s.level, s.seed);
-    let base = Scored::new(set0, &cluster_of, inp, &boot)?;
+    let base = Scored::new(set0, &cluster_of, inp, &boot, None)?;
     let k = inp.systems.len();
     let names: Vec<&str> = inp.systems.iter().map(|x| x.name).collect();
     let ranks0 = base.ranks();
@@ -484,7 +579,7 @@ pub fn compute(inp: &Input) -> Result<LabelSensitivity> {
     for v in Variant::ALL {
         let (qv, applied, changed) = apply(&orig_q, &edits, v);
         let setv = QuerySet::build(inp.dialogues, &qv);
-        let sv = Scored::new(setv, &cluster_of, inp, &boot)?;
+        let sv = Scored::new(setv, &cluster_of, inp, &boot, Some((&base, &changed)))?;
         variants.push(variant_result(
             inp, &boot, &base, &sv, v, applied, &changed, &edits, &names, &ranks0,
         ));
@@ -851,6 +946,7 @@ mod tests {
             edits: &edits,
             settings: &settings,
             moved_turns: 10,
+            original_values: None,
         };
         let r = compute(&inp).unwrap();
         assert_eq!(r.scope.scored_turns, 5);
@@ -908,6 +1004,23 @@ mod tests {
         assert_eq!((rob.best, rob.worst, rob.robust), (1, 2, false));
         // the same inputs and seed give the same numbers
         assert_eq!(compute(&inp).unwrap(), r);
+        // and the bench's own per-turn values give the same as scoring again
+        let values: Vec<Vec<f64>> = [&a, &b]
+            .iter()
+            .map(|run| {
+                crate::score::score_run(&set, run, &[settings.main])
+                    .unwrap()
+                    .values
+                    .remove(0)
+            })
+            .collect();
+        let refs: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+        let given = compute(&Input {
+            original_values: Some(&refs),
+            ..inp
+        })
+        .unwrap();
+        assert_eq!(given, r);
     }
 
     #[test]
@@ -924,6 +1037,7 @@ mod tests {
             edits: &edits,
             settings: &settings,
             moved_turns: 10,
+            original_values: None,
         })
         .unwrap_err();
         assert!(e.to_string().contains("covers none"), "{e}");

@@ -7,6 +7,7 @@
 //! benchmarks (their numbers are not comparable) and get separate boards, with a warning.
 
 pub mod html;
+pub mod robust;
 pub mod tables;
 
 use std::collections::BTreeMap;
@@ -61,6 +62,10 @@ pub struct Board {
     /// Systems with results on two or more dates.
     pub trends: Vec<Trend>,
     pub warnings: Vec<String>,
+    /// Tau figures and the original -> corrected ranks, when the latest result carrying an
+    /// audit (`mtr bench --audit`) has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<robust::BoardLabels>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,6 +93,9 @@ pub struct Row {
     pub mtr_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_commit: Option<String>,
+    /// The row's ranks under the original and every audited variant (its result's audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_robust: Option<robust::RowRobustness>,
 }
 
 /// The row's comparison with the baseline of its result.
@@ -288,6 +296,7 @@ fn board(
                     config_hash: s.config_hash.clone(),
                     mtr_version: r.mtr_version.clone(),
                     git_commit: r.fingerprint.git_commit.clone(),
+                    label_robust: robust::row(r, &s.name),
                 },
             );
         }
@@ -339,6 +348,10 @@ fn board(
         rows,
         trends,
         warnings,
+        labels: order
+            .iter()
+            .rev()
+            .find_map(|&i| robust::board(&results[i].1, &results[i].0.display().to_string())),
     }
 }
 

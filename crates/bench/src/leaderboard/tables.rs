@@ -43,6 +43,9 @@ pub fn markdown(lb: &Leaderboard) -> String {
         for w in &b.warnings {
             let _ = writeln!(o, "> warning: {w}\n");
         }
+        if let Some(l) = &b.labels {
+            let _ = writeln!(o, "{}", super::robust::markdown_header(l));
+        }
         let _ = write!(o, "| # | system | {main} |");
         let others: Vec<_> = b
             .measures
@@ -52,12 +55,24 @@ pub fn markdown(lb: &Leaderboard) -> String {
         for m in &others {
             let _ = write!(o, " {} |", m.label);
         }
-        let _ = writeln!(o, " vs baseline | date |");
+        let _ = writeln!(
+            o,
+            " vs baseline | date |{}",
+            if b.labels.is_some() {
+                " label-robust |"
+            } else {
+                ""
+            }
+        );
         let _ = write!(o, "|---|---|---|");
         for _ in &others {
             o.push_str("---|");
         }
-        o.push_str("---|---|\n");
+        o.push_str(if b.labels.is_some() {
+            "---|---|---|\n"
+        } else {
+            "---|---|\n"
+        });
         for r in &b.rows {
             let e = r.measures.get(&b.main_measure);
             let _ = write!(
@@ -93,7 +108,15 @@ pub fn markdown(lb: &Leaderboard) -> String {
                 }
                 None => "–".into(),
             };
-            let _ = writeln!(o, " {vs} | {} |", r.date);
+            let _ = write!(o, " {vs} | {} |", r.date);
+            if b.labels.is_some() {
+                let _ = write!(
+                    o,
+                    " {} |",
+                    super::robust::markdown_cell(r.label_robust.as_ref())
+                );
+            }
+            o.push('\n');
         }
         o.push('\n');
         if !b.trends.is_empty() {

@@ -111,6 +111,7 @@
     });
     cols.push({ key: 'versus', title: 'vs baseline', num: true, get: function (r) { return r.versus ? r.versus.diff : null; } });
     cols.push({ key: 'date', title: 'date', text: true, get: function (r) { return r.date; } });
+    if (board.labels) cols.push({ key: 'label_robust', title: 'label-robust', text: true, get: robustText });
 
     var thead = el('thead'), tr = el('tr'), tbody = el('tbody');
     var t = el('table', { 'class': 'board', 'data-board': board.id }, [thead, tbody]);
@@ -168,6 +169,41 @@
   }
 
   // --- charts ---------------------------------------------------------------------------
+  // label robustness (mtr bench --audit): the rank interval under every audited variant
+  function robustText(r) {
+    var x = r.label_robust;
+    if (!x) return '–';
+    return x.robust ? '✓ ' + x.best : x.best + '–' + x.worst;
+  }
+  function labelsLine(board) {
+    var l = board.labels;
+    var parts = l.variants.map(function (v) {
+      var t = v.kendall_tau;
+      return v.variant + ': tau ' + (t ? fmt(t.mean, 3) + ' [' + fmt(t.ci_low, 3) + ', ' + fmt(t.ci_high, 3) + ']' : '–') + ', tau_AP ' + (v.tau_ap ? fmt(v.tau_ap.mean, 3) : '–') + ', ' + v.flips + ' flipped pairs';
+    });
+    return 'Label sensitivity (' + l.scored_turns_audited + ' of ' + l.scored_turns + ' scored turns audited' + (l.partial ? ', partial: on the audited turns only' : '') + '; golds with alignment below ' + l.flag_rating_below + ' removed, verified missing golds added): ' + parts.join(' · ') + ' · label-robust: rank interval under the original and every variant';
+  }
+  // original rank -> corrected rank, one line per system
+  function slopeChart(board) {
+    var sl = board.labels && board.labels.slope;
+    if (!sl || !sl.length) return null;
+    var n = sl.length, rowH = 22, top = 30, width = 560, left = 200, right = width - 200;
+    var height = top + n * rowH + 10;
+    var y = function (rank) { return top + (rank - 0.5) * rowH; };
+    var s = sv('svg', { 'class': 'chart slope-chart', viewBox: '0 0 ' + width + ' ' + height, width: width, height: height, role: 'img', 'aria-label': 'original rank to corrected rank' });
+    s.appendChild(sv('text', { x: left, y: 16, 'text-anchor': 'middle', text: 'original' }));
+    s.appendChild(sv('text', { x: right, y: 16, 'text-anchor': 'middle', text: 'corrected' }));
+    sl.forEach(function (p) {
+      var moved = p.original_rank !== p.corrected_rank;
+      var color = moved ? '#c0392b' : '#8a93a6';
+      var l = sv('line', { 'class': 'mark', x1: left, x2: right, y1: y(p.original_rank), y2: y(p.corrected_rank), stroke: color, 'stroke-width': moved ? 2 : 1 });
+      l.appendChild(sv('title', { text: p.system + ': rank ' + p.original_rank + ' -> ' + p.corrected_rank }));
+      s.appendChild(l);
+      s.appendChild(sv('text', { x: left - 8, y: y(p.original_rank) + 4, 'text-anchor': 'end', text: p.original_rank + '. ' + (p.system.length > 24 ? p.system.slice(0, 23) + '…' : p.system) }));
+      s.appendChild(sv('text', { x: right + 8, y: y(p.corrected_rank) + 4, text: p.corrected_rank + '. ' + (p.system.length > 24 ? p.system.slice(0, 23) + '…' : p.system), fill: color }));
+    });
+    return s;
+  }
   function ciChart(board) {
     var main = board.main_measure;
     var rows = board.rows.filter(function (r) { return r.measures[main]; });
@@ -300,9 +336,15 @@
       sec.appendChild(el('h2', { text: b.benchmark + ' ' + b.version + (b.part ? ' — ' + b.part + ' part' : '') }));
       sec.appendChild(el('p', { 'class': 'meta', text: b.scored_queries + ' scored turns in ' + b.scored_dialogues + ' dialogues · data ' + b.fingerprint.slice(0, 16) + ' · ranked by ' + label(b, b.main_measure) + ' with 95% cluster-bootstrap intervals over dialogues · ▲/▼ significant vs the baseline (paired randomization, Holm)' }));
       (b.warnings || []).forEach(function (w) { sec.appendChild(el('div', { 'class': 'warning', text: w })); });
+      if (b.labels) sec.appendChild(el('p', { 'class': 'meta labels', text: labelsLine(b) }));
       sec.appendChild(table(b));
       sec.appendChild(el('h3', { text: label(b, b.main_measure) + ' with confidence intervals' }));
       sec.appendChild(ciChart(b));
+      var slope = slopeChart(b);
+      if (slope) {
+        sec.appendChild(el('h3', { text: 'Rank under the original and the corrected qrels (' + label(b, b.labels.measure) + ', audited turns)' }));
+        sec.appendChild(slope);
+      }
       var grid = el('div', { 'class': 'charts' });
       var depth = depthChart(b);
       if (depth) grid.appendChild(el('div', null, [el('h3', { text: 'By turn depth' }), depth]));
