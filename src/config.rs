@@ -134,12 +134,27 @@ fn mask_secrets(t: &mut toml::Table) {
             toml::Value::Table(inner) => mask_secrets(inner),
             toml::Value::Array(items) => {
                 for item in items {
-                    if let toml::Value::Table(inner) = item {
-                        mask_secrets(inner);
+                    match item {
+                        toml::Value::Table(inner) => mask_secrets(inner),
+                        // `base_urls = [...]`
+                        toml::Value::String(s) => {
+                            if let std::borrow::Cow::Owned(m) =
+                                mtr_llm::redact::mask_url_credentials(s)
+                            {
+                                *s = m;
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
             toml::Value::String(s) if secret => *s = "***".into(),
+            // `base_url = "http://user:pass@host/v1"` (and any other URL) shows no password
+            toml::Value::String(s) => {
+                if let std::borrow::Cow::Owned(m) = mtr_llm::redact::mask_url_credentials(s) {
+                    *s = m;
+                }
+            }
             _ => {}
         }
     }
@@ -171,5 +186,26 @@ mod tests {
         let shown = c.show();
         assert!(!shown.contains("sk-secret"), "{shown}");
         assert!(shown.contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn url_credentials_are_masked() {
+        let t: toml::Table = toml::from_str(
+            "[[llm.endpoints]]\nname = \"a\"\nbase_url = \"http://user:pa55-in-url@10.0.0.5:8000/v1\"\nbase_urls = [\"https://u2:other-pw-9@h2/v1\"]\n",
+        )
+        .unwrap();
+        let shown = Config {
+            table: t,
+            source: None,
+        }
+        .show();
+        assert!(
+            !shown.contains("pa55-in-url") && !shown.contains("other-pw-9"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("http://user:***@10.0.0.5:8000/v1"),
+            "{shown}"
+        );
     }
 }

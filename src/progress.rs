@@ -25,10 +25,15 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
             _ => "trace",
         }
     };
+    // async-openai logs every unparsable response body whole at ERROR, before mtr's retry
+    // loop has even seen it: a run that recovered would show raw bodies as errors. mtr logs
+    // the attempt itself (debug, body cut to 200 characters) and the final failure (warn).
+    let level = format!("{level},async_openai::error=off");
     let filter = EnvFilter::try_from_env("MTR_LOG").unwrap_or_else(|_| EnvFilter::new(level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // every log line passes the redactor: no configured key or URL password is logged
+        .with_writer(|| mtr_llm::redact::RedactingWriter(std::io::stderr()))
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false);
     let res = match g.log_format {

@@ -11,4 +11,5 @@ mod eval;
 mod labels;
 mod llm;
 mod retrieve;
+mod secrets;
 mod synth;

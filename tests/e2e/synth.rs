@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
-use mtr_llm::fake::FakeServer;
+use mtr_llm::fake::{FakeReply, FakeServer};
 use mtr_pipeline::fake_agents::FakeAgents;
 
 fn mtr() -> Command {
@@ -22,15 +22,26 @@ fn corpus(lang: &str) -> PathBuf {
         .join(lang)
 }
 
+/// Chat requests from this number on are held (answered after an hour) until [`release`]: a
+/// run stopped at a call count cannot have finished, whatever the machine's speed.
+static HOLD_FROM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Answers held requests again (before a rerun).
+fn release() {
+    HOLD_FROM.store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Starts `mtr synth` with `config` into `out` as a child process and returns once the fake
 /// server has seen `calls` more chat calls (or the child ended), with the calls counted at the
-/// start. stdout is dropped, stderr piped.
+/// start; the calls after those are held until [`release`]. stdout is dropped, stderr piped.
 async fn synth_until(
     fake: &FakeServer,
     config: &Path,
     out: &Path,
     calls: u64,
 ) -> (std::process::Child, u64) {
+    let start = fake.chat_calls();
+    HOLD_FROM.store(start + calls, std::sync::atomic::Ordering::SeqCst);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mtr"))
         .arg("--config")
         .arg(config)
@@ -40,7 +51,6 @@ async fn synth_until(
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = fake.chat_calls();
     let t = Instant::now();
     while fake.chat_calls() - start < calls && t.elapsed() < Duration::from_secs(300) {
         if child.try_wait().unwrap().is_some() {
@@ -109,7 +119,14 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let tmp = tempfile::tempdir().unwrap();
     let agents = FakeAgents::default();
     let fake = FakeServer::builder()
-        .respond(move |r| agents.reply(r))
+        .respond(move |r| {
+            let reply = agents.reply(r);
+            if r.n >= HOLD_FROM.load(std::sync::atomic::Ordering::SeqCst) {
+                FakeReply::Delay(Duration::from_secs(3600), Box::new(reply))
+            } else {
+                reply
+            }
+        })
         .latency_ms(3)
         .start()
         .await
@@ -206,6 +223,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let (mut child, start) = synth_until(&fake, &cfg_b, &b, calls_a * 2 / 5).await;
     child.kill().unwrap();
     let status = child.wait().unwrap();
+    release();
     assert!(!status.success(), "the run was killed before it finished");
     let before = fake.chat_calls() - start;
     assert!(
@@ -253,6 +271,7 @@ async fn synth_on_the_fake_server_survives_a_kill() {
         .unwrap();
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
+    release();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");

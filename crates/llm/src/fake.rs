@@ -122,6 +122,13 @@ pub struct Faults {
     pub rate_malformed_body: f64,
     /// Replace the content with JSON cut in the middle.
     pub rate_broken_content: f64,
+    /// Answer with the first half of the content and `finish_reason: length`.
+    pub rate_length: f64,
+    /// A 401 whose error body echoes the request's `Authorization` header (as some
+    /// providers do): the key must be masked wherever mtr stores or logs the error.
+    pub rate_echo_auth: f64,
+    /// A 200 whose body has no `choices`.
+    pub rate_no_choices: f64,
     /// `Retry-After` seconds sent with injected 429s.
     pub retry_after_s: f64,
     pub seed: u64,
@@ -418,7 +425,11 @@ fn injected(f: &Faults, n: u64) -> Option<FakeReply> {
     None
 }
 
-async fn chat(State(s): State<Arc<Shared>>, body: axum::body::Bytes) -> Response {
+async fn chat(
+    State(s): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     let n = s.chat_calls.fetch_add(1, Ordering::Relaxed);
     if !s.latency.is_zero() {
         tokio::time::sleep(s.latency).await;
@@ -433,7 +444,51 @@ async fn chat(State(s): State<Arc<Shared>>, body: axum::body::Bytes) -> Response
         r.push(body.clone());
     }
     let (req, reply) = decide(&s, n, body);
+    let reply = header_and_finish_faults(&s, n, &headers, reply);
     render(reply, &req).await
+}
+
+/// The faults that need the request's headers or the decided reply: an error echoing
+/// `Authorization`, a body without choices, an answer cut at `max_tokens`.
+fn header_and_finish_faults(
+    s: &Shared,
+    n: u64,
+    headers: &axum::http::HeaderMap,
+    reply: FakeReply,
+) -> FakeReply {
+    let f = &s.faults;
+    // only answers not already replaced by another fault
+    if !matches!(reply, FakeReply::Content(_)) {
+        return reply;
+    }
+    let hit = |rate: f64, salt: u64| {
+        let yes = rate > 0.0 && unit(f.seed, n, salt) < rate;
+        if yes {
+            s.injected.fetch_add(1, Ordering::Relaxed);
+        }
+        yes
+    };
+    if hit(f.rate_echo_auth, 4) {
+        let auth = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("(none)");
+        return FakeReply::Status {
+            status: 401,
+            retry_after_s: None,
+            message: format!("Incorrect API key provided: {auth}"),
+        };
+    }
+    if hit(f.rate_no_choices, 5) {
+        return FakeReply::RawBody("{\"id\": \"fake\", \"object\": \"chat.completion\"}".into());
+    }
+    match reply {
+        FakeReply::Content(text) if hit(f.rate_length, 3) => {
+            let half: String = text.chars().take(text.chars().count() / 2).collect();
+            FakeReply::Truncated(half)
+        }
+        other => other,
+    }
 }
 
 /// The request as the responder sees it, and the reply (faults, script, responder).
