@@ -5,7 +5,10 @@
 //! rating can instead be the probability-weighted mean over the rating tokens at the position
 //! where the rating is written: sum over g of P(g) * g, with P renormalised over the grades of
 //! the scale. One forward pass, and with the verdict first (see [`crate::schema_caps`]) no long
-//! generation is needed before it.
+//! generation is needed before it. Cheapest of all: prefill the assistant's answer with
+//! [`prefill`] (`{"rating": `) and ask for one token; llama.cpp continues a trailing
+//! assistant message. (Under a JSON-schema grammar, llama.cpp reports the logprobs of the
+//! unconstrained model, not of the grammar's tokens: read ratings from a prefilled answer.)
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -35,6 +38,11 @@ pub struct RatingDistribution {
     pub written: Option<i64>,
 }
 
+/// The start of an assistant answer whose next token is the value of `key`.
+pub fn prefill(key: &str) -> String {
+    format!("{{\"{key}\": ")
+}
+
 /// The request fields that ask for `top` alternatives per generated token.
 pub fn request_fields(top: u32) -> Value {
     json!({"logprobs": true, "top_logprobs": top})
@@ -46,10 +54,12 @@ fn grade_of(token: &str, lo: i64, hi: i64) -> Option<i64> {
 }
 
 /// The rating distribution of the value of JSON key `key` (e.g. `rating`, `score`) in a chat
-/// completion response with logprobs; `None` when the response has no logprobs or the key's
-/// value never appears as a grade token of `lo..=hi`.
+/// completion response with logprobs, whose answer continues `prefilled` (the assistant text
+/// sent with the request, `""` for none); `None` when the response has no logprobs or the
+/// key's value never appears as a grade token of `lo..=hi`.
 pub fn rating_distribution(
     response: &Value,
+    prefilled: &str,
     key: &str,
     lo: i64,
     hi: i64,
@@ -58,7 +68,7 @@ pub fn rating_distribution(
         .pointer("/choices/0/logprobs/content")?
         .as_array()?;
     let marker = format!("\"{key}\"");
-    let mut text = String::new();
+    let mut text = prefilled.to_string();
     for item in content {
         let token = item
             .get("token")
@@ -143,7 +153,7 @@ mod tests {
             ),
             tok(",", -0.01, &[]),
         ]);
-        let d = rating_distribution(&r, "rating", 1, 5).unwrap();
+        let d = rating_distribution(&r, "", "rating", 1, 5).unwrap();
         assert_eq!(d.written, Some(4));
         assert!((d.mass - 0.95).abs() < 1e-9, "{}", d.mass);
         let expected = (4.0 * 0.6 + 3.0 * 0.3 + 5.0 * 0.05) / 0.95;
@@ -163,11 +173,11 @@ mod tests {
             tok("5", -0.2, &[("5", -0.2), ("4", -1.8)]),
             tok("}", -0.1, &[]),
         ]);
-        let d = rating_distribution(&r, "score", 1, 5).unwrap();
+        let d = rating_distribution(&r, "", "score", 1, 5).unwrap();
         assert_eq!(d.written, Some(5));
         assert!(d.mean > 4.5 && d.mean < 5.0, "{}", d.mean);
-        assert!(rating_distribution(&r, "rating", 1, 5).is_none());
-        assert!(rating_distribution(&json!({"choices": [{}]}), "score", 1, 5).is_none());
+        assert!(rating_distribution(&r, "", "rating", 1, 5).is_none());
+        assert!(rating_distribution(&json!({"choices": [{}]}), "", "score", 1, 5).is_none());
     }
 
     #[test]
@@ -176,9 +186,30 @@ mod tests {
             tok("\"rating\":", -0.1, &[]),
             tok("3", -0.5, &[("2", -2.0)]),
         ]);
-        let d = rating_distribution(&r, "rating", 1, 5).unwrap();
+        let d = rating_distribution(&r, "", "rating", 1, 5).unwrap();
         assert_eq!(d.written, Some(3));
         assert!(d.mean > 2.0 && d.mean < 3.0);
         assert_eq!(request_fields(5)["top_logprobs"], 5);
+    }
+
+    #[test]
+    fn a_prefilled_answer_is_read_from_its_first_token() {
+        // llama.cpp answering `{"rating": ` + one token (what the local server returned)
+        let r = response(vec![tok(
+            "4",
+            -1.18,
+            &[
+                ("4", -1.18),
+                ("5", -1.49),
+                ("1", -1.78),
+                ("3", -1.83),
+                ("2", -2.6),
+                ("9", -3.8),
+            ],
+        )]);
+        let d = rating_distribution(&r, &prefill("rating"), "rating", 1, 5).unwrap();
+        assert_eq!(d.written, Some(4));
+        assert!(d.mean > 3.0 && d.mean < 3.6, "{}", d.mean);
+        assert!(rating_distribution(&r, "", "rating", 1, 5).is_none());
     }
 }
