@@ -174,8 +174,17 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             }
         ))
     });
+    // every folder written and the cache must take writes before anything is paid
+    if !args.dry_run.dry_run {
+        super::preflight::writable_dir(&out, "-o")?;
+    }
     let llm_args = args.llm.clone().with(args.dry_run, args.batch);
     let llm = super::open::open_llm_batching(ctx, &llm_args).await?;
+    let spend_job = mtr_llm::client::spend::job_tag("audit", &out);
+    if !args.dry_run.dry_run {
+        super::preflight::writable_cache(&llm)?;
+        llm.set_spend_job(&spend_job);
+    }
     let prompts = match &args.prompts {
         Some(p) => AuditPrompts::from_dir(p),
         None => AuditPrompts::builtin(),
@@ -233,6 +242,24 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         human_sample: args.human_sample,
         progress,
     };
+    // Batches an interrupted run left open (or recorded but maybe never created) are found and
+    // polled first, with or without --batch: their answers are paid for already.
+    if !args.dry_run.dry_run
+        && llm
+            .batches_open()
+            .map_err(|e| super::open::llm_error(ctx, e))?
+            > 0
+    {
+        let rep = llm
+            .run_batches()
+            .await
+            .map_err(|e| super::open::llm_error(ctx, e))?;
+        tracing::info!(
+            resumed = ?rep.resumed,
+            answered = rep.answered,
+            "batches of an interrupted run collected"
+        );
+    }
     // With --batch the first pass queues every uncached judgement instead of calling it; the
     // queued calls go through the Batch API and the next pass finds them in the cache.
     let outcome = loop {
@@ -272,6 +299,26 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         Outcome::Audited(summary) => {
             println!("{}", summary_text(&summary, &out));
             println!("{}", llm.ledger().to_markdown());
+            let spend = super::spend::write(&out, &spend_job, &llm, summary.cost.total.cost_usd)?;
+            if let Some(spent) = spend.spent_usd {
+                println!(
+                    "cost of the result ${:.4}; spent on {} over every attempt ${spent:.4} ({})",
+                    spend.result_cost_usd,
+                    out.display(),
+                    super::spend::SPEND
+                );
+            }
+            // a judge that failed (nearly) every judgement fails the command, naming it
+            let items = mtr_audit::failures::read_items(&out.join(mtr_audit::output::ITEMS));
+            let failed = mtr_audit::failures::from_summary(&summary, Some(&items));
+            if !failed.is_empty() {
+                let lines: Vec<String> = failed.iter().map(|f| f.message()).collect();
+                return Err(crate::exit::Failed::internal(format!(
+                    "the audit is not complete: {} (`[audit] max_failed_share` = {})",
+                    lines.join("; "),
+                    summary.settings.max_failed_share
+                )));
+            }
             if !summary.complete {
                 println!(
                     "incomplete: {}; run the same command again to resume",

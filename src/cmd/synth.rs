@@ -231,7 +231,13 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         };
     }
 
+    // every folder written and the cache must take writes before anything is paid
+    super::preflight::writable_dir(&args.out, "-o")?;
+    super::preflight::writable_dir(&job.work_dir, "--work-dir")?;
     let llm = open_llm(ctx, &args.llm).await?;
+    super::preflight::writable_cache(&llm)?;
+    let spend_job = mtr_llm::client::spend::job_tag("synth", &args.out);
+    llm.set_spend_job(&spend_job);
     let outcome = mtr_pipeline::synthesize(&job, &llm, progress)
         .await
         .map_err(|e| match e {
@@ -255,6 +261,23 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         llm.ledger().total_cost_usd
     );
     println!("report: {}", outcome.out.join("synth_report.md").display());
+    let spend = super::spend::write(&outcome.out, &spend_job, &llm, s.cost_total_usd)?;
+    if let Some(spent) = spend.spent_usd {
+        println!(
+            "spent on {} over every attempt ${spent:.4} ({})",
+            outcome.out.display(),
+            super::spend::SPEND
+        );
+    }
+    // an endpoint that failed (nearly) every call fails the command, naming it
+    let failed = super::spend::failed_endpoints(&llm.ledger(), job.config.max_failed_share);
+    if !failed.is_empty() {
+        return Err(crate::exit::Failed::internal(format!(
+            "the synthesis is not complete: {} (`[synth] max_failed_share` = {})",
+            failed.join("; "),
+            job.config.max_failed_share
+        )));
+    }
     if outcome.budget_stopped {
         eprintln!(
             "warning: stopped by --max-cost with at least {} of {} turns done in every dialogue; run the same command again to resume",

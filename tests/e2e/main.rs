@@ -10,6 +10,7 @@ mod data;
 mod eval;
 mod labels;
 mod llm;
+mod resume;
 mod retrieve;
 mod secrets;
 mod synth;
