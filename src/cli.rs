@@ -27,7 +27,7 @@ pub struct GlobalArgs {
     /// Log line format.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "MTR_LOG_FORMAT")]
     pub log_format: LogFormat,
-    /// Configuration file (default: ./mtr.toml, then $XDG_CONFIG_HOME/mtr/mtr.toml).
+    /// Configuration file [default: ./mtr.toml, then $XDG_CONFIG_HOME/mtr/mtr.toml].
     #[arg(long, global = true, env = "MTR_CONFIG")]
     pub config: Option<std::path::PathBuf>,
 }

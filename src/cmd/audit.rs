@@ -46,7 +46,7 @@ pub struct Args {
     /// last, all, full, full:N, window:N, rewrite [default: [audit] negatives_query, else auto].
     #[arg(long)]
     pub negatives_query: Option<String>,
-    /// An existing BM25 index of the benchmark's corpus (default: built in OUT/.index).
+    /// An existing BM25 index of the benchmark's corpus [default: built in OUT/.index].
     #[arg(long)]
     pub index: Option<PathBuf>,
     /// Human ratings to calibrate against (MTRAG human evaluations JSON, or JSONL of

