@@ -61,11 +61,11 @@ echo
 echo "== yield"
 for lang in en zh; do
   line=$(grep -E '^[0-9]+ dialogues, [0-9]+ turns' "$OUT/synth-$lang.txt" || echo "? dialogues, ? turns")
-  near=$(grep -oE '\| (user|answerer|dropped) \| near_duplicate \| [0-9]+' "$OUT/bench-$lang/synth_report.md" \
+  near=$(grep -oE '\| (user|answerer) \| near_duplicate \| [0-9]+' "$OUT/bench-$lang/synth_report.md" \
     | awk -F'|' '{s += $4} END {print s + 0}')
-  echo "  $lang: $line; near-repeats rejected: $near"
+  echo "  $lang: $line; attempts rejected as near-repeats of an earlier turn: $near"
 done
-"$(dirname "$(command -v python3 || echo /usr/bin/python3)")/python3" - "$OUT/audit-en/summary.json" <<'PY' || true
+python3 - "$OUT/audit-en/summary.json" <<'PY' || true
 import json, sys
 s = json.load(open(sys.argv[1]))
 dims = s.get("dimensions", {})
