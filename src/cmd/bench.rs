@@ -189,7 +189,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let needs_llm = specs.iter().any(RetrieverSpec::needs_dense)
             || formulations.contains(&QueryFormulation::LlmRewrite);
         let llm = if needs_llm {
-            Some(super::open::open_llm(ctx, &args.llm).await?)
+            // the output folder and the LLM cache must take writes before anything is paid
+            super::preflight::writable_dir(&args.output, "--output")?;
+            let l = super::open::open_llm(ctx, &args.llm).await?;
+            super::preflight::writable_cache(&l)?;
+            Some(l)
         } else {
             None
         };

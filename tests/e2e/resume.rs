@@ -354,6 +354,34 @@ async fn a_read_only_output_is_refused_before_any_call() {
     );
 }
 
+/// `mtr bench` with an LLM query rewrite refuses a read-only `--output` (exit 2) before any call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bench_with_llm_rewrite_refuses_a_read_only_output_before_any_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = import_clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder().start().await.unwrap();
+    let cfg = synth_config(tmp.path(), fake.base_url());
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--quiet", "bench"])
+        .arg(&bench)
+        .arg("--output")
+        .arg(unwritable(tmp.path()))
+        .args(["--retriever", "bm25", "--query", "llm-rewrite"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(fake.chat_calls(), 0, "nothing called");
+}
+
 /// An audit SIGKILLed part-way and run again writes the same bytes as an uninterrupted one
 /// (no `cache_hit` or cost that depends on what an earlier attempt paid), and `spend.json`
 /// tells the money spent over both attempts, every paid call counted once.
