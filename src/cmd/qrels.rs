@@ -126,13 +126,9 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
             "the output lies inside the benchmark folder: `mtr qrels apply` never changes a benchmark in place; write the qrels elsewhere",
         ));
     }
-    let fingerprint = dir
-        .compute_fingerprint()
-        .map_err(|e| anyhow::Error::new(mtr_core::Error::from(e)))?;
+    let fingerprint = dir.compute_fingerprint().map_err(anyhow::Error::new)?;
     let edits = load_edits(&args.audit, &fingerprint)?;
-    let qrels = dir
-        .qrels()
-        .map_err(|e| anyhow::Error::new(mtr_core::Error::from(e)))?;
+    let qrels = dir.qrels().map_err(anyhow::Error::new)?;
     let (variant, applied, _) = apply(&qrels, &edits, args.variant);
     mtr_core::trec::write_qrels(&args.output, &variant).map_err(anyhow::Error::new)?;
     let mut text = format!(

@@ -113,13 +113,12 @@ pub fn read(dir: &Path) -> Result<AuditLabels> {
         .filter_map(|it| {
             let p = it.passage_id?;
             let score = it.score?;
-            (score < threshold && !suggested.contains(&(it.turn_id.as_str(), p.as_str()))).then(
-                || RemovedGold {
-                    turn_id: it.turn_id,
-                    passage_id: p,
-                    score,
-                },
-            )
+            let keep = score < threshold && !suggested.contains(&(it.turn_id.as_str(), p.as_str()));
+            keep.then_some(RemovedGold {
+                turn_id: it.turn_id,
+                passage_id: p,
+                score,
+            })
         })
         .collect();
     removed.sort_by(|a, b| (&a.turn_id, &a.passage_id).cmp(&(&b.turn_id, &b.passage_id)));
