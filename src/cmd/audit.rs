@@ -365,6 +365,9 @@ fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {
         "probable missing gold: {} (suggested_qrels.tsv)\n",
         s.suggested_qrels.len()
     ));
+    if let Some(h) = &s.human {
+        t.push_str(&mtr_audit::calibrate::text_table(h));
+    }
     t.push_str(&format!("report: {}\n", out.join("report.html").display()));
     t
 }

@@ -12,16 +12,18 @@ use mtr_llm::{ChatRequest, Llm};
 use mtr_retrieve::Retriever;
 
 use crate::aggregate::{ItemScore, merge_suggestions, score_items};
+use crate::calibrate;
 use crate::config::AuditSettings;
+use crate::context::{self, ContextInfo};
 use crate::dimension::Dimension;
 use crate::engine::{JudgeRef, Judging, Render, Unit, judge_units};
 use crate::error::{AuditError, Result};
-use crate::human::{self, HumanCalibration, HumanItem, HumanLabels};
+use crate::human::{self, HumanItem, HumanLabels};
 use crate::materials;
 use crate::output;
 use crate::plan::{self, SkipReason};
 use crate::pool::{PositionBalancer, permutations};
-use crate::prompts::{AuditPrompts, TurnView, passage_display};
+use crate::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView, passage_display};
 use crate::record::Judgement;
 use crate::report::excerpt;
 use crate::stats::{self, Lengths};
@@ -64,6 +66,8 @@ struct BenchRender<'a> {
     prompts: &'a AuditPrompts,
     /// (dialogue index, turn index) per unit source.
     subjects: &'a [(usize, usize)],
+    /// The judges' context: prompts are shortened to fit it.
+    budget: Option<ContextBudget>,
 }
 
 impl BenchRender<'_> {
@@ -75,58 +79,55 @@ impl BenchRender<'_> {
     }
 }
 
-impl Render for BenchRender<'_> {
-    fn render(&self, u: &Unit) -> Result<ChatRequest> {
+impl BenchRender<'_> {
+    /// The unit's request, its history shortened to the judges' context (or too long).
+    fn fitted(&self, u: &Unit) -> Result<Fitted> {
         let (d, t) = self.subjects[u.source];
         let dialogue = &self.bench.dialogues[d];
         let turn = &dialogue.turns[t];
         let view = TurnView::new(dialogue, t);
         let answer = turn.answer.as_deref().unwrap_or_default();
-        match u.dimension {
-            Dimension::Alignment => self.prompts.alignment(
-                &view,
-                &self.text(u.passage_id.as_deref().unwrap_or_default())?,
-            ),
-            Dimension::Completeness => {
-                let pool = u
-                    .pool
-                    .as_deref()
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|id| self.text(id))
-                    .collect::<Result<Vec<_>>>()?;
-                self.prompts.completeness(&view, &pool)
-            }
-            Dimension::Faithfulness => {
-                let texts: Vec<String> = plan::relevant_gold(turn)
-                    .into_iter()
-                    .filter_map(|g| self.passages.get(g))
-                    .map(passage_display)
-                    .collect();
-                self.prompts.faithfulness(&view, &texts, answer)
-            }
-            Dimension::Quality => self.prompts.quality(&view, answer),
+        let what: Vec<String> = match u.dimension {
+            Dimension::Alignment => vec![self.text(u.passage_id.as_deref().unwrap_or_default())?],
+            Dimension::Completeness => u
+                .pool
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|id| self.text(id))
+                .collect::<Result<Vec<_>>>()?,
+            Dimension::Faithfulness => plan::relevant_gold(turn)
+                .into_iter()
+                .filter_map(|g| self.passages.get(g))
+                .map(passage_display)
+                .collect(),
+            Dimension::Quality => Vec::new(),
+        };
+        let render = |v: &TurnView<'_>| match u.dimension {
+            Dimension::Alignment => self
+                .prompts
+                .alignment(v, what.first().map(String::as_str).unwrap_or_default()),
+            Dimension::Completeness => self.prompts.completeness(v, &what),
+            Dimension::Faithfulness => self.prompts.faithfulness(v, &what, answer),
+            Dimension::Quality => self.prompts.quality(v, answer),
+        };
+        match &self.budget {
+            Some(b) => b.fit(&view, &render),
+            None => Ok(Fitted::Fits {
+                request: Box::new(render(&view)?),
+                dropped: 0,
+            }),
         }
     }
-    fn prompt_id(&self, dim: Dimension) -> String {
-        self.prompts.get(dim).id()
-    }
 }
 
-struct HumanRender<'a> {
-    items: &'a [HumanItem],
-    prompts: &'a AuditPrompts,
-}
-
-impl Render for HumanRender<'_> {
+impl Render for BenchRender<'_> {
     fn render(&self, u: &Unit) -> Result<ChatRequest> {
-        let it = &self.items[u.source];
-        let view = TurnView::from_parts(it.history(), &it.question);
-        match u.dimension {
-            Dimension::Faithfulness => self.prompts.faithfulness(&view, &it.passages, &it.answer),
-            Dimension::Quality => self.prompts.quality(&view, &it.answer),
-            d => Err(AuditError::Internal(format!(
-                "human calibration does not judge {d}"
+        match self.fitted(u)? {
+            Fitted::Fits { request, .. } => Ok(*request),
+            Fitted::TooLong { tokens, limit } => Err(AuditError::Internal(format!(
+                "a prompt of {} needs {tokens} tokens of {limit} (it was screened out)",
+                u.turn_id
             ))),
         }
     }
@@ -216,7 +217,9 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     let fingerprint = FingerprintInfo {
         data: data_fp.clone(),
         config: config_fp,
-        prompts: job.prompts.hash(&dims),
+        prompts: job
+            .prompts
+            .hash_with_human(&dims, job.human_labels.is_some()),
         tool_version: job.tool_version.clone(),
         git_commit: job.git_commit.clone(),
     };
@@ -278,6 +281,22 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         samples,
         progress: &progress,
     };
+    // every prompt fitted to the judges' context: shortened, or skipped as too long
+    let budget = context::budget_for(llm, &judges);
+    let mut context_info = ContextInfo::new(budget.as_ref());
+    let mut rating_screen = {
+        let render = BenchRender {
+            bench,
+            passages: &passages,
+            prompts: &job.prompts,
+            subjects: &subjects,
+            budget,
+        };
+        context::screen(rating_units, &|u: &Unit| render.fitted(u))?
+    };
+    context_info.add(&rating_screen);
+    let rating_units = std::mem::take(&mut rating_screen.kept);
+    let mut prompt_tokens = std::mem::take(&mut rating_screen.prompt_tokens);
     let expected =
         (rating_units.len() + comp_items.len() * s.trials) * judges.len() * samples as usize;
     progress.stage("judging", expected.saturating_sub(existing.len()) as u64);
@@ -290,6 +309,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             passages: &passages,
             prompts: &job.prompts,
             subjects: &subjects,
+            budget,
         };
         judge_units(&judging, &rating_units, &render, &existing).await
     };
@@ -354,18 +374,23 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             passages: &all_passages,
             prompts: &job.prompts,
             subjects: &subjects,
+            budget,
         };
+        let mut screened = context::screen(units, &|u: &Unit| render.fitted(u))?;
+        let units = std::mem::take(&mut screened.kept);
         let judged = judge_units(&judging, &units, &render, &existing).await?;
-        Ok::<_, AuditError>(Some((judged, no_negatives, short, all_passages)))
+        Ok::<_, AuditError>(Some((judged, no_negatives, short, all_passages, screened)))
     };
     let (rating, completeness) = futures::join!(rating, completeness);
     progress.finish_stage();
     let rating = rating?;
     let mut judged = rating;
-    if let Some((comp, no_negatives, short, all_passages)) = completeness? {
+    if let Some((comp, no_negatives, short, all_passages, screened)) = completeness? {
         for _ in 0..no_negatives {
             plan.skip(Dimension::Completeness, SkipReason::NoNegatives);
         }
+        context_info.add(&screened);
+        prompt_tokens.extend(screened.prompt_tokens);
         if short > 0 {
             warnings.push(format!("{short} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", s.negatives));
         }
@@ -385,6 +410,11 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         .copied()
         .unwrap_or(0);
     let comp_count = comp_items.len() - no_neg;
+    for (d, n) in &context_info.too_long {
+        for _ in 0..*n {
+            plan.skip(*d, SkipReason::TooLong);
+        }
+    }
 
     // human calibration (its own units, same judges and prompts)
     let human_labels = match &job.human_labels {
@@ -392,48 +422,33 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         None => None,
     };
     let mut human_judged = None;
-    let mut human_items_sel = Vec::new();
+    let mut human_items_sel: Vec<HumanItem> = Vec::new();
+    let human_file_units = match &human_labels {
+        Some((_, HumanLabels::Mtrag { items, .. })) => items.len(),
+        _ => 0,
+    };
     if let Some((_, HumanLabels::Mtrag { items, .. })) = &human_labels
         && judged.stopped.is_none()
     {
-        let idx = plan::sample_dialogues(items.len(), job.human_sample, s.seed);
-        human_items_sel = idx.iter().map(|&i| items[i].clone()).collect();
-        let mut hunits = Vec::new();
-        for (i, it) in human_items_sel.iter().enumerate() {
-            let task = it.id.split('|').next().unwrap_or(&it.id);
-            let conv = task.split("<::>").next().unwrap_or(task).to_string();
-            for dim in [Dimension::Faithfulness, Dimension::Quality] {
-                if dim == Dimension::Faithfulness && it.passages.is_empty() {
-                    continue;
-                }
-                hunits.push(Unit {
-                    dimension: dim,
-                    dialogue_id: conv.clone(),
-                    turn_id: it.id.clone(),
-                    turn: it
-                        .history
-                        .iter()
-                        .filter(|(s, _)| *s == mtr_core::model::Speaker::User)
-                        .count()
-                        + 1,
-                    passage_id: None,
-                    trial: None,
-                    pool: None,
-                    gold_position: None,
-                    source: i,
-                    judge: None,
-                });
-            }
-        }
+        human_items_sel = calibrate::sample(items, job.human_sample, s.seed);
         let hexisting = if same_data {
-            output::read_existing(&job.out_dir, output::HUMAN_ITEMS)
+            calibrate::reusable_existing(
+                output::read_existing(&job.out_dir, output::HUMAN_ITEMS),
+                &job.prompts,
+            )
         } else {
             HashMap::new()
         };
-        let hr = HumanRender {
+        let hr = calibrate::HumanRender {
             items: &human_items_sel,
             prompts: &job.prompts,
+            budget,
         };
+        let screened =
+            context::screen(calibrate::units(&human_items_sel), &|u: &Unit| hr.fitted(u))?;
+        context_info.human_shortened = screened.shortened.values().sum();
+        context_info.human_too_long = screened.too_long.values().sum();
+        let hunits = screened.kept;
         progress.stage(
             "human calibration",
             (hunits.len() * judges.len() * samples as usize) as u64,
@@ -474,47 +489,23 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     // human comparisons
     let human = match (&human_labels, human_judged) {
         (Some((path, HumanLabels::Mtrag { scale, .. })), Some(hj)) => {
-            let hjs: Vec<Judgement> = hj.records.into_iter().flatten().collect();
+            let mut hjs: Vec<Judgement> = hj.records.into_iter().flatten().collect();
+            calibrate::name_prompts(&mut hjs, &job.prompts);
             output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
-            let hitems = score_items(&hjs, judges.len(), 1);
-            let by_key: HashMap<(Dimension, &str), &ItemScore> = hitems
-                .iter()
-                .map(|i| ((i.dimension, i.turn_id.as_str()), i))
-                .collect();
-            let mut comparisons = Vec::new();
-            for dim in [Dimension::Faithfulness, Dimension::Quality] {
-                if !dims.contains(&dim) {
-                    continue;
-                }
-                for metric in human::mtrag_metrics(dim) {
-                    let units: Vec<human::Unit> = human_items_sel
-                        .iter()
-                        .filter_map(|it| {
-                            let ann = it.ratings.get(*metric)?;
-                            let per_judge = by_key
-                                .get(&(dim, it.id.as_str()))
-                                .map(|i| i.per_judge.clone())
-                                .unwrap_or_default();
-                            Some(human::Unit {
-                                per_judge,
-                                annotators: ann.clone(),
-                            })
-                        })
-                        .collect();
-                    let (lo, hi) = dim.scale();
-                    comparisons.push(human::compare(dim, metric, &units, [lo, hi], *scale));
-                }
-            }
-            Some(HumanCalibration {
-                file: path.display().to_string(),
-                kind: "mtrag".into(),
-                units: human_items_sel.len(),
-                comparisons,
-                failed_judgements: hjs.iter().filter(|j| !j.ok()).count(),
-            })
+            Some(calibrate::mtrag(
+                path,
+                human_file_units,
+                *scale,
+                &human_items_sel,
+                &hjs,
+                judges.len(),
+                &dims,
+                s,
+                &job.prompts,
+            ))
         }
         (Some((path, HumanLabels::Items(ratings))), _) => {
-            Some(item_calibration(path, ratings, &items, &dims))
+            Some(calibrate::items(path, ratings, &items, &dims, s))
         }
         _ => None,
     };
@@ -537,6 +528,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         position: Vec::new(),
         length: Vec::new(),
         self_preference: Vec::new(),
+        pool_length: Vec::new(),
     };
     let mut failures: BTreeMap<String, BTreeMap<Dimension, usize>> = BTreeMap::new();
     let mut worst = BTreeMap::new();
@@ -562,6 +554,12 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             .extend(stats::length_bias(dim, &di, &judge_names, &lengths));
         if dim == Dimension::Completeness {
             bias.position = stats::position_bias(&dj, &judge_names);
+            bias.pool_length = stats::pool_length_bias(
+                &dj,
+                &judge_names,
+                &lengths,
+                &calibrate::resampling(s, "pool-length"),
+            );
         }
         worst.insert(dim, worst_items(bench, &passages, &di, &dj, s.worst));
     }
@@ -583,6 +581,10 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
                 bench.manifest.generator.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
             ));
         }
+    }
+    if let Some(h) = &human {
+        bias.self_preference
+            .extend(calibrate::self_preference(h, &judge_infos));
     }
     if judges.len() < 2 {
         warnings.push("only one judge: no inter-judge agreement; configure at least two judges of different model families".into());
@@ -652,9 +654,16 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
                     (
                         *d,
                         if *d == Dimension::Completeness {
-                            comp_count
+                            comp_count.saturating_sub(
+                                context_info
+                                    .too_long
+                                    .get(&Dimension::Completeness)
+                                    .copied()
+                                    .unwrap_or(0),
+                            )
                         } else {
                             plan.count(*d)
+                                .saturating_sub(context_info.too_long.get(d).copied().unwrap_or(0))
                         },
                     )
                 })
@@ -670,6 +679,8 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         flagged_turns: flagged_turns.len(),
         cost,
         human,
+        failure_rates: stats::failure_rates(&judgements, &prompt_tokens),
+        context: context_info,
         worst,
         warnings,
     };
@@ -682,59 +693,6 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     output::write_summary(&job.out_dir.join(output::SUMMARY), &summary)?;
     output::write_reports(&job.out_dir, &summary)?;
     Ok(Outcome::Audited(Box::new(summary)))
-}
-
-/// Calibration against generic ratings of audited items.
-fn item_calibration(
-    path: &std::path::Path,
-    ratings: &[human::HumanRating],
-    items: &[ItemScore],
-    dims: &[Dimension],
-) -> HumanCalibration {
-    let by_key: HashMap<(Dimension, &str, Option<&str>), &ItemScore> = items
-        .iter()
-        .map(|i| {
-            (
-                (i.dimension, i.turn_id.as_str(), i.passage_id.as_deref()),
-                i,
-            )
-        })
-        .collect();
-    let mut grouped: BTreeMap<(Dimension, String, Option<String>), BTreeMap<String, f64>> =
-        BTreeMap::new();
-    for (n, r) in ratings.iter().enumerate() {
-        let who = r.annotator.clone().unwrap_or_else(|| format!("rating{n}"));
-        grouped
-            .entry((r.dimension, r.turn_id.clone(), r.passage_id.clone()))
-            .or_default()
-            .insert(who, r.score);
-    }
-    let mut comparisons = Vec::new();
-    for &dim in dims {
-        let units: Vec<human::Unit> = grouped
-            .iter()
-            .filter(|((d, _, _), _)| *d == dim)
-            .map(|((d, t, p), ann)| human::Unit {
-                per_judge: by_key
-                    .get(&(*d, t.as_str(), p.as_deref()))
-                    .map(|i| i.per_judge.clone())
-                    .unwrap_or_default(),
-                annotators: ann.clone(),
-            })
-            .collect();
-        if units.is_empty() {
-            continue;
-        }
-        let (lo, hi) = dim.scale();
-        comparisons.push(human::compare(dim, dim.name(), &units, [lo, hi], [lo, hi]));
-    }
-    HumanCalibration {
-        file: path.display().to_string(),
-        kind: "items".into(),
-        units: grouped.len(),
-        comparisons,
-        failed_judgements: 0,
-    }
 }
 
 /// The lowest-scoring items of a dimension with the text a reviewer needs.

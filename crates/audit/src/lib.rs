@@ -9,7 +9,9 @@
 
 pub mod aggregate;
 pub mod audit;
+pub mod calibrate;
 pub mod config;
+pub mod context;
 pub mod dimension;
 pub mod engine;
 pub mod error;
@@ -24,12 +26,15 @@ pub mod pool;
 pub mod prompts;
 pub mod record;
 pub mod report;
+pub mod resample;
 pub mod schema;
 pub mod seed;
 pub mod stats;
 pub mod summary;
 #[cfg(test)]
 mod testkit;
+#[cfg(test)]
+mod tests_context;
 #[cfg(test)]
 mod tests_fake;
 

@@ -41,6 +41,9 @@ pub enum SkipReason {
     /// The gold passage's text is only whitespace (real corpora have such passages): nothing
     /// to judge (counted per gold passage; for faithfulness per turn whose golds are all so).
     EmptyPassage,
+    /// The prompt does not fit the judges' context even without history: never sent
+    /// (counted per item).
+    TooLong,
 }
 
 impl SkipReason {
@@ -52,6 +55,7 @@ impl SkipReason {
             SkipReason::GoldNotInCorpus => "gold_not_in_corpus",
             SkipReason::NoNegatives => "no_negatives",
             SkipReason::EmptyPassage => "empty_passage",
+            SkipReason::TooLong => "too_long",
         }
     }
 }

@@ -7,6 +7,11 @@
 //! (passage, pool, answer), then the task. Servers with prefix caching reuse the prefix across
 //! dimensions, golds and trials of a turn. A passage's title is not repeated when its text
 //! already starts with it, and no passage appears twice in one prompt.
+//!
+//! A prompt must fit the judge's context: [`ContextBudget::fit`] drops the oldest turns of the
+//! conversation until the prompt (counted with tiktoken, plus a safety margin and room for the
+//! answer) fits, and says when even the prompt without any history does not fit, so that the
+//! caller records it as skipped (`too_long`) instead of sending a prompt the server would cut.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -24,15 +29,22 @@ const ALIGNMENT: &str = include_str!("../../../prompts/audit/alignment.j2");
 const COMPLETENESS: &str = include_str!("../../../prompts/audit/completeness.j2");
 const FAITHFULNESS: &str = include_str!("../../../prompts/audit/faithfulness.j2");
 const QUALITY: &str = include_str!("../../../prompts/audit/quality.j2");
+const HUMAN_COMPLETENESS: &str = include_str!("../../../prompts/audit/human_completeness.j2");
 
-/// The four loaded templates.
+/// The four loaded templates, and the one of the human calibration's answer completeness.
 #[derive(Debug, Clone)]
 pub struct AuditPrompts {
     alignment: Prompt,
     completeness: Prompt,
     faithfulness: Prompt,
     quality: Prompt,
+    /// Answer completeness with the evidence passages shown (human calibration only: MTRAG's
+    /// annotators rated completeness against the passages).
+    human_completeness: Prompt,
 }
+
+/// File name (without `.j2`) and request label of the human-calibration completeness prompt.
+pub const HUMAN_COMPLETENESS_NAME: &str = "human_completeness";
 
 fn prompt_err(e: mtr_llm::LlmError) -> AuditError {
     match e {
@@ -52,6 +64,8 @@ impl AuditPrompts {
             completeness: Prompt::parse("audit/completeness", COMPLETENESS).map_err(prompt_err)?,
             faithfulness: Prompt::parse("audit/faithfulness", FAITHFULNESS).map_err(prompt_err)?,
             quality: Prompt::parse("audit/quality", QUALITY).map_err(prompt_err)?,
+            human_completeness: Prompt::parse("audit/human_completeness", HUMAN_COMPLETENESS)
+                .map_err(prompt_err)?,
         })
     }
 
@@ -64,6 +78,10 @@ impl AuditPrompts {
             if f.is_file() {
                 *p.get_mut(dim) = Prompt::load(&f).map_err(prompt_err)?;
             }
+        }
+        let f = dir.join(format!("{HUMAN_COMPLETENESS_NAME}.j2"));
+        if f.is_file() {
+            p.human_completeness = Prompt::load(&f).map_err(prompt_err)?;
         }
         Ok(p)
     }
@@ -90,6 +108,24 @@ impl AuditPrompts {
     pub fn hash(&self, dims: &[Dimension]) -> String {
         mtr_llm::prompts_hash(dims.iter().map(|d| self.get(*d)))
     }
+
+    /// The fingerprint's `prompts` hash: the audited dimensions' templates, and the human
+    /// calibration's completeness template when human labels are calibrated against.
+    pub fn hash_with_human(&self, dims: &[Dimension], human: bool) -> String {
+        if !human {
+            return self.hash(dims);
+        }
+        mtr_llm::prompts_hash(
+            dims.iter()
+                .map(|d| self.get(*d))
+                .chain(std::iter::once(&self.human_completeness)),
+        )
+    }
+
+    /// The human calibration's answer-completeness template.
+    pub fn human_completeness_prompt(&self) -> &Prompt {
+        &self.human_completeness
+    }
 }
 
 /// A passage as shown to a judge: the title line only when the text does not start with it.
@@ -103,7 +139,7 @@ pub fn passage_display(p: &Passage) -> String {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy)]
 struct HistoryLine<'a> {
     speaker: &'static str,
     text: &'a str,
@@ -134,6 +170,92 @@ impl<'a> TurnView<'a> {
             })
             .collect();
         Self { history, question }
+    }
+
+    /// Utterances in the conversation before the question.
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+
+    /// The same view without the first `n` utterances; the history then starts at a user
+    /// utterance (a turn is dropped with its answer).
+    pub fn without_oldest(&self, n: usize) -> TurnView<'a> {
+        let mut from = n.min(self.history.len());
+        while from < self.history.len() && self.history[from].speaker != "user" {
+            from += 1;
+        }
+        TurnView {
+            history: self.history[from..].to_vec(),
+            question: self.question,
+        }
+    }
+}
+
+/// How many prompt tokens a judge's context leaves: its context size, less the answer's
+/// `max_tokens`, less a safety margin for tokenizer differences (prompts are counted with
+/// tiktoken, which other models' tokenizers differ from by about 10-20%).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextBudget {
+    /// The smallest context (tokens) among the judges.
+    pub context_tokens: u64,
+    /// Completion tokens reserved for the answer.
+    pub max_output_tokens: u64,
+}
+
+/// Share of the prompt's counted tokens added as a safety margin.
+pub const CONTEXT_MARGIN: f64 = 0.2;
+
+/// A prompt fitted to a context.
+#[derive(Debug, Clone)]
+pub enum Fitted {
+    /// The request fits after dropping `dropped` utterances of history (0: nothing dropped).
+    Fits {
+        request: Box<ChatRequest>,
+        dropped: usize,
+    },
+    /// Even without any history the prompt needs `tokens` (with margin) of `limit`.
+    TooLong { tokens: u64, limit: u64 },
+}
+
+impl ContextBudget {
+    /// Prompt tokens (margin included) a prompt may use.
+    pub fn limit(&self) -> u64 {
+        self.context_tokens.saturating_sub(self.max_output_tokens)
+    }
+
+    /// Counted prompt tokens with the safety margin.
+    pub fn needed(req: &ChatRequest) -> u64 {
+        let n = mtr_llm::tokens::count_messages("", &req.messages) as f64;
+        (n * (1.0 + CONTEXT_MARGIN)).ceil() as u64
+    }
+
+    /// Renders with the whole history, then without the oldest turns, one turn at a time, until
+    /// the prompt fits.
+    pub fn fit(
+        &self,
+        view: &TurnView<'_>,
+        render: &dyn Fn(&TurnView<'_>) -> Result<ChatRequest>,
+    ) -> Result<Fitted> {
+        let limit = self.limit();
+        let mut dropped = 0;
+        loop {
+            let v = view.without_oldest(dropped);
+            let req = render(&v)?;
+            let need = Self::needed(&req);
+            if need <= limit {
+                return Ok(Fitted::Fits {
+                    request: Box::new(req),
+                    dropped: view.history_len() - v.history_len(),
+                });
+            }
+            if v.history_len() == 0 {
+                return Ok(Fitted::TooLong {
+                    tokens: need,
+                    limit,
+                });
+            }
+            dropped = view.history_len() - v.history_len() + 1;
+        }
     }
 }
 
@@ -221,6 +343,27 @@ impl AuditPrompts {
             },
             rating_output(),
         )
+    }
+
+    /// Answer completeness against the evidence passages (human calibration of MTRAG's
+    /// `completeness`), on the rating scale.
+    pub fn human_completeness(
+        &self,
+        turn: &TurnView<'_>,
+        passages: &[String],
+        answer: &str,
+    ) -> Result<ChatRequest> {
+        let ctx = Ctx {
+            turn,
+            passage: None,
+            passages: Some(passages),
+            answer: Some(answer),
+        };
+        let req = self
+            .human_completeness
+            .request(&ctx, rating_output())
+            .map_err(prompt_err)?;
+        Ok(req.with_label(HUMAN_COMPLETENESS_NAME))
     }
 
     /// Quality: the answer alone.

@@ -1,6 +1,14 @@
 //! Statistics of an audit: dimension means with cluster-bootstrap confidence intervals (turns
 //! of one dialogue are resampled together), per-judge means, inter-judge agreement, score
 //! histograms, and bias diagnostics (gold pick-rate by position, score vs length).
+//!
+//! Item scores average whichever judges succeeded, so failures that are not at random (a
+//! strict judge failing on long late turns) move the mean toward the other judges. Beside that
+//! mean every dimension reports the complete-case mean (items every judge scored) and a
+//! judge-adjusted mean (additive judge effects estimated on the items all judges share), and
+//! the summary shows failure rates by turn depth and prompt length. Bias checks respect the
+//! clustering of trials in items: the position test is Rao-Scott corrected, and the length
+//! check compares the picked passage with the rest of its own pool.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,8 +19,10 @@ use crate::aggregate::ItemScore;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::record::Judgement;
+use crate::resample::{Resampling, cluster_interval, mean_at};
 use crate::summary::{
-    Agreement, Bin, DimensionSummary, Interval, JudgeScore, LengthBias, PositionBias,
+    Agreement, Bin, DimensionSummary, Estimate, FailureRates, Interval, JudgeScore, LengthBias,
+    PoolLengthBias, PositionBias, RateBin,
 };
 
 /// Whether an item is flagged as a probable label problem.
@@ -135,6 +145,11 @@ pub fn dimension_summary(
     } else {
         s.flag_share_below
     };
+    let resampling = |salt: &str| Resampling {
+        resamples: s.resamples,
+        level: s.confidence,
+        seed: crate::seed::derive(s.seed, &["bootstrap", dim.name(), salt]),
+    };
     DimensionSummary {
         title: dim.title().to_string(),
         scale: [dim.scale().0, dim.scale().1],
@@ -143,6 +158,8 @@ pub fn dimension_summary(
         unscored: items.len() - values.len(),
         mean,
         ci,
+        complete_case: complete_case(items, judges, &resampling("complete-case")),
+        judge_adjusted: judge_adjusted(items, judges, &resampling("judge-adjusted")),
         flagged: items.iter().filter(|i| is_flagged(i, s)).count(),
         flag_threshold: threshold,
         per_judge,
@@ -150,6 +167,154 @@ pub fn dimension_summary(
         histogram: histogram(dim, &values),
         verdicts,
     }
+}
+
+/// Mean over the items every judge scored, with its cluster-bootstrap interval.
+pub fn complete_case(items: &[&ItemScore], judges: &[String], r: &Resampling) -> Option<Estimate> {
+    if judges.is_empty() {
+        return None;
+    }
+    let full: Vec<&&ItemScore> = items
+        .iter()
+        .filter(|i| judges.iter().all(|j| i.per_judge.contains_key(j)))
+        .collect();
+    let values: Vec<f64> = full
+        .iter()
+        .map(|i| judges.iter().map(|j| i.per_judge[j]).sum::<f64>() / judges.len() as f64)
+        .collect();
+    let clusters: Vec<&str> = full.iter().map(|i| i.dialogue_id.as_str()).collect();
+    let all: Vec<usize> = (0..values.len()).collect();
+    Some(Estimate {
+        n: values.len(),
+        mean: mean_at(&values, &all),
+        ci: cluster_interval(&clusters, r, |idx| mean_at(&values, idx)),
+        offsets: BTreeMap::new(),
+    })
+}
+
+/// Judge offsets (judge score minus the ensemble mean, averaged over the complete items among
+/// `idx`) and the mean of the adjusted item scores over `idx`.
+fn adjusted_at(scores: &[Vec<Option<f64>>], idx: &[usize], k: usize) -> Option<(f64, Vec<f64>)> {
+    let mut offsets = vec![0.0; k];
+    let mut full = 0usize;
+    for &i in idx {
+        let row = &scores[i];
+        if row.iter().all(Option::is_some) {
+            let m = row.iter().flatten().sum::<f64>() / k as f64;
+            for (o, x) in offsets.iter_mut().zip(row.iter().flatten()) {
+                *o += x - m;
+            }
+            full += 1;
+        }
+    }
+    if full == 0 {
+        return None;
+    }
+    offsets.iter_mut().for_each(|o| *o /= full as f64);
+    let (mut sum, mut n) = (0.0, 0usize);
+    for &i in idx {
+        let adj: Vec<f64> = scores[i]
+            .iter()
+            .zip(&offsets)
+            .filter_map(|(x, o)| x.map(|x| x - o))
+            .collect();
+        if !adj.is_empty() {
+            sum += adj.iter().sum::<f64>() / adj.len() as f64;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| (sum / n as f64, offsets))
+}
+
+/// Mean over every scored item after subtracting additive judge effects (estimated on the
+/// items all judges scored), with its cluster-bootstrap interval (offsets re-estimated in
+/// every resample).
+pub fn judge_adjusted(items: &[&ItemScore], judges: &[String], r: &Resampling) -> Option<Estimate> {
+    let scored: Vec<&&ItemScore> = items.iter().filter(|i| !i.per_judge.is_empty()).collect();
+    let scores: Vec<Vec<Option<f64>>> = scored
+        .iter()
+        .map(|i| judges.iter().map(|j| i.per_judge.get(j).copied()).collect())
+        .collect();
+    let clusters: Vec<&str> = scored.iter().map(|i| i.dialogue_id.as_str()).collect();
+    let all: Vec<usize> = (0..scores.len()).collect();
+    let (mean, offsets) = adjusted_at(&scores, &all, judges.len())?;
+    Some(Estimate {
+        n: scores.len(),
+        mean: finite(mean),
+        ci: cluster_interval(&clusters, r, |idx| {
+            adjusted_at(&scores, idx, judges.len()).map(|x| x.0)
+        }),
+        offsets: judges.iter().cloned().zip(offsets).collect(),
+    })
+}
+
+fn rate_bins(edges: &[u64], values: &[(u64, bool)]) -> Vec<RateBin> {
+    edges
+        .iter()
+        .enumerate()
+        .map(|(k, &lower)| {
+            let upper = edges.get(k + 1).copied();
+            let inside: Vec<bool> = values
+                .iter()
+                .filter(|(v, _)| *v >= lower && upper.is_none_or(|u| *v < u))
+                .map(|(_, failed)| *failed)
+                .collect();
+            let failed = inside.iter().filter(|f| **f).count();
+            RateBin {
+                lower,
+                upper,
+                judgements: inside.len(),
+                failed,
+                rate: (!inside.is_empty()).then(|| failed as f64 / inside.len() as f64),
+            }
+        })
+        .collect()
+}
+
+/// Turn-number bins of the failure table.
+pub const TURN_BINS: [u64; 6] = [1, 2, 3, 4, 6, 9];
+/// Prompt-token bins of the failure table.
+pub const PROMPT_TOKEN_BINS: [u64; 6] = [0, 500, 1000, 2000, 4000, 8000];
+
+/// Failure rates by turn depth and prompt length, overall (`all`) and per judge. A
+/// judgement's prompt length is `prompt_tokens` of its item (tiktoken, as sent), else the
+/// provider's count.
+pub fn failure_rates(
+    judgements: &[Judgement],
+    prompt_tokens: &HashMap<crate::context::ItemKey, u64>,
+) -> BTreeMap<String, FailureRates> {
+    let mut out = BTreeMap::new();
+    let mut names: Vec<&str> = judgements.iter().map(|j| j.judge.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut groups: Vec<(&str, Vec<&Judgement>)> = vec![("all", judgements.iter().collect())];
+    for n in names {
+        groups.push((n, judgements.iter().filter(|j| j.judge == n).collect()));
+    }
+    for (name, js) in groups {
+        let turns: Vec<(u64, bool)> = js.iter().map(|j| (j.turn as u64, !j.ok())).collect();
+        let tokens: Vec<(u64, bool)> = js
+            .iter()
+            .filter_map(|j| {
+                let key = (j.dimension, j.turn_id.clone(), j.passage_id.clone());
+                let t = prompt_tokens
+                    .get(&key)
+                    .copied()
+                    .or((j.prompt_tokens > 0).then_some(j.prompt_tokens))?;
+                Some((t, !j.ok()))
+            })
+            .collect();
+        out.insert(
+            name.to_string(),
+            FailureRates {
+                judgements: js.len(),
+                failed: js.iter().filter(|j| !j.ok()).count(),
+                by_turn: rate_bins(&TURN_BINS, &turns),
+                by_prompt_tokens: rate_bins(&PROMPT_TOKEN_BINS, &tokens),
+            },
+        );
+    }
+    out
 }
 
 fn agreement_of(
@@ -237,6 +402,8 @@ pub fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<Positi
             let mut gold_at = vec![0usize; size];
             let mut gold_picked = vec![0usize; size];
             let mut picked_at = vec![0u64; size];
+            // picks per position within each item (the trials of one item are a cluster)
+            let mut per_item: BTreeMap<(&str, Option<&str>), Vec<u64>> = BTreeMap::new();
             for j in judgements.iter().filter(|j| {
                 &j.judge == name && j.ok() && j.pool.as_ref().is_some_and(|p| p.len() == size)
             }) {
@@ -251,6 +418,9 @@ pub fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<Positi
                     gold_picked[g - 1] += 1;
                 }
                 picked_at[p - 1] += 1;
+                per_item
+                    .entry((j.turn_id.as_str(), j.passage_id.as_deref()))
+                    .or_insert_with(|| vec![0; size])[p - 1] += 1;
             }
             let total: u64 = picked_at.iter().sum();
             let chi = if total > 0 && size >= 2 {
@@ -258,15 +428,150 @@ pub fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<Positi
             } else {
                 None
             };
+            let items: Vec<Vec<u64>> = per_item.into_values().collect();
+            let deff = design_effect(&items, size);
+            let adjusted = chi.as_ref().zip(deff).and_then(|(c, d)| {
+                chi_square_p(c.statistic / d, c.df).map(|p| (c.statistic / d, p))
+            });
             PositionBias {
                 judge: name.clone(),
                 pool_size: size,
                 gold_at,
                 gold_picked,
                 picked_at: picked_at.iter().map(|&x| x as usize).collect(),
-                chi_square: chi.as_ref().and_then(|c| finite(c.statistic)),
+                chi_square: adjusted.and_then(|a| finite(a.0)),
                 df: chi.as_ref().map(|c| c.df),
-                p_value: chi.as_ref().and_then(|c| finite(c.p_value)),
+                p_value: adjusted.and_then(|a| finite(a.1)),
+                items: items.len(),
+                design_effect: deff,
+                chi_square_independent: chi.as_ref().and_then(|c| finite(c.statistic)),
+                p_value_independent: chi.as_ref().and_then(|c| finite(c.p_value)),
+            }
+        })
+        .collect()
+}
+
+/// Upper tail of the chi-square distribution.
+fn chi_square_p(x: f64, df: usize) -> Option<f64> {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    let d = ChiSquared::new(df as f64).ok()?;
+    finite(d.sf(x))
+}
+
+/// Rao-Scott first-order design effect of the position shares when picks come in clusters
+/// (`items[c][k]`: picks of position k in item c): the mean over positions of the clustered
+/// (ratio-estimator) variance over the independent-trials variance, weighted by (1 - 1/P) as
+/// under uniform positions, and never below 1. `None` with fewer than two items.
+pub fn design_effect(items: &[Vec<u64>], size: usize) -> Option<f64> {
+    let c = items.len();
+    if c < 2 || size < 2 {
+        return None;
+    }
+    let m: Vec<f64> = items.iter().map(|v| v.iter().sum::<u64>() as f64).collect();
+    let total: f64 = m.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let mut num = 0.0;
+    let mut den = 0.0;
+    for k in 0..size {
+        let p = items.iter().map(|v| v[k] as f64).sum::<f64>() / total;
+        if p <= 0.0 || p >= 1.0 {
+            continue;
+        }
+        let var_cluster = c as f64 / (c as f64 - 1.0)
+            * items
+                .iter()
+                .zip(&m)
+                .map(|(v, mc)| (v[k] as f64 - p * mc).powi(2))
+                .sum::<f64>()
+            / (total * total);
+        let var_srs = p * (1.0 - p) / total;
+        num += (1.0 - 1.0 / size as f64) * var_cluster / var_srs;
+        den += 1.0 - 1.0 / size as f64;
+    }
+    (den > 0.0).then(|| (num / den).max(1.0))
+}
+
+/// Length of the picked passage against the rest of its pool, per judge and for all judges'
+/// picks together (`ensemble`).
+pub fn pool_length_bias(
+    judgements: &[&Judgement],
+    judges: &[String],
+    lengths: &Lengths,
+    r: &Resampling,
+) -> Vec<PoolLengthBias> {
+    struct Trial<'a> {
+        judge: &'a str,
+        item: String,
+        picked: f64,
+        gold: f64,
+        longest_picked: bool,
+        longest_gold: bool,
+    }
+    let mut trials = Vec::new();
+    for j in judgements.iter().filter(|j| j.ok()) {
+        let (Some(pool), Some(pick), Some(gold)) = (&j.pool, j.pick_position, j.gold_position)
+        else {
+            continue;
+        };
+        if pool.len() < 2 || pick == 0 || pick > pool.len() || gold == 0 || gold > pool.len() {
+            continue;
+        }
+        let Some(words) = pool
+            .iter()
+            .map(|p| lengths.passage_words.get(p).map(|&w| w as f64))
+            .collect::<Option<Vec<f64>>>()
+        else {
+            continue;
+        };
+        let total: f64 = words.iter().sum();
+        let rest = |i: usize| words[i] - (total - words[i]) / (words.len() - 1) as f64;
+        let max = words.iter().copied().fold(f64::MIN, f64::max);
+        trials.push(Trial {
+            judge: j.judge.as_str(),
+            item: format!(
+                "{}\u{1f}{}",
+                j.turn_id,
+                j.passage_id.as_deref().unwrap_or_default()
+            ),
+            picked: rest(pick - 1),
+            gold: rest(gold - 1),
+            longest_picked: words[pick - 1] >= max,
+            longest_gold: words[gold - 1] >= max,
+        });
+    }
+    let mut names = vec!["ensemble".to_string()];
+    names.extend(judges.iter().cloned());
+    names
+        .into_iter()
+        .map(|name| {
+            let mine: Vec<&Trial<'_>> = trials
+                .iter()
+                .filter(|t| name == "ensemble" || t.judge == name)
+                .collect();
+            let all: Vec<usize> = (0..mine.len()).collect();
+            let picked: Vec<f64> = mine.iter().map(|t| t.picked).collect();
+            let gold: Vec<f64> = mine.iter().map(|t| t.gold).collect();
+            let excess: Vec<f64> = mine.iter().map(|t| t.picked - t.gold).collect();
+            let share = |f: &dyn Fn(&Trial<'_>) -> bool| {
+                (!mine.is_empty())
+                    .then(|| mine.iter().filter(|t| f(t)).count() as f64 / mine.len() as f64)
+            };
+            let clusters: Vec<&str> = mine.iter().map(|t| t.item.as_str()).collect();
+            let r = Resampling {
+                seed: crate::seed::derive(r.seed, &["pool-length", &name]),
+                ..*r
+            };
+            PoolLengthBias {
+                picks: mine.len(),
+                picked_minus_rest: mean_at(&picked, &all),
+                gold_minus_rest: mean_at(&gold, &all),
+                excess: mean_at(&excess, &all),
+                excess_ci: cluster_interval(&clusters, &r, |idx| mean_at(&excess, idx)),
+                longest_picked: share(&|t| t.longest_picked),
+                longest_is_gold: share(&|t| t.longest_gold),
+                judge: name,
             }
         })
         .collect()
@@ -430,6 +735,151 @@ mod tests {
         assert_eq!(pb[0].gold_picked, vec![1, 0, 0]);
         assert_eq!(pb[0].picked_at, vec![3, 0, 0]);
         assert_eq!(pb[0].df, Some(2));
-        assert!((pb[0].chi_square.unwrap() - 6.0).abs() < 1e-9);
+        assert!((pb[0].chi_square_independent.unwrap() - 6.0).abs() < 1e-9);
+        // one item: the clustering cannot be estimated, so no corrected test
+        assert_eq!((pb[0].items, pb[0].chi_square), (1, None));
+    }
+
+    fn pick(item: &str, trial: usize, gold: usize, pick: usize, size: usize) -> Judgement {
+        let mut j = judgement(
+            Dimension::Completeness,
+            item,
+            Some("g"),
+            "a",
+            Some(trial),
+            Some(f64::from(u8::from(gold == pick))),
+            Some("x"),
+        );
+        j.pool = Some((1..=size).map(|k| format!("{item}/p{k}")).collect());
+        j.gold_position = Some(gold);
+        j.pick_position = Some(pick);
+        j
+    }
+
+    #[test]
+    fn position_test_clusters_trials_by_item() {
+        // 12 items x 3 trials of a 4-passage pool; the judge picks the same position in every
+        // trial of an item (item-level habit, not a per-trial position effect): positions
+        // 1,1,1,1,1,1,2,2,3,3,4,4 over items
+        let habit = [1, 1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4];
+        let mut js = Vec::new();
+        for (i, &p) in habit.iter().enumerate() {
+            for t in 0..3 {
+                js.push(pick(&format!("d{i}::1"), t, (i + t) % 4 + 1, p, 4));
+            }
+        }
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let pb = &position_bias(&jr, &["a".to_string()])[0];
+        assert_eq!(pb.items, 12);
+        // as independent trials (36): counts 18,6,6,6, chi-square 12 on 3 df -> significant
+        assert!(pb.p_value_independent.unwrap() < 0.05, "{pb:?}");
+        // clustered by item the evidence is that of 12 items, and it is not significant
+        let deff = pb.design_effect.unwrap();
+        assert!((deff - 36.0 / 11.0).abs() < 1e-9, "{deff}");
+        assert!(pb.p_value.unwrap() > 0.2, "{pb:?}");
+        assert!((pb.chi_square.unwrap() - 12.0 * 11.0 / 36.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn length_check_compares_the_pick_with_the_rest_of_its_pool() {
+        // pools of 4: passage k has 10*k words (the 4th is the longest); the gold rotates
+        let mut lengths = Lengths::default();
+        let mut js = Vec::new();
+        for i in 0..10 {
+            let item = format!("d{i}::1");
+            for k in 1..=4 {
+                lengths.passage_words.insert(format!("{item}/p{k}"), 10 * k);
+            }
+            for t in 0..3 {
+                let gold = (i + t) % 4 + 1;
+                let mut long = pick(&item, t, gold, 4, 4);
+                long.judge = "long".into();
+                let mut fair = pick(&item, t, gold, gold, 4);
+                fair.judge = "fair".into();
+                js.push(long);
+                js.push(fair);
+            }
+        }
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let r = Resampling {
+            resamples: 300,
+            level: 0.95,
+            seed: 1,
+        };
+        let out = pool_length_bias(&jr, &["fair".to_string(), "long".to_string()], &lengths, &r);
+        let get = |n: &str| out.iter().find(|b| b.judge == n).unwrap();
+        let (fair, long) = (get("fair"), get("long"));
+        assert_eq!(
+            (fair.picks, long.picks, get("ensemble").picks),
+            (30, 30, 60)
+        );
+        // the gold-picker shows no preference beyond the gold's own length
+        assert!(fair.excess.unwrap().abs() < 1e-9);
+        assert!((fair.longest_picked.unwrap() - fair.longest_is_gold.unwrap()).abs() < 1e-9);
+        // the long-picker does, with an interval (clustered by item) above 0
+        assert!(long.excess.unwrap() > 10.0, "{long:?}");
+        let ci = long.excess_ci.as_ref().unwrap();
+        assert!(ci.lower > 0.0 && ci.clusters == 10, "{ci:?}");
+        assert_eq!(long.longest_picked, Some(1.0));
+    }
+
+    #[test]
+    fn complete_case_and_judge_adjusted_means_do_not_drift_with_failures() {
+        // every item's true quality is the same; the strict judge `s` says 2, the lenient
+        // judge `l` says 4, and `s` fails on every late turn (turn >= 4)
+        let s = AuditSettings {
+            resamples: 200,
+            ..Default::default()
+        };
+        let mut js = Vec::new();
+        for d in 0..8 {
+            for t in 1..=6 {
+                let id = format!("d{d}::{t}");
+                let mut a = judgement(Dimension::Quality, &id, None, "l", None, Some(4.0), None);
+                let strict = (t < 4).then_some(2.0);
+                let mut b = judgement(Dimension::Quality, &id, None, "s", None, strict, None);
+                a.turn = t;
+                b.turn = t;
+                if strict.is_none() {
+                    b.parse_status = crate::record::ParseOutcome::Failed;
+                }
+                js.push(a);
+                js.push(b);
+            }
+        }
+        let items = score_items(&js, 2, 1);
+        let judges = vec!["l".to_string(), "s".to_string()];
+        let ir: Vec<&ItemScore> = items.iter().collect();
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let sum = dimension_summary(Dimension::Quality, &ir, &jr, &judges, &s);
+        // today's mean drifts toward the lenient judge: (24 x 3 + 24 x 4) / 48 = 3.5
+        assert!((sum.mean.unwrap() - 3.5).abs() < 1e-9);
+        let cc = sum.complete_case.as_ref().unwrap();
+        assert_eq!(cc.n, 24);
+        assert!((cc.mean.unwrap() - 3.0).abs() < 1e-9);
+        let adj = sum.judge_adjusted.as_ref().unwrap();
+        assert_eq!(adj.n, 48);
+        assert!((adj.mean.unwrap() - 3.0).abs() < 1e-9, "{adj:?}");
+        assert!((adj.offsets["l"] - 1.0).abs() < 1e-9 && (adj.offsets["s"] + 1.0).abs() < 1e-9);
+        let ci = adj.ci.as_ref().unwrap();
+        assert!(ci.lower <= 3.0 + 1e-9 && 3.0 <= ci.upper + 1e-9 && ci.clusters == 8);
+        // and the failures show up where they are: late turns
+        let fr = failure_rates(&js, &HashMap::new());
+        let all = &fr["all"];
+        assert_eq!((all.judgements, all.failed), (96, 24));
+        let by_turn: Vec<(u64, Option<f64>)> =
+            fr["s"].by_turn.iter().map(|b| (b.lower, b.rate)).collect();
+        assert_eq!(
+            by_turn,
+            vec![
+                (1, Some(0.0)),
+                (2, Some(0.0)),
+                (3, Some(0.0)),
+                (4, Some(1.0)),
+                (6, Some(1.0)),
+                (9, None)
+            ]
+        );
+        assert_eq!(fr["l"].failed, 0);
     }
 }

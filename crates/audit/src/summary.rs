@@ -41,6 +41,13 @@ pub struct Summary {
     pub cost: CostInfo,
     /// Agreement with human ratings (`--human-labels`).
     pub human: Option<crate::human::HumanCalibration>,
+    /// Prompts fitted to the judges' context: shortened histories, items skipped as too long.
+    #[serde(default)]
+    pub context: crate::context::ContextInfo,
+    /// Failure rates of judgements by turn depth and by prompt length, overall and per judge:
+    /// failures that cluster in late turns or long prompts move the ensemble means.
+    #[serde(default)]
+    pub failure_rates: BTreeMap<String, FailureRates>,
     /// The lowest-scoring items per dimension, with their text.
     pub worst: BTreeMap<Dimension, Vec<WorstItem>>,
     pub warnings: Vec<String>,
@@ -137,6 +144,15 @@ pub struct DimensionSummary {
     pub unscored: usize,
     pub mean: Option<f64>,
     pub ci: Option<Interval>,
+    /// The mean over items every judge scored (a judge's failures cannot move it toward the
+    /// other judges; it may differ from `mean` when failures are not at random).
+    #[serde(default)]
+    pub complete_case: Option<Estimate>,
+    /// The mean over every scored item after removing additive judge effects: each judge's
+    /// offset from the ensemble is estimated on the items all judges scored and subtracted
+    /// before averaging, so an item scored only by a lenient judge is not scored leniently.
+    #[serde(default)]
+    pub judge_adjusted: Option<Estimate>,
     /// Items below the flag threshold.
     pub flagged: usize,
     pub flag_threshold: f64,
@@ -146,6 +162,43 @@ pub struct DimensionSummary {
     pub histogram: Vec<Bin>,
     /// Raw verdict counts per judge: ratings 1..5 for ratings, [not gold, gold] for picks.
     pub verdicts: BTreeMap<String, Vec<usize>>,
+}
+
+/// A mean over items with its cluster-bootstrap interval (clusters = dialogues).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Estimate {
+    /// Items it is computed on.
+    pub n: usize,
+    pub mean: Option<f64>,
+    pub ci: Option<Interval>,
+    /// Judge offsets subtracted (judge-adjusted mean): judge score minus the ensemble mean on
+    /// the items all judges scored.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub offsets: BTreeMap<String, f64>,
+}
+
+/// Failure rates of judgements by turn depth and by prompt length.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailureRates {
+    pub judgements: usize,
+    pub failed: usize,
+    /// By 1-based turn number.
+    pub by_turn: Vec<RateBin>,
+    /// By the prompt's tiktoken count (as sent, after fitting to the context).
+    pub by_prompt_tokens: Vec<RateBin>,
+}
+
+/// Judgements in a bin `[lower, upper)` (`upper` none: no bound) and how many failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateBin {
+    pub lower: u64,
+    pub upper: Option<u64>,
+    pub judgements: usize,
+    pub failed: usize,
+    pub rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -190,8 +243,37 @@ pub struct BiasInfo {
     pub position: Vec<PositionBias>,
     /// Pearson correlation between item score and text length.
     pub length: Vec<LengthBias>,
-    /// Judges of the same model family as the benchmark's generator.
+    /// Judges of the same model family as the benchmark's generator, and judges that rate
+    /// their own family's answers above the annotators more than other answers (human
+    /// calibration: see `human.comparisons[].residual_by_source`).
     pub self_preference: Vec<String>,
+    /// Length of the passage a judge picked against the rest of its pool (completeness).
+    #[serde(default)]
+    pub pool_length: Vec<PoolLengthBias>,
+}
+
+/// Does a judge pick long passages? Per judge (and `ensemble`: all judges' picks), over
+/// discriminability trials: the picked passage's words minus the mean words of the rest of its
+/// pool, against the same for the gold (what a judge that always picked the gold would show).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PoolLengthBias {
+    pub judge: String,
+    /// Valid picks.
+    pub picks: usize,
+    /// Mean of (picked passage words - mean words of the other passages of its pool).
+    pub picked_minus_rest: Option<f64>,
+    /// Mean of (gold words - mean words of the other passages) over the same trials.
+    pub gold_minus_rest: Option<f64>,
+    /// `picked_minus_rest - gold_minus_rest`: the length preference beyond the gold's length;
+    /// near 0 for a judge that ignores length.
+    pub excess: Option<f64>,
+    /// Cluster-bootstrap interval of `excess` (clusters = items: trials of one item together).
+    pub excess_ci: Option<Interval>,
+    /// Share of picks that were the longest passage of their pool, and the share of trials
+    /// whose gold was the longest (the rate a gold-picking judge would show).
+    pub longest_picked: Option<f64>,
+    pub longest_is_gold: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -206,10 +288,23 @@ pub struct PositionBias {
     pub gold_picked: Vec<usize>,
     /// How often the judge picked each position (any passage).
     pub picked_at: Vec<usize>,
-    /// Chi-square of `picked_at` against uniform.
+    /// Chi-square of `picked_at` against uniform, corrected for the clustering of trials in
+    /// items (Rao-Scott first-order: the independent-trials statistic divided by the mean
+    /// design effect, at least 1).
     pub chi_square: Option<f64>,
     pub df: Option<usize>,
     pub p_value: Option<f64>,
+    /// Items (clusters) behind the trials.
+    #[serde(default)]
+    pub items: usize,
+    /// Mean design effect of the position shares (1 = trials as good as independent).
+    #[serde(default)]
+    pub design_effect: Option<f64>,
+    /// The uncorrected test, as if trials of one item were independent (optimistic).
+    #[serde(default)]
+    pub chi_square_independent: Option<f64>,
+    #[serde(default)]
+    pub p_value_independent: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -975,10 +975,15 @@ fn human_oracle(
         let sec = sections(&r.last_user);
         let answer = sec
             .get("Reference answer")
+            .or_else(|| sec.get("Answer"))
             .map(|a| a.trim_start_matches("Assistant: ").trim().to_string())
             .unwrap_or_default();
         let (faith, comp) = medians.get(&answer).copied().unwrap_or((1.0, 1.0));
-        let m = if sec.contains_key("Evidence passages") {
+        // the answer-completeness prompt (human_completeness.j2) shows passages too
+        let completeness = sec
+            .get("Task")
+            .is_some_and(|t| t.contains("Is the answer complete"));
+        let m = if sec.contains_key("Evidence passages") && !completeness {
             faith
         } else {
             comp
@@ -1071,17 +1076,24 @@ async fn mtrag_human_calibration_on_the_real_file() {
         .unwrap();
     // the oracle reproduces the human median (up to the 1-4 -> 1-5 rounding)
     assert!(f.ensemble.pearson.unwrap() > 0.97 && q.ensemble.pearson.unwrap() > 0.97);
-    // answers whose task has no passage text in the file are not judged for faithfulness
+    // answers whose task has no passage text in the file are not judged for faithfulness nor
+    // for completeness (judged with the passages shown, its own prompt)
     assert!(
-        f.ensemble.n >= 210 && q.ensemble.n == 234,
+        f.ensemble.n >= 210 && q.ensemble.n == f.ensemble.n,
         "{} {}",
         f.ensemble.n,
         q.ensemble.n
     );
+    assert_eq!(q.judged_with.as_deref(), Some("audit/human_completeness@1"));
     // and beats the annotators' own agreement, which is far from perfect
     let ceiling = f.ceiling.pearson_leave_one_out.unwrap();
     assert!(ceiling > 0.2 && ceiling < 0.9, "{ceiling}");
-    assert!(f.ceiling.units >= 220 && f.ceiling.annotators_per_unit > 2.9);
+    // the ceiling is computed on the judged units (the file's is kept beside it)
+    assert!(f.ceiling.units <= f.ensemble.n && f.ceiling.annotators_per_unit > 2.9);
+    assert!(f.ceiling_all_units.as_ref().unwrap().units >= 220);
+    assert!(f.ensemble.pearson_ci.is_some() && f.ceiling.kappa_quadratic_pairwise_ci.is_some());
+    // the answer sources (reference, GPT-4o, Llama-3.1-405B) each get a residual
+    assert_eq!(f.residual_by_source["ensemble"].len(), 3);
     assert!(
         h.comparisons
             .iter()
@@ -1093,6 +1105,7 @@ async fn mtrag_human_calibration_on_the_real_file() {
     validate_folder(&out);
     let md = std::fs::read_to_string(out.join(output::REPORT_MD)).unwrap();
     assert!(md.contains("Human calibration") && md.contains("annotators (ceiling)"));
+    assert!(md.contains("Self-preference: residual by answer source"));
 }
 
 /// The planted-defect audit with a real local model as the judge, on a few dialogues and the

@@ -54,6 +54,8 @@ pub struct EndpointInfo {
     pub supports_json_schema: bool,
     /// True for the embedded local default.
     pub local: bool,
+    /// Context size in tokens, when known (`context_tokens`).
+    pub context_tokens: Option<u32>,
 }
 
 /// One judge's answers to one item (`n` samples).
@@ -149,6 +151,7 @@ impl Llm {
                 replicas: e.cfg.replicas().len(),
                 supports_json_schema: e.cfg.supports_json_schema,
                 local: e.local.is_some(),
+                context_tokens: e.cfg.context_tokens,
             })
             .collect()
     }

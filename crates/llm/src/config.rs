@@ -116,6 +116,11 @@ pub struct EndpointConfig {
     /// Price multiplier for `--batch` (OpenAI: 0.5).
     #[serde(default = "default_batch_discount")]
     pub batch_discount: f64,
+    /// The model's context size in tokens (prompt + answer). Audit prompts are shortened to
+    /// fit it (oldest turns first) and skipped as `too_long` when they cannot; none = unknown
+    /// (no check). The embedded local models get their server's `n_ctx`.
+    #[serde(default)]
+    pub context_tokens: Option<u32>,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -171,6 +176,7 @@ impl EndpointConfig {
             family: None,
             extra_body: None,
             batch_discount: default_batch_discount(),
+            context_tokens: None,
         }
     }
 
@@ -209,6 +215,9 @@ impl EndpointConfig {
         }
         if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
             return bad("`timeout_s` must be positive".into());
+        }
+        if self.context_tokens == Some(0) {
+            return bad("`context_tokens` must be positive".into());
         }
         if self.price_in_per_mtok < 0.0 || self.price_out_per_mtok < 0.0 {
             return bad("prices must not be negative".into());

@@ -715,6 +715,7 @@ pub(crate) fn default_setup(
                 e.timeout_s = config.local.timeout_s;
                 e.family = family;
                 e.supports_json_schema = true;
+                e.context_tokens = Some(s.n_ctx);
                 config.endpoints.push(e);
                 servers.insert(s.name.clone(), s.clone());
             }

@@ -4,6 +4,7 @@
 //! worst items with their text, score histograms, and the cost ledger.
 
 pub mod doc;
+pub mod robust;
 pub mod svg;
 
 use doc::Block;
@@ -84,7 +85,9 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
     )));
 
     scores(&mut b, s);
+    robust::means(&mut b, s);
     skipped(&mut b, s);
+    robust::context(&mut b, s);
     missing_gold(&mut b, s);
     bias(&mut b, s);
     if let Some(h) = &s.human {
@@ -258,11 +261,21 @@ fn bias(b: &mut Vec<Block>, s: &Summary) {
     }
     if !s.bias.position.is_empty() {
         b.push(Block::Heading(3, "Position".into()));
-        b.push(Block::Para("Gold positions are balanced over the audit, so an unbiased judge picks every position about equally often; the chi-square tests the judge's chosen positions against uniform.".into()));
+        b.push(Block::Para("Gold positions are balanced over the audit, so an unbiased judge picks every position about equally often; the chi-square tests the judge's chosen positions against uniform. Trials of one item are not independent: the test is corrected by the design effect of that clustering (Rao-Scott); the uncorrected p-value is shown beside it.".into()));
         let size = s.bias.position[0].pool_size;
         let mut head = vec!["Judge".to_string()];
         head.extend((1..=size).map(|p| format!("pos {p}")));
-        head.extend(["χ²".to_string(), "df".to_string(), "p".to_string()]);
+        head.extend(
+            [
+                "χ² (clustered)",
+                "df",
+                "p",
+                "design effect",
+                "items",
+                "p (independent trials)",
+            ]
+            .map(String::from),
+        );
         let rows = s
             .bias
             .position
@@ -281,6 +294,9 @@ fn bias(b: &mut Vec<Block>, s: &Summary) {
                 r.push(f(p.chi_square, 2));
                 r.push(p.df.map(|d| d.to_string()).unwrap_or_else(|| "-".into()));
                 r.push(f(p.p_value, 4));
+                r.push(f(p.design_effect, 2));
+                r.push(p.items.to_string());
+                r.push(f(p.p_value_independent, 4));
                 r
             })
             .collect();
@@ -313,6 +329,7 @@ fn bias(b: &mut Vec<Block>, s: &Summary) {
         };
         b.push(Block::Chart { caption: format!("Share of trials in which each judge picked the gold, by the gold's position in a pool of {size}."), svg: chart.render() });
     }
+    robust::pool_length(b, s);
     if !s.bias.length.is_empty() {
         b.push(Block::Heading(3, "Length".into()));
         let rows = s
@@ -339,23 +356,38 @@ fn bias(b: &mut Vec<Block>, s: &Summary) {
     }
 }
 
+fn with_ci(x: Option<f64>, c: &Option<crate::summary::Interval>) -> String {
+    match (x, c) {
+        (Some(_), Some(_)) => format!("{} {}", f(x, 3), ci(c, 2)),
+        _ => f(x, 3),
+    }
+}
+
 fn human(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
     b.push(Block::Heading(2, "Human calibration".into()));
+    let judged = h
+        .judged_units
+        .map(|n| format!(", {n} judged"))
+        .unwrap_or_default();
     b.push(Block::Para(format!(
-        "Against `{}` ({} human-rated units; {} failed judgements excluded). Judge ratings are mapped linearly onto the human scale for kappa. The annotators' agreement with each other is the ceiling.",
+        "Against `{}` ({} human-rated units{judged}; {} failed judgements excluded). Judges are compared with the median annotator; judge ratings are mapped linearly onto the human scale for kappa. Intervals: cluster bootstrap over tasks (the answers of one task together). The ceiling row is the annotators' own agreement (each annotator against the median of the others; kappa pairwise) on exactly the units the ensemble scored.",
         h.file, h.units, h.failed_judgements
     )));
     let mut rows = Vec::new();
     for c in &h.comparisons {
+        let metric = match &c.judged_with {
+            Some(p) => format!("{} (`{p}`)", c.human_metric),
+            None => c.human_metric.clone(),
+        };
         let mut push = |who: &str, a: &crate::human::JudgeAgreement| {
             rows.push(vec![
                 c.dimension.name().to_string(),
-                c.human_metric.clone(),
+                metric.clone(),
                 who.to_string(),
                 a.n.to_string(),
-                f(a.pearson, 3),
-                f(a.spearman, 3),
-                f(a.kappa_quadratic, 3),
+                with_ci(a.pearson, &a.pearson_ci),
+                with_ci(a.spearman, &a.spearman_ci),
+                with_ci(a.kappa_quadratic, &a.kappa_quadratic_ci),
             ]);
         };
         push("ensemble", &c.ensemble);
@@ -364,12 +396,21 @@ fn human(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
         }
         rows.push(vec![
             c.dimension.name().to_string(),
-            c.human_metric.clone(),
+            metric.clone(),
             "annotators (ceiling)".into(),
             c.ceiling.units.to_string(),
-            f(c.ceiling.pearson_leave_one_out, 3),
-            f(c.ceiling.spearman_leave_one_out, 3),
-            f(c.ceiling.kappa_quadratic_pairwise, 3),
+            with_ci(
+                c.ceiling.pearson_leave_one_out,
+                &c.ceiling.pearson_leave_one_out_ci,
+            ),
+            with_ci(
+                c.ceiling.spearman_leave_one_out,
+                &c.ceiling.spearman_leave_one_out_ci,
+            ),
+            with_ci(
+                c.ceiling.kappa_quadratic_pairwise,
+                &c.ceiling.kappa_quadratic_pairwise_ci,
+            ),
         ]);
     }
     b.push(Block::Table {
@@ -390,30 +431,76 @@ fn human(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
         .comparisons
         .iter()
         .map(|c| {
+            let all = c.ceiling_all_units.as_ref();
             vec![
                 c.dimension.name().to_string(),
                 c.human_metric.clone(),
+                c.ceiling.units.to_string(),
                 format!("{:.2}", c.ceiling.annotators_per_unit),
-                f(c.ceiling.krippendorff_alpha_ordinal, 3),
-                f(c.ceiling.pearson_pairwise, 3),
-                f(c.ceiling.spearman_pairwise, 3),
+                with_ci(
+                    c.ceiling.krippendorff_alpha_ordinal,
+                    &c.ceiling.krippendorff_alpha_ordinal_ci,
+                ),
+                with_ci(c.ceiling.pearson_pairwise, &c.ceiling.pearson_pairwise_ci),
+                all.map(|a| format!("{} (n={})", f(a.krippendorff_alpha_ordinal, 3), a.units))
+                    .unwrap_or_else(|| "-".into()),
             ]
         })
         .collect();
-    b.push(Block::Para("Judges are compared with the median annotator; the ceiling row compares each annotator with the median of the others. Annotator agreement:".into()));
+    b.push(Block::Para(
+        "Annotator agreement on the judged units (and on the whole file):".into(),
+    ));
     b.push(Block::Table {
         head: [
             "Dimension",
             "Human metric",
+            "Units",
             "Annotators per unit",
             "Krippendorff α (ordinal)",
             "Pairwise Pearson",
-            "Pairwise Spearman",
+            "α, whole file",
         ]
         .map(String::from)
         .to_vec(),
         rows,
     });
+    let mut rows = Vec::new();
+    for c in &h.comparisons {
+        for (who, by) in &c.residual_by_source {
+            for (src, r) in by {
+                rows.push(vec![
+                    c.dimension.name().to_string(),
+                    c.human_metric.clone(),
+                    who.clone(),
+                    src.clone(),
+                    r.n.to_string(),
+                    with_ci(r.mean, &r.ci),
+                    with_ci(r.minus_others, &r.minus_others_ci),
+                ]);
+            }
+        }
+    }
+    if !rows.is_empty() {
+        b.push(Block::Heading(
+            3,
+            "Self-preference: residual by answer source".into(),
+        ));
+        b.push(Block::Para("Judge score (mapped onto the human scale) minus the human median, by which model wrote the answer. A judge that prefers its own family's answers has a positive difference from the other sources on that family's answers.".into()));
+        b.push(Block::Table {
+            head: [
+                "Dimension",
+                "Human metric",
+                "Judge",
+                "Answer source",
+                "n",
+                "Residual",
+                "Minus other sources",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        });
+    }
 }
 
 fn histograms(b: &mut Vec<Block>, s: &Summary) {

@@ -1,0 +1,215 @@
+//! Prompts that must fit the judges' context. A prompt longer than a judge's context is cut by
+//! the server (or fails), and such prompts cluster in late turns with long histories, which
+//! biases every mean. Before judging, every unit's prompt is rendered and fitted to the
+//! smallest context among the judges ([`ContextBudget::fit`]: the oldest turns of the history
+//! go first); units whose prompt cannot fit even without history are never sent and are
+//! counted as skipped (`too_long`), and the number of shortened prompts is reported.
+//!
+//! The same pass records each unit's prompt length, used to show failure rates by prompt length.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use mtr_llm::Llm;
+use serde::{Deserialize, Serialize};
+
+use crate::dimension::Dimension;
+use crate::engine::{JudgeRef, Unit};
+use crate::error::Result;
+use crate::prompts::{CONTEXT_MARGIN, ContextBudget, Fitted};
+
+/// The budget of an ensemble: the smallest known context among its judges, less the judges'
+/// `max_tokens`. `None` when no judge declares a context size.
+pub fn budget_for(llm: &Llm, judges: &[JudgeRef]) -> Option<ContextBudget> {
+    let names: BTreeSet<&str> = judges.iter().map(|j| j.name.as_str()).collect();
+    let ctx = llm
+        .endpoints()
+        .into_iter()
+        .filter(|e| names.contains(e.name.as_str()))
+        .filter_map(|e| e.context_tokens)
+        .min()?;
+    let max_out = llm
+        .sampling(mtr_llm::Role::Judges)
+        .max_tokens
+        .unwrap_or(1024);
+    Some(ContextBudget {
+        context_tokens: u64::from(ctx),
+        max_output_tokens: u64::from(max_out),
+    })
+}
+
+/// Key of an item: dimension, turn, passage.
+pub type ItemKey = (Dimension, String, Option<String>);
+
+fn key(u: &Unit) -> ItemKey {
+    (u.dimension, u.turn_id.clone(), u.passage_id.clone())
+}
+
+/// Units that fit, and what fitting did.
+#[derive(Debug, Default)]
+pub struct Screened {
+    pub kept: Vec<Unit>,
+    /// Prompts (units) sent with a shortened history, per dimension.
+    pub shortened: BTreeMap<Dimension, usize>,
+    /// Items left out because a prompt of theirs cannot fit, per dimension.
+    pub too_long: BTreeMap<Dimension, usize>,
+    /// Counted prompt tokens (largest over the item's units, after fitting) per item.
+    pub prompt_tokens: HashMap<ItemKey, u64>,
+}
+
+/// Fits every unit (`fit` renders it); an item any of whose prompts cannot fit is dropped
+/// whole (all its trials), so that no judge sees it.
+pub fn screen(units: Vec<Unit>, fit: &dyn Fn(&Unit) -> Result<Fitted>) -> Result<Screened> {
+    let mut out = Screened::default();
+    let mut too_long: BTreeSet<ItemKey> = BTreeSet::new();
+    for u in &units {
+        let k = key(u);
+        match fit(u)? {
+            Fitted::Fits { request, dropped } => {
+                if dropped > 0 {
+                    *out.shortened.entry(u.dimension).or_default() += 1;
+                }
+                let n = mtr_llm::tokens::count_messages("", &request.messages);
+                let e = out.prompt_tokens.entry(k).or_default();
+                *e = (*e).max(n);
+            }
+            Fitted::TooLong { .. } => {
+                too_long.insert(k);
+            }
+        }
+    }
+    for k in &too_long {
+        *out.too_long.entry(k.0).or_default() += 1;
+        out.prompt_tokens.remove(k);
+    }
+    out.kept = units
+        .into_iter()
+        .filter(|u| !too_long.contains(&key(u)))
+        .collect();
+    Ok(out)
+}
+
+/// What fitting prompts to the judges' context did (`summary.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextInfo {
+    /// The smallest context among the judges (tokens); none = unknown, nothing was fitted.
+    pub context_tokens: Option<u64>,
+    /// Prompt tokens allowed: context less the answer's `max_tokens` (tiktoken count times
+    /// `1 + margin` must stay within it).
+    pub prompt_limit: Option<u64>,
+    pub margin: f64,
+    /// Prompts sent with their oldest turns left out, per dimension.
+    pub shortened: BTreeMap<Dimension, usize>,
+    /// Items skipped as `too_long` (never sent), per dimension.
+    pub too_long: BTreeMap<Dimension, usize>,
+    /// The same for the human calibration set.
+    pub human_shortened: usize,
+    pub human_too_long: usize,
+}
+
+impl ContextInfo {
+    pub fn new(budget: Option<&ContextBudget>) -> Self {
+        Self {
+            context_tokens: budget.map(|b| b.context_tokens),
+            prompt_limit: budget.map(ContextBudget::limit),
+            margin: CONTEXT_MARGIN,
+            ..Default::default()
+        }
+    }
+
+    pub fn add(&mut self, s: &Screened) {
+        for (d, n) in &s.shortened {
+            *self.shortened.entry(*d).or_default() += n;
+        }
+        for (d, n) in &s.too_long {
+            *self.too_long.entry(*d).or_default() += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompts::{AuditPrompts, TurnView};
+
+    fn unit(turn: usize) -> Unit {
+        Unit {
+            dimension: Dimension::Quality,
+            dialogue_id: "d1".into(),
+            turn_id: format!("d1::{turn}"),
+            turn,
+            passage_id: None,
+            trial: None,
+            pool: None,
+            gold_position: None,
+            source: turn - 1,
+            judge: None,
+        }
+    }
+
+    #[test]
+    fn tiny_context_shortens_late_turns_and_skips_what_cannot_fit() {
+        let p = AuditPrompts::builtin().unwrap();
+        let long = "word ".repeat(120);
+        let questions: Vec<String> = (0..6).map(|i| format!("question {i} {long}")).collect();
+        let answers: Vec<String> = (0..6).map(|i| format!("answer {i} {long}")).collect();
+        let huge = "many words ".repeat(2000);
+        let fit_with = |budget: ContextBudget, u: &Unit| -> Result<Fitted> {
+            let t = u.source;
+            let mut hist = Vec::new();
+            for k in 0..t {
+                hist.push(mtr_core::model::Utterance {
+                    speaker: mtr_core::model::Speaker::User,
+                    text: &questions[k],
+                });
+                hist.push(mtr_core::model::Utterance {
+                    speaker: mtr_core::model::Speaker::Agent,
+                    text: &answers[k],
+                });
+            }
+            let view = TurnView::from_parts(hist, &questions[t]);
+            let answer = if t == 5 { huge.as_str() } else { &answers[t] };
+            budget.fit(&view, &|v: &TurnView<'_>| p.quality(v, answer))
+        };
+        // a context that holds the system prompt, the question and about two earlier turns
+        let budget = ContextBudget {
+            context_tokens: 1400,
+            max_output_tokens: 256,
+        };
+        let units: Vec<Unit> = (1..=6).map(unit).collect();
+        let s = screen(units, &|u: &Unit| fit_with(budget, u)).unwrap();
+        // turn 6's answer alone overflows: skipped, never sent
+        assert_eq!(s.too_long.get(&Dimension::Quality), Some(&1));
+        assert_eq!(s.kept.len(), 5);
+        assert!(s.kept.iter().all(|u| u.turn != 6));
+        // late turns lose their oldest history; early turns are sent whole
+        let shortened = s.shortened[&Dimension::Quality];
+        assert!((1..=3).contains(&shortened), "{shortened}");
+        for u in &s.kept {
+            let Fitted::Fits { request, dropped } = fit_with(budget, u).unwrap() else {
+                panic!("kept unit does not fit")
+            };
+            assert!(ContextBudget::needed(&request) <= budget.limit());
+            assert_eq!(
+                dropped > 0,
+                u.turn >= 3,
+                "turn {} dropped {dropped}",
+                u.turn
+            );
+            if dropped > 0 {
+                // the oldest turn went first; the previous turn is still there
+                let text = &request.messages[1].content;
+                assert!(!text.contains("question 0 "), "{text}");
+                assert!(text.contains(&format!("answer {} ", u.turn - 2)), "{text}");
+            }
+        }
+        // with a context large enough nothing changes
+        let roomy = ContextBudget {
+            context_tokens: 1_000_000,
+            max_output_tokens: 256,
+        };
+        let s = screen((1..=6).map(unit).collect(), &|u: &Unit| fit_with(roomy, u)).unwrap();
+        assert!(s.shortened.is_empty() && s.too_long.is_empty());
+        assert_eq!(s.kept.len(), 6);
+    }
+}
