@@ -889,6 +889,15 @@ mod tests {
     }
 
     #[test]
+    fn the_main_job_settings_parse() {
+        let c =
+            LlmConfig::from_toml_section(include_str!("../../../scripts/main-job.toml")).unwrap();
+        assert!(c.local.own_generator_server);
+        assert_eq!(c.local.judges, ["qwen0.5b", "smollm2"]);
+        assert!(c.local.max_string_length > 0 && c.local.verdict_first);
+    }
+
+    #[test]
     fn threads_and_slots_are_set_per_model_and_the_generator_can_run_apart() {
         let dir = tempfile::tempdir().unwrap();
         let paths = LocalPaths {
