@@ -399,6 +399,77 @@ async fn corrected_labels_rank_the_clapnq_runs_as_the_clean_labels_do() {
     let rob = ls["robustness"].as_array().unwrap();
     assert!(rob.iter().any(|r| r["robust"] == false));
 
+    // a partial audit (a sample of dialogues, answered from the LLM cache): every figure on
+    // the audited turns only, and the report says so
+    let audit_part = tmp.path().join("audit-sample");
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--quiet", "audit"])
+        .arg(&planted)
+        .args(["--sample", "8", "-o"])
+        .arg(&audit_part)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let part_out = tmp.path().join("res-sample");
+    let o = bench_cmd(&planted, &part_out, Some(&audit_part));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let part = read_json(&part_out.join("bench.json"));
+    let scope = &part["label_sensitivity"]["scope"];
+    let audited: BTreeSet<String> =
+        read_json(&audit_part.join("summary.json"))["plan"]["audited_turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+    let scored_audited = planted_r["benchmark"]["scored_queries"].as_u64().unwrap();
+    assert_eq!(scope["partial"], true);
+    assert_eq!(scope["sampled"], true);
+    assert_eq!(scope["dialogues_audited"], 8);
+    let n_audited = scope["scored_turns_audited"].as_u64().unwrap();
+    assert!(
+        n_audited > 0 && n_audited < scored_audited,
+        "{n_audited} of {scored_audited}"
+    );
+    // the original column is the original labels on the audited turns only: its mean is the
+    // mean of the bench's per-turn values over exactly those turns
+    let main = part["main_measure"].as_str().unwrap().to_string();
+    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for line in std::fs::read_to_string(part_out.join("per_query.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        if audited.contains(row["qid"].as_str().unwrap()) {
+            let e = sums
+                .entry(row["system"].as_str().unwrap().to_string())
+                .or_default();
+            e.0 += row["measures"][&main].as_f64().unwrap();
+            e.1 += 1;
+        }
+    }
+    for s in part["label_sensitivity"]["original"].as_array().unwrap() {
+        let (sum, n) = sums[s["system"].as_str().unwrap()];
+        assert_eq!(n as u64, n_audited);
+        let mean = s["estimate"]["mean"].as_f64().unwrap();
+        assert!((mean - sum / n as f64).abs() < 1e-12, "{s}");
+    }
+    let report = std::fs::read_to_string(part_out.join("report.md")).unwrap();
+    assert!(
+        report.contains("**Partial**")
+            && report.contains(&format!("on the {n_audited} scored turns it audited")),
+        "{report}"
+    );
+    // every moved turn is an audited one
+    for v in part["label_sensitivity"]["variants"].as_array().unwrap() {
+        for t in v["moved_turns"].as_array().unwrap() {
+            assert!(audited.contains(t["qid"].as_str().unwrap()), "{t}");
+        }
+        assert!(v["turns"].as_u64().unwrap() <= n_audited);
+    }
+
     // the corrected qrels as a file equal the clean qrels; never written in place
     let qrels_out = tmp.path().join("corrected.tsv");
     let o = mtr()
