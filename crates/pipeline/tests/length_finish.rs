@@ -75,7 +75,7 @@ async fn answers_cut_at_max_tokens_are_retried_or_dropped() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
     let job = SynthJob::new(
         &corpus,
-        &tmp.path().join("bench"),
+        tmp.path().join("bench"),
         SynthConfig {
             dialogues: 3,
             turns: 3,

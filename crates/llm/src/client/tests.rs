@@ -319,6 +319,9 @@ async fn budget_stop_is_clean_and_resumable() {
     assert!(done > 0 && stopped > 0, "{done} {stopped}");
     assert!(l.budget_stopped && l.total_cost_usd <= 0.2, "{l:?}");
     assert_eq!(fake.chat_calls(), done);
+    // the first client's writer thread may not have committed yet: a second client reading
+    // the file must not race it (a flake on a loaded machine)
+    llm.cache().unwrap().flush().unwrap();
     // resume with a higher budget: only the missing items are paid
     let llm = client(cfg, &dir, |o| o.max_cost = Some(100.0)).await;
     for i in 0..20 {
@@ -488,6 +491,7 @@ async fn killed_run_resumes_with_zero_repeated_calls() {
     e.max_concurrency = 8;
     let cfg = config(vec![e]);
     let llm = client(cfg.clone(), &dir, |_| {}).await;
+    let first = llm.clone();
     let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let f2 = finished.clone();
     let job = tokio::spawn(async move {
@@ -504,6 +508,10 @@ async fn killed_run_resumes_with_zero_repeated_calls() {
     job.abort(); // the "kill": in-flight calls are lost mid-way
     let _ = job.await;
     gate.store(false, std::sync::atomic::Ordering::SeqCst);
+    // aborted call tasks may still hold the first client (and its cache writer) for a moment:
+    // commit what it received before the second client reads the file
+    first.cache().unwrap().flush().unwrap();
+    drop(first);
     let done: std::collections::BTreeSet<usize> =
         finished.lock().unwrap().iter().copied().collect();
     assert!(!done.is_empty() && done.len() < 400, "{}", done.len());
