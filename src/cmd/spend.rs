@@ -34,6 +34,8 @@ pub struct ThisRun {
     pub paid_calls: u64,
     pub cache_hits: u64,
     pub cost_usd: f64,
+    /// Per endpoint: calls, cache hits, retries, failures, tokens, cost of this process.
+    pub endpoints: std::collections::BTreeMap<String, mtr_llm::EndpointUsage>,
 }
 
 /// Round to the micro-dollar so the file does not carry float noise.
@@ -62,6 +64,7 @@ pub fn write(
             paid_calls: t.calls,
             cache_hits: t.cache_hits,
             cost_usd: usd(ledger.total_cost_usd),
+            endpoints: ledger.endpoints.clone(),
         },
     };
     let text = serde_json::to_string_pretty(&f)? + "\n";

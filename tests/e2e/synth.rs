@@ -237,11 +237,14 @@ async fn synth_on_the_fake_server_survives_a_kill() {
         before + after <= calls_a + IN_FLIGHT,
         "{before} + {after} calls vs {calls_a} (+ {IN_FLIGHT} in flight)"
     );
+    // synth_report.md too: the cost of the result is the same whatever the interruptions; what
+    // the attempts spent is in spend.json, the one file allowed to differ
     for f in [
         "corpus.jsonl",
         "dialogues.jsonl",
         "qrels.tsv",
         "benchmark.toml",
+        "synth_report.md",
     ] {
         if f == "benchmark.toml" {
             // same data fingerprint; the manifest differs only in nothing run-specific

@@ -159,7 +159,7 @@ pub fn render(
     prepared: &Prepared,
     state: &GenState,
     s: &SynthStats,
-    ledger: &LedgerSnapshot,
+    _ledger: &LedgerSnapshot,
     budget_stopped: bool,
     corpus: &Path,
     fp: &Fingerprint,
@@ -324,15 +324,14 @@ pub fn render(
     let _ = writeln!(o, "## Models and cost\n");
     let _ = writeln!(
         o,
-        "| role | models | calls | from cache | parse failed | prompt tok | completion tok | cost USD |\n|---|---|---:|---:|---:|---:|---:|---:|"
+        "| role | models | calls | parse failed | prompt tok | completion tok | cost USD |\n|---|---|---:|---:|---:|---:|---:|"
     );
     for (role, u) in &s.calls.roles {
         let models = s.models.get(role).map(|m| m.join(", ")).unwrap_or_default();
         let _ = writeln!(
             o,
-            "| {role} | {models} | {} | {} | {} | {} | {} | {:.6} |",
+            "| {role} | {models} | {} | {} | {} | {} | {:.6} |",
             u.calls,
-            u.cached,
             u.parse_failed,
             u.prompt_tokens,
             u.completion_tokens,
@@ -363,11 +362,11 @@ pub fn render(
             s.cost_per_dialogue_usd.mean, s.cost_per_dialogue_usd.min, s.cost_per_dialogue_usd.max
         )
     );
+    // what this run or every attempt paid differs with the interruptions: `spend.json`, so
+    // this report is the same bytes whatever they were
     let _ = writeln!(
         o,
-        "- paid by this run (ledger): ${:.6}\n",
-        ledger.total_cost_usd
+        "- money spent on this folder over every attempt, and this run's ledger: `spend.json`"
     );
-    let _ = writeln!(o, "### Ledger of this run\n\n{}", ledger.to_markdown());
     o
 }
