@@ -92,6 +92,13 @@ pub struct Args {
     /// MTRAG sources: the domain to import (clapnq, govt, ...) when BENCH is not native.
     #[arg(long)]
     pub domain: Option<String>,
+    /// Refuse runs that rank documents the corpus lacks (without it they score as non-relevant,
+    /// as trec_eval does, with a warning and a count per system).
+    #[arg(long)]
+    pub strict: bool,
+    /// Strata with fewer turns than this are marked small: a warning, greyed out in charts.
+    #[arg(long, value_name = "TURNS", default_value_t = 30)]
+    pub min_stratum: usize,
     #[command(flatten)]
     pub llm: super::common::LlmArgs,
     /// An audit of this benchmark (`mtr audit -o DIR`): also score every system under the qrels
@@ -341,6 +348,8 @@ fn settings(args: &Args) -> anyhow::Result<Settings> {
         failure_k: args.failure_k,
         failure_rank: args.failure_rank,
         failure_examples: args.examples,
+        strict: args.strict,
+        min_stratum: args.min_stratum,
         ..Settings::default()
     })
 }
@@ -441,7 +450,17 @@ fn summary(r: &mtr_bench::result::BenchResult) -> String {
             (_, Some(false)) => "n.s.",
             _ => "",
         };
-        let _ = writeln!(o, "{:>3}  {:width$}  {cell:>24}  {vs}", i + 1, s.name);
+        let cell = format!("{cell}{}", mtr_bench::report::significance_mark(r, &s.name));
+        let _ = writeln!(o, "{:>3}  {:width$}  {cell:>26}  {vs}", i + 1, s.name);
+    }
+    for s in &r.systems {
+        if s.out_of_corpus > 0 {
+            let _ = writeln!(
+                o,
+                "{}: {} ranked documents ({} distinct) not in the corpus, scored as non-relevant",
+                s.name, s.out_of_corpus, s.out_of_corpus_distinct
+            );
+        }
     }
     if let Some(d) = &r.discriminative_power {
         let _ = writeln!(

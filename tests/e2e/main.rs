@@ -5,11 +5,13 @@
 
 mod audit;
 mod bench;
+mod board;
 mod cli;
 mod data;
 mod eval;
 mod labels;
 mod llm;
+mod realdata;
 mod resume;
 mod retrieve;
 mod secrets;

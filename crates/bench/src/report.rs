@@ -9,6 +9,36 @@ use std::fmt::Write;
 use crate::result::{BenchResult, SystemResult};
 use crate::stats::bootstrap::Estimate;
 
+/// ▲/▼ when the system is significantly better/worse than the baseline (Holm), else nothing.
+pub fn significance_mark(r: &BenchResult, system: &str) -> &'static str {
+    r.tests
+        .as_ref()
+        .and_then(|t| t.comparisons.iter().find(|c| c.system == system))
+        .map_or("", |c| match (c.significant, c.diff > 0.0) {
+            (true, true) => " ▲",
+            (true, false) => " ▼",
+            _ => "",
+        })
+}
+
+/// A measure's cell: its mean (with the interval for the main measure), or "n/a (depth N)"
+/// when the measure is deeper than the run; the main measure then carries a dagger.
+pub fn measure_cell(s: &SystemResult, id: &str, main: bool) -> String {
+    match s.measures.get(id) {
+        Some(e) if main => {
+            let dagger = if s.beyond_depth.contains_key(id) {
+                format!(" † (depth {})", s.depth)
+            } else {
+                String::new()
+            };
+            format!("{}{dagger}", est(e))
+        }
+        Some(e) => format!("{:.4}", e.mean),
+        None if s.beyond_depth.contains_key(id) => crate::depth::not_available(s.depth),
+        None => "–".into(),
+    }
+}
+
 fn est(e: &Estimate) -> String {
     if e.mean.is_nan() {
         "–".into()
@@ -86,33 +116,57 @@ pub fn markdown(r: &BenchResult) -> String {
 
     let systems = ranked_systems(r);
     let _ = writeln!(o, "## Leaderboard\n");
-    let _ = write!(o, "| # | system | kind |");
-    for m in &r.measures {
+    let _ = writeln!(
+        o,
+        "▲/▼: significantly better/worse than the baseline (paired randomization, Holm, α = {}). n/a (depth N): the measure is deeper than the run's N documents per turn (not comparable with deeper runs); †: the main measure is deeper than the run.\n",
+        r.conventions.tests.alpha
+    );
+    let others: Vec<_> = r
+        .measures
+        .iter()
+        .filter(|m| m.id != r.main_measure)
+        .collect();
+    let _ = write!(o, "| # | system | kind | depth | {main_label} |");
+    for m in &others {
         let _ = write!(o, " {} |", m.label);
     }
-    o.push('\n');
-    let _ = write!(o, "|---|---|---|");
-    for _ in &r.measures {
+    o.push_str(" not in corpus |\n");
+    let _ = write!(o, "|---|---|---|---|---|");
+    for _ in &others {
         o.push_str("---|");
     }
-    o.push('\n');
+    o.push_str("---|\n");
     for (i, s) in systems.iter().enumerate() {
         let kind = match (&s.retriever, &s.formulation) {
             (Some(ret), Some(f)) => format!("{ret} / {f}"),
             _ => "external".into(),
         };
-        let _ = write!(o, "| {} | {} | {} |", i + 1, cell(&s.name), cell(&kind));
-        for m in &r.measures {
-            let v = s.measures.get(&m.id).map_or("–".into(), |e| {
-                if m.id == r.main_measure {
-                    est(e)
-                } else {
-                    format!("{:.4}", e.mean)
-                }
-            });
-            let _ = write!(o, " {v} |");
+        let _ = write!(
+            o,
+            "| {} | {} | {} | {} | {}{} |",
+            i + 1,
+            cell(&s.name),
+            cell(&kind),
+            if s.depth == 0 {
+                "–".to_string()
+            } else {
+                s.depth.to_string()
+            },
+            measure_cell(s, &r.main_measure, true),
+            significance_mark(r, &s.name)
+        );
+        for m in &others {
+            let _ = write!(o, " {} |", measure_cell(s, &m.id, false));
         }
-        o.push('\n');
+        let _ = writeln!(
+            o,
+            " {} |",
+            if s.out_of_corpus == 0 {
+                "0".to_string()
+            } else {
+                format!("{} ({} ids)", s.out_of_corpus, s.out_of_corpus_distinct)
+            }
+        );
     }
     o.push('\n');
 
@@ -152,6 +206,39 @@ pub fn markdown(r: &BenchResult) -> String {
         o.push('\n');
     }
 
+    if let Some(pw) = &r.pairwise {
+        let _ = writeln!(o, "## Pairwise significance ({})\n", label(&pw.measure));
+        let _ = writeln!(
+            o,
+            "Every pair, row minus column: difference of means, ▲/▼ when significant after Holm over all {} pairs (α = {}), and wins/ties/losses of the row over the column on scored turns.\n",
+            pw.pairs.len(),
+            pw.alpha
+        );
+        let _ = write!(o, "| |");
+        for s in &systems {
+            let _ = write!(o, " {} |", cell(&s.name));
+        }
+        o.push('\n');
+        o.push_str("|---|");
+        for _ in &systems {
+            o.push_str("---|");
+        }
+        o.push('\n');
+        for a in &systems {
+            let _ = write!(o, "| **{}** |", cell(&a.name));
+            for b in &systems {
+                let c = if a.name == b.name {
+                    "–".to_string()
+                } else {
+                    pair_cell(pw, &a.name, &b.name)
+                };
+                let _ = write!(o, " {c} |");
+            }
+            o.push('\n');
+        }
+        o.push('\n');
+    }
+
     if let Some(d) = &r.discriminative_power {
         let _ = writeln!(o, "## Discriminative power ({})\n", label(&d.measure));
         let _ = writeln!(
@@ -181,7 +268,11 @@ pub fn markdown(r: &BenchResult) -> String {
                 " {} (n={}{}) |",
                 cell(&g.name),
                 g.n,
-                if g.small { ", <30" } else { "" }
+                if g.small {
+                    format!(", <{}: read with care", r.min_stratum_turns)
+                } else {
+                    String::new()
+                }
             );
         }
         o.push('\n');
@@ -425,4 +516,29 @@ pub fn markdown(r: &BenchResult) -> String {
         r.conventions.tests.method, r.conventions.tests.seed, r.conventions.tests.correction
     );
     o
+}
+
+/// One cell of the pairwise matrix, row `a` against column `b`.
+fn pair_cell(pw: &crate::result::Pairwise, a: &str, b: &str) -> String {
+    let found = pw.pairs.iter().find_map(|p| {
+        if p.a == a && p.b == b {
+            Some((p.diff, p.p_holm, p.significant, p.wins, p.ties, p.losses))
+        } else if p.a == b && p.b == a {
+            Some((-p.diff, p.p_holm, p.significant, p.losses, p.ties, p.wins))
+        } else {
+            None
+        }
+    });
+    match found {
+        Some((diff, p_holm, sig, w, t, l)) => format!(
+            "{diff:+.4}{} (p {}; {w}/{t}/{l})",
+            match (sig, diff > 0.0) {
+                (true, true) => " ▲",
+                (true, false) => " ▼",
+                _ => "",
+            },
+            p_value(p_holm)
+        ),
+        None => "–".into(),
+    }
 }

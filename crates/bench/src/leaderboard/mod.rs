@@ -61,11 +61,22 @@ pub struct Board {
     pub rows: Vec<Row>,
     /// Systems with results on two or more dates.
     pub trends: Vec<Trend>,
+    /// Every pair of the latest result's systems on the main measure (Holm over all its
+    /// pairs; wins/ties/losses per turn), from that result file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairwise: Option<crate::result::Pairwise>,
+    /// Strata with fewer turns than this are greyed out, not plotted (the latest result's).
+    #[serde(default = "default_min_stratum")]
+    pub min_stratum_turns: usize,
     pub warnings: Vec<String>,
     /// Tau figures and the original -> corrected ranks, when the latest result carrying an
     /// audit (`mtr bench --audit`) has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<robust::BoardLabels>,
+}
+
+fn default_min_stratum() -> usize {
+    crate::strata::MIN_GROUP
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,7 +91,18 @@ pub struct Row {
     pub date: String,
     /// The result file this row comes from.
     pub file: String,
+    /// Rank depth of the run (documents per turn; 0: unknown).
+    #[serde(default)]
+    pub depth: usize,
+    /// Measures comparable with the other rows. A measure deeper than the run is absent here
+    /// and listed in `beyond_depth` (shown as "n/a (depth N)"); the main measure stays (the
+    /// ranking needs it) and is listed there too when the run is shallower than its cutoff.
     pub measures: BTreeMap<String, Estimate>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beyond_depth: Vec<String>,
+    /// Ranked documents not in the corpus (scored as non-relevant).
+    #[serde(default)]
+    pub out_of_corpus: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versus: Option<Versus>,
     /// Main measure by turn position.
@@ -283,7 +305,10 @@ fn board(
                     formulation: s.formulation.clone(),
                     date: r.date.clone(),
                     file: path.display().to_string(),
+                    depth: s.depth,
                     measures: s.measures.clone(),
+                    beyond_depth: s.beyond_depth.keys().cloned().collect(),
+                    out_of_corpus: s.out_of_corpus,
                     versus,
                     by_position: s.by_position.clone(),
                     strata,
@@ -326,6 +351,55 @@ fn board(
             (dates.len() >= 2).then_some(Trend { system, points })
         })
         .collect();
+    let shallow: Vec<String> = rows
+        .iter()
+        .filter(|r| r.beyond_depth.iter().any(|m| m != &main))
+        .map(|r| {
+            let labels: Vec<String> = r
+                .beyond_depth
+                .iter()
+                .filter(|m| **m != main)
+                .map(|m| {
+                    measures
+                        .iter()
+                        .find(|x| &x.id == m)
+                        .map_or(m.clone(), |x| x.label.clone())
+                })
+                .collect();
+            format!("{} (depth {}: {})", r.system, r.depth, labels.join(", "))
+        })
+        .collect();
+    if !shallow.is_empty() {
+        warnings.push(format!(
+            "runs of different depths: measures deeper than a run are n/a for it, not ranked against deeper runs: {}",
+            shallow.join("; ")
+        ));
+    }
+    for r in rows.iter().filter(|r| r.beyond_depth.contains(&main)) {
+        warnings.push(format!(
+            "{}: the main measure is deeper than the run (depth {}): its value is a lower bound",
+            r.system, r.depth
+        ));
+    }
+    let latest_file = results[*order.last().unwrap_or(&idx[0])]
+        .0
+        .display()
+        .to_string();
+    let pairwise = latest.pairwise.as_ref().map(|pw| crate::result::Pairwise {
+        measure: pw.measure.clone(),
+        alpha: pw.alpha,
+        pairs: pw
+            .pairs
+            .iter()
+            .filter(|p| {
+                [&p.a, &p.b].iter().all(|s| {
+                    rows.iter()
+                        .any(|r| &&r.system == s && r.file == latest_file)
+                })
+            })
+            .cloned()
+            .collect(),
+    });
     let id = format!(
         "{}-{}{}",
         crate::output::file_safe(name),
@@ -347,6 +421,8 @@ fn board(
         strata: latest.strata.clone(),
         rows,
         trends,
+        pairwise,
+        min_stratum_turns: latest.min_stratum_turns,
         warnings,
         labels: order
             .iter()

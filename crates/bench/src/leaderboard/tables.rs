@@ -26,16 +26,20 @@ pub fn markdown(lb: &Leaderboard) -> String {
         let main = label(b, &b.main_measure);
         let _ = writeln!(
             o,
-            "## {} {}{}\n",
+            "## {} ({}){}\n",
             b.benchmark,
-            b.version,
+            if b.version.is_empty() {
+                "benchmark version not recorded".to_string()
+            } else {
+                format!("benchmark version {}", b.version)
+            },
             b.part
                 .as_ref()
                 .map_or(String::new(), |p| format!(" ({p} part)"))
         );
         let _ = writeln!(
             o,
-            "{} scored turns in {} dialogues; data fingerprint `{}`. Ranked by {main} (95% cluster-bootstrap interval over dialogues); ▲/▼ significantly better/worse than the baseline of the row's result (paired randomization, Holm).\n",
+            "{} scored turns in {} dialogues; data fingerprint `{}`. Ranked by {main} (95% cluster-bootstrap interval over dialogues); ▲/▼ next to the score: significantly better/worse than the baseline of the row's result (paired randomization, Holm); n/a (depth N): the measure is deeper than the run's N documents per turn.\n",
             b.scored_queries,
             b.scored_dialogues,
             mtr_core::fingerprint::short(&b.fingerprint)
@@ -46,7 +50,7 @@ pub fn markdown(lb: &Leaderboard) -> String {
         if let Some(l) = &b.labels {
             let _ = writeln!(o, "{}", super::robust::markdown_header(l));
         }
-        let _ = write!(o, "| # | system | {main} |");
+        let _ = write!(o, "| # | system | {main} | vs baseline | depth |");
         let others: Vec<_> = b
             .measures
             .iter()
@@ -57,27 +61,37 @@ pub fn markdown(lb: &Leaderboard) -> String {
         }
         let _ = writeln!(
             o,
-            " vs baseline | date |{}",
+            " date |{}",
             if b.labels.is_some() {
                 " label-robust |"
             } else {
                 ""
             }
         );
-        let _ = write!(o, "|---|---|---|");
+        let _ = write!(o, "|---|---|---|---|---|");
         for _ in &others {
             o.push_str("---|");
         }
         o.push_str(if b.labels.is_some() {
-            "---|---|---|\n"
-        } else {
             "---|---|\n"
+        } else {
+            "---|\n"
         });
         for r in &b.rows {
             let e = r.measures.get(&b.main_measure);
+            let mark = match &r.versus {
+                Some(v) if v.significant && v.diff > 0.0 => " ▲",
+                Some(v) if v.significant => " ▼",
+                _ => "",
+            };
+            let dagger = if r.beyond_depth.contains(&b.main_measure) {
+                " †"
+            } else {
+                ""
+            };
             let _ = write!(
                 o,
-                "| {} | {} | {} |",
+                "| {} | {} | {}{mark}{dagger} |",
                 r.rank,
                 cell(&r.system),
                 e.map_or("–".into(), |e| format!(
@@ -85,15 +99,6 @@ pub fn markdown(lb: &Leaderboard) -> String {
                     e.mean, e.ci_low, e.ci_high
                 ))
             );
-            for m in &others {
-                let _ = write!(
-                    o,
-                    " {} |",
-                    r.measures
-                        .get(&m.id)
-                        .map_or("–".into(), |e| format!("{:.4}", e.mean))
-                );
-            }
             let vs = match &r.versus {
                 Some(v) if v.significant => {
                     format!("{} {:+.4}", if v.diff > 0.0 { "▲" } else { "▼" }, v.diff)
@@ -108,7 +113,21 @@ pub fn markdown(lb: &Leaderboard) -> String {
                 }
                 None => "–".into(),
             };
-            let _ = write!(o, " {vs} | {} |", r.date);
+            let depth = if r.depth == 0 {
+                "–".to_string()
+            } else {
+                r.depth.to_string()
+            };
+            let _ = write!(o, " {vs} | {depth} |");
+            for m in &others {
+                let v = match r.measures.get(&m.id) {
+                    Some(e) => format!("{:.4}", e.mean),
+                    None if r.beyond_depth.contains(&m.id) => crate::depth::not_available(r.depth),
+                    None => "–".into(),
+                };
+                let _ = write!(o, " {v} |");
+            }
+            let _ = write!(o, " {} |", r.date);
             if b.labels.is_some() {
                 let _ = write!(
                     o,
@@ -184,6 +203,8 @@ pub fn csv(lb: &Leaderboard) -> String {
             "mtr_version",
             "git_commit",
             "file",
+            "depth",
+            "out_of_corpus",
         ]
         .map(String::from),
     );
@@ -228,6 +249,8 @@ pub fn csv(lb: &Leaderboard) -> String {
             f.push(r.mtr_version.clone());
             f.push(r.git_commit.clone().unwrap_or_default());
             f.push(r.file.clone());
+            f.push(r.depth.to_string());
+            f.push(r.out_of_corpus.to_string());
             let line: Vec<String> = f.iter().map(|x| csv_field(x)).collect();
             o.push_str(&line.join(","));
             o.push('\n');

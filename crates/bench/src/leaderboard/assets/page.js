@@ -12,8 +12,12 @@
   };
 
   var SVG = 'http://www.w3.org/2000/svg';
-  var PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-  var MAX_SERIES = 10;
+  // 20 colours told apart by hue and lightness (Tableau 10 plus 10 darker/other hues); series
+  // 11-20 also draw square markers, so a repeated hue is never the only cue.
+  var PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
+    '#393b79', '#e6550d', '#006d2c', '#843c39', '#d6616b', '#637939', '#7b4173', '#3182bd', '#bd9e39', '#000000'];
+  var MAX_SERIES = 20;
+  var CHAR_W = 6.2; // width of one 11px character, for laying out labels before they are drawn
 
   function el(tag, attrs, children) {
     var e = document.createElement(tag);
@@ -49,9 +53,22 @@
     for (var i = 0; i < board.measures.length; i++) if (board.measures[i].id === id) return board.measures[i].label;
     return id;
   }
+  function indexOf(board, system) {
+    for (var i = 0; i < board.rows.length; i++) if (board.rows[i].system === system) return i;
+    return -1;
+  }
   function colorOf(board, system) {
-    for (var i = 0; i < board.rows.length; i++) if (board.rows[i].system === system) return PALETTE[i % PALETTE.length];
-    return '#444';
+    var i = indexOf(board, system);
+    return i < 0 ? '#444' : PALETTE[i % PALETTE.length];
+  }
+  function squareOf(board, system) {
+    return indexOf(board, system) % (2 * 10) >= 10;
+  }
+  function naText(r) { return 'n/a (depth ' + r.depth + ')'; }
+  function sigMark(r) {
+    var vs = r.versus;
+    if (!vs || !vs.significant) return null;
+    return el('span', { 'class': 'sig ' + (vs.diff > 0 ? 'up' : 'down'), title: 'significantly ' + (vs.diff > 0 ? 'better' : 'worse') + ' than ' + vs.baseline + ' (Holm p = ' + fmt(vs.p_holm, 4) + ')', text: vs.diff > 0 ? '▲' : '▼' });
   }
   function scale(d0, d1, r0, r1) {
     var span = (d1 - d0) || 1;
@@ -79,7 +96,7 @@
     systems.forEach(function (s) {
       var w = Math.min(260, 18 + s.length * 6.2);
       if (x + w > width) { x = 0; y += 16; }
-      g.appendChild(sv('rect', { x: x, y: y, width: 10, height: 10, rx: 2, fill: colorOf(board, s) }));
+      g.appendChild(sv('rect', { x: x, y: y, width: 10, height: 10, rx: squareOf(board, s) ? 0 : 5, fill: colorOf(board, s) }));
       g.appendChild(sv('text', { x: x + 14, y: y + 9, text: s }));
       x += w + 10;
     });
@@ -90,26 +107,31 @@
     if (title) l.appendChild(sv('title', { text: title }));
     g.appendChild(l);
   }
-  function dot(g, x, y, color, title) {
-    var c = sv('circle', { cx: x, cy: y, r: 3.5, fill: color });
+  function dot(g, x, y, color, title, square) {
+    var c = square ? sv('rect', { x: x - 3.5, y: y - 3.5, width: 7, height: 7, fill: color, 'class': 'mark' })
+      : sv('circle', { cx: x, cy: y, r: 3.5, fill: color, 'class': 'mark' });
     if (title) c.appendChild(sv('title', { text: title }));
     g.appendChild(c);
+    return c;
   }
 
   // --- the sortable table -------------------------------------------------------------
   function table(board) {
     var main = board.main_measure;
     var others = board.measures.filter(function (m) { return m.id !== main; });
+    // The significance mark sits in the main measure's cell and the difference right after it,
+    // so both stay on screen however many measures follow.
     var cols = [
       { key: 'rank', title: '#', num: true, get: function (r) { return r.rank; } },
       { key: 'system', title: 'system', text: true, get: function (r) { return r.system; } },
       { key: 'kind', title: 'kind', text: true, get: function (r) { return r.formulation ? r.retriever + ' / ' + r.formulation : r.kind; } },
-      { key: main, title: label(board, main), num: true, main: true, get: function (r) { return r.measures[main] ? r.measures[main].mean : null; } }
+      { key: main, title: label(board, main), num: true, main: true, get: function (r) { return r.measures[main] ? r.measures[main].mean : null; } },
+      { key: 'versus', title: 'vs baseline', num: true, get: function (r) { return r.versus ? r.versus.diff : null; } },
+      { key: 'depth', title: 'depth', num: true, get: function (r) { return r.depth || null; } }
     ];
     others.forEach(function (m) {
-      cols.push({ key: m.id, title: m.label, num: true, get: function (r) { return r.measures[m.id] ? r.measures[m.id].mean : null; } });
+      cols.push({ key: m.id, title: m.label, num: true, measure: true, get: function (r) { return r.measures[m.id] ? r.measures[m.id].mean : null; } });
     });
-    cols.push({ key: 'versus', title: 'vs baseline', num: true, get: function (r) { return r.versus ? r.versus.diff : null; } });
     cols.push({ key: 'date', title: 'date', text: true, get: function (r) { return r.date; } });
     if (board.labels) cols.push({ key: 'label_robust', title: 'label-robust', text: true, get: robustText });
 
@@ -122,7 +144,8 @@
         var v = c.get(r), td;
         if (c.main) {
           var e = r.measures[main];
-          td = el('td', { 'class': 'main' }, [fmt(v, 4), ' ', el('span', { 'class': 'ci', text: e ? '[' + fmt(e.ci_low, 3) + ', ' + fmt(e.ci_high, 3) + ']' : '' })]);
+          var shallow = (r.beyond_depth || []).indexOf(main) >= 0;
+          td = el('td', { 'class': 'main' }, [fmt(v, 4), sigMark(r), shallow ? el('span', { 'class': 'dagger', title: 'deeper than the run (' + naText(r) + '): a lower bound', text: '†' }) : null, ' ', el('span', { 'class': 'ci', text: e ? '[' + fmt(e.ci_low, 3) + ', ' + fmt(e.ci_high, 3) + ']' : '' })]);
         } else if (c.key === 'system') {
           td = el('td', { 'class': 'name' }, [el('span', { 'class': 'swatch', style: 'background:' + colorOf(board, r.system) }), r.system]);
           if (r.findings && r.findings.length) td.setAttribute('title', r.findings.join('\n'));
@@ -132,6 +155,10 @@
           var txt = vs ? (vs.diff >= 0 ? '+' : '') + fmt(vs.diff, 4) : (isBase ? 'baseline' : '–');
           td = el('td', { 'class': vs && vs.significant ? (vs.diff > 0 ? 'up' : 'down') : '' }, [vs && vs.significant ? (vs.diff > 0 ? '▲ ' : '▼ ') + txt : txt]);
           if (vs) td.setAttribute('title', 'vs ' + vs.baseline + ', Holm p = ' + fmt(vs.p_holm, 4));
+        } else if (c.measure && (v === null || v === undefined) && (r.beyond_depth || []).indexOf(c.key) >= 0) {
+          td = el('td', { 'class': 'na', title: c.title + ' is deeper than the run: not comparable with deeper runs', text: naText(r) });
+        } else if (c.key === 'depth') {
+          td = el('td', { text: v ? String(v) : '–' });
         } else if (c.num) {
           td = el('td', { text: c.key === 'rank' ? String(v) : fmt(v, 4) });
         } else {
@@ -229,14 +256,23 @@
       s.appendChild(l);
       s.appendChild(sv('line', { x1: x(e.ci_low), x2: x(e.ci_low), y1: y - 4, y2: y + 4, stroke: color }));
       s.appendChild(sv('line', { x1: x(e.ci_high), x2: x(e.ci_high), y1: y - 4, y2: y + 4, stroke: color }));
-      dot(s, x(e.mean), y, color, tip);
+      dot(s, x(e.mean), y, color, tip, squareOf(board, r.system));
     });
     return s;
   }
 
   function lineChart(board, opts) {
     // opts: cls, title, categories [{key,label}], series [{system, values: {key: estimate}}]
-    var width = 560, left = 46, right = 12, top = 10, bottom = 34;
+    var width = 560, left = 46, right = 12, top = 10;
+    var n = opts.categories.length;
+    var band = (width - left - right) / Math.max(1, n);
+    // Category labels that would not fit their band side by side are drawn at an angle, and
+    // cut to a length that the angled room allows: they never overlap.
+    var longest = Math.max.apply(null, opts.categories.map(function (c) { return c.label.length; }).concat([1]));
+    var tilt = longest * CHAR_W > band - 6;
+    var maxChars = tilt ? 18 : longest;
+    var labelH = tilt ? Math.min(maxChars, longest) * CHAR_W * 0.5 + 12 : 0;
+    var bottom = 34 + labelH;
     var lg = legend(board, opts.series.map(function (s) { return s.system; }), width - left);
     var plotH = 200, height = top + plotH + bottom + lg.height + 8;
     var vals = [];
@@ -247,13 +283,18 @@
     var lo = vals.length ? Math.min.apply(null, vals) : 0;
     lo = Math.max(0, lo - (hi - lo) * 0.05); hi = Math.min(1, hi + (hi - lo) * 0.05) || 1;
     var y = scale(lo, hi, top + plotH, top);
-    var n = opts.categories.length;
-    var band = (width - left - right) / Math.max(1, n);
     var s = sv('svg', { 'class': 'chart ' + opts.cls, viewBox: '0 0 ' + width + ' ' + height, width: width, height: height, role: 'img', 'aria-label': opts.title });
     yAxis(s, y, niceTicks(lo, hi, 5), left, width - right);
     opts.categories.forEach(function (c, i) {
-      s.appendChild(sv('text', { x: left + band * (i + 0.5), y: top + plotH + 16, 'text-anchor': 'middle', text: c.label }));
-      if (c.sub) s.appendChild(sv('text', { x: left + band * (i + 0.5), y: top + plotH + 28, 'text-anchor': 'middle', 'class': 'sub', fill: '#5b6475', text: c.sub }));
+      var cx = left + band * (i + 0.5);
+      if (c.small) s.appendChild(sv('rect', { x: left + band * i + 1, y: top, width: band - 2, height: plotH, fill: '#eef0f4', 'class': 'small-band' }, [sv('title', { text: c.label + ': ' + c.sub + ', too few turns to plot' })]));
+      var text = c.label.length > maxChars ? c.label.slice(0, maxChars - 1) + '…' : c.label;
+      var t = tilt ? sv('text', { x: cx, y: top + plotH + 12, 'text-anchor': 'end', transform: 'rotate(-35 ' + cx + ' ' + (top + plotH + 12) + ')', 'class': 'xlabel' + (c.small ? ' small' : ''), text: text })
+        : sv('text', { x: cx, y: top + plotH + 16, 'text-anchor': 'middle', 'class': 'xlabel' + (c.small ? ' small' : ''), text: text });
+      if (text !== c.label) t.appendChild(sv('title', { text: c.label }));
+      s.appendChild(t);
+      if (c.sub && !tilt) s.appendChild(sv('text', { x: cx, y: top + plotH + 30, 'text-anchor': 'middle', 'class': 'sub xsub' + (c.small ? ' small' : ''), fill: '#5b6475', text: c.sub }));
+      else if (c.sub) t.appendChild(sv('title', { text: c.label + ' (' + c.sub + ')' }));
     });
     var k = opts.series.length;
     opts.series.forEach(function (ser, si) {
@@ -262,11 +303,11 @@
       var pts = [];
       opts.categories.forEach(function (c, i) {
         var e = ser.values[c.key];
-        if (!e || typeof e.mean !== 'number' || isNaN(e.mean)) return;
+        if (c.small || !e || typeof e.mean !== 'number' || isNaN(e.mean)) return;
         var cx = left + band * (i + 0.5) + offset;
         var tip = ser.system + ' @ ' + c.label + ': ' + fmt(e.mean, 4) + ' [' + fmt(e.ci_low, 4) + ', ' + fmt(e.ci_high, 4) + ']' + (c.sub ? ' (' + c.sub + ')' : '');
         if (opts.whiskers) whisker(s, cx, y(e.ci_low), y(e.ci_high), color, tip);
-        dot(s, cx, y(e.mean), color, tip);
+        dot(s, cx, y(e.mean), color, tip, squareOf(board, ser.system));
         pts.push(cx + ',' + y(e.mean));
       });
       if (opts.connect && pts.length > 1) {
@@ -274,6 +315,7 @@
       }
     });
     lg.g.setAttribute('transform', 'translate(' + left + ',' + (top + plotH + bottom + 4) + ')');
+    if (tilt) s.setAttribute('data-tilted', 'true');
     s.appendChild(lg.g);
     return s;
   }
@@ -288,7 +330,8 @@
     rows.forEach(function (r) { (r.by_position || []).forEach(function (p) { positions[p.position] = p; }); });
     var keys = Object.keys(positions).map(Number).sort(function (a, b) { return a - b; });
     if (!keys.length) return null;
-    var cats = keys.map(function (p) { var pt = positions[p]; return { key: String(p), label: pt.and_deeper ? p + '+' : String(p), sub: 'n=' + pt.n }; });
+    var min = board.min_stratum_turns || 30;
+    var cats = keys.map(function (p) { var pt = positions[p]; return { key: String(p), label: pt.and_deeper ? p + '+' : String(p), small: pt.n < min, sub: 'n=' + pt.n + (pt.n < min ? ' (<' + min + ')' : '') }; });
     var series = rows.map(function (r) {
       var v = {};
       (r.by_position || []).forEach(function (p) { v[String(p.position)] = p.estimate; });
@@ -300,9 +343,12 @@
   function strataCharts(board) {
     var rows = topSeries(board);
     return board.strata.map(function (f) {
-      var cats = f.groups.map(function (g) { return { key: g.name, label: g.name.length > 14 ? g.name.slice(0, 13) + '…' : g.name, sub: 'n=' + g.n + (g.small ? ' (<30)' : '') }; });
+      var min = board.min_stratum_turns || 30;
+      var cats = f.groups.map(function (g) { return { key: g.name, label: g.name, small: g.small, sub: 'n=' + g.n + (g.small ? ' (<' + min + ')' : '') }; });
       var series = rows.map(function (r) { return { system: r.system, values: (r.strata && r.strata[f.name]) || {} }; });
+      var small = f.groups.filter(function (g) { return g.small; }).length;
       var wrap = el('div', null, [el('h3', { text: f.name.replace(/_/g, ' ') })]);
+      if (small) wrap.appendChild(el('p', { 'class': 'note', text: small + ' group(s) with fewer than ' + min + ' turns greyed out, not plotted' }));
       wrap.appendChild(lineChart(board, { cls: 'stratum-chart', title: label(board, board.main_measure) + ' by ' + f.name, categories: cats, series: series, connect: false, whiskers: true }));
       return wrap;
     });
@@ -321,6 +367,43 @@
     return lineChart(board, { cls: 'trend-chart', title: label(board, board.main_measure) + ' over time', categories: cats, series: series, connect: true, whiskers: true });
   }
 
+  // Every pair of systems: row minus column, ▲/▼ when significant after Holm over all pairs,
+  // and the row's wins/ties/losses over the column on scored turns.
+  function pairwiseTable(board) {
+    var pw = board.pairwise;
+    if (!pw || !pw.pairs.length) return null;
+    var names = board.rows.map(function (r) { return r.system; }).filter(function (n) {
+      return pw.pairs.some(function (p) { return p.a === n || p.b === n; });
+    });
+    function find(a, b) {
+      for (var i = 0; i < pw.pairs.length; i++) {
+        var p = pw.pairs[i];
+        if (p.a === a && p.b === b) return { diff: p.diff, p: p.p_holm, sig: p.significant, w: p.wins, t: p.ties, l: p.losses };
+        if (p.a === b && p.b === a) return { diff: -p.diff, p: p.p_holm, sig: p.significant, w: p.losses, t: p.ties, l: p.wins };
+      }
+      return null;
+    }
+    var head = el('tr', null, [el('th', { 'class': 'text', text: 'row vs column' })]);
+    names.forEach(function (n) { head.appendChild(el('th', { 'class': 'text', title: n, text: n.length > 18 ? n.slice(0, 17) + '…' : n })); });
+    var body = el('tbody');
+    names.forEach(function (a) {
+      var tr = el('tr', null, [el('th', { 'class': 'text', scope: 'row', text: a })]);
+      names.forEach(function (b) {
+        if (a === b) { tr.appendChild(el('td', { 'class': 'self', text: '–' })); return; }
+        var c = find(a, b);
+        if (!c) { tr.appendChild(el('td', { text: '' })); return; }
+        var cls = c.sig ? (c.diff > 0 ? 'up' : 'down') : 'ns';
+        tr.appendChild(el('td', { 'class': 'pair ' + cls, title: a + ' vs ' + b + ': Holm p = ' + fmt(c.p, 4) + '; wins/ties/losses ' + c.w + '/' + c.t + '/' + c.l }, [
+          (c.sig ? (c.diff > 0 ? '▲ ' : '▼ ') : '') + (c.diff >= 0 ? '+' : '') + fmt(c.diff, 3),
+          el('span', { 'class': 'wtl', text: c.w + '/' + c.t + '/' + c.l })
+        ]));
+      });
+      body.appendChild(tr);
+    });
+    var t = el('table', { 'class': 'pairwise' }, [el('thead', null, head), body]);
+    return el('div', { 'class': 'scroll' }, t);
+  }
+
   // --- page -----------------------------------------------------------------------------
   function render() {
     var app = document.getElementById('app');
@@ -333,11 +416,16 @@
     }
     data.boards.forEach(function (b) {
       var sec = el('section', { id: 'board-' + b.id, 'class': 'board' });
-      sec.appendChild(el('h2', { text: b.benchmark + ' ' + b.version + (b.part ? ' — ' + b.part + ' part' : '') }));
-      sec.appendChild(el('p', { 'class': 'meta', text: b.scored_queries + ' scored turns in ' + b.scored_dialogues + ' dialogues · data ' + b.fingerprint.slice(0, 16) + ' · ranked by ' + label(b, b.main_measure) + ' with 95% cluster-bootstrap intervals over dialogues · ▲/▼ significant vs the baseline (paired randomization, Holm)' }));
+      sec.appendChild(el('h2', { text: b.benchmark + (b.version ? ' (benchmark version ' + b.version + ')' : ' (benchmark version not recorded)') + (b.part ? ' — ' + b.part + ' part' : '') }));
+      sec.appendChild(el('p', { 'class': 'meta', text: b.scored_queries + ' scored turns in ' + b.scored_dialogues + ' dialogues · data ' + b.fingerprint.slice(0, 16) + ' · ranked by ' + label(b, b.main_measure) + ' with 95% cluster-bootstrap intervals over dialogues · ▲/▼ next to the score: significant vs the baseline (paired randomization, Holm) · n/a (depth N): the measure is deeper than the run' }));
       (b.warnings || []).forEach(function (w) { sec.appendChild(el('div', { 'class': 'warning', text: w })); });
       if (b.labels) sec.appendChild(el('p', { 'class': 'meta labels', text: labelsLine(b) }));
       sec.appendChild(table(b));
+      var pt = pairwiseTable(b);
+      if (pt) {
+        sec.appendChild(el('h3', { text: 'Pairwise significance (' + label(b, b.pairwise.measure) + ', Holm over all pairs; wins/ties/losses per turn)' }));
+        sec.appendChild(pt);
+      }
       sec.appendChild(el('h3', { text: label(b, b.main_measure) + ' with confidence intervals' }));
       sec.appendChild(ciChart(b));
       var slope = slopeChart(b);
@@ -394,7 +482,7 @@
     ['ci-chart', 'depth-chart', 'stratum-chart', 'trend-chart'].forEach(function (cls) {
       var charts = document.querySelectorAll('svg.' + cls), drawn = 0;
       Array.prototype.forEach.call(charts, function (c) {
-        Array.prototype.forEach.call(c.querySelectorAll('circle, polyline'), function (m) {
+        Array.prototype.forEach.call(c.querySelectorAll('.mark, polyline'), function (m) {
           var b = m.getBBox();
           if (b.width > 0 || b.height > 0) drawn++;
         });
@@ -402,7 +490,53 @@
       out.charts[cls] = { count: charts.length, marks: drawn };
       out.marks += drawn;
     });
-    out.ok = errors.length === 0 && out.sorts.length === 3 && out.sorts.every(function (s) { return s.ok; }) && out.charts['ci-chart'].marks > 0 && out.charts['depth-chart'].marks > 0 && out.charts['stratum-chart'].marks > 0;
+    // significance marks: drawn, and inside the viewport (no horizontal scrolling needed)
+    var marks = document.querySelectorAll('table.board .sig');
+    out.sig = { count: marks.length, visible: 0, viewport: window.innerWidth };
+    Array.prototype.forEach.call(marks, function (m) {
+      var r = m.getBoundingClientRect();
+      if (r.width > 0 && r.left >= 0 && r.right <= window.innerWidth) out.sig.visible++;
+    });
+    // measures deeper than a run: the cells that say so, per system
+    out.na = [];
+    Array.prototype.forEach.call(document.querySelectorAll('table.board td.na'), function (td) {
+      var tr = td.parentNode, idx = Array.prototype.indexOf.call(tr.cells, td);
+      out.na.push({ system: tr.getAttribute('data-system'), key: t.tHead.rows[0].cells[idx].getAttribute('data-key'), text: td.textContent });
+    });
+    out.pairwise = document.querySelectorAll('table.pairwise td.pair').length;
+    // series tell apart: distinct (colour, shape) pairs in the first chart's legend
+    var keys = {};
+    Array.prototype.forEach.call(document.querySelectorAll('svg.depth-chart .legend rect'), function (r) { keys[r.getAttribute('fill') + '/' + r.getAttribute('rx')] = true; });
+    out.series = { legend: document.querySelectorAll('svg.depth-chart .legend rect').length, distinct: Object.keys(keys).length };
+    out.heading = (document.querySelector('section.board h2') || {}).textContent || '';
+    // axis labels never overlap, and greyed-out groups carry no marks
+    out.overlaps = 0;
+    out.smallMarks = 0;
+    out.smallGroups = document.querySelectorAll('svg.chart rect.small-band').length;
+    Array.prototype.forEach.call(document.querySelectorAll('svg.chart'), function (c) {
+      if (c.getAttribute('data-tilted') === 'true') {
+        // parallel tilted labels: apart when their anchors are a line height apart across the
+        // text direction (their axis-aligned boxes overlap by construction)
+        var ls = Array.prototype.slice.call(c.querySelectorAll('text.xlabel'));
+        var nx = Math.sin(35 * Math.PI / 180), ny = Math.cos(35 * Math.PI / 180);
+        for (var i = 1; i < ls.length; i++) {
+          var dx = +ls[i].getAttribute('x') - +ls[i - 1].getAttribute('x'), dy = +ls[i].getAttribute('y') - +ls[i - 1].getAttribute('y');
+          if (Math.abs(dx * nx + dy * ny) < ls[i].getBBox().height) out.overlaps++;
+        }
+      } else ['text.xlabel', 'text.xsub'].forEach(function (sel) {
+        var boxes = Array.prototype.map.call(c.querySelectorAll(sel), function (x) { return x.getBoundingClientRect(); });
+        for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {
+          var a = boxes[i], b = boxes[j];
+          if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) out.overlaps++;
+        }
+      });
+      var bands = Array.prototype.map.call(c.querySelectorAll('rect.small-band'), function (x) { return x.getBoundingClientRect(); });
+      Array.prototype.forEach.call(c.querySelectorAll('.mark'), function (m) {
+        var r = m.getBoundingClientRect(), cx = (r.left + r.right) / 2;
+        if (bands.some(function (b) { return cx > b.left && cx < b.right; })) out.smallMarks++;
+      });
+    });
+    out.ok = errors.length === 0 && out.overlaps === 0 && out.smallMarks === 0 && out.sig.visible === out.sig.count && out.sorts.length === 3 && out.sorts.every(function (s) { return s.ok; }) && out.charts['ci-chart'].marks > 0 && out.charts['depth-chart'].marks > 0 && out.charts['stratum-chart'].marks > 0;
     var pre = document.getElementById('mtr-selftest');
     pre.textContent = JSON.stringify(out);
     pre.hidden = false;
