@@ -171,7 +171,11 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let calls_a = fake.chat_calls();
     let summary = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(summary.contains("12 dialogues, 48 turns"), "{summary}");
-    mtr().args(["--quiet", "validate"]).arg(&a).assert().success();
+    mtr()
+        .args(["--quiet", "validate"])
+        .arg(&a)
+        .assert()
+        .success();
     // the other commands take the synthesized benchmark as it is
     let o = mtr()
         .args(["--quiet", "bench"])
@@ -261,7 +265,11 @@ async fn synth_on_the_fake_server_survives_a_kill() {
             );
         }
     }
-    mtr().args(["--quiet", "validate"]).arg(&b).assert().success();
+    mtr()
+        .args(["--quiet", "validate"])
+        .arg(&b)
+        .assert()
+        .success();
 
     // C: another cache, interrupted with SIGINT (Ctrl-C) at 40%: mtr stops cleanly (exit 130),
     // the cache keeps every answer received, and the rerun repeats at most the calls in flight
@@ -281,7 +289,14 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     let before = fake.chat_calls() - start;
     // every answer received before the interrupt is in the file (chat rows, not embeddings)
     let o = mtr()
-        .args(["--quiet", "cache", "stats", "--format", "json", "--llm-cache"])
+        .args([
+            "--quiet",
+            "cache",
+            "stats",
+            "--format",
+            "json",
+            "--llm-cache",
+        ])
         .arg(tmp.path().join("c.sqlite"))
         .output()
         .unwrap();
@@ -366,7 +381,11 @@ fn synth_on_the_local_model_en_and_zh() {
             String::from_utf8_lossy(&o.stdout)
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        mtr().args(["--quiet", "validate"]).arg(&out).assert().success();
+        mtr()
+            .args(["--quiet", "validate"])
+            .arg(&out)
+            .assert()
+            .success();
         let b = mtr_core::BenchmarkDir::open(&out).unwrap().load().unwrap();
         assert_eq!(b.manifest.language, lang);
         for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
