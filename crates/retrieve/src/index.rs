@@ -656,17 +656,14 @@ mod tests {
             e.is_user_error() && e.to_string().contains("duplicate passage id `a`"),
             "{e}"
         );
-        let e = b
+        // A whitespace-only text is real data (MTRAG has such passages): indexed, not refused.
+        IndexBuilder::new(tmp.path().join("blank"), IndexOptions::default())
             .build_from_passages(
                 vec![p("a", "", "x"), p("b", "t", " ")],
                 "empty-text",
                 &NoProgress,
             )
-            .unwrap_err();
-        assert!(
-            e.is_user_error() && e.to_string().contains("empty-text:2"),
-            "{e}"
-        );
+            .unwrap();
         assert!(
             !tmp.path().join("i").exists(),
             "a failed build leaves nothing behind"
