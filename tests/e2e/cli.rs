@@ -563,7 +563,7 @@ fn tree(root: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
 }
 
 /// A configuration whose endpoints nobody listens on (a dry run calls nothing), its cache
-/// outside `work`.
+/// outside `work`, with a configured speed (for the wall-time estimate).
 fn dry_config(cfg_dir: &Path) -> PathBuf {
     let p = cfg_dir.join("mtr.toml");
     let mut t = format!(
@@ -572,7 +572,7 @@ fn dry_config(cfg_dir: &Path) -> PathBuf {
     );
     for n in ["judge", "gen"] {
         t.push_str(&format!(
-            "[[llm.endpoints]]\nname = \"{n}\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"{n}-model\"\nprice_in_per_mtok = 1.0\nprice_out_per_mtok = 2.0\n"
+            "[[llm.endpoints]]\nname = \"{n}\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"{n}-model\"\nprice_in_per_mtok = 1.0\nprice_out_per_mtok = 2.0\noutput_tokens_per_s = 40.0\nprompt_tokens_per_s = 400.0\n"
         ));
     }
     t.push_str("[llm.roles]\njudges = [\"judge\"]\ngenerator = [\"gen\"]\n");
@@ -601,6 +601,12 @@ fn dry_runs_write_nothing() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("dry run"), "{}", text(&o.stdout));
+    // the time it would take, from the endpoints' configured speed
+    assert!(
+        text(&o.stdout).contains("wall time: about"),
+        "{}",
+        text(&o.stdout)
+    );
     assert_eq!(tree(work.path()), before, "audit --dry-run wrote files");
 
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpora/en");
@@ -625,6 +631,11 @@ fn dry_runs_write_nothing() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("wall time: about"),
+        "{}",
+        text(&o.stdout)
+    );
     assert!(
         text(&o.stdout).contains("nothing was called"),
         "{}",

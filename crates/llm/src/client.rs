@@ -206,13 +206,21 @@ impl Llm {
         self.inner.ledger.snapshot()
     }
 
-    /// The dry-run plan so far.
+    /// The dry-run plan so far, with each endpoint's wall time estimated from its configured
+    /// speed and rate limits.
     pub fn plan(&self) -> Plan {
-        self.inner
+        let mut plan = self
+            .inner
             .plan
             .lock()
             .map(|p| p.clone())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        for (name, p) in plan.endpoints.iter_mut() {
+            if let Some(ep) = self.inner.endpoints.get(name) {
+                p.seconds_expected = crate::plan::estimate_seconds(&ep.cfg, p);
+            }
+        }
+        plan
     }
 
     /// The cache, unless `--no-cache`.
@@ -360,6 +368,13 @@ impl Llm {
     }
 
     /// Estimate of one call to `endpoint` (no side effects).
+    /// Expected wall time of `p` on `endpoint` from its configured speed and rate limits
+    /// (see [`crate::plan::estimate_seconds`]); None when unknown.
+    pub fn estimate_seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
+        let ep = self.inner.endpoints.get(endpoint)?;
+        crate::plan::estimate_seconds(&ep.cfg, p)
+    }
+
     pub fn estimate(&self, endpoint: &str, req: &ChatRequest) -> Result<PlannedEndpoint> {
         let ep = self.endpoint(endpoint)?;
         let sampling = req

@@ -81,6 +81,14 @@ pub struct EndpointConfig {
     /// Prompt + completion tokens per minute (token bucket); none = unlimited.
     #[serde(default)]
     pub tokens_per_minute: Option<u32>,
+    /// Generation speed of one request, completion tokens per second (measure a local model
+    /// with `mtr local speed`): lets `--dry-run` estimate the wall time.
+    #[serde(default)]
+    pub output_tokens_per_s: Option<f64>,
+    /// Prompt processing speed of one request, prompt tokens per second (slow on CPUs): used
+    /// with `output_tokens_per_s` by the `--dry-run` wall-time estimate.
+    #[serde(default)]
+    pub prompt_tokens_per_s: Option<f64>,
     /// Whole-request timeout in seconds (a timeout is retried like a 5xx).
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
@@ -166,6 +174,8 @@ impl EndpointConfig {
             max_concurrency: default_concurrency(),
             requests_per_minute: None,
             tokens_per_minute: None,
+            output_tokens_per_s: None,
+            prompt_tokens_per_s: None,
             timeout_s: default_timeout(),
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,

@@ -1,10 +1,15 @@
 //! The `--dry-run` plan: every call a run would make, counted per endpoint with estimated
-//! tokens and cost, without calling anything. Cached calls are counted apart (they are free).
+//! tokens, cost and wall time, without calling anything. Cached calls are counted apart (they
+//! are free). The wall time comes from the endpoint's configured speed (`output_tokens_per_s`,
+//! `prompt_tokens_per_s`, spread over `max_concurrency`) and rate limits
+//! (`requests_per_minute`, `tokens_per_minute`), whichever binds; unknown without either.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
+
+use crate::config::EndpointConfig;
 
 /// Planned calls of one endpoint.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -23,6 +28,46 @@ pub struct PlannedEndpoint {
     pub completion_tokens_expected: u64,
     pub cost_expected_usd: f64,
     pub cost_max_usd: f64,
+    /// Expected wall time of the paid calls in seconds, from the endpoint's configured speed
+    /// and rate limits; None when neither is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_expected: Option<f64>,
+}
+
+/// Expected wall time of an endpoint's planned calls: per-request speed spread over its
+/// concurrency, or its rate limits, whichever is slower; None when nothing is configured.
+pub fn estimate_seconds(cfg: &EndpointConfig, p: &PlannedEndpoint) -> Option<f64> {
+    if p.calls == 0 {
+        return Some(0.0);
+    }
+    let positive = |x: Option<f64>| x.filter(|v| v.is_finite() && *v > 0.0);
+    let mut streamed: Option<f64> = None;
+    if let Some(tps) = positive(cfg.output_tokens_per_s) {
+        streamed = Some(p.completion_tokens_expected as f64 / tps);
+    }
+    if let Some(pps) = positive(cfg.prompt_tokens_per_s) {
+        streamed = Some(streamed.unwrap_or(0.0) + p.prompt_tokens as f64 / pps);
+    }
+    let mut est = streamed.map(|s| s / cfg.max_concurrency.max(1) as f64);
+    let mut at_least = |v: f64| est = Some(est.map_or(v, |e| e.max(v)));
+    if let Some(rpm) = cfg.requests_per_minute.filter(|r| *r > 0) {
+        at_least(p.calls as f64 * 60.0 / f64::from(rpm));
+    }
+    if let Some(tpm) = cfg.tokens_per_minute.filter(|t| *t > 0) {
+        let tokens = (p.prompt_tokens + p.completion_tokens_expected) as f64;
+        at_least(tokens * 60.0 / f64::from(tpm));
+    }
+    est
+}
+
+/// Seconds as `1h 02m`, `3m 20s` or `45s`.
+pub fn human_duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
 }
 
 /// The plan of a dry run.
@@ -43,13 +88,27 @@ impl Plan {
             t.cost_expected_usd += p.cost_expected_usd;
             t.cost_max_usd += p.cost_max_usd;
         }
+        t.seconds_expected = self.wall_seconds().map(|(parallel, _)| parallel);
         t
+    }
+
+    /// Expected wall time when the endpoints work at the same time (the slowest one) and one
+    /// after another (the sum); None when any endpoint with paid calls has no known speed.
+    pub fn wall_seconds(&self) -> Option<(f64, f64)> {
+        let mut max = 0.0f64;
+        let mut sum = 0.0f64;
+        for p in self.endpoints.values().filter(|p| p.calls > 0) {
+            let s = p.seconds_expected?;
+            max = max.max(s);
+            sum += s;
+        }
+        Some((max, sum))
     }
 
     /// A plain-text table for the terminal.
     pub fn to_table(&self) -> String {
         let mut s = format!(
-            "{:<16} {:<28} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
+            "{:<16} {:<28} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
             "endpoint",
             "model",
             "calls",
@@ -58,12 +117,13 @@ impl Plan {
             "out tok exp",
             "out tok max",
             "USD exp",
-            "USD max"
+            "USD max",
+            "time exp"
         );
         let row = |s: &mut String, n: &str, p: &PlannedEndpoint| {
             let _ = writeln!(
                 s,
-                "{:<16} {:<28} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12.4} {:>12.4}",
+                "{:<16} {:<28} {:>8} {:>8} {:>12} {:>12} {:>12} {:>12.4} {:>12.4} {:>10}",
                 n,
                 p.model,
                 p.calls,
@@ -72,13 +132,83 @@ impl Plan {
                 p.completion_tokens_expected,
                 p.completion_tokens_max,
                 p.cost_expected_usd,
-                p.cost_max_usd
+                p.cost_max_usd,
+                p.seconds_expected
+                    .map_or_else(|| "?".to_string(), human_duration)
             );
         };
         for (n, p) in &self.endpoints {
             row(&mut s, n, p);
         }
         row(&mut s, "total", &self.total());
+        match self.wall_seconds() {
+            Some((parallel, serial)) if serial > parallel => {
+                let _ = writeln!(
+                    s,
+                    "wall time: about {} with the endpoints working at once, {} one after another",
+                    human_duration(parallel),
+                    human_duration(serial)
+                );
+            }
+            Some((parallel, _)) => {
+                let _ = writeln!(s, "wall time: about {}", human_duration(parallel));
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "wall time: unknown (set output_tokens_per_s, prompt_tokens_per_s, \
+                     requests_per_minute or tokens_per_minute on the endpoints)"
+                );
+            }
+        }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn planned(calls: u64, prompt: u64, out: u64) -> PlannedEndpoint {
+        PlannedEndpoint {
+            calls,
+            prompt_tokens: prompt,
+            completion_tokens_expected: out,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn wall_time_from_speed_concurrency_and_rate_limits() {
+        let mut cfg = EndpointConfig::new("e", "http://x/v1", "m");
+        let p = planned(100, 50_000, 10_000);
+        assert_eq!(estimate_seconds(&cfg, &p), None);
+        cfg.output_tokens_per_s = Some(20.0);
+        cfg.max_concurrency = 4;
+        // 10,000 tokens at 20/s = 500 s over 4 streams
+        assert_eq!(estimate_seconds(&cfg, &p), Some(125.0));
+        cfg.prompt_tokens_per_s = Some(100.0);
+        assert_eq!(estimate_seconds(&cfg, &p), Some(250.0));
+        // a rate limit that binds harder wins: 100 calls at 10 per minute = 600 s
+        cfg.requests_per_minute = Some(10);
+        assert_eq!(estimate_seconds(&cfg, &p), Some(600.0));
+        assert_eq!(estimate_seconds(&cfg, &planned(0, 0, 0)), Some(0.0));
+        assert_eq!(human_duration(3725.0), "1h 02m");
+        assert_eq!(human_duration(200.0), "3m 20s");
+    }
+
+    #[test]
+    fn the_table_says_when_the_time_is_unknown() {
+        let mut plan = Plan::default();
+        plan.endpoints.insert("a".into(), planned(3, 30, 30));
+        assert!(plan.to_table().contains("wall time: unknown"));
+        if let Some(p) = plan.endpoints.get_mut("a") {
+            p.seconds_expected = Some(90.0);
+        }
+        let mut b = planned(1, 1, 1);
+        b.seconds_expected = Some(30.0);
+        plan.endpoints.insert("b".into(), b);
+        let t = plan.to_table();
+        assert!(t.contains("wall time: about 1m 30s with the endpoints working at once, 2m 00s one after another"), "{t}");
     }
 }

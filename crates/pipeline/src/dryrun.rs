@@ -30,6 +30,10 @@ pub struct RolePlan {
     pub completion_tokens_expected: u64,
     pub cost_expected_usd: f64,
     pub cost_max_usd: f64,
+    /// Expected wall time of this role's calls on its endpoint (configured speed and rate
+    /// limits); None when the endpoint's speed is not configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_expected: Option<f64>,
 }
 
 /// The dry-run result.
@@ -134,6 +138,18 @@ impl DryRunPlan {
             self.total_expected_usd(),
             self.total_max_usd()
         );
+        let secs: Option<f64> = self.roles.values().map(|r| r.seconds_expected).sum();
+        let _ = match secs {
+            Some(s) => writeln!(
+                o,
+                "wall time: about {} (the roles' calls one after another, each over its endpoint's concurrency)",
+                mtr_llm::plan::human_duration(s)
+            ),
+            None => writeln!(
+                o,
+                "wall time: unknown (set output_tokens_per_s, prompt_tokens_per_s, requests_per_minute or tokens_per_minute on the endpoints)"
+            ),
+        };
         for n in &self.notes {
             let _ = writeln!(o, "note: {n}");
         }
@@ -182,6 +198,20 @@ pub async fn dry_run(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Resu
             .unwrap_or(0.0);
     }
     plan_calls(job, llm, &prepared, &mut plan)?;
+    for r in plan.roles.values_mut() {
+        let p = PlannedEndpoint {
+            model: r.model.clone(),
+            calls: r.calls,
+            cached: r.cached,
+            prompt_tokens: r.prompt_tokens,
+            completion_tokens_max: r.completion_tokens_max,
+            completion_tokens_expected: r.completion_tokens_expected,
+            cost_expected_usd: r.cost_expected_usd,
+            cost_max_usd: r.cost_max_usd,
+            seconds_expected: None,
+        };
+        r.seconds_expected = llm.estimate_seconds(&r.endpoint, &p);
+    }
     Ok(plan)
 }
 
