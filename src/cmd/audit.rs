@@ -362,7 +362,11 @@ fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {
         ));
     }
     t.push_str(&format!(
-        "probable missing gold: {} (suggested_qrels.tsv)\n",
+        "probable missing gold: {} of {} candidates (suggested_qrels.tsv)\n",
+        s.suggested_qrels
+            .iter()
+            .filter(|x| x.verdict == mtr_audit::aggregate::SuggestionVerdict::ProbableMissingGold)
+            .count(),
         s.suggested_qrels.len()
     ));
     if let Some(h) = &s.human {

@@ -44,7 +44,7 @@ pub(crate) fn hashed(req: &FakeRequest) -> FakeReply {
     match req
         .schema
         .as_ref()
-        .and_then(|s| s["properties"]["choice"]["maximum"].as_u64())
+        .and_then(mtr_audit::record::pick_max)
     {
         Some(max) => {
             FakeReply::json(serde_json::json!({"justification": "pick", "choice": 1 + x % max}))

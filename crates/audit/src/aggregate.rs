@@ -3,15 +3,22 @@
 //! judge's trials that picked the gold (completeness). Failed judgements are left out of every
 //! mean and counted; an item whose judgements all failed has no score.
 //!
-//! Completeness items also look for probable missing gold: a non-gold passage picked by a
-//! strict majority of all planned (judge x trial) picks of the item is suggested as relevant.
+//! A discriminability judge may abstain ("none answers it", "several answer it equally"):
+//! an abstention is a valid answer, counted apart, never a miss and never a pick, so a judge's
+//! share is over the trials it picked in. An item where a strict majority of all planned
+//! picks said "none" is flagged (the judges found no passage, the gold included, that answers).
+//!
+//! Completeness items also look for missing gold: a non-gold passage picked by a strict
+//! majority of all planned (judge x trial) picks of the item is a *candidate*
+//! ([`SuggestionVerdict::Unverified`]); the pointwise check in [`crate::verify`] decides whether
+//! it is a *probable missing gold*.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::dimension::Dimension;
-use crate::record::Judgement;
+use crate::record::{Abstention, Judgement};
 
 /// A probable missing gold passage for a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -87,7 +94,23 @@ pub struct ItemScore {
     pub per_judge: BTreeMap<String, f64>,
     pub judgements: usize,
     pub failed: usize,
+    /// Valid abstentions (completeness), by kind.
+    pub abstentions: BTreeMap<Abstention, usize>,
+    /// Planned judgements of the item (judges x trials x samples), failed ones included.
+    pub planned: usize,
     pub suggestion: Option<Suggestion>,
+}
+
+impl ItemScore {
+    /// A strict majority of all planned picks said that no passage answers the question.
+    pub fn none_majority(&self) -> bool {
+        self.abstentions
+            .get(&Abstention::None)
+            .copied()
+            .unwrap_or(0)
+            * 2
+            > self.planned
+    }
 }
 
 /// Groups judgements by item (dimension, turn, passage) and scores each item. The output
@@ -117,9 +140,11 @@ fn score_item(dim: Dimension, js: &[&Judgement], judges: usize, trials: usize) -
     let first = js[0];
     let mut per_judge_vals: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut failed = 0;
+    let mut abstentions: BTreeMap<Abstention, usize> = BTreeMap::new();
     for j in js {
-        match (j.ok(), j.score) {
-            (true, Some(s)) => per_judge_vals.entry(j.judge.clone()).or_default().push(s),
+        match (j.ok(), j.score, j.abstention) {
+            (true, Some(s), _) => per_judge_vals.entry(j.judge.clone()).or_default().push(s),
+            (true, None, Some(a)) => *abstentions.entry(a).or_default() += 1,
             _ => failed += 1,
         }
     }
@@ -144,11 +169,14 @@ fn score_item(dim: Dimension, js: &[&Judgement], judges: usize, trials: usize) -
         per_judge,
         judgements: js.len(),
         failed,
+        abstentions,
+        planned: (judges * trials).max(js.len()),
         suggestion,
     }
 }
 
-/// A non-gold passage picked by more than half of all planned picks.
+/// A non-gold passage picked by more than half of all planned picks (abstentions and failures
+/// count in the denominator, never as votes).
 fn missing_gold(js: &[&Judgement], planned: usize) -> Option<Suggestion> {
     let planned = planned.max(js.len());
     let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
@@ -232,6 +260,7 @@ pub(crate) mod tests {
             gold_position: None,
             pick_position: None,
             pick_passage_id: pick.map(Into::into),
+            abstention: None,
             score,
             parse_status: if score.is_some() {
                 ParseOutcome::Ok
@@ -239,6 +268,7 @@ pub(crate) mod tests {
                 ParseOutcome::Failed
             },
             parse_detail: None,
+            raw_excerpt: None,
             justification: Some("because".into()),
             prompt: "audit/x@1".into(),
             prompt_tokens: 10,
@@ -322,5 +352,60 @@ pub(crate) mod tests {
         js[4].score = Some(1.0);
         js[4].pick_passage_id = Some("g".into());
         assert!(score_items(&js, 2, 3)[0].suggestion.is_none());
+    }
+
+    fn abstain(mut j: Judgement, a: Abstention) -> Judgement {
+        j.score = None;
+        j.pick_passage_id = None;
+        j.abstention = Some(a);
+        j.parse_status = ParseOutcome::Ok;
+        j
+    }
+
+    #[test]
+    fn abstentions_are_counted_apart_never_a_miss_nor_a_pick() {
+        let c = Dimension::Completeness;
+        let j = |judge: &str, t: usize, s: Option<f64>, p: Option<&str>| {
+            judgement(c, "d::1", Some("g"), judge, Some(t), s, p)
+        };
+        // judge a: gold, several, several; judge b: none, none, x
+        let js = vec![
+            j("a", 0, Some(1.0), Some("g")),
+            abstain(j("a", 1, Some(0.0), None), Abstention::Several),
+            abstain(j("a", 2, Some(0.0), None), Abstention::Several),
+            abstain(j("b", 0, Some(0.0), None), Abstention::None),
+            abstain(j("b", 1, Some(0.0), None), Abstention::None),
+            j("b", 2, Some(0.0), Some("x")),
+        ];
+        assert!(
+            js.iter().all(Judgement::ok),
+            "an abstention is a valid answer"
+        );
+        let it = &score_items(&js, 2, 3)[0];
+        // a's share is over its one pick, b's over its one pick
+        assert_eq!(it.per_judge["a"], 1.0);
+        assert_eq!(it.per_judge["b"], 0.0);
+        assert_eq!(it.score, Some(0.5));
+        assert_eq!(it.failed, 0);
+        assert_eq!(it.abstentions[&Abstention::Several], 2);
+        assert_eq!(it.abstentions[&Abstention::None], 2);
+        assert!(it.suggestion.is_none());
+        assert!(!it.none_majority(), "2 of 6 is no majority");
+        // every judge says none: no share, no candidate, but flagged by the none majority
+        let js: Vec<Judgement> = (0..3)
+            .flat_map(|t| {
+                [
+                    abstain(j("a", t, None, None), Abstention::None),
+                    abstain(j("b", t, None, None), Abstention::None),
+                ]
+            })
+            .collect();
+        let it = &score_items(&js, 2, 3)[0];
+        assert_eq!(
+            (it.score, it.failed, it.suggestion.is_none()),
+            (None, 0, true)
+        );
+        assert!(it.none_majority());
+        assert!(crate::stats::is_flagged(it, &Default::default()));
     }
 }

@@ -486,6 +486,67 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     }
     let items = score_items(&judgements, judges.len(), s.trials * samples as usize);
 
+    // missing-gold candidates: tagged, then rated pointwise by every judge (verify.rs)
+    let mut suggested = merge_suggestions(&items);
+    crate::verify::tag(&mut suggested, &passages);
+    let mut verify_records = Vec::new();
+    if !suggested.is_empty() && stopped.is_none() {
+        let render = BenchRender {
+            bench,
+            passages: &passages,
+            prompts: &job.prompts,
+            subjects: &subjects,
+            budget,
+        };
+        let source: HashMap<&str, usize> = comp_items
+            .iter()
+            .map(|&k| {
+                (
+                    bench.dialogues[plan.items[k].dialogue].turns[plan.items[k].turn]
+                        .id
+                        .as_str(),
+                    k,
+                )
+            })
+            .collect();
+        let unit_of = |x: &crate::aggregate::Suggestion| {
+            source.get(x.turn_id.as_str()).map(|&k| {
+                let it = &plan.items[k];
+                let d = &bench.dialogues[it.dialogue];
+                Unit {
+                    dimension: Dimension::Alignment,
+                    dialogue_id: d.id.clone(),
+                    turn_id: x.turn_id.clone(),
+                    turn: it.turn + 1,
+                    passage_id: Some(x.passage_id.clone()),
+                    trial: None,
+                    pool: None,
+                    gold_position: None,
+                    source: k,
+                    judge: None,
+                }
+            })
+        };
+        let vexisting = if same_data {
+            output::read_existing(&job.out_dir, output::VERIFY_ITEMS)
+        } else {
+            HashMap::new()
+        };
+        let v = crate::verify::judge(
+            &judging,
+            &suggested,
+            &unit_of,
+            &render,
+            &|u: &Unit| render.fitted(u),
+            &vexisting,
+        )
+        .await?;
+        stopped = stopped.or(v.stopped.map(|st| format!("missing-gold check: {st}")));
+        let names: Vec<String> = judges.iter().map(|j| j.name.clone()).collect();
+        crate::verify::apply(&mut suggested, &v.records, &names, s.verify_rating_at_least);
+        verify_records = v.records;
+    }
+
     // human comparisons
     let human = match (&human_labels, human_judged) {
         (Some((path, HumanLabels::Mtrag { scale, .. })), Some(hj)) => {
@@ -621,7 +682,15 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         .map(|(d, (t, n))| (d, t as f64 / n.max(1) as f64))
         .collect();
 
-    let suggested = merge_suggestions(&items);
+    let discriminability = dims.contains(&Dimension::Completeness).then(|| {
+        crate::verify::info(
+            &items,
+            &judgements,
+            &suggested,
+            &passages,
+            s.verify_rating_at_least,
+        )
+    });
     let summary = Summary {
         summary_version: SUMMARY_VERSION,
         benchmark: BenchmarkInfo {
@@ -676,6 +745,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         bias,
         failures,
         suggested_qrels: suggested.clone(),
+        discriminability,
         flagged_turns: flagged_turns.len(),
         cost,
         human,
@@ -690,6 +760,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
     })?;
     output::write_judgements(&job.out_dir.join(output::ITEMS), &judgements)?;
     output::write_suggestions(&job.out_dir.join(output::SUGGESTED_QRELS), &suggested)?;
+    output::write_judgements(&job.out_dir.join(output::VERIFY_ITEMS), &verify_records)?;
     output::write_summary(&job.out_dir.join(output::SUMMARY), &summary)?;
     output::write_reports(&job.out_dir, &summary)?;
     Ok(Outcome::Audited(Box::new(summary)))

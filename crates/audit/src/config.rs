@@ -38,6 +38,10 @@ pub struct AuditSettings {
     /// A judge whose failed judgements pass this share (or that failed every one) makes the
     /// audit incomplete, and `mtr audit` exit with 1 naming it and its first error.
     pub max_failed_share: f64,
+    /// A missing-gold candidate (a non-gold passage a majority picked over the gold) becomes a
+    /// probable missing gold when a strict majority of the judges rate it pointwise (alignment
+    /// prompt, 1-5) at least this.
+    pub verify_rating_at_least: f64,
 }
 
 impl Default for AuditSettings {
@@ -56,6 +60,7 @@ impl Default for AuditSettings {
             dense_negatives: true,
             negatives_query: "auto".into(),
             max_failed_share: 0.2,
+            verify_rating_at_least: 4.0,
         }
     }
 }
@@ -85,6 +90,12 @@ impl AuditSettings {
             return Err(AuditError::Config(format!(
                 "`max_failed_share` must be in [0, 1], got {}",
                 self.max_failed_share
+            )));
+        }
+        if !(1.0..=5.0).contains(&self.verify_rating_at_least) {
+            return Err(AuditError::Config(format!(
+                "`verify_rating_at_least` must be in [1, 5], got {}",
+                self.verify_rating_at_least
             )));
         }
         if !(0.5..1.0).contains(&self.confidence) {

@@ -31,6 +31,7 @@ pub mod schema;
 pub mod seed;
 pub mod stats;
 pub mod summary;
+pub mod verify;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]

@@ -2,8 +2,11 @@
 //! the auditor: what was judged (turn, passage, pool order, trial), what came back (score or
 //! pick, parse status, justification), and what it cost (tokens, USD, cache hit).
 //!
-//! Failed judgements are recorded with `score: null` and `parse_status: "failed"`; they are
-//! counted, never scored.
+//! Failed judgements are recorded with `score: null` and `parse_status: "failed"` (or
+//! `"refused"` when the provider refused to answer), with the start of the raw answer in
+//! `raw_excerpt`; they are counted, never scored. A discriminability judge may also abstain
+//! ("none answers it", "several answer it equally"): a valid answer with `score: null` and
+//! `abstention` set, counted apart, never a miss and never a pick.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,11 +34,13 @@ pub enum ParseOutcome {
     Extracted,
     /// No valid value after the LLM layer's retries (or a provider error): excluded from scores.
     Failed,
+    /// The provider refused to answer (OpenAI's `message.refusal`): excluded from scores.
+    Refused,
 }
 
 impl ParseOutcome {
     pub fn is_ok(self) -> bool {
-        !matches!(self, ParseOutcome::Failed)
+        !matches!(self, ParseOutcome::Failed | ParseOutcome::Refused)
     }
 }
 
@@ -68,11 +73,19 @@ pub struct Judgement {
     pub pick_position: Option<usize>,
     /// Passage id the judge picked (completeness).
     pub pick_passage_id: Option<String>,
+    /// The discriminability judge abstained instead of picking (`none`: no passage answers
+    /// the question; `several`: several answer it equally): `score` is null, the answer valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abstention: Option<Abstention>,
     /// Rating 1-5, or for completeness 1 when the gold was picked and 0 otherwise; null when failed.
     pub score: Option<f64>,
     pub parse_status: ParseOutcome,
     /// How the value was extracted, or why it failed.
     pub parse_detail: Option<String>,
+    /// The start of the raw answer of a failed or refused judgement (at most
+    /// [`RAW_EXCERPT_CHARS`] characters, cut at a character boundary), so a reader sees why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_excerpt: Option<String>,
     /// The judge's justification (written before its verdict).
     pub justification: Option<String>,
     /// Prompt id `name@version`.
@@ -90,9 +103,56 @@ pub struct Judgement {
     pub cache_key: String,
 }
 
+/// Characters of a failed answer kept in `raw_excerpt`.
+pub const RAW_EXCERPT_CHARS: usize = 300;
+
+/// The first `max` characters of `text` (never cut inside a character), `None` when empty.
+pub fn raw_excerpt(text: &str, max: usize) -> Option<String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    match t.char_indices().nth(max) {
+        Some((at, _)) => Some(format!("{}...", &t[..at])),
+        None => Some(t.to_string()),
+    }
+}
+
+/// Why a discriminability judge did not pick a passage.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Abstention {
+    /// No candidate answers the question.
+    None,
+    /// Several candidates answer it equally well.
+    Several,
+}
+
+impl Abstention {
+    pub fn name(self) -> &'static str {
+        match self {
+            Abstention::None => "none",
+            Abstention::Several => "several",
+        }
+    }
+}
+
 impl Judgement {
+    /// A valid answer: a score, or (discriminability) an explicit abstention.
     pub fn ok(&self) -> bool {
-        self.parse_status.is_ok() && self.score.is_some()
+        self.parse_status.is_ok() && (self.score.is_some() || self.abstention.is_some())
     }
 }
 
@@ -125,7 +185,15 @@ pub struct RatingVerdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PickVerdict {
     pub justification: String,
-    pub choice: i64,
+    pub choice: Choice,
+}
+
+/// A discriminability choice: a 1-based passage number, or an abstention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Choice {
+    Passage(i64),
+    Abstain(Abstention),
 }
 
 /// JSON Schema of a rating verdict (strict: justification first, then an integer 1-5).
@@ -141,17 +209,30 @@ pub fn rating_schema() -> serde_json::Value {
     })
 }
 
-/// JSON Schema of a pick verdict over a pool of `n` passages.
+/// JSON Schema of a pick verdict over a pool of `n` passages: `choice` is a passage number
+/// 1..n, or `"none"` (no passage answers the question) or `"several"` (several answer it
+/// equally well).
 pub fn pick_schema(n: usize) -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "properties": {
             "justification": {"type": "string", "description": "One or two sentences of reasoning, written before the choice."},
-            "choice": {"type": "integer", "minimum": 1, "maximum": n}
+            "choice": {"anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": n, "description": "The number of the passage that best answers the question."},
+                {"type": "string", "enum": ["none", "several"], "description": "`none`: no passage answers it; `several`: several answer it equally well."}
+            ]}
         },
         "required": ["justification", "choice"],
         "additionalProperties": false
     })
+}
+
+/// The pool size a pick schema allows (`None` for any other schema): what a fake judge reads.
+pub fn pick_max(schema: &serde_json::Value) -> Option<u64> {
+    schema
+        .pointer("/properties/choice/anyOf/0/maximum")
+        .or_else(|| schema.pointer("/properties/choice/maximum"))
+        .and_then(serde_json::Value::as_u64)
 }
 
 #[cfg(test)]
@@ -190,6 +271,39 @@ mod tests {
             .cloned()
             .collect();
         assert_eq!(keys, ["justification", "rating"]);
-        assert_eq!(pick_schema(8)["properties"]["choice"]["maximum"], 8);
+        assert_eq!(pick_max(&pick_schema(8)), Some(8));
+    }
+
+    #[test]
+    fn pick_verdicts_parse_numbers_and_abstentions() {
+        let v: PickVerdict =
+            serde_json::from_value(serde_json::json!({"justification": "x", "choice": 3})).unwrap();
+        assert_eq!(v.choice, Choice::Passage(3));
+        for (s, a) in [("none", Abstention::None), ("several", Abstention::Several)] {
+            let v: PickVerdict =
+                serde_json::from_value(serde_json::json!({"justification": "x", "choice": s}))
+                    .unwrap();
+            assert_eq!(v.choice, Choice::Abstain(a));
+        }
+        assert!(
+            serde_json::from_value::<PickVerdict>(
+                serde_json::json!({"justification": "x", "choice": "maybe"})
+            )
+            .is_err()
+        );
+        // the schema accepts both forms and nothing else
+        let schema = pick_schema(8);
+        let v = jsonschema::validator_for(&schema).unwrap();
+        assert!(v.is_valid(&serde_json::json!({"justification": "x", "choice": "none"})));
+        assert!(v.is_valid(&serde_json::json!({"justification": "x", "choice": 8})));
+        assert!(!v.is_valid(&serde_json::json!({"justification": "x", "choice": 9})));
+        assert!(!v.is_valid(&serde_json::json!({"justification": "x", "choice": "all"})));
+    }
+
+    #[test]
+    fn raw_excerpts_cut_at_a_character_boundary() {
+        assert_eq!(raw_excerpt("  ", 5), None);
+        assert_eq!(raw_excerpt("abc", 5).as_deref(), Some("abc"));
+        assert_eq!(raw_excerpt("ééééééé", 3).as_deref(), Some("ééé..."));
     }
 }

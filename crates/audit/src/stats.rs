@@ -28,8 +28,10 @@ use crate::summary::{
 /// Whether an item is flagged as a probable label problem.
 pub fn is_flagged(item: &ItemScore, s: &AuditSettings) -> bool {
     match (item.dimension, item.score) {
-        (Dimension::Completeness, Some(x)) => x < s.flag_share_below || item.suggestion.is_some(),
-        (Dimension::Completeness, None) => item.suggestion.is_some(),
+        (Dimension::Completeness, Some(x)) => {
+            x < s.flag_share_below || item.suggestion.is_some() || item.none_majority()
+        }
+        (Dimension::Completeness, None) => item.suggestion.is_some() || item.none_majority(),
         (_, Some(x)) => x < s.flag_rating_below,
         (_, None) => false,
     }
@@ -346,34 +348,7 @@ fn agreement_of(
         );
     }
     let fleiss = if dim == Dimension::Completeness {
-        // units: (item, trial) answered validly by every judge; categories: chosen position
-        let mut by_unit: BTreeMap<(&str, Option<&str>, usize), Vec<usize>> = BTreeMap::new();
-        let mut max_pos = 0;
-        for j in judgements.iter().filter(|j| j.ok()) {
-            if let (Some(t), Some(p)) = (j.trial, j.pick_position) {
-                by_unit
-                    .entry((j.turn_id.as_str(), j.passage_id.as_deref(), t))
-                    .or_default()
-                    .push(p);
-                max_pos = max_pos.max(p);
-            }
-        }
-        let counts: Vec<Vec<usize>> = by_unit
-            .values()
-            .filter(|v| v.len() == judges.len())
-            .map(|v| {
-                let mut c = vec![0usize; max_pos];
-                for &p in v {
-                    c[p - 1] += 1;
-                }
-                c
-            })
-            .collect();
-        if counts.len() >= 2 {
-            agreement::fleiss_kappa(&counts).ok().and_then(finite)
-        } else {
-            None
-        }
+        pick_kappa(judgements, judges.len())
     } else {
         None
     };
@@ -383,6 +358,50 @@ fn agreement_of(
         units,
         note,
     }
+}
+
+/// Fleiss' kappa of discriminability answers. Units: (item, trial, sample) answered validly
+/// by every judge; categories: the *passage* picked (or the abstention, `none` / `several`).
+/// Each judge sees its own permutation of the pool, so positions are not comparable across
+/// judges; passages are. The chance agreement comes from the pooled category shares, which
+/// are small when pools share few passages: the kappa is then close to the raw agreement.
+pub fn pick_kappa(judgements: &[&Judgement], judges: usize) -> Option<f64> {
+    let mut by_unit: BTreeMap<(&str, Option<&str>, usize, u32), Vec<&str>> = BTreeMap::new();
+    for j in judgements.iter().filter(|j| j.ok()) {
+        let answer = match (&j.pick_passage_id, j.abstention) {
+            (Some(p), None) => p.as_str(),
+            (None, Some(a)) => a.name(),
+            _ => continue,
+        };
+        if let Some(t) = j.trial {
+            by_unit
+                .entry((j.turn_id.as_str(), j.passage_id.as_deref(), t, j.sample))
+                .or_default()
+                .push(answer);
+        }
+    }
+    let complete: Vec<&Vec<&str>> = by_unit.values().filter(|v| v.len() == judges).collect();
+    let mut categories: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in &complete {
+        for a in v.iter() {
+            let n = categories.len();
+            categories.entry(a).or_insert(n);
+        }
+    }
+    let counts: Vec<Vec<usize>> = complete
+        .iter()
+        .map(|v| {
+            let mut c = vec![0usize; categories.len()];
+            for a in v.iter() {
+                c[categories[a]] += 1;
+            }
+            c
+        })
+        .collect();
+    if counts.len() < 2 {
+        return None;
+    }
+    agreement::fleiss_kappa(&counts).ok().and_then(finite)
 }
 
 /// Gold pick-rate by position per judge, for the most common pool size.
@@ -644,6 +663,99 @@ mod tests {
     use super::*;
     use crate::aggregate::score_items;
     use crate::aggregate::tests::judgement;
+
+    /// Two judges that always pick the gold, each shown its own permutation (the gold at
+    /// different positions), over `items` items of 3 trials.
+    fn perfect_pair(items: usize) -> Vec<Judgement> {
+        let mut js = Vec::new();
+        for i in 0..items {
+            let turn = format!("d{i}::1");
+            let gold = format!("g{i}");
+            for (judge, offset) in [("a", 0usize), ("b", 3)] {
+                for t in 0..3 {
+                    let mut j = judgement(
+                        Dimension::Completeness,
+                        &turn,
+                        Some(&gold),
+                        judge,
+                        Some(t),
+                        Some(1.0),
+                        Some(&gold),
+                    );
+                    let pos = (i + t * 2 + offset) % 8 + 1;
+                    j.gold_position = Some(pos);
+                    j.pick_position = Some(pos);
+                    js.push(j);
+                }
+            }
+        }
+        js
+    }
+
+    /// The kappa as b79035c computed it: categories were pick positions.
+    fn position_kappa(js: &[&Judgement], judges: usize) -> Option<f64> {
+        let mut by_unit: BTreeMap<(&str, usize), Vec<usize>> = BTreeMap::new();
+        for j in js {
+            by_unit
+                .entry((j.turn_id.as_str(), j.trial.unwrap()))
+                .or_default()
+                .push(j.pick_position.unwrap());
+        }
+        let counts: Vec<Vec<usize>> = by_unit
+            .values()
+            .filter(|v| v.len() == judges)
+            .map(|v| {
+                let mut c = vec![0; 8];
+                for p in v {
+                    c[p - 1] += 1;
+                }
+                c
+            })
+            .collect();
+        agreement::fleiss_kappa(&counts).ok()
+    }
+
+    #[test]
+    fn kappa_of_two_judges_that_always_pick_the_gold_is_one_whatever_their_offsets() {
+        let js = perfect_pair(12);
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let judges = ["a".to_string(), "b".to_string()];
+        let items = score_items(&js, 2, 3);
+        let ir: Vec<&ItemScore> = items.iter().collect();
+        let d = dimension_summary(
+            Dimension::Completeness,
+            &ir,
+            &jr,
+            &judges,
+            &AuditSettings {
+                resamples: 50,
+                ..Default::default()
+            },
+        );
+        let k = d.agreement.fleiss_kappa.unwrap();
+        assert!((k - 1.0).abs() < 1e-12, "{k}");
+        // categories as positions (each judge sees its own order) call the same two perfect
+        // judges worse than chance
+        let old = position_kappa(&jr, 2).unwrap();
+        assert!(old < 0.0, "{old}");
+        // an abstention is a category of its own: agreeing abstentions agree
+        let mut js = perfect_pair(4);
+        for j in js.iter_mut().filter(|j| j.turn_id == "d0::1") {
+            j.score = None;
+            j.pick_position = None;
+            j.pick_passage_id = None;
+            j.abstention = Some(crate::record::Abstention::None);
+        }
+        let jr: Vec<&Judgement> = js.iter().collect();
+        assert!((pick_kappa(&jr, 2).unwrap() - 1.0).abs() < 1e-12);
+        // and a disagreement lowers it
+        js[0].abstention = None;
+        js[0].score = Some(0.0);
+        js[0].pick_passage_id = Some("x".into());
+        js[0].pick_position = Some(1);
+        let jr: Vec<&Judgement> = js.iter().collect();
+        assert!(pick_kappa(&jr, 2).unwrap() < 1.0);
+    }
 
     #[test]
     fn histogram_bins_cover_the_scale() {

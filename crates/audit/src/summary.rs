@@ -34,8 +34,12 @@ pub struct Summary {
     pub bias: BiasInfo,
     /// Failed judgements per judge and dimension.
     pub failures: BTreeMap<String, BTreeMap<Dimension, usize>>,
-    /// Probable missing gold passages (also in `suggested_qrels.tsv`).
+    /// Missing-gold candidates with their pointwise verdict (also in `suggested_qrels.tsv`):
+    /// only `verdict: probable_missing_gold` ones are probable missing gold.
     pub suggested_qrels: Vec<Suggestion>,
+    /// Discriminability facts: chance rate, abstentions, pool and candidate tags.
+    #[serde(default)]
+    pub discriminability: Option<crate::verify::DiscriminabilityInfo>,
     /// Turns flagged by any dimension.
     pub flagged_turns: usize,
     pub cost: CostInfo,

@@ -52,7 +52,7 @@ fn hash(s: &str) -> u64 {
 pub fn hashed_judge(req: &FakeRequest) -> FakeReply {
     let h = hash(&format!("{}\u{1f}{}", req.model, req.last_user));
     let schema = req.schema.clone().unwrap_or_default();
-    if let Some(max) = schema["properties"]["choice"]["maximum"].as_u64() {
+    if let Some(max) = crate::record::pick_max(&schema) {
         FakeReply::json(serde_json::json!({"justification": "hashed pick", "choice": 1 + h % max}))
     } else {
         FakeReply::json(serde_json::json!({"justification": "hashed rating", "rating": 1 + h % 5}))

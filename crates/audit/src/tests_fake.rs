@@ -3,7 +3,7 @@
 //! and calls nothing), dry run, budget stop and resume, failure accounting, and the
 //! planted-defect test with a scripted oracle judge.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -37,7 +37,7 @@ pub fn validate_folder(dir: &Path) {
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
     assert!(errs.is_empty(), "summary.json: {errs:?}");
-    for name in [output::ITEMS, output::HUMAN_ITEMS] {
+    for name in [output::ITEMS, output::HUMAN_ITEMS, output::VERIFY_ITEMS] {
         let p = dir.join(name);
         if !p.exists() {
             continue;
@@ -60,7 +60,7 @@ pub fn validate_folder(dir: &Path) {
         "self-contained"
     );
     let tsv = std::fs::read_to_string(dir.join(output::SUGGESTED_QRELS)).unwrap();
-    assert!(tsv.starts_with("query-id\tcorpus-id\tscore\tvotes\tpicks\tinstead-of\n"));
+    assert!(tsv.starts_with(output::SUGGESTIONS_HEADER));
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -70,6 +70,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
         output::REPORT_MD,
         output::REPORT_HTML,
         output::SUGGESTED_QRELS,
+        output::VERIFY_ITEMS,
     ]
     .iter()
     .map(|n| (n.to_string(), std::fs::read(dir.join(n)).unwrap()))
@@ -122,10 +123,15 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
         * 2;
     assert_eq!(s.plan.judgements_planned, planned);
     // one call per judgement, except identical prompts (e.g. two golds with the same text),
-    // which the LLM cache answers within the run
+    // which the LLM cache answers within the run; and one per judge and missing-gold
+    // candidate, rated pointwise
+    let verified: Vec<Judgement> =
+        mtr_core::jsonl::read_all(out.join(output::VERIFY_ITEMS)).unwrap();
+    assert_eq!(verified.len(), s.suggested_qrels.len() * 2);
+    assert!(verified.iter().all(|j| j.dimension == Dimension::Alignment));
     assert_eq!(
         calls as usize + s.cost.total.cache_hits,
-        planned,
+        planned + verified.len(),
         "one call per distinct judgement"
     );
     assert!(s.cost.total.cache_hits < 10);
@@ -227,6 +233,7 @@ async fn same_inputs_and_seed_give_byte_identical_folders_whatever_the_concurren
         output::REPORT_MD,
         output::REPORT_HTML,
         output::SUGGESTED_QRELS,
+        output::VERIFY_ITEMS,
     ] {
         assert!(
             std::fs::read(outs[0].join(f)).unwrap() == std::fs::read(outs[1].join(f)).unwrap(),
@@ -435,6 +442,67 @@ async fn unparsable_judgements_are_counted_never_scored() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_their_own_status_and_failed_answers_keep_their_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    // judge b refuses every request; judge c answers prose; judge a rates 4
+    let fake = FakeServer::builder()
+        .respond(|r: &FakeRequest| {
+            if r.model.starts_with('b') {
+                FakeReply::Refusal("I'm sorry, but I can't assist with that request.".into())
+            } else if r.model.starts_with('c') {
+                FakeReply::Content(format!("Well, {} I would say four.", "hmm, ".repeat(200)))
+            } else {
+                FakeReply::json(serde_json::json!({"justification": "ok", "rating": 4}))
+            }
+        })
+        .start()
+        .await
+        .unwrap();
+    let llm = fake_llm(&fake, &["a", "b", "c"], &tmp.path().join("c.sqlite"), 8).await;
+    let settings = AuditSettings {
+        sample: Some(2),
+        dimensions: vec![Dimension::Quality],
+        resamples: 100,
+        max_failed_share: 1.0,
+        ..Default::default()
+    };
+    let out = tmp.path().join("audit");
+    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
+    else {
+        panic!()
+    };
+    let q = &s.dimensions[&Dimension::Quality];
+    assert_eq!(q.mean, Some(4.0));
+    let items = read_items(&out);
+    let b: Vec<&Judgement> = items.iter().filter(|j| j.judge == "b").collect();
+    assert_eq!(b.len(), q.items);
+    for j in &b {
+        assert_eq!(j.parse_status, crate::record::ParseOutcome::Refused);
+        assert_eq!(
+            j.raw_excerpt.as_deref(),
+            Some("I'm sorry, but I can't assist with that request.")
+        );
+        assert!(!j.parse_detail.as_deref().unwrap().contains("empty answer"));
+    }
+    for j in items.iter().filter(|j| j.judge == "c") {
+        assert_eq!(j.parse_status, crate::record::ParseOutcome::Failed);
+        let ex = j.raw_excerpt.as_deref().unwrap();
+        assert!(ex.starts_with("Well, hmm,"), "{ex}");
+        assert!(ex.chars().count() <= crate::record::RAW_EXCERPT_CHARS + 3);
+    }
+    // a refusal is not asked again (an unparsable answer is, by the LLM layer's retries)
+    let retries = mtr_llm::config::RetryConfig::default().parse_retries as usize;
+    assert_eq!(
+        fake.chat_calls() as usize,
+        q.items * 2 + q.items * (1 + retries)
+    );
+    validate_folder(&out);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dense_negatives_join_bm25_when_an_embedder_is_configured() {
     use mtr_retrieve::dense::{DenseOptions, DenseRetriever, Embedder};
     let tmp = tempfile::tempdir().unwrap();
@@ -527,10 +595,20 @@ async fn dense_negatives_join_bm25_when_an_embedder_is_configured() {
 /// What the planted-defect test planted.
 struct Planted {
     bench: Benchmark,
+    /// Turns whose gold was replaced by a random passage (the true gold stays in the corpus).
     swapped: BTreeSet<String>,
+    /// Turns that lost one of their golds (at least one stays).
     deleted: BTreeSet<String>,
+    /// Turns whose only gold was replaced by an irrelevant passage of another document, the
+    /// true gold (and any passage with its text) removed from the corpus: no relevant passage
+    /// can be left in the pool.
+    replaced: BTreeSet<String>,
     /// question -> display texts of its original (true) gold passages
     truth: HashMap<String, HashSet<String>>,
+    /// (turn, passage) of every original gold
+    true_pairs: HashSet<(String, String)>,
+    /// Golds a turn lost (swapped out or deleted) that are still in the corpus.
+    missing: BTreeMap<String, Vec<String>>,
 }
 
 fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
@@ -543,15 +621,19 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
         .unwrap();
     let by_id: HashMap<&str, &Passage> = corpus.iter().map(|p| (p.id.as_str(), p)).collect();
     let mut truth: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut true_pairs = HashSet::new();
+    let mut gold_uses: HashMap<&str, usize> = HashMap::new();
     let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
     for (di, d) in src.dialogues.iter().enumerate() {
         for (ti, t) in d.turns.iter().enumerate() {
             for (gi, g) in t.gold.iter().enumerate() {
+                *gold_uses.entry(g.passage_id.as_str()).or_default() += 1;
                 if g.grade > 0 {
                     truth
                         .entry(t.user.clone())
                         .or_default()
                         .insert(passage_display(by_id[g.passage_id.as_str()]));
+                    true_pairs.insert((t.id.clone(), g.passage_id.clone()));
                     pairs.push((di, ti, gi));
                 }
             }
@@ -562,7 +644,8 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
     pairs.shuffle(&mut rng);
     let mut dialogues: Vec<Dialogue> = src.dialogues.clone();
     let mut swapped = BTreeSet::new();
-    let mut touched: HashSet<(usize, usize, usize)> = HashSet::new();
+    let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut touched: HashSet<(usize, usize)> = HashSet::new();
     for &(di, ti, gi) in pairs.iter().take(n) {
         let turn = &mut dialogues[di].turns[ti];
         let own: HashSet<String> = turn.gold.iter().map(|g| g.passage_id.clone()).collect();
@@ -572,9 +655,10 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
                 break p.id.clone();
             }
         };
-        turn.gold[gi].passage_id = p;
+        let old = std::mem::replace(&mut turn.gold[gi].passage_id, p);
+        missing.entry(turn.id.clone()).or_default().push(old);
         swapped.insert(turn.id.clone());
-        touched.insert((di, ti, gi));
+        touched.insert((di, ti));
     }
     // deletions: golds of turns that keep at least one gold
     let mut to_delete: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
@@ -586,13 +670,49 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
         }
         let t = &dialogues[di].turns[ti];
         let planned = to_delete.get(&(di, ti)).map_or(0, Vec::len);
-        if touched.contains(&(di, ti, gi)) || t.gold.len() - planned < 2 || swapped.contains(&t.id)
-        {
+        if touched.contains(&(di, ti)) || t.gold.len() - planned < 2 {
             continue;
         }
         to_delete.entry((di, ti)).or_default().push(gi);
+        missing
+            .entry(t.id.clone())
+            .or_default()
+            .push(t.gold[gi].passage_id.clone());
         deleted.insert(t.id.clone());
         count += 1;
+    }
+    // replacements with nothing relevant left: single-gold turns whose gold is no other
+    // turn's gold; the gold leaves the corpus
+    let mut replaced = BTreeSet::new();
+    let mut removed_ids: HashSet<String> = HashSet::new();
+    let mut removed_texts: HashSet<String> = HashSet::new();
+    for &(di, ti, gi) in pairs.iter().skip(n) {
+        if replaced.len() == n / 2 {
+            break;
+        }
+        let t = &dialogues[di].turns[ti];
+        let gold = t.gold[gi].passage_id.clone();
+        if touched.contains(&(di, ti))
+            || to_delete.contains_key(&(di, ti))
+            || t.gold.len() != 1
+            || gold_uses[gold.as_str()] != 1
+        {
+            continue;
+        }
+        let doc = by_id[gold.as_str()].doc_id.clone();
+        let rel = &truth[&t.user];
+        let p = loop {
+            let p = corpus.choose(&mut rng).unwrap();
+            if p.doc_id != doc && !rel.contains(&passage_display(p)) && p.id != gold {
+                break p.id.clone();
+            }
+        };
+        removed_texts.insert(passage_display(by_id[gold.as_str()]));
+        removed_ids.insert(gold);
+        let t = &mut dialogues[di].turns[ti];
+        t.gold[gi].passage_id = p;
+        replaced.insert(t.id.clone());
+        touched.insert((di, ti));
     }
     for ((di, ti), mut gis) in to_delete {
         gis.sort_unstable_by(|a, b| b.cmp(a));
@@ -600,6 +720,10 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
             dialogues[di].turns[ti].gold.remove(gi);
         }
     }
+    let corpus: Vec<Passage> = corpus
+        .into_iter()
+        .filter(|p| !removed_ids.contains(&p.id) && !removed_texts.contains(&passage_display(p)))
+        .collect();
     let mut manifest = src.manifest.clone();
     manifest.name = format!("{}-planted", manifest.name);
     let out =
@@ -609,15 +733,19 @@ fn plant(src: &Benchmark, dir: &Path, seed: u64) -> Planted {
         bench: out.load().unwrap(),
         swapped,
         deleted,
+        replaced,
         truth,
+        true_pairs,
+        missing,
     }
 }
 
 /// The oracle knows the original labels: it rates a passage 5 when it is a true gold of the
-/// question and 1 otherwise, and picks the true gold of a pool (the one with the smallest text
-/// hash when several are, a preference that ignores position); when no passage of the pool is
-/// relevant it picks arbitrarily (a hash of the whole prompt, so each permutation differs).
-/// Answers get 5.
+/// question and 1 otherwise; it picks the true gold of a pool (the one with the smallest text
+/// hash when several are, a preference that ignores position) and answers "none" when no
+/// passage of the pool is a true gold (when the schema forbids abstaining, as before issue 13,
+/// it picks the least bad passage, the same in every trial, as a real judge does). Answers
+/// get 5.
 fn oracle(
     truth: Arc<HashMap<String, HashSet<String>>>,
 ) -> impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static {
@@ -631,22 +759,36 @@ fn oracle(
         let is_rel = |t: &str| rel.is_some_and(|s| s.contains(t.trim()));
         if let Some(pool) = sec.get("Candidate passages") {
             let ps = numbered(pool);
-            let best = ps
+            let may_abstain = r
+                .schema
+                .as_ref()
+                .is_some_and(|x| x.to_string().contains("\"none\""));
+            let choice = ps
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| is_rel(t))
                 .min_by_key(|(_, t)| blake3::hash(t.as_bytes()).to_hex().to_string())
                 .map_or_else(
                     || {
-                        1 + (u64::from(
-                            blake3::hash(format!("{}{}", r.model, r.last_user).as_bytes())
-                                .as_bytes()[0],
-                        ) as usize
-                            % ps.len().max(1))
+                        if may_abstain {
+                            serde_json::json!("none")
+                        } else {
+                            // forced to pick: the least bad passage, the same in every trial
+                            let least_bad = ps
+                                .iter()
+                                .enumerate()
+                                .min_by_key(|(_, t)| {
+                                    blake3::hash(t.as_bytes()).to_hex().to_string()
+                                })
+                                .map_or(1, |(i, _)| i + 1);
+                            serde_json::json!(least_bad)
+                        }
                     },
-                    |(i, _)| i + 1,
+                    |(i, _)| serde_json::json!(i + 1),
                 );
-            return FakeReply::json(serde_json::json!({"justification": "oracle", "choice": best}));
+            return FakeReply::json(
+                serde_json::json!({"justification": "oracle", "choice": choice}),
+            );
         }
         let rating = match sec.get("Passage") {
             Some(p) => {
@@ -662,18 +804,40 @@ fn oracle(
     }
 }
 
+/// Precision of missing-gold suggestions: (true golds, suggestions).
+fn precision(xs: &[&crate::aggregate::Suggestion], p: &Planted) -> (usize, usize) {
+    let ok = xs
+        .iter()
+        .filter(|x| {
+            p.true_pairs
+                .contains(&(x.turn_id.clone(), x.passage_id.clone()))
+        })
+        .count();
+    (ok, xs.len())
+}
+
+fn ratio((a, b): (usize, usize)) -> String {
+    if b == 0 {
+        "- (0/0)".to_string()
+    } else {
+        format!("{:.3} ({a}/{b})", a as f64 / b as f64)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn planted_defects_are_flagged_by_an_oracle_judge() {
+    use crate::aggregate::SuggestionVerdict;
     let tmp = tempfile::tempdir().unwrap();
     let Some(src) = clapnq(tmp.path()) else {
         return;
     };
     let p = plant(&src, &tmp.path().join("planted"), 7);
     assert!(
-        p.swapped.len() >= 40 && p.deleted.len() >= 40,
-        "{} {}",
+        p.swapped.len() >= 40 && p.deleted.len() >= 40 && p.replaced.len() >= 10,
+        "{} {} {}",
         p.swapped.len(),
-        p.deleted.len()
+        p.deleted.len(),
+        p.replaced.len()
     );
     let fake = FakeServer::builder()
         .respond(oracle(Arc::new(p.truth.clone())))
@@ -705,118 +869,179 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
         panic!()
     };
     assert!(s.complete);
-    let flagged = crate::audit::flagged_turns(&read_items(&out), &settings, 2, 1);
-    let defective: BTreeSet<String> = p.swapped.union(&p.deleted).cloned().collect();
-    let tp = flagged.intersection(&defective).count();
-    let precision = tp as f64 / flagged.len().max(1) as f64;
-    let recall = tp as f64 / defective.len() as f64;
-    let r_swap = flagged.intersection(&p.swapped).count() as f64 / p.swapped.len() as f64;
-    let r_del = flagged.intersection(&p.deleted).count() as f64 / p.deleted.len() as f64;
-    let suggested: BTreeSet<&str> = s
-        .suggested_qrels
-        .iter()
-        .map(|x| x.turn_id.as_str())
-        .collect();
-    // how often a deleted gold made it into a pool of its turn at all
-    let mut in_pool: HashMap<&str, bool> = p.deleted.iter().map(|t| (t.as_str(), false)).collect();
     let items = read_items(&out);
+    let flagged = crate::audit::flagged_turns(&items, &settings, 2, 1);
+    let defective: BTreeSet<String> = p
+        .swapped
+        .iter()
+        .chain(&p.deleted)
+        .chain(&p.replaced)
+        .cloned()
+        .collect();
+    let tp = flagged.intersection(&defective).count();
+    let flag_precision = tp as f64 / flagged.len().max(1) as f64;
+    let recall_of =
+        |set: &BTreeSet<String>| flagged.intersection(set).count() as f64 / set.len() as f64;
+    let (r_swap, r_del, r_rep) = (
+        recall_of(&p.swapped),
+        recall_of(&p.deleted),
+        recall_of(&p.replaced),
+    );
+    // which golds of each turn's pools were there to be found
+    let mut pooled: HashMap<&str, HashSet<&str>> = HashMap::new();
     for j in items
         .iter()
         .filter(|j| j.dimension == Dimension::Completeness)
     {
-        if let Some(hit) = in_pool.get_mut(j.turn_id.as_str()) {
-            let orig = &src
-                .dialogues
-                .iter()
-                .flat_map(|d| d.turns.iter())
-                .find(|t| t.id == j.turn_id)
-                .unwrap()
-                .gold;
-            let now = &p
-                .bench
-                .dialogues
-                .iter()
-                .flat_map(|d| d.turns.iter())
-                .find(|t| t.id == j.turn_id)
-                .unwrap()
-                .gold;
-            let deleted: Vec<&str> = orig
-                .iter()
-                .map(|g| g.passage_id.as_str())
-                .filter(|g| !now.iter().any(|n| n.passage_id == *g))
-                .collect();
-            if j.pool
-                .as_ref()
-                .unwrap()
-                .iter()
-                .any(|x| deleted.contains(&x.as_str()))
-            {
-                *hit = true;
-            }
-        }
+        pooled
+            .entry(j.turn_id.as_str())
+            .or_default()
+            .extend(j.pool.iter().flatten().map(String::as_str));
     }
-    let retrieved = in_pool.values().filter(|v| **v).count();
-    let sugg_del = p
-        .deleted
+    // no relevant passage was left in the pools of the new class
+    for t in &p.replaced {
+        let rel: Vec<&&str> = pooled
+            .get(t.as_str())
+            .into_iter()
+            .flatten()
+            .filter(|x| p.true_pairs.contains(&(t.clone(), x.to_string())))
+            .collect();
+        assert!(rel.is_empty(), "{t}: {rel:?}");
+    }
+    // precision of suggestions per planted class, and per tag
+    let class = |t: &str| {
+        if p.swapped.contains(t) {
+            "swapped gold"
+        } else if p.deleted.contains(t) {
+            "deleted gold"
+        } else if p.replaced.contains(t) {
+            "replaced, nothing relevant in the pool"
+        } else {
+            "no defect"
+        }
+    };
+    let probable: Vec<&crate::aggregate::Suggestion> = s
+        .suggested_qrels
         .iter()
-        .filter(|t| suggested.contains(t.as_str()))
-        .count();
+        .filter(|x| x.verdict == SuggestionVerdict::ProbableMissingGold)
+        .collect();
     println!(
-        "planted defects (oracle judge): {} swapped-gold turns, {} deleted-gold turns, {} flagged; precision {precision:.3}, recall {recall:.3} (swapped {r_swap:.3}, deleted {r_del:.3}); deleted gold retrieved into a pool: {retrieved}/{}; suggested qrels {} ({} on deleted-gold turns)",
+        "planted defects (oracle judge): {} swapped-gold turns, {} deleted-gold turns, {} replaced (nothing relevant in the pool); {} flagged; flag precision {flag_precision:.3}, recall swapped {r_swap:.3}, deleted {r_del:.3}, replaced {r_rep:.3}; {} candidates, {} probable missing gold",
         p.swapped.len(),
         p.deleted.len(),
+        p.replaced.len(),
         flagged.len(),
-        p.deleted.len(),
         s.suggested_qrels.len(),
-        sugg_del
+        probable.len(),
     );
-    assert!(precision >= 0.95, "precision {precision}");
-    assert!(r_swap >= 0.95, "swapped recall {r_swap}");
-    // A deleted gold can only be found when BM25 puts it among the M negatives of a remaining
-    // gold's pool (here about a third of them), and then only when the judge prefers it to that
-    // gold (the oracle's preference ignores position: about half the time per pool).
-    let caught = in_pool
-        .iter()
-        .filter(|(t, hit)| **hit && flagged.contains(**t))
-        .count();
-    assert!(retrieved >= 10, "retrieved {retrieved}");
-    assert!(
-        caught as f64 / retrieved as f64 >= 0.4,
-        "caught {caught} of {retrieved} retrieved deleted golds"
-    );
-    assert!(r_del >= 0.15, "deleted recall {r_del}");
-    // every suggested missing gold is a true gold of its turn
-    let truth: HashSet<(&str, &str)> = src
-        .dialogues
-        .iter()
-        .flat_map(|d| d.turns.iter())
-        .flat_map(|t| {
-            t.gold
-                .iter()
-                .map(move |g| (t.id.as_str(), g.passage_id.as_str()))
-        })
-        .collect();
-    let correct = s
-        .suggested_qrels
-        .iter()
-        .filter(|x| truth.contains(&(x.turn_id.as_str(), x.passage_id.as_str())))
-        .count();
-    println!(
-        "suggested qrels that are true golds: {correct}/{}",
-        s.suggested_qrels.len()
-    );
-    for x in s
-        .suggested_qrels
-        .iter()
-        .filter(|x| !truth.contains(&(x.turn_id.as_str(), x.passage_id.as_str())))
-    {
+    for c in [
+        "swapped gold",
+        "deleted gold",
+        "replaced, nothing relevant in the pool",
+        "no defect",
+    ] {
+        let mine: Vec<&crate::aggregate::Suggestion> = probable
+            .iter()
+            .copied()
+            .filter(|x| class(&x.turn_id) == c)
+            .collect();
+        let cands = s
+            .suggested_qrels
+            .iter()
+            .filter(|x| class(&x.turn_id) == c)
+            .count();
+        let (ok, n) = precision(&mine, &p);
+        let same: Vec<_> = mine.iter().copied().filter(|x| x.same_document).collect();
+        let other: Vec<_> = mine.iter().copied().filter(|x| !x.same_document).collect();
         println!(
-            "  not a true gold: {x:?} swapped={} deleted={}",
-            p.swapped.contains(&x.turn_id),
-            p.deleted.contains(&x.turn_id)
+            "  {c}: {cands} candidates; probable missing gold precision {} (same_document {}, other {})",
+            ratio((ok, n)),
+            ratio(precision(&same, &p)),
+            ratio(precision(&other, &p))
+        );
+        assert!(
+            n == 0 || ok as f64 >= 0.98 * n as f64,
+            "{c}: precision {ok}/{n}"
         );
     }
-    assert!(correct as f64 >= 0.95 * s.suggested_qrels.len() as f64 && correct > 20);
+    // the forced choice suggested a passage on these turns; abstaining suggests none
+    assert_eq!(
+        s.suggested_qrels
+            .iter()
+            .filter(|x| p.replaced.contains(&x.turn_id))
+            .count(),
+        0
+    );
+    // recall of the golds a turn lost, per tag (same document as a remaining gold or not),
+    // over those a pool held and over all
+    let labelled_docs = |t: &str| -> HashSet<Option<String>> {
+        p.bench
+            .find_turn(t)
+            .map(|(d, ti)| {
+                d.turns[ti]
+                    .gold
+                    .iter()
+                    .map(|g| mtr_core::formats::mtrag::passage_doc_id(&g.passage_id))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let found: HashSet<(&str, &str)> = probable
+        .iter()
+        .map(|x| (x.turn_id.as_str(), x.passage_id.as_str()))
+        .collect();
+    let mut tally: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for (t, lost) in &p.missing {
+        let docs = labelled_docs(t);
+        for g in lost {
+            let doc = mtr_core::formats::mtrag::passage_doc_id(g);
+            let tag = if doc.is_some() && docs.contains(&doc) {
+                "same_document"
+            } else {
+                "other"
+            };
+            let e = tally.entry(tag).or_default();
+            e[0] += 1;
+            e[1] += usize::from(
+                pooled
+                    .get(t.as_str())
+                    .is_some_and(|x| x.contains(g.as_str())),
+            );
+            e[2] += usize::from(found.contains(&(t.as_str(), g.as_str())));
+        }
+    }
+    for (tag, [all, in_pool, hit]) in &tally {
+        println!(
+            "  lost golds, {tag}: {all}, {in_pool} in a pool, {hit} suggested as probable missing gold: recall {} of those in a pool, {} of all",
+            ratio((*hit, *in_pool)),
+            ratio((*hit, *all))
+        );
+    }
+    let d = s.discriminability.as_ref().unwrap();
+    println!(
+        "  abstentions {:?}; none-majority items {}; pool negatives from the gold's document {}/{}; candidates by tag {:?}",
+        d.abstentions,
+        d.none_majority_items,
+        d.pool_negatives_same_document,
+        d.pool_negatives,
+        d.candidates_by_tag
+    );
+    assert!(flag_precision >= 0.95, "precision {flag_precision}");
+    assert!(r_swap >= 0.95, "swapped recall {r_swap}");
+    assert!(r_rep >= 0.95, "replaced recall {r_rep}");
+    // A deleted gold can only be found when BM25 puts it among the M negatives of a remaining
+    // gold's pool, and then only when the judge prefers it to that gold (the oracle's
+    // preference ignores position: about half the time per pool).
+    let retrieved: usize = tally.values().map(|x| x[1]).sum();
+    let hits: usize = tally.values().map(|x| x[2]).sum();
+    assert!(retrieved >= 10, "retrieved {retrieved}");
+    assert!(
+        hits as f64 / retrieved as f64 >= 0.4,
+        "found {hits} of {retrieved} lost golds in a pool"
+    );
+    assert!(r_del >= 0.15, "deleted recall {r_del}");
+    let (ok, n) = precision(&probable, &p);
+    assert!(ok as f64 >= 0.98 * n as f64 && ok > 20, "{ok}/{n}");
     validate_folder(&out);
 }
 

@@ -204,6 +204,10 @@ pub struct ChatResult {
     pub key: String,
     /// `finish_reason` of the last attempt (`stop`, `length`, ...).
     pub finish_reason: Option<String>,
+    /// The provider's refusal message (OpenAI `message.refusal`): the status is `Failed`
+    /// and `text` holds the refusal; never cached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 impl ChatResult {

@@ -490,6 +490,7 @@ impl Llm {
                 attempts: 0,
                 key,
                 finish_reason: hit.finish_reason,
+                refusal: None,
             });
         }
         if self.inner.options.batch {
@@ -511,6 +512,7 @@ impl Llm {
         let mut usage = Usage::default();
         let mut attempts = 0u32;
         let mut parse_round = 0u32;
+        let mut refusal = None;
         let (text, value, status, finish_reason) = loop {
             let resp = match self.send(ep, &body, prompt_est + max_out).await {
                 Ok((v, n)) => {
@@ -535,6 +537,18 @@ impl Llm {
             let (text, finish_reason, u) = read_choice(&resp, &ep.cfg.model, &body);
             usage.prompt_tokens += u.prompt_tokens;
             usage.completion_tokens += u.completion_tokens;
+            // a refusal is an answer, not an unparsable one: recorded as such, never re-asked
+            if let Some(r) = read_refusal(&resp) {
+                refusal = Some(r.clone());
+                break (
+                    r,
+                    None,
+                    ParseStatus::Failed {
+                        error: "the provider refused to answer".into(),
+                    },
+                    finish_reason,
+                );
+            }
             let (value, mut status) = parse_output(&req.output, &text);
             if let (ParseStatus::Failed { error }, Some("length")) =
                 (&status, finish_reason.as_deref())
@@ -614,6 +628,7 @@ impl Llm {
             attempts,
             key,
             finish_reason,
+            refusal,
         })
     }
 
@@ -904,6 +919,14 @@ fn embed_key(model: &str, text: &str) -> String {
     h.update(b"\0");
     h.update(text.as_bytes());
     h.finalize().to_hex().to_string()
+}
+
+/// The first choice's refusal message (OpenAI `message.refusal`), when the provider refused.
+pub(crate) fn read_refusal(resp: &Value) -> Option<String> {
+    resp.pointer("/choices/0/message/refusal")
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| crate::redact::redact_owned(r.to_string()))
 }
 
 /// Text, finish reason and usage of the first choice (usage counted when not reported).

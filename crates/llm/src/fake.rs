@@ -70,6 +70,8 @@ pub enum FakeReply {
     Delay(Duration, Box<FakeReply>),
     /// Content with `finish_reason: length`.
     Truncated(String),
+    /// A refusal: `message.refusal` holds this text and `content` is null (OpenAI's shape).
+    Refusal(String),
 }
 
 impl FakeReply {
@@ -547,6 +549,7 @@ fn render(
         match reply {
             FakeReply::Content(text) => completion(req, &text, "stop"),
             FakeReply::Truncated(text) => completion(req, &text, "length"),
+            FakeReply::Refusal(text) => axum::Json(refusal_json(req, &text)).into_response(),
             FakeReply::Status {
                 status,
                 retry_after_s,
@@ -593,6 +596,16 @@ fn completion_json(req: &FakeRequest, text: &str, finish: &str) -> Value {
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
     })
+}
+
+/// A chat completion whose message is a refusal (`content: null`, `refusal: text`).
+fn refusal_json(req: &FakeRequest, text: &str) -> Value {
+    let mut v = completion_json(req, "", "stop");
+    if let Some(m) = v.pointer_mut("/choices/0/message") {
+        m["content"] = Value::Null;
+        m["refusal"] = Value::String(text.to_string());
+    }
+    v
 }
 
 fn completion(req: &FakeRequest, text: &str, finish: &str) -> Response {

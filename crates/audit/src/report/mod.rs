@@ -9,6 +9,7 @@ pub mod svg;
 
 use doc::Block;
 
+use crate::aggregate::SuggestionVerdict;
 use crate::dimension::Dimension;
 use crate::summary::{DimensionSummary, Summary};
 
@@ -103,6 +104,15 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
     b
 }
 
+/// ` (chance 0.125)` after a completeness share: what a judge picking at random would get
+/// (the mean of 1/P over the judged trials); empty for the other dimensions.
+pub(crate) fn chance(s: &Summary, dim: Dimension) -> String {
+    match (dim, s.discriminability.as_ref().and_then(|d| d.chance_rate)) {
+        (Dimension::Completeness, Some(c)) => format!(" (chance {c:.3})"),
+        _ => String::new(),
+    }
+}
+
 fn scores(b: &mut Vec<Block>, s: &Summary) {
     b.push(Block::Heading(2, "Scores".into()));
     b.push(Block::Para(format!(
@@ -118,7 +128,7 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
             d.title.clone(),
             d.items.to_string(),
             d.scored.to_string(),
-            f(d.mean, 3),
+            format!("{}{}", f(d.mean, 3), chance(s, *dim)),
             ci(&d.ci, 3),
             format!("{} (< {})", d.flagged, d.flag_threshold),
             f(d.agreement.krippendorff_alpha_ordinal, 3),
@@ -138,7 +148,7 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
             "CI",
             "Flagged",
             "Krippendorff α (ordinal)",
-            "Fleiss κ (picks)",
+            "Fleiss κ (passages picked)",
         ]
         .map(String::from)
         .to_vec(),
@@ -155,7 +165,13 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
                 let mut r = vec![dim.name().to_string()];
                 for j in &judges {
                     r.push(match d.per_judge.get(*j) {
-                        Some(x) => format!("{} ({}, {})", f(x.mean, 3), x.n, x.failed),
+                        Some(x) => format!(
+                            "{}{} ({}, {})",
+                            f(x.mean, 3),
+                            chance(s, *dim),
+                            x.n,
+                            x.failed
+                        ),
                         None => "-".into(),
                     });
                 }
@@ -217,18 +233,70 @@ fn skipped(b: &mut Vec<Block>, s: &Summary) {
     });
 }
 
+fn verdict_name(v: SuggestionVerdict) -> &'static str {
+    match v {
+        SuggestionVerdict::ProbableMissingGold => "probable missing gold",
+        SuggestionVerdict::NotConfirmed => "not confirmed",
+        SuggestionVerdict::Unverified => "unverified",
+    }
+}
+
 fn missing_gold(b: &mut Vec<Block>, s: &Summary) {
     b.push(Block::Heading(2, "Probable missing gold".into()));
+    if let Some(d) = &s.discriminability {
+        let abst = |k: &str| d.abstentions.get(k).copied().unwrap_or(0);
+        b.push(Block::Para(format!(
+            "Discriminability answers: {} valid, {} picks, {} abstentions (\"none answers it\": {}, \"several answer it equally\": {}). Abstentions are counted apart, never as a miss nor as a pick; {} items had a strict majority of \"none\" (flagged), {} items only abstentions (no share). Chance rate of a share: {}. Of {} distinct pool negatives, {} come from the gold's own document.",
+            d.answers,
+            d.picks,
+            abst("none") + abst("several"),
+            abst("none"),
+            abst("several"),
+            d.none_majority_items,
+            d.abstained_items,
+            f(d.chance_rate, 3),
+            d.pool_negatives,
+            d.pool_negatives_same_document
+        )));
+    }
     if s.suggested_qrels.is_empty() {
         b.push(Block::Para(
             "No non-gold passage was picked by a majority of all judge x trial picks.".into(),
         ));
         return;
     }
+    let at_least = s.settings.verify_rating_at_least;
     b.push(Block::Para(format!(
-        "{} passages were picked over the gold by a strict majority of all (judge x trial) picks. They are listed in `suggested_qrels.tsv` for human review; they are not added to any qrels.",
+        "{} candidates: non-gold passages picked over the gold by a strict majority of all (judge x trial) picks. A forced choice says only that a passage was the best of its pool, so each candidate was rated pointwise by every judge with the alignment prompt; it is a probable missing gold when a strict majority of the judges rate it at least {at_least} of 5. `same_document`: the candidate comes from the gold's own document (overlapping chunks); overlap: Jaccard of word 5-shingles with the gold. All candidates are in `suggested_qrels.tsv` (score > 0 only for probable missing gold), for human review; nothing is added to any qrels.",
         s.suggested_qrels.len()
     )));
+    let verdicts = [
+        SuggestionVerdict::ProbableMissingGold,
+        SuggestionVerdict::NotConfirmed,
+        SuggestionVerdict::Unverified,
+    ];
+    let count = |same: Option<bool>, v: SuggestionVerdict| {
+        s.suggested_qrels
+            .iter()
+            .filter(|x| x.verdict == v && same.is_none_or(|t| x.same_document == t))
+            .count()
+            .to_string()
+    };
+    let rows = [
+        ("same document as the gold", Some(true)),
+        ("other", Some(false)),
+        ("all", None),
+    ]
+    .iter()
+    .map(|(name, same)| {
+        let mut r = vec![name.to_string()];
+        r.extend(verdicts.iter().map(|v| count(*same, *v)));
+        r
+    })
+    .collect();
+    let mut head = vec!["Candidates".to_string()];
+    head.extend(verdicts.iter().map(|v| verdict_name(*v).to_string()));
+    b.push(Block::Table { head, rows });
     let rows = s
         .suggested_qrels
         .iter()
@@ -239,16 +307,30 @@ fn missing_gold(b: &mut Vec<Block>, s: &Summary) {
                 x.passage_id.clone(),
                 x.gold_passage_id.clone(),
                 format!("{}/{}", x.votes, x.picks),
+                x.alignment_ratings
+                    .iter()
+                    .map(|(j, r)| format!("{j} {r}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                verdict_name(x.verdict).to_string(),
+                if x.same_document { "yes" } else { "no" }.to_string(),
+                format!("{:.2}", x.shingle_overlap),
             ]
         })
         .collect();
     b.push(Block::Table {
-        head: vec![
-            "Turn".into(),
-            "Suggested passage".into(),
-            "Instead of gold".into(),
-            "Votes".into(),
-        ],
+        head: [
+            "Turn",
+            "Candidate passage",
+            "Instead of gold",
+            "Votes",
+            "Pointwise ratings",
+            "Verdict",
+            "Same document",
+            "Overlap",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     });
 }
