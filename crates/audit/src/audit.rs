@@ -422,15 +422,10 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         None => None,
     };
     let mut human_judged = None;
-    let mut human_items_sel: Vec<HumanItem> = Vec::new();
-    let human_file_units = match &human_labels {
-        Some((_, HumanLabels::Mtrag { items, .. })) => items.len(),
-        _ => 0,
-    };
     if let Some((_, HumanLabels::Mtrag { items, .. })) = &human_labels
         && judged.stopped.is_none()
     {
-        human_items_sel = calibrate::sample(items, job.human_sample, s.seed);
+        let human_items_sel: Vec<HumanItem> = calibrate::sample(items, job.human_sample, s.seed);
         let hexisting = if same_data {
             calibrate::reusable_existing(
                 output::read_existing(&job.out_dir, output::HUMAN_ITEMS),
@@ -549,15 +544,23 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
 
     // human comparisons
     let human = match (&human_labels, human_judged) {
-        (Some((path, HumanLabels::Mtrag { scale, .. })), Some(hj)) => {
+        (
+            Some((
+                path,
+                HumanLabels::Mtrag {
+                    scale,
+                    items: file_items,
+                },
+            )),
+            Some(hj),
+        ) => {
             let mut hjs: Vec<Judgement> = hj.records.into_iter().flatten().collect();
             calibrate::name_prompts(&mut hjs, &job.prompts);
             output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
             Some(calibrate::mtrag(
                 path,
-                human_file_units,
                 *scale,
-                &human_items_sel,
+                file_items,
                 &hjs,
                 judges.len(),
                 &dims,

@@ -183,11 +183,12 @@ pub fn reusable_existing(
     existing
 }
 
-/// Compares the judgements of the MTRAG calibration set with the annotators.
+/// Compares the judgements of the MTRAG calibration set with the annotators. `items` are all
+/// the file's answers: the judged ones are compared with the annotators and give the ceiling;
+/// all of them give the whole file's ceiling (`ceiling_all_units`).
 #[allow(clippy::too_many_arguments)]
 pub fn mtrag(
     path: &std::path::Path,
-    file_units: usize,
     scale: [f64; 2],
     items: &[HumanItem],
     judgements: &[Judgement],
@@ -243,11 +244,12 @@ pub fn mtrag(
             comparisons.push(c);
         }
     }
+    let judged: BTreeSet<&str> = judgements.iter().map(|j| j.turn_id.as_str()).collect();
     HumanCalibration {
         file: path.display().to_string(),
         kind: "mtrag".into(),
-        units: file_units,
-        judged_units: Some(items.len()),
+        units: items.len(),
+        judged_units: Some(judged.len()),
         comparisons,
         failed_judgements: judgements.iter().filter(|j| !j.ok()).count(),
     }
@@ -420,4 +422,94 @@ pub fn text_table(h: &HumanCalibration) -> String {
         );
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::tests::judgement;
+
+    fn items(tasks: usize) -> Vec<HumanItem> {
+        let mut out = Vec::new();
+        for t in 0..tasks {
+            for (k, src) in ["reference", "gpt-4o", "llama-3.1-405b-instruct"]
+                .iter()
+                .enumerate()
+            {
+                let r = 1.0 + ((t + k) % 4) as f64;
+                let ratings: BTreeMap<String, f64> = [
+                    ("a".to_string(), r),
+                    ("b".to_string(), r),
+                    ("c".to_string(), if t % 2 == 0 { r } else { 5.0 - r }),
+                ]
+                .into();
+                out.push(HumanItem {
+                    id: format!("c{t}<::>1|{src}"),
+                    task: format!("c{t}<::>1"),
+                    source: src.to_string(),
+                    history: Vec::new(),
+                    question: "q".into(),
+                    passages: vec!["p".into()],
+                    answer: format!("answer {t} {k}"),
+                    ratings: [("faithfulness".to_string(), ratings)].into(),
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn samples_whole_tasks_and_larger_samples_extend_smaller_ones() {
+        let all = items(10);
+        let small = sample(&all, Some(4), 3);
+        let large = sample(&all, Some(9), 3);
+        assert_eq!(small.len(), 6, "two whole tasks of three answers");
+        assert_eq!(large.len(), 9);
+        assert!(small.iter().all(|i| large.contains(i)));
+        assert_eq!(sample(&all, None, 3).len(), 30);
+    }
+
+    #[test]
+    fn the_ceiling_uses_the_judged_answers_and_the_whole_file_is_kept_beside() {
+        let all = items(6);
+        // the judge scored the answers of the first four tasks only
+        let js: Vec<Judgement> = all
+            .iter()
+            .take(12)
+            .enumerate()
+            .map(|(i, it)| {
+                judgement(
+                    Dimension::Faithfulness,
+                    &it.id,
+                    None,
+                    "j",
+                    None,
+                    Some(1.0 + (i % 5) as f64),
+                    None,
+                )
+            })
+            .collect();
+        let s = AuditSettings {
+            resamples: 100,
+            ..Default::default()
+        };
+        let prompts = AuditPrompts::builtin().unwrap();
+        let h = mtrag(
+            std::path::Path::new("human.json"),
+            [1.0, 4.0],
+            &all,
+            &js,
+            1,
+            &[Dimension::Faithfulness],
+            &s,
+            &prompts,
+        );
+        assert_eq!((h.units, h.judged_units), (18, Some(12)));
+        let c = &h.comparisons[0];
+        assert_eq!(c.ensemble.n, 12);
+        assert_eq!(c.ensemble.clusters, 4);
+        assert_eq!(c.ceiling.units, 12);
+        assert_eq!(c.ceiling_all_units.as_ref().unwrap().units, 18);
+        assert_eq!(c.judged_with.as_deref(), Some("audit/faithfulness@1"));
+    }
 }
