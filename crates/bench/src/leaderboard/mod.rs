@@ -351,28 +351,49 @@ fn board(
             (dates.len() >= 2).then_some(Trend { system, points })
         })
         .collect();
-    let shallow: Vec<String> = rows
+    // (depth, the measures deeper than it) -> the systems, for one line per depth
+    let mut shallow: BTreeMap<(usize, Vec<String>), Vec<&str>> = BTreeMap::new();
+    for r in &rows {
+        let labels: Vec<String> = r
+            .beyond_depth
+            .iter()
+            .filter(|m| **m != main)
+            .map(|m| {
+                measures
+                    .iter()
+                    .find(|x| &x.id == m)
+                    .map_or(m.clone(), |x| x.label.clone())
+            })
+            .collect();
+        if !labels.is_empty() {
+            shallow
+                .entry((r.depth, labels))
+                .or_default()
+                .push(r.system.as_str());
+        }
+    }
+    let mixed = rows
         .iter()
-        .filter(|r| r.beyond_depth.iter().any(|m| m != &main))
-        .map(|r| {
-            let labels: Vec<String> = r
-                .beyond_depth
-                .iter()
-                .filter(|m| **m != main)
-                .map(|m| {
-                    measures
-                        .iter()
-                        .find(|x| &x.id == m)
-                        .map_or(m.clone(), |x| x.label.clone())
-                })
-                .collect();
-            format!("{} (depth {}: {})", r.system, r.depth, labels.join(", "))
-        })
-        .collect();
-    if !shallow.is_empty() {
+        .map(|r| r.depth)
+        .filter(|d| *d > 0)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    for ((depth, labels), systems) in &shallow {
         warnings.push(format!(
-            "runs of different depths: measures deeper than a run are n/a for it, not ranked against deeper runs: {}",
-            shallow.join("; ")
+            "{}: {} of depth {depth} ({}): {} are n/a for them, not ranked against deeper runs",
+            if mixed {
+                "runs of different depths"
+            } else {
+                "measures deeper than the runs"
+            },
+            if systems.len() == 1 {
+                "1 run".to_string()
+            } else {
+                format!("{} runs", systems.len())
+            },
+            systems.join(", "),
+            labels.join(", ")
         ));
     }
     for r in rows.iter().filter(|r| r.beyond_depth.contains(&main)) {
