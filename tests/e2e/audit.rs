@@ -41,11 +41,7 @@ pub(crate) fn hashed(req: &FakeRequest) -> FakeReply {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (&req.model, &req.last_user).hash(&mut h);
     let x = h.finish();
-    match req
-        .schema
-        .as_ref()
-        .and_then(mtr_audit::record::pick_max)
-    {
+    match req.schema.as_ref().and_then(mtr_audit::record::pick_max) {
         Some(max) => {
             FakeReply::json(serde_json::json!({"justification": "pick", "choice": 1 + x % max}))
         }
@@ -123,9 +119,14 @@ async fn audit_on_the_fake_server_end_to_end() {
     assert_eq!(summary["complete"], true);
     let planned = summary["plan"]["judgements_planned"].as_u64().unwrap();
     let hits = summary["cost"]["total"]["cache_hits"].as_u64().unwrap();
+    // and one per judge and missing-gold candidate, rated pointwise (verify_items.jsonl)
+    let verified = std::fs::read_to_string(out.join("verify_items.jsonl"))
+        .unwrap()
+        .lines()
+        .count() as u64;
     assert_eq!(
         fake.chat_calls() + hits,
-        planned,
+        planned + verified,
         "one call per distinct prompt"
     );
     let calls = fake.chat_calls();

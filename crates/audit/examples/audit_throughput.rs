@@ -163,11 +163,7 @@ fn synthetic(
 fn judge(req: &FakeRequest) -> FakeReply {
     let h = blake3::hash(req.last_user.as_bytes());
     let x = u64::from(h.as_bytes()[0]);
-    match req
-        .schema
-        .as_ref()
-        .and_then(mtr_audit::record::pick_max)
-    {
+    match req.schema.as_ref().and_then(mtr_audit::record::pick_max) {
         Some(max) => {
             FakeReply::json(serde_json::json!({"justification": "picked", "choice": 1 + x % max}))
         }

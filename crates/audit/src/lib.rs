@@ -31,13 +31,13 @@ pub mod schema;
 pub mod seed;
 pub mod stats;
 pub mod summary;
-pub mod verify;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]
 mod tests_context;
 #[cfg(test)]
 mod tests_fake;
+pub mod verify;
 
 pub use audit::{AuditJob, Outcome, run};
 pub use config::AuditSettings;
