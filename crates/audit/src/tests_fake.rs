@@ -172,6 +172,25 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
         );
     }
     validate_folder(&out);
+    // the chance rate 1/P stands beside every completeness share of the report
+    let md = std::fs::read_to_string(out.join(output::REPORT_MD)).unwrap();
+    assert_eq!(
+        s.discriminability.as_ref().unwrap().chance_rate,
+        Some(0.125)
+    );
+    // scores, per judge, and the three means
+    let title = Dimension::Completeness.title();
+    let share_rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with(&format!("| {title} |")) || l.starts_with("| completeness | 0."))
+        .collect();
+    assert_eq!(share_rows.len(), 3, "{share_rows:?}");
+    assert!(
+        share_rows
+            .iter()
+            .all(|l| l.matches("(chance 0.125)").count() >= if l.contains("(n=") { 3 } else { 1 }),
+        "{share_rows:?}"
+    );
     let before = files(&out);
 
     // rerun: nothing called, nothing changed

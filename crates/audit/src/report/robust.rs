@@ -22,14 +22,22 @@ pub fn means(b: &mut Vec<Block>, s: &Summary) {
         .iter()
         .map(|(dim, d)| {
             let est = |e: &Option<crate::summary::Estimate>| match e {
-                Some(e) => (format!("{} (n={})", f(e.mean, 3), e.n), ci(&e.ci, 3)),
+                Some(e) => (
+                    format!("{}{} (n={})", f(e.mean, 3), super::chance(s, *dim), e.n),
+                    ci(&e.ci, 3),
+                ),
                 None => ("-".into(), "-".into()),
             };
             let (cc, cc_ci) = est(&d.complete_case);
             let (adj, adj_ci) = est(&d.judge_adjusted);
             vec![
                 dim.name().to_string(),
-                format!("{} (n={})", f(d.mean, 3), d.scored),
+                format!(
+                    "{}{} (n={})",
+                    f(d.mean, 3),
+                    super::chance(s, *dim),
+                    d.scored
+                ),
                 ci(&d.ci, 3),
                 cc,
                 cc_ci,
