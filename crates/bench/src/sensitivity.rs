@@ -616,6 +616,12 @@ pub fn compute(inp: &Input) -> Result<LabelSensitivity> {
         .collect();
     let scored_turns_audited = base.set.len();
     let mut notes = inp.edits.notes.clone();
+    if base.set.dialogues.len() < 30 {
+        notes.push(format!(
+            "only {} audited dialogues: the intervals rest on few independent units (with one dialogue they are points, not intervals)",
+            base.set.dialogues.len()
+        ));
+    }
     if !inp.edits.complete {
         notes.push("the audit stopped early: some judgements are missing, so fewer golds may be removed or added than a complete audit would".into());
     }
