@@ -24,6 +24,11 @@ for arg in "$@"; do
 done
 
 mkdir -p "$MODELS"
+# One installer at a time: two concurrent runs (a test suite and a main job, say) would
+# otherwise interleave pip installs and part concatenations and leave a stale .tmp model.
+exec 9>"$MTR_HOME/.setup.lock"
+flock 9
+rm -f "$MODELS"/*.tmp
 if [ ! -x "$VENV/bin/python" ]; then
   echo "setup-local-llm: creating venv $VENV"
   "$PY" -m venv "$VENV"

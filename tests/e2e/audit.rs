@@ -172,7 +172,11 @@ async fn audit_on_the_fake_server_end_to_end() {
 
     // mtr report re-renders the same reports from summary.json alone
     std::fs::remove_file(out.join("report.html")).unwrap();
-    mtr().args(["--quiet", "report"]).arg(&out).assert().success();
+    mtr()
+        .args(["--quiet", "report"])
+        .arg(&out)
+        .assert()
+        .success();
     assert_eq!(read(&out.join("report.html")), before[3]);
 
     // user errors exit 2 and name the problem
@@ -417,7 +421,10 @@ async fn audit_through_the_batch_api_on_the_fake_server() {
     // (the second pass reads them from the cache, which the result does not record)
     let hits = summary["cost"]["total"]["cache_hits"].as_u64().unwrap();
     let calls = fake.chat_calls();
-    assert!(calls > 0 && calls + hits == planned, "{calls} + {hits} vs {planned}");
+    assert!(
+        calls > 0 && calls + hits == planned,
+        "{calls} + {hits} vs {planned}"
+    );
     assert!(summary["cost"]["total"]["cost_usd"].as_f64().unwrap() > 0.0);
     let batch_calls = fake.batch_calls();
     let o = audit(&[]);
