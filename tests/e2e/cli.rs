@@ -587,6 +587,8 @@ fn dry_runs_write_nothing() {
     let cfg = dry_config(side.path());
     let b = mtrag_bench(work.path());
     let before = tree(work.path());
+    // the LLM cache and the local servers' home live here: a dry run creates nothing there either
+    let side_before = tree(side.path());
     let o = mtr()
         .env("MTR_HOME", side.path())
         .env("XDG_CACHE_HOME", side.path())
@@ -642,4 +644,9 @@ fn dry_runs_write_nothing() {
         text(&o.stdout)
     );
     assert_eq!(tree(work.path()), before, "synth --dry-run wrote files");
+    assert_eq!(
+        tree(side.path()),
+        side_before,
+        "a dry run created the LLM cache or other files beside the output"
+    );
 }

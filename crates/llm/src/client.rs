@@ -109,7 +109,12 @@ impl Llm {
                 .clone()
                 .or_else(|| config.cache.clone())
                 .unwrap_or_else(default_cache_path);
-            Some(Cache::open(path)?)
+            if options.dry_run && !path.exists() {
+                // a dry run writes nothing: without a cache there is simply nothing cached yet
+                None
+            } else {
+                Some(Cache::open(path)?)
+            }
         };
         let ledger = Ledger::new(options.max_cost.or(config.max_cost));
         if let Some(c) = &cache {
