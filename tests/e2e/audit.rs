@@ -355,13 +355,17 @@ fn audit_on_the_local_model_with_a_small_sample() {
         "{}",
         s["judges"]
     );
-    // every planned judgement is recorded, parsed or counted as failed (never scored)
+    // every planned judgement is recorded: scored, an explicit abstention (a discriminability
+    // "none"/"several", valid but without a score), or failed/refused (never scored)
     let items = String::from_utf8(read(&out.join("items.jsonl"))).unwrap();
     let planned = s["plan"]["judgements_planned"].as_u64().unwrap();
     assert_eq!(items.lines().count() as u64, planned);
     for l in items.lines() {
         let j: serde_json::Value = serde_json::from_str(l).unwrap();
-        assert_eq!(j["parse_status"] == "failed", j["score"].is_null(), "{l}");
+        let failed = j["parse_status"] == "failed" || j["parse_status"] == "refused";
+        let abstained = !j["abstention"].is_null();
+        assert_eq!(failed || abstained, j["score"].is_null(), "{l}");
+        assert!(!(failed && abstained), "{l}");
     }
     for d in ["alignment", "completeness", "faithfulness", "quality"] {
         assert!(s["dimensions"][d]["items"].as_u64().unwrap() > 0, "{d}");

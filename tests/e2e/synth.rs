@@ -381,13 +381,31 @@ fn synth_on_the_local_model_en_and_zh() {
             String::from_utf8_lossy(&o.stdout)
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        mtr()
-            .args(["--quiet", "validate"])
-            .arg(&out)
-            .assert()
-            .success();
         let b = mtr_core::BenchmarkDir::open(&out).unwrap().load().unwrap();
         assert_eq!(b.manifest.language, lang);
+        // a benchmark without judgements is invalid unless --lenient: when the weak verifier
+        // kept no turn, validate must say so, and accept it only with --lenient
+        let turns: usize = b.dialogues.iter().map(|d| d.turns.len()).sum();
+        if turns > 0 {
+            mtr()
+                .args(["--quiet", "validate"])
+                .arg(&out)
+                .assert()
+                .success();
+        } else {
+            let v = mtr()
+                .args(["--quiet", "validate"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert_eq!(v.status.code(), Some(2));
+            assert!(String::from_utf8_lossy(&v.stdout).contains("empty-qrels"));
+            mtr()
+                .args(["--quiet", "validate", "--lenient"])
+                .arg(&out)
+                .assert()
+                .success();
+        }
         for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
             assert!(
                 mtr_pipeline::agents::in_language(
