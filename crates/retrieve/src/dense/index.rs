@@ -219,7 +219,9 @@ impl DenseIndex {
         let mut out = mtr_core::atomic::AtomicFile::create(dir.join(VECTORS))?;
         let total = idx.meta().num_passages;
         progress.stage(&format!("embedding passages ({model})"), total);
-        let chunk = opts.batch_size.max(1) * opts.concurrency.max(1) * 4;
+        // One round of concurrent requests between progress updates: a local embedder does
+        // ~15 passages/s, so four rounds (as before) left the bar still for half a minute.
+        let chunk = opts.batch_size.max(1) * opts.concurrency.max(1);
         let (mut count, mut dim) = (0u64, 0usize);
         let mut buf: Vec<String> = Vec::with_capacity(chunk);
         let mut iter = passages.into_iter();
@@ -473,6 +475,46 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    /// Counts progress updates.
+    #[derive(Default)]
+    struct Updates(std::sync::Mutex<Vec<u64>>);
+
+    impl Progress for Updates {
+        fn stage(&self, _name: &str, _total: u64) {}
+        fn advance(&self, n: u64) {
+            self.0.lock().unwrap().push(n);
+        }
+    }
+
+    #[tokio::test]
+    async fn embedding_reports_progress_after_every_round_of_requests() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ids: Vec<String> = (0..20).map(|i| format!("p{i:02}")).collect();
+        let corpus: Vec<(&str, &str)> = ids.iter().map(|i| (i.as_str(), "some text")).collect();
+        let idx = IndexBuilder::new(tmp.path().join("i"), IndexOptions::default())
+            .build_from_passages(passages(&corpus), "t", &NoProgress)
+            .unwrap();
+        let updates = Updates::default();
+        let opts = DenseOptions {
+            batch_size: 2,
+            concurrency: 2,
+            ..DenseOptions::default()
+        };
+        DenseIndex::build(
+            &idx,
+            &HashEmbedder { dim: 8 },
+            &opts,
+            passages(&corpus)
+                .into_iter()
+                .map(|p| p.map_err(Error::from)),
+            &updates,
+        )
+        .await
+        .unwrap();
+        // 20 passages, 2 requests of 2 texts in flight: an update every 4 passages
+        assert_eq!(updates.0.into_inner().unwrap(), vec![4; 5]);
     }
 
     #[tokio::test]
