@@ -338,7 +338,11 @@ fn local_model_installed() -> bool {
 /// smaller SmolLM2 does not) on both handbooks, with small chunks and few candidates so that a
 /// CPU model finishes in minutes. The model is weak, so how many turns survive verification
 /// varies; the test checks that the run completes, that `mtr validate` accepts the output, and
-/// that every surviving Chinese question is Chinese.
+/// that every surviving Chinese question is Chinese. Its budget (120 tokens, no parse retries)
+/// makes answers cut at `max_tokens` common and their share varies from run to run (llama.cpp
+/// batches parallel slots), so the failed-call gate is off here (`max_failed_share = 1.0`: only
+/// an endpoint failing every call stops the run); the gate itself is tested on the fake server
+/// (`resume::a_synthesis_whose_endpoint_fails_exits_1_naming_it`).
 #[test]
 fn synth_on_the_local_model_en_and_zh() {
     if !local_model_installed() {
@@ -350,7 +354,7 @@ fn synth_on_the_local_model_en_and_zh() {
         &cfg,
         format!(
             "[llm]\ncache = \"{}\"\n[llm.local]\njudges = [\"qwen0.5b\"]\ngenerator = \"qwen0.5b\"\n[llm.sampling.judges]\nmax_tokens = 120\n[llm.retry]\nparse_retries = 0\n\
-             [synth.generation]\noffer = 2\nmax_attempts = 1\nanswer_attempts = 1\nmax_tokens = 120\n[synth.generation.uniqueness]\njudge_candidates = 2\n",
+             [synth]\nmax_failed_share = 1.0\n[synth.generation]\noffer = 2\nmax_attempts = 1\nanswer_attempts = 1\nmax_tokens = 120\n[synth.generation.uniqueness]\njudge_candidates = 2\n",
             tmp.path().join("cache.sqlite").display()
         ),
     )
