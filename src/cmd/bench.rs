@@ -319,7 +319,8 @@ fn settings(args: &Args) -> anyhow::Result<Settings> {
         s.parse::<Measure>()
             .map_err(|e| user_error(opt, e.to_string()))
     };
-    let measures = if args.measures.is_empty() {
+    let main = parse(&args.main, "--main")?;
+    let mut measures = if args.measures.is_empty() {
         Measure::defaults()
     } else {
         args.measures
@@ -327,6 +328,11 @@ fn settings(args: &Args) -> anyhow::Result<Settings> {
             .map(|m| parse(m, "--measure"))
             .collect::<anyhow::Result<Vec<_>>>()?
     };
+    // the ranking measure is always reported: `--measure RR@10` alone ranked every system by
+    // an nDCG@10 it never reported, and the board showed "-" for every score
+    if !measures.contains(&main) {
+        measures.insert(0, main);
+    }
     if args.level <= 0.0 || args.level >= 1.0 || args.level.is_nan() {
         return Err(user_error("--confidence-level", "must be between 0 and 1"));
     }
@@ -337,7 +343,7 @@ fn settings(args: &Args) -> anyhow::Result<Settings> {
         ));
     }
     Ok(Settings {
-        main: parse(&args.main, "--main")?,
+        main,
         measures,
         resamples: args.resamples,
         level: args.level,

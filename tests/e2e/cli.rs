@@ -184,6 +184,34 @@ fn bench_takes_ir_measures_names_and_reports_precision() {
     ] {
         assert!(json.contains(&format!("\"{id}\"")), "{id} missing");
     }
+    // the ranking measure is reported even when --measure leaves it out
+    let o = mtr()
+        .arg("bench")
+        .arg(&b)
+        .args([
+            "--retriever",
+            "bm25",
+            "--query",
+            "last",
+            "--measure",
+            "RR@10",
+        ])
+        .args(["--resamples", "50", "--permutations", "50", "-o"])
+        .arg(tmp.path().join("res-main"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tmp.path().join("res-main").join("bench.json")).unwrap(),
+    )
+    .unwrap();
+    let main = r["main_measure"].as_str().unwrap();
+    assert!(
+        r["systems"][0]["measures"][main]["mean"].is_number(),
+        "{main} not reported: {}",
+        r["systems"][0]["measures"]
+    );
+    assert!(!text(&o.stdout).contains('\u{2013}'), "{}", text(&o.stdout));
     let o = mtr()
         .arg("bench")
         .arg(&b)
