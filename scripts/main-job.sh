@@ -9,7 +9,8 @@
 # near-repeats, failed judgements per judge and dimension, the time taken) and where the
 # reports are. Re-running resumes: finished LLM calls come from the cache.
 #
-# Environment: OUT (default out/main-job), DIALOGUES (default 4), TURNS (default 3), SEED (7),
+# Environment: OUT (default out/main-job), DIALOGUES (default 4), TURNS (default 3), each
+# overridable per language (DIALOGUES_EN, DIALOGUES_ZH, TURNS_EN, TURNS_ZH), SEED (7),
 # MTR_BIN (use this mtr binary instead of building one), MTR_CONFIG (default
 # scripts/main-job.toml: small-model settings).
 set -euo pipefail
@@ -20,7 +21,15 @@ DIALOGUES="${DIALOGUES:-4}"
 TURNS="${TURNS:-3}"
 SEED="${SEED:-7}"
 
+# DIALOGUES_ZH / TURNS_EN and the like override the setting for one language
+per_lang() { local v="${1}_${2^^}"; echo "${!v:-${!1}}"; }
+
 START=$(date +%s)
+STAGES=""
+stage_done() { # name, start seconds: remember how long a stage took (printed with the yield)
+  STAGES="$STAGES  $1: $(( $(date +%s) - $2 )) s\n"
+}
+T=$(date +%s)
 bash scripts/setup-local-llm.sh
 if [ -z "${MTR_BIN:-}" ]; then
   if [ -x target/release/mtr ]; then
@@ -30,6 +39,7 @@ if [ -z "${MTR_BIN:-}" ]; then
     MTR_BIN="$PWD/target/debug/mtr"
   fi
 fi
+stage_done "install and build" "$T"
 echo "== using $MTR_BIN"
 CONFIG="${MTR_CONFIG:-scripts/main-job.toml}"
 mtr() { "$MTR_BIN" --config "$CONFIG" "$@"; }
@@ -37,15 +47,20 @@ mkdir -p "$OUT"
 
 for lang in en zh; do
   echo "== synthesizing the $lang benchmark from corpora/$lang"
+  T=$(date +%s)
   mtr synth --corpus "corpora/$lang" -o "$OUT/bench-$lang" \
-    --dialogues "$DIALOGUES" --turns "$TURNS" --seed "$SEED" --chunk-tokens 64-160 \
+    --dialogues "$(per_lang DIALOGUES "$lang")" --turns "$(per_lang TURNS "$lang")" --seed "$SEED" --chunk-tokens 64-160 \
     | tee "$OUT/synth-$lang.txt"
   mtr validate "$OUT/bench-$lang"
   mtr stats "$OUT/bench-$lang"
+  stage_done "synthesis ($lang)" "$T"
 done
 
 echo "== auditing the English benchmark"
+T=$(date +%s)
 mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 1 --negatives 3
+stage_done "audit (en)" "$T"
+T=$(date +%s)
 
 for lang in en zh; do
   echo "== benchmarking retrievers on the $lang benchmark"
@@ -55,6 +70,7 @@ for lang in en zh; do
 done
 
 mtr leaderboard "$OUT"/results-*/bench.json -o "$OUT/site"
+stage_done "bench and leaderboard" "$T"
 
 ELAPSED=$(( $(date +%s) - START ))
 echo
@@ -75,6 +91,7 @@ for name, d in (dims.items() if isinstance(dims, dict) else []):
         rate = j["failed"] / total if total else 0.0
         print(f"  audit {name} / {judge}: {j['failed']} failed of {total} judged ({100 * rate:.0f}%)")
 PY
+printf "  time per stage:\n$STAGES"
 echo "  time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
 
 cat <<EOM

@@ -262,6 +262,8 @@ pub(crate) mod tests {
             pick_passage_id: pick.map(Into::into),
             abstention: None,
             score,
+            rating_mode: None,
+            rating_distribution: None,
             parse_status: if score.is_some() {
                 ParseOutcome::Ok
             } else {

@@ -151,11 +151,13 @@ fn judges_of(llm: &Llm) -> Result<(Vec<JudgeRef>, Vec<JudgeInfo>)> {
         refs.push(JudgeRef {
             name: name.clone(),
             model: e.model.clone(),
+            rating_mode: e.rating_mode,
         });
         infos.push(JudgeInfo {
             name: name.clone(),
             model: e.model.clone(),
             family: crate::family::family(&e.model, e.family.as_deref()),
+            rating_mode: e.rating_mode,
         });
     }
     if refs.is_empty() {

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::stream::{self, StreamExt};
 use mtr_core::progress::SharedProgress;
+use mtr_llm::logprob::RatingMode;
 use mtr_llm::{ChatRequest, ChatResult, Llm, LlmError, ParseStatus};
 
 use crate::dimension::Dimension;
@@ -47,6 +48,8 @@ pub struct Unit {
 pub struct JudgeRef {
     pub name: String,
     pub model: String,
+    /// How its 1-5 ratings are read (the written grade, or probability-weighted).
+    pub rating_mode: RatingMode,
 }
 
 /// Renders the request for a unit (the same for every judge).
@@ -74,6 +77,7 @@ fn reusable(old: &Judgement, unit: &Unit, judge: &JudgeRef, prompt: &str) -> boo
         && old.prompt == prompt
         && old.pool == unit.pool
         && old.gold_position == unit.gold_position
+        && (!unit.dimension.is_rating() || old.rating_mode.unwrap_or_default() == judge.rating_mode)
 }
 
 /// Who judges: the client, the ensemble, self-consistency samples per judge, progress.
@@ -326,6 +330,8 @@ pub fn record(
         pick_passage_id: None,
         abstention: None,
         score: None,
+        rating_mode: unit.dimension.is_rating().then_some(judge.rating_mode),
+        rating_distribution: None,
         parse_status: ParseOutcome::Failed,
         parse_detail: None,
         raw_excerpt: None,
@@ -375,7 +381,15 @@ pub fn record(
         j.raw_excerpt = raw_excerpt(&text, RAW_EXCERPT_CHARS);
         j
     };
-    if unit.dimension.is_rating() {
+    if unit.dimension.is_rating()
+        && let Some(d) = &r.rating
+    {
+        // read from the token probabilities: the score is the probability-weighted grade; a
+        // whole generated answer still carries its justification, a prefilled one none
+        j.score = Some(d.mean);
+        j.rating_distribution = Some(d.clone());
+        j.justification = r.parse::<RatingVerdict>().ok().map(|v| v.justification);
+    } else if unit.dimension.is_rating() {
         match r.parse::<RatingVerdict>() {
             Ok(v) if (1..=5).contains(&v.rating) => {
                 j.score = Some(v.rating as f64);
@@ -458,6 +472,7 @@ mod tests {
             key: "k".into(),
             finish_reason: Some("stop".into()),
             refusal: refusal.map(Into::into),
+            rating: None,
         }
     }
 
@@ -465,6 +480,7 @@ mod tests {
         JudgeRef {
             name: "a".into(),
             model: "a-model".into(),
+            rating_mode: RatingMode::Generated,
         }
     }
 

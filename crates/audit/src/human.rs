@@ -1009,6 +1009,7 @@ mod tests {
             name: "judge".into(),
             model: "llama-3.1-8b-instruct".into(),
             family: Some("llama".into()),
+            rating_mode: Default::default(),
         }];
         let cal = HumanCalibration {
             file: "f".into(),

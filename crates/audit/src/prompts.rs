@@ -279,6 +279,11 @@ impl AuditPrompts {
     fn request(&self, dim: Dimension, ctx: &Ctx<'_>, output: OutputSpec) -> Result<ChatRequest> {
         let p = self.get(dim);
         let req = p.request(ctx, output).map_err(prompt_err)?;
+        let req = if dim.is_rating() {
+            req.with_rating("rating", 1, 5)
+        } else {
+            req
+        };
         Ok(req.with_label(dim.name()))
     }
 
@@ -362,7 +367,8 @@ impl AuditPrompts {
         let req = self
             .human_completeness
             .request(&ctx, rating_output())
-            .map_err(prompt_err)?;
+            .map_err(prompt_err)?
+            .with_rating("rating", 1, 5);
         Ok(req.with_label(HUMAN_COMPLETENESS_NAME))
     }
 

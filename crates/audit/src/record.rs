@@ -79,6 +79,16 @@ pub struct Judgement {
     pub abstention: Option<Abstention>,
     /// Rating 1-5, or for completeness 1 when the gold was picked and 0 otherwise; null when failed.
     pub score: Option<f64>,
+    /// How a rating's score was read (rating dimensions only): `generated`, the grade the
+    /// judge wrote, or `probability`, the probability-weighted mean over the grade tokens
+    /// (then `score` is fractional and `rating_distribution` holds the grades' probabilities).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating_mode: Option<mtr_llm::logprob::RatingMode>,
+    /// The grade probabilities behind a `probability` rating: per grade, renormalised over
+    /// the scale; `mass` is what the judge put on the scale's grades at all; `written` the
+    /// grade it wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating_distribution: Option<mtr_llm::logprob::RatingDistribution>,
     pub parse_status: ParseOutcome,
     /// How the value was extracted, or why it failed.
     pub parse_detail: Option<String>,

@@ -99,6 +99,10 @@ pub struct JudgeInfo {
     pub model: String,
     /// Model family (configured, or inferred from the model name).
     pub family: Option<String>,
+    /// How its 1-5 ratings are read: `generated` (the grade written) or `probability`
+    /// (the probability-weighted mean over the grade tokens).
+    #[serde(default)]
+    pub rating_mode: mtr_llm::logprob::RatingMode,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

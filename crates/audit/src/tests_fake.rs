@@ -843,9 +843,199 @@ fn ratio((a, b): (usize, usize)) -> String {
     }
 }
 
+/// What a planted-defect audit found, measured against what was planted.
+struct Measured {
+    flag_precision: f64,
+    recall_swapped: f64,
+    recall_deleted: f64,
+    recall_replaced: f64,
+    /// (class, true golds, probable-missing-gold suggestions) per planted class.
+    precision_by_class: Vec<(&'static str, usize, usize)>,
+    /// (true golds, probable-missing-gold suggestions) over all classes.
+    precision_all: (usize, usize),
+    /// Per tag (`same_document`, `other`): golds a turn lost, those a pool held, those
+    /// suggested as probable missing golds.
+    lost_golds: BTreeMap<&'static str, [usize; 3]>,
+}
+
+/// Measures (and prints) flag precision and recall per planted class, the precision of
+/// probable-missing-gold suggestions per class and per tag (`same_document` or not), and
+/// the recall of lost golds; `judges` is the ensemble size (for the flag rule).
+fn measure_planted(
+    p: &Planted,
+    s: &crate::summary::Summary,
+    items: &[Judgement],
+    settings: &AuditSettings,
+    judges: usize,
+    who: &str,
+) -> Measured {
+    use crate::aggregate::SuggestionVerdict;
+    let flagged = crate::audit::flagged_turns(items, settings, judges, 1);
+    // recall is over the audited turns (a sampled audit sees only some)
+    let audited: BTreeSet<String> = items.iter().map(|j| j.turn_id.clone()).collect();
+    let seen = |set: &BTreeSet<String>| -> BTreeSet<String> {
+        set.intersection(&audited).cloned().collect()
+    };
+    let defective: BTreeSet<String> = seen(&p.swapped)
+        .into_iter()
+        .chain(seen(&p.deleted))
+        .chain(seen(&p.replaced))
+        .collect();
+    let tp = flagged.intersection(&defective).count();
+    let flag_precision = tp as f64 / flagged.len().max(1) as f64;
+    let recall_of = |set: &BTreeSet<String>| {
+        let set = seen(set);
+        flagged.intersection(&set).count() as f64 / set.len().max(1) as f64
+    };
+    let (r_swap, r_del, r_rep) = (
+        recall_of(&p.swapped),
+        recall_of(&p.deleted),
+        recall_of(&p.replaced),
+    );
+    // which golds of each turn's pools were there to be found
+    let mut pooled: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for j in items
+        .iter()
+        .filter(|j| j.dimension == Dimension::Completeness)
+    {
+        pooled
+            .entry(j.turn_id.as_str())
+            .or_default()
+            .extend(j.pool.iter().flatten().map(String::as_str));
+    }
+    // no relevant passage was left in the pools of the new class
+    for t in &p.replaced {
+        let rel: Vec<&&str> = pooled
+            .get(t.as_str())
+            .into_iter()
+            .flatten()
+            .filter(|x| p.true_pairs.contains(&(t.clone(), x.to_string())))
+            .collect();
+        assert!(rel.is_empty(), "{t}: {rel:?}");
+    }
+    // precision of suggestions per planted class, and per tag
+    let class = |t: &str| {
+        if p.swapped.contains(t) {
+            "swapped gold"
+        } else if p.deleted.contains(t) {
+            "deleted gold"
+        } else if p.replaced.contains(t) {
+            "replaced, nothing relevant in the pool"
+        } else {
+            "no defect"
+        }
+    };
+    let mut precision_by_class = Vec::new();
+    let probable: Vec<&crate::aggregate::Suggestion> = s
+        .suggested_qrels
+        .iter()
+        .filter(|x| x.verdict == SuggestionVerdict::ProbableMissingGold)
+        .collect();
+    println!(
+        "planted defects ({who}): {} audited turns, {} with a swapped gold, {} with a deleted gold, {} replaced (nothing relevant in the pool); {} flagged; flag precision {flag_precision:.3}, recall swapped {r_swap:.3}, deleted {r_del:.3}, replaced {r_rep:.3}; {} candidates, {} probable missing gold",
+        audited.len(),
+        seen(&p.swapped).len(),
+        seen(&p.deleted).len(),
+        seen(&p.replaced).len(),
+        flagged.len(),
+        s.suggested_qrels.len(),
+        probable.len(),
+    );
+    for c in [
+        "swapped gold",
+        "deleted gold",
+        "replaced, nothing relevant in the pool",
+        "no defect",
+    ] {
+        let mine: Vec<&crate::aggregate::Suggestion> = probable
+            .iter()
+            .copied()
+            .filter(|x| class(&x.turn_id) == c)
+            .collect();
+        let cands = s
+            .suggested_qrels
+            .iter()
+            .filter(|x| class(&x.turn_id) == c)
+            .count();
+        let (ok, n) = precision(&mine, p);
+        let same: Vec<_> = mine.iter().copied().filter(|x| x.same_document).collect();
+        let other: Vec<_> = mine.iter().copied().filter(|x| !x.same_document).collect();
+        println!(
+            "  {c}: {cands} candidates; probable missing gold precision {} (same_document {}, other {})",
+            ratio((ok, n)),
+            ratio(precision(&same, p)),
+            ratio(precision(&other, p))
+        );
+        precision_by_class.push((c, ok, n));
+    }
+    // recall of the golds a turn lost, per tag (same document as a remaining gold or not),
+    // over those a pool held and over all
+    let labelled_docs = |t: &str| -> HashSet<Option<String>> {
+        p.bench
+            .find_turn(t)
+            .map(|(d, ti)| {
+                d.turns[ti]
+                    .gold
+                    .iter()
+                    .map(|g| mtr_core::formats::mtrag::passage_doc_id(&g.passage_id))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let found: HashSet<(&str, &str)> = probable
+        .iter()
+        .map(|x| (x.turn_id.as_str(), x.passage_id.as_str()))
+        .collect();
+    let mut tally: BTreeMap<&'static str, [usize; 3]> = BTreeMap::new();
+    for (t, lost) in p.missing.iter().filter(|(t, _)| audited.contains(*t)) {
+        let docs = labelled_docs(t);
+        for g in lost {
+            let doc = mtr_core::formats::mtrag::passage_doc_id(g);
+            let tag = if doc.is_some() && docs.contains(&doc) {
+                "same_document"
+            } else {
+                "other"
+            };
+            let e = tally.entry(tag).or_default();
+            e[0] += 1;
+            e[1] += usize::from(
+                pooled
+                    .get(t.as_str())
+                    .is_some_and(|x| x.contains(g.as_str())),
+            );
+            e[2] += usize::from(found.contains(&(t.as_str(), g.as_str())));
+        }
+    }
+    for (tag, [all, in_pool, hit]) in &tally {
+        println!(
+            "  lost golds, {tag}: {all}, {in_pool} in a pool, {hit} suggested as probable missing gold: recall {} of those in a pool, {} of all",
+            ratio((*hit, *in_pool)),
+            ratio((*hit, *all))
+        );
+    }
+    if let Some(d) = s.discriminability.as_ref() {
+        println!(
+            "  abstentions {:?}; none-majority items {}; pool negatives from the gold's document {}/{}; candidates by tag {:?}",
+            d.abstentions,
+            d.none_majority_items,
+            d.pool_negatives_same_document,
+            d.pool_negatives,
+            d.candidates_by_tag
+        );
+    }
+    Measured {
+        flag_precision,
+        recall_swapped: r_swap,
+        recall_deleted: r_del,
+        recall_replaced: r_rep,
+        precision_by_class,
+        precision_all: precision(&probable, p),
+        lost_golds: tally,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn planted_defects_are_flagged_by_an_oracle_judge() {
-    use crate::aggregate::SuggestionVerdict;
     let tmp = tempfile::tempdir().unwrap();
     let Some(src) = clapnq(tmp.path()) else {
         return;
@@ -889,97 +1079,16 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
     };
     assert!(s.complete);
     let items = read_items(&out);
-    let flagged = crate::audit::flagged_turns(&items, &settings, 2, 1);
-    let defective: BTreeSet<String> = p
-        .swapped
-        .iter()
-        .chain(&p.deleted)
-        .chain(&p.replaced)
-        .cloned()
-        .collect();
-    let tp = flagged.intersection(&defective).count();
-    let flag_precision = tp as f64 / flagged.len().max(1) as f64;
-    let recall_of =
-        |set: &BTreeSet<String>| flagged.intersection(set).count() as f64 / set.len() as f64;
-    let (r_swap, r_del, r_rep) = (
-        recall_of(&p.swapped),
-        recall_of(&p.deleted),
-        recall_of(&p.replaced),
+    let m = measure_planted(&p, &s, &items, &settings, 2, "oracle judge");
+    let (flag_precision, r_swap, r_del, r_rep) = (
+        m.flag_precision,
+        m.recall_swapped,
+        m.recall_deleted,
+        m.recall_replaced,
     );
-    // which golds of each turn's pools were there to be found
-    let mut pooled: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for j in items
-        .iter()
-        .filter(|j| j.dimension == Dimension::Completeness)
-    {
-        pooled
-            .entry(j.turn_id.as_str())
-            .or_default()
-            .extend(j.pool.iter().flatten().map(String::as_str));
-    }
-    // no relevant passage was left in the pools of the new class
-    for t in &p.replaced {
-        let rel: Vec<&&str> = pooled
-            .get(t.as_str())
-            .into_iter()
-            .flatten()
-            .filter(|x| p.true_pairs.contains(&(t.clone(), x.to_string())))
-            .collect();
-        assert!(rel.is_empty(), "{t}: {rel:?}");
-    }
-    // precision of suggestions per planted class, and per tag
-    let class = |t: &str| {
-        if p.swapped.contains(t) {
-            "swapped gold"
-        } else if p.deleted.contains(t) {
-            "deleted gold"
-        } else if p.replaced.contains(t) {
-            "replaced, nothing relevant in the pool"
-        } else {
-            "no defect"
-        }
-    };
-    let probable: Vec<&crate::aggregate::Suggestion> = s
-        .suggested_qrels
-        .iter()
-        .filter(|x| x.verdict == SuggestionVerdict::ProbableMissingGold)
-        .collect();
-    println!(
-        "planted defects (oracle judge): {} swapped-gold turns, {} deleted-gold turns, {} replaced (nothing relevant in the pool); {} flagged; flag precision {flag_precision:.3}, recall swapped {r_swap:.3}, deleted {r_del:.3}, replaced {r_rep:.3}; {} candidates, {} probable missing gold",
-        p.swapped.len(),
-        p.deleted.len(),
-        p.replaced.len(),
-        flagged.len(),
-        s.suggested_qrels.len(),
-        probable.len(),
-    );
-    for c in [
-        "swapped gold",
-        "deleted gold",
-        "replaced, nothing relevant in the pool",
-        "no defect",
-    ] {
-        let mine: Vec<&crate::aggregate::Suggestion> = probable
-            .iter()
-            .copied()
-            .filter(|x| class(&x.turn_id) == c)
-            .collect();
-        let cands = s
-            .suggested_qrels
-            .iter()
-            .filter(|x| class(&x.turn_id) == c)
-            .count();
-        let (ok, n) = precision(&mine, &p);
-        let same: Vec<_> = mine.iter().copied().filter(|x| x.same_document).collect();
-        let other: Vec<_> = mine.iter().copied().filter(|x| !x.same_document).collect();
-        println!(
-            "  {c}: {cands} candidates; probable missing gold precision {} (same_document {}, other {})",
-            ratio((ok, n)),
-            ratio(precision(&same, &p)),
-            ratio(precision(&other, &p))
-        );
+    for (c, ok, n) in &m.precision_by_class {
         assert!(
-            n == 0 || ok as f64 >= 0.98 * n as f64,
+            *n == 0 || *ok as f64 >= 0.98 * *n as f64,
             "{c}: precision {ok}/{n}"
         );
     }
@@ -991,60 +1100,7 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
             .count(),
         0
     );
-    // recall of the golds a turn lost, per tag (same document as a remaining gold or not),
-    // over those a pool held and over all
-    let labelled_docs = |t: &str| -> HashSet<Option<String>> {
-        p.bench
-            .find_turn(t)
-            .map(|(d, ti)| {
-                d.turns[ti]
-                    .gold
-                    .iter()
-                    .map(|g| mtr_core::formats::mtrag::passage_doc_id(&g.passage_id))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let found: HashSet<(&str, &str)> = probable
-        .iter()
-        .map(|x| (x.turn_id.as_str(), x.passage_id.as_str()))
-        .collect();
-    let mut tally: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
-    for (t, lost) in &p.missing {
-        let docs = labelled_docs(t);
-        for g in lost {
-            let doc = mtr_core::formats::mtrag::passage_doc_id(g);
-            let tag = if doc.is_some() && docs.contains(&doc) {
-                "same_document"
-            } else {
-                "other"
-            };
-            let e = tally.entry(tag).or_default();
-            e[0] += 1;
-            e[1] += usize::from(
-                pooled
-                    .get(t.as_str())
-                    .is_some_and(|x| x.contains(g.as_str())),
-            );
-            e[2] += usize::from(found.contains(&(t.as_str(), g.as_str())));
-        }
-    }
-    for (tag, [all, in_pool, hit]) in &tally {
-        println!(
-            "  lost golds, {tag}: {all}, {in_pool} in a pool, {hit} suggested as probable missing gold: recall {} of those in a pool, {} of all",
-            ratio((*hit, *in_pool)),
-            ratio((*hit, *all))
-        );
-    }
-    let d = s.discriminability.as_ref().unwrap();
-    println!(
-        "  abstentions {:?}; none-majority items {}; pool negatives from the gold's document {}/{}; candidates by tag {:?}",
-        d.abstentions,
-        d.none_majority_items,
-        d.pool_negatives_same_document,
-        d.pool_negatives,
-        d.candidates_by_tag
-    );
+    let tally = &m.lost_golds;
     assert!(flag_precision >= 0.95, "precision {flag_precision}");
     assert!(r_swap >= 0.95, "swapped recall {r_swap}");
     assert!(r_rep >= 0.95, "replaced recall {r_rep}");
@@ -1059,7 +1115,7 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
         "found {hits} of {retrieved} lost golds in a pool"
     );
     assert!(r_del >= 0.15, "deleted recall {r_del}");
-    let (ok, n) = precision(&probable, &p);
+    let (ok, n) = m.precision_all;
     assert!(ok as f64 >= 0.98 * n as f64 && ok > 20, "{ok}/{n}");
     validate_folder(&out);
 }
@@ -1359,20 +1415,44 @@ async fn mtrag_human_calibration_on_the_real_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "minutes of CPU inference; run by hand"]
 async fn planted_defects_local_model() {
+    // MTR_AUDIT_LOCAL_JUDGE: the local model (default qwen0.5b); MTR_AUDIT_LOCAL_RATING:
+    // `generated` (default) or `probability`; MTR_AUDIT_LOCAL_SAMPLE: dialogues (default 3);
+    // MTR_AUDIT_LOCAL_DIMS: dimensions (default alignment,completeness)
     let tmp = tempfile::tempdir().unwrap();
     let Some(src) = clapnq(tmp.path()) else {
         return;
     };
     let p = plant(&src, &tmp.path().join("planted"), 7);
-    let model = std::env::var("MTR_AUDIT_LOCAL_JUDGE").unwrap_or_else(|_| "qwen0.5b".into());
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let model = env("MTR_AUDIT_LOCAL_JUDGE", "qwen0.5b");
+    let mode: mtr_llm::logprob::RatingMode = serde_json::from_value(serde_json::Value::String(
+        env("MTR_AUDIT_LOCAL_RATING", "generated"),
+    ))
+    .unwrap();
+    let sample: usize = env("MTR_AUDIT_LOCAL_SAMPLE", "3").parse().unwrap();
+    let dimensions: Vec<Dimension> = env("MTR_AUDIT_LOCAL_DIMS", "alignment,completeness")
+        .split(',')
+        .map(|d| Dimension::parse(d.trim()).unwrap())
+        .collect();
     let mut config = mtr_llm::LlmConfig::default();
     config.local.judges = vec![model.clone()];
     config.local.generator = Some(model.clone());
+    config.local.models.insert(
+        model.clone(),
+        mtr_llm::local::LocalModelOptions {
+            rating_mode: Some(mode),
+            ..Default::default()
+        },
+    );
     config.sampling.judges.max_tokens = Some(160);
     let llm = match mtr_llm::Llm::new(
         config,
         mtr_llm::LlmOptions {
-            cache_path: Some(tmp.path().join("c.sqlite")),
+            cache_path: Some(
+                std::env::var_os("MTR_AUDIT_LOCAL_CACHE")
+                    .map(Into::into)
+                    .unwrap_or_else(|| tmp.path().join("c.sqlite")),
+            ),
             ..Default::default()
         },
     )
@@ -1384,11 +1464,13 @@ async fn planted_defects_local_model() {
             return;
         }
     };
-    // dialogues holding swapped golds, so the small sample has defects to find
+    // seed 5: dialogues holding swapped golds, so the small sample has defects to find
     let settings = AuditSettings {
-        sample: Some(3),
+        sample: Some(sample),
         seed: 5,
-        dimensions: vec![Dimension::Alignment],
+        dimensions,
+        trials: 1,
+        negatives: 3,
         resamples: 200,
         ..Default::default()
     };
@@ -1406,25 +1488,128 @@ async fn planted_defects_local_model() {
         panic!()
     };
     let items = read_items(&out);
-    let audited: BTreeSet<String> = items.iter().map(|j| j.turn_id.clone()).collect();
-    let flagged = crate::audit::flagged_turns(&items, &settings, 1, 1);
-    let defective: BTreeSet<String> = p
-        .swapped
-        .iter()
-        .filter(|t| audited.contains(*t))
-        .cloned()
-        .collect();
-    let tp = flagged.intersection(&defective).count();
     println!(
-        "local judge {model}: {} alignment judgements ({} failed) in {:.0} s; {} audited turns, {} with a swapped gold; flagged {}; precision {:.3}, recall {:.3}; mean alignment {:?}",
+        "local judge {model} ({mode:?} ratings): {} judgements ({} failed) in {:.0} s; mean alignment {:?}",
         items.len(),
         items.iter().filter(|j| !j.ok()).count(),
         t.elapsed().as_secs_f64(),
-        audited.len(),
-        defective.len(),
-        flagged.len(),
-        tp as f64 / flagged.len().max(1) as f64,
-        tp as f64 / defective.len().max(1) as f64,
-        s.dimensions[&Dimension::Alignment].mean
+        s.dimensions.get(&Dimension::Alignment).and_then(|d| d.mean),
+    );
+    measure_planted(
+        &p,
+        &s,
+        &items,
+        &settings,
+        1,
+        &format!("local judge {model}"),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probability_ratings_are_offered_per_judge_and_recorded_per_judgement() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    // every answer writes 4; asked for logprobs, the grade token is 4 or 3 with equal odds
+    let fake = FakeServer::builder()
+        .respond(|r: &FakeRequest| {
+            if r.body.get("logprobs").is_some() {
+                let alt = |t: &str| serde_json::json!({"token": t, "logprob": 0.5f64.ln()});
+                FakeReply::WithLogprobs(
+                    "4".into(),
+                    serde_json::json!({"content": [{"token": "4", "logprob": 0.5f64.ln(), "top_logprobs": [alt("4"), alt("3")]}]}),
+                )
+            } else {
+                FakeReply::json(serde_json::json!({"justification": "ok", "rating": 4}))
+            }
+        })
+        .start()
+        .await
+        .unwrap();
+    let config = |mode: mtr_llm::logprob::RatingMode| {
+        let a = fake.endpoint("a", "a-model");
+        let mut p = fake.endpoint("p", "p-model");
+        p.rating_mode = mode;
+        p.continues_assistant = true;
+        mtr_llm::LlmConfig {
+            endpoints: vec![a, p],
+            roles: mtr_llm::Roles {
+                judges: vec!["a".into(), "p".into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    };
+    let cache = tmp.path().join("c.sqlite");
+    let settings = AuditSettings {
+        sample: Some(2),
+        dimensions: vec![Dimension::Alignment, Dimension::Quality],
+        resamples: 100,
+        ..Default::default()
+    };
+    let out = tmp.path().join("audit");
+    let llm = llm_with_cache(config(mtr_llm::logprob::RatingMode::Probability), &cache).await;
+    let Outcome::Audited(s) = audit(
+        &bench,
+        &llm,
+        settings.clone(),
+        &out,
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!()
+    };
+    use mtr_llm::logprob::RatingMode;
+    let modes: BTreeMap<&str, RatingMode> = s
+        .judges
+        .iter()
+        .map(|j| (j.name.as_str(), j.rating_mode))
+        .collect();
+    assert_eq!(modes["p"], RatingMode::Probability);
+    assert_eq!(modes["a"], RatingMode::Generated);
+    let items = read_items(&out);
+    assert!(!items.is_empty());
+    for j in &items {
+        match j.judge.as_str() {
+            "p" => {
+                assert_eq!(j.rating_mode, Some(RatingMode::Probability), "{j:?}");
+                assert_eq!(j.score, Some(3.5));
+                let d = j.rating_distribution.as_ref().unwrap();
+                assert_eq!(d.written, Some(4));
+            }
+            _ => {
+                assert_eq!(j.rating_mode, Some(RatingMode::Generated));
+                assert_eq!(j.score, Some(4.0));
+                assert!(j.rating_distribution.is_none());
+            }
+        }
+    }
+    let q = &s.dimensions[&Dimension::Quality];
+    assert_eq!(q.per_judge["p"].mean, Some(3.5));
+    let report = std::fs::read_to_string(out.join(output::REPORT_MD)).unwrap();
+    assert!(report.contains("ratings read from token probabilities"));
+    validate_folder(&out);
+    // the same judge switched to written grades: its old judgements are not reused
+    let calls = fake.chat_calls();
+    let llm = llm_with_cache(config(RatingMode::Generated), &cache).await;
+    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
+    else {
+        panic!()
+    };
+    let p_items = read_items(&out)
+        .into_iter()
+        .filter(|j| j.judge == "p")
+        .collect::<Vec<_>>();
+    assert_eq!(fake.chat_calls() - calls, p_items.len() as u64);
+    assert!(
+        p_items
+            .iter()
+            .all(|j| j.score == Some(4.0) && j.rating_mode == Some(RatingMode::Generated))
+    );
+    assert_eq!(
+        s.dimensions[&Dimension::Quality].per_judge["p"].mean,
+        Some(4.0)
     );
 }

@@ -43,6 +43,9 @@ pub(crate) struct StoredChat {
     pub cost_usd: f64,
     pub model: String,
     pub finish_reason: Option<String>,
+    /// The grade distribution of a probability rating (see [`crate::logprob`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<crate::logprob::RatingDistribution>,
 }
 
 /// A Batch API job as recorded in the cache file.
@@ -860,6 +863,7 @@ mod tests {
             cost_usd: 0.001,
             model: model.into(),
             finish_reason: Some("stop".into()),
+            rating: None,
         }
     }
 

@@ -85,6 +85,20 @@ pub struct PromptRef {
     pub hash: String,
 }
 
+/// The rating a request asks for: the JSON key its grade is written under and the scale.
+/// On an endpoint whose `rating_mode` is `probability`, the client reads the grade's
+/// probability distribution at that position ([`crate::logprob`]) and returns it in
+/// [`ChatResult::rating`]; elsewhere the field changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RatingSpec {
+    /// JSON key of the grade, e.g. `rating`.
+    pub key: String,
+    /// Lowest grade of the scale.
+    pub lo: i64,
+    /// Highest grade of the scale.
+    pub hi: i64,
+}
+
 /// One chat call to make.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
@@ -103,6 +117,9 @@ pub struct ChatRequest {
     /// Free-form label for logs and the plan (e.g. `relevance`), not part of the cache key.
     #[serde(default)]
     pub label: Option<String>,
+    /// The answer is a rating on this scale (see [`RatingSpec`]).
+    #[serde(default)]
+    pub rating: Option<RatingSpec>,
 }
 
 impl ChatRequest {
@@ -114,7 +131,18 @@ impl ChatRequest {
             sample: 0,
             sampling: None,
             label: None,
+            rating: None,
         }
+    }
+    /// The answer is a `lo..=hi` rating written under `key` (read from token probabilities
+    /// on endpoints whose `rating_mode` is `probability`).
+    pub fn with_rating(mut self, key: impl Into<String>, lo: i64, hi: i64) -> Self {
+        self.rating = Some(RatingSpec {
+            key: key.into(),
+            lo,
+            hi,
+        });
+        self
     }
     /// Expect JSON matching `schema`.
     pub fn with_schema(mut self, schema: JsonSchema) -> Self {
@@ -208,6 +236,11 @@ pub struct ChatResult {
     /// and `text` holds the refusal; never cached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
+    /// The grade distribution read from token probabilities: set when the request carried a
+    /// [`RatingSpec`] and the endpoint's `rating_mode` is `probability` (the score is then
+    /// `rating.mean`, not the written grade).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<crate::logprob::RatingDistribution>,
 }
 
 impl ChatResult {

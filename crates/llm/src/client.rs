@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use crate::balance::Endpoint;
 use crate::cache::{Cache, StoredChat};
-use crate::chat::{ChatMessage, ChatRequest, ChatResult, OutputSpec, ParseStatus, Usage};
+use crate::chat::{
+    ChatMessage, ChatRequest, ChatResult, OutputSpec, ParseStatus, RatingSpec, Usage,
+};
 use crate::config::{LlmConfig, LlmOptions, Role, Sampling, default_cache_path};
 use crate::error::{LlmError, Result};
 use crate::extract::parse_output;
@@ -27,6 +29,28 @@ type Indexed = (usize, Vec<f32>);
 
 /// Texts per `/v1/embeddings` request.
 const EMBED_BATCH: usize = 64;
+
+/// Alternatives asked for per generated token when a rating is read from probabilities
+/// (enough to hold every grade of a 1-5 scale next to the non-grade tokens; OpenAI allows 20).
+const RATING_TOP_LOGPROBS: u32 = 10;
+
+/// How a request's rating is read from token probabilities on this endpoint, if it is: the
+/// scale, and the start of the answer sent prefilled (`""`: the whole answer is generated).
+fn probability_rating<'a>(
+    ep: &crate::config::EndpointConfig,
+    req: &'a ChatRequest,
+) -> Option<(&'a RatingSpec, String)> {
+    let spec = req
+        .rating
+        .as_ref()
+        .filter(|_| ep.rating_mode == crate::logprob::RatingMode::Probability)?;
+    let prefilled = if ep.continues_assistant {
+        crate::logprob::prefill(&spec.key)
+    } else {
+        String::new()
+    };
+    Some((spec, prefilled))
+}
 
 /// The LLM client. Cheap to clone; share it across tasks.
 #[derive(Clone)]
@@ -56,6 +80,8 @@ pub struct EndpointInfo {
     pub local: bool,
     /// Context size in tokens, when known (`context_tokens`).
     pub context_tokens: Option<u32>,
+    /// How its ratings are read (`rating_mode`).
+    pub rating_mode: crate::logprob::RatingMode,
 }
 
 /// One judge's answers to one item (`n` samples).
@@ -157,6 +183,7 @@ impl Llm {
                 supports_json_schema: e.cfg.supports_json_schema,
                 local: e.local.is_some(),
                 context_tokens: e.cfg.context_tokens,
+                rating_mode: e.cfg.rating_mode,
             })
             .collect()
     }
@@ -496,9 +523,14 @@ impl Llm {
                 key,
                 finish_reason: hit.finish_reason,
                 refusal: None,
+                rating: hit.rating,
             });
         }
-        if self.inner.options.batch {
+        let probability = probability_rating(&ep.cfg, req);
+        // a probability rating needs the response's logprobs, which batch results do not
+        // carry through the cache: those requests are sent now (one token each on a server
+        // that continues a prefilled answer)
+        if self.inner.options.batch && probability.is_none() {
             return self.enqueue_batch(ep, req, body, key);
         }
         // Counting costs a tokenizer pass: only when a price or a token limit needs it.
@@ -518,6 +550,7 @@ impl Llm {
         let mut attempts = 0u32;
         let mut parse_round = 0u32;
         let mut refusal = None;
+        let mut rating = None;
         let (text, value, status, finish_reason) = loop {
             let resp = match self.send(ep, &body, prompt_est + max_out).await {
                 Ok((v, n)) => {
@@ -553,6 +586,32 @@ impl Llm {
                     },
                     finish_reason,
                 );
+            }
+            if let Some((spec, prefilled)) = &probability {
+                let dist = crate::logprob::rating_distribution(
+                    &resp, prefilled, &spec.key, spec.lo, spec.hi,
+                );
+                let (value, status) = match (&dist, prefilled.is_empty()) {
+                    (None, _) => (
+                        None,
+                        ParseStatus::Failed {
+                            error: format!(
+                                "no token probabilities for a {}-{} grade at `{}` (does the endpoint return logprobs?)",
+                                spec.lo, spec.hi, spec.key
+                            ),
+                        },
+                    ),
+                    // the prefilled answer ends at the grade: that is the whole value
+                    (Some(d), false) => (
+                        d.written.map(|g| json!({spec.key.as_str(): g})),
+                        ParseStatus::Ok,
+                    ),
+                    (Some(_), true) => parse_output(&req.output, &text),
+                };
+                if status.is_ok() {
+                    rating = dist;
+                }
+                break (format!("{prefilled}{text}"), value, status, finish_reason);
             }
             let (value, mut status) = parse_output(&req.output, &text);
             if let (ParseStatus::Failed { error }, Some("length")) =
@@ -616,6 +675,7 @@ impl Llm {
                 cost_usd: cost,
                 model: ep.cfg.model.clone(),
                 finish_reason: finish_reason.clone(),
+                rating: rating.clone(),
             };
             cache.put_chat(&key, req.prompt.as_ref().map(|p| p.id.as_str()), &stored)?;
         }
@@ -634,6 +694,7 @@ impl Llm {
             key,
             finish_reason,
             refusal,
+            rating,
         })
     }
 
@@ -879,7 +940,23 @@ fn request_body(ep: &crate::config::EndpointConfig, req: &ChatRequest, s: &Sampl
     if let Some(m) = s.max_tokens {
         obj.insert("max_tokens".into(), json!(m));
     }
+    let probability = probability_rating(ep, req);
+    if let Some((_, prefilled)) = &probability {
+        if let Value::Object(f) = crate::logprob::request_fields(RATING_TOP_LOGPROBS) {
+            obj.extend(f);
+        }
+        if !prefilled.is_empty() {
+            // the answer so far is `{"rating": `; its next token is the grade
+            if let Some(Value::Array(msgs)) = obj.get_mut("messages") {
+                msgs.push(json!({"role": "assistant", "content": prefilled}));
+            }
+            obj.insert("max_tokens".into(), json!(1));
+        }
+    }
+    let prefilled = probability.as_ref().is_some_and(|(_, p)| !p.is_empty());
     match &req.output {
+        // a prefilled answer is read token by token: no grammar around it
+        _ if prefilled => {}
         OutputSpec::Schema(schema) if ep.supports_json_schema => {
             obj.insert(
                 "response_format".into(),

@@ -129,6 +129,16 @@ pub struct EndpointConfig {
     /// (no check). The embedded local models get their server's `n_ctx`.
     #[serde(default)]
     pub context_tokens: Option<u32>,
+    /// How this judge's 1-5 ratings are read: `generated` (the grade it writes) or
+    /// `probability` (the probability-weighted mean over the grade tokens at the rating
+    /// position, from `logprobs`; G-Eval style). Each judgement records which.
+    #[serde(default)]
+    pub rating_mode: crate::logprob::RatingMode,
+    /// The endpoint continues a trailing assistant message (llama.cpp, vLLM do; OpenAI does
+    /// not): probability ratings are then read from one generated token after a prefilled
+    /// `{"rating": `, instead of from a whole structured answer generated with logprobs.
+    #[serde(default)]
+    pub continues_assistant: bool,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -187,6 +197,8 @@ impl EndpointConfig {
             extra_body: None,
             batch_discount: default_batch_discount(),
             context_tokens: None,
+            rating_mode: crate::logprob::RatingMode::Generated,
+            continues_assistant: false,
         }
     }
 

@@ -72,6 +72,9 @@ pub enum FakeReply {
     Truncated(String),
     /// A refusal: `message.refusal` holds this text and `content` is null (OpenAI's shape).
     Refusal(String),
+    /// Content with `choices[0].logprobs` set to this value (OpenAI's shape:
+    /// `{"content": [{"token", "logprob", "top_logprobs": [...]}, ...]}`).
+    WithLogprobs(String, Value),
 }
 
 impl FakeReply {
@@ -550,6 +553,11 @@ fn render(
             FakeReply::Content(text) => completion(req, &text, "stop"),
             FakeReply::Truncated(text) => completion(req, &text, "length"),
             FakeReply::Refusal(text) => axum::Json(refusal_json(req, &text)).into_response(),
+            FakeReply::WithLogprobs(text, logprobs) => {
+                let mut v = completion_json(req, &text, "stop");
+                v["choices"][0]["logprobs"] = logprobs;
+                axum::Json(v).into_response()
+            }
             FakeReply::Status {
                 status,
                 retry_after_s,

@@ -46,6 +46,9 @@ pub struct LocalModelOptions {
     pub threads: Option<u32>,
     /// Slots of this model's server (default `[llm.local] slots`).
     pub slots: Option<u32>,
+    /// How this model's ratings are read as a judge: `generated` (default) or
+    /// `probability` (probability-weighted over the grade tokens, one generated token).
+    pub rating_mode: Option<crate::logprob::RatingMode>,
 }
 
 /// A chat model known by a short name.
@@ -185,6 +188,8 @@ pub struct LocalServer {
     pub n_ctx: u32,
     pub start_timeout: Duration,
     pub paths: LocalPaths,
+    /// How ratings are read from this model as a judge (`[llm.local.models.<name>]`).
+    pub rating_mode: crate::logprob::RatingMode,
 }
 
 /// The state file of a running server.
@@ -548,6 +553,7 @@ pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
             n_ctx: 4096,
             start_timeout: Duration::from_secs(120),
             paths: paths.clone(),
+            rating_mode: Default::default(),
         });
     }
     out
@@ -612,6 +618,7 @@ fn chat_server(
             n_ctx: cfg.n_ctx,
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
+            rating_mode: opts.and_then(|o| o.rating_mode).unwrap_or_default(),
         }),
         family,
     ))
@@ -684,6 +691,7 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
             n_ctx: 512,
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
+            rating_mode: Default::default(),
         })
     });
     Ok(LocalPlan {
@@ -711,6 +719,9 @@ pub(crate) fn default_setup(
                     // llama.cpp's grammar enforces maxLength: short answers, never cut
                     e.max_string_length = Some(config.local.max_string_length).filter(|&n| n > 0);
                     e.verdict_first = config.local.verdict_first;
+                    // llama.cpp continues a prefilled answer: one token is a rating
+                    e.continues_assistant = true;
+                    e.rating_mode = s.rating_mode;
                 }
                 e.timeout_s = config.local.timeout_s;
                 e.family = family;

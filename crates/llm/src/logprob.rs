@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Which way a judgement's score was obtained (recorded per judgement).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RatingMode {
     /// The grade the model wrote.
@@ -25,7 +27,7 @@ pub enum RatingMode {
 }
 
 /// The grade distribution at the rating position.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RatingDistribution {
     /// `(grade, probability)` over the scale, renormalised to sum to 1.
     pub probs: Vec<(i64, f64)>,
@@ -36,6 +38,12 @@ pub struct RatingDistribution {
     pub mass: f64,
     /// The grade actually written at that position.
     pub written: Option<i64>,
+}
+
+/// `x` to 6 decimals: a value that survives a JSON round trip bit for bit (a fresh answer and
+/// its cached copy must write the same bytes), with precision to spare for a 1-5 rating.
+fn stable(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
 }
 
 /// The start of an assistant answer whose next token is the value of `key`.
@@ -112,9 +120,9 @@ pub fn rating_distribution(
                 .collect();
             let mean = probs.iter().map(|(g, p)| *g as f64 * p).sum();
             return Some(RatingDistribution {
-                probs,
-                mean,
-                mass: total.min(1.0),
+                probs: probs.into_iter().map(|(g, p)| (g, stable(p))).collect(),
+                mean: stable(mean),
+                mass: stable(total.min(1.0)),
                 written: Some(written),
             });
         }
@@ -155,10 +163,14 @@ mod tests {
         ]);
         let d = rating_distribution(&r, "", "rating", 1, 5).unwrap();
         assert_eq!(d.written, Some(4));
-        assert!((d.mass - 0.95).abs() < 1e-9, "{}", d.mass);
+        assert!((d.mass - 0.95).abs() < 1e-6, "{}", d.mass);
         let expected = (4.0 * 0.6 + 3.0 * 0.3 + 5.0 * 0.05) / 0.95;
-        assert!((d.mean - expected).abs() < 1e-9, "{} vs {expected}", d.mean);
-        assert!((d.probs.iter().map(|(_, p)| p).sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!((d.mean - expected).abs() < 1e-6, "{} vs {expected}", d.mean);
+        assert!((d.probs.iter().map(|(_, p)| p).sum::<f64>() - 1.0).abs() < 1e-5);
+        // what is stored reads back bit for bit
+        let back: RatingDistribution =
+            serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(back, d);
     }
 
     #[test]

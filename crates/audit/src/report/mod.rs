@@ -48,7 +48,13 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
     let judges: Vec<String> = s
         .judges
         .iter()
-        .map(|j| format!("`{}` ({})", j.name, j.model))
+        .map(|j| match j.rating_mode {
+            mtr_llm::logprob::RatingMode::Generated => format!("`{}` ({})", j.name, j.model),
+            mtr_llm::logprob::RatingMode::Probability => format!(
+                "`{}` ({}; ratings read from token probabilities)",
+                j.name, j.model
+            ),
+        })
         .collect();
     let mut intro = format!(
         "{} of {} dialogues ({} of {} turns) audited by {} judge{}: {}.",

@@ -414,6 +414,7 @@ impl Llm {
                     cost_usd: cost,
                     model: ep.cfg.model.clone(),
                     finish_reason,
+                    rating: None,
                 };
                 cache.put_chat(key, item.prompt_id.as_deref(), &stored)?;
                 report.answered += 1;

@@ -753,3 +753,134 @@ async fn an_echoed_key_is_masked_in_errors_answers_and_the_cache() {
         );
     }
 }
+
+/// `{"content": [...]}` of a response whose tokens are `tokens`, each `(token, [(alt, p)])`
+/// with the token's own probability first among its alternatives.
+fn logprobs(tokens: &[(&str, &[(&str, f64)])]) -> serde_json::Value {
+    json!({"content": tokens.iter().map(|(t, alts)| json!({
+        "token": t,
+        "logprob": alts.first().map_or(-0.01, |(_, p)| p.ln()),
+        "top_logprobs": alts.iter().map(|(a, p)| json!({"token": a, "logprob": p.ln()})).collect::<Vec<_>>(),
+    })).collect::<Vec<_>>()})
+}
+
+fn rating_req() -> ChatRequest {
+    ChatRequest::new(vec![
+        ChatMessage::system("Rate 1-5."),
+        ChatMessage::user("item"),
+    ])
+    .with_schema(JsonSchema::new(
+        "audit_rating",
+        json!({"type": "object", "properties": {"rating": {"type": "integer"}, "justification": {"type": "string"}}, "required": ["rating", "justification"], "additionalProperties": false}),
+    ))
+    .with_rating("rating", 1, 5)
+}
+
+#[tokio::test]
+async fn probability_ratings_from_a_prefilled_answer() {
+    // a server that continues the prefilled `{"rating": ` with one token: P(4) = 0.5,
+    // P(3) = 0.3, P(5) = 0.1, and 0.1 on a token that is no grade
+    let fake = FakeServer::builder()
+        .respond(|_| {
+            FakeReply::WithLogprobs(
+                "4".into(),
+                logprobs(&[("4", &[("4", 0.5), ("3", 0.3), ("5", 0.1), ("x", 0.1)])]),
+            )
+        })
+        .record(true)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ep = fake.endpoint("a", "m");
+    ep.rating_mode = crate::logprob::RatingMode::Probability;
+    ep.continues_assistant = true;
+    let llm = client(config(vec![ep]), &dir, |_| {}).await;
+    let r = llm.chat("a", &rating_req()).await.unwrap();
+    assert_eq!(r.status, ParseStatus::Ok);
+    let d = r.rating.clone().expect("a rating read from probabilities");
+    let expected = (4.0 * 0.5 + 3.0 * 0.3 + 5.0 * 0.1) / 0.9;
+    assert!((d.mean - expected).abs() < 1e-6, "{} vs {expected}", d.mean);
+    assert_eq!(d.written, Some(4));
+    assert!((d.mass - 0.9).abs() < 1e-6);
+    assert_eq!(r.value, Some(json!({"rating": 4})));
+    assert_eq!(r.text, "{\"rating\": 4");
+    // one token after the prefill, no grammar around it, logprobs asked for
+    let body = &fake.requests()[0];
+    let msgs = body["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["role"], "assistant");
+    assert_eq!(msgs.last().unwrap()["content"], "{\"rating\": ");
+    assert_eq!(body["max_tokens"], 1);
+    assert_eq!(body["logprobs"], true);
+    assert!(body["top_logprobs"].as_u64().unwrap() >= 5);
+    assert!(body.get("response_format").is_none());
+    // the distribution comes back from the cache with the answer
+    let again = llm.chat("a", &rating_req()).await.unwrap();
+    assert!(again.cached);
+    assert_eq!(again.rating, r.rating);
+    assert_eq!(fake.chat_calls(), 1);
+}
+
+#[tokio::test]
+async fn probability_ratings_from_a_whole_structured_answer() {
+    // an endpoint that does not continue a prefilled answer (OpenAI): the whole JSON answer
+    // is generated with logprobs, and the grade read where `rating` is written
+    let fake = FakeServer::builder()
+        .respond(|_| {
+            FakeReply::WithLogprobs(
+                r#"{"rating": 2, "justification": "off topic"}"#.into(),
+                logprobs(&[
+                    ("{\"", &[]),
+                    ("rating", &[]),
+                    ("\":", &[]),
+                    (" 2", &[(" 2", 0.6), (" 1", 0.4)]),
+                    (",", &[]),
+                ]),
+            )
+        })
+        .record(true)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ep = fake.endpoint("a", "m");
+    ep.rating_mode = crate::logprob::RatingMode::Probability;
+    let llm = client(config(vec![ep]), &dir, |_| {}).await;
+    let r = llm.chat("a", &rating_req()).await.unwrap();
+    assert!((r.rating.as_ref().unwrap().mean - 1.6).abs() < 1e-6);
+    assert_eq!(r.value.as_ref().unwrap()["justification"], "off topic");
+    let body = &fake.requests()[0];
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["logprobs"], true);
+    assert_eq!(body["messages"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn probability_ratings_fail_without_logprobs_and_generated_mode_asks_for_none() {
+    let fake = FakeServer::builder()
+        .respond(|_| FakeReply::json(json!({"rating": 3, "justification": "ok"})))
+        .record(true)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut prob = fake.endpoint("p", "m");
+    prob.rating_mode = crate::logprob::RatingMode::Probability;
+    let generated = fake.endpoint("g", "m2");
+    let llm = client(config(vec![prob, generated]), &dir, |_| {}).await;
+    // an endpoint that returns no logprobs: a failure that says why, never the written grade
+    let r = llm.chat("p", &rating_req()).await.unwrap();
+    let ParseStatus::Failed { error } = &r.status else {
+        panic!("{:?}", r.status)
+    };
+    assert!(error.contains("logprobs"), "{error}");
+    assert!(r.rating.is_none());
+    // the generated mode ignores the rating spec: the request is as it always was
+    let r = llm.chat("g", &rating_req()).await.unwrap();
+    assert_eq!(r.value.as_ref().unwrap()["rating"], 3);
+    assert!(r.rating.is_none());
+    let body = &fake.requests()[1];
+    assert!(body.get("logprobs").is_none() && body.get("top_logprobs").is_none());
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["messages"].as_array().unwrap().len(), 2);
+}
