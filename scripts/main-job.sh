@@ -77,7 +77,8 @@ echo
 echo "== yield"
 for lang in en zh; do
   line=$(grep -E '^[0-9]+ dialogues, [0-9]+ turns' "$OUT/synth-$lang.txt" || echo "? dialogues, ? turns")
-  near=$(grep -oE '\| (user|answerer) \| near_duplicate \| [0-9]+' "$OUT/bench-$lang/synth_report.md" \
+  # (no near-repeat at all is no match: not an error)
+  near=$({ grep -oE '\| (user|answerer) \| near_duplicate \| [0-9]+' "$OUT/bench-$lang/synth_report.md" || true; } \
     | awk -F'|' '{s += $4} END {print s + 0}')
   echo "  $lang: $line; attempts rejected as near-repeats of an earlier turn: $near"
 done

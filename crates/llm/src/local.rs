@@ -946,4 +946,35 @@ mod tests {
         assert_eq!(plan.judges[0].0.slots, DEFAULT_SLOTS);
         assert!(toml::from_str::<LocalConfig>("[models.x]\nslot = 1\n").is_err());
     }
+
+    #[test]
+    fn the_rating_mode_is_set_per_local_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LocalPaths {
+            home: dir.path().to_path_buf(),
+        };
+        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
+        std::fs::write(paths.venv_python(), "").unwrap();
+        std::fs::create_dir_all(paths.models()).unwrap();
+        for f in [
+            "smollm2-135m-instruct-q4_1.gguf",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ] {
+            std::fs::write(paths.models().join(f), "x").unwrap();
+        }
+        let cfg: LocalConfig =
+            toml::from_str("[models.\"qwen0.5b\"]\nrating_mode = \"probability\"\n").unwrap();
+        let plan = local_plan(&paths, &cfg).unwrap();
+        use crate::logprob::RatingMode;
+        assert_eq!(plan.judges[0].0.rating_mode, RatingMode::Probability);
+        assert_eq!(plan.judges[1].0.rating_mode, RatingMode::Generated);
+        assert!(toml::from_str::<LocalConfig>("[models.x]\nrating_mode = \"logits\"\n").is_err());
+        // an endpoint takes it too
+        let c = LlmConfig::from_toml_section(
+            "[[llm.endpoints]]\nname = \"j\"\nbase_url = \"http://h/v1\"\nmodel = \"m\"\nrating_mode = \"probability\"\ncontinues_assistant = true\n",
+        )
+        .unwrap();
+        assert_eq!(c.endpoints[0].rating_mode, RatingMode::Probability);
+        assert!(c.endpoints[0].continues_assistant);
+    }
 }

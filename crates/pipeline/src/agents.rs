@@ -631,6 +631,13 @@ pub fn question_problem(
                 "为何",
                 "为什么",
                 "请问",
+                // requests, as "tell", "list", "explain", "describe" are in English
+                "告诉",
+                "列出",
+                "说明",
+                "解释",
+                "介绍",
+                "描述",
             ]
             .iter()
             .any(|w| question.contains(w))
@@ -880,6 +887,18 @@ mod tests {
                 &meta
             ),
             Some("copied_passage")
+        );
+        // a request is a question in Chinese as "Tell me ..." is in English
+        for request in ["请告诉我年假结转的规定", "请说明年假结转的规定。", "介绍一下年假结转"] {
+            assert_eq!(
+                question_problem(request, "", evz, &zh, &meta),
+                None,
+                "{request}"
+            );
+        }
+        assert_eq!(
+            question_problem("年假结转五天。", "", evz, &zh, &meta),
+            Some("not_a_question")
         );
     }
 

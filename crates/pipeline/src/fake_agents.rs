@@ -30,6 +30,9 @@ pub enum RepeatScript {
     Questions,
     /// The answerer gives the same answer to every question.
     Answers,
+    /// A follow-up asks the previous question again, shorter (its last five words, as its
+    /// own standalone form), until it is told that its attempt was rejected.
+    Restatements,
 }
 
 /// The scripted agents.
@@ -109,6 +112,14 @@ impl FakeAgents {
             if let Some(last) = asked.lines().rev().find_map(|l| l.strip_prefix("- ")) {
                 let question = format!("So, {}", last.trim());
                 return json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")});
+            }
+        }
+        if let (RepeatScript::Restatements, false) = (self.repeat, retry) {
+            let asked = section(prompt, "## Questions the user already asked");
+            if let Some(last) = asked.lines().rev().find_map(|l| l.strip_prefix("- ")) {
+                let w: Vec<&str> = last.split_whitespace().collect();
+                let question = w[w.len().saturating_sub(5)..].join(" ");
+                return json!({"passage": pick, "question": question, "standalone": question});
             }
         }
         let question = if self.chinese {

@@ -400,7 +400,11 @@ impl Generator<'_> {
                 o.repetition
                     .repeats(t, earlier_questions(&st.turns))
                     .is_some()
-            }) {
+            }) || o
+                .repetition
+                .restates(&p.standalone, earlier_questions(&st.turns))
+                .is_some()
+            {
                 ev(st, "user/near_duplicate");
                 last_reason = "near_duplicate";
                 feedback =

@@ -5,7 +5,13 @@
 //! earlier turns by word-shingle overlap and rejects (and regenerates) a turn that nearly
 //! repeats one: Jaccard similarity of the sets of `shingle`-word sequences (CJK text: of
 //! `shingle`-character sequences, since Chinese has no spaces), over lower-cased alphanumeric
-//! tokens. Deterministic and free: no model call.
+//! tokens. A shorter restatement of an earlier question ("年金是多少？" after
+//! "员工福利中的年金是多少？", seen in a main-job run) has a low Jaccard similarity because the
+//! sets differ in size, so a standalone rewrite is also rejected when nearly all of its
+//! shingles are in one earlier question (`containment`): a standalone rewrite carries the whole
+//! meaning of the question, so one that adds nothing asks nothing new. (The raw follow-up is
+//! not held to it: "How many days?" may rightly lean on the conversation.) Deterministic and
+//! free: no model call.
 
 use std::collections::BTreeSet;
 
@@ -20,7 +26,14 @@ pub struct RepetitionOptions {
     pub threshold: f64,
     /// Words (CJK: characters) per shingle.
     pub shingle: usize,
+    /// Reject a standalone rewrite when at least this share of its shingles are in one earlier
+    /// question (rewrites of at least [`MIN_CONTAINED_SHINGLES`] shingles; 1 = only exact
+    /// restatements, above 1 = off).
+    pub containment: f64,
 }
+
+/// A standalone rewrite shorter than this many shingles is never judged by containment.
+pub const MIN_CONTAINED_SHINGLES: usize = 3;
 
 impl Default for RepetitionOptions {
     fn default() -> Self {
@@ -28,6 +41,7 @@ impl Default for RepetitionOptions {
             enabled: true,
             threshold: 0.6,
             shingle: 2,
+            containment: 0.8,
         }
     }
 }
@@ -40,7 +54,32 @@ impl RepetitionOptions {
         if !(0.0..=1.0).contains(&self.threshold) || self.threshold == 0.0 {
             return Err(format!("threshold {} is not in (0, 1]", self.threshold));
         }
+        if self.containment.is_nan() || self.containment <= 0.0 {
+            return Err(format!("containment {} must be positive", self.containment));
+        }
         Ok(())
+    }
+
+    /// The highest share of the shingles of `standalone` found in one of `earlier`, when it
+    /// reaches `containment` (`None`: it adds something, is too short to judge, or the check
+    /// is off).
+    pub fn restates<'a>(
+        &self,
+        standalone: &str,
+        earlier: impl IntoIterator<Item = &'a str>,
+    ) -> Option<f64> {
+        let a = shingles(standalone, self.shingle);
+        if !self.enabled || a.len() < MIN_CONTAINED_SHINGLES {
+            return None;
+        }
+        earlier
+            .into_iter()
+            .map(|e| {
+                let b = shingles(e, self.shingle);
+                a.intersection(&b).count() as f64 / a.len() as f64
+            })
+            .filter(|&s| s >= self.containment)
+            .reduce(f64::max)
     }
 
     /// The highest similarity of `text` with any of `earlier` when it reaches the threshold
@@ -150,6 +189,39 @@ mod tests {
             tokens("HR 年假 policy"),
             ["hr", "年", "假", "policy"].map(String::from)
         );
+    }
+
+    #[test]
+    fn a_shorter_restatement_is_caught_by_containment() {
+        let o = RepetitionOptions::default();
+        // from a main-job run: the second turn asked the first one's question again, shorter
+        let first = "员工福利中的年金是多少？";
+        let again = "年金是多少？";
+        assert_eq!(o.repeats(again, [first]), None, "Jaccard alone misses it");
+        assert_eq!(o.restates(again, [first]), Some(1.0));
+        // a follow-up whose standalone form adds a new fact is new
+        assert_eq!(o.restates("年金什么时候发放？", [first]), None);
+        assert_eq!(
+            o.restates(
+                "How many days of sick leave do new employees get?",
+                ["How many days of annual leave do new employees get in their first year?"]
+            ),
+            None
+        );
+        assert!(
+            o.restates(
+                "How many days of annual leave?",
+                ["How many days of annual leave do new employees get?"]
+            )
+            .is_some()
+        );
+        // too short to judge
+        assert_eq!(o.restates("多少？", [first]), None);
+        let off = RepetitionOptions {
+            containment: 1.5,
+            ..o.clone()
+        };
+        assert_eq!(off.restates(again, [first]), None);
     }
 
     #[test]

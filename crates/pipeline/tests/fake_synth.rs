@@ -289,6 +289,18 @@ fn assert_turns_distinct(dir: &Path) {
                         t.id
                     );
                 }
+                let standalone = t.rewrite.as_deref().unwrap_or(&t.user);
+                for old in [Some(e.user.as_str()), e.rewrite.as_deref()]
+                    .into_iter()
+                    .flatten()
+                {
+                    assert_eq!(
+                        rule.restates(standalone, [old]),
+                        None,
+                        "{}: {standalone:?} restates {old:?}",
+                        t.id
+                    );
+                }
             }
         }
     }
@@ -322,6 +334,27 @@ async fn a_reworded_repeat_question_is_rejected_and_regenerated() {
     }
     let report = std::fs::read_to_string(tmp.path().join("bench/synth_report.md")).unwrap();
     assert!(report.contains("near_duplicate"), "{report}");
+}
+
+/// A follow-up that asks the previous question again, shorter, has a low Jaccard similarity
+/// with it (seen in a main-job run: "年金是多少？" after "员工福利中的年金是多少？"); its
+/// standalone form adds nothing, so containment rejects it and the regenerated follow-up asks
+/// for something new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shorter_restatement_is_rejected_and_regenerated() {
+    let agents = FakeAgents {
+        repeat: RepeatScript::Restatements,
+        ..Default::default()
+    };
+    let (tmp, out) = run(agents, &corpora().join("en"), 2, 3).await;
+    assert_eq!(out.turns, 6, "{:?}", out.stats.events);
+    assert_eq!(
+        out.stats.events.get("user/near_duplicate"),
+        Some(&4),
+        "turns 2 and 3 of both dialogues: {:?}",
+        out.stats.events
+    );
+    assert_turns_distinct(&tmp.path().join("bench"));
 }
 
 /// An answerer that gives the same answer every time: later turns never get a new answer, so
