@@ -889,7 +889,11 @@ mod tests {
             Some("copied_passage")
         );
         // a request is a question in Chinese as "Tell me ..." is in English
-        for request in ["请告诉我年假结转的规定", "请说明年假结转的规定。", "介绍一下年假结转"] {
+        for request in [
+            "请告诉我年假结转的规定",
+            "请说明年假结转的规定。",
+            "介绍一下年假结转",
+        ] {
             assert_eq!(
                 question_problem(request, "", evz, &zh, &meta),
                 None,
