@@ -1417,7 +1417,8 @@ async fn mtrag_human_calibration_on_the_real_file() {
 async fn planted_defects_local_model() {
     // MTR_AUDIT_LOCAL_JUDGE: the local model (default qwen0.5b); MTR_AUDIT_LOCAL_RATING:
     // `generated` (default) or `probability`; MTR_AUDIT_LOCAL_SAMPLE: dialogues (default 3);
-    // MTR_AUDIT_LOCAL_DIMS: dimensions (default alignment,completeness)
+    // MTR_AUDIT_LOCAL_DIMS: dimensions (default alignment,completeness);
+    // MTR_AUDIT_LOCAL_THREADS: threads of the judge's server (default 2)
     let tmp = tempfile::tempdir().unwrap();
     let Some(src) = clapnq(tmp.path()) else {
         return;
@@ -1441,6 +1442,8 @@ async fn planted_defects_local_model() {
         model.clone(),
         mtr_llm::local::LocalModelOptions {
             rating_mode: Some(mode),
+            // the test runs alone: both cores serve the one judge
+            threads: Some(env("MTR_AUDIT_LOCAL_THREADS", "2").parse().unwrap()),
             ..Default::default()
         },
     );

@@ -439,7 +439,12 @@ impl Llm {
             return p;
         }
         let prompt = tokens::count_messages(&ep.cfg.model, &req.messages);
-        let max_out = u64::from(sampling.max_tokens.unwrap_or(1024));
+        // a prefilled probability rating is continued by one token: the grade
+        let max_out = if probability_rating(&ep.cfg, req).is_some_and(|(_, p)| !p.is_empty()) {
+            1
+        } else {
+            u64::from(sampling.max_tokens.unwrap_or(1024))
+        };
         let expected = self
             .inner
             .cache

@@ -822,6 +822,34 @@ async fn probability_ratings_from_a_prefilled_answer() {
 }
 
 #[tokio::test]
+async fn a_dry_run_plans_one_completion_token_per_prefilled_probability_rating() {
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ep = fake.endpoint("a", "m");
+    ep.rating_mode = crate::logprob::RatingMode::Probability;
+    ep.continues_assistant = true;
+    let mut generated = fake.endpoint("b", "m");
+    generated.continues_assistant = true;
+    let llm = client(config(vec![ep, generated]), &dir, |o| o.dry_run = true).await;
+    for name in ["a", "b"] {
+        assert!(matches!(
+            llm.chat(name, &rating_req()).await,
+            Err(LlmError::DryRun)
+        ));
+    }
+    let p = llm.plan();
+    // the prefilled answer is continued by one token (the grade), not by max_tokens
+    assert_eq!(p.endpoints["a"].completion_tokens_max, 1);
+    assert_eq!(p.endpoints["a"].completion_tokens_expected, 1);
+    assert_eq!(p.endpoints["b"].completion_tokens_max, 512);
+    assert_eq!(fake.chat_calls(), 0);
+}
+
+#[tokio::test]
 async fn probability_ratings_from_a_whole_structured_answer() {
     // an endpoint that does not continue a prefilled answer (OpenAI): the whole JSON answer
     // is generated with logprobs, and the grade read where `rating` is written
