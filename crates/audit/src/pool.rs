@@ -114,7 +114,7 @@ pub fn interleave(lists: &[Vec<String>]) -> Vec<String> {
 
 /// Picks up to `m` negatives from ranked candidates: never an excluded id (the turn's golds),
 /// never a passage whose text equals a gold's or an already chosen one's, so that no passage is
-/// shown twice in one prompt.
+/// shown twice in one prompt, and never an empty or blank passage.
 pub fn select_negatives<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     exclude: &HashSet<&str>,
@@ -133,7 +133,9 @@ pub fn select_negatives<'a>(
             continue;
         }
         let Some(text) = text_of(id) else { continue };
-        if !seen_text.insert(text_key(&text)) {
+        let key = text_key(&text);
+        // an empty passage is nothing to tell apart from the gold
+        if key.is_empty() || !seen_text.insert(key) {
             continue;
         }
         out.push(id.to_string());
@@ -212,6 +214,22 @@ mod tests {
             2,
         );
         assert_eq!(got, vec!["a", "b"]);
+        // an empty or blank passage (real releases hold some) is never a negative
+        let blank = |id: &str| -> Option<String> {
+            Some(match id {
+                "empty" => String::new(),
+                "blank" => " \n\t ".to_string(),
+                other => format!("text {other}"),
+            })
+        };
+        let got = select_negatives(
+            ["empty", "blank", "a"],
+            &HashSet::new(),
+            &blank,
+            &HashSet::new(),
+            3,
+        );
+        assert_eq!(got, vec!["a"]);
         assert_eq!(
             interleave(&[
                 vec!["a".into(), "b".into()],
