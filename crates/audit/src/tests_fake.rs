@@ -925,6 +925,60 @@ fn measure_planted(
             "no defect"
         }
     };
+    // the same per dimension, so a reader sees which one flags
+    for d in settings.dimensions() {
+        let one = AuditSettings {
+            dimensions: vec![d],
+            ..settings.clone()
+        };
+        let f = crate::audit::flagged_turns(items, &one, judges, 1);
+        let hit = f.intersection(&defective).count();
+        let r = |set: &BTreeSet<String>| {
+            let set = seen(set);
+            f.intersection(&set).count() as f64 / set.len().max(1) as f64
+        };
+        println!(
+            "  flags from {} alone: {} flagged; precision {:.3}, recall swapped {:.3}, deleted {:.3}, replaced {:.3}",
+            d.name(),
+            f.len(),
+            hit as f64 / f.len().max(1) as f64,
+            r(&p.swapped),
+            r(&p.deleted),
+            r(&p.replaced),
+        );
+    }
+    // how well alignment ratings alone tell a planted (wrong) gold from a true one: mean of
+    // each and the AUC (probability that a true gold is rated above a planted one)
+    let (mut truthful, mut planted) = (Vec::new(), Vec::new());
+    for j in items.iter().filter(|j| j.dimension == Dimension::Alignment) {
+        if let (Some(pid), Some(x)) = (&j.passage_id, j.score) {
+            if p.true_pairs.contains(&(j.turn_id.clone(), pid.clone())) {
+                truthful.push(x);
+            } else {
+                planted.push(x);
+            }
+        }
+    }
+    if !truthful.is_empty() && !planted.is_empty() {
+        let wins: f64 = truthful
+            .iter()
+            .flat_map(|t| planted.iter().map(move |q| (t, q)))
+            .map(|(t, q)| match t.partial_cmp(q) {
+                Some(std::cmp::Ordering::Greater) => 1.0,
+                Some(std::cmp::Ordering::Equal) => 0.5,
+                _ => 0.0,
+            })
+            .sum();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        println!(
+            "  alignment ratings: true golds {} (mean {:.2}), planted golds {} (mean {:.2}); AUC {:.3}",
+            truthful.len(),
+            mean(&truthful),
+            planted.len(),
+            mean(&planted),
+            wins / (truthful.len() * planted.len()) as f64,
+        );
+    }
     let mut precision_by_class = Vec::new();
     let probable: Vec<&crate::aggregate::Suggestion> = s
         .suggested_qrels
