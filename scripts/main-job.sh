@@ -112,11 +112,15 @@ python3 - "$OUT/audit-en/summary.json" <<'PY' || true
 import json, sys
 s = json.load(open(sys.argv[1]))
 dims = s.get("dimensions", {})
+# an abstention (`none` or `several` in the discriminability test) is an answer, not a failure
+abstained = (s.get("discriminability") or {}).get("abstentions_per_judge", {})
 for name, d in (dims.items() if isinstance(dims, dict) else []):
     for judge, j in d.get("per_judge", {}).items():
-        total = j.get("n", 0) + j.get("failed", 0)
+        a = sum(abstained.get(judge, {}).values()) if name == "completeness" else 0
+        total = j.get("n", 0) + j.get("failed", 0) + a
         rate = j["failed"] / total if total else 0.0
-        print(f"  audit {name} / {judge}: {j['failed']} failed of {total} judged ({100 * rate:.0f}%)")
+        extra = f", {a} of them abstentions (none or several)" if a else ""
+        print(f"  audit {name} / {judge}: {j['failed']} failed of {total} judged ({100 * rate:.0f}%){extra}")
 PY
 printf "  time per stage:\n$STAGES"
 echo "  time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
