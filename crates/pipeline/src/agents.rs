@@ -631,16 +631,22 @@ pub fn question_problem(
                 "为何",
                 "为什么",
                 "请问",
-                // requests, as "tell", "list", "explain", "describe" are in English
-                "告诉",
-                "列出",
-                "说明",
-                "解释",
-                "介绍",
-                "描述",
             ]
             .iter()
             .any(|w| question.contains(w))
+                || {
+                    // a request opens with its verb (after a polite 请 or 麻烦), as "tell",
+                    // "list", "explain", "describe" open one in English; inside a statement
+                    // (除特别说明外) the same word asks nothing
+                    let q = question.trim_start();
+                    let q = ["请你", "请", "麻烦你", "麻烦"]
+                        .iter()
+                        .find_map(|p| q.strip_prefix(p))
+                        .unwrap_or(q);
+                    ["告诉", "列出", "说明", "解释", "介绍", "描述"]
+                        .iter()
+                        .any(|w| q.starts_with(w))
+                }
         } else {
             let first = question
                 .split_whitespace()
@@ -658,6 +664,21 @@ pub fn question_problem(
         return Some("not_a_question");
     }
     None
+}
+
+/// Why a proposed standalone rewrite is unusable, if it is: the guards of
+/// [`question_problem`] except the copy check (a rewrite restates names and context from the
+/// conversation, and in Chinese a 16-character overlap with the passage is often just a name
+/// and a title), and it must be written in `lang`. A copied passage sentence that is no
+/// question still fails, as `not_a_question`.
+pub fn standalone_problem(
+    standalone: &str,
+    lang: &Language,
+    meta: &[String],
+) -> Option<&'static str> {
+    // no evidence given: nothing to be copied from
+    question_problem(standalone, "", "", lang, meta)
+        .or_else(|| (!in_language(standalone, lang)).then_some("wrong_language"))
 }
 
 fn score_schema(name: &str) -> JsonSchema {
@@ -904,6 +925,44 @@ mod tests {
             question_problem("年假结转五天。", "", evz, &zh, &meta),
             Some("not_a_question")
         );
+        // a request word inside a statement asks nothing
+        assert_eq!(
+            question_problem(
+                "除特别说明外，员工自入职当天起即可享受。",
+                "",
+                evz,
+                &zh,
+                &meta
+            ),
+            Some("not_a_question")
+        );
+    }
+
+    #[test]
+    fn a_standalone_rewrite_may_restate_the_passage_but_must_ask() {
+        let meta = HumanizerOptions::default().meta_phrases;
+        let zh = Language::from_code("zh");
+        // a main-job run kept these passage sentences as rewrites: they are no questions
+        for pasted in [
+            "年休假的结转，当年未休完的年假，最多可结转5天到下一年度，结转的天数须在次年3月31日前休完，逾期作废。",
+            "公司为正式员工提供以下福利。除特别说明外，员工自入职当天起即可享受。五险一金",
+        ] {
+            assert_eq!(
+                standalone_problem(pasted, &zh, &meta),
+                Some("not_a_question"),
+                "{pasted}"
+            );
+        }
+        // a question that repeats a long name from the passage is a good rewrite
+        assert_eq!(
+            standalone_problem("员工福利中的补充商业医疗保险的保费由谁承担？", &zh, &meta),
+            None
+        );
+        assert_eq!(
+            standalone_problem("Who pays the premium?", &zh, &meta),
+            Some("wrong_language")
+        );
+        assert_eq!(standalone_problem("", &zh, &meta), Some("not_a_question"));
     }
 
     #[test]

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agents::{
     Agents, CallLog, PromptPassage, Utter, in_language, question_problem, quote_supported,
+    standalone_problem,
 };
 use crate::chunk::Chunk;
 use crate::config::GenerationOptions;
@@ -433,26 +434,17 @@ impl Generator<'_> {
                 continue;
             }
             // the standalone version becomes the turn's rewrite only if it passes the same
-            // guards, except the copy check: a rewrite restates names and context from the
-            // conversation, and in Chinese a 16-character overlap with the passage is often
-            // just a name and a title (a pasted passage still fails as too long)
-            let standalone = match question_problem(
+            // guards, except the copy check (a pasted passage sentence still fails: it asks
+            // nothing)
+            let standalone = match standalone_problem(
                 &p.standalone,
-                "",
-                &passages[p.passage].text,
                 self.agents.language,
                 &o.humanizer.meta_phrases,
             ) {
-                None | Some("copied_passage")
-                    if in_language(&p.standalone, self.agents.language) =>
-                {
-                    p.standalone.clone()
-                }
-                problem => {
+                None => p.standalone.clone(),
+                Some(problem) => {
                     ev(st, "user/standalone_dropped");
-                    if let Some(problem) = problem {
-                        ev(st, &format!("user/standalone_{problem}"));
-                    }
+                    ev(st, &format!("user/standalone_{problem}"));
                     String::new()
                 }
             };
