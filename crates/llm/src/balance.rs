@@ -28,8 +28,9 @@ pub(crate) struct Endpoint {
     pub load: AtomicUsize,
     rpm: Option<DefaultDirectRateLimiter>,
     tpm: Option<(DefaultDirectRateLimiter, u32)>,
-    /// Set for the embedded local default: the server to start before the first call.
-    pub local: Option<Arc<LocalServer>>,
+    /// Set for the embedded local default: the servers (one per replica) to start before the
+    /// first call.
+    pub local: Vec<Arc<LocalServer>>,
     api_key: Option<String>,
 }
 
@@ -47,7 +48,7 @@ impl Drop for Slot<'_> {
 }
 
 impl Endpoint {
-    pub(crate) fn new(cfg: EndpointConfig, local: Option<Arc<LocalServer>>) -> Result<Self> {
+    pub(crate) fn new(cfg: EndpointConfig, local: Vec<Arc<LocalServer>>) -> Result<Self> {
         let api_key = match &cfg.api_key_env {
             Some(var) => Some(std::env::var(var).map_err(|_| {
                 LlmError::Config(format!(
@@ -65,8 +66,8 @@ impl Endpoint {
             .tokens_per_minute
             .and_then(NonZeroU32::new)
             .map(|n| (RateLimiter::direct(Quota::per_minute(n)), n.get()));
-        let n = if local.is_some() {
-            1
+        let n = if !local.is_empty() {
+            local.len()
         } else {
             cfg.replicas().len()
         };
@@ -93,9 +94,10 @@ impl Endpoint {
         if let Some(r) = self.current() {
             return Ok(r);
         }
-        let urls = match &self.local {
-            Some(server) => vec![server.ensure_running().await?],
-            None => self.cfg.replicas(),
+        let urls = if self.local.is_empty() {
+            self.cfg.replicas()
+        } else {
+            self.local_urls().await?
         };
         self.install(&urls)
     }
@@ -125,21 +127,30 @@ impl Endpoint {
         Ok(built)
     }
 
-    /// After a connection failure on the local default: the shared server may have been stopped
+    /// The URLs of the local servers, each started if it is not running.
+    async fn local_urls(&self) -> Result<Vec<String>> {
+        let mut urls = Vec::with_capacity(self.local.len());
+        for server in &self.local {
+            urls.push(server.ensure_running().await?);
+        }
+        Ok(urls)
+    }
+
+    /// After a connection failure on the local default: a shared server may have been stopped
     /// or restarted (on another port) by another process. Start it again if needed and point
-    /// this endpoint at wherever it now runs. Does nothing for remote endpoints.
+    /// this endpoint at wherever its servers now run. Does nothing for remote endpoints.
     pub(crate) async fn recover_local(&self) -> Result<()> {
-        let Some(server) = &self.local else {
+        if self.local.is_empty() {
             return Ok(());
-        };
+        }
         let _guard = self.init.lock().await;
-        let url = server.ensure_running().await?;
-        let same = self
-            .current()
-            .is_some_and(|r| r.first().is_some_and(|rep| rep.url == url));
+        let urls = self.local_urls().await?;
+        let same = self.current().is_some_and(|r| {
+            r.len() == urls.len() && r.iter().zip(&urls).all(|(rep, u)| &rep.url == u)
+        });
         if !same {
-            tracing::info!(endpoint = %self.cfg.name, %url, "local server moved; reconnecting");
-            self.install(&[url])?;
+            tracing::info!(endpoint = %self.cfg.name, urls = ?urls, "local server moved; reconnecting");
+            self.install(&urls)?;
         }
         Ok(())
     }

@@ -124,7 +124,7 @@ impl Llm {
         register_secrets(&config);
         let mut endpoints = BTreeMap::new();
         for e in &config.endpoints {
-            let local = locals.get(&e.name).cloned();
+            let local = locals.get(&e.name).cloned().unwrap_or_default();
             endpoints.insert(e.name.clone(), Arc::new(Endpoint::new(e.clone(), local)?));
         }
         let cache = if options.no_cache {
@@ -179,9 +179,13 @@ impl Llm {
                 name: e.cfg.name.clone(),
                 model: e.cfg.model.clone(),
                 family: e.cfg.family.clone(),
-                replicas: e.cfg.replicas().len(),
+                replicas: if e.local.is_empty() {
+                    e.cfg.replicas().len()
+                } else {
+                    e.local.len()
+                },
                 supports_json_schema: e.cfg.supports_json_schema,
-                local: e.local.is_some(),
+                local: !e.local.is_empty(),
                 context_tokens: e.cfg.context_tokens,
                 rating_mode: e.cfg.rating_mode,
             })
@@ -750,7 +754,7 @@ impl Llm {
             } else {
                 None
             };
-            if err.status.is_none() && ep.local.is_some() {
+            if err.status.is_none() && !ep.local.is_empty() {
                 ep.recover_local().await?;
             }
             match wait {

@@ -701,12 +701,27 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
     })
 }
 
+/// The local servers behind each endpoint name (an endpoint may use several: see
+/// [`default_setup`]).
+pub(crate) type LocalServers = BTreeMap<String, Vec<Arc<LocalServer>>>;
+
 /// Fills an endpoint-less config with the local servers (used by `Llm::new`).
-pub(crate) fn default_setup(
+pub(crate) fn default_setup(config: LlmConfig) -> Result<(LlmConfig, LocalServers)> {
+    default_setup_in(&LocalPaths::default(), config)
+}
+
+/// [`default_setup`] with the servers of `paths`. When the generator runs in a server of its
+/// own with the same model as a judge (`own_generator_server`), that judge's endpoint uses
+/// both servers as replicas (fewest calls assigned first): an audit then keeps both
+/// processes of the model busy instead of leaving the generator's idle, and synthesis
+/// spreads its verification over both. Both servers load the same GGUF file, so the answers
+/// are the same model's.
+pub(crate) fn default_setup_in(
+    paths: &LocalPaths,
     mut config: LlmConfig,
-) -> Result<(LlmConfig, BTreeMap<String, Arc<LocalServer>>)> {
-    let plan = local_plan(&LocalPaths::default(), &config.local)?;
-    let mut servers = BTreeMap::new();
+) -> Result<(LlmConfig, LocalServers)> {
+    let plan = local_plan(paths, &config.local)?;
+    let mut servers: LocalServers = BTreeMap::new();
     let mut add =
         |config: &mut LlmConfig, s: &Arc<LocalServer>, family: Option<String>| -> String {
             if !servers.contains_key(&s.name) {
@@ -728,7 +743,7 @@ pub(crate) fn default_setup(
                 e.supports_json_schema = true;
                 e.context_tokens = Some(s.n_ctx);
                 config.endpoints.push(e);
-                servers.insert(s.name.clone(), s.clone());
+                servers.insert(s.name.clone(), vec![s.clone()]);
             }
             s.name.clone()
         };
@@ -745,6 +760,16 @@ pub(crate) fn default_setup(
         .embedder
         .as_ref()
         .map(|s| add(&mut config, s, Some("e5".into())));
+    // the judge of the generator's model also uses the generator's own server
+    let gen_server = &plan.generator.0;
+    if let Some((judge, _)) = plan
+        .judges
+        .iter()
+        .find(|(j, _)| j.kind == gen_server.kind && !Arc::ptr_eq(j, gen_server))
+        && let Some(replicas) = servers.get_mut(&judge.name)
+    {
+        replicas.push(gen_server.clone());
+    }
     config.roles.judges = judges;
     config.roles.generator = vec![generator];
     config.roles.embedder = embedder.into_iter().collect();
@@ -945,6 +970,42 @@ mod tests {
         assert!(Arc::ptr_eq(&plan.generator.0, &plan.judges[0].0));
         assert_eq!(plan.judges[0].0.slots, DEFAULT_SLOTS);
         assert!(toml::from_str::<LocalConfig>("[models.x]\nslot = 1\n").is_err());
+    }
+
+    #[test]
+    fn a_judge_of_the_generators_model_also_uses_the_generators_own_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LocalPaths {
+            home: dir.path().to_path_buf(),
+        };
+        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
+        std::fs::write(paths.venv_python(), "").unwrap();
+        std::fs::create_dir_all(paths.models()).unwrap();
+        for f in [
+            "smollm2-135m-instruct-q4_1.gguf",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ] {
+            std::fs::write(paths.models().join(f), "x").unwrap();
+        }
+        let names = |servers: &[Arc<LocalServer>]| -> Vec<String> {
+            servers.iter().map(|s| s.name.clone()).collect()
+        };
+        let mut config = LlmConfig::default();
+        config.local = toml::from_str("own_generator_server = true\n").unwrap();
+        let (config, servers) = default_setup_in(&paths, config).unwrap();
+        let qwen = "local-qwen2.5-coder-0.5b-instruct-q4_k_m";
+        let gen_name = format!("{qwen}-gen");
+        assert_eq!(config.roles.judges[0], qwen);
+        assert_eq!(config.roles.generator, [gen_name.clone()]);
+        // the audit's Qwen judgements go to both Qwen processes; the generator keeps its own
+        assert_eq!(names(&servers[qwen]), [qwen.to_string(), gen_name.clone()]);
+        assert_eq!(names(&servers[&gen_name]), [gen_name.clone()]);
+        let smol = &config.roles.judges[1];
+        assert_eq!(servers[smol].len(), 1);
+        // one shared server (the default): nothing to add
+        let (config, servers) = default_setup_in(&paths, LlmConfig::default()).unwrap();
+        assert_eq!(config.roles.generator, [qwen.to_string()]);
+        assert_eq!(names(&servers[qwen]), [qwen.to_string()]);
     }
 
     #[test]
