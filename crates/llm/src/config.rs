@@ -390,7 +390,8 @@ pub struct LocalConfig {
     /// also the requests mtr keeps in flight to it. Each slot keeps its own prompt prefix.
     pub slots: u32,
     /// Run the generator in its own server process even when it is also a judge, so that
-    /// generation and verification use two cores (two servers of one thread each).
+    /// generation and verification use two cores (two servers of one thread each). The judge
+    /// of that model then uses both servers as replicas, so an audit keeps both busy.
     pub own_generator_server: bool,
     /// `[llm.local.models.<name>]`: threads and slots of one model's server (by short name
     /// such as `qwen0.5b`, or the GGUF file stem), overriding `threads` and `slots`.
