@@ -12,8 +12,8 @@
 #
 # Environment: OUT (default out/main-job), DIALOGUES and TURNS (both languages), or per
 # language DIALOGUES_EN (default 5), DIALOGUES_ZH (6), TURNS_EN, TURNS_ZH (3): the small
-# generator keeps about 70% of the planned English turns and 55% of the Chinese ones
-# (README), so Chinese gets more dialogues for at least 8 turns; SEED (7),
+# generator keeps 55-80% of the planned English turns and 40-45% of the Chinese ones
+# (README), so Chinese gets more dialogues; SEED (7),
 # MTR_BIN (use this mtr binary instead of building one), MTR_CONFIG (default
 # scripts/main-job.toml: small-model settings).
 set -euo pipefail
