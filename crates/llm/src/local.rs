@@ -990,16 +990,18 @@ mod tests {
         let names = |servers: &[Arc<LocalServer>]| -> Vec<String> {
             servers.iter().map(|s| s.name.clone()).collect()
         };
-        let mut config = LlmConfig::default();
-        config.local = toml::from_str("own_generator_server = true\n").unwrap();
+        let config = LlmConfig {
+            local: toml::from_str("own_generator_server = true\n").unwrap(),
+            ..Default::default()
+        };
         let (config, servers) = default_setup_in(&paths, config).unwrap();
         let qwen = "local-qwen2.5-coder-0.5b-instruct-q4_k_m";
         let gen_name = format!("{qwen}-gen");
         assert_eq!(config.roles.judges[0], qwen);
-        assert_eq!(config.roles.generator, [gen_name.clone()]);
+        assert_eq!(config.roles.generator, std::slice::from_ref(&gen_name));
         // the audit's Qwen judgements go to both Qwen processes; the generator keeps its own
         assert_eq!(names(&servers[qwen]), [qwen.to_string(), gen_name.clone()]);
-        assert_eq!(names(&servers[&gen_name]), [gen_name.clone()]);
+        assert_eq!(names(&servers[&gen_name]), std::slice::from_ref(&gen_name));
         let smol = &config.roles.judges[1];
         assert_eq!(servers[smol].len(), 1);
         // one shared server (the default): nothing to add
