@@ -103,6 +103,20 @@ pub async fn audit(
     audit_with(bench, llm, settings, out, vec![Arc::new(bm25)]).await
 }
 
+/// [`audit`] that must write the folder (not a dry run): its summary.
+pub async fn audited(
+    bench: &Benchmark,
+    llm: &Llm,
+    settings: AuditSettings,
+    out: &Path,
+    index: &Path,
+) -> Box<crate::summary::Summary> {
+    match audit(bench, llm, settings, out, index).await {
+        Outcome::Audited(s) => s,
+        Outcome::DryRun { .. } => panic!("a dry run where an audit was expected"),
+    }
+}
+
 /// Runs an audit with the given retrievers for hard negatives.
 pub async fn audit_with(
     bench: &Benchmark,

@@ -98,17 +98,14 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
         resamples: 300,
         ..Default::default()
     };
-    let Outcome::Audited(s) = audit(
+    let s = audited(
         &bench,
         &llm,
         settings.clone(),
         &out,
         &tmp.path().join("index"),
     )
-    .await
-    else {
-        panic!("dry run?")
-    };
+    .await;
     assert!(s.complete, "{:?}", s.stopped);
     // every dimension judged, counts consistent with the plan
     assert_eq!(s.plan.turns_audited, bench.turn_count());
@@ -194,17 +191,14 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
     let before = files(&out);
 
     // rerun: nothing called, nothing changed
-    let Outcome::Audited(_) = audit(
+    audited(
         &bench,
         &llm,
         settings.clone(),
         &out,
         &tmp.path().join("index"),
     )
-    .await
-    else {
-        panic!()
-    };
+    .await;
     assert_eq!(fake.chat_calls(), calls, "a rerun calls nothing");
     let after = files(&out);
     for ((n, a), (_, b)) in before.iter().zip(&after) {
@@ -233,17 +227,14 @@ async fn same_inputs_and_seed_give_byte_identical_folders_whatever_the_concurren
     for (i, conc) in [(0, 3usize), (1, 32)] {
         let dir = tmp.path().join(format!("run{i}"));
         let llm = fake_llm(&fake, &["a", "b"], &dir.join("cache.sqlite"), conc).await;
-        let Outcome::Audited(_) = audit(
+        audited(
             &bench,
             &llm,
             settings.clone(),
             &dir.join("audit"),
             &dir.join("index"),
         )
-        .await
-        else {
-            panic!()
-        };
+        .await;
         outs.push(dir.join("audit"));
     }
     for f in [
@@ -265,17 +256,14 @@ async fn same_inputs_and_seed_give_byte_identical_folders_whatever_the_concurren
         seed: 43,
         ..settings
     };
-    let Outcome::Audited(_) = audit(
+    audited(
         &bench,
         &llm,
         other,
         &tmp.path().join("seed43"),
         &tmp.path().join("index"),
     )
-    .await
-    else {
-        panic!()
-    };
+    .await;
     assert_ne!(
         std::fs::read(outs[0].join(output::ITEMS)).unwrap(),
         std::fs::read(tmp.path().join("seed43").join(output::ITEMS)).unwrap()
@@ -375,17 +363,14 @@ async fn budget_stop_is_clean_and_a_rerun_finishes_without_changing_what_it_had(
     )
     .await
     .unwrap();
-    let Outcome::Audited(s) = audit(
+    let s = audited(
         &bench,
         &llm,
         settings.clone(),
         &out,
         &tmp.path().join("index"),
     )
-    .await
-    else {
-        panic!()
-    };
+    .await;
     assert!(!s.complete, "the budget must stop this audit");
     assert!(s.stopped.is_some());
     assert!(s.plan.judgements_done < s.plan.judgements_planned && s.plan.judgements_done > 0);
@@ -398,10 +383,7 @@ async fn budget_stop_is_clean_and_a_rerun_finishes_without_changing_what_it_had(
     let first = read_items(&out);
     let calls = fake.chat_calls();
     let llm = llm_with_cache(cfg, &cache).await;
-    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
-    else {
-        panic!()
-    };
+    let s = audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
     assert!(s.complete);
     let second = read_items(&out);
     assert_eq!(second.len(), s.plan.judgements_planned);
@@ -442,10 +424,7 @@ async fn unparsable_judgements_are_counted_never_scored() {
         ..Default::default()
     };
     let out = tmp.path().join("audit");
-    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
-    else {
-        panic!()
-    };
+    let s = audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
     let q = &s.dimensions[&Dimension::Quality];
     assert_eq!(q.mean, Some(4.0), "failures are excluded, not scored");
     assert_eq!(q.per_judge["b"].n, 0);
@@ -489,10 +468,7 @@ async fn refusals_are_their_own_status_and_failed_answers_keep_their_text() {
         ..Default::default()
     };
     let out = tmp.path().join("audit");
-    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
-    else {
-        panic!()
-    };
+    let s = audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
     let q = &s.dimensions[&Dimension::Quality];
     assert_eq!(q.mean, Some(4.0));
     let items = read_items(&out);
@@ -1120,17 +1096,14 @@ async fn planted_defects_are_flagged_by_an_oracle_judge() {
         ..Default::default()
     };
     let out = tmp.path().join("audit");
-    let Outcome::Audited(s) = audit(
+    let s = audited(
         &p.bench,
         &llm,
         settings.clone(),
         &out,
         &tmp.path().join("index"),
     )
-    .await
-    else {
-        panic!()
-    };
+    .await;
     assert!(s.complete);
     let items = read_items(&out);
     let m = measure_planted(&p, &s, &items, &settings, 2, "oracle judge");
@@ -1533,17 +1506,14 @@ async fn planted_defects_local_model() {
     };
     let out = tmp.path().join("audit");
     let t = std::time::Instant::now();
-    let Outcome::Audited(s) = audit(
+    let s = audited(
         &p.bench,
         &llm,
         settings.clone(),
         &out,
         &tmp.path().join("index"),
     )
-    .await
-    else {
-        panic!()
-    };
+    .await;
     let items = read_items(&out);
     println!(
         "local judge {model} ({mode:?} ratings): {} judgements ({} failed) in {:.0} s; mean alignment {:?}",
@@ -1607,17 +1577,14 @@ async fn probability_ratings_are_offered_per_judge_and_recorded_per_judgement() 
     };
     let out = tmp.path().join("audit");
     let llm = llm_with_cache(config(mtr_llm::logprob::RatingMode::Probability), &cache).await;
-    let Outcome::Audited(s) = audit(
+    let s = audited(
         &bench,
         &llm,
         settings.clone(),
         &out,
         &tmp.path().join("index"),
     )
-    .await
-    else {
-        panic!()
-    };
+    .await;
     use mtr_llm::logprob::RatingMode;
     let modes: BTreeMap<&str, RatingMode> = s
         .judges
@@ -1651,10 +1618,7 @@ async fn probability_ratings_are_offered_per_judge_and_recorded_per_judgement() 
     // the same judge switched to written grades: its old judgements are not reused
     let calls = fake.chat_calls();
     let llm = llm_with_cache(config(RatingMode::Generated), &cache).await;
-    let Outcome::Audited(s) = audit(&bench, &llm, settings, &out, &tmp.path().join("index")).await
-    else {
-        panic!()
-    };
+    let s = audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
     let p_items = read_items(&out)
         .into_iter()
         .filter(|j| j.judge == "p")
