@@ -52,6 +52,14 @@ fn probability_rating<'a>(
     Some((spec, prefilled))
 }
 
+/// Completion tokens of a prefilled probability rating: the grade.
+const PREFILLED_RATING_TOKENS: u32 = 1;
+
+/// True when `req`'s rating is read on `ep` by continuing a prefilled answer (one token).
+fn continues_prefilled_rating(ep: &crate::config::EndpointConfig, req: &ChatRequest) -> bool {
+    probability_rating(ep, req).is_some_and(|(_, prefilled)| !prefilled.is_empty())
+}
+
 /// The LLM client. Cheap to clone; share it across tasks.
 #[derive(Clone)]
 pub struct Llm {
@@ -443,9 +451,8 @@ impl Llm {
             return p;
         }
         let prompt = tokens::count_messages(&ep.cfg.model, &req.messages);
-        // a prefilled probability rating is continued by one token: the grade
-        let max_out = if probability_rating(&ep.cfg, req).is_some_and(|(_, p)| !p.is_empty()) {
-            1
+        let max_out = if continues_prefilled_rating(&ep.cfg, req) {
+            u64::from(PREFILLED_RATING_TOKENS)
         } else {
             u64::from(sampling.max_tokens.unwrap_or(1024))
         };
@@ -959,13 +966,12 @@ fn request_body(ep: &crate::config::EndpointConfig, req: &ChatRequest, s: &Sampl
             if let Some(Value::Array(msgs)) = obj.get_mut("messages") {
                 msgs.push(json!({"role": "assistant", "content": prefilled}));
             }
-            obj.insert("max_tokens".into(), json!(1));
+            obj.insert("max_tokens".into(), json!(PREFILLED_RATING_TOKENS));
         }
     }
-    let prefilled = probability.as_ref().is_some_and(|(_, p)| !p.is_empty());
     match &req.output {
         // a prefilled answer is read token by token: no grammar around it
-        _ if prefilled => {}
+        _ if continues_prefilled_rating(ep, req) => {}
         OutputSpec::Schema(schema) if ep.supports_json_schema => {
             obj.insert(
                 "response_format".into(),

@@ -881,6 +881,24 @@ pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedRep
 mod tests {
     use super::*;
 
+    const SMOLLM2_FILE: &str = "smollm2-135m-instruct-q4_1.gguf";
+    const QWEN05_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
+
+    /// An installation under `home` as the setup script leaves it: the venv's python and the
+    /// given model files (empty stand-ins; no test here starts a server).
+    fn installed(home: &Path, models: &[&str]) -> LocalPaths {
+        let paths = LocalPaths {
+            home: home.to_path_buf(),
+        };
+        std::fs::create_dir_all(home.join("venv/bin")).unwrap();
+        std::fs::write(paths.venv_python(), "").unwrap();
+        std::fs::create_dir_all(paths.models()).unwrap();
+        for f in models {
+            std::fs::write(paths.models().join(f), "x").unwrap();
+        }
+        paths
+    }
+
     #[test]
     fn not_installed_gives_the_fix() {
         let dir = tempfile::tempdir().unwrap();
@@ -895,23 +913,11 @@ mod tests {
     #[test]
     fn plans_two_judge_families_when_both_models_exist() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = LocalPaths {
-            home: dir.path().to_path_buf(),
-        };
-        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
-        std::fs::write(paths.venv_python(), "").unwrap();
-        std::fs::create_dir_all(paths.models()).unwrap();
-        std::fs::write(paths.models().join("smollm2-135m-instruct-q4_1.gguf"), "x").unwrap();
+        let paths = installed(dir.path(), &[SMOLLM2_FILE]);
         let only_smol = local_plan(&paths, &LocalConfig::default()).unwrap();
         assert_eq!(only_smol.judges.len(), 1);
         assert_eq!(only_smol.generator.1, "smollm");
-        std::fs::write(
-            paths
-                .models()
-                .join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
-            "x",
-        )
-        .unwrap();
+        std::fs::write(paths.models().join(QWEN05_FILE), "x").unwrap();
         let both = local_plan(&paths, &LocalConfig::default()).unwrap();
         let fams: Vec<_> = both.judges.iter().map(|(_, f)| f.as_str()).collect();
         assert_eq!(fams, ["qwen", "smollm"]);
@@ -936,18 +942,7 @@ mod tests {
     #[test]
     fn threads_and_slots_are_set_per_model_and_the_generator_can_run_apart() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = LocalPaths {
-            home: dir.path().to_path_buf(),
-        };
-        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
-        std::fs::write(paths.venv_python(), "").unwrap();
-        std::fs::create_dir_all(paths.models()).unwrap();
-        for f in [
-            "smollm2-135m-instruct-q4_1.gguf",
-            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        ] {
-            std::fs::write(paths.models().join(f), "x").unwrap();
-        }
+        let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
         let cfg: LocalConfig = toml::from_str(
             "slots = 3\nown_generator_server = true\n[models.\"qwen0.5b\"]\nslots = 4\nthreads = 2\n",
         )
@@ -975,18 +970,7 @@ mod tests {
     #[test]
     fn a_judge_of_the_generators_model_also_uses_the_generators_own_server() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = LocalPaths {
-            home: dir.path().to_path_buf(),
-        };
-        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
-        std::fs::write(paths.venv_python(), "").unwrap();
-        std::fs::create_dir_all(paths.models()).unwrap();
-        for f in [
-            "smollm2-135m-instruct-q4_1.gguf",
-            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        ] {
-            std::fs::write(paths.models().join(f), "x").unwrap();
-        }
+        let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
         let names = |servers: &[Arc<LocalServer>]| -> Vec<String> {
             servers.iter().map(|s| s.name.clone()).collect()
         };
@@ -1013,18 +997,7 @@ mod tests {
     #[test]
     fn the_rating_mode_is_set_per_local_model() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = LocalPaths {
-            home: dir.path().to_path_buf(),
-        };
-        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
-        std::fs::write(paths.venv_python(), "").unwrap();
-        std::fs::create_dir_all(paths.models()).unwrap();
-        for f in [
-            "smollm2-135m-instruct-q4_1.gguf",
-            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        ] {
-            std::fs::write(paths.models().join(f), "x").unwrap();
-        }
+        let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
         let cfg: LocalConfig =
             toml::from_str("[models.\"qwen0.5b\"]\nrating_mode = \"probability\"\n").unwrap();
         let plan = local_plan(&paths, &cfg).unwrap();
