@@ -239,6 +239,7 @@ impl FakeBuilder {
             batches: Mutex::new(Default::default()),
             batch_calls: AtomicU64::new(0),
             hold: Mutex::new(None),
+            hold_chat_from: AtomicU64::new(u64::MAX),
             held: tokio::sync::watch::channel(0).0,
             released: tokio::sync::watch::channel(0).0,
         });
@@ -285,6 +286,8 @@ struct Shared {
     batch_calls: AtomicU64,
     /// The Batch API stage held (see [`BatchStage`]), requests held so far, and releases.
     hold: Mutex<Option<BatchStage>>,
+    /// Chat requests from this number on (0-based) are held until a release (`u64::MAX`: none).
+    hold_chat_from: AtomicU64,
     held: tokio::sync::watch::Sender<u64>,
     released: tokio::sync::watch::Sender<u64>,
 }
@@ -300,6 +303,18 @@ impl Shared {
         self.held.send_modify(|n| *n += 1);
         let _ = released.changed().await;
         true
+    }
+
+    /// Holds chat request `n` while chat requests from [`FakeServer::hold_chat_from`] on are
+    /// held: waits for the release, then answers it as usual.
+    async fn chat_held(&self, n: u64) {
+        // subscribed before the check: a release between the two cannot be missed
+        let mut released = self.released.subscribe();
+        if n < self.hold_chat_from.load(Ordering::SeqCst) {
+            return;
+        }
+        self.held.send_modify(|k| *k += 1);
+        let _ = released.changed().await;
     }
 }
 
@@ -372,6 +387,18 @@ impl FakeServer {
         self.state.held.send_replace(0);
         self.state.released.send_modify(|n| *n += 1);
     }
+    /// Holds chat requests from the `n`-th (0-based) on until [`FakeServer::release_chat`]:
+    /// a test can stop a job after exactly `n` calls, whatever the machine's speed
+    /// ([`FakeServer::wait_held`] tells when the first one is held).
+    pub fn hold_chat_from(&self, n: u64) {
+        self.state.hold_chat_from.store(n, Ordering::SeqCst);
+    }
+    /// Stops holding chat requests: held ones and later ones are answered as usual.
+    pub fn release_chat(&self) {
+        self.state.hold_chat_from.store(u64::MAX, Ordering::SeqCst);
+        self.state.held.send_replace(0);
+        self.state.released.send_modify(|n| *n += 1);
+    }
     /// Requests answered by an injected fault.
     pub fn injected_faults(&self) -> u64 {
         self.state.injected.load(Ordering::Relaxed)
@@ -436,6 +463,7 @@ async fn chat(
     body: axum::body::Bytes,
 ) -> Response {
     let n = s.chat_calls.fetch_add(1, Ordering::Relaxed);
+    s.chat_held(n).await;
     if !s.latency.is_zero() {
         tokio::time::sleep(s.latency).await;
     }

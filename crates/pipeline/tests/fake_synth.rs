@@ -409,6 +409,9 @@ async fn kill_and_resume(
     }
     let kill_at = calls_a * 2 / 5;
     {
+        // the server holds every call from the kill_at-th on: the job cannot finish before
+        // the kill, however fast or loaded the machine
+        server_b.hold_chat_from(kill_at);
         let llm = llm_b.clone();
         let job_b = job(corpus, &tmp.path().join("b"), dialogues, turns);
         let task = tokio::spawn(async move {
@@ -416,11 +419,10 @@ async fn kill_and_resume(
                 .await
                 .map(|_| ())
         });
-        while server_b.chat_calls() < kill_at && !task.is_finished() {
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-        }
+        server_b.wait_held().await;
         task.abort();
         let _ = task.await;
+        server_b.release_chat();
     }
     let before = server_b.chat_calls();
     assert!(
