@@ -975,7 +975,7 @@ fn request_body(ep: &crate::config::EndpointConfig, req: &ChatRequest, s: &Sampl
         OutputSpec::Schema(schema) if ep.supports_json_schema => {
             obj.insert(
                 "response_format".into(),
-                json!({"type": "json_schema", "json_schema": {"name": schema.name, "schema": crate::schema_caps::adapt(&schema.schema, ep.max_string_length, ep.verdict_first), "strict": true}}),
+                json!({"type": "json_schema", "json_schema": {"name": schema.name, "schema": crate::schema_caps::adapt(&schema.schema, ep.max_string_length, ep.verdict_first, ep.string_patterns), "strict": true}}),
             );
         }
         OutputSpec::Schema(_) | OutputSpec::Json if ep.json_mode => {

@@ -110,6 +110,10 @@ pub struct EndpointConfig {
     /// characters, so a small model cannot ramble until `max_tokens` cuts its JSON.
     #[serde(default)]
     pub max_string_length: Option<u32>,
+    /// The schema route enforces a string's `pattern` (llama.cpp grammars, vLLM guided
+    /// decoding): off, patterns are removed from a requested schema before it is sent.
+    #[serde(default)]
+    pub string_patterns: bool,
     /// Ask for the verdict (rating, score, choice) before any free text in structured
     /// answers (see [`crate::schema_caps`]).
     #[serde(default)]
@@ -192,6 +196,7 @@ impl EndpointConfig {
             supports_json_schema: true,
             json_mode: false,
             max_string_length: None,
+            string_patterns: false,
             verdict_first: false,
             family: None,
             extra_body: None,

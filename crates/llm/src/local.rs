@@ -733,6 +733,8 @@ pub(crate) fn default_setup_in(
                     e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
                     // llama.cpp's grammar enforces maxLength: short answers, never cut
                     e.max_string_length = Some(config.local.max_string_length).filter(|&n| n > 0);
+                    // and a string's pattern (a question ends with a question mark)
+                    e.string_patterns = true;
                     e.verdict_first = config.local.verdict_first;
                     // llama.cpp continues a prefilled answer: one token is a rating
                     e.continues_assistant = true;
@@ -983,6 +985,14 @@ mod tests {
         let gen_name = format!("{qwen}-gen");
         assert_eq!(config.roles.judges[0], qwen);
         assert_eq!(config.roles.generator, std::slice::from_ref(&gen_name));
+        // llama.cpp's grammars enforce a string's pattern: the local chat endpoints say so
+        for e in config
+            .endpoints
+            .iter()
+            .filter(|e| e.family.as_deref() != Some("e5"))
+        {
+            assert!(e.string_patterns, "{}", e.name);
+        }
         // the audit's Qwen judgements go to both Qwen processes; the generator keeps its own
         assert_eq!(names(&servers[qwen]), [qwen.to_string(), gen_name.clone()]);
         assert_eq!(names(&servers[&gen_name]), std::slice::from_ref(&gen_name));

@@ -8,16 +8,26 @@
 //! before the free-text ones, so the verdict is written before any reasoning and survives a
 //! cut; the grammar follows the order of `properties`. Both leave the schema's meaning
 //! unchanged: any answer to the adapted schema is an answer to the original.
+//!
+//! A string's `pattern` (a question must end with a question mark) is sent only to an
+//! endpoint that enforces it (`string_patterns`: llama.cpp grammars do); elsewhere it is
+//! removed, since some endpoints reject the keyword, and the caller checks the answer itself.
 
 use serde_json::{Map, Value};
 
 /// Adapts `schema` to an endpoint: `max_string_length` adds `maxLength` to every string
 /// schema without a smaller one (recursively, array items included); `verdict_first` puts the
-/// non-string properties of every object first (order among them kept).
-pub fn adapt(schema: &Value, max_string_length: Option<u32>, verdict_first: bool) -> Value {
+/// non-string properties of every object first (order among them kept); without
+/// `string_patterns` every `pattern` is removed.
+pub fn adapt(
+    schema: &Value,
+    max_string_length: Option<u32>,
+    verdict_first: bool,
+    string_patterns: bool,
+) -> Value {
     let mut s = schema.clone();
-    if max_string_length.is_some() || verdict_first {
-        walk(&mut s, max_string_length, verdict_first);
+    if max_string_length.is_some() || verdict_first || !string_patterns {
+        walk(&mut s, max_string_length, verdict_first, string_patterns);
     }
     s
 }
@@ -26,15 +36,18 @@ fn is_string_schema(v: &Value) -> bool {
     v.get("type").and_then(Value::as_str) == Some("string") && v.get("enum").is_none()
 }
 
-fn walk(v: &mut Value, max_len: Option<u32>, verdict_first: bool) {
+fn walk(v: &mut Value, max_len: Option<u32>, verdict_first: bool, patterns: bool) {
     let Value::Object(obj) = v else {
         if let Value::Array(items) = v {
             for i in items {
-                walk(i, max_len, verdict_first);
+                walk(i, max_len, verdict_first, patterns);
             }
         }
         return;
     };
+    if !patterns && obj.get("type").and_then(Value::as_str) == Some("string") {
+        obj.remove("pattern");
+    }
     if let Some(m) = max_len
         && obj.get("type").and_then(Value::as_str) == Some("string")
         && obj.get("enum").is_none()
@@ -69,7 +82,7 @@ fn walk(v: &mut Value, max_len: Option<u32>, verdict_first: bool) {
         }
     }
     for (_, child) in obj.iter_mut() {
-        walk(child, max_len, verdict_first);
+        walk(child, max_len, verdict_first, patterns);
     }
 }
 
@@ -94,7 +107,7 @@ mod tests {
 
     #[test]
     fn limits_every_free_string_and_keeps_tighter_limits() {
-        let s = adapt(&judge_schema(), Some(120), false);
+        let s = adapt(&judge_schema(), Some(120), false, true);
         assert_eq!(s["properties"]["justification"]["maxLength"], 120);
         assert_eq!(s["properties"]["quotes"]["items"]["maxLength"], 50);
         assert!(s["properties"]["label"].get("maxLength").is_none());
@@ -105,7 +118,7 @@ mod tests {
 
     #[test]
     fn verdict_first_moves_the_verdict_before_the_reasoning() {
-        let s = adapt(&judge_schema(), None, true);
+        let s = adapt(&judge_schema(), None, true, true);
         let keys: Vec<_> = s["properties"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["quotes", "label", "rating", "justification"]);
         assert_eq!(
@@ -117,6 +130,26 @@ mod tests {
 
     #[test]
     fn without_capabilities_the_schema_is_unchanged() {
-        assert_eq!(adapt(&judge_schema(), None, false), judge_schema());
+        assert_eq!(adapt(&judge_schema(), None, false, true), judge_schema());
+    }
+
+    #[test]
+    fn a_pattern_goes_only_to_an_endpoint_that_enforces_it() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "question": {"type": "string", "pattern": "^[^\\n]{3,150}[?？]$"},
+                "passage": {"type": "integer"}
+            }
+        });
+        let kept = adapt(&schema, None, false, true);
+        assert_eq!(kept, schema);
+        let removed = adapt(&schema, Some(100), false, false);
+        assert!(removed["properties"]["question"].get("pattern").is_none());
+        assert_eq!(removed["properties"]["question"]["maxLength"], 100);
+        assert_eq!(
+            removed["properties"]["passage"],
+            schema["properties"]["passage"]
+        );
     }
 }
