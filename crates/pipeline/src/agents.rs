@@ -17,6 +17,22 @@ use crate::error::{Error, Result};
 use crate::lang::{Language, is_cjk_char};
 use crate::prompts::SynthPrompts;
 
+/// What the user agent's question and its standalone version must look like where the
+/// endpoint enforces a string's `pattern` (llama.cpp grammars): one sentence on one line
+/// that ends with a question mark, at most 40 characters in a CJK language and 150 elsewhere
+/// (the prompt asks for 30 characters or 25 words). No sentence end (`.`, `!`, `?`, `。`,
+/// `！`, `？`) comes before the last character, except a `.` inside a number (`1.5`): a small
+/// model then cannot paste a passage sentence and ask about it after it, nor answer its own
+/// question in the standalone version, and it stops writing at its first question mark
+/// (measured on Qwen2.5-Coder-0.5B: the user call's completion tokens halved, every
+/// standalone version a question). A quote or backslash is never allowed, since the grammar
+/// writes these characters raw into the JSON string. The caller still checks the question
+/// ([`question_problem`]): a pattern only shapes it.
+pub fn question_pattern(lang: &Language) -> String {
+    let max = if lang.is_cjk() { 40 } else { 150 };
+    format!(r#"^([^"\\\n.!?。！？]|\.[0-9]){{2,{max}}}[?？]$"#)
+}
+
 /// A passage as the prompts show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptPassage {
@@ -282,7 +298,10 @@ impl Agents<'_> {
             .unwrap_or(out.cost_usd)
     }
 
-    /// The user agent: picks one of `passages` and asks about it.
+    /// The user agent: picks one of `passages` and asks about it. Where the endpoint enforces
+    /// patterns, the question and its standalone version are one short sentence that ends
+    /// with a question mark ([`question_pattern`]); everywhere the caller checks them with
+    /// [`question_problem`].
     #[allow(clippy::too_many_arguments)]
     pub async fn user(
         &self,
@@ -296,12 +315,13 @@ impl Agents<'_> {
         log: &mut CallLog,
     ) -> Parsed<UserProposal> {
         let choices: Vec<usize> = (1..=passages.len()).collect();
+        let pattern = question_pattern(self.language);
         let schema = json!({
             "type": "object",
             "properties": {
                 "passage": {"type": "integer", "enum": choices},
-                "question": {"type": "string"},
-                "standalone": {"type": "string"}
+                "question": {"type": "string", "pattern": pattern},
+                "standalone": {"type": "string", "pattern": pattern}
             },
             "required": ["passage", "question", "standalone"],
             "additionalProperties": false
@@ -614,56 +634,90 @@ pub fn question_problem(
             return Some("copied_passage");
         }
     }
-    let asks = question.contains('?')
-        || question.contains('？')
-        || if cjk {
-            [
-                "吗",
-                "呢",
-                "什么",
-                "多少",
-                "几",
-                "哪",
-                "怎么",
-                "如何",
-                "是否",
-                "谁",
-                "为何",
-                "为什么",
-                "请问",
-            ]
-            .iter()
-            .any(|w| question.contains(w))
-                || {
-                    // a request opens with its verb (after a polite 请 or 麻烦), as "tell",
-                    // "list", "explain", "describe" open one in English; inside a statement
-                    // (除特别说明外) the same word asks nothing
-                    let q = question.trim_start();
-                    let q = ["请你", "请", "麻烦你", "麻烦"]
-                        .iter()
-                        .find_map(|p| q.strip_prefix(p))
-                        .unwrap_or(q);
-                    ["告诉", "列出", "说明", "解释", "介绍", "描述"]
-                        .iter()
-                        .any(|w| q.starts_with(w))
-                }
-        } else {
-            let first = question
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_lowercase();
-            [
-                "what", "how", "when", "where", "who", "whom", "whose", "which", "why", "can",
-                "could", "do", "does", "did", "is", "are", "was", "were", "will", "would",
-                "should", "may", "must", "has", "have", "tell", "list", "explain", "describe",
-            ]
-            .contains(&first.trim_matches(|c: char| !c.is_alphanumeric()))
-        };
-    if !asks {
+    if !asks(question, cjk) {
         return Some("not_a_question");
     }
     None
+}
+
+/// Chinese words that make a sentence a question (吗, 什么, 几, 是否, ...).
+const QUESTION_WORDS_ZH: [&str; 17] = [
+    "吗",
+    "呢",
+    "什么",
+    "多少",
+    "几",
+    "哪",
+    "怎么",
+    "如何",
+    "是否",
+    "谁",
+    "为何",
+    "为什么",
+    "请问",
+    "能否",
+    "可否",
+    "有没有",
+    "是不是",
+];
+
+/// English words a question or request opens with.
+const OPENERS_EN: [&str; 29] = [
+    "what", "how", "when", "where", "who", "whom", "whose", "which", "why", "can", "could", "do",
+    "does", "did", "is", "are", "was", "were", "will", "would", "should", "may", "must", "has",
+    "have", "tell", "list", "explain", "describe",
+];
+
+/// A question marked by its question mark alone asks only when it is this short (words; CJK:
+/// characters): an elliptical follow-up ("And for part-time staff?", "病假也一样？").
+const SHORT_QUESTION: (usize, usize) = (10, 12);
+
+/// Whether `question` asks something. A question mark alone is not enough: a grammar that
+/// ends every answer with one ([`question_pattern`]) turns a pasted statement into "...?"
+/// too. A question opens as one ("How ...", "Is ...", "Tell me ...", "请告诉我..."), holds a
+/// question word (Chinese: anywhere; English: opening a clause after a comma, where it ends
+/// with a question mark), or is a short follow-up that ends with a question mark.
+fn asks(question: &str, cjk: bool) -> bool {
+    let marked = question.trim_end().ends_with(['?', '？']);
+    if cjk {
+        let short = question.chars().filter(|c| is_cjk_char(*c)).count() <= SHORT_QUESTION.1;
+        // a request opens with its verb (after a polite 请 or 麻烦), as "tell", "list",
+        // "explain", "describe" open one in English; inside a statement (除特别说明外) the
+        // same word asks nothing
+        let q = question.trim_start();
+        let q = ["请你", "请", "麻烦你", "麻烦"]
+            .iter()
+            .find_map(|p| q.strip_prefix(p))
+            .unwrap_or(q);
+        let request = ["告诉", "列出", "说明", "解释", "介绍", "描述"]
+            .iter()
+            .any(|w| q.starts_with(w));
+        QUESTION_WORDS_ZH.iter().any(|w| question.contains(w)) || request || (marked && short)
+    } else {
+        let words = |clause: &str| -> Vec<String> {
+            clause
+                .split_whitespace()
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase()
+                })
+                .filter(|w| !w.is_empty())
+                .collect()
+        };
+        let opens_as_question = |clause: &str| {
+            words(clause)
+                .first()
+                .is_some_and(|w| OPENERS_EN.contains(&w.as_str()))
+        };
+        // a question may open after an introductory phrase ("For contractors, how long ...?");
+        // a relative "who" or "which" inside a statement is no question word
+        let clause_asks = question
+            .split([',', ';', ':'])
+            .skip(1)
+            .any(opens_as_question);
+        opens_as_question(question)
+            || (marked && (clause_asks || words(question).len() <= SHORT_QUESTION.0))
+    }
 }
 
 /// Why a proposed standalone rewrite is unusable, if it is: the guards of
@@ -936,6 +990,87 @@ mod tests {
             ),
             Some("not_a_question")
         );
+    }
+
+    #[test]
+    fn the_question_pattern_admits_one_short_question() {
+        let en = regex::Regex::new(&question_pattern(&Language::from_code("en"))).unwrap();
+        let zh = regex::Regex::new(&question_pattern(&Language::from_code("zh"))).unwrap();
+        for q in [
+            "How many days of annual leave do I get?",
+            "Can I carry over 2.5 days?",
+            "And for part-time staff?",
+        ] {
+            assert!(en.is_match(q), "{q}");
+        }
+        for q in ["年假最多能结转几天？", "那病假呢？", "年假可以结转2.5天吗?"]
+        {
+            assert!(zh.is_match(q), "{q}");
+        }
+        // a pasted sentence with a question after it, an answer after the question, two
+        // lines, a raw quote, no question mark, or too long: never
+        for q in [
+            "Employees get 25 days. How many days do I get?",
+            "How many days do I get? It is 25 days?",
+            "How many days\ndo I get?",
+            "What does \"carry over\" mean?",
+            "How many days do I get",
+            &format!("{}?", "very ".repeat(40)),
+        ] {
+            assert!(!en.is_match(q), "{q}");
+        }
+        for q in [
+            "员工每年享有10天带薪年假。我有几天？",
+            "年假有几天？有10天？",
+            "年假有几天",
+            &format!("{}？", "年".repeat(41)),
+        ] {
+            assert!(!zh.is_match(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_question_mark_alone_does_not_make_a_statement_a_question() {
+        // what a grammar that ends every answer with a question mark makes of a pasted or
+        // answered statement (seen with Qwen2.5-Coder-0.5B under the question pattern)
+        let meta = HumanizerOptions::default().meta_phrases;
+        let en = Language::from_code("en");
+        let zh = Language::from_code("zh");
+        for statement in [
+            "The annual leave period for employees in the United States is 25 days, with unused leave up to 5 days carrying over?",
+            "Employees who work at least one day a week from home get a monthly allowance of 150 euros?",
+        ] {
+            assert_eq!(
+                question_problem(statement, "", "", &en, &meta),
+                Some("not_a_question"),
+                "{statement}"
+            );
+        }
+        for statement in [
+            "员工每年享受一次免费年度体检，体检套餐标准为每人1200元？",
+            "新员工须在入职后14天内完成课程？",
+        ] {
+            assert_eq!(
+                question_problem(statement, "", "", &zh, &meta),
+                Some("not_a_question"),
+                "{statement}"
+            );
+        }
+        // short follow-ups, question words anywhere, and particles still ask
+        for q in [
+            "And for part-time staff?",
+            "For contractors in Portugal, how long is the notice period?",
+            "Is the allowance paid monthly?",
+        ] {
+            assert_eq!(question_problem(q, "", "", &en, &meta), None, "{q}");
+        }
+        for q in [
+            "病假也一样？",
+            "员工每年享受的免费体检套餐标准是多少？",
+            "家属可以参保吗",
+        ] {
+            assert_eq!(question_problem(q, "", "", &zh, &meta), None, "{q}");
+        }
     }
 
     #[test]

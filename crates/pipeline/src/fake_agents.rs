@@ -33,6 +33,8 @@ pub enum RepeatScript {
     /// A follow-up asks the previous question again, shorter (its last five words, as its
     /// own standalone form), until it is told that its attempt was rejected.
     Restatements,
+    /// The answerer answers with the question it was asked.
+    EchoQuestion,
 }
 
 /// The scripted agents.
@@ -178,6 +180,10 @@ impl FakeAgents {
     fn answer(&self, prompt: &str) -> String {
         if self.repeat == RepeatScript::Answers {
             return "According to the handbook: the office is open on weekdays.".into();
+        }
+        if self.repeat == RepeatScript::EchoQuestion {
+            let latest = section(prompt, "## Latest question");
+            return latest.trim().trim_start_matches("User: ").to_string();
         }
         let passage = section(prompt, "## Passage");
         let body: Vec<&str> = passage

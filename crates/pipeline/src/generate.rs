@@ -355,6 +355,7 @@ impl Generator<'_> {
         let first = st.turns.is_empty();
         let switch = st.pending_switch && !first;
         let topic = self.material.path_topics[st.path];
+        // why the last attempt was rejected, as a reason code the user prompt words
         let mut feedback: Option<&'static str> = None;
         let mut last_reason = "user";
         let mut last_evidence: Option<u32> = None;
@@ -380,7 +381,7 @@ impl Generator<'_> {
             if !in_language(&p.question, self.agents.language) {
                 ev(st, "user/wrong_language");
                 last_reason = "user";
-                feedback = Some("the question was not written in the required language");
+                feedback = Some("wrong_language");
                 continue;
             }
             let norm = |s: &str| {
@@ -392,7 +393,7 @@ impl Generator<'_> {
             if asked.iter().any(|q| norm(q) == norm(&p.question)) {
                 ev(st, "user/repeated_question");
                 last_reason = "user";
-                feedback = Some("the question repeated an earlier one; ask something new");
+                feedback = Some("repeated_question");
                 continue;
             }
             // a reworded repeat: the question or its rewrite nearly duplicates an earlier
@@ -408,8 +409,7 @@ impl Generator<'_> {
             {
                 ev(st, "user/near_duplicate");
                 last_reason = "near_duplicate";
-                feedback =
-                    Some("the question nearly repeated an earlier one; ask about a different fact");
+                feedback = Some("near_duplicate");
                 continue;
             }
             if let Some(problem) = question_problem(
@@ -421,16 +421,7 @@ impl Generator<'_> {
             ) {
                 ev(st, &format!("user/{problem}"));
                 last_reason = "user";
-                feedback = Some(match problem {
-                    "copied_passage" => {
-                        "the question copied the passage; ask a short question in your own words"
-                    }
-                    "too_long" => "the question was too long; ask a short question",
-                    "not_a_question" => "that was not a question; ask a question",
-                    _ => {
-                        "the question or its standalone version mentioned the passage or the text; the user has not seen it"
-                    }
-                });
+                feedback = Some(problem);
                 continue;
             }
             // the standalone version becomes the turn's rewrite only if it passes the same
@@ -487,9 +478,7 @@ impl Generator<'_> {
                 Some((s, _)) if s < o.min_answerability => {
                     ev(st, "answerability/low_score");
                     last_reason = "answerability";
-                    feedback = Some(
-                        "the question could not be answered from the chosen passage alone; ask about a fact the passage states",
-                    );
+                    feedback = Some("not_answerable");
                     continue;
                 }
                 // a high score must point at the sentence that answers: a judge that cannot
@@ -497,9 +486,7 @@ impl Generator<'_> {
                 Some((_, quote)) if !quote_supported(&quote, &evidence_passage.text) => {
                     ev(st, "answerability/unsupported_quote");
                     last_reason = "answerability";
-                    feedback = Some(
-                        "the question could not be answered from the chosen passage alone; ask about a fact the passage states",
-                    );
+                    feedback = Some("not_answerable");
                     continue;
                 }
                 Some((s, _)) => s,
@@ -554,9 +541,7 @@ impl Generator<'_> {
                     if full > o.uniqueness.max_full || any > o.uniqueness.max_extra_golds {
                         ev(st, "uniqueness/not_unique");
                         last_reason = "uniqueness";
-                        feedback = Some(
-                            "other passages in the collection answer this question as well; ask about a detail that only the chosen passage states",
-                        );
+                        feedback = Some("not_unique");
                         continue;
                     }
                     for ((id, _), g) in cands.iter().zip(&grades) {
@@ -586,6 +571,18 @@ impl Generator<'_> {
                     ev(st, "answerer/wrong_language");
                     continue;
                 }
+                // an answer that asks the question back answers nothing (a main-job run kept
+                // "节假日加班是否需要事先经部门负责人批准？" as the answer to itself, with a
+                // faithfulness of 4); a yes/no answer may restate the question, so only an
+                // answer that is itself a question counts
+                if answer.trim_end().ends_with(['?', '？'])
+                    && o.repetition
+                        .repeats(&answer, [question.as_str(), p.standalone.as_str()])
+                        .is_some()
+                {
+                    ev(st, "answerer/echoed_question");
+                    continue;
+                }
                 if o.repetition
                     .repeats(&answer, st.turns.iter().map(|t| t.answer.as_str()))
                     .is_some()
@@ -612,8 +609,7 @@ impl Generator<'_> {
                 if repeated_answer {
                     // the evidence only yields an answer already given: ask about another fact
                     last_reason = "near_duplicate";
-                    feedback =
-                        Some("its answer repeated an earlier answer; ask about a different fact");
+                    feedback = Some("repeated_answer");
                 }
                 continue;
             };

@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn builtin_prompts_parse_and_render() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user.id(), "synth/user@2");
+        assert_eq!(p.user.id(), "synth/user@3");
         let passage = serde_json::json!({"title": "Annual Leave", "section": "Entitlement", "text": "25 days."});
         let msgs = p
             .user
@@ -126,6 +126,61 @@ mod tests {
         assert!(msgs[1].content.contains("[1] Annual Leave / Entitlement"));
         assert!(msgs[1].content.contains("Start the conversation"));
         assert_eq!(p.hashes().len(), 6);
+        // the generator passes why an attempt was rejected as a reason code: the prompt
+        // words every one of them, and an unknown one is an error, never an empty line
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "near_duplicate",
+            "copied_passage",
+            "too_long",
+            "not_a_question",
+            "meta_phrase",
+            "not_answerable",
+            "not_unique",
+            "repeated_answer",
+        ] {
+            let msgs = p
+                .user
+                .render(&serde_json::json!({
+                    "language": "English", "history": [], "asked": [], "passages": [passage],
+                    "first": false, "switch": false, "feedback": reason,
+                }))
+                .unwrap();
+            let text = &msgs[1].content;
+            assert!(
+                text.contains("A previous attempt was rejected: "),
+                "{reason}: {text}"
+            );
+            assert!(
+                !text.contains(reason),
+                "{reason} is worded, not shown as a code"
+            );
+        }
+        // a follow-up after a rejected attempt, as the small local model reads it
+        let follow_up = p
+            .user
+            .render(&serde_json::json!({
+                "language": "Chinese",
+                "history": [
+                    {"speaker": "user", "text": "年假最多能结转几天？"},
+                    {"speaker": "agent", "text": "最多可结转5天，须在次年3月31日前休完。"}
+                ],
+                "asked": ["年假最多能结转几天？"],
+                "passages": [passage, {"title": "病假", "section": null, "text": "连续病假3天及以上的，须提交诊断证明。"}],
+                "first": false, "switch": false, "feedback": "copied_passage",
+            }))
+            .unwrap();
+        let text: Vec<String> = follow_up
+            .iter()
+            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+            .collect();
+        insta::assert_snapshot!("user_follow_up", text.join("\n\n"));
+        let unknown = p.user.render(&serde_json::json!({
+            "language": "English", "history": [], "asked": [], "passages": [passage],
+            "first": false, "switch": false, "feedback": "no_such_reason",
+        }));
+        assert!(unknown.is_err(), "{unknown:?}");
         assert_eq!(p.hash(), SynthPrompts::builtin().unwrap().hash());
     }
 }

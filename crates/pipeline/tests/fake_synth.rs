@@ -371,6 +371,22 @@ async fn a_repeated_answer_is_rejected_and_counted() {
     assert_turns_distinct(&tmp.path().join("bench"));
 }
 
+/// An answerer that asks the question back (seen in a main-job run, where the verifier's
+/// small judge still rated the "answer" faithful): no such turn is accepted, and the reason
+/// is counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_asks_the_question_back_is_rejected() {
+    let agents = FakeAgents {
+        repeat: RepeatScript::EchoQuestion,
+        ..Default::default()
+    };
+    let (_tmp, out) = run(agents, &corpora().join("en"), 2, 2).await;
+    assert_eq!(out.turns, 0, "{:?}", out.stats.events);
+    // 2 dialogues x 2 turns x 3 question attempts x 2 answer attempts
+    assert_eq!(out.stats.events.get("answerer/echoed_question"), Some(&24));
+    assert_eq!(out.stats.events.get("dropped/faithfulness"), Some(&4));
+}
+
 /// Runs `job` uninterrupted with a fresh cache, then the same job with another fresh cache,
 /// killed (its task aborted at whatever await point it is in) once the fake server has
 /// received `kill_fraction` of the uninterrupted run's calls, then run again. The resumed
