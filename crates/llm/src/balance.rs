@@ -1,7 +1,11 @@
 //! The runtime side of one configured endpoint: its replicas (one per URL), request and token
 //! buckets (governor), and the choice of replica for each attempt: fewest calls assigned
 //! (in flight plus waiting for a slot), ties broken round robin. A vLLM/SGLang fleet behind
-//! several URLs is thus used evenly, and a slow replica gets fewer calls.
+//! several URLs is thus used evenly, and a slow replica gets fewer calls. A local server
+//! counts the calls of every endpoint that uses it: the generator's own server is also a
+//! replica of its model's judge, and during synthesis, when the generator keeps it busy, the
+//! judge's calls go to the judge's server instead (counted per endpoint, half of them had
+//! queued behind the generator while the judge's server idled at 45% of a core).
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -168,6 +172,14 @@ impl Endpoint {
         }
     }
 
+    /// The calls assigned to replica `i`: for a local server, those of every endpoint on it.
+    fn assigned(&self, i: usize) -> &AtomicUsize {
+        match self.local.get(i) {
+            Some(server) => &server.assigned,
+            None => &self.assigned[i],
+        }
+    }
+
     /// Picks the least-assigned replica and waits for one of its slots.
     pub(crate) async fn slot(&self) -> Result<Slot<'_>> {
         let replicas = self.replicas().await?;
@@ -177,13 +189,13 @@ impl Endpoint {
         let mut best_load = usize::MAX;
         for k in 0..n {
             let i = (start + k) % n;
-            let l = self.assigned[i].load(Ordering::Relaxed);
+            let l = self.assigned(i).load(Ordering::Relaxed);
             if l < best_load {
                 best = i;
                 best_load = l;
             }
         }
-        let counter = &self.assigned[best];
+        let counter = self.assigned(best);
         counter.fetch_add(1, Ordering::Relaxed);
         let replica = replicas[best].clone();
         match replica.slots.clone().acquire_owned().await {
@@ -202,5 +214,64 @@ impl Endpoint {
     /// Slots over all replicas (for sizing a caller's buffer).
     pub(crate) fn capacity(&self) -> usize {
         self.cfg.max_concurrency * self.assigned.len().max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::{LocalPaths, ServerKind};
+
+    fn server(name: &str) -> Arc<LocalServer> {
+        Arc::new(LocalServer {
+            name: name.into(),
+            alias: "model".into(),
+            kind: ServerKind::Embeddings,
+            threads: 1,
+            slots: 2,
+            n_ctx: 512,
+            start_timeout: Duration::from_secs(1),
+            paths: LocalPaths {
+                home: std::env::temp_dir(),
+            },
+            rating_mode: Default::default(),
+            assigned: Default::default(),
+        })
+    }
+
+    fn endpoint(name: &str, servers: &[&Arc<LocalServer>], urls: &[&str]) -> Endpoint {
+        let mut cfg = EndpointConfig::new(name, urls[0], "model");
+        cfg.max_concurrency = 2;
+        let e = Endpoint::new(cfg, servers.iter().map(|s| Arc::clone(s)).collect()).unwrap();
+        // as if the servers were running at these URLs
+        let urls: Vec<String> = urls.iter().map(|u| u.to_string()).collect();
+        e.install(&urls).unwrap();
+        e
+    }
+
+    #[tokio::test]
+    async fn a_judge_sends_its_calls_where_the_generator_does_not_already_queue() {
+        const GEN: &str = "http://127.0.0.1:1/v1";
+        const JUDGE: &str = "http://127.0.0.1:2/v1";
+        let (gen_server, judge_server) = (server("gen"), server("judge"));
+        let generator = endpoint("gen", &[&gen_server], &[GEN]);
+        // the judge of the generator's model: its own server, and the generator's as a replica
+        let judge = endpoint("judge", &[&judge_server, &gen_server], &[JUDGE, GEN]);
+        let g1 = generator.slot().await.unwrap();
+        let g2 = generator.slot().await.unwrap();
+        // synthesis: the generator keeps its server busy, so the judge stays on its own
+        let j1 = judge.slot().await.unwrap();
+        let j2 = judge.slot().await.unwrap();
+        assert_eq!(
+            (j1.replica.url.as_str(), j2.replica.url.as_str()),
+            (JUDGE, JUDGE)
+        );
+        drop((g1, g2));
+        // an audit: the generator is idle, and the judge uses both servers
+        let j3 = judge.slot().await.unwrap();
+        assert_eq!(j3.replica.url, GEN);
+        assert_eq!(gen_server.assigned.load(Ordering::Relaxed), 1);
+        drop((j1, j2, j3));
+        assert_eq!(judge_server.assigned.load(Ordering::Relaxed), 0);
     }
 }

@@ -21,6 +21,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -190,6 +191,11 @@ pub struct LocalServer {
     pub paths: LocalPaths,
     /// How ratings are read from this model as a judge (`[llm.local.models.<name>]`).
     pub rating_mode: crate::logprob::RatingMode,
+    /// Calls of this process assigned to this server (in flight or waiting for a slot), over
+    /// every endpoint that uses it: the generator's server is also a replica of its model's
+    /// judge, and the judge's calls must go where the generator's do not already queue
+    /// (see [`crate::balance`]). Clones share it.
+    pub(crate) assigned: Arc<AtomicUsize>,
 }
 
 /// The state file of a running server.
@@ -554,6 +560,7 @@ pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
             start_timeout: Duration::from_secs(120),
             paths: paths.clone(),
             rating_mode: Default::default(),
+            assigned: Default::default(),
         });
     }
     out
@@ -619,6 +626,7 @@ fn chat_server(
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
             rating_mode: opts.and_then(|o| o.rating_mode).unwrap_or_default(),
+            assigned: Default::default(),
         }),
         family,
     ))
@@ -692,6 +700,7 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
             rating_mode: Default::default(),
+            assigned: Default::default(),
         })
     });
     Ok(LocalPlan {
