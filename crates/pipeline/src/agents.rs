@@ -206,6 +206,11 @@ impl Agents<'_> {
         s
     }
 
+    /// Whether the verifier's judges write a justification ([`judges_justify`]).
+    fn justify(&self) -> bool {
+        judges_justify(self.llm, &self.verifier)
+    }
+
     /// One call; a free-text answer cut at `max_tokens` is asked again once with twice the
     /// room, and if cut again is a failed attempt (`None`, counted as `truncated`).
     async fn call(
@@ -424,11 +429,12 @@ impl Agents<'_> {
         passage: &PromptPassage,
         log: &mut CallLog,
     ) -> Parsed<(i64, String)> {
-        let ctx = json!({"history": history, "question": question, "passage": passage});
+        let justify = self.justify();
+        let ctx = json!({"history": history, "question": question, "passage": passage, "justify": justify});
         let req = self
             .prompts
             .answerability
-            .request(&ctx, OutputSpec::Schema(answerability_schema()))?;
+            .request(&ctx, OutputSpec::Schema(answerability_schema(justify)))?;
         let Some(out) = self.call("answerability", req, true, log).await? else {
             return Ok(None);
         };
@@ -461,12 +467,12 @@ impl Agents<'_> {
         answer: &str,
         log: &mut CallLog,
     ) -> Parsed<i64> {
-        let ctx =
-            json!({"history": history, "question": question, "passage": passage, "answer": answer});
-        let req = self
-            .prompts
-            .faithfulness
-            .request(&ctx, OutputSpec::Schema(score_schema("faithfulness")))?;
+        let justify = self.justify();
+        let ctx = json!({"history": history, "question": question, "passage": passage, "answer": answer, "justify": justify});
+        let req = self.prompts.faithfulness.request(
+            &ctx,
+            OutputSpec::Schema(score_schema("faithfulness", justify)),
+        )?;
         self.score("faithfulness", req, log).await
     }
 
@@ -498,12 +504,13 @@ impl Agents<'_> {
         log: &mut CallLog,
     ) -> Parsed<Vec<(i64, String)>> {
         let n = candidates.len();
-        let schema = uniqueness_schema(n);
-        let ctx = json!({"history": history, "question": question, "reference": reference, "candidates": candidates});
-        let req = self.prompts.uniqueness.request(
-            &ctx,
-            OutputSpec::Schema(JsonSchema::new("uniqueness", schema)),
-        )?;
+        let justify = self.justify();
+        let schema = uniqueness_schema(n, justify);
+        let ctx = json!({"history": history, "question": question, "reference": reference, "candidates": candidates, "justify": justify});
+        let req = self
+            .prompts
+            .uniqueness
+            .request(&ctx, OutputSpec::Schema(schema))?;
         let Some(out) = self.call("uniqueness", req, true, log).await? else {
             return Ok(None);
         };
@@ -539,35 +546,66 @@ impl Agents<'_> {
     }
 }
 
-/// The answerability judge's output: a justification, the quoted answering sentence, a score.
-pub fn answerability_schema() -> JsonSchema {
-    JsonSchema::new(
+/// Whether the verifier's judges on `endpoint` are asked for a justification. Not where the
+/// endpoint writes the verdict first (`verdict_first`, the embedded local default): a
+/// justification written after the score cannot inform it, and synthesis keeps none, so it
+/// would only cost generated tokens (on the local 0.5B judge, Chinese corpus: 187 completion
+/// tokens per answerability call, most of them the justification).
+pub fn judges_justify(llm: &Llm, endpoint: &str) -> bool {
+    !llm.config()
+        .endpoint(endpoint)
+        .is_some_and(|e| e.verdict_first)
+}
+
+/// `properties` and `required` of a judge's output, with a free-text `justification` first
+/// when `justify`.
+fn judge_schema(name: &str, justify: bool, fields: Vec<(&str, Value)>) -> JsonSchema {
+    let mut properties = serde_json::Map::new();
+    if justify {
+        properties.insert("justification".into(), json!({"type": "string"}));
+    }
+    for (k, v) in fields {
+        properties.insert(k.into(), v);
+    }
+    let required: Vec<&String> = properties.keys().collect();
+    let schema = json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    });
+    JsonSchema::new(name, schema)
+}
+
+/// The answerability judge's output: (a justification,) the quoted answering sentence, a score.
+pub fn answerability_schema(justify: bool) -> JsonSchema {
+    judge_schema(
         "answerability",
-        json!({
-            "type": "object",
-            "properties": {
-                "justification": {"type": "string"},
-                "quote": {"type": "string"},
-                "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-            },
-            "required": ["justification", "quote", "score"],
-            "additionalProperties": false
-        }),
+        justify,
+        vec![
+            ("quote", json!({"type": "string"})),
+            ("score", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]})),
+        ],
     )
 }
 
-/// The uniqueness judge's output for `n` candidates: a grade and a quote for each.
-pub fn uniqueness_schema(n: usize) -> serde_json::Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "justification": {"type": "string"},
-            "grades": {"type": "array", "items": {"type": "integer", "enum": [0, 1, 2]}, "minItems": n, "maxItems": n},
-            "quotes": {"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}
-        },
-        "required": ["justification", "grades", "quotes"],
-        "additionalProperties": false
-    })
+/// The uniqueness judge's output for `n` candidates: (a justification,) a grade and a quote for
+/// each.
+pub fn uniqueness_schema(n: usize, justify: bool) -> JsonSchema {
+    judge_schema(
+        "uniqueness",
+        justify,
+        vec![
+            (
+                "grades",
+                json!({"type": "array", "items": {"type": "integer", "enum": [0, 1, 2]}, "minItems": n, "maxItems": n}),
+            ),
+            (
+                "quotes",
+                json!({"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}),
+            ),
+        ],
+    )
 }
 
 /// Letters, digits and CJK characters, lower-cased: what a quote must share with its source.
@@ -735,18 +773,12 @@ pub fn standalone_problem(
         .or_else(|| (!in_language(standalone, lang)).then_some("wrong_language"))
 }
 
-fn score_schema(name: &str) -> JsonSchema {
-    JsonSchema::new(
+/// A 1-5 score (after a justification when `justify`).
+pub fn score_schema(name: &str, justify: bool) -> JsonSchema {
+    judge_schema(
         name,
-        json!({
-            "type": "object",
-            "properties": {
-                "justification": {"type": "string"},
-                "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-            },
-            "required": ["justification", "score"],
-            "additionalProperties": false
-        }),
+        justify,
+        vec![("score", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]}))],
     )
 }
 

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use mtr_core::progress::Progress;
-use mtr_llm::{ChatRequest, JsonSchema, Llm, OutputSpec, PlannedEndpoint, Role};
+use mtr_llm::{ChatRequest, Llm, OutputSpec, PlannedEndpoint, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -300,12 +300,7 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
         r.cost_max_usd += e.cost_max_usd;
         Ok(())
     };
-    let score_schema = |name: &str| {
-        OutputSpec::Schema(JsonSchema::new(
-            name,
-            json!({"type": "object", "properties": {"justification": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}, "required": ["justification", "score"], "additionalProperties": false}),
-        ))
-    };
+    let justify = crate::agents::judges_justify(llm, &verifier);
     for d in &state.dialogues {
         let mut path_idx = d.path;
         let mut pos = 0usize;
@@ -352,29 +347,26 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
                 )?;
             }
             let ev = &passages[0];
-            let ctx = json!({"history": history, "question": question, "passage": ev});
+            let ctx = json!({"history": history, "question": question, "passage": ev, "justify": justify});
             add(
                 "answerability",
                 &verifier,
                 p.answerability.request(
                     &ctx,
-                    OutputSpec::Schema(crate::agents::answerability_schema()),
+                    OutputSpec::Schema(crate::agents::answerability_schema(justify)),
                 )?,
             )?;
             if g.uniqueness.enabled {
                 let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
                     .map(|i| passage(path[(pos + i) % path.len()]))
                     .collect();
-                let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands});
+                let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
                 add(
                     "uniqueness",
                     &verifier,
                     p.uniqueness.request(
                         &ctx,
-                        OutputSpec::Schema(JsonSchema::new(
-                            "uniqueness",
-                            crate::agents::uniqueness_schema(cands.len()),
-                        )),
+                        OutputSpec::Schema(crate::agents::uniqueness_schema(cands.len(), justify)),
                     )?,
                 )?;
             }
@@ -388,12 +380,14 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
                     .with_sampling(gen_sampling.clone())
                     .with_sample(0),
             )?;
-            let ctx =
-                json!({"history": history, "question": question, "passage": ev, "answer": answer});
+            let ctx = json!({"history": history, "question": question, "passage": ev, "answer": answer, "justify": justify});
             add(
                 "faithfulness",
                 &verifier,
-                p.faithfulness.request(&ctx, score_schema("faithfulness"))?,
+                p.faithfulness.request(
+                    &ctx,
+                    OutputSpec::Schema(crate::agents::score_schema("faithfulness", justify)),
+                )?,
             )?;
         }
     }

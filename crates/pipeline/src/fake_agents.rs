@@ -63,8 +63,21 @@ const SPECIFIC_EN: &str = "More specifically,";
 const SPECIFIC_ZH: &str = "具体来说，";
 
 impl FakeAgents {
-    /// The reply to one request of the pipeline.
+    /// The reply to one request of the pipeline; a structured reply holds only the fields the
+    /// request's schema asks for (a verdict-first judge is asked for no justification).
     pub fn reply(&self, req: &FakeRequest) -> FakeReply {
+        match (self.reply_in_full(req), &req.schema) {
+            (FakeReply::Content(text), Some(schema)) => {
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(v) => FakeReply::json(fit(v, schema)),
+                    Err(_) => FakeReply::Content(text),
+                }
+            }
+            (other, _) => other,
+        }
+    }
+
+    fn reply_in_full(&self, req: &FakeRequest) -> FakeReply {
         let schema = req
             .body
             .pointer("/response_format/json_schema/name")
@@ -226,6 +239,15 @@ impl FakeAgents {
             .collect();
         json!({"justification": "scripted", "grades": grades, "quotes": quotes})
     }
+}
+
+/// `v` without the fields that `schema`'s properties do not name.
+fn fit(mut v: Value, schema: &Value) -> Value {
+    let props = schema.get("properties").and_then(Value::as_object);
+    if let (Some(props), Value::Object(fields)) = (props, &mut v) {
+        fields.retain(|k, _| props.contains_key(k));
+    }
+    v
 }
 
 /// The first body line after a passage header line that is long enough to quote (headings

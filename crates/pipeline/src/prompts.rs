@@ -128,6 +128,12 @@ mod tests {
         assert_eq!(p.hashes().len(), 6);
         // the generator passes why an attempt was rejected as a reason code: the prompt
         // words every one of them, and an unknown one is an error, never an empty line
+        let with_feedback = |reason: &str| {
+            p.user.render(&serde_json::json!({
+                "language": "English", "history": [], "asked": [], "passages": [passage],
+                "first": false, "switch": false, "feedback": reason,
+            }))
+        };
         for reason in [
             "wrong_language",
             "repeated_question",
@@ -140,13 +146,7 @@ mod tests {
             "not_unique",
             "repeated_answer",
         ] {
-            let msgs = p
-                .user
-                .render(&serde_json::json!({
-                    "language": "English", "history": [], "asked": [], "passages": [passage],
-                    "first": false, "switch": false, "feedback": reason,
-                }))
-                .unwrap();
+            let msgs = with_feedback(reason).unwrap();
             let text = &msgs[1].content;
             assert!(
                 text.contains("A previous attempt was rejected: "),
@@ -176,10 +176,7 @@ mod tests {
             .map(|m| format!("[{:?}]\n{}", m.role, m.content))
             .collect();
         insta::assert_snapshot!("user_follow_up", text.join("\n\n"));
-        let unknown = p.user.render(&serde_json::json!({
-            "language": "English", "history": [], "asked": [], "passages": [passage],
-            "first": false, "switch": false, "feedback": "no_such_reason",
-        }));
+        let unknown = with_feedback("no_such_reason");
         assert!(unknown.is_err(), "{unknown:?}");
         assert_eq!(p.hash(), SynthPrompts::builtin().unwrap().hash());
     }

@@ -34,12 +34,23 @@ async fn llm(fake: &FakeServer, cache: &Path) -> Llm {
 }
 
 async fn llm_with_budget(fake: &FakeServer, cache: &Path, max_cost: Option<f64>) -> Llm {
+    llm_configured(fake, cache, max_cost, false).await
+}
+
+/// The fake endpoints; `verdict_first` on the judge as on the embedded local endpoints.
+async fn llm_configured(
+    fake: &FakeServer,
+    cache: &Path,
+    max_cost: Option<f64>,
+    verdict_first: bool,
+) -> Llm {
     let mut gen_ep = fake.endpoint("gen", "fake-gen");
     gen_ep.price_in_per_mtok = 1.0;
     gen_ep.price_out_per_mtok = 2.0;
     let mut judge = fake.endpoint("judge", "fake-judge");
     judge.price_in_per_mtok = 0.5;
     judge.price_out_per_mtok = 1.0;
+    judge.verdict_first = verdict_first;
     let cfg = LlmConfig {
         endpoints: vec![gen_ep, judge, fake.endpoint("emb", "fake-emb")],
         roles: Roles {
@@ -385,6 +396,72 @@ async fn an_answer_that_asks_the_question_back_is_rejected() {
     // 2 dialogues x 2 turns x 3 question attempts x 2 answer attempts
     assert_eq!(out.stats.events.get("answerer/echoed_question"), Some(&24));
     assert_eq!(out.stats.events.get("dropped/faithfulness"), Some(&4));
+}
+
+/// A judge that writes its verdict first is asked for no justification (written after the
+/// score it could not inform it, and synthesis keeps none): the verifier's requests hold no
+/// justification field and their prompts ask for none; the same benchmark comes out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verdict_first_judge_writes_no_justification() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for verdict_first in [false, true] {
+        let server = FakeServer::builder()
+            .respond(move |r| FakeAgents::default().reply(r))
+            .dims(64)
+            .record(true)
+            .start()
+            .await
+            .unwrap();
+        let name = format!("v{verdict_first}");
+        let llm = llm_configured(
+            &server,
+            &tmp.path().join(format!("{name}.sqlite")),
+            None,
+            verdict_first,
+        )
+        .await;
+        let out = mtr_pipeline::synthesize(
+            &job(&corpora().join("en"), &tmp.path().join(&name), 2, 2),
+            &llm,
+            &mtr_core::progress::NoProgress,
+        )
+        .await
+        .unwrap();
+        let judged: Vec<serde_json::Value> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r["model"] == "fake-judge")
+            .collect();
+        assert!(judged.len() >= 8, "{} judge requests", judged.len());
+        for r in &judged {
+            let schema = &r["response_format"]["json_schema"]["schema"];
+            let asks_for_one = schema["properties"].get("justification").is_some();
+            let prompt: String = r["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["content"].as_str().unwrap_or_default())
+                .collect();
+            assert_eq!(asks_for_one, !verdict_first, "{schema}");
+            // (the passages themselves may hold the word)
+            assert_eq!(
+                prompt.contains("\"justification\"")
+                    || prompt.contains("one-sentence justification"),
+                !verdict_first,
+                "{prompt}"
+            );
+        }
+        // the same turns; only the cost differs (fewer tokens)
+        let turns: Vec<serde_json::Value> =
+            std::fs::read_to_string(tmp.path().join(&name).join("dialogues.jsonl"))
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["turns"].clone())
+                .collect();
+        outputs.push((out.dialogues, out.turns, turns));
+    }
+    assert_eq!(outputs[0], outputs[1]);
 }
 
 /// Runs `job` uninterrupted with a fresh cache, then the same job with another fresh cache,
