@@ -394,9 +394,10 @@ pub struct LocalConfig {
     /// Sequences each chat server decodes together (llama.cpp slots, continuous batching);
     /// also the requests mtr keeps in flight to it. Each slot keeps its own prompt prefix.
     pub slots: u32,
-    /// Run the generator in its own server process even when it is also a judge, so that
-    /// generation and verification use two cores (two servers of one thread each). The judge
-    /// of that model then uses both servers as replicas, so an audit keeps both busy.
+    /// Run the generator in its own server process even when it is also a judge, so that the
+    /// model has two servers of one thread each (two cores). The generator and the judge of
+    /// that model then both use both servers, each call going to the less busy one, so a
+    /// synthesis and an audit keep both busy.
     pub own_generator_server: bool,
     /// `[llm.local.models.<name>]`: threads and slots of one model's server (by short name
     /// such as `qwen0.5b`, or the GGUF file stem), overriding `threads` and `slots`.

@@ -720,11 +720,14 @@ pub(crate) fn default_setup(config: LlmConfig) -> Result<(LlmConfig, LocalServer
 }
 
 /// [`default_setup`] with the servers of `paths`. When the generator runs in a server of its
-/// own with the same model as a judge (`own_generator_server`), that judge's endpoint uses
-/// both servers as replicas (fewest calls assigned first): an audit then keeps both
-/// processes of the model busy instead of leaving the generator's idle, and synthesis
-/// spreads its verification over both. Both servers load the same GGUF file, so the answers
-/// are the same model's.
+/// own with the same model as a judge (`own_generator_server`), the generator's endpoint and
+/// that judge's each use both servers as replicas, and every call goes to the server with the
+/// fewest calls of this process on it, whichever endpoint they came from
+/// ([`crate::balance`]): an audit keeps both processes of the model busy instead of leaving
+/// the generator's idle, and synthesis keeps both busy whatever its mix of generations and
+/// judgements (with a server per role, the generator's queued while the judge's idled at 65%
+/// of a core once the judges stopped writing justifications). Both servers load the same
+/// GGUF file, so the answers are the same model's.
 pub(crate) fn default_setup_in(
     paths: &LocalPaths,
     mut config: LlmConfig,
@@ -771,15 +774,19 @@ pub(crate) fn default_setup_in(
         .embedder
         .as_ref()
         .map(|s| add(&mut config, s, Some("e5".into())));
-    // the judge of the generator's model also uses the generator's own server
+    // the generator and the judge of its model each use both of the model's servers
     let gen_server = &plan.generator.0;
     if let Some((judge, _)) = plan
         .judges
         .iter()
         .find(|(j, _)| j.kind == gen_server.kind && !Arc::ptr_eq(j, gen_server))
-        && let Some(replicas) = servers.get_mut(&judge.name)
     {
-        replicas.push(gen_server.clone());
+        if let Some(replicas) = servers.get_mut(&judge.name) {
+            replicas.push(gen_server.clone());
+        }
+        if let Some(replicas) = servers.get_mut(&gen_server.name) {
+            replicas.push(judge.clone());
+        }
     }
     config.roles.judges = judges;
     config.roles.generator = vec![generator];
@@ -979,7 +986,7 @@ mod tests {
     }
 
     #[test]
-    fn a_judge_of_the_generators_model_also_uses_the_generators_own_server() {
+    fn the_generator_and_the_judge_of_its_model_share_both_servers_of_the_model() {
         let dir = tempfile::tempdir().unwrap();
         let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
         let names = |servers: &[Arc<LocalServer>]| -> Vec<String> {
@@ -1002,9 +1009,13 @@ mod tests {
         {
             assert!(e.string_patterns, "{}", e.name);
         }
-        // the audit's Qwen judgements go to both Qwen processes; the generator keeps its own
+        // the audit's Qwen judgements go to both Qwen processes, and so do synthesis's
+        // generations: the model's two servers share whatever mix of calls comes
         assert_eq!(names(&servers[qwen]), [qwen.to_string(), gen_name.clone()]);
-        assert_eq!(names(&servers[&gen_name]), std::slice::from_ref(&gen_name));
+        assert_eq!(
+            names(&servers[&gen_name]),
+            [gen_name.clone(), qwen.to_string()]
+        );
         let smol = &config.roles.judges[1];
         assert_eq!(servers[smol].len(), 1);
         // one shared server (the default): nothing to add
