@@ -415,7 +415,7 @@ impl Agents<'_> {
         let Some(out) = self.call("answerer", req, false, log).await? else {
             return Ok(None);
         };
-        let a = clean(&out.text);
+        let a = without_source_preamble(&clean(&out.text));
         Ok((!a.is_empty()).then_some(a))
     }
 
@@ -808,6 +808,78 @@ pub fn clean(s: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Words of a leading "Based on the passage," or "根据您提供的内容，" that name the answerer's
+/// source: the answerer is told not to mention the passage (the user never saw it), and the
+/// small local model opens most answers that way anyway.
+const SOURCE_WORDS: [&str; 16] = [
+    "passage",
+    "text",
+    "document",
+    "context",
+    "information",
+    "provided",
+    "given",
+    "conversation",
+    "资料",
+    "内容",
+    "段落",
+    "文本",
+    "文档",
+    "提供",
+    "上下文",
+    "信息",
+];
+
+/// `answer` without a leading clause that only names its source ("Based on the passage,",
+/// "According to the provided text,", "根据您提供的内容，"); "According to the handbook:" or
+/// "根据规定，" say something and stay.
+pub fn without_source_preamble(answer: &str) -> String {
+    let Some(at) = answer.find([',', '，']) else {
+        return answer.to_string();
+    };
+    let clause = answer[..at].to_lowercase();
+    let opens = ["based on", "according to", "根据", "依据", "按照"]
+        .iter()
+        .any(|p| clause.starts_with(p));
+    if !opens || !SOURCE_WORDS.iter().any(|w| clause.contains(w)) {
+        return answer.to_string();
+    }
+    let rest = answer[at..].trim_start_matches([',', '，']).trim_start();
+    let mut c = rest.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => answer.to_string(),
+    }
+}
+
+/// True when the answerer says the evidence does not hold the answer (it is told to say that
+/// it could not find it): the question is not answerable from its gold passage, whatever a
+/// judge then rates the answer's faithfulness.
+pub fn says_not_found(answer: &str) -> bool {
+    let lower = answer.to_lowercase();
+    [
+        "could not find",
+        "couldn't find",
+        "cannot find",
+        "can't find",
+        "does not contain",
+        "doesn't contain",
+        "does not mention",
+        "doesn't mention",
+        "is not mentioned",
+        "没有找到",
+        "未找到",
+        "找不到",
+        "没有提到",
+        "没有提及",
+        "未提及",
+        "无法回答",
+        "没有相关",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+}
+
 /// True when `text` is written in the script of `lang`: CJK languages need at least 30% CJK
 /// among letters, others at most 10%.
 pub fn in_language(text: &str, lang: &Language) -> bool {
@@ -1130,6 +1202,52 @@ mod tests {
             Some("wrong_language")
         );
         assert_eq!(standalone_problem("", &zh, &meta), Some("not_a_question"));
+    }
+
+    #[test]
+    fn an_answer_loses_a_preamble_that_only_names_its_source() {
+        for (raw, kept) in [
+            (
+                "Based on the passage, Porto office closes on 24 December.",
+                "Porto office closes on 24 December.",
+            ),
+            (
+                "According to the provided text, the cap is 220 euros.",
+                "The cap is 220 euros.",
+            ),
+            ("根据您提供的内容，年假最多结转5天。", "年假最多结转5天。"),
+            // a source that says something stays, and so does a plain answer
+            (
+                "According to the handbook: the office is open on weekdays.",
+                "According to the handbook: the office is open on weekdays.",
+            ),
+            ("根据规定，年假最多结转5天。", "根据规定，年假最多结转5天。"),
+            (
+                "Based on your contract, 25 days.",
+                "Based on your contract, 25 days.",
+            ),
+            ("25 days.", "25 days."),
+        ] {
+            assert_eq!(without_source_preamble(raw), kept, "{raw}");
+        }
+    }
+
+    #[test]
+    fn an_answer_that_found_nothing_is_recognised() {
+        for a in [
+            "I could not find that in the handbook.",
+            "The passage does not mention a limit.",
+            "没有找到相关规定。",
+            "资料中未提及此事。",
+        ] {
+            assert!(says_not_found(a), "{a}");
+        }
+        for a in [
+            "Meals are not reimbursed on flights under 3 hours.",
+            "年假最多可结转5天。",
+        ] {
+            assert!(!says_not_found(a), "{a}");
+        }
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct FakeAgents {
     /// Answerability score given to every question.
     pub answerability: i64,
     pub repeat: RepeatScript,
+    /// The answerer says it could not find the answer, as it is told to when the passage does
+    /// not hold it.
+    pub answer_not_found: bool,
 }
 
 impl Default for FakeAgents {
@@ -55,6 +58,7 @@ impl Default for FakeAgents {
             chinese: false,
             answerability: 5,
             repeat: RepeatScript::Never,
+            answer_not_found: false,
         }
     }
 }
@@ -193,6 +197,9 @@ impl FakeAgents {
     fn answer(&self, prompt: &str) -> String {
         if self.repeat == RepeatScript::Answers {
             return "According to the handbook: the office is open on weekdays.".into();
+        }
+        if self.answer_not_found {
+            return "I could not find that in the handbook.".into();
         }
         if self.repeat == RepeatScript::EchoQuestion {
             let latest = section(prompt, "## Latest question");

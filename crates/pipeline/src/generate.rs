@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agents::{
     Agents, CallLog, PromptPassage, Utter, in_language, question_problem, quote_supported,
-    standalone_problem,
+    says_not_found, standalone_problem,
 };
 use crate::chunk::Chunk;
 use crate::config::GenerationOptions;
@@ -557,6 +557,7 @@ impl Generator<'_> {
             }
             let mut accepted = None;
             let mut repeated_answer = false;
+            let mut not_found = false;
             for a in 0..o.answer_attempts {
                 let sample = (st.round * o.answer_attempts + a) as u32;
                 let Some(answer) = self
@@ -570,6 +571,13 @@ impl Generator<'_> {
                 if !in_language(&answer, self.agents.language) {
                     ev(st, "answerer/wrong_language");
                     continue;
+                }
+                // the answerer found no answer in the evidence: the question does not fit it,
+                // and another answer would not change that
+                if says_not_found(&answer) {
+                    ev(st, "answerer/not_found");
+                    not_found = true;
+                    break;
                 }
                 // an answer that asks the question back answers nothing (a main-job run kept
                 // "节假日加班是否需要事先经部门负责人批准？" as the answer to itself, with a
@@ -606,6 +614,10 @@ impl Generator<'_> {
             }
             let Some((answer, faithfulness)) = accepted else {
                 last_reason = "faithfulness";
+                if not_found {
+                    last_reason = "answerability";
+                    feedback = Some("not_answerable");
+                }
                 if repeated_answer {
                     // the evidence only yields an answer already given: ask about another fact
                     last_reason = "near_duplicate";

@@ -398,6 +398,20 @@ async fn an_answer_that_asks_the_question_back_is_rejected() {
     assert_eq!(out.stats.events.get("dropped/faithfulness"), Some(&4));
 }
 
+/// An answerer that finds nothing in the evidence: the question does not fit its gold
+/// passage, so no turn is accepted however faithful a judge finds the refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_found_nothing_rejects_the_question() {
+    let agents = FakeAgents {
+        answer_not_found: true,
+        ..Default::default()
+    };
+    let (_tmp, out) = run(agents, &corpora().join("en"), 2, 2).await;
+    assert_eq!(out.turns, 0, "{:?}", out.stats.events);
+    assert_eq!(out.stats.events.get("answerer/not_found"), Some(&12));
+    assert_eq!(out.stats.events.get("dropped/answerability"), Some(&4));
+}
+
 /// A judge that writes its verdict first is asked for no justification (written after the
 /// score it could not inform it, and synthesis keeps none): the verifier's requests hold no
 /// justification field and their prompts ask for none; the same benchmark comes out.
