@@ -384,6 +384,17 @@ impl LocalServer {
                 }
             }
         }
+        // Another task or process may have started it between the check above and the lock
+        // (two endpoints of one process share a server, and the main job's two syntheses
+        // start at once): a second server would run unknown to the state file, beside it.
+        if let Some(url) = self.running_url().await
+            && self
+                .read_state()
+                .is_some_and(|st| (st.threads, st.slots) == (self.threads, self.slots))
+        {
+            let _ = std::fs::remove_file(self.lock_path());
+            return Ok(url);
+        }
         let res = self.start().await;
         let _ = std::fs::remove_file(self.lock_path());
         res
@@ -946,6 +957,50 @@ mod tests {
         );
         let e = resolve_model(&paths, "qwen1.5b").unwrap_err().to_string();
         assert!(e.contains("--with-qwen15"), "{e}");
+    }
+
+    /// A server another task started while this one waited for the lock is used, not
+    /// started a second time (the main job ran three Qwen servers on two cores: the judge's
+    /// server was started twice, the second one unknown to the state file).
+    #[tokio::test]
+    async fn a_server_started_while_waiting_for_the_lock_is_used_not_started_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]);
+        let fake = crate::fake::FakeServer::builder().start().await.unwrap();
+        let port: u16 = fake
+            .base_url()
+            .trim_end_matches("/v1")
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        std::fs::create_dir_all(paths.state_dir()).unwrap();
+        // another task holds the lock: it is starting the server
+        std::fs::write(server.lock_path(), "1").unwrap();
+        let waiting = {
+            let server = server.clone();
+            tokio::spawn(async move { server.ensure_running().await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // it is up (state file written), and its lock released
+        let state = ServerState {
+            name: server.name.clone(),
+            pid: std::process::id(),
+            port,
+            alias: server.alias.clone(),
+            kind: server.kind.clone(),
+            started_unix: 0,
+            threads: server.threads,
+            slots: server.slots,
+        };
+        std::fs::write(server.state_path(), serde_json::to_string(&state).unwrap()).unwrap();
+        std::fs::remove_file(server.lock_path()).unwrap();
+        // (the venv's python here is an empty file: starting a second server would fail)
+        let url = waiting.await.unwrap().unwrap();
+        assert_eq!(url, format!("http://127.0.0.1:{port}/v1"));
+        assert!(!server.lock_path().exists());
     }
 
     #[test]
