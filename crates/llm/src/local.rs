@@ -1010,6 +1010,13 @@ mod tests {
         assert!(c.local.own_generator_server);
         assert_eq!(c.local.judges, ["qwen0.5b", "smollm2"]);
         assert!(c.local.max_string_length > 0 && c.local.verdict_first);
+        // a judge's string at its longest (a token per character) must not reach max_tokens
+        let max_tokens = c.sampling.judges.max_tokens.unwrap();
+        assert!(
+            max_tokens >= c.local.max_string_length + 64,
+            "judges' max_tokens {max_tokens} leaves no room for a {}-character justification",
+            c.local.max_string_length
+        );
     }
 
     #[test]
