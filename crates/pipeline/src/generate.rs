@@ -77,13 +77,20 @@ pub struct DialogueState {
     /// The path the dialogue currently draws from.
     pub path: usize,
     pub start_path: usize,
-    /// How many dialogues before this one started on the same path (when there are more
+    /// How many dialogues before this one draw from its current path (when there are more
     /// dialogues than paths): it rotates the chunks offered and the sample indices, so that
     /// dialogues sharing a path do not repeat each other.
     pub round: usize,
     /// Layer at which the topic switch happens, and the path it moves to.
     pub switch_at: Option<usize>,
     pub switch_path: Option<usize>,
+    /// The `round` on the switch path: the dialogues before this one that start on it or
+    /// switch to it. Without it, a dialogue that switched to another's start path (or whose
+    /// first turns were dropped) was offered the same chunks with the same sample index as
+    /// that one's first turn, and asked the identical question (two pairs of identical
+    /// Chinese turns in a main-job run of 11 dialogues over 9 paths).
+    #[serde(default)]
+    pub switch_round: usize,
     /// The switch happened but no turn has been accepted since.
     pub pending_switch: bool,
     /// Chunk index -> times used (accepted evidence, or the last evidence of a dropped turn).
@@ -135,6 +142,14 @@ pub fn initial_state(
         switching[i] = true;
     }
     let start_paths: std::collections::BTreeSet<usize> = (0..n.min(p)).map(|i| order[i]).collect();
+    // dialogues drawing from each path so far: all that start on it, then the ones that switch
+    // to it, in index order
+    let mut visitors = vec![0usize; p];
+    for i in 0..n {
+        if let Some(v) = order.get(i % p.max(1)).and_then(|&q| visitors.get_mut(q)) {
+            *v += 1;
+        }
+    }
     let dialogues = (0..n)
         .map(|i| {
             let path = order[i % p.max(1)];
@@ -159,6 +174,13 @@ pub fn initial_state(
                 let pick_from = if fresh.is_empty() { &pool } else { &fresh };
                 switch_path = Some(pick_from[rng.random_range(0..pick_from.len())]);
             }
+            let switch_round = match switch_path.and_then(|q| visitors.get_mut(q)) {
+                Some(v) => {
+                    *v += 1;
+                    *v - 1
+                }
+                None => 0,
+            };
             DialogueState {
                 index: i,
                 id: format!("synth-{:05}", i + 1),
@@ -167,6 +189,7 @@ pub fn initial_state(
                 round: i / p.max(1),
                 switch_at,
                 switch_path,
+                switch_round,
                 pending_switch: false,
                 used: BTreeMap::new(),
                 turns: Vec::new(),
@@ -317,6 +340,7 @@ impl Generator<'_> {
             && let Some(p) = st.switch_path
         {
             st.path = p;
+            st.round = st.switch_round;
             st.pending_switch = true;
         }
         let outcome = self.turn(&mut st, layer).await;
@@ -778,6 +802,39 @@ pub fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dialogues_that_share_a_path_draw_from_it_in_different_rounds() {
+        let chunks = Vec::new();
+        let by_id = std::collections::HashMap::new();
+        let paths: Vec<Vec<u32>> = (0..3u32).map(|p| (4 * p..4 * p + 4).collect()).collect();
+        let m = Material {
+            chunks: &chunks,
+            by_id: &by_id,
+            paths: &paths,
+            path_topics: &[0, 1, 2],
+        };
+        // more dialogues than paths, every one switching: every switch path is also some
+        // dialogue's start path
+        let state = initial_state("fp".into(), &m, 5, 2, 1.0, 7);
+        let mut seen = std::collections::BTreeSet::new();
+        for d in &state.dialogues {
+            assert!(seen.insert((d.start_path, d.round)), "{d:?}");
+        }
+        for d in &state.dialogues {
+            let q = d.switch_path.unwrap();
+            assert!(
+                seen.insert((q, d.switch_round)),
+                "{} switches to path {q} in a round another dialogue draws from it: {:?}",
+                d.id,
+                state
+                    .dialogues
+                    .iter()
+                    .map(|d| (d.start_path, d.round, d.switch_path, d.switch_round))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
 
     #[test]
     fn a_checkpoint_with_one_layer_count_gives_it_to_every_dialogue() {

@@ -61,6 +61,11 @@ pub struct SynthStats {
     /// Number of golds -> turns.
     pub golds_histogram: BTreeMap<usize, usize>,
     pub humanized_share: f64,
+    /// Turns whose question (letters and digits, lower-cased) is one an earlier dialogue
+    /// asked already: within a dialogue the repetition rule rejects a repeat, across
+    /// dialogues this count says how many near-identical turns the benchmark holds.
+    #[serde(default)]
+    pub questions_seen_in_earlier_dialogues: usize,
     pub attempts_per_turn: Spread,
     /// `stage/reason` -> count, over all dialogues.
     pub events: BTreeMap<String, u64>,
@@ -129,6 +134,16 @@ impl SynthStats {
         } else {
             0.0
         };
+        let mut earlier: BTreeSet<String> = BTreeSet::new();
+        for d in &nonempty {
+            let asked: BTreeSet<String> = d.turns.iter().map(|t| letters(&t.question)).collect();
+            s.questions_seen_in_earlier_dialogues += d
+                .turns
+                .iter()
+                .filter(|t| earlier.contains(&letters(&t.question)))
+                .count();
+            earlier.extend(asked);
+        }
         s.attempts_per_turn = Spread::of(all_turns.iter().map(|t| f64::from(t.attempts)));
         for d in &state.dialogues {
             for (k, v) in &d.events {
@@ -142,6 +157,15 @@ impl SynthStats {
         s.calls = calls;
         s
     }
+}
+
+/// Letters and digits, lower-cased: two questions that differ only in punctuation or case
+/// are the same question.
+fn letters(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 fn pct(x: f64) -> String {
@@ -302,6 +326,11 @@ pub fn render(
         hist.join(", ")
     );
     let _ = writeln!(o, "| humanized questions | {} |", pct(s.humanized_share));
+    let _ = writeln!(
+        o,
+        "| questions an earlier dialogue asked already | {} |",
+        s.questions_seen_in_earlier_dialogues
+    );
     let _ = writeln!(
         o,
         "| question attempts per accepted turn | {} |",

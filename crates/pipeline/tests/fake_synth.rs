@@ -682,3 +682,47 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Twelve dialogues over the three topic paths of the fake embeddings, every one switching:
+/// more dialogues draw from a path than it has chunks to offer each a different pair, so
+/// some ask a question an earlier dialogue asked already. The synth report counts them, by
+/// the same letters-and-digits rule this test applies to the written benchmark. (That
+/// dialogues sharing a path draw from it in different rounds is tested on the schedule, in
+/// generate.rs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_an_earlier_dialogue_asked_are_counted_in_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = fake(FakeAgents::default()).await;
+    let llm = llm(&server, &tmp.path().join("cache.sqlite")).await;
+    let mut job = job(&corpora().join("en"), &tmp.path().join("bench"), 12, 2);
+    job.config.generation.switch_share = 1.0;
+    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    let b = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .load()
+        .unwrap();
+    let key = |q: &str| -> String {
+        q.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let mut earlier = std::collections::BTreeSet::new();
+    let mut repeated = 0;
+    for d in &b.dialogues {
+        let asked: Vec<String> = d.turns.iter().map(|t| key(&t.user)).collect();
+        repeated += asked.iter().filter(|q| earlier.contains(*q)).count();
+        earlier.extend(asked);
+    }
+    assert!(repeated > 0, "the setting should force repeats");
+    assert_eq!(out.stats.questions_seen_in_earlier_dialogues, repeated);
+    let report = std::fs::read_to_string(tmp.path().join("bench/synth_report.md")).unwrap();
+    assert!(
+        report.contains(&format!(
+            "| questions an earlier dialogue asked already | {repeated} |"
+        )),
+        "{report}"
+    );
+}
