@@ -12,7 +12,7 @@
 # LLM calls come from the cache.
 #
 # Environment: OUT (default out/main-job), DIALOGUES and TURNS (both languages), or per
-# language DIALOGUES_EN (default 5), TURNS_EN (3), DIALOGUES_ZH (11), TURNS_ZH (2): the small
+# language DIALOGUES_EN (default 6), TURNS_EN (3), DIALOGUES_ZH (11), TURNS_ZH (2): the small
 # generator keeps 55-80% of the planned English turns but fails most Chinese follow-ups (no
 # Chinese dialogue of six measured runs kept a third turn: every attempt at one was wasted
 # time), so Chinese plans two turns and more dialogues (README); SEED (7),
@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT="${OUT:-out/main-job}"
-DIALOGUES_EN="${DIALOGUES_EN:-${DIALOGUES:-5}}"
+DIALOGUES_EN="${DIALOGUES_EN:-${DIALOGUES:-6}}"
 DIALOGUES_ZH="${DIALOGUES_ZH:-${DIALOGUES:-11}}"
 TURNS_EN="${TURNS_EN:-${TURNS:-3}}"
 TURNS_ZH="${TURNS_ZH:-${TURNS:-2}}"
