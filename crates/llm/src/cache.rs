@@ -329,14 +329,86 @@ fn write_chats(
     tx.commit()
 }
 
+/// The cache's tables, created in one immediate transaction (it waits for another
+/// process's, where separate statements could interleave with it).
+const SCHEMA: &str = "BEGIN IMMEDIATE;
+            CREATE TABLE IF NOT EXISTS chat (
+                key TEXT PRIMARY KEY,
+                model TEXT NOT NULL,
+                prompt_id TEXT,
+                created INTEGER NOT NULL,
+                prompt_tokens INTEGER NOT NULL,
+                completion_tokens INTEGER NOT NULL,
+                cost_usd REAL NOT NULL,
+                body TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS chat_model_prompt ON chat(model, prompt_id);
+            CREATE TABLE IF NOT EXISTS batch_job (
+                batch_id TEXT PRIMARY KEY,
+                endpoint TEXT NOT NULL,
+                model TEXT NOT NULL,
+                created INTEGER NOT NULL,
+                status TEXT NOT NULL,
+                items INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS batch_item (
+                key TEXT PRIMARY KEY,
+                batch_id TEXT NOT NULL,
+                prompt_id TEXT,
+                output TEXT NOT NULL,
+                sample INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS batch_item_job ON batch_item(batch_id);
+            CREATE TABLE IF NOT EXISTS spend (
+                id TEXT PRIMARY KEY,
+                job TEXT,
+                endpoint TEXT NOT NULL,
+                model TEXT NOT NULL,
+                created INTEGER NOT NULL,
+                prompt_tokens INTEGER NOT NULL,
+                completion_tokens INTEGER NOT NULL,
+                cost_usd REAL NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS spend_job ON spend(job);
+            CREATE TABLE IF NOT EXISTS embedding (
+                key TEXT PRIMARY KEY,
+                model TEXT NOT NULL,
+                created INTEGER NOT NULL,
+                vec BLOB NOT NULL
+            ) WITHOUT ROWID;
+            COMMIT;";
+
+/// Runs `f` again while SQLite answers that the file is busy or locked, for up to about ten
+/// seconds. The busy timeout does not cover every such answer: switching a fresh file to WAL
+/// while another process does the same, or creating its tables at once, can fail at once
+/// with "database is locked" (the main job's two syntheses start together on a fresh cache,
+/// and one of them died of it).
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    const TRIES: u32 = 400;
+    let mut tries = 0;
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && tries < TRIES =>
+            {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Opens a connection to the cache file with the settings every connection uses.
 fn connect(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|e| LlmError::cache(path, e))?;
     let err = |e: rusqlite::Error| LlmError::cache(path, e);
     conn.busy_timeout(std::time::Duration::from_secs(30))
         .map_err(err)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(err)?;
+    retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL")).map_err(err)?;
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(err)?;
     Ok(conn)
@@ -385,52 +457,13 @@ impl Cache {
         }
         let conn = connect(&path)?;
         let err = |e: rusqlite::Error| LlmError::cache(&path, e);
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS chat (
-                key TEXT PRIMARY KEY,
-                model TEXT NOT NULL,
-                prompt_id TEXT,
-                created INTEGER NOT NULL,
-                prompt_tokens INTEGER NOT NULL,
-                completion_tokens INTEGER NOT NULL,
-                cost_usd REAL NOT NULL,
-                body TEXT NOT NULL
-            ) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS chat_model_prompt ON chat(model, prompt_id);
-            CREATE TABLE IF NOT EXISTS batch_job (
-                batch_id TEXT PRIMARY KEY,
-                endpoint TEXT NOT NULL,
-                model TEXT NOT NULL,
-                created INTEGER NOT NULL,
-                status TEXT NOT NULL,
-                items INTEGER NOT NULL
-            ) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS batch_item (
-                key TEXT PRIMARY KEY,
-                batch_id TEXT NOT NULL,
-                prompt_id TEXT,
-                output TEXT NOT NULL,
-                sample INTEGER NOT NULL
-            ) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS batch_item_job ON batch_item(batch_id);
-            CREATE TABLE IF NOT EXISTS spend (
-                id TEXT PRIMARY KEY,
-                job TEXT,
-                endpoint TEXT NOT NULL,
-                model TEXT NOT NULL,
-                created INTEGER NOT NULL,
-                prompt_tokens INTEGER NOT NULL,
-                completion_tokens INTEGER NOT NULL,
-                cost_usd REAL NOT NULL
-            ) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS spend_job ON spend(job);
-            CREATE TABLE IF NOT EXISTS embedding (
-                key TEXT PRIMARY KEY,
-                model TEXT NOT NULL,
-                created INTEGER NOT NULL,
-                vec BLOB NOT NULL
-            ) WITHOUT ROWID;",
-        )
+        retry_busy(|| {
+            // a busy answer inside the transaction leaves it open: end it before trying again
+            if !conn.is_autocommit() {
+                conn.execute_batch("ROLLBACK")?;
+            }
+            conn.execute_batch(SCHEMA)
+        })
         .map_err(err)?;
         let writer = Arc::new(Writer::default());
         let writer_conn = connect(&path)?;
@@ -1002,5 +1035,36 @@ mod tests {
         assert!(e.to_string().contains("chat"), "{e}");
         assert!(a.put_chat("k2", None, &stored("m")).is_err());
         assert_eq!(a.get_chat("k1").unwrap().unwrap(), stored("m"));
+    }
+}
+
+#[cfg(test)]
+mod open_race {
+    use super::*;
+
+    /// The main job starts two syntheses on one fresh cache; one died of "database is
+    /// locked" while the other went on. Eight connections open one fresh file at once, a
+    /// hundred times (without the retries, some open fails within a few rounds).
+    #[test]
+    fn processes_opening_a_fresh_cache_at_once_all_succeed() {
+        for round in 0..100 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("cache.sqlite");
+            let barrier = Arc::new(std::sync::Barrier::new(8));
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    let (path, barrier) = (path.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        Cache::open(&path).map(|_| ())
+                    })
+                })
+                .collect();
+            for h in handles {
+                if let Err(e) = h.join().unwrap() {
+                    panic!("round {round}: {e}");
+                }
+            }
+        }
     }
 }
