@@ -609,7 +609,7 @@ pub fn uniqueness_schema(n: usize, justify: bool) -> JsonSchema {
 }
 
 /// Letters, digits and CJK characters, lower-cased: what a quote must share with its source.
-fn letters(s: &str) -> Vec<char> {
+pub(crate) fn letters(s: &str) -> Vec<char> {
     s.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)

@@ -134,9 +134,11 @@ impl SynthStats {
         } else {
             0.0
         };
-        let mut earlier: BTreeSet<String> = BTreeSet::new();
+        // two questions that differ only in punctuation or case are the same question
+        let letters = crate::agents::letters;
+        let mut earlier: BTreeSet<Vec<char>> = BTreeSet::new();
         for d in &nonempty {
-            let asked: BTreeSet<String> = d.turns.iter().map(|t| letters(&t.question)).collect();
+            let asked: BTreeSet<Vec<char>> = d.turns.iter().map(|t| letters(&t.question)).collect();
             s.questions_seen_in_earlier_dialogues += d
                 .turns
                 .iter()
@@ -157,15 +159,6 @@ impl SynthStats {
         s.calls = calls;
         s
     }
-}
-
-/// Letters and digits, lower-cased: two questions that differ only in punctuation or case
-/// are the same question.
-fn letters(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 fn pct(x: f64) -> String {
