@@ -1036,11 +1036,6 @@ mod tests {
         assert!(a.put_chat("k2", None, &stored("m")).is_err());
         assert_eq!(a.get_chat("k1").unwrap().unwrap(), stored("m"));
     }
-}
-
-#[cfg(test)]
-mod open_race {
-    use super::*;
 
     /// The main job starts two syntheses on one fresh cache; one died of "database is
     /// locked" while the other went on. Eight connections open one fresh file at once, a
