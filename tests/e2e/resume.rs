@@ -30,6 +30,16 @@ fn assert_same_results(a: &[Vec<u8>], out: &Path, what: &str) {
     }
 }
 
+/// Paid calls booked in the spend ledger of the LLM cache at `path` (0 before it exists).
+fn booked(path: &Path) -> u64 {
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    rusqlite::Connection::open_with_flags(path, flags)
+        .and_then(|c| c.query_row("SELECT COUNT(*) FROM spend", [], |r| r.get::<_, i64>(0)))
+        .map(|n| n as u64)
+        .unwrap_or(0)
+}
+
 fn json(p: &Path) -> serde_json::Value {
     serde_json::from_slice(&read(p)).unwrap()
 }
@@ -418,18 +428,26 @@ async fn a_killed_audit_resumes_to_the_same_bytes_and_counts_its_spending() {
     );
     std::fs::remove_dir_all(&out).unwrap();
 
-    // B: another cache, SIGKILLed once half of A's calls were made, then run again
+    // B: another cache, SIGKILLed once half of A's calls were answered and booked, then run
+    // again. The fake holds every call from the half on, so the job cannot finish before the
+    // kill, and the kill waits until the answered calls are booked in the ledger: whatever the
+    // machine's speed, the calls paid but never booked are exactly those held in flight.
+    let start = fake.chat_calls();
+    let half = calls_a / 2;
+    fake.hold_chat_from(start + half);
     let mut child = run("b.sqlite")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let start = fake.chat_calls();
-    while fake.chat_calls() - start < calls_a / 2 && child.try_wait().unwrap().is_none() {
-        tokio::time::sleep(Duration::from_millis(2)).await;
+    fake.wait_held().await;
+    let ledger = tmp.path().join("b.sqlite");
+    while booked(&ledger) < half && child.try_wait().unwrap().is_none() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     child.kill().unwrap();
     child.wait().unwrap();
+    fake.release_chat();
     let o = run("b.sqlite").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let calls_b = fake.chat_calls() - start;
