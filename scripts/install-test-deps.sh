@@ -4,6 +4,10 @@
 # Python 3 (standard library only) is used by the same test for a loose screenshot check.
 set -euo pipefail
 
+# Ray Data for the Ray example's test (tests/e2e/batch_file.rs): its own venv under
+# ~/.cache/mtr, installed once (about 76 s and 615 MB; the test skips where it is absent).
+bash "$(dirname "$0")/../examples/ray/install.sh" || echo "ray: not installed; its test will skip" >&2
+
 if command -v chromium >/dev/null 2>&1; then
   echo "chromium: $(chromium --version 2>/dev/null || echo present)"
   exit 0

@@ -13,6 +13,26 @@ use serde::de::DeserializeOwned;
 pub struct Config {
     pub table: toml::Table,
     pub source: Option<PathBuf>,
+    /// The dotted keys set by `MTR_SECTION__KEY` environment variables.
+    pub env: Vec<String>,
+}
+
+/// Where a value of the effective configuration came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    File,
+    Env,
+}
+
+impl Origin {
+    fn name(self) -> &'static str {
+        match self {
+            Origin::Default => "default",
+            Origin::File => "file",
+            Origin::Env => "env",
+        }
+    }
 }
 
 impl Config {
@@ -38,26 +58,30 @@ impl Config {
             }
             None => toml::Table::new(),
         };
-        apply_env(&mut table, std::env::vars());
-        Ok(Self { table, source })
+        let env = apply_env(&mut table, std::env::vars());
+        Ok(Self { table, source, env })
     }
 
     /// Deserialises one section (`[llm]`, `[audit]`, ...); a missing section gives the default.
+    /// A section that does not parse is the user's error, in every command: it names the file
+    /// and the field (`mtr.toml: field `audit.resamples`: invalid type: ...`).
     pub fn section<T: DeserializeOwned + Default>(&self, name: &str) -> Result<T> {
-        match self.table.get(name) {
-            None => Ok(T::default()),
-            Some(v) => v
+        let Some(v) = self.table.get(name) else {
+            return Ok(T::default());
+        };
+        serde_path_to_error::deserialize(v.clone()).map_err(|e| {
+            let field = match e.path().to_string().as_str() {
+                "." => name.to_string(),
+                path => format!("{name}.{path}"),
+            };
+            let file = self
+                .source
                 .clone()
-                .try_into()
-                .with_context(|| format!("config section [{name}]{}", self.source_suffix())),
-        }
-    }
-
-    fn source_suffix(&self) -> String {
-        self.source
-            .as_ref()
-            .map(|p| format!(" in {}", p.display()))
-            .unwrap_or_default()
+                .unwrap_or_else(|| PathBuf::from("mtr.toml"));
+            anyhow::Error::new(mtr_core::Error::from(
+                mtr_core::InputError::new(file, e.into_inner().message().to_string()).field(field),
+            ))
+        })
     }
 
     /// The configuration as TOML with secret-looking values masked.
@@ -65,6 +89,35 @@ impl Config {
         let mut t = self.table.clone();
         mask_secrets(&mut t);
         toml::to_string_pretty(&t).unwrap_or_default()
+    }
+
+    /// The effective configuration, secrets masked: every section of `defaults` (a section's
+    /// name and its default value) overlaid by the file and the environment, and every value
+    /// followed by where it came from (`# default`, `# file`, `# env`). A key that is not set
+    /// and has no default (an optional value) is not shown.
+    pub fn show_effective(&self, defaults: &[(&str, toml::Value)]) -> String {
+        let mut merged = toml::Table::new();
+        for (name, value) in defaults {
+            merged.insert((*name).to_string(), value.clone());
+        }
+        merge(&mut merged, &self.table);
+        mask_secrets(&mut merged);
+        let origin = |path: &str| {
+            if self
+                .env
+                .iter()
+                .any(|e| e == path || path.starts_with(&format!("{e}.")))
+            {
+                Origin::Env
+            } else if lookup_path(&self.table, path).is_some() {
+                Origin::File
+            } else {
+                Origin::Default
+            }
+        };
+        let mut out = String::new();
+        render(&mut out, "", &merged, &origin);
+        out
     }
 
     /// A hash of the effective configuration (secrets masked), for report fingerprints.
@@ -85,8 +138,72 @@ fn lookup() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
+/// Overlays `from` onto `into`, table by table; any other value of `from` replaces.
+fn merge(into: &mut toml::Table, from: &toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+fn lookup_path<'a>(table: &'a toml::Table, dotted: &str) -> Option<&'a toml::Value> {
+    let mut parts = dotted.split('.');
+    let mut cur = table.get(parts.next()?)?;
+    for p in parts {
+        cur = cur.as_table()?.get(p)?;
+    }
+    Some(cur)
+}
+
+/// Writes `table` as TOML with each value's origin as a trailing comment: values first, then
+/// sub-tables (`[a.b]`) and arrays of tables (`[[a.b]]`, one origin for the whole array).
+fn render(out: &mut String, prefix: &str, table: &toml::Table, origin: &dyn Fn(&str) -> Origin) {
+    use std::fmt::Write as _;
+    let path = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    let is_table_array = |v: &toml::Value| {
+        v.as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(toml::Value::is_table))
+    };
+    for (k, v) in table {
+        if v.is_table() || is_table_array(v) {
+            continue;
+        }
+        let _ = writeln!(out, "{k} = {v}  # {}", origin(&path(k)).name());
+    }
+    for (k, v) in table {
+        match v {
+            toml::Value::Table(t) => {
+                let p = path(k);
+                let _ = writeln!(out, "\n[{p}]");
+                render(out, &p, t, origin);
+            }
+            toml::Value::Array(items) if is_table_array(v) => {
+                let p = path(k);
+                let from = origin(&p).name();
+                for item in items.iter().filter_map(toml::Value::as_table) {
+                    let _ = writeln!(out, "\n[[{p}]]  # {from}");
+                    render(out, &p, item, &|_: &str| origin(&p));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// `MTR_AUDIT__SAMPLE=20` sets `audit.sample = 20`; values parse as TOML where possible.
-fn apply_env(table: &mut toml::Table, vars: impl Iterator<Item = (String, String)>) {
+/// Returns the dotted keys it set.
+fn apply_env(table: &mut toml::Table, vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
+    let mut set = Vec::new();
     for (k, v) in vars {
         let Some(rest) = k.strip_prefix("MTR_") else {
             continue;
@@ -100,7 +217,9 @@ fn apply_env(table: &mut toml::Table, vars: impl Iterator<Item = (String, String
             .and_then(|mut t| t.remove("v"))
             .unwrap_or(toml::Value::String(v));
         set_path(table, &path, value);
+        set.push(path.join("."));
     }
+    set
 }
 
 fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
@@ -182,10 +301,44 @@ mod tests {
         let c = Config {
             table: t,
             source: None,
+            env: Vec::new(),
         };
         let shown = c.show();
         assert!(!shown.contains("sk-secret"), "{shown}");
         assert!(shown.contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn effective_configuration_says_where_each_value_came_from() {
+        let mut t: toml::Table =
+            toml::from_str("[audit]\nresamples = 200\n[llm]\napi_key = \"sk-x\"\n").unwrap();
+        let env = apply_env(
+            &mut t,
+            vec![("MTR_AUDIT__SAMPLE".to_string(), "7".to_string())].into_iter(),
+        );
+        let c = Config {
+            table: t,
+            source: None,
+            env,
+        };
+        let defaults: toml::Table = toml::from_str(
+            "[audit]\nresamples = 1000\nsample = 50\nlevel = 0.95\n[audit.judges]\nn = 2\n",
+        )
+        .unwrap();
+        let defaults: Vec<(&str, toml::Value)> = defaults
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        let shown = c.show_effective(&defaults);
+        assert!(shown.contains("resamples = 200  # file\n"), "{shown}");
+        assert!(shown.contains("sample = 7  # env\n"), "{shown}");
+        assert!(shown.contains("level = 0.95  # default\n"), "{shown}");
+        assert!(
+            shown.contains("[audit.judges]\nn = 2  # default\n"),
+            "{shown}"
+        );
+        assert!(shown.contains("api_key = \"***\"  # file\n"), "{shown}");
+        assert!(!shown.contains("sk-x"), "{shown}");
     }
 
     #[test]
@@ -197,6 +350,7 @@ mod tests {
         let shown = Config {
             table: t,
             source: None,
+            env: Vec::new(),
         }
         .show();
         assert!(

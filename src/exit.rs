@@ -5,11 +5,14 @@
 //! | 0 | the command did its job (`mtr validate`: the benchmark is valid) |
 //! | 1 | internal error: a bug, a failed disk, an endpoint that failed every call |
 //! | 2 | user input: a bad flag, file, option or configuration (fix it and rerun) |
+//! | 3 | `--export-batch`: the calls were written to a Batch file, none made (run it, `mtr cache import` the answers, rerun) |
 //! | 130 | interrupted (Ctrl-C, SIGTERM); a rerun resumes |
 //!
-//! Library errors that the user can fix reach the binary as `mtr_core::Error` user errors;
-//! a command that must end with a given status whatever the error chain says (an audit whose
-//! endpoint failed every call) returns a [`Failed`].
+//! There is one way from an error to a status: every library's error type says whether it is
+//! the user's (`is_user_error`), and [`status_of`] asks each error of the chain, so a command
+//! passes library errors on with `?` and converts nothing. A command that must end with a given
+//! status whatever the error chain says (an audit whose endpoint failed every call) returns a
+//! [`Failed`].
 
 use std::fmt;
 use std::process::ExitCode;
@@ -20,6 +23,8 @@ pub enum Status {
     Ok,
     Internal,
     Input,
+    /// The command wrote its calls to a Batch file instead of making them.
+    Exported,
     Interrupted,
 }
 
@@ -29,6 +34,7 @@ impl Status {
             Status::Ok => 0,
             Status::Internal => 1,
             Status::Input => 2,
+            Status::Exported => 3,
             Status::Interrupted => 130,
         }
     }
@@ -74,22 +80,41 @@ pub fn status_of(e: &anyhow::Error) -> Status {
     if let Some(f) = e.chain().find_map(|c| c.downcast_ref::<Failed>()) {
         return f.status;
     }
-    let user = e.chain().any(|c| {
-        c.downcast_ref::<mtr_core::Error>()
-            .is_some_and(mtr_core::Error::is_user_error)
-            || c.downcast_ref::<mtr_core::InputError>().is_some()
-            || c.downcast_ref::<std::io::Error>().is_some_and(|e| {
-                matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
-                )
-            })
-    });
-    if user {
+    if e.chain().any(is_user_error) {
         Status::Input
     } else {
         Status::Internal
     }
+}
+
+/// What a library error of type `E` says about whose it is, when `c` is one.
+fn says<E: std::error::Error + 'static>(
+    c: &(dyn std::error::Error + 'static),
+    is_user_error: fn(&E) -> bool,
+) -> Option<bool> {
+    c.downcast_ref::<E>().map(is_user_error)
+}
+
+/// Whether one error of a chain is the user's: a library error that says so, a bad input, or
+/// a file the user named that does not exist or may not be read or written.
+fn is_user_error(c: &(dyn std::error::Error + 'static)) -> bool {
+    let said = says(c, mtr_core::Error::is_user_error)
+        .or_else(|| says(c, mtr_bench::BenchError::is_user_error))
+        .or_else(|| says(c, mtr_retrieve::Error::is_user_error))
+        .or_else(|| says(c, mtr_metrics::MetricsError::is_user_error))
+        .or_else(|| says(c, mtr_audit::AuditError::is_user_error))
+        .or_else(|| says(c, mtr_pipeline::Error::is_user_error))
+        .or_else(|| says(c, mtr_llm::LlmError::is_user_error));
+    if let Some(user) = said {
+        return user;
+    }
+    c.downcast_ref::<mtr_core::InputError>().is_some()
+        || c.downcast_ref::<std::io::Error>().is_some_and(|e| {
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            )
+        })
 }
 
 #[cfg(test)]
@@ -110,5 +135,55 @@ mod tests {
         let forced = Failed::internal("every call failed").context("auditing");
         assert_eq!(status_of(&forced), Status::Internal);
         assert_eq!(Status::Interrupted.code(), 130);
+    }
+
+    #[test]
+    fn every_crate_error_says_whose_it_is() {
+        let input = || mtr_core::Error::from(mtr_core::InputError::new("runs.trec", "bad"));
+        let cases: Vec<(anyhow::Error, Status)> = vec![
+            (
+                anyhow::Error::new(mtr_bench::BenchError::Core(input())).context("bench"),
+                Status::Input,
+            ),
+            (
+                anyhow::Error::new(mtr_bench::BenchError::Internal("x".into())),
+                Status::Internal,
+            ),
+            (
+                anyhow::Error::new(mtr_retrieve::Error::Core(input())),
+                Status::Input,
+            ),
+            (
+                anyhow::Error::new(mtr_retrieve::Error::Internal("x".into())),
+                Status::Internal,
+            ),
+            (
+                anyhow::Error::new(mtr_metrics::MetricsError::invalid("unknown measure")),
+                Status::Input,
+            ),
+            (
+                anyhow::Error::new(mtr_audit::AuditError::Config("bad".into())),
+                Status::Input,
+            ),
+            (
+                anyhow::Error::new(mtr_audit::AuditError::Llm("down".into())),
+                Status::Internal,
+            ),
+            (
+                anyhow::Error::new(mtr_pipeline::Error::param("turns", "0")),
+                Status::Input,
+            ),
+            (
+                anyhow::Error::new(mtr_llm::LlmError::Config("no endpoint".into())),
+                Status::Input,
+            ),
+            (
+                anyhow::Error::new(mtr_llm::LlmError::DryRun),
+                Status::Internal,
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(status_of(&e), want, "{e:#}");
+        }
     }
 }

@@ -46,6 +46,11 @@ fn main() -> ExitCode {
             () = interrupted() => None,
         }
     });
+    // the command lets go of the local servers it used: their idle time runs from now
+    let left = mtr_llm::local::keepalive::release_all();
+    if let Some(line) = mtr_llm::local::keepalive::notice(&left) {
+        eprintln!("{line}");
+    }
     match outcome {
         None => {
             // the command's future is dropped: calls in flight are cancelled, and the LLM cache

@@ -144,20 +144,6 @@ fn configured_embedder(ctx: &Ctx) -> bool {
         .is_some_and(|a| !a.is_empty())
 }
 
-fn retrieve_error(e: mtr_retrieve::Error) -> anyhow::Error {
-    anyhow::Error::new(mtr_core::Error::from(e))
-}
-
-fn user(e: mtr_audit::AuditError) -> anyhow::Error {
-    match e {
-        mtr_audit::AuditError::Core(c) => anyhow::Error::new(c),
-        e if e.is_user_error() => anyhow::Error::new(mtr_core::Error::from(
-            mtr_core::InputError::new("audit", e.to_string()),
-        )),
-        e => anyhow::Error::new(e),
-    }
-}
-
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let s = settings(ctx, &args)?;
     let dir = super::open::open_benchmark(ctx, &args.src, &args.import.options())?;
@@ -178,18 +164,19 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if !args.dry_run.dry_run {
         super::preflight::writable_dir(&out, "-o")?;
     }
-    let llm_args = args.llm.clone().with(args.dry_run, args.batch);
+    let llm_args = args.llm.clone().with(args.dry_run, args.batch.clone());
     let llm = super::open::open_llm_batching(ctx, &llm_args).await?;
     let spend_job = mtr_llm::client::spend::job_tag("audit", &out);
     if !args.dry_run.dry_run {
         super::preflight::writable_cache(&llm)?;
         llm.set_spend_job(&spend_job);
     }
+    super::batch_file::start(ctx, &llm, &llm_args, Some(&spend_job))?;
     let prompts = match &args.prompts {
         Some(p) => AuditPrompts::from_dir(p),
         None => AuditPrompts::builtin(),
     }
-    .map_err(user)?;
+    .map_err(anyhow::Error::new)?;
     let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
     let mut retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = Vec::new();
     // a dry run writes nothing: the index it needs for hard negatives lives in a temporary folder
@@ -205,14 +192,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
         let idx = match &args.index {
             Some(p) => {
-                let idx = mtr_retrieve::IndexDir::open(p).map_err(retrieve_error)?;
-                idx.check_corpus(&src).map_err(retrieve_error)?;
+                let idx = mtr_retrieve::IndexDir::open(p).map_err(anyhow::Error::new)?;
+                idx.check_corpus(&src).map_err(anyhow::Error::new)?;
                 idx
             }
             None => mtr_audit::materials::corpus_index(&bench, &index_dir, progress.as_ref())
-                .map_err(user)?,
+                .map_err(anyhow::Error::new)?,
         };
-        retrievers.push(Arc::new(idx.bm25().map_err(retrieve_error)?));
+        retrievers.push(Arc::new(idx.bm25().map_err(anyhow::Error::new)?));
         // dense negatives too, when the configuration names an embedder
         if s.dense_negatives
             && configured_embedder(ctx)
@@ -223,7 +210,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             let dense =
                 mtr_retrieve::ensure_dense(&idx, &src, embedder.as_ref(), &opts, progress.as_ref())
                     .await
-                    .map_err(retrieve_error)?;
+                    .map_err(anyhow::Error::new)?;
             retrievers.push(Arc::new(mtr_retrieve::dense::DenseRetriever::new(
                 Arc::new(dense),
                 embedder,
@@ -265,7 +252,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let outcome = loop {
         let outcome = mtr_audit::run(&bench, job.clone(), &llm)
             .await
-            .map_err(user)?;
+            .map_err(anyhow::Error::new)?;
+        if let Some(code) = super::batch_file::finish(ctx, &llm, "mtr audit")? {
+            return Ok(code);
+        }
         if args.batch.batch && llm.batch_queued() > 0 {
             let rep = llm
                 .run_batches()

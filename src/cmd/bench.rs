@@ -2,19 +2,17 @@
 //! strata, cluster-bootstrap intervals, paired tests, diagnostics and failure analysis; writes
 //! `bench.json`, `per_query.jsonl`, `report.md` (and the runs it produced) into `-o DIR`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
+use mtr_bench::BenchError;
 use mtr_bench::engine::{Settings, SystemInput};
 use mtr_bench::job::{Provenance, SplitRequest};
 use mtr_bench::query_set::Part;
-use mtr_bench::{BenchError, Measure};
+use mtr_bench::stages;
 use mtr_core::formats::{ImportOptions, open_any_with};
 use mtr_core::progress::Progress as _;
-use mtr_retrieve::dense::{DenseOptions, Embedder};
-use mtr_retrieve::{CorpusSource, IndexOptions, QueryFormulation, RetrieverSpec};
 
 use super::Ctx;
 
@@ -22,20 +20,20 @@ use super::Ctx;
 pub struct Args {
     /// The benchmark: a native folder or any folder `mtr import` understands.
     pub bench: PathBuf,
-    /// A retriever to run: bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7). Repeatable.
+    /// A retriever to run: bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7) (alias
+    /// weighted-minmax), weighted-z(...) (alias weighted-zscore). Repeatable.
     #[arg(long = "retriever", value_name = "SPEC")]
     pub retrievers: Vec<String>,
-    /// Query formulations for the retrievers: last, all, full, full:N, window:N, rewrite,
-    /// llm-rewrite (repeatable or comma-separated) [default: last, full, and rewrite when the
-    /// benchmark has gold rewrites].
+    /// Query formulations for the retrievers: last (alias lastturn), all, full, full:N (or
+    /// full=N), window:N, rewrite, llm-rewrite (alias llm_rewrite); repeatable or
+    /// comma-separated [default: last, full, and rewrite when the benchmark has gold rewrites].
     #[arg(long = "query", value_name = "FORMULATION", value_delimiter = ',')]
     pub queries: Vec<String>,
     /// An external run (TREC 6-column or MTRAG JSONL), `FILE` or `NAME=FILE`. Repeatable.
     #[arg(long = "run", value_name = "[NAME=]FILE")]
     pub runs: Vec<String>,
-    /// Output folder.
-    #[arg(short, long, value_name = "DIR")]
-    pub output: PathBuf,
+    #[command(flatten)]
+    pub output: super::common::OutputDirArgs,
     /// Index folder for the retrievers, built when missing [default: BENCH/.mtr/index, or a
     /// cache folder when BENCH is not writable].
     #[arg(long, value_name = "DIR")]
@@ -117,31 +115,20 @@ pub enum PartArg {
     Test,
 }
 
-fn bench_err(e: BenchError) -> anyhow::Error {
-    match e {
-        BenchError::Core(c) => anyhow::Error::new(c),
-        other => anyhow::Error::new(other),
-    }
-}
-
-fn user_error(option: &str, message: impl Into<String>) -> anyhow::Error {
-    bench_err(BenchError::option(option, message))
-}
-
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if args.retrievers.is_empty() && args.runs.is_empty() {
-        return Err(user_error(
+        return Err(BenchError::option(
             "--retriever/--run",
             "nothing to score: give at least one --retriever or --run",
-        ));
+        )
+        .into());
     }
-    let settings = settings(&args)?;
+    let settings = stages::settings(&args.main, &args.measures, settings(&args))?;
     let import = ImportOptions {
         domain: args.domain.clone(),
         ..Default::default()
     };
-    let dir = open_any_with(&args.bench, None, &import, ctx.progress.as_ref())
-        .map_err(anyhow::Error::new)?;
+    let dir = open_any_with(&args.bench, None, &import, ctx.progress.as_ref())?;
     let split = args.split.map(|ratio| SplitRequest {
         ratio,
         seed: args.seed,
@@ -150,101 +137,58 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             PartArg::Test => Part::Test,
         },
     });
-    let prepared = mtr_bench::job::prepare(&dir, split).map_err(bench_err)?;
-    let bench_name = prepared.bench.manifest.name.clone();
+    let prepared = mtr_bench::job::prepare(&dir, split)?;
     // An audit of another benchmark is refused before any work.
     let label_edits = match &args.audit {
         Some(a) => Some(super::qrels::load_edits(a, &prepared.fingerprint)?),
         None => None,
     };
-
     // External runs first: bad input should fail before any retrieval work.
-    let mut externals = Vec::new();
-    for arg in &args.runs {
-        let (name, path) = mtr_bench::runs::parse_run_arg(arg);
-        let r = mtr_bench::runs::load(&path, name).map_err(bench_err)?;
-        mtr_bench::runs::check_overlap(&r, &prepared.set, &bench_name).map_err(bench_err)?;
-        externals.push(r);
-    }
+    let externals = stages::load_externals(&args.runs, &prepared)?;
 
     let mut systems: Vec<SystemInput> = Vec::new();
     let mut ablations = Vec::new();
-    if !args.retrievers.is_empty() {
-        let specs: Vec<RetrieverSpec> = args
-            .retrievers
-            .iter()
-            .map(|s| {
-                s.parse::<RetrieverSpec>()
-                    .map_err(|e| user_error("--retriever", e))
-            })
-            .collect::<anyhow::Result<_>>()?;
-        let formulations = formulations(&args, &prepared.bench)?;
-        let index_path = match &args.index {
-            Some(p) => p.clone(),
-            None => default_index_path(dir.root(), &prepared.fingerprint),
-        };
-        let src = CorpusSource::detect(dir.root())
-            .map_err(|e| anyhow::Error::new(mtr_core::Error::from(e)))?;
-        let idx = mtr_retrieve::ensure_index(
-            &src,
-            &index_path,
-            &IndexOptions::default(),
-            ctx.progress.as_ref(),
-        )
-        .map_err(|e| anyhow::Error::new(mtr_core::Error::from(e)))
-        .with_context(|| format!("index {}", index_path.display()))?;
-        let needs_llm = specs.iter().any(RetrieverSpec::needs_dense)
-            || formulations.contains(&QueryFormulation::LlmRewrite);
-        let llm = if needs_llm {
+    let plan = stages::plan_retrieval(
+        &args.retrievers,
+        &args.queries,
+        args.index.as_deref(),
+        dir.root(),
+        &prepared,
+    )?;
+    if let Some(plan) = &plan {
+        let (src, idx) = stages::open_index(plan, dir.root(), ctx.progress.as_ref())
+            .with_context(|| format!("index {}", plan.index_path.display()))?;
+        let llm = if plan.needs_llm() {
             // the output folder and the LLM cache must take writes before anything is paid
-            super::preflight::writable_dir(&args.output, "--output")?;
+            super::preflight::writable_dir(&args.output.output, "--output")?;
             let l = super::open::open_llm(ctx, &args.llm).await?;
             super::preflight::writable_cache(&l)?;
             Some(l)
         } else {
             None
         };
-        let embedder: Option<Arc<dyn Embedder>> = match &llm {
-            Some(l) if specs.iter().any(RetrieverSpec::needs_dense) => {
-                let e = mtr_retrieve::llm::LlmEmbedder::new(l.clone()).ok_or_else(|| {
-                    user_error(
-                        "--retriever",
-                        "a dense retriever needs the `embedder` role in [llm]",
-                    )
-                })?;
-                let e: Arc<dyn Embedder> = Arc::new(e);
-                mtr_retrieve::ensure_dense(
-                    &idx,
-                    &src,
-                    e.as_ref(),
-                    &DenseOptions::default(),
-                    ctx.progress.as_ref(),
-                )
-                .await
-                .map_err(|e| anyhow::Error::new(mtr_core::Error::from(e)))?;
-                Some(e)
+        let embedder = match &llm {
+            Some(l) if plan.needs_dense() => {
+                Some(mtr_retrieve::llm::open_embedder(l, &idx, &src, ctx.progress.as_ref()).await?)
             }
             _ => None,
         };
         let rewriter = match &llm {
-            Some(l) if formulations.contains(&QueryFormulation::LlmRewrite) => Some(
-                mtr_retrieve::llm::LlmRewriter::new(l.clone())
-                    .map_err(|e| anyhow::Error::new(mtr_core::Error::from(e)))?,
-            ),
+            Some(l) if plan.needs_rewriter() => {
+                Some(mtr_retrieve::llm::LlmRewriter::new(l.clone())?)
+            }
             _ => None,
         };
-        let setup = mtr_bench::retrievers::RetrievalSetup {
-            bench: &prepared.bench,
-            set: &prepared.set,
-            index: &idx,
+        let (s, a) = stages::retrieve(
+            plan,
+            &prepared,
+            &idx,
             embedder,
-            rewriter: rewriter.as_ref().map(|r| r as &dyn mtr_retrieve::Rewriter),
-            k: args.k,
-            progress: ctx.progress.as_ref(),
-        };
-        let (s, a) = mtr_bench::retrievers::run_all(&setup, &specs, &formulations)
-            .await
-            .map_err(bench_err)?;
+            rewriter.as_ref().map(|r| r as &dyn mtr_retrieve::Rewriter),
+            args.k,
+            ctx.progress.as_ref(),
+        )
+        .await?;
         systems.extend(s);
         ablations.extend(a);
     }
@@ -259,92 +203,28 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         date: mtr_bench::job::today(),
     };
     ctx.progress.stage("scoring", 0);
-    let mut outcome = mtr_bench::job::assemble(&prepared, &systems, &ablations, &settings, &prov)
-        .map_err(bench_err)?;
-    if let Some(edits) = &label_edits {
-        let runs: Vec<mtr_bench::sensitivity::SystemRun> = systems
-            .iter()
-            .map(|s| mtr_bench::sensitivity::SystemRun {
-                name: &s.name,
-                run: &s.run,
-            })
-            .collect();
-        // the bench's own per-turn values of the main measure, when it reports it
-        let main_values: Option<Vec<&[f64]>> = settings
-            .measures
-            .iter()
-            .position(|m| *m == settings.main)
-            .map(|mi| {
-                outcome
-                    .computed_scores
-                    .iter()
-                    .filter_map(|sc| sc.values.get(mi).map(Vec::as_slice))
-                    .collect()
-            });
-        let ls = mtr_bench::sensitivity::compute(&mtr_bench::sensitivity::Input {
-            dialogues: &prepared.bench.dialogues,
-            set: &prepared.set,
-            systems: &runs,
-            edits,
-            settings: &settings,
-            moved_turns: args.moved_turns,
-            original_values: main_values.as_deref(),
-        })
-        .map_err(bench_err)?;
-        outcome.result.label_sensitivity = Some(ls);
-    }
+    let edits = label_edits.as_ref().map(|e| (e, args.moved_turns));
+    let outcome = stages::score(&prepared, &systems, &ablations, &settings, &prov, edits)?;
     ctx.progress.finish_stage();
     let runs = mtr_bench::output::retriever_runs(&systems);
-    let written =
-        mtr_bench::output::write_results(&args.output, &outcome, &runs).map_err(bench_err)?;
+    let written = mtr_bench::output::write_results(&args.output.output, &outcome, &runs)?;
 
     for w in &outcome.result.warnings {
         tracing::warn!("{w}");
     }
-    let mut text = summary(&outcome.result);
-    if let Some(ls) = &outcome.result.label_sensitivity {
-        text.push_str(&mtr_bench::sensitivity_report::text_summary(ls));
-    }
+    let mut text = stages::summary(&outcome.result);
     text.push_str(&format!(
         "\nwrote {} files to {}\n",
         written.len(),
-        args.output.display()
+        args.output.output.display()
     ));
     super::open::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn settings(args: &Args) -> anyhow::Result<Settings> {
-    let parse = |s: &str, opt: &str| {
-        s.parse::<Measure>()
-            .map_err(|e| user_error(opt, e.to_string()))
-    };
-    let main = parse(&args.main, "--main")?;
-    let mut measures = if args.measures.is_empty() {
-        Measure::defaults()
-    } else {
-        args.measures
-            .iter()
-            .map(|m| parse(m, "--measure"))
-            .collect::<anyhow::Result<Vec<_>>>()?
-    };
-    // the ranking measure is always reported: `--measure RR@10` alone ranked every system by
-    // an nDCG@10 it never reported, and the board showed "-" for every score
-    if !measures.contains(&main) {
-        measures.insert(0, main);
-    }
-    if args.level <= 0.0 || args.level >= 1.0 || args.level.is_nan() {
-        return Err(user_error("--confidence-level", "must be between 0 and 1"));
-    }
-    if args.resamples == 0 || args.permutations == 0 {
-        return Err(user_error(
-            "--resamples/--permutations",
-            "must be at least 1",
-        ));
-    }
-    Ok(Settings {
-        main,
-        measures,
+/// The statistics flags; the measures are parsed by [`stages::settings`].
+fn settings(args: &Args) -> Settings {
+    Settings {
         resamples: args.resamples,
         level: args.level,
         permutations: args.permutations,
@@ -357,127 +237,5 @@ fn settings(args: &Args) -> anyhow::Result<Settings> {
         strict: args.strict,
         min_stratum: args.min_stratum,
         ..Settings::default()
-    })
-}
-
-fn formulations(args: &Args, bench: &mtr_core::Benchmark) -> anyhow::Result<Vec<QueryFormulation>> {
-    let names: Vec<String> = if args.queries.is_empty() {
-        let has_rewrite = bench
-            .dialogues
-            .iter()
-            .flat_map(|d| &d.turns)
-            .any(|t| t.rewrite.is_some());
-        let mut v = vec!["last".to_string(), "full".to_string()];
-        if has_rewrite {
-            v.push("rewrite".into());
-        }
-        v
-    } else {
-        args.queries.clone()
-    };
-    let mut out: Vec<QueryFormulation> = Vec::new();
-    for n in names {
-        let f: QueryFormulation = n.parse().map_err(|e: String| user_error("--query", e))?;
-        if !out.contains(&f) {
-            out.push(f);
-        }
     }
-    Ok(out)
-}
-
-/// `BENCH/.mtr/index` when the benchmark folder is writable, else a cache folder keyed by the
-/// benchmark's fingerprint.
-fn default_index_path(root: &Path, fingerprint: &str) -> PathBuf {
-    let local = root.join(".mtr").join("index");
-    if std::fs::create_dir_all(root.join(".mtr")).is_ok() {
-        return local;
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("mtr")
-        .join("indexes")
-        .join(mtr_core::fingerprint::short(fingerprint))
-}
-
-fn summary(r: &mtr_bench::result::BenchResult) -> String {
-    use std::fmt::Write as _;
-    let mut o = String::new();
-    let label = |id: &str| {
-        r.measures
-            .iter()
-            .find(|m| m.id == id)
-            .map_or(id.to_string(), |m| m.label.clone())
-    };
-    let _ = writeln!(
-        o,
-        "{}: {} scored turns in {} dialogues; main measure {} with {:.0}% cluster-bootstrap intervals",
-        r.benchmark.name,
-        r.benchmark.scored_queries,
-        r.benchmark.scored_dialogues,
-        label(&r.main_measure),
-        r.conventions.bootstrap.level * 100.0
-    );
-    let sig: std::collections::BTreeMap<&str, bool> = r
-        .tests
-        .iter()
-        .flat_map(|t| {
-            t.comparisons
-                .iter()
-                .map(|c| (c.system.as_str(), c.significant))
-        })
-        .collect();
-    let width = r
-        .systems
-        .iter()
-        .map(|s| s.name.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let _ = writeln!(
-        o,
-        "{:>3}  {:width$}  {:>24}  vs baseline",
-        "#",
-        "system",
-        label(&r.main_measure)
-    );
-    for (i, s) in mtr_bench::report::ranked_systems(r).iter().enumerate() {
-        let e = s.measures.get(&r.main_measure);
-        let cell = e.map_or("–".into(), |e| {
-            format!("{:.4} [{:.3}, {:.3}]", e.mean, e.ci_low, e.ci_high)
-        });
-        let vs = match (
-            r.tests.as_ref().map(|t| t.baseline.as_str()),
-            sig.get(s.name.as_str()),
-        ) {
-            (Some(b), _) if b == s.name => "baseline",
-            (_, Some(true)) => "significant",
-            (_, Some(false)) => "n.s.",
-            _ => "",
-        };
-        let cell = format!("{cell}{}", mtr_bench::report::significance_mark(r, &s.name));
-        let _ = writeln!(o, "{:>3}  {:width$}  {cell:>26}  {vs}", i + 1, s.name);
-    }
-    for s in &r.systems {
-        if s.out_of_corpus > 0 {
-            let _ = writeln!(
-                o,
-                "{}: {} ranked documents ({} distinct) not in the corpus, scored as non-relevant",
-                s.name, s.out_of_corpus, s.out_of_corpus_distinct
-            );
-        }
-    }
-    if let Some(d) = &r.discriminative_power {
-        let _ = writeln!(
-            o,
-            "discriminative power: {}/{} pairs separated at p < {} ({:.1}%), spread {:.4}",
-            d.separated,
-            d.pairs,
-            d.alpha,
-            d.share * 100.0,
-            d.range
-        );
-    }
-    o
 }

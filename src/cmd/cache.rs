@@ -44,6 +44,14 @@ pub enum CacheCommand {
         #[arg(long)]
         all: bool,
     },
+    /// Store the answers of OpenAI Batch output files (OpenAI's, `vllm run-batch`'s, Ray's)
+    /// to requests exported with `--export-batch`; rerun the exporting command afterwards.
+    Import {
+        /// Batch output files (JSONL: `custom_id`, `response.status_code`, `response.body`,
+        /// `error`).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -54,6 +62,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(default_cache_path);
     let cache = Cache::open(&path).map_err(|e| llm_error(ctx, e))?;
     match args.command {
+        CacheCommand::Import { files } => {
+            // the client holds its own handle, with the endpoints' prices and the ledger
+            drop(cache);
+            super::batch_file::import(ctx, path, &files).await
+        }
         CacheCommand::Stats { format } => {
             let s = cache.stats().map_err(|e| llm_error(ctx, e))?;
             if format.json() {

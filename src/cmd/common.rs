@@ -39,11 +39,11 @@ pub const FORMULATIONS: &str = "last, all, full, full:N, window:N, rewrite, llm-
 /// `mtr_retrieve::QueryFormulation`, so an unknown name is an error in every command.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct QueryArgs {
-    /// Query formulation: last (the question as asked), all (every user question so far), full
-    /// (user and agent turns, newest last, within 512 tokens; full:N for N tokens), window:N
-    /// (the last N turns and the question), rewrite (the benchmark's standalone rewrite),
-    /// llm-rewrite (a rewrite by the generator LLM) [default: rewrite when the benchmark has
-    /// rewrites, else last].
+    /// Query formulation: last (the question as asked; alias lastturn, MTRAG's name), all
+    /// (every user question so far), full (user and agent turns, newest last, within 512
+    /// tokens; full:N or full=N for N tokens), window:N (the last N turns and the question),
+    /// rewrite (the benchmark's standalone rewrite), llm-rewrite (alias llm_rewrite: a rewrite by
+    /// the generator LLM) [default: rewrite when the benchmark has rewrites, else last].
     #[arg(long, value_name = "FORMULATION")]
     pub query: Option<QueryFormulation>,
 }
@@ -95,6 +95,9 @@ pub struct LlmArgs {
     /// Set from [`BatchArgs`] by the commands that run a second pass over Batch API answers.
     #[arg(skip)]
     pub batch: bool,
+    /// Set from [`BatchArgs`]: the Batch input file cache misses are written to.
+    #[arg(skip)]
+    pub export_batch: Option<PathBuf>,
 }
 
 /// `--dry-run`, for the commands that can plan their LLM calls without making them.
@@ -106,19 +109,25 @@ pub struct DryRunArgs {
 }
 
 /// `--batch`, for the commands whose calls do not depend on each other's answers.
-#[derive(Debug, Clone, Copy, Default, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct BatchArgs {
     /// Submit the calls through the endpoint's OpenAI-compatible Batch API (files + batches) at
     /// its batch discount, then finish from the answers; a killed run resumes by batch id.
     #[arg(long)]
     pub batch: bool,
+    /// Write every call the cache lacks to FILE as OpenAI Batch input lines and stop without
+    /// calling anything (exit 3); answer them elsewhere (`vllm run-batch`, Ray Data, a
+    /// provider's Batch API), `mtr cache import` the output, and rerun.
+    #[arg(long, value_name = "FILE", conflicts_with = "batch")]
+    pub export_batch: Option<PathBuf>,
 }
 
 impl LlmArgs {
     /// These flags with `--dry-run` and `--batch` as the command received them.
     pub fn with(mut self, dry_run: DryRunArgs, batch: BatchArgs) -> Self {
         self.dry_run = dry_run.dry_run;
-        self.batch = batch.batch;
+        self.batch = batch.batch || batch.export_batch.is_some();
+        self.export_batch = batch.export_batch;
         self
     }
 }

@@ -1,4 +1,5 @@
-//! `mtr config show`: the effective configuration (file, then env overrides), secrets masked.
+//! `mtr config show`: the effective configuration (defaults, then the file, then env
+//! overrides), every value followed by where it came from, secrets masked.
 
 use std::process::ExitCode;
 
@@ -12,7 +13,8 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
-    /// Print the effective configuration with secrets masked.
+    /// Print the effective configuration, defaults included, each value followed by where it
+    /// came from: default, file or env; secrets masked.
     Show,
     /// Print where the configuration was read from.
     Path,
@@ -28,7 +30,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "(no file; defaults)".into());
             println!("# source: {src}");
-            print!("{}", ctx.config.show());
+            print!("{}", ctx.config.show_effective(&defaults()));
         }
         Action::Path => match &ctx.config.source {
             Some(p) => println!("{}", p.display()),
@@ -36,4 +38,23 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         },
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The default of every section a command reads (`[llm]`, `[audit]`, `[synth]`).
+fn defaults() -> Vec<(&'static str, toml::Value)> {
+    let mut out = Vec::new();
+    let mut add = |name: &'static str, v: Result<toml::Value, toml::ser::Error>| match v {
+        Ok(v) => out.push((name, v)),
+        Err(e) => tracing::debug!("defaults of [{name}] not shown: {e}"),
+    };
+    add("llm", toml::Value::try_from(mtr_llm::LlmConfig::default()));
+    add(
+        "audit",
+        toml::Value::try_from(mtr_audit::config::AuditSettings::default()),
+    );
+    add(
+        "synth",
+        toml::Value::try_from(mtr_pipeline::SynthConfig::default()),
+    );
+    out
 }

@@ -15,7 +15,7 @@ use mtr_retrieve::{CorpusSource, IndexBuilder, IndexOptions, Language};
 
 use super::Ctx;
 use super::common::{FormatArgs, LlmArgs};
-use super::open::{open_llm, retrieve_error};
+use super::open::open_llm;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,7 +24,8 @@ pub struct Args {
     /// The index folder to write (an existing mtr index there is replaced; its embeddings are kept).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
-    /// Analyzer language: en, zh, or auto (the benchmark's language, else detected from the corpus).
+    /// Analyzer language: en (alias english), zh (aliases chinese, zh-cn, zh-tw, zh-hans,
+    /// zh-hant), or auto (the benchmark's language, else detected from the corpus).
     #[arg(long, default_value = "auto")]
     pub language: Language,
     /// Do not store passage texts in the index (smaller; `passage(id)` then returns empty texts).
@@ -52,7 +53,7 @@ pub struct Args {
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
-    let src = CorpusSource::detect(&args.src).map_err(retrieve_error)?;
+    let src = CorpusSource::detect(&args.src).map_err(anyhow::Error::new)?;
     let opts = IndexOptions {
         language: args.language,
         store_text: !args.no_store,
@@ -65,7 +66,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let progress = ctx.progress.clone();
     let idx = tokio::task::spawn_blocking(move || builder.build(&src, progress.as_ref()))
         .await?
-        .map_err(retrieve_error)?;
+        .map_err(anyhow::Error::new)?;
     let bm25_secs = start.elapsed().as_secs_f64();
     let meta = idx.meta().clone();
     let mut summary = serde_json::json!({
@@ -92,7 +93,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             ..Default::default()
         };
         let t = Instant::now();
-        let src = CorpusSource::detect(&args.src).map_err(retrieve_error)?;
+        let src = CorpusSource::detect(&args.src).map_err(anyhow::Error::new)?;
         let dense = mtr_retrieve::ensure_dense(
             &idx,
             &src,
@@ -101,7 +102,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             ctx.progress.as_ref(),
         )
         .await
-        .map_err(retrieve_error)?;
+        .map_err(anyhow::Error::new)?;
         summary["dense"] = serde_json::json!({
             "model": dense.meta().model,
             "dim": dense.meta().dim,

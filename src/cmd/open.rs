@@ -1,7 +1,6 @@
 //! What commands share beyond their flags: opening a benchmark in any format, opening the LLM
-//! client from `[llm]` and the flags, turning library errors into the binary's (so that user
-//! errors exit 2), and writing a result to stdout. Commands used to reach into each other's
-//! files for these (`import::open_benchmark`, `local::open_llm_batching`).
+//! client from `[llm]` and the flags, and writing a result to stdout. Commands used to reach
+//! into each other's files for these (`import::open_benchmark`, `local::open_llm_batching`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,14 +33,6 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Converts a retrieval error so that the binary's exit code sees user errors.
-pub fn retrieve_error(e: mtr_retrieve::Error) -> anyhow::Error {
-    match e {
-        mtr_retrieve::Error::Core(c) => anyhow::Error::new(c),
-        other => anyhow::Error::new(other),
-    }
-}
-
 /// Converts an LLM error into anyhow, marking user errors (config, missing install) so that
 /// the binary exits with 2.
 pub fn llm_error(ctx: &Ctx, e: LlmError) -> anyhow::Error {
@@ -61,16 +52,7 @@ pub fn llm_error(ctx: &Ctx, e: LlmError) -> anyhow::Error {
 
 /// The `[llm]` section of the effective configuration.
 pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
-    ctx.config.section::<LlmConfig>("llm").map_err(|e| {
-        let file = ctx
-            .config
-            .source
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("mtr.toml"));
-        anyhow::Error::new(mtr_core::Error::from(
-            mtr_core::InputError::new(file, format!("{e:#}")).field("llm"),
-        ))
-    })
+    ctx.config.section::<LlmConfig>("llm")
 }
 
 /// Builds the LLM client from `[llm]` and the flags, wired to the progress display, for a

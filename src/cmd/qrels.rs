@@ -52,21 +52,11 @@ fn user_error(path: &Path, message: impl Into<String>) -> anyhow::Error {
     )))
 }
 
-fn audit_err(e: mtr_audit::AuditError) -> anyhow::Error {
-    match e {
-        mtr_audit::AuditError::Core(c) => anyhow::Error::new(c),
-        e if e.is_user_error() => anyhow::Error::new(mtr_core::Error::from(
-            mtr_core::InputError::new("audit", e.to_string()),
-        )),
-        e => anyhow::Error::new(e),
-    }
-}
-
 /// Reads an audit folder's label findings and checks they were made on the benchmark with
 /// data fingerprint `fingerprint` (a mismatch is a user error naming both).
 pub fn load_edits(audit_dir: &Path, fingerprint: &str) -> anyhow::Result<LabelEdits> {
-    let l = mtr_audit::labels::read(audit_dir).map_err(audit_err)?;
-    mtr_audit::labels::check_fingerprint(&l, audit_dir, fingerprint).map_err(audit_err)?;
+    let l = mtr_audit::labels::read(audit_dir).map_err(anyhow::Error::new)?;
+    mtr_audit::labels::check_fingerprint(&l, audit_dir, fingerprint).map_err(anyhow::Error::new)?;
     let mut edits = LabelEdits {
         fingerprint: l.fingerprint,
         flag_rating_below: l.flag_rating_below,

@@ -7,20 +7,18 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use mtr_core::BenchmarkDir;
-use mtr_retrieve::dense::{DenseOptions, Embedder};
 use mtr_retrieve::fusion::RetrieverSpec;
-use mtr_retrieve::llm::{LlmEmbedder, LlmRewriter};
+use mtr_retrieve::llm::LlmRewriter;
 use mtr_retrieve::query::Rewriter;
 use mtr_retrieve::{CorpusSource, IndexOptions, Language, QueryFormulation};
 
 use super::Ctx;
 use super::common::{FormatArgs, LlmArgs, QueryArgs};
-use super::open::{open_llm, retrieve_error};
+use super::open::open_llm;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -29,7 +27,8 @@ pub struct Args {
     /// The index folder (`mtr index`); built from the benchmark's corpus when missing.
     #[arg(long)]
     pub index: PathBuf,
-    /// bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7), weighted-z(...).
+    /// bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7) (alias weighted-minmax),
+    /// weighted-z(...) (alias weighted-zscore).
     #[arg(long, default_value = "bm25")]
     pub retriever: RetrieverSpec,
     #[command(flatten)]
@@ -40,7 +39,8 @@ pub struct Args {
     /// The TREC run to write (also writes RUN.jsonl and RUN.meta.json).
     #[arg(short, long, value_name = "RUN")]
     pub output: PathBuf,
-    /// Query-side analyzer language; must match the index (auto: the index's).
+    /// Query-side analyzer language: en (alias english), zh (aliases chinese, zh-cn, zh-tw,
+    /// zh-hans, zh-hant) or auto (the index's); must match the index.
     #[arg(long, default_value = "auto")]
     pub language: Language,
     #[command(flatten)]
@@ -65,8 +65,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         mtr_retrieve::ensure_index(&src2, &index_path, &opts, progress.as_ref())
     })
     .await?
-    .map_err(retrieve_error)?;
-    idx.check_analyzer(args.language).map_err(retrieve_error)?;
+    .map_err(anyhow::Error::new)?;
+    idx.check_analyzer(args.language)
+        .map_err(anyhow::Error::new)?;
 
     let needs_llm = args.retriever.needs_dense() || query == QueryFormulation::LlmRewrite;
     let llm = if needs_llm {
@@ -74,39 +75,22 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let embedder: Option<Arc<dyn Embedder>> = match (&llm, args.retriever.needs_dense()) {
-        (Some(llm), true) => {
-            let e = LlmEmbedder::new(llm.clone()).ok_or_else(|| {
-                anyhow::Error::new(mtr_core::Error::from(
-                    mtr_core::InputError::new(
-                        "mtr.toml [llm]",
-                        "a dense retriever needs an `embedder` role",
-                    )
-                    .field("llm.roles.embedder"),
-                ))
-            })?;
-            let e: Arc<dyn Embedder> = Arc::new(e);
-            mtr_retrieve::ensure_dense(
-                &idx,
-                &src,
-                e.as_ref(),
-                &DenseOptions::default(),
-                ctx.progress.as_ref(),
-            )
-            .await
-            .map_err(retrieve_error)?;
-            Some(e)
-        }
+    let embedder = match (&llm, args.retriever.needs_dense()) {
+        (Some(llm), true) => Some(
+            mtr_retrieve::llm::open_embedder(llm, &idx, &src, ctx.progress.as_ref())
+                .await
+                .map_err(anyhow::Error::new)?,
+        ),
         _ => None,
     };
     let rewriter: Option<LlmRewriter> = match (&llm, query) {
         (Some(llm), QueryFormulation::LlmRewrite) => {
-            Some(LlmRewriter::new(llm.clone()).map_err(retrieve_error)?)
+            Some(LlmRewriter::new(llm.clone()).map_err(anyhow::Error::new)?)
         }
         _ => None,
     };
-    let retriever =
-        mtr_retrieve::open_retriever(&args.retriever, &idx, embedder).map_err(retrieve_error)?;
+    let retriever = mtr_retrieve::open_retriever(&args.retriever, &idx, embedder)
+        .map_err(anyhow::Error::new)?;
     let mut out = mtr_retrieve::retrieve_benchmark(
         &bench,
         retriever.as_ref(),
@@ -116,10 +100,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         ctx.progress.as_ref(),
     )
     .await
-    .map_err(retrieve_error)?;
+    .map_err(anyhow::Error::new)?;
     out.meta.index_fingerprint = Some(idx.fingerprint().to_string());
     mtr_retrieve::write_run_files(&out, &args.output)
-        .map_err(retrieve_error)
+        .map_err(anyhow::Error::new)
         .with_context(|| format!("writing {}", args.output.display()))?;
     let (_, jsonl, meta) = mtr_retrieve::run::run_file_paths(&args.output);
     if args.format.json() {

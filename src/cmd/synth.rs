@@ -102,16 +102,7 @@ fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
 }
 
 fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
-    let mut c: SynthConfig = ctx.config.section("synth").map_err(|e| {
-        let file = ctx
-            .config
-            .source
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("mtr.toml"));
-        anyhow::Error::new(mtr_core::Error::from(
-            mtr_core::InputError::new(file, format!("{e:#}")).field("synth"),
-        ))
-    })?;
+    let mut c: SynthConfig = ctx.config.section("synth")?;
     if let Some(v) = args.dialogues {
         c.dialogues = v;
     }

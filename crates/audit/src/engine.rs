@@ -50,6 +50,9 @@ pub struct JudgeRef {
     pub model: String,
     /// How its 1-5 ratings are read (the written grade, or probability-weighted).
     pub rating_mode: RatingMode,
+    /// A relevance judge (reranker, embedding model): judges alignment and discriminability
+    /// by scores, nothing else (see [`crate::relevance`]).
+    pub relevance: bool,
 }
 
 /// Renders the request for a unit (the same for every judge).
@@ -57,6 +60,11 @@ pub trait Render: Send + Sync {
     fn render(&self, unit: &Unit) -> Result<ChatRequest>;
     /// Prompt id (`name@version`) of a dimension.
     fn prompt_id(&self, dim: Dimension) -> String;
+    /// What a relevance judge is asked for a unit (query and passages); `None` when this
+    /// renderer has nothing for relevance judges.
+    fn relevance(&self, _unit: &Unit) -> Result<Option<crate::relevance::RelevanceInput>> {
+        Ok(None)
+    }
 }
 
 /// What a judging run produced.
@@ -101,8 +109,10 @@ pub async fn judge_units(
     let samples = ctx.samples.max(1);
     let mut jobs: Vec<(usize, usize, u32)> = Vec::new();
     for (ui, u) in units.iter().enumerate() {
-        for ji in 0..judges.len() {
-            if u.judge.is_some_and(|only| only != ji) {
+        for (ji, judge) in judges.iter().enumerate() {
+            if u.judge.is_some_and(|only| only != ji)
+                || (judge.relevance && !crate::relevance::judges(u.dimension))
+            {
                 continue;
             }
             for s in 0..samples {
@@ -119,6 +129,11 @@ pub async fn judge_units(
         .collect();
     for (k, &(ui, ji, s)) in jobs.iter().enumerate() {
         let (u, j) = (&units[ui], &judges[ji]);
+        let prompt = if j.relevance {
+            crate::relevance::PROMPT_ID
+        } else {
+            prompt_ids[&u.dimension].as_str()
+        };
         let id = judgement_id(
             u.dimension,
             &u.turn_id,
@@ -128,7 +143,7 @@ pub async fn judge_units(
             s,
         );
         match existing.get(&id) {
-            Some(old) if reusable(old, u, j, &prompt_ids[&u.dimension]) => {
+            Some(old) if reusable(old, u, j, prompt) => {
                 records[k] = Some(old.clone());
                 reused += 1;
             }
@@ -153,18 +168,27 @@ pub async fn judge_units(
             .take_while(move |_| futures::future::ready(!stop2.load(Ordering::Relaxed)))
             .map(move |k| {
                 let (ui, _, sample) = jobs[k];
-                let prepared = render.render(&units[ui]).and_then(|req| {
-                    let req = req.with_sample(sample);
-                    let body = serde_json::to_vec(&req)
-                        .map_err(|e| AuditError::Internal(e.to_string()))?;
-                    Ok(match first_of.entry(blake3::hash(&body)) {
-                        std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(k);
-                            Prepared::Call(Box::new(req))
-                        }
+                let prepared = if judge.relevance {
+                    // a renderer without relevance inputs (human calibration): not judged
+                    render
+                        .relevance(&units[ui])
+                        .map(|input| input.map_or(Prepared::Skip, Prepared::Relevance))
+                } else {
+                    render.render(&units[ui]).and_then(|req| {
+                        let req = req.with_sample(sample);
+                        let body = serde_json::to_vec(&req)
+                            .map_err(|e| AuditError::Internal(e.to_string()))?;
+                        Ok(match first_of.entry(blake3::hash(&body)) {
+                            std::collections::hash_map::Entry::Occupied(e) => {
+                                Prepared::Copy(*e.get())
+                            }
+                            std::collections::hash_map::Entry::Vacant(v) => {
+                                v.insert(k);
+                                Prepared::Call(Box::new(req))
+                            }
+                        })
                     })
-                });
+                };
                 let llm = llm.clone();
                 let judge = judge.clone();
                 // the call runs in its own task (`Llm::spawn_chat`): this stream's task only
@@ -179,6 +203,10 @@ pub async fn judge_units(
                             .await,
                         )),
                         Ok(Prepared::Copy(k0)) => Ok(Answer::CopyOf(k0)),
+                        Ok(Prepared::Skip) => Ok(Answer::Skipped),
+                        Ok(Prepared::Relevance(input)) => Ok(Answer::Relevance(
+                            crate::relevance::judge(&llm, &judge, &units[ui], sample, input).await,
+                        )),
                         Err(e) => Err(e),
                     };
                     (k, out)
@@ -197,6 +225,16 @@ pub async fn judge_units(
         let prompt = &prompt_ids[&unit.dimension];
         let res = match out {
             Ok(Answer::Called(r)) => r,
+            Ok(Answer::Relevance(Ok(j))) => {
+                progress.advance(1);
+                records[k] = Some(j);
+                continue;
+            }
+            Ok(Answer::Relevance(Err(e))) => Err(e),
+            Ok(Answer::Skipped) => {
+                progress.advance(1);
+                continue;
+            }
             Ok(Answer::CopyOf(k0)) => {
                 copies.push((k, k0));
                 continue;
@@ -287,6 +325,10 @@ pub async fn judge_units(
 enum Prepared {
     Call(Box<ChatRequest>),
     Copy(usize),
+    /// A relevance judge's query and passages.
+    Relevance(crate::relevance::RelevanceInput),
+    /// Nothing for a relevance judge to judge.
+    Skip,
 }
 
 /// What came back for a job. Short-lived (one per job, consumed at once), so the size
@@ -295,6 +337,9 @@ enum Prepared {
 enum Answer {
     Called(std::result::Result<ChatResult, LlmError>),
     CopyOf(usize),
+    /// A relevance judge's record (a provider failure is already a failed record).
+    Relevance(std::result::Result<Judgement, LlmError>),
+    Skipped,
 }
 
 /// Turns an LLM answer (or a per-item failure, as its message) into a record. Values outside
@@ -481,6 +526,7 @@ mod tests {
             name: "a".into(),
             model: "a-model".into(),
             rating_mode: RatingMode::Generated,
+            relevance: false,
         }
     }
 

@@ -25,6 +25,7 @@ pub mod plan;
 pub mod pool;
 pub mod prompts;
 pub mod record;
+pub mod relevance;
 pub mod report;
 pub mod resample;
 pub mod schema;
@@ -37,6 +38,9 @@ mod testkit;
 mod tests_context;
 #[cfg(test)]
 mod tests_fake;
+#[cfg(test)]
+mod tests_relevance;
+pub mod verdict;
 pub mod verify;
 
 pub use audit::{AuditJob, Outcome, run};

@@ -80,8 +80,9 @@ pub struct Judgement {
     /// Rating 1-5, or for completeness 1 when the gold was picked and 0 otherwise; null when failed.
     pub score: Option<f64>,
     /// How a rating's score was read (rating dimensions only): `generated`, the grade the
-    /// judge wrote, or `probability`, the probability-weighted mean over the grade tokens
-    /// (then `score` is fractional and `rating_distribution` holds the grades' probabilities).
+    /// judge wrote, `probability`, the probability-weighted mean over the grade tokens
+    /// (then `score` is fractional and `rating_distribution` holds the grades' probabilities),
+    /// or `relevance`, a relevance judge's 0-1 score mapped to `1 + 4 * score`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rating_mode: Option<mtr_llm::logprob::RatingMode>,
     /// The grade probabilities behind a `probability` rating: per grade, renormalised over

@@ -18,6 +18,10 @@ pub const SUMMARY_VERSION: u32 = 1;
 #[serde(deny_unknown_fields)]
 pub struct Summary {
     pub summary_version: u32,
+    /// The verdict on the judges: do they separate anything? (Shown first in the report;
+    /// absent in summaries written before it existed, where the report computes it.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::verdict::Verdict>,
     /// Benchmark audited.
     pub benchmark: BenchmarkInfo,
     /// Data, config, prompt hashes and tool version.

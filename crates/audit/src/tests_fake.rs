@@ -1634,3 +1634,120 @@ async fn probability_ratings_are_offered_per_judge_and_recorded_per_judgement() 
         Some(4.0)
     );
 }
+
+/// Judges that give every item a 5 and abstain ("none") on every pool.
+fn constant_judge(r: &FakeRequest) -> FakeReply {
+    let schema = r.schema.clone().unwrap_or_default();
+    if crate::record::pick_max(&schema).is_some() {
+        FakeReply::json(serde_json::json!({"justification": "constant", "choice": "none"}))
+    } else {
+        FakeReply::json(serde_json::json!({"justification": "constant", "rating": 5}))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ensemble_of_constant_judges_is_reported_as_unable_to_separate() {
+    use crate::verdict::{Behaviour, Separation};
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(bench) = clapnq(tmp.path()) else {
+        return;
+    };
+    let fake = FakeServer::builder()
+        .respond(constant_judge)
+        .start()
+        .await
+        .unwrap();
+    let llm = fake_llm(&fake, &["qwen", "smol"], &tmp.path().join("c.sqlite"), 16).await;
+    let settings = AuditSettings {
+        sample: Some(3),
+        resamples: 100,
+        ..Default::default()
+    };
+    let out = tmp.path().join("audit");
+    let s = audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
+    let v = s.verdict.clone().unwrap();
+    assert_eq!(v.separation, Separation::CannotSeparate, "{v:#?}");
+    for (d, x) in &v.dimensions {
+        assert_eq!(x.separation, Separation::CannotSeparate, "{d}");
+        let want = if d.is_rating() {
+            Behaviour::Constant
+        } else {
+            Behaviour::Abstains
+        };
+        assert!(x.judges.iter().all(|j| j.behaviour == want), "{d}: {x:#?}");
+    }
+    // the verdict opens the report, and the flags are the judges' failure
+    let md = std::fs::read_to_string(out.join(output::REPORT_MD)).unwrap();
+    let head: Vec<&str> = md.lines().take(3).collect();
+    assert!(
+        head[2].starts_with("**The judges cannot separate anything**"),
+        "{head:?}"
+    );
+    assert!(md.contains("## Worst items: the judges' failure, not the benchmark's"));
+    assert!(md.contains("## Probable missing gold (the judges' failure, not the benchmark's"));
+    insta::assert_snapshot!("constant_judges_report_head", head.join("\n"));
+    let html = std::fs::read_to_string(out.join(output::REPORT_HTML)).unwrap();
+    let body = html.split("<body>").nth(1).unwrap_or_default();
+    let h1 = body.find("<h1>").unwrap();
+    let first_para = body.find("<p>").unwrap();
+    assert!(h1 < first_para);
+    assert!(
+        body[first_para..].starts_with("<p><strong>The judges cannot separate anything</strong>")
+    );
+    // summary.json carries it and validates; `mtr report` re-renders the same head
+    validate_folder(&out);
+    let back = output::read_summary(&out.join(output::SUMMARY)).unwrap();
+    assert_eq!(back.verdict, s.verdict);
+    let mut old = back.clone();
+    old.verdict = None;
+    assert_eq!(
+        crate::report::markdown(&old),
+        md,
+        "a summary written before the verdict gets the same report"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ensemble_that_rates_true_golds_high_is_reported_as_separating() {
+    use crate::verdict::Separation;
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(src) = clapnq(tmp.path()) else {
+        return;
+    };
+    let p = plant(&src, &tmp.path().join("planted"), 7);
+    let fake = FakeServer::builder()
+        .respond(oracle(Arc::new(p.truth.clone())))
+        .start()
+        .await
+        .unwrap();
+    let llm = fake_llm(
+        &fake,
+        &["oracle-a", "oracle-b"],
+        &tmp.path().join("c.sqlite"),
+        16,
+    )
+    .await;
+    let settings = AuditSettings {
+        sample: Some(30),
+        dimensions: vec![Dimension::Alignment, Dimension::Completeness],
+        resamples: 100,
+        ..Default::default()
+    };
+    let out = tmp.path().join("audit");
+    let s = audited(&p.bench, &llm, settings, &out, &tmp.path().join("index")).await;
+    let v = s.verdict.clone().unwrap();
+    assert_eq!(v.separation, Separation::Separates, "{v:#?}");
+    assert_eq!(
+        v.dimensions[&Dimension::Alignment].separation,
+        Separation::Separates,
+        "{v:#?}"
+    );
+    let md = std::fs::read_to_string(out.join(output::REPORT_MD)).unwrap();
+    let head: Vec<&str> = md.lines().take(3).collect();
+    assert!(
+        head[2].starts_with("**The judges separate items** on alignment (α 1.00)"),
+        "{head:?}"
+    );
+    assert!(!md.contains("judges' failure"), "{}", head[2]);
+    assert!(md.contains("## Worst items\n"));
+}

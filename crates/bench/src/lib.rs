@@ -1,7 +1,8 @@
 //! mtr-bench: score retrievers and external runs on a multi-turn benchmark with strata,
 //! bootstrap confidence intervals and paired significance tests, and render leaderboards.
 //!
-//! The pieces, in the order a bench runs them:
+//! [`stages`] is the bench job from flags to summary, one function per stage; the pieces it
+//! runs, in order:
 //! - [`query_set`]: which turns are scored, their dialogue, position and tags;
 //! - [`runs`]: external run files checked against the benchmark (overlap, unknown ids);
 //! - [`score`]: per-query measure values ([`measure`] names and conventions);
@@ -34,6 +35,7 @@ pub mod score;
 pub mod sensitivity;
 pub mod sensitivity_report;
 pub mod split;
+pub mod stages;
 pub mod stats;
 pub mod strata;
 #[cfg(test)]

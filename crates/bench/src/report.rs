@@ -74,12 +74,33 @@ pub fn ranked_systems(r: &BenchResult) -> Vec<&SystemResult> {
 /// Renders the whole report.
 pub fn markdown(r: &BenchResult) -> String {
     let mut o = String::new();
-    let label = |id: &str| {
-        r.measures
-            .iter()
-            .find(|m| m.id == id)
-            .map_or(id.to_string(), |m| m.label.clone())
-    };
+    let systems = ranked_systems(r);
+    title(&mut o, r);
+    leaderboard(&mut o, r, &systems);
+    tests(&mut o, r);
+    pairwise(&mut o, r, &systems);
+    discriminative_power(&mut o, r);
+    strata(&mut o, r, &systems);
+    by_position(&mut o, r, &systems);
+    diagnosis(&mut o, &systems);
+    failures(&mut o, r, &systems);
+    ablation(&mut o, r);
+    label_sensitivity(&mut o, r);
+    reproducibility(&mut o, r);
+    o
+}
+
+/// The label of measure `id` (`nDCG@10`), or the id itself.
+fn label_of(r: &BenchResult, id: &str) -> String {
+    r.measures
+        .iter()
+        .find(|m| m.id == id)
+        .map_or(id.to_string(), |m| m.label.clone())
+}
+
+/// The title, what was scored, the split and the warnings.
+fn title(o: &mut String, r: &BenchResult) {
+    let label = |id: &str| label_of(r, id);
     let main_label = label(&r.main_measure);
     let b = &r.benchmark;
     let _ = writeln!(o, "# Bench: {} ({})\n", b.name, r.date);
@@ -113,8 +134,12 @@ pub fn markdown(r: &BenchResult) -> String {
         }
         o.push('\n');
     }
+}
 
-    let systems = ranked_systems(r);
+/// Systems ranked by the main measure, every reported measure with its interval.
+fn leaderboard(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
+    let label = |id: &str| label_of(r, id);
+    let main_label = label(&r.main_measure);
     let _ = writeln!(o, "## Leaderboard\n");
     let _ = writeln!(
         o,
@@ -169,7 +194,12 @@ pub fn markdown(r: &BenchResult) -> String {
         );
     }
     o.push('\n');
+}
 
+/// Paired tests of every system against the baseline.
+fn tests(o: &mut String, r: &BenchResult) {
+    let label = |id: &str| label_of(r, id);
+    let main_label = label(&r.main_measure);
     if let Some(t) = &r.tests {
         let _ = writeln!(
             o,
@@ -205,7 +235,11 @@ pub fn markdown(r: &BenchResult) -> String {
         }
         o.push('\n');
     }
+}
 
+/// Every pair of systems, Holm-corrected over all pairs.
+fn pairwise(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
+    let label = |id: &str| label_of(r, id);
     if let Some(pw) = &r.pairwise {
         let _ = writeln!(o, "## Pairwise significance ({})\n", label(&pw.measure));
         let _ = writeln!(
@@ -215,18 +249,18 @@ pub fn markdown(r: &BenchResult) -> String {
             pw.alpha
         );
         let _ = write!(o, "| |");
-        for s in &systems {
+        for s in systems {
             let _ = write!(o, " {} |", cell(&s.name));
         }
         o.push('\n');
         o.push_str("|---|");
-        for _ in &systems {
+        for _ in systems {
             o.push_str("---|");
         }
         o.push('\n');
-        for a in &systems {
+        for a in systems {
             let _ = write!(o, "| **{}** |", cell(&a.name));
-            for b in &systems {
+            for b in systems {
                 let c = if a.name == b.name {
                     "–".to_string()
                 } else {
@@ -238,7 +272,11 @@ pub fn markdown(r: &BenchResult) -> String {
         }
         o.push('\n');
     }
+}
 
+/// How many pairs of systems the benchmark separates.
+fn discriminative_power(o: &mut String, r: &BenchResult) {
+    let label = |id: &str| label_of(r, id);
     if let Some(d) = &r.discriminative_power {
         let _ = writeln!(o, "## Discriminative power ({})\n", label(&d.measure));
         let _ = writeln!(
@@ -257,7 +295,12 @@ pub fn markdown(r: &BenchResult) -> String {
             d.sd
         );
     }
+}
 
+/// The main measure per group of each stratification.
+fn strata(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
+    let label = |id: &str| label_of(r, id);
+    let main_label = label(&r.main_measure);
     let _ = writeln!(o, "## Strata ({main_label})\n");
     for f in &r.strata {
         let _ = writeln!(o, "### {}\n", f.name);
@@ -281,7 +324,7 @@ pub fn markdown(r: &BenchResult) -> String {
             o.push_str("---|");
         }
         o.push('\n');
-        for s in &systems {
+        for s in systems {
             let _ = write!(o, "| {} |", cell(&s.name));
             for g in &f.groups {
                 let v = s
@@ -295,7 +338,12 @@ pub fn markdown(r: &BenchResult) -> String {
         }
         o.push('\n');
     }
+}
 
+/// The main measure by turn position.
+fn by_position(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
+    let label = |id: &str| label_of(r, id);
+    let main_label = label(&r.main_measure);
     if let Some(first) = systems.first() {
         if !first.by_position.is_empty() {
             let _ = writeln!(o, "## By turn position ({main_label})\n");
@@ -315,7 +363,7 @@ pub fn markdown(r: &BenchResult) -> String {
                 o.push_str("---|");
             }
             o.push('\n');
-            for s in &systems {
+            for s in systems {
                 let _ = write!(o, "| {} |", cell(&s.name));
                 for p in &s.by_position {
                     let _ = write!(o, " {:.4} |", p.estimate.mean);
@@ -325,14 +373,17 @@ pub fn markdown(r: &BenchResult) -> String {
             o.push('\n');
         }
     }
+}
 
+/// Metric combinations per system.
+fn diagnosis(o: &mut String, systems: &[&SystemResult]) {
     let _ = writeln!(o, "## Diagnosis: metric combinations\n");
     let k = systems.first().map_or(10, |s| s.diagnosis.k);
     let _ = writeln!(
         o,
         "| system | Hit@{k} | MRR@{k} | Recall@{k} | nDCG@{k} | findings |\n|---|---|---|---|---|---|"
     );
-    for s in &systems {
+    for s in systems {
         let d = &s.diagnosis;
         let f: Vec<String> = d.findings.iter().map(|f| f.message.clone()).collect();
         let _ = writeln!(
@@ -351,7 +402,12 @@ pub fn markdown(r: &BenchResult) -> String {
         );
     }
     o.push('\n');
+}
 
+/// Recall and ranking failures with the worst turns.
+fn failures(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
+    let label = |id: &str| label_of(r, id);
+    let main_label = label(&r.main_measure);
     let _ = writeln!(o, "## Failure analysis\n");
     if let Some(f) = systems.first().map(|s| &s.failures) {
         let _ = writeln!(
@@ -364,7 +420,7 @@ pub fn markdown(r: &BenchResult) -> String {
         o,
         "| system | recall failures | ranking failures | scored |\n|---|---|---|---|"
     );
-    for s in &systems {
+    for s in systems {
         let f = &s.failures;
         let pct = |n: usize| {
             if f.scored == 0 {
@@ -385,7 +441,7 @@ pub fn markdown(r: &BenchResult) -> String {
         );
     }
     o.push('\n');
-    for s in &systems {
+    for s in systems {
         if s.failures.examples.is_empty() {
             continue;
         }
@@ -441,7 +497,11 @@ pub fn markdown(r: &BenchResult) -> String {
         }
         let _ = writeln!(o, "</details>\n");
     }
+}
 
+/// What each component of a fusion adds.
+fn ablation(o: &mut String, r: &BenchResult) {
+    let label = |id: &str| label_of(r, id);
     if !r.ablation.is_empty() {
         let _ = writeln!(o, "## Fusion ablation\n");
         for a in &r.ablation {
@@ -470,10 +530,17 @@ pub fn markdown(r: &BenchResult) -> String {
             o.push('\n');
         }
     }
+}
 
+/// The leaderboard under the qrels an audit supports.
+fn label_sensitivity(o: &mut String, r: &BenchResult) {
     if let Some(ls) = &r.label_sensitivity {
         o.push_str(&crate::sensitivity_report::markdown(ls));
     }
+}
+
+/// Fingerprints and the conventions behind every number.
+fn reproducibility(o: &mut String, r: &BenchResult) {
     let _ = writeln!(o, "## Reproducibility\n");
     let fp = &r.fingerprint;
     let _ = writeln!(o, "- benchmark data: `{}`", fp.data);
@@ -515,7 +582,6 @@ pub fn markdown(r: &BenchResult) -> String {
         "- tests: {} (seed {}); correction: {}",
         r.conventions.tests.method, r.conventions.tests.seed, r.conventions.tests.correction
     );
-    o
 }
 
 /// One cell of the pairwise matrix, row `a` against column `b`.

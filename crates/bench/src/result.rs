@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use mtr_core::fingerprint::Fingerprint;
 use serde::{Deserialize, Serialize};
 
+use crate::sensitivity::edits::{Applied, Variant};
 use crate::stats::bootstrap::Estimate;
 
 /// Schema id written into every result.
@@ -49,7 +50,7 @@ pub struct BenchResult {
     /// With `--audit`: every system under the original qrels and under the variants an audit
     /// of this benchmark supports, on the audited turns (see [`crate::sensitivity`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_sensitivity: Option<crate::sensitivity::LabelSensitivity>,
+    pub label_sensitivity: Option<LabelSensitivity>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -365,4 +366,160 @@ pub struct PairTest {
     pub wins: usize,
     pub ties: usize,
     pub losses: usize,
+}
+
+/// The label-sensitivity section of `bench.json` (`label_sensitivity`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelSensitivity {
+    /// The measure scored (the bench's main measure).
+    pub measure: String,
+    pub scope: AuditScope,
+    /// Every system under the original qrels, on the audited turns.
+    pub original: Vec<SystemScore>,
+    pub variants: Vec<VariantResult>,
+    /// Per system: its rank under the original qrels and every variant (audited turns).
+    pub robustness: Vec<RankInterval>,
+    /// How every figure is computed.
+    pub conventions: Vec<String>,
+}
+
+impl LabelSensitivity {
+    pub fn variant(&self, v: Variant) -> Option<&VariantResult> {
+        self.variants.iter().find(|x| x.variant == v)
+    }
+
+    pub fn robustness_of(&self, system: &str) -> Option<&RankInterval> {
+        self.robustness.iter().find(|r| r.system == system)
+    }
+}
+
+/// What the audit covered and which thresholds made the variants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditScope {
+    /// Fingerprint of the benchmark the audit was made on (equal to this bench's).
+    pub audit_fingerprint: String,
+    /// The audit's alignment threshold: golds with an ensemble score below it are removed.
+    pub flag_rating_below: f64,
+    /// Missing golds added: suggestions whose pointwise verification made them probable
+    /// missing golds.
+    pub added_golds: String,
+    /// The audit covered a sample of dialogues.
+    pub sampled: bool,
+    /// The figures rest on part of the scored turns (a sample, or an audit that does not
+    /// cover every scored turn).
+    pub partial: bool,
+    pub dialogues_audited: usize,
+    pub dialogues_total: usize,
+    /// Scored turns of this bench.
+    pub scored_turns: usize,
+    /// Of those, turns the audit covered: every figure of this section is on these turns.
+    pub scored_turns_audited: usize,
+    pub scored_dialogues_audited: usize,
+    /// False when the audit stopped early (some judgements missing).
+    pub audit_complete: bool,
+    pub notes: Vec<String>,
+}
+
+/// A system's mean on the audited turns under one set of qrels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemScore {
+    pub system: String,
+    /// 1-based rank by mean (ties by system order).
+    pub rank: usize,
+    pub estimate: Estimate,
+}
+
+/// One variant's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantResult {
+    pub variant: Variant,
+    pub applied: Applied,
+    /// Audited turns scored under this variant (turns left without gold leave the mean).
+    pub turns: usize,
+    pub dialogues: usize,
+    pub systems: Vec<SystemShift>,
+    /// Kendall's tau-b between the original and the variant ranking (bootstrap interval).
+    pub kendall_tau: Option<Estimate>,
+    /// tau_AP of the original ranking against the variant's (swaps near the top of the
+    /// original ranking cost most; bootstrap interval).
+    pub tau_ap: Option<Estimate>,
+    /// Pairs whose order flips.
+    pub flips: Vec<Flip>,
+    /// Changed turns, those that move systems most first (at most the configured number).
+    pub moved_turns: Vec<TurnShift>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemShift {
+    pub system: String,
+    pub original_rank: usize,
+    pub rank: usize,
+    /// Under the original qrels, on the audited turns.
+    pub original: Estimate,
+    /// Under the variant.
+    pub estimate: Estimate,
+    /// Variant minus original, with a paired bootstrap interval.
+    pub change: Estimate,
+}
+
+/// Two systems whose order differs between the original and the variant qrels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flip {
+    /// Ranked higher under the original qrels.
+    pub above: String,
+    /// Ranked higher under the variant.
+    pub below: String,
+    /// `above - below` under the original qrels (> 0).
+    pub original_diff: f64,
+    /// `above - below` under the variant (< 0).
+    pub variant_diff: f64,
+    /// Paired randomization p-value of the pair under the original qrels, and Holm-adjusted
+    /// over this variant's flips.
+    pub p_original: f64,
+    pub p_original_holm: f64,
+    /// The original order was significant (Holm).
+    pub original_significant: bool,
+    pub p_variant: f64,
+    pub p_variant_holm: f64,
+    /// The new order is significant (Holm).
+    pub variant_significant: bool,
+}
+
+/// A turn whose qrels the variant changed, and the systems it moves most.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnShift {
+    pub qid: String,
+    pub dialogue: String,
+    pub removed: Vec<String>,
+    pub added: Vec<String>,
+    /// The turn has no relevant passage left under the variant and leaves the mean.
+    pub left_the_mean: bool,
+    /// Largest |shift| over systems (for a turn that leaves the mean, its original value).
+    pub largest_shift: f64,
+    /// The systems it moves most (at most three), largest |shift| first.
+    pub systems: Vec<TurnSystemShift>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnSystemShift {
+    pub system: String,
+    pub original: f64,
+    /// Absent when the turn leaves the mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<f64>,
+    /// `variant - original`, or `-original` when the turn leaves the mean.
+    pub shift: f64,
+}
+
+/// A system's ranks under all qrels: label-robust when they are all equal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankInterval {
+    pub system: String,
+    pub original_rank: usize,
+    /// Variant name -> rank.
+    pub ranks: BTreeMap<String, usize>,
+    /// Best and worst rank over the original and every variant.
+    pub best: usize,
+    pub worst: usize,
+    pub robust: bool,
 }

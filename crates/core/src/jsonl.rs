@@ -145,6 +145,48 @@ where
     Ok(())
 }
 
+/// One line of a JSONL file read by [`records`]: a record with its 1-based line number, or the
+/// input error that says why the line is not one (bad UTF-8, bad JSON, a wrong shape).
+#[derive(Debug)]
+pub enum Line<T> {
+    Record(u64, T),
+    Malformed(InputError),
+}
+
+/// The records of a JSONL file, streaming, for readers that report a malformed line and
+/// continue (validation, importers): each item is a [`Line`], so the caller matches once; an
+/// I/O failure is an `Err` item and ends the reading.
+pub struct Records<T> {
+    lines: Lines<BufReader<File>>,
+    file: PathBuf,
+    record: std::marker::PhantomData<fn() -> T>,
+}
+
+/// Opens `path` for [`Records`].
+pub fn records<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Records<T>> {
+    let path = path.as_ref();
+    Ok(Records {
+        lines: Lines::open(path)?,
+        file: path.to_path_buf(),
+        record: std::marker::PhantomData,
+    })
+}
+
+impl<T: DeserializeOwned> Iterator for Records<T> {
+    type Item = Result<Line<T>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let parsed = match self.lines.next_line()? {
+            Ok((no, text)) => parse_line(&self.file, no, text).map(|r| Line::Record(no, r)),
+            Err(e) => Err(e),
+        };
+        Some(match parsed {
+            Err(Error::Input(e)) => Ok(Line::Malformed(*e)),
+            other => other,
+        })
+    }
+}
+
 /// Reads a whole JSONL file into memory (for files known to be small, like dialogues).
 pub fn read_all<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Vec<T>> {
     let mut out = Vec::new();
@@ -211,6 +253,31 @@ pub fn read_text(path: impl AsRef<Path>) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn records_hand_back_malformed_lines_and_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        std::fs::write(
+            &path,
+            "{\"a\": 1}\nnot json\n\n{\"a\": \"x\"}\n{\"a\": 3}\n",
+        )
+        .unwrap();
+        #[derive(serde::Deserialize)]
+        struct R {
+            a: u32,
+        }
+        let mut got = Vec::new();
+        let mut bad = Vec::new();
+        for line in super::records::<R>(&path).unwrap() {
+            match line.unwrap() {
+                super::Line::Record(no, r) => got.push((no, r.a)),
+                super::Line::Malformed(e) => bad.push(e.line),
+            }
+        }
+        assert_eq!(got, vec![(1, 1), (5, 3)]);
+        assert_eq!(bad, vec![Some(2), Some(4)]);
+    }
+
     use super::*;
     use serde::Deserialize;
 

@@ -152,23 +152,13 @@ pub fn validate(dir: &BenchmarkDir, opts: &ValidateOptions) -> Result<Validation
 fn check_corpus(dir: &BenchmarkDir, r: &mut ValidationReport) -> Result<HashSet<String>> {
     let path = dir.path(CORPUS);
     let mut ids: HashSet<String> = HashSet::new();
-    let mut lines = Lines::open(&path)?;
-    while let Some(next) = lines.next_line() {
-        let (no, line) = match next {
-            Ok(x) => x,
-            Err(Error::Input(e)) => {
-                r.problem("malformed-record", *e);
+    for line in jsonl::records::<Passage>(&path)? {
+        let (no, p) = match line? {
+            jsonl::Line::Record(no, p) => (no, p),
+            jsonl::Line::Malformed(e) => {
+                r.problem("malformed-record", e);
                 continue;
             }
-            Err(e) => return Err(e),
-        };
-        let p: Passage = match jsonl::parse_line(&path, no, line) {
-            Ok(p) => p,
-            Err(Error::Input(e)) => {
-                r.problem("malformed-record", *e);
-                continue;
-            }
-            Err(e) => return Err(e),
         };
         r.passages += 1;
         if p.id.trim().is_empty() {
@@ -260,23 +250,13 @@ fn check_dialogues(
     let mut gold: GoldIndex = HashMap::new();
     let mut dialogue_ids: HashSet<String> = HashSet::new();
     let mut turn_lines: HashMap<String, u64> = HashMap::new();
-    let mut lines = Lines::open(&path)?;
-    while let Some(next) = lines.next_line() {
-        let (no, line) = match next {
-            Ok(x) => x,
-            Err(Error::Input(e)) => {
-                r.problem("malformed-record", *e);
+    for line in jsonl::records::<Dialogue>(&path)? {
+        let (no, d) = match line? {
+            jsonl::Line::Record(no, d) => (no, d),
+            jsonl::Line::Malformed(e) => {
+                r.problem("malformed-record", e);
                 continue;
             }
-            Err(e) => return Err(e),
-        };
-        let d: Dialogue = match jsonl::parse_line(&path, no, line) {
-            Ok(d) => d,
-            Err(Error::Input(e)) => {
-                r.problem("malformed-record", *e);
-                continue;
-            }
-            Err(e) => return Err(e),
         };
         r.dialogues += 1;
         if d.id.trim().is_empty() {

@@ -41,6 +41,8 @@ pub(crate) struct Endpoint {
 /// A reserved slot on one replica; dropping it frees the slot.
 pub(crate) struct Slot<'a> {
     pub replica: Arc<Replica>,
+    /// The server slot a pinned call asks for (llama.cpp `id_slot`; see [`crate::affinity`]).
+    pub id_slot: Option<u32>,
     _permit: OwnedSemaphorePermit,
     counter: &'a AtomicUsize,
 }
@@ -180,10 +182,38 @@ impl Endpoint {
         }
     }
 
-    /// Picks the least-assigned replica and waits for one of its slots.
-    pub(crate) async fn slot(&self) -> Result<Slot<'_>> {
+    /// Picks the least-assigned replica and waits for one of its slots; a pinned call
+    /// (`pin`: its conversation's [`crate::affinity::key_hash`]) goes to its conversation's
+    /// replica and server slot instead.
+    pub(crate) async fn slot(&self, pin: Option<u64>) -> Result<Slot<'_>> {
         let replicas = self.replicas().await?;
         let n = replicas.len().min(self.assigned.len()).max(1);
+        let (best, id_slot) = match pin {
+            Some(h) => {
+                let (i, s) = crate::affinity::pin(h, n, self.cfg.max_concurrency);
+                (i, Some(s))
+            }
+            None => (self.least_assigned(n), None),
+        };
+        let counter = self.assigned(best);
+        counter.fetch_add(1, Ordering::Relaxed);
+        let replica = replicas[best].clone();
+        match replica.slots.clone().acquire_owned().await {
+            Ok(permit) => Ok(Slot {
+                replica,
+                id_slot,
+                _permit: permit,
+                counter,
+            }),
+            Err(_) => {
+                counter.fetch_sub(1, Ordering::Relaxed);
+                Err(LlmError::Unsupported("replica closed".into()))
+            }
+        }
+    }
+
+    /// The replica with the fewest calls assigned, ties broken round robin.
+    fn least_assigned(&self, n: usize) -> usize {
         let start = self.rr.fetch_add(1, Ordering::Relaxed) % n;
         let mut best = start;
         let mut best_load = usize::MAX;
@@ -195,20 +225,7 @@ impl Endpoint {
                 best_load = l;
             }
         }
-        let counter = self.assigned(best);
-        counter.fetch_add(1, Ordering::Relaxed);
-        let replica = replicas[best].clone();
-        match replica.slots.clone().acquire_owned().await {
-            Ok(permit) => Ok(Slot {
-                replica,
-                _permit: permit,
-                counter,
-            }),
-            Err(_) => {
-                counter.fetch_sub(1, Ordering::Relaxed);
-                Err(LlmError::Unsupported("replica closed".into()))
-            }
-        }
+        best
     }
 
     /// Slots over all replicas (for sizing a caller's buffer).
@@ -235,6 +252,7 @@ mod tests {
                 home: std::env::temp_dir(),
             },
             rating_mode: Default::default(),
+            keep_alive: Default::default(),
             assigned: Default::default(),
         })
     }
@@ -257,18 +275,18 @@ mod tests {
         let generator = endpoint("gen", &[&gen_server], &[GEN]);
         // the judge of the generator's model: its own server, and the generator's as a replica
         let judge = endpoint("judge", &[&judge_server, &gen_server], &[JUDGE, GEN]);
-        let g1 = generator.slot().await.unwrap();
-        let g2 = generator.slot().await.unwrap();
+        let g1 = generator.slot(None).await.unwrap();
+        let g2 = generator.slot(None).await.unwrap();
         // synthesis: the generator keeps its server busy, so the judge stays on its own
-        let j1 = judge.slot().await.unwrap();
-        let j2 = judge.slot().await.unwrap();
+        let j1 = judge.slot(None).await.unwrap();
+        let j2 = judge.slot(None).await.unwrap();
         assert_eq!(
             (j1.replica.url.as_str(), j2.replica.url.as_str()),
             (JUDGE, JUDGE)
         );
         drop((g1, g2));
         // an audit: the generator is idle, and the judge uses both servers
-        let j3 = judge.slot().await.unwrap();
+        let j3 = judge.slot(None).await.unwrap();
         assert_eq!(j3.replica.url, GEN);
         assert_eq!(gen_server.assigned.load(Ordering::Relaxed), 1);
         drop((j1, j2, j3));

@@ -33,6 +33,8 @@ use serde::{Deserialize, Serialize};
 use crate::chat::{ParseStatus, Usage};
 use crate::error::{LlmError, Result};
 
+mod batch_file;
+
 /// What is stored for one chat answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StoredChat {
@@ -713,7 +715,7 @@ impl Cache {
     pub(crate) fn open_batches(&self) -> Result<Vec<BatchJob>> {
         self.with(|c| {
             let mut st = c.prepare(
-                "SELECT batch_id, endpoint, model, status FROM batch_job WHERE status NOT IN ('completed', 'failed', 'expired', 'cancelled', 'collected') ORDER BY created",
+                "SELECT batch_id, endpoint, model, status FROM batch_job WHERE status NOT IN ('completed', 'failed', 'expired', 'cancelled', 'collected', 'exporting', 'exported') ORDER BY created",
             )?;
             st.query_map([], |r| Ok(BatchJob { batch_id: r.get(0)?, endpoint: r.get(1)?, model: r.get(2)?, status: r.get(3)? }))?
                 .collect()
@@ -782,7 +784,7 @@ impl Cache {
     pub(crate) fn pending_in_batch(&self, key: &str) -> bool {
         self.with(|c| {
             c.prepare_cached(
-                "SELECT 1 FROM batch_item i JOIN batch_job j ON i.batch_id = j.batch_id WHERE i.key = ?1 AND j.status NOT IN ('completed', 'failed', 'expired', 'cancelled', 'collected')",
+                "SELECT 1 FROM batch_item i JOIN batch_job j ON i.batch_id = j.batch_id WHERE i.key = ?1 AND j.status NOT IN ('completed', 'failed', 'expired', 'cancelled', 'collected', 'exporting', 'exported')",
             )?
             .exists([key])
         })

@@ -120,6 +120,11 @@ pub struct ChatRequest {
     /// The answer is a rating on this scale (see [`RatingSpec`]).
     #[serde(default)]
     pub rating: Option<RatingSpec>,
+    /// The conversation this call belongs to: calls with one key go to one server and slot
+    /// where the endpoint reuses a slot's prompt prefix ([`crate::affinity`]); not part of
+    /// the cache key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<String>,
 }
 
 impl ChatRequest {
@@ -132,6 +137,7 @@ impl ChatRequest {
             sampling: None,
             label: None,
             rating: None,
+            affinity: None,
         }
     }
     /// The answer is a `lo..=hi` rating written under `key` (read from token probabilities
@@ -168,6 +174,11 @@ impl ChatRequest {
     }
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
+        self
+    }
+    /// Names the conversation this call belongs to ([`crate::affinity`]).
+    pub fn with_affinity(mut self, key: impl Into<String>) -> Self {
+        self.affinity = Some(key.into());
         self
     }
 }

@@ -74,6 +74,8 @@ struct Inner {
     ledger: Ledger,
     plan: Mutex<Plan>,
     batch_queue: Mutex<BTreeMap<String, Vec<batch::Queued>>>,
+    /// `--export-batch`: the file cache misses are written to (see `client/batch_file.rs`).
+    export: Mutex<Option<batch_file::Exporter>>,
 }
 
 /// A configured endpoint, as reported to callers.
@@ -166,6 +168,7 @@ impl Llm {
                 ledger,
                 plan: Mutex::new(Plan::default()),
                 batch_queue: Mutex::new(BTreeMap::new()),
+                export: Mutex::new(None),
             }),
         })
     }
@@ -195,7 +198,11 @@ impl Llm {
                 supports_json_schema: e.cfg.supports_json_schema,
                 local: !e.local.is_empty(),
                 context_tokens: e.cfg.context_tokens,
-                rating_mode: e.cfg.rating_mode,
+                rating_mode: if e.cfg.rerank.is_some() {
+                    crate::logprob::RatingMode::Relevance
+                } else {
+                    e.cfg.rating_mode
+                },
             })
             .collect()
     }
@@ -397,6 +404,11 @@ impl Llm {
         req: ChatRequest,
     ) -> impl Future<Output = Result<ChatResult>> + Send + use<> {
         let llm = self.clone();
+        // the conversation scope is task-local: it goes with the request into the new task
+        let req = match crate::affinity::key_of(&req) {
+            Some(k) => req.with_affinity(k),
+            None => req,
+        };
         let task = tokio::spawn(async move {
             match &target {
                 Target::Endpoint(n) => llm.chat(n, &req).await,
@@ -567,8 +579,14 @@ impl Llm {
         let mut parse_round = 0u32;
         let mut refusal = None;
         let mut rating = None;
+        let pin = crate::affinity::key_of(req)
+            .filter(|_| ep.cfg.slot_affinity)
+            .map(|k| crate::affinity::key_hash(&k));
         let (text, value, status, finish_reason) = loop {
-            let resp = match self.send(ep, &body, prompt_est + max_out).await {
+            let resp = match self
+                .send_with(ep, &body, prompt_est + max_out, false, pin)
+                .await
+            {
                 Ok((v, n)) => {
                     attempts += n;
                     v
@@ -714,26 +732,32 @@ impl Llm {
         })
     }
 
-    /// One HTTP exchange with retries; returns the response JSON and the attempts made.
-    async fn send(&self, ep: &Endpoint, body: &Value, tokens: u64) -> Result<(Value, u32)> {
-        self.send_with(ep, body, tokens, false).await
-    }
-
+    /// One HTTP exchange with retries; returns the response JSON and the attempts made. A
+    /// pinned call (`pin`, see [`crate::affinity`]) goes to its conversation's replica and
+    /// carries its slot (`id_slot`, with `cache_prompt`).
     async fn send_with(
         &self,
         ep: &Endpoint,
         body: &Value,
         tokens: u64,
         embeddings: bool,
+        pin: Option<u64>,
     ) -> Result<(Value, u32)> {
         let mut delays = Delays::new(&self.inner.config.retry);
         let mut attempts = 0u32;
         loop {
             ep.rate_limit(tokens).await;
-            let slot = ep.slot().await?;
+            let slot = ep.slot(pin).await?;
             attempts += 1;
             let res = if embeddings {
                 slot.replica.embeddings(body).await
+            } else if let Some(id) = slot.id_slot {
+                let mut pinned = body.clone();
+                if let Some(o) = pinned.as_object_mut() {
+                    o.insert("id_slot".into(), json!(id));
+                    o.insert("cache_prompt".into(), json!(true));
+                }
+                slot.replica.chat(&pinned).await
             } else {
                 slot.replica.chat(body).await
             };
@@ -830,7 +854,7 @@ impl Llm {
                     let estimate = ep.cfg.cost(tok, 0);
                     self.inner.ledger.reserve(&ep.cfg.name, estimate)?;
                     let body = json!({"model": model, "input": input, "encoding_format": "float"});
-                    let resp = match self.send_with(&ep, &body, tok, true).await {
+                    let resp = match self.send_with(&ep, &body, tok, true, None).await {
                         Ok((v, _)) => v,
                         Err(e) => {
                             self.inner.ledger.release(estimate);
@@ -1068,8 +1092,11 @@ pub(crate) fn read_choice(
 }
 
 mod batch;
+mod batch_file;
+mod rerank;
 pub mod spend;
 pub use batch::BatchReport;
+pub use batch_file::{ExportReport, ExportedModel, ImportError, ImportReport};
 
 #[cfg(test)]
 mod tests;

@@ -114,6 +114,11 @@ pub struct EndpointConfig {
     /// decoding): off, patterns are removed from a requested schema before it is sent.
     #[serde(default)]
     pub string_patterns: bool,
+    /// The endpoint is a llama.cpp server: a conversation's calls carry `id_slot` (one slot
+    /// per conversation, so its growing prompt prefix is reused; see [`crate::affinity`]).
+    /// Set on the embedded local servers; other servers never see the field.
+    #[serde(default)]
+    pub slot_affinity: bool,
     /// Ask for the verdict (rating, score, choice) before any free text in structured
     /// answers (see [`crate::schema_caps`]).
     #[serde(default)]
@@ -143,6 +148,10 @@ pub struct EndpointConfig {
     /// `{"rating": `, instead of from a whole structured answer generated with logprobs.
     #[serde(default)]
     pub continues_assistant: bool,
+    /// `[llm.endpoints.rerank]`: this endpoint is a relevance judge (a reranker, or an
+    /// embedding model compared by cosine), not a chat model; see [`crate::rerank`].
+    #[serde(default)]
+    pub rerank: Option<crate::rerank::RerankConfig>,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -197,6 +206,7 @@ impl EndpointConfig {
             json_mode: false,
             max_string_length: None,
             string_patterns: false,
+            slot_affinity: false,
             verdict_first: false,
             family: None,
             extra_body: None,
@@ -204,6 +214,7 @@ impl EndpointConfig {
             context_tokens: None,
             rating_mode: crate::logprob::RatingMode::Generated,
             continues_assistant: false,
+            rerank: None,
         }
     }
 
@@ -242,6 +253,10 @@ impl EndpointConfig {
         }
         if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
             return bad("`timeout_s` must be positive".into());
+        }
+        if let Some(r) = &self.rerank {
+            r.validate()
+                .map_err(|m| LlmError::Config(format!("endpoint `{}`: {m}", self.name)))?;
         }
         if self.context_tokens == Some(0) {
             return bad("`context_tokens` must be positive".into());
@@ -407,6 +422,20 @@ pub struct LocalConfig {
     pub max_string_length: u32,
     /// `verdict_first` of the local chat endpoints: the rating before the justification.
     pub verdict_first: bool,
+    /// The embedding model (multilingual-e5-small) also judges relevance: alignment ratings
+    /// and discriminability picks, by cosine (see [`crate::rerank::local_e5`]).
+    pub relevance_judge: bool,
+    /// How long a server a command starts on its own stays up once no command uses it
+    /// (ollama's convention: `5m`, `30s`, `0` = stop when the command ends, `-1` = until
+    /// `mtr local stop`); env `MTR_KEEP_ALIVE` overrides it. Default 5 minutes.
+    pub keep_alive: Option<String>,
+    /// Each conversation's calls go to one server slot (llama.cpp `id_slot`), so its growing
+    /// prompt prefix stays cached ([`crate::affinity`]); off (the default): any free slot.
+    /// Off by default: with the embedded xllamacpp build, two syntheses pinned to the same
+    /// slots got answers written for another request's prompt (judge wording in a user
+    /// question, one byte-identical answer to two different prompts); until that is
+    /// understood, pinning is opt-in.
+    pub slot_affinity: bool,
 }
 
 impl Default for LocalConfig {
@@ -423,6 +452,9 @@ impl Default for LocalConfig {
             models: BTreeMap::new(),
             max_string_length: 200,
             verdict_first: true,
+            relevance_judge: true,
+            keep_alive: None,
+            slot_affinity: false,
         }
     }
 }

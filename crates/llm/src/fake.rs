@@ -98,6 +98,8 @@ impl FakeReply {
 }
 
 type Responder = Arc<dyn Fn(&FakeRequest) -> FakeReply + Send + Sync>;
+/// Scores passages for a query on the rerank routes.
+type Scorer = Arc<dyn Fn(&str, &[String]) -> Vec<f64> + Send + Sync>;
 
 /// A stage of the Batch API life cycle at which the fake can hold a request until
 /// [`FakeServer::release_batch`], so a test can kill the client exactly there (see
@@ -142,6 +144,8 @@ pub struct Faults {
 /// Configures and starts a [`FakeServer`].
 pub struct FakeBuilder {
     responder: Option<Responder>,
+    scorer: Option<Scorer>,
+    rerank_failures: u64,
     script: VecDeque<FakeReply>,
     latency: Duration,
     faults: Faults,
@@ -155,6 +159,8 @@ impl Default for FakeBuilder {
     fn default() -> Self {
         Self {
             responder: None,
+            scorer: None,
+            rerank_failures: 0,
             script: VecDeque::new(),
             latency: Duration::ZERO,
             faults: Faults::default(),
@@ -174,6 +180,20 @@ impl FakeBuilder {
         f: impl Fn(&FakeRequest) -> FakeReply + Send + Sync + 'static,
     ) -> Self {
         self.responder = Some(Arc::new(f));
+        self
+    }
+    /// Scores the passages of each rerank request (`/v1/rerank`, `/rerank`, `/v1/score`,
+    /// `/score`), prefixes included. Default: the cosine of their [`fake_embedding`]s.
+    pub fn rerank(
+        mut self,
+        f: impl Fn(&str, &[String]) -> Vec<f64> + Send + Sync + 'static,
+    ) -> Self {
+        self.scorer = Some(Arc::new(f));
+        self
+    }
+    /// Answers the first `n` rerank requests with HTTP 503 (retry tests).
+    pub fn rerank_failures(mut self, n: u64) -> Self {
+        self.rerank_failures = n;
         self
     }
     /// Replies used in order for the first requests, before the responder.
@@ -224,6 +244,10 @@ impl FakeBuilder {
             .map_err(|e| LlmError::Unsupported(e.to_string()))?;
         let state = Arc::new(Shared {
             responder: self.responder.unwrap_or_else(|| Arc::new(default_reply)),
+            scorer: self.scorer.unwrap_or_else(|| Arc::new(default_scores)),
+            rerank_failures: self.rerank_failures,
+            rerank_calls: AtomicU64::new(0),
+            reranks: Mutex::new(Vec::new()),
             script: Mutex::new(self.script),
             latency: self.latency,
             faults: self.faults,
@@ -249,6 +273,10 @@ impl FakeBuilder {
             .route("/health", get(|| async { "ok" }))
             .route("/v1/chat/completions", post(chat))
             .route("/chat/completions", post(chat))
+            .route("/v1/rerank", post(rerank))
+            .route("/rerank", post(rerank))
+            .route("/v1/score", post(score))
+            .route("/score", post(score))
             .route("/v1/embeddings", post(embeddings))
             .route("/embeddings", post(embeddings))
             .route("/v1/files", post(upload_file))
@@ -269,6 +297,11 @@ impl FakeBuilder {
 
 struct Shared {
     responder: Responder,
+    scorer: Scorer,
+    rerank_failures: u64,
+    rerank_calls: AtomicU64,
+    /// Every rerank request: path kind (`rerank` or `score`), body, `Authorization` header.
+    reranks: Mutex<Vec<FakeRerank>>,
     script: Mutex<VecDeque<FakeReply>>,
     latency: Duration,
     faults: Faults,
@@ -355,6 +388,18 @@ impl FakeServer {
     /// Embedding requests received.
     pub fn embedding_calls(&self) -> u64 {
         self.state.embedding_calls.load(Ordering::Relaxed)
+    }
+    /// Rerank requests received (`/rerank` and `/score`, all attempts).
+    pub fn rerank_calls(&self) -> u64 {
+        self.state.rerank_calls.load(Ordering::Relaxed)
+    }
+    /// Every rerank request received, in order.
+    pub fn rerank_requests(&self) -> Vec<FakeRerank> {
+        self.state
+            .reranks
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
     }
     /// `/v1/models` requests received.
     pub fn model_calls(&self) -> u64 {
@@ -931,6 +976,114 @@ pub fn schema_instance(root: &Value, schema: &Value) -> Value {
             Value::String("x".repeat(n.max(1)))
         }
     }
+}
+
+/// What the fake saw of one rerank request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FakeRerank {
+    /// `rerank` (llama.cpp, TEI, Cohere, Jina) or `score` (vLLM).
+    pub route: &'static str,
+    pub body: Value,
+    /// The `Authorization` header, if sent.
+    pub authorization: Option<String>,
+}
+
+/// The default rerank scores: cosine of the fake embeddings (prefixes dropped).
+fn default_scores(query: &str, docs: &[String]) -> Vec<f64> {
+    let q = fake_embedding(query, 256);
+    docs.iter()
+        .map(|d| {
+            let v = fake_embedding(d, 256);
+            q.iter().zip(&v).map(|(a, b)| f64::from(a * b)).sum()
+        })
+        .collect()
+}
+
+async fn rerank(
+    State(s): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
+    rerank_answer(&s, "rerank", &headers, body).await
+}
+
+async fn score(
+    State(s): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
+    rerank_answer(&s, "score", &headers, body).await
+}
+
+/// Answers a rerank request in the shape of the API that sent it: vLLM's `/score`
+/// (`text_1`, `text_2` -> `data`), TEI's `/rerank` (`texts` -> a bare list), or the
+/// llama.cpp / Cohere / Jina `/rerank` (`documents` -> `results` with `relevance_score`).
+async fn rerank_answer(
+    s: &Shared,
+    route: &'static str,
+    headers: &axum::http::HeaderMap,
+    body: Value,
+) -> Response {
+    let n = s.rerank_calls.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut r) = s.reranks.lock() {
+        r.push(FakeRerank {
+            route,
+            body: body.clone(),
+            authorization: headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+        });
+    }
+    if !s.latency.is_zero() {
+        tokio::time::sleep(s.latency).await;
+    }
+    if n < s.rerank_failures {
+        return error_response(503, None, "the fake reranker is warming up");
+    }
+    let strings = |v: Option<&Value>| -> Option<Vec<String>> {
+        v?.as_array()?
+            .iter()
+            .map(|d| d.as_str().map(str::to_string))
+            .collect()
+    };
+    let (query, docs, shape) = if route == "score" {
+        (body.get("text_1"), strings(body.get("text_2")), "vllm")
+    } else if body.get("texts").is_some() {
+        (body.get("query"), strings(body.get("texts")), "tei")
+    } else {
+        (body.get("query"), strings(body.get("documents")), "results")
+    };
+    let (Some(query), Some(docs)) = (query.and_then(Value::as_str), docs) else {
+        return error_response(
+            400,
+            None,
+            "a rerank request needs a query and a list of passages",
+        );
+    };
+    let scores = (s.scorer)(query, &docs);
+    let tokens: u64 = approx_tokens(query) * docs.len() as u64
+        + docs.iter().map(|d| approx_tokens(d)).sum::<u64>();
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+    let answer = match shape {
+        "vllm" => json!({
+            "object": "list",
+            "data": scores.iter().enumerate().map(|(i, x)| json!({"index": i, "object": "score", "score": x})).collect::<Vec<_>>(),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }),
+        "tei" => Value::Array(
+            order
+                .iter()
+                .map(|i| json!({"index": i, "score": scores[*i]}))
+                .collect(),
+        ),
+        _ => json!({
+            "results": order.iter().map(|i| json!({"index": i, "relevance_score": scores[*i]})).collect::<Vec<_>>(),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }),
+    };
+    axum::Json(answer).into_response()
 }
 
 async fn embeddings(State(s): State<Arc<Shared>>, axum::Json(body): axum::Json<Value>) -> Response {

@@ -4,6 +4,7 @@
 //!
 //! Start with [`Llm::new`] (see `crates/llm/API.md` for the contract other crates code against).
 
+pub mod affinity;
 pub mod cache;
 pub mod chat;
 pub mod client;
@@ -11,12 +12,14 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod fake;
+pub mod hub;
 pub mod ledger;
 pub mod local;
 pub mod logprob;
 pub mod plan;
 pub mod prompt;
 pub mod redact;
+pub mod rerank;
 pub mod schema_caps;
 pub mod tokens;
 
@@ -29,7 +32,9 @@ pub use chat::{
     ChatMessage, ChatRequest, ChatResult, JsonSchema, MessageRole, OutputSpec, ParseStatus,
     PromptRef, Usage,
 };
-pub use client::{BatchReport, EndpointInfo, JudgeVerdicts, Llm, Target};
+pub use client::{
+    BatchReport, EndpointInfo, ExportReport, ImportError, ImportReport, JudgeVerdicts, Llm, Target,
+};
 pub use config::{EndpointConfig, LlmConfig, LlmOptions, LocalConfig, Role, Roles, Sampling};
 pub use error::{LlmError, Result};
 pub use ledger::{EndpointUsage, LedgerSnapshot};

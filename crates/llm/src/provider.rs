@@ -76,6 +76,9 @@ impl tower::Service<HttpRequestFactory> for Transport {
 pub(crate) struct Replica {
     pub url: String,
     client: Client<OpenAIConfig>,
+    /// For the non-OpenAI routes (rerank APIs): the same HTTP client, and the key.
+    http: reqwest::Client,
+    api_key: Option<String>,
     pub slots: Arc<Semaphore>,
     pub in_flight: AtomicUsize,
 }
@@ -98,10 +101,14 @@ impl Replica {
         let cfg = OpenAIConfig::new()
             .with_api_base(url)
             .with_api_key(api_key.unwrap_or("mtr-no-key"));
-        let client = Client::with_config(cfg).with_http_service(Transport { client: http });
+        let client = Client::with_config(cfg).with_http_service(Transport {
+            client: http.clone(),
+        });
         Ok(Self {
             url: url.to_string(),
             client,
+            http,
+            api_key: api_key.map(str::to_string),
             slots: Arc::new(Semaphore::new(max_concurrency.max(1))),
             in_flight: AtomicUsize::new(0),
         })
@@ -129,6 +136,40 @@ impl Replica {
 }
 
 impl Replica {
+    /// POST `{url}{path}` with a raw JSON body and the bearer key; one attempt (the rerank
+    /// APIs, which async-openai does not know).
+    pub(crate) async fn post_json(&self, path: &str, body: &Value) -> Result<Value, AttemptError> {
+        let _g = InFlight::new(&self.in_flight);
+        let mut req = self.http.post(format!("{}{path}", self.url)).json(body);
+        if let Some(k) = &self.api_key {
+            req = req.bearer_auth(k);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| attempt_error(OpenAIError::Reqwest(e)))?;
+        let status = resp.status().as_u16();
+        let retry_after = parse_retry_after(resp.headers());
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| attempt_error(OpenAIError::Reqwest(e)))?;
+        if !(200..300).contains(&status) {
+            let mut a = AttemptError::from_status(status, retry_after, &text);
+            a.message = crate::redact::redact_owned(a.message);
+            return Err(a);
+        }
+        serde_json::from_str(&text).map_err(|e| AttemptError {
+            status: None,
+            retry_after: None,
+            message: crate::redact::redact_owned(format!(
+                "malformed response body ({e}): {}",
+                text.chars().take(200).collect::<String>()
+            )),
+            retryable: true,
+        })
+    }
+
     /// Uploads a Batch API input file (JSONL); returns the file id.
     pub(crate) async fn upload_batch_file(&self, jsonl: Vec<u8>) -> Result<String, AttemptError> {
         use async_openai::types::InputSource;

@@ -337,7 +337,7 @@ impl Agents<'_> {
         });
         let req = self
             .prompts
-            .user
+            .user_for(self.language)
             .request(
                 &ctx,
                 OutputSpec::Schema(JsonSchema::new("user_turn", schema)),

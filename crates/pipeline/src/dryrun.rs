@@ -331,7 +331,7 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
             add(
                 "user",
                 &gen_ep,
-                p.user
+                p.user_for(&prepared.language)
                     .request(&ctx, OutputSpec::Json)?
                     .with_sampling(gen_sampling.clone())
                     .with_sample(0),

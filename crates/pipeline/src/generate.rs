@@ -266,7 +266,12 @@ impl Generator<'_> {
                     break;
                 };
                 let d = state.dialogues[i].clone();
-                running.push(async move { (i, self.advance(d, layer).await) });
+                // a dialogue's calls stay on one server slot, which keeps its prefix cached
+                let conversation = d.id.clone();
+                running.push(async move {
+                    let turn = self.advance(d, layer);
+                    (i, mtr_llm::affinity::scope(conversation, turn).await)
+                });
             }
             let Some((i, outcome)) = running.next().await else {
                 break;

@@ -9,9 +9,11 @@ use std::path::Path;
 use mtr_llm::Prompt;
 
 use crate::error::{Error, Result};
+use crate::lang::Language;
 
-const SOURCES: [(&str, &str); 6] = [
+const SOURCES: [(&str, &str); 7] = [
     ("user", include_str!("../../../prompts/synth/user.j2")),
+    ("user_zh", include_str!("../../../prompts/synth/user_zh.j2")),
     (
         "humanize",
         include_str!("../../../prompts/synth/humanize.j2"),
@@ -31,10 +33,15 @@ const SOURCES: [(&str, &str); 6] = [
     ),
 ];
 
-/// The six prompts of the pipeline.
+/// The seven prompts of the pipeline.
 #[derive(Debug)]
 pub struct SynthPrompts {
     pub user: Prompt,
+    /// The user agent's prompt for a Chinese corpus, written in Chinese: with the English
+    /// prompt, Qwen2.5-Coder-0.5B kept almost no Chinese follow-up (issue 25: copied passage
+    /// sentences, repeated questions). Its effect on that yield is not measured yet; see
+    /// [`SynthPrompts::user_for`].
+    pub user_zh: Prompt,
     pub humanize: Prompt,
     pub answer: Prompt,
     pub answerability: Prompt,
@@ -72,6 +79,7 @@ impl SynthPrompts {
         };
         Ok(Self {
             user: take("user")?,
+            user_zh: take("user_zh")?,
             humanize: take("humanize")?,
             answer: take("answer")?,
             answerability: take("answerability")?,
@@ -80,9 +88,19 @@ impl SynthPrompts {
         })
     }
 
-    pub fn all(&self) -> [&Prompt; 6] {
+    /// The user agent's prompt for a corpus in `lang`.
+    pub fn user_for(&self, lang: &Language) -> &Prompt {
+        if lang.code() == "zh" {
+            &self.user_zh
+        } else {
+            &self.user
+        }
+    }
+
+    pub fn all(&self) -> [&Prompt; 7] {
         [
             &self.user,
+            &self.user_zh,
             &self.humanize,
             &self.answer,
             &self.answerability,
@@ -125,7 +143,7 @@ mod tests {
         assert!(msgs[0].content.contains("Write in Chinese"));
         assert!(msgs[1].content.contains("[1] Annual Leave / Entitlement"));
         assert!(msgs[1].content.contains("Start the conversation"));
-        assert_eq!(p.hashes().len(), 6);
+        assert_eq!(p.hashes().len(), 7);
         // the generator passes why an attempt was rejected as a reason code: the prompt
         // words every one of them, and an unknown one is an error, never an empty line
         let with_feedback = |reason: &str| {
@@ -179,5 +197,63 @@ mod tests {
         let unknown = with_feedback("no_such_reason");
         assert!(unknown.is_err(), "{unknown:?}");
         assert_eq!(p.hash(), SynthPrompts::builtin().unwrap().hash());
+    }
+
+    #[test]
+    fn a_chinese_corpus_gets_the_user_prompt_written_in_chinese() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(
+            p.user_for(&Language::from_code("zh")).id(),
+            "synth/user_zh@1"
+        );
+        for other in ["en", "ja", "de"] {
+            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@3");
+        }
+        let passage = serde_json::json!({"title": "年假", "section": "结转", "text": "未休完的年假最多可结转5天。"});
+        let with_feedback = |reason: &str| {
+            p.user_zh.render(&serde_json::json!({
+                "history": [], "asked": [], "passages": [passage],
+                "first": false, "switch": false, "feedback": reason,
+            }))
+        };
+        // every reason code the generator feeds back is worded in Chinese
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "near_duplicate",
+            "copied_passage",
+            "too_long",
+            "not_a_question",
+            "meta_phrase",
+            "not_answerable",
+            "not_unique",
+            "repeated_answer",
+        ] {
+            let msgs = with_feedback(reason).unwrap();
+            let text = &msgs[1].content;
+            assert!(text.contains("上一次尝试被拒绝了："), "{reason}: {text}");
+            assert!(
+                !text.contains(reason),
+                "{reason} is worded, not shown as a code"
+            );
+        }
+        assert!(with_feedback("no_such_reason").is_err());
+        let follow_up = p
+            .user_zh
+            .render(&serde_json::json!({
+                "history": [
+                    {"speaker": "user", "text": "年假最多能结转几天？"},
+                    {"speaker": "agent", "text": "最多可结转5天，须在次年3月31日前休完。"}
+                ],
+                "asked": ["年假最多能结转几天？"],
+                "passages": [passage, {"title": "病假", "section": null, "text": "连续病假3天及以上的，须提交诊断证明。"}],
+                "first": false, "switch": false, "feedback": "copied_passage",
+            }))
+            .unwrap();
+        let text: Vec<String> = follow_up
+            .iter()
+            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+            .collect();
+        insta::assert_snapshot!("user_zh_follow_up", text.join("\n\n"));
     }
 }

@@ -2,11 +2,17 @@
 //! interfaces: the `embedder` role embeds passages and queries, the `generator` role rewrites
 //! conversational turns for the `llm-rewrite` formulation. Both are cached by the LLM layer.
 
+use std::sync::Arc;
+
+use mtr_core::InputError;
 use mtr_core::model::Utterance;
+use mtr_core::progress::Progress;
 use mtr_llm::{Llm, OutputSpec, Prompt, Role, Sampling};
 
-use crate::dense::Embedder;
+use crate::corpus::CorpusSource;
+use crate::dense::{DenseOptions, Embedder};
 use crate::error::{Error, Result};
+use crate::index::IndexDir;
 use crate::query::Rewriter;
 use crate::retriever::BoxFuture;
 
@@ -39,6 +45,29 @@ impl Embedder for LlmEmbedder {
             })
         })
     }
+}
+
+/// The embedder of every command that runs a dense retriever (`mtr retrieve`, `mtr bench`): the
+/// `embedder` role of `llm`, with the index's dense vectors built for its model when missing. A
+/// configuration without that role is the user's error, naming the field to set.
+pub async fn open_embedder(
+    llm: &Llm,
+    idx: &IndexDir,
+    src: &CorpusSource,
+    progress: &dyn Progress,
+) -> Result<Arc<dyn Embedder>> {
+    let e = LlmEmbedder::new(llm.clone()).ok_or_else(|| {
+        Error::from(
+            InputError::new(
+                "mtr.toml [llm]",
+                "a dense retriever needs an `embedder` role",
+            )
+            .field("llm.roles.embedder"),
+        )
+    })?;
+    let e: Arc<dyn Embedder> = Arc::new(e);
+    crate::ensure_dense(idx, src, e.as_ref(), &DenseOptions::default(), progress).await?;
+    Ok(e)
 }
 
 /// The `generator` role of an [`Llm`] as a [`Rewriter`] (temperature 0, so a rerun gets the

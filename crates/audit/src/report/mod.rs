@@ -12,6 +12,7 @@ use doc::Block;
 use crate::aggregate::SuggestionVerdict;
 use crate::dimension::Dimension;
 use crate::summary::{DimensionSummary, Summary};
+use crate::verdict::Verdict;
 
 fn f(x: Option<f64>, digits: usize) -> String {
     match x {
@@ -41,10 +42,17 @@ pub fn excerpt(s: &str, max_chars: usize) -> String {
     format!("{cut} [...]")
 }
 
+/// The verdict on the judges: the summary's, or computed for a summary written before it.
+pub fn verdict(s: &Summary) -> Verdict {
+    s.verdict.clone().unwrap_or_else(|| crate::verdict::of(s))
+}
+
 /// The report as blocks (rendered to Markdown and HTML).
 pub fn blocks(s: &Summary) -> Vec<Block> {
+    let v = verdict(s);
     let mut b = Vec::new();
     b.push(Block::Heading(1, format!("Audit of {}", s.benchmark.name)));
+    b.push(Block::Para(v.line.clone()));
     let judges: Vec<String> = s
         .judges
         .iter()
@@ -52,6 +60,10 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
             mtr_llm::logprob::RatingMode::Generated => format!("`{}` ({})", j.name, j.model),
             mtr_llm::logprob::RatingMode::Probability => format!(
                 "`{}` ({}; ratings read from token probabilities)",
+                j.name, j.model
+            ),
+            mtr_llm::logprob::RatingMode::Relevance => format!(
+                "`{}` ({}; relevance scores, alignment and discriminability only)",
                 j.name, j.model
             ),
         })
@@ -91,17 +103,17 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
             .unwrap_or_default()
     )));
 
-    scores(&mut b, s);
+    scores(&mut b, s, &v);
     robust::means(&mut b, s);
     skipped(&mut b, s);
     robust::context(&mut b, s);
-    missing_gold(&mut b, s);
+    missing_gold(&mut b, s, &v);
     bias(&mut b, s);
     if let Some(h) = &s.human {
         human(&mut b, h);
     }
     histograms(&mut b, s);
-    worst(&mut b, s);
+    worst(&mut b, s, &v);
     cost(&mut b, s);
     if !s.warnings.is_empty() {
         b.push(Block::Heading(2, "Warnings".into()));
@@ -119,7 +131,10 @@ pub(crate) fn chance(s: &Summary, dim: Dimension) -> String {
     }
 }
 
-fn scores(b: &mut Vec<Block>, s: &Summary) {
+/// What a dimension's flags are when its judges cannot separate anything.
+const JUDGES_FAILURE: &str = "the judges' failure, not the benchmark's";
+
+fn scores(b: &mut Vec<Block>, s: &Summary, v: &Verdict) {
     b.push(Block::Heading(2, "Scores".into()));
     b.push(Block::Para(format!(
         "Item score = mean over judges. Ratings are 1-5; completeness is the share of (judge x trial) picks that chose the gold out of a pool of the gold and {} hard negatives ({} seeded permutations per judge). Intervals: {:.0}% cluster bootstrap over dialogues ({} resamples).",
@@ -136,13 +151,21 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
             d.scored.to_string(),
             format!("{}{}", f(d.mean, 3), chance(s, *dim)),
             ci(&d.ci, 3),
-            format!("{} (< {})", d.flagged, d.flag_threshold),
+            if v.fails(*dim) {
+                format!("{} (< {}; {JUDGES_FAILURE})", d.flagged, d.flag_threshold)
+            } else {
+                format!("{} (< {})", d.flagged, d.flag_threshold)
+            },
             f(d.agreement.krippendorff_alpha_ordinal, 3),
             if *dim == Dimension::Completeness {
                 f(d.agreement.fleiss_kappa, 3)
             } else {
                 "-".into()
             },
+            v.dimensions
+                .get(dim)
+                .map_or("-", |x| x.separation.name())
+                .to_string(),
         ]);
     }
     b.push(Block::Table {
@@ -155,6 +178,7 @@ fn scores(b: &mut Vec<Block>, s: &Summary) {
             "Flagged",
             "Krippendorff α (ordinal)",
             "Fleiss κ (passages picked)",
+            "Judges separate",
         ]
         .map(String::from)
         .to_vec(),
@@ -247,8 +271,15 @@ fn verdict_name(v: SuggestionVerdict) -> &'static str {
     }
 }
 
-fn missing_gold(b: &mut Vec<Block>, s: &Summary) {
-    b.push(Block::Heading(2, "Probable missing gold".into()));
+fn missing_gold(b: &mut Vec<Block>, s: &Summary, v: &Verdict) {
+    b.push(Block::Heading(
+        2,
+        if v.fails(Dimension::Completeness) {
+            format!("Probable missing gold ({JUDGES_FAILURE}: the judges cannot separate)")
+        } else {
+            "Probable missing gold".into()
+        },
+    ));
     if let Some(d) = &s.discriminability {
         let abst = |k: &str| d.abstentions.get(k).copied().unwrap_or(0);
         b.push(Block::Para(format!(
@@ -637,16 +668,38 @@ fn histogram_svg(dim: Dimension, d: &DimensionSummary) -> String {
     chart.render()
 }
 
-fn worst(b: &mut Vec<Block>, s: &Summary) {
+fn worst(b: &mut Vec<Block>, s: &Summary, v: &Verdict) {
     if s.worst.values().all(Vec::is_empty) {
         return;
     }
-    b.push(Block::Heading(2, "Worst items".into()));
+    let failed = |d: &Dimension| v.fails(*d);
+    b.push(Block::Heading(
+        2,
+        if s.worst
+            .iter()
+            .filter(|(_, x)| !x.is_empty())
+            .all(|(d, _)| failed(d))
+        {
+            format!("Worst items: {JUDGES_FAILURE}")
+        } else {
+            "Worst items".into()
+        },
+    ));
     for (dim, items) in &s.worst {
         if items.is_empty() {
             continue;
         }
-        b.push(Block::Heading(3, dim.title().to_string()));
+        b.push(Block::Heading(
+            3,
+            if failed(dim) {
+                format!(
+                    "{} (the judges cannot separate: {JUDGES_FAILURE})",
+                    dim.title()
+                )
+            } else {
+                dim.title().to_string()
+            },
+        ));
         for w in items {
             let per: Vec<String> = w
                 .per_judge

@@ -27,8 +27,8 @@ use super::builder::{self, Builder, ImportReport, Origin};
 use super::corpus::{self, CorpusOptions};
 use super::json_doc::JsonDoc;
 use super::{ImportOptions, judgements, walk};
-use crate::error::{Error, InputError, Result};
-use crate::jsonl::{self, Lines};
+use crate::error::{InputError, Result};
+use crate::jsonl;
 use crate::model::{Dialogue, Gold, Tags, Turn};
 use crate::progress::Progress;
 
@@ -382,18 +382,9 @@ struct Judgement {
 /// Reads a BEIR queries JSONL into `id -> (text, line)`.
 fn read_task_queries(path: &Path, b: &mut Builder) -> Result<HashMap<String, (String, u64)>> {
     let mut out = HashMap::new();
-    let mut lines = Lines::open(path)?;
-    while let Some(next) = lines.next_line() {
-        let (no, line) = match next {
-            Ok(x) => x,
-            Err(Error::Input(e)) => {
-                b.diag.problem("malformed-record", *e)?;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        match jsonl::parse_line::<TaskQuery>(path, no, line) {
-            Ok(q) => {
+    for line in jsonl::records::<TaskQuery>(path)? {
+        match line? {
+            jsonl::Line::Record(no, q) => {
                 if out
                     .insert(q.id.clone(), (strip_user_prefix(&q.text), no))
                     .is_some()
@@ -406,8 +397,7 @@ fn read_task_queries(path: &Path, b: &mut Builder) -> Result<HashMap<String, (St
                     )?;
                 }
             }
-            Err(Error::Input(e)) => b.diag.problem("malformed-record", *e)?,
-            Err(e) => return Err(e),
+            jsonl::Line::Malformed(e) => b.diag.problem("malformed-record", e)?,
         }
     }
     Ok(out)

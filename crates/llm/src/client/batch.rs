@@ -69,6 +69,9 @@ impl Llm {
         body: Value,
         key: String,
     ) -> Result<super::ChatResult> {
+        if let Some(exported) = self.export_call(ep, req, &body, &key) {
+            return exported;
+        }
         let Some(cache) = &self.inner.cache else {
             return Err(LlmError::Config(
                 "--batch needs the cache (remove --no-cache)".into(),

@@ -261,8 +261,20 @@
     return s;
   }
 
+  // Whether any series has a value in a category that is not greyed out.
+  function plottable(opts) {
+    return opts.categories.some(function (c) {
+      return !c.small && opts.series.some(function (ser) {
+        var e = ser.values[c.key];
+        return e && typeof e.mean === 'number' && !isNaN(e.mean);
+      });
+    });
+  }
+
   function lineChart(board, opts) {
-    // opts: cls, title, categories [{key,label}], series [{system, values: {key: estimate}}]
+    // opts: cls, title, categories [{key,label}], series [{system, values: {key: estimate}}],
+    // empty (the line shown instead of a frame with nothing in it)
+    if (!plottable(opts)) return el('p', { 'class': 'note empty-chart', text: opts.empty || 'Nothing to plot.' });
     var width = 560, left = 46, right = 12, top = 10;
     var n = opts.categories.length;
     var band = (width - left - right) / Math.max(1, n);
@@ -337,7 +349,7 @@
       (r.by_position || []).forEach(function (p) { v[String(p.position)] = p.estimate; });
       return { system: r.system, values: v };
     });
-    return lineChart(board, { cls: 'depth-chart', title: label(board, board.main_measure) + ' by turn position', categories: cats, series: series, connect: true, whiskers: false });
+    return lineChart(board, { cls: 'depth-chart', title: label(board, board.main_measure) + ' by turn position', categories: cats, series: series, connect: true, whiskers: false, empty: 'Nothing to plot: every turn position has fewer than ' + min + ' turns.' });
   }
 
   function strataCharts(board) {
@@ -348,8 +360,8 @@
       var series = rows.map(function (r) { return { system: r.system, values: (r.strata && r.strata[f.name]) || {} }; });
       var small = f.groups.filter(function (g) { return g.small; }).length;
       var wrap = el('div', null, [el('h3', { text: f.name.replace(/_/g, ' ') })]);
-      if (small) wrap.appendChild(el('p', { 'class': 'note', text: small + ' group(s) with fewer than ' + min + ' turns greyed out, not plotted' }));
-      wrap.appendChild(lineChart(board, { cls: 'stratum-chart', title: label(board, board.main_measure) + ' by ' + f.name, categories: cats, series: series, connect: false, whiskers: true }));
+      if (small && small < f.groups.length) wrap.appendChild(el('p', { 'class': 'note', text: small + ' group(s) with fewer than ' + min + ' turns greyed out, not plotted' }));
+      wrap.appendChild(lineChart(board, { cls: 'stratum-chart', title: label(board, board.main_measure) + ' by ' + f.name, categories: cats, series: series, connect: false, whiskers: true, empty: 'Nothing to plot: every group has fewer than ' + min + ' turns.' }));
       return wrap;
     });
   }
@@ -513,6 +525,7 @@
     out.overlaps = 0;
     out.smallMarks = 0;
     out.smallGroups = document.querySelectorAll('svg.chart rect.small-band').length;
+    out.emptyCharts = document.querySelectorAll('p.empty-chart').length;
     Array.prototype.forEach.call(document.querySelectorAll('svg.chart'), function (c) {
       if (c.getAttribute('data-tilted') === 'true') {
         // parallel tilted labels: apart when their anchors are a line height apart across the

@@ -1,0 +1,152 @@
+//! The cache file's record of exported Batch files (`--export-batch`): an export is a batch
+//! job like a provider's (`batch_job`, `batch_item`, keyed by the call's cache key), with
+//! status `exporting` while its file is written and `exported` once it is in place, so that
+//! `mtr cache import` knows every call a file may answer and what it was asked with. The
+//! spend-ledger job of the command that exported it (`batch_export`) books the imported
+//! answers where the direct calls would have been booked. Provider polling never touches
+//! these jobs (they have no provider).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{BatchItem, Cache, now};
+use crate::error::{LlmError, Result};
+
+/// Status of an export job whose file is being written.
+pub(crate) const EXPORTING: &str = "exporting";
+/// Status of an export job whose file is complete.
+pub(crate) const EXPORTED: &str = "exported";
+
+/// What the cache knows of one call a Batch output line answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KnownCall {
+    pub item: BatchItem,
+    pub batch_id: String,
+    pub endpoint: String,
+    /// The spend-ledger job of the command that exported it (none for provider batches).
+    pub spend_job: Option<String>,
+}
+
+const EXPORT_TABLE: &str = "CREATE TABLE IF NOT EXISTS batch_export (
+        batch_id TEXT PRIMARY KEY,
+        job TEXT
+    ) WITHOUT ROWID;";
+
+impl Cache {
+    /// Records an export job (status `exporting`) and the spend job it books under.
+    pub(crate) fn export_begin(
+        &self,
+        batch_id: &str,
+        endpoint: &str,
+        model: &str,
+        spend_job: Option<&str>,
+    ) -> Result<()> {
+        self.with(|c| {
+            c.execute_batch(EXPORT_TABLE)?;
+            c.execute(
+                "INSERT OR REPLACE INTO batch_job (batch_id, endpoint, model, created, status, items) VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+                params![batch_id, endpoint, model, now(), EXPORTING],
+            )?;
+            c.execute(
+                "INSERT OR REPLACE INTO batch_export (batch_id, job) VALUES (?1, ?2)",
+                params![batch_id, spend_job],
+            )
+            .map(|_| ())
+        })
+    }
+
+    /// Adds requests to export jobs, in one transaction (`(batch_id, item)`).
+    pub(crate) fn export_items(&self, items: &[(String, BatchItem)]) -> Result<()> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
+        let write = |conn: &mut rusqlite::Connection| -> rusqlite::Result<()> {
+            let tx = conn.transaction()?;
+            {
+                let mut st = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO batch_item (key, batch_id, prompt_id, output, sample) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?;
+                for (job, it) in items {
+                    st.execute(params![it.key, job, it.prompt_id, it.output, it.sample])?;
+                }
+            }
+            tx.commit()
+        };
+        write(&mut conn).map_err(|e| LlmError::cache(&self.path, e))
+    }
+
+    /// Marks an export job's file complete, with its number of requests.
+    pub(crate) fn export_finish(&self, batch_id: &str, items: u64) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE batch_job SET status = ?2, items = ?3 WHERE batch_id = ?1",
+                params![batch_id, EXPORTED, items as i64],
+            )
+            .map(|_| ())
+        })
+    }
+
+    /// Creates the export table where no export made it yet (before [`Cache::known_call`]).
+    pub(crate) fn ensure_export_table(&self) -> Result<()> {
+        self.with(|c| c.execute_batch(EXPORT_TABLE))
+    }
+
+    /// The recorded call a Batch output line with this `custom_id` answers, if any.
+    pub(crate) fn known_call(&self, key: &str) -> Result<Option<KnownCall>> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT i.key, i.prompt_id, i.output, i.sample, j.batch_id, j.endpoint, e.job
+                   FROM batch_item i JOIN batch_job j ON i.batch_id = j.batch_id
+                   LEFT JOIN batch_export e ON e.batch_id = j.batch_id
+                  WHERE i.key = ?1",
+            )?
+            .query_row([key], |r| {
+                Ok(KnownCall {
+                    item: BatchItem {
+                        key: r.get(0)?,
+                        prompt_id: r.get(1)?,
+                        output: r.get(2)?,
+                        sample: r.get(3)?,
+                    },
+                    batch_id: r.get(4)?,
+                    endpoint: r.get(5)?,
+                    spend_job: r.get(6)?,
+                })
+            })
+            .optional()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exported_call_is_known_with_its_job_and_never_polled() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Cache::open(dir.path().join("c.sqlite")).unwrap();
+        c.export_begin("mtr-export:s:judge", "judge", "m", Some("audit:x"))
+            .unwrap();
+        let item = BatchItem {
+            key: "k1".into(),
+            prompt_id: Some("audit/rel@1".into()),
+            output: "\"Json\"".into(),
+            sample: 2,
+        };
+        c.export_items(&[("mtr-export:s:judge".into(), item.clone())])
+            .unwrap();
+        c.export_finish("mtr-export:s:judge", 1).unwrap();
+        c.ensure_export_table().unwrap();
+        let k = c.known_call("k1").unwrap().unwrap();
+        assert_eq!(k.item, item);
+        assert_eq!(
+            (k.endpoint.as_str(), k.spend_job.as_deref()),
+            ("judge", Some("audit:x"))
+        );
+        assert!(c.known_call("k2").unwrap().is_none());
+        // an export is no provider batch: nothing to poll, and --batch may still submit it
+        assert!(c.open_batches().unwrap().is_empty());
+        assert!(!c.pending_in_batch("k1"));
+    }
+}

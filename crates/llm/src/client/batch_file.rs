@@ -1,0 +1,736 @@
+//! Batch files: calls handed to an engine outside mtr (`vllm run-batch`, Ray Data, a provider's
+//! Batch API by hand) and the answers brought back.
+//!
+//! **Export** ([`Llm::start_export`]): the client runs in batch mode, and a call the cache lacks
+//! is written to the file as an OpenAI Batch input line (`custom_id` = its cache key, `url`
+//! `/v1/chat/completions`, `body` = exactly what would be sent to that endpoint) instead of
+//! being sent. The lines stream to a temporary file beside the target, and the requests are
+//! recorded in the cache file as export jobs (see `cache/batch_file.rs`) in chunks, so a
+//! million requests never sit in memory; [`Llm::finish_export`] moves the file into place.
+//!
+//! **Import** ([`Llm::import_batch_output`]): Batch output lines (OpenAI's and vLLM's:
+//! `custom_id`, `response.status_code`, `response.body`, `error`) are read one at a time and
+//! stored as answers fetched by a provider batch are (`client/batch.rs`): the same parse, the
+//! same cost (the endpoint's price times its `batch_discount`), booked once in the spend ledger
+//! under `<batch id>/<key>` and the job that exported it. Failed lines are counted, never
+//! stored; an answer already cached is left alone, so importing a file twice changes nothing.
+//! A line that is not JSON, whose `custom_id` no job of this cache asked, or whose body is no
+//! chat completion stops the import with its file and line number; a last line cut short (a
+//! copy still in progress) is reported and skipped.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Llm, read_choice};
+use crate::balance::Endpoint;
+use crate::cache::{BatchItem, StoredChat};
+use crate::chat::{ChatRequest, ParseStatus};
+use crate::error::{LlmError, Result};
+use crate::extract::parse_output;
+use crate::ledger::Event;
+
+/// Requests recorded in the cache file per transaction while exporting.
+const ITEMS_PER_COMMIT: usize = 8192;
+
+/// Answers stored before the import waits for the cache writer (bounds memory).
+const ANSWERS_PER_FLUSH: u64 = 8192;
+
+/// Failed lines whose message the import report keeps.
+const ERRORS_KEPT: usize = 5;
+
+/// The export in progress: the file being written and what it holds.
+pub(crate) struct Exporter {
+    target: PathBuf,
+    file: BufWriter<tempfile::NamedTempFile>,
+    /// Submission id shared by this export's jobs (one per endpoint).
+    sid: String,
+    spend_job: Option<String>,
+    /// Cache keys written (16 bytes of their hash): a call asked twice is written once.
+    seen: HashSet<[u8; 16]>,
+    /// Per endpoint: its job id and what it holds.
+    jobs: BTreeMap<String, ExportedModel>,
+    /// Items not yet recorded in the cache file: (job id, item).
+    items: Vec<(String, BatchItem)>,
+    bytes: u64,
+}
+
+/// One endpoint's share of an export.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExportedModel {
+    /// The export job's id in the cache file.
+    pub job: String,
+    pub model: String,
+    pub requests: u64,
+}
+
+/// What [`Llm::finish_export`] wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExportReport {
+    pub file: PathBuf,
+    pub requests: u64,
+    pub bytes: u64,
+    /// Per endpoint name.
+    pub endpoints: BTreeMap<String, ExportedModel>,
+}
+
+/// What [`Llm::import_batch_output`] did with one file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportReport {
+    /// Lines read (blank lines not counted).
+    pub lines: u64,
+    /// Answers stored in the cache.
+    pub answered: u64,
+    /// Answers the cache held already (an earlier import, or a direct call).
+    pub already: u64,
+    /// Lines the engine failed (an `error`, or a status other than 200): not stored.
+    pub failed: u64,
+    /// Answers that did not parse as the call's output: not stored (a rerun asks again).
+    pub parse_failed: u64,
+    /// The last line was cut short (the file is still being written, or was copied in part).
+    pub truncated: bool,
+    /// `(line, message)` of the first failed lines.
+    pub errors: Vec<(u64, String)>,
+    /// Answers stored, per model.
+    pub models: BTreeMap<String, u64>,
+}
+
+/// Why an import stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file cannot be read.
+    #[error("{file}: {source}")]
+    Io {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    /// A line the import cannot take (bad JSON, a call of no job of this cache, no chat
+    /// completion): the user's file, at `line`.
+    #[error("{file}:{line}: {message}")]
+    Line {
+        file: PathBuf,
+        line: u64,
+        message: String,
+        hint: String,
+    },
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+impl Llm {
+    /// Starts writing every call the cache lacks to `target` as Batch input lines instead of
+    /// making it (the client must be in batch mode, `LlmOptions::batch`). Imported answers will
+    /// be booked under `spend_job` in the spend ledger.
+    pub fn start_export(&self, target: &Path, spend_job: Option<&str>) -> Result<()> {
+        if self.inner.cache.is_none() {
+            return Err(LlmError::Config(
+                "--export-batch needs the cache (remove --no-cache)".into(),
+            ));
+        }
+        if !self.inner.options.batch {
+            return Err(LlmError::Config(
+                "exporting needs the client in batch mode".into(),
+            ));
+        }
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let io =
+            |e: std::io::Error| LlmError::Config(format!("cannot write {}: {e}", target.display()));
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".mtr-export-")
+            .suffix(".partial")
+            .tempfile_in(&dir)
+            .map_err(io)?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let mut h = blake3::Hasher::new();
+        h.update(&nanos.to_le_bytes());
+        h.update(&std::process::id().to_le_bytes());
+        let exporter = Exporter {
+            target: target.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 20, tmp),
+            sid: h.finalize().to_hex()[..16].to_string(),
+            spend_job: spend_job.map(str::to_string),
+            seen: HashSet::new(),
+            jobs: BTreeMap::new(),
+            items: Vec::new(),
+            bytes: 0,
+        };
+        *self
+            .inner
+            .export
+            .lock()
+            .map_err(|_| LlmError::Config("export lock poisoned".into()))? = Some(exporter);
+        Ok(())
+    }
+
+    /// Requests written to the export file so far (0 when not exporting).
+    pub fn exported(&self) -> u64 {
+        self.inner
+            .export
+            .lock()
+            .ok()
+            .and_then(|e| {
+                e.as_ref()
+                    .map(|e| e.jobs.values().map(|j| j.requests).sum())
+            })
+            .unwrap_or(0)
+    }
+
+    /// Writes one call the cache lacks to the export file, if an export is running; the
+    /// call then ends with [`LlmError::Batched`]. `None`: not exporting.
+    pub(super) fn export_call(
+        &self,
+        ep: &Endpoint,
+        req: &ChatRequest,
+        body: &Value,
+        key: &str,
+    ) -> Option<Result<super::ChatResult>> {
+        let mut guard = self.inner.export.lock().ok()?;
+        let ex = guard.as_mut()?;
+        Some(
+            self.export_line(ex, ep, req, body, key)
+                .and(Err(LlmError::Batched)),
+        )
+    }
+
+    fn export_line(
+        &self,
+        ex: &mut Exporter,
+        ep: &Endpoint,
+        req: &ChatRequest,
+        body: &Value,
+        key: &str,
+    ) -> Result<()> {
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&blake3::hash(key.as_bytes()).as_bytes()[..16]);
+        if !ex.seen.insert(id) {
+            return Ok(());
+        }
+        let Some(cache) = &self.inner.cache else {
+            return Ok(());
+        };
+        let name = &ep.cfg.name;
+        if !ex.jobs.contains_key(name) {
+            let job = format!("mtr-export:{}:{name}", ex.sid);
+            cache.export_begin(&job, name, &ep.cfg.model, ex.spend_job.as_deref())?;
+            ex.jobs.insert(
+                name.clone(),
+                ExportedModel {
+                    job,
+                    model: ep.cfg.model.clone(),
+                    requests: 0,
+                },
+            );
+        }
+        let Some(job) = ex.jobs.get_mut(name) else {
+            return Ok(());
+        };
+        let line = json!({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body});
+        let mut text = line.to_string();
+        text.push('\n');
+        ex.file
+            .write_all(text.as_bytes())
+            .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", ex.target.display())))?;
+        ex.bytes += text.len() as u64;
+        job.requests += 1;
+        ex.items.push((
+            job.job.clone(),
+            BatchItem {
+                key: key.to_string(),
+                prompt_id: req.prompt.as_ref().map(|p| p.id.clone()),
+                output: serde_json::to_string(&req.output).unwrap_or_default(),
+                sample: req.sample,
+            },
+        ));
+        if ex.items.len() >= ITEMS_PER_COMMIT {
+            cache.export_items(&ex.items)?;
+            ex.items.clear();
+        }
+        Ok(())
+    }
+
+    /// Ends the export: records the last requests, moves the file into place (atomically) and
+    /// marks its jobs exported. `None` when no export was running.
+    pub fn finish_export(&self) -> Result<Option<ExportReport>> {
+        let ex = self
+            .inner
+            .export
+            .lock()
+            .map_err(|_| LlmError::Config("export lock poisoned".into()))?
+            .take();
+        let Some(mut ex) = ex else {
+            return Ok(None);
+        };
+        let Some(cache) = &self.inner.cache else {
+            return Ok(None);
+        };
+        cache.export_items(&ex.items)?;
+        if ex.jobs.is_empty() {
+            // nothing missing: no file (the temporary one goes with `ex`)
+            return Ok(Some(ExportReport {
+                file: ex.target,
+                ..Default::default()
+            }));
+        }
+        let target = ex.target.clone();
+        let io = |e: &dyn std::fmt::Display| {
+            LlmError::Config(format!("cannot write {}: {e}", target.display()))
+        };
+        ex.file.flush().map_err(|e| io(&e))?;
+        let tmp = ex.file.into_inner().map_err(|e| io(&e))?;
+        tmp.as_file().sync_all().map_err(|e| io(&e))?;
+        tmp.persist(&ex.target).map_err(|e| io(&e))?;
+        for job in ex.jobs.values() {
+            cache.export_finish(&job.job, job.requests)?;
+        }
+        cache.flush()?;
+        Ok(Some(ExportReport {
+            file: ex.target,
+            requests: ex.jobs.values().map(|j| j.requests).sum(),
+            bytes: ex.bytes,
+            endpoints: ex.jobs,
+        }))
+    }
+
+    /// Reads a Batch output file into the cache (see the module docs).
+    pub fn import_batch_output(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<ImportReport, ImportError> {
+        let file = std::fs::File::open(path).map_err(|source| ImportError::Io {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        self.import_reader(std::io::BufReader::with_capacity(1 << 20, file), path)
+    }
+
+    /// [`Llm::import_batch_output`] over any reader; `name` names it in errors.
+    pub fn import_reader(
+        &self,
+        mut reader: impl BufRead,
+        name: &Path,
+    ) -> std::result::Result<ImportReport, ImportError> {
+        let Some(cache) = &self.inner.cache else {
+            return Err(
+                LlmError::Config("importing needs the cache (remove --no-cache)".into()).into(),
+            );
+        };
+        let bad = |line: u64, message: String, hint: &str| ImportError::Line {
+            file: name.to_path_buf(),
+            line,
+            message,
+            hint: hint.to_string(),
+        };
+        cache.ensure_export_table()?;
+        let mut report = ImportReport::default();
+        let mut buf = Vec::new();
+        let mut n = 0u64;
+        let mut spend_job: Option<String> = None;
+        loop {
+            buf.clear();
+            let read = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|source| ImportError::Io {
+                    file: name.to_path_buf(),
+                    source,
+                })?;
+            if read == 0 {
+                break;
+            }
+            n += 1;
+            let complete = buf.last() == Some(&b'\n');
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            report.lines += 1;
+            let v: Value = match serde_json::from_slice(&buf) {
+                Ok(v) => v,
+                Err(_) if !complete => {
+                    // the last line, cut short: the lines before it count
+                    report.truncated = true;
+                    report.lines -= 1;
+                    tracing::warn!(file = %name.display(), line = n, "the last line is cut short; it was skipped (import the complete file later)");
+                    break;
+                }
+                Err(e) => {
+                    return Err(bad(
+                        n,
+                        format!("not a JSON line: {e}"),
+                        "a Batch output file has one JSON object per line",
+                    ));
+                }
+            };
+            let Some(key) = v.get("custom_id").and_then(Value::as_str) else {
+                return Err(bad(
+                    n,
+                    "no `custom_id`".into(),
+                    "is this a Batch output file?",
+                ));
+            };
+            let Some(call) = cache.known_call(key)? else {
+                return Err(bad(
+                    n,
+                    format!(
+                        "custom_id `{}` is no call of this cache's jobs",
+                        crate::redact::redact(&key.chars().take(80).collect::<String>())
+                    ),
+                    "import the output of a file exported with this cache (`--export-batch`), with the same `--llm-cache`",
+                ));
+            };
+            let ep = self.endpoint(&call.endpoint).map_err(|_| {
+                bad(
+                    n,
+                    format!("the call was exported for endpoint `{}`, which the configuration does not name", call.endpoint),
+                    "import with the configuration the file was exported with",
+                )
+            })?;
+            let status = v.pointer("/response/status_code").and_then(Value::as_u64);
+            let error = v.get("error").filter(|e| !e.is_null());
+            let body = v.pointer("/response/body").filter(|b| !b.is_null());
+            let Some(body) = body.filter(|_| error.is_none() && status == Some(200)) else {
+                report.failed += 1;
+                self.inner
+                    .ledger
+                    .event(&call.endpoint, Event::ProviderFailed);
+                let why = v
+                    .pointer("/response/body/error/message")
+                    .or_else(|| v.pointer("/error/message"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .or_else(|| error.map(Value::to_string))
+                    .unwrap_or_else(|| {
+                        format!("status {}", status.map_or("none".into(), |s| s.to_string()))
+                    });
+                let why =
+                    crate::redact::redact(&why.chars().take(300).collect::<String>()).into_owned();
+                if report.errors.len() < ERRORS_KEPT {
+                    report.errors.push((n, why.clone()));
+                }
+                self.inner.ledger.note_error(&call.endpoint, &why);
+                continue;
+            };
+            if body.pointer("/choices/0/message").is_none() {
+                return Err(bad(
+                    n,
+                    "the response body is no chat completion (no `choices[0].message`)".into(),
+                    "export and run against /v1/chat/completions",
+                ));
+            }
+            if cache.contains_chat(key) {
+                report.already += 1;
+                continue;
+            }
+            let output = serde_json::from_str(&call.item.output).unwrap_or_default();
+            let (text, finish_reason, usage) = read_choice(body, &ep.cfg.model, &Value::Null);
+            let (value, status) = parse_output(&output, &text);
+            let cost =
+                ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens) * ep.cfg.batch_discount;
+            if call.spend_job != spend_job {
+                if let Some(job) = &call.spend_job {
+                    self.inner.ledger.set_job(job);
+                }
+                spend_job = call.spend_job.clone();
+            }
+            // booked once, however often the file is imported or the batch collected
+            self.inner.ledger.settle_once(
+                format!("{}/{key}", call.batch_id),
+                &call.endpoint,
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                cost,
+            );
+            match &status {
+                ParseStatus::Failed { error } => {
+                    report.parse_failed += 1;
+                    self.inner.ledger.event(&call.endpoint, Event::ParseFailed);
+                    if report.errors.len() < ERRORS_KEPT {
+                        report
+                            .errors
+                            .push((n, format!("unparsable answer: {error}")));
+                    }
+                    continue;
+                }
+                ParseStatus::Extracted { .. } => {
+                    self.inner.ledger.event(&call.endpoint, Event::Extracted)
+                }
+                ParseStatus::Ok => {}
+            }
+            let stored = StoredChat {
+                value,
+                text,
+                status,
+                usage,
+                cost_usd: cost,
+                model: ep.cfg.model.clone(),
+                finish_reason,
+                rating: None,
+            };
+            cache.put_chat(key, call.item.prompt_id.as_deref(), &stored)?;
+            report.answered += 1;
+            *report.models.entry(ep.cfg.model.clone()).or_default() += 1;
+            if report.answered % ANSWERS_PER_FLUSH == 0 {
+                cache.flush()?;
+            }
+        }
+        cache.flush()?;
+        Ok(report)
+    }
+}
+
+impl ExportReport {
+    /// What the command says on stderr: how many requests, for which models, what next.
+    pub fn summary(&self, rerun: &str) -> String {
+        let mut s = format!(
+            "exported {} requests ({:.1} MB) to {}, nothing called:\n",
+            self.requests,
+            self.bytes as f64 / 1e6,
+            self.file.display()
+        );
+        for (name, e) in &self.endpoints {
+            s.push_str(&format!(
+                "  {} requests for model `{}` (endpoint `{name}`)\n",
+                e.requests, e.model
+            ));
+        }
+        if self.endpoints.len() > 1 {
+            s.push_str("  one engine serves one model: split the file by `body.model` (e.g. jq -c 'select(.body.model == \"M\")') and run each part on its model\n");
+        }
+        s.push_str(&format!(
+            "next: run the file through an OpenAI Batch engine, e.g.\n  vllm run-batch -i {f} -o answers.jsonl --model <model>\n  (or examples/ray/run_batch.py, or a provider's Batch API), then\n  mtr cache import answers.jsonl\n  {rerun}\n(the rerun may export a second round of calls that depend on these answers: repeat until it finishes)",
+            f = self.file.display()
+        ));
+        s
+    }
+}
+
+impl ImportReport {
+    /// One line per count, for the command's output.
+    pub fn summary(&self, file: &Path) -> String {
+        let mut s = format!(
+            "{}: {} lines, {} answers stored, {} already in the cache, {} failed, {} unparsable{}",
+            file.display(),
+            self.lines,
+            self.answered,
+            self.already,
+            self.failed,
+            self.parse_failed,
+            if self.truncated {
+                "; the last line is cut short and was skipped (import the complete file again)"
+            } else {
+                ""
+            }
+        );
+        for (line, e) in &self.errors {
+            s.push_str(&format!("\n  line {line}: {e}"));
+        }
+        if self.failed + self.parse_failed > 0 {
+            s.push_str("\n  failed lines are not stored: the rerun exports (or calls) them again");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::chat::{ChatMessage, JsonSchema};
+    use crate::config::{EndpointConfig, LlmConfig, LlmOptions};
+
+    /// A client in export mode on an endpoint nobody listens on, with its cache in `dir`.
+    async fn client(dir: &Path, cache: &str) -> Llm {
+        let mut e = EndpointConfig::new("judge", "http://127.0.0.1:9/v1", "m");
+        e.price_in_per_mtok = 2.0;
+        e.price_out_per_mtok = 2.0;
+        e.batch_discount = 0.5;
+        let mut cfg = LlmConfig {
+            endpoints: vec![e],
+            ..Default::default()
+        };
+        cfg.roles.judges = vec!["judge".into()];
+        let o = LlmOptions {
+            cache_path: Some(dir.join(cache)),
+            batch: true,
+            ..Default::default()
+        };
+        Llm::new(cfg, o).await.unwrap()
+    }
+
+    fn req(i: usize) -> ChatRequest {
+        ChatRequest::new(vec![ChatMessage::user(format!("item {i}"))]).with_schema(JsonSchema::new(
+            "grade",
+            json!({"type": "object", "properties": {"grade": {"type": "integer"}}, "required": ["grade"]}),
+        ))
+    }
+
+    /// Asks calls `0..n` in export mode; returns the lines written to `file` (`expect`).
+    async fn export_some(llm: &Llm, file: &Path, n: usize, expect: u64) -> Vec<Value> {
+        llm.start_export(file, Some("audit:t")).unwrap();
+        for i in 0..n {
+            let _ = llm.chat("judge", &req(i)).await;
+        }
+        // a call asked twice is written once
+        let _ = llm.chat("judge", &req(0)).await;
+        let rep = llm.finish_export().unwrap().unwrap();
+        assert_eq!(rep.requests, expect);
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    async fn export(llm: &Llm, file: &Path, n: usize) -> Vec<Value> {
+        export_some(llm, file, n, n as u64).await
+    }
+
+    /// vLLM's output line answering one input line.
+    fn answer(input: &Value, grade: i64) -> String {
+        json!({"id": "vllm-1", "custom_id": input["custom_id"], "response": {"status_code": 200, "request_id": "r", "body": {
+            "object": "chat.completion", "model": input["body"]["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": format!("{{\"grade\": {grade}}}")}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100_000, "completion_tokens": 50_000}}}, "error": null})
+        .to_string()
+    }
+
+    fn write(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(
+            &p,
+            lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        )
+        .unwrap();
+        p
+    }
+
+    #[tokio::test]
+    async fn half_a_file_then_the_rest_twice_books_every_answer_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = client(dir.path(), "c.sqlite").await;
+        let inputs = export(&llm, &dir.path().join("in.jsonl"), 6).await;
+        assert_eq!(inputs[0]["url"], "/v1/chat/completions");
+        assert_eq!(inputs[0]["body"]["model"], "m");
+        let answers: Vec<String> = inputs.iter().map(|i| answer(i, 2)).collect();
+        let half = write(dir.path(), "half.jsonl", &answers[..3]);
+        let r = llm.import_batch_output(&half).unwrap();
+        assert_eq!((r.lines, r.answered, r.already, r.failed), (3, 3, 0, 0));
+        // the export of a rerun holds the other half only
+        let inputs2 = export_some(&llm, &dir.path().join("in2.jsonl"), 6, 3).await;
+        let keys: Vec<&Value> = inputs2.iter().map(|i| &i["custom_id"]).collect();
+        assert_eq!(
+            keys,
+            inputs[3..]
+                .iter()
+                .map(|i| &i["custom_id"])
+                .collect::<Vec<_>>()
+        );
+        // the whole first file, twice: the second time changes nothing
+        let all = write(dir.path(), "all.jsonl", &answers);
+        let r = llm.import_batch_output(&all).unwrap();
+        assert_eq!((r.answered, r.already), (3, 3));
+        let r = llm.import_batch_output(&all).unwrap();
+        assert_eq!((r.answered, r.already), (0, 6));
+        // answers are cached as fetched: value, tokens and the discounted price
+        let hit = llm.chat("judge", &req(1)).await.unwrap();
+        assert!(hit.cached);
+        assert_eq!(hit.value, Some(json!({"grade": 2})));
+        assert!(
+            (hit.answer_cost_usd - 0.15).abs() < 1e-9,
+            "{}",
+            hit.answer_cost_usd
+        );
+        // and booked once each in the spend ledger, under the exporting job
+        let spent = llm.spent("audit:t").unwrap().unwrap();
+        assert_eq!(spent.calls, 6);
+        assert!((spent.cost_usd - 0.9).abs() < 1e-9, "{spent:?}");
+    }
+
+    #[tokio::test]
+    async fn failed_lines_are_counted_and_never_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = client(dir.path(), "c.sqlite").await;
+        let inputs = export(&llm, &dir.path().join("in.jsonl"), 3).await;
+        let lines = vec![
+            answer(&inputs[0], 1),
+            json!({"id": "x", "custom_id": inputs[1]["custom_id"], "response": {"status_code": 500, "request_id": "r", "body": {"error": {"message": "engine died"}}}, "error": null}).to_string(),
+            json!({"id": "x", "custom_id": inputs[2]["custom_id"], "response": null, "error": {"code": "timeout", "message": "too slow"}}).to_string(),
+        ];
+        let r = llm
+            .import_batch_output(&write(dir.path(), "out.jsonl", &lines))
+            .unwrap();
+        assert_eq!((r.answered, r.failed), (1, 2));
+        assert_eq!(
+            r.errors,
+            vec![(2, "engine died".to_string()), (3, "too slow".to_string())]
+        );
+        assert!(r.summary(Path::new("out.jsonl")).contains("2 failed"));
+        assert!(matches!(
+            llm.chat("judge", &req(1)).await,
+            Err(LlmError::Batched)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_file_of_another_job_or_no_chat_completion_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = client(dir.path(), "other.sqlite").await;
+        let theirs = export(&other, &dir.path().join("theirs.jsonl"), 2).await;
+        let llm = client(dir.path(), "c.sqlite").await;
+        let ours = export(&llm, &dir.path().join("in.jsonl"), 1).await;
+        // (the same request has the same key in any cache: theirs[0] is ours[0])
+        let lines = vec![answer(&theirs[1], 1)];
+        let bad = write(dir.path(), "theirs-out.jsonl", &lines);
+        match llm.import_batch_output(&bad) {
+            Err(ImportError::Line { line, message, .. }) => {
+                assert_eq!(line, 1);
+                assert!(message.contains("no call of this cache"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let embedding = json!({"custom_id": ours[0]["custom_id"], "response": {"status_code": 200, "body": {"object": "list", "data": []}}, "error": null});
+        let bad = write(dir.path(), "emb.jsonl", &["".into(), embedding.to_string()]);
+        match llm.import_batch_output(&bad) {
+            Err(ImportError::Line { line, message, .. }) => {
+                assert_eq!(line, 2);
+                assert!(message.contains("no chat completion"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_truncated_last_line_is_skipped_and_the_rest_imported() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = client(dir.path(), "c.sqlite").await;
+        let inputs = export(&llm, &dir.path().join("in.jsonl"), 3).await;
+        let mut text: String = inputs.iter().map(|i| answer(i, 3) + "\n").collect();
+        text.truncate(text.len() - 40);
+        let p = dir.path().join("cut.jsonl");
+        std::fs::write(&p, &text).unwrap();
+        let r = llm.import_batch_output(&p).unwrap();
+        assert!(r.truncated);
+        assert_eq!((r.lines, r.answered), (2, 2));
+        assert!(r.summary(&p).contains("cut short"));
+        // a broken line that is not the last one is an error with its number
+        let p = dir.path().join("broken.jsonl");
+        std::fs::write(
+            &p,
+            format!("{{\"custom_id\": \n{}\n", answer(&inputs[2], 1)),
+        )
+        .unwrap();
+        assert!(matches!(
+            llm.import_batch_output(&p),
+            Err(ImportError::Line { line: 1, .. })
+        ));
+    }
+}

@@ -1,0 +1,219 @@
+//! [`Llm::rerank`]: one relevance-judge call (see [`crate::rerank`]), going the way a chat call
+//! goes: cache -> budget -> rate limits -> replica slot -> HTTP with retries -> cache ->
+//! ledger. An answer is cached under its API, model, query and passages, so that no rerun pays
+//! for it twice.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+
+use super::Llm;
+use crate::balance::Endpoint;
+use crate::cache::StoredChat;
+use crate::chat::{ParseStatus, Usage};
+use crate::error::{LlmError, Result};
+use crate::ledger::Event;
+use crate::plan::PlannedEndpoint;
+use crate::rerank::{RerankApi, RerankConfig, Reranked, cache_key, reported_tokens};
+use crate::retry::Delays;
+use crate::tokens;
+
+/// The prompt id rerank answers are stored under in the cache (for `mtr cache stats`).
+const RERANK_PROMPT_ID: &str = "rerank";
+
+impl Llm {
+    /// The rerank settings of an endpoint, when it is a relevance judge rather than a chat
+    /// model.
+    pub fn reranker(&self, endpoint: &str) -> Option<&RerankConfig> {
+        self.inner
+            .endpoints
+            .get(endpoint)
+            .and_then(|e| e.cfg.rerank.as_ref())
+    }
+
+    /// Scores each of `passages` for relevance to `query` on the named rerank endpoint.
+    pub async fn rerank(
+        &self,
+        endpoint: &str,
+        query: &str,
+        passages: &[String],
+    ) -> Result<Reranked> {
+        let ep = self.endpoint(endpoint)?.clone();
+        let cfg = ep.cfg.rerank.clone().ok_or_else(|| {
+            LlmError::Config(format!(
+                "endpoint `{endpoint}` has no [llm.endpoints.rerank] table: it is not a relevance judge"
+            ))
+        })?;
+        ep.load.fetch_add(1, Ordering::Relaxed);
+        let r = self.rerank_inner(&ep, &cfg, query, passages).await;
+        ep.load.fetch_sub(1, Ordering::Relaxed);
+        r
+    }
+
+    async fn rerank_inner(
+        &self,
+        ep: &Endpoint,
+        cfg: &RerankConfig,
+        query: &str,
+        passages: &[String],
+    ) -> Result<Reranked> {
+        let name = ep.cfg.name.as_str();
+        let model = ep.cfg.model.clone();
+        let key = cache_key(cfg, &model, query, passages);
+        let done =
+            |raw: Vec<f64>, tokens: u64, cost: f64, answer_cost: f64, cached, attempts| Reranked {
+                scores: raw.iter().map(|r| cfg.normalise(*r)).collect(),
+                raw,
+                prompt_tokens: tokens,
+                cost_usd: cost,
+                answer_cost_usd: answer_cost,
+                cached,
+                endpoint: name.to_string(),
+                model: model.clone(),
+                attempts,
+                key: key.clone(),
+            };
+        let cached = match &self.inner.cache {
+            Some(c) if !self.inner.options.refresh => c.get_chat(&key)?,
+            _ => None,
+        };
+        if let Some(hit) = cached
+            && let Some(raw) = stored_scores(&hit.value, passages.len())
+        {
+            self.inner.ledger.event(name, Event::CacheHit);
+            return Ok(done(
+                raw,
+                hit.usage.prompt_tokens,
+                0.0,
+                hit.cost_usd,
+                true,
+                0,
+            ));
+        }
+        let body = cfg.body(&model, query, passages);
+        let tok: u64 = std::iter::once(cfg.query_text(query))
+            .chain(passages.iter().map(|p| cfg.passage_text(p)))
+            .map(|t| tokens::count_text(&model, &t))
+            .sum();
+        let estimate = ep.cfg.cost(tok, 0);
+        if self.inner.options.dry_run {
+            self.record_plan(
+                name,
+                PlannedEndpoint {
+                    model: model.clone(),
+                    calls: 1,
+                    prompt_tokens: tok,
+                    cost_expected_usd: estimate,
+                    cost_max_usd: estimate,
+                    ..Default::default()
+                },
+            );
+            return Err(LlmError::DryRun);
+        }
+        self.inner.ledger.reserve(name, estimate)?;
+        let parsed = match self.send_rerank(ep, cfg, &body, tok).await {
+            Ok((resp, attempts)) => cfg
+                .parse(&resp, passages.len())
+                .map(|raw| (raw, reported_tokens(&resp).unwrap_or(tok), attempts))
+                .map_err(|message| LlmError::Provider {
+                    endpoint: name.to_string(),
+                    status: None,
+                    message,
+                    attempts,
+                }),
+            Err(e) => Err(e),
+        };
+        let (raw, used, attempts) = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                self.inner.ledger.release(estimate);
+                self.inner.ledger.event(name, Event::ProviderFailed);
+                self.inner.ledger.note_error(name, &e.to_string());
+                return Err(e);
+            }
+        };
+        let cost = ep.cfg.cost(used, 0);
+        self.inner.ledger.settle(name, estimate, used, 0, cost);
+        if let Some(p) = &self.inner.options.progress {
+            p.usage(used, cost);
+        }
+        if let Some(cache) = &self.inner.cache {
+            let stored = StoredChat {
+                value: Some(json!({"scores": raw})),
+                text: String::new(),
+                status: ParseStatus::Ok,
+                usage: Usage {
+                    prompt_tokens: used,
+                    completion_tokens: 0,
+                },
+                cost_usd: cost,
+                model: model.clone(),
+                finish_reason: None,
+                rating: None,
+            };
+            cache.put_chat(&key, Some(RERANK_PROMPT_ID), &stored)?;
+        }
+        Ok(done(raw, used, cost, cost, false, attempts))
+    }
+
+    /// One rerank exchange with retries; returns the response JSON and the attempts made.
+    async fn send_rerank(
+        &self,
+        ep: &Endpoint,
+        cfg: &RerankConfig,
+        body: &Value,
+        tokens: u64,
+    ) -> Result<(Value, u32)> {
+        let mut delays = Delays::new(&self.inner.config.retry);
+        let mut attempts = 0u32;
+        loop {
+            ep.rate_limit(tokens).await;
+            let slot = ep.slot(None).await?;
+            attempts += 1;
+            let res = match cfg.api {
+                RerankApi::Embeddings => slot.replica.embeddings(body).await,
+                api => slot.replica.post_json(api.path(), body).await,
+            };
+            drop(slot);
+            let err = match res {
+                Ok(v) => return Ok((v, attempts)),
+                Err(e) => e,
+            };
+            let wait = if err.retryable {
+                delays.next(&err)
+            } else {
+                None
+            };
+            if err.status.is_none() && !ep.local.is_empty() {
+                ep.recover_local().await?;
+            }
+            match wait {
+                Some(d) => {
+                    self.inner.ledger.event(&ep.cfg.name, Event::Retry);
+                    tracing::debug!(endpoint = %ep.cfg.name, status = ?err.status, wait_ms = d.as_millis() as u64, "retrying rerank: {}", err.message);
+                    tokio::time::sleep(d).await;
+                }
+                None => {
+                    return Err(LlmError::Provider {
+                        endpoint: ep.cfg.name.clone(),
+                        status: err.status,
+                        message: err.message,
+                        attempts,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The raw scores of a cached answer, when it holds one per passage.
+fn stored_scores(value: &Option<Value>, n: usize) -> Option<Vec<f64>> {
+    let scores: Vec<f64> = value
+        .as_ref()?
+        .get("scores")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    (scores.len() == n).then_some(scores)
+}

@@ -1,0 +1,88 @@
+//! mtr.toml sections that do not parse: the user's error in every command, exit 2, naming the
+//! file and the field (a bad `[audit]` table used to exit 1, as an internal error).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn mtr(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("mtr").unwrap();
+    c.current_dir(dir)
+        .env("MTR_HOME", dir.join("home"))
+        .env_remove("OPENAI_API_KEY");
+    c
+}
+
+/// Writes `toml` as the folder's mtr.toml, runs `args`, and checks: exit 2, and stderr names
+/// the file and `field`.
+fn refused(toml: &str, args: &[&str], field: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mtr.toml"), toml).unwrap();
+    std::fs::write(dir.path().join("corpus.jsonl"), "").unwrap();
+    let out = mtr(dir.path()).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains("mtr.toml"), "{args:?} names no file: {err}");
+    assert!(
+        err.contains(&format!("field `{field}`")),
+        "{args:?} names no field `{field}`: {err}"
+    );
+}
+
+#[test]
+fn a_bad_audit_table_is_a_user_error() {
+    refused(
+        "[audit]\nresamples = \"many\"\n",
+        &["audit", "no-such-benchmark"],
+        "audit.resamples",
+    );
+}
+
+#[test]
+fn a_bad_synth_table_is_a_user_error() {
+    refused(
+        "[synth]\nturns = \"eight\"\n",
+        &["synth", "--corpus", "corpus.jsonl", "-o", "out"],
+        "synth.turns",
+    );
+}
+
+#[test]
+fn a_bad_llm_table_is_a_user_error() {
+    refused("[llm]\ncache = 5\n", &["cache", "stats"], "llm.cache");
+}
+
+#[test]
+fn a_bad_nested_llm_table_is_a_user_error() {
+    refused(
+        "[llm.retry]\nmax_attempts = \"often\"\n",
+        &["cache", "stats"],
+        "llm.retry.max_attempts",
+    );
+}
+
+#[test]
+fn config_show_prints_defaults_and_where_each_value_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mtr.toml"),
+        "[synth]\nturns = 3\n[llm]\napi_key = \"sk-never-shown\"\n",
+    )
+    .unwrap();
+    let out = mtr(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .env("MTR_AUDIT__RESAMPLES", "300")
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("turns = 3  # file\n"), "{text}");
+    assert!(text.contains("resamples = 300  # env\n"), "{text}");
+    // a default nobody set, from each section a command reads
+    assert!(text.contains("dialogues = 100  # default\n"), "{text}");
+    for section in ["[llm]", "[audit]", "[synth]"] {
+        assert!(text.contains(section), "{section} missing: {text}");
+    }
+    assert!(!text.contains("sk-never-shown"), "{text}");
+}
