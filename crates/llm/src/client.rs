@@ -732,6 +732,41 @@ impl Llm {
         })
     }
 
+    /// After a failed attempt at `ep`: reconnects a local server that did not answer, then
+    /// waits for the next retry (Ok) or, when the error is final or the retries are spent,
+    /// returns it as the endpoint's provider error. `what` names the exchange in the log.
+    pub(crate) async fn retry_or_fail(
+        &self,
+        ep: &Endpoint,
+        err: crate::retry::AttemptError,
+        delays: &mut Delays,
+        attempts: u32,
+        what: &str,
+    ) -> Result<()> {
+        let wait = if err.retryable {
+            delays.next(&err)
+        } else {
+            None
+        };
+        if err.status.is_none() && !ep.local.is_empty() {
+            ep.recover_local().await?;
+        }
+        match wait {
+            Some(d) => {
+                self.inner.ledger.event(&ep.cfg.name, Event::Retry);
+                tracing::debug!(endpoint = %ep.cfg.name, status = ?err.status, wait_ms = d.as_millis() as u64, "retrying {what}: {}", err.message);
+                tokio::time::sleep(d).await;
+                Ok(())
+            }
+            None => Err(LlmError::Provider {
+                endpoint: ep.cfg.name.clone(),
+                status: err.status,
+                message: err.message,
+                attempts,
+            }),
+        }
+    }
+
     /// One HTTP exchange with retries; returns the response JSON and the attempts made. A
     /// pinned call (`pin`, see [`crate::affinity`]) goes to its conversation's replica and
     /// carries its slot (`id_slot`, with `cache_prompt`).
@@ -780,29 +815,8 @@ impl Llm {
                 },
                 Err(e) => e,
             };
-            let wait = if err.retryable {
-                delays.next(&err)
-            } else {
-                None
-            };
-            if err.status.is_none() && !ep.local.is_empty() {
-                ep.recover_local().await?;
-            }
-            match wait {
-                Some(d) => {
-                    self.inner.ledger.event(&ep.cfg.name, Event::Retry);
-                    tracing::debug!(endpoint = %ep.cfg.name, status = ?err.status, wait_ms = d.as_millis() as u64, "retrying: {}", err.message);
-                    tokio::time::sleep(d).await;
-                }
-                None => {
-                    return Err(LlmError::Provider {
-                        endpoint: ep.cfg.name.clone(),
-                        status: err.status,
-                        message: err.message,
-                        attempts,
-                    });
-                }
-            }
+            self.retry_or_fail(ep, err, &mut delays, attempts, "request")
+                .await?;
         }
     }
 

@@ -179,29 +179,8 @@ impl Llm {
                 Ok(v) => return Ok((v, attempts)),
                 Err(e) => e,
             };
-            let wait = if err.retryable {
-                delays.next(&err)
-            } else {
-                None
-            };
-            if err.status.is_none() && !ep.local.is_empty() {
-                ep.recover_local().await?;
-            }
-            match wait {
-                Some(d) => {
-                    self.inner.ledger.event(&ep.cfg.name, Event::Retry);
-                    tracing::debug!(endpoint = %ep.cfg.name, status = ?err.status, wait_ms = d.as_millis() as u64, "retrying rerank: {}", err.message);
-                    tokio::time::sleep(d).await;
-                }
-                None => {
-                    return Err(LlmError::Provider {
-                        endpoint: ep.cfg.name.clone(),
-                        status: err.status,
-                        message: err.message,
-                        attempts,
-                    });
-                }
-            }
+            self.retry_or_fail(ep, err, &mut delays, attempts, "rerank")
+                .await?;
         }
     }
 }
