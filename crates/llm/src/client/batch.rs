@@ -385,42 +385,10 @@ impl Llm {
                         .note_error(&job.endpoint, &crate::redact::redact(why));
                     continue;
                 };
-                let output: OutputSpec = serde_json::from_str(&item.output).unwrap_or_default();
-                let (text, finish_reason, usage) = read_choice(resp, &ep.cfg.model, &Value::Null);
-                let (value, status) = parse_output(&output, &text);
-                let cost = ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens)
-                    * ep.cfg.batch_discount;
-                // booked once in the spend ledger, however often the batch is collected
-                self.inner.ledger.settle_once(
-                    format!("{}/{key}", job.batch_id),
-                    &job.endpoint,
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                    cost,
-                );
-                match &status {
-                    ParseStatus::Failed { .. } => {
-                        report.parse_failed += 1;
-                        self.inner.ledger.event(&job.endpoint, Event::ParseFailed);
-                        continue;
-                    }
-                    ParseStatus::Extracted { .. } => {
-                        self.inner.ledger.event(&job.endpoint, Event::Extracted)
-                    }
-                    ParseStatus::Ok => {}
+                match self.store_batch_answer(cache, ep, &job.batch_id, key, &item, resp)? {
+                    Ok(()) => report.answered += 1,
+                    Err(_) => report.parse_failed += 1,
                 }
-                let stored = StoredChat {
-                    value,
-                    text,
-                    status,
-                    usage,
-                    cost_usd: cost,
-                    model: ep.cfg.model.clone(),
-                    finish_reason,
-                    rating: None,
-                };
-                cache.put_chat(key, item.prompt_id.as_deref(), &stored)?;
-                report.answered += 1;
             }
         }
         Ok(())
@@ -496,4 +464,55 @@ fn submission_id(endpoint: &str, items: &[Queued]) -> String {
     h.update(&nanos.to_le_bytes());
     h.update(&std::process::id().to_le_bytes());
     h.finalize().to_hex()[..24].to_string()
+}
+
+impl Llm {
+    /// Stores one answer a Batch job returned for the call `key` (`item`, exported or
+    /// submitted under `batch_id` for the endpoint `ep`): parsed against the call's output spec,
+    /// priced at the endpoint's price times `batch_discount`, booked once in the spend ledger
+    /// however often the batch is collected or its file imported, then written to the cache.
+    /// An answer that does not parse is booked (it was paid) but not stored: `Ok(Err(why))`.
+    pub(super) fn store_batch_answer(
+        &self,
+        cache: &crate::cache::Cache,
+        ep: &Endpoint,
+        batch_id: &str,
+        key: &str,
+        item: &BatchItem,
+        body: &Value,
+    ) -> Result<std::result::Result<(), String>> {
+        let output: OutputSpec = serde_json::from_str(&item.output).unwrap_or_default();
+        let (text, finish_reason, usage) = read_choice(body, &ep.cfg.model, &Value::Null);
+        let (value, status) = parse_output(&output, &text);
+        let cost =
+            ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens) * ep.cfg.batch_discount;
+        let name = &ep.cfg.name;
+        self.inner.ledger.settle_once(
+            format!("{batch_id}/{key}"),
+            name,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            cost,
+        );
+        match &status {
+            ParseStatus::Failed { error } => {
+                self.inner.ledger.event(name, Event::ParseFailed);
+                return Ok(Err(error.clone()));
+            }
+            ParseStatus::Extracted { .. } => self.inner.ledger.event(name, Event::Extracted),
+            ParseStatus::Ok => {}
+        }
+        let stored = StoredChat {
+            value,
+            text,
+            status,
+            usage,
+            cost_usd: cost,
+            model: ep.cfg.model.clone(),
+            finish_reason,
+            rating: None,
+        };
+        cache.put_chat(key, item.prompt_id.as_deref(), &stored)?;
+        Ok(Ok(()))
+    }
 }

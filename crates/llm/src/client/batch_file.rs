@@ -25,12 +25,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Llm, read_choice};
+use super::Llm;
 use crate::balance::Endpoint;
-use crate::cache::{BatchItem, StoredChat};
-use crate::chat::{ChatRequest, ParseStatus};
+use crate::cache::BatchItem;
+use crate::chat::ChatRequest;
 use crate::error::{LlmError, Result};
-use crate::extract::parse_output;
 use crate::ledger::Event;
 
 /// Requests recorded in the cache file per transaction while exporting.
@@ -429,52 +428,23 @@ impl Llm {
                 report.already += 1;
                 continue;
             }
-            let output = serde_json::from_str(&call.item.output).unwrap_or_default();
-            let (text, finish_reason, usage) = read_choice(body, &ep.cfg.model, &Value::Null);
-            let (value, status) = parse_output(&output, &text);
-            let cost =
-                ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens) * ep.cfg.batch_discount;
             if call.spend_job != spend_job {
                 if let Some(job) = &call.spend_job {
                     self.inner.ledger.set_job(job);
                 }
                 spend_job = call.spend_job.clone();
             }
-            // booked once, however often the file is imported or the batch collected
-            self.inner.ledger.settle_once(
-                format!("{}/{key}", call.batch_id),
-                &call.endpoint,
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                cost,
-            );
-            match &status {
-                ParseStatus::Failed { error } => {
-                    report.parse_failed += 1;
-                    self.inner.ledger.event(&call.endpoint, Event::ParseFailed);
-                    if report.errors.len() < ERRORS_KEPT {
-                        report
-                            .errors
-                            .push((n, format!("unparsable answer: {error}")));
-                    }
-                    continue;
+            let stored =
+                self.store_batch_answer(cache, ep, &call.batch_id, key, &call.item, body)?;
+            if let Err(error) = stored {
+                report.parse_failed += 1;
+                if report.errors.len() < ERRORS_KEPT {
+                    report
+                        .errors
+                        .push((n, format!("unparsable answer: {error}")));
                 }
-                ParseStatus::Extracted { .. } => {
-                    self.inner.ledger.event(&call.endpoint, Event::Extracted)
-                }
-                ParseStatus::Ok => {}
+                continue;
             }
-            let stored = StoredChat {
-                value,
-                text,
-                status,
-                usage,
-                cost_usd: cost,
-                model: ep.cfg.model.clone(),
-                finish_reason,
-                rating: None,
-            };
-            cache.put_chat(key, call.item.prompt_id.as_deref(), &stored)?;
             report.answered += 1;
             *report.models.entry(ep.cfg.model.clone()).or_default() += 1;
             if report.answered % ANSWERS_PER_FLUSH == 0 {
