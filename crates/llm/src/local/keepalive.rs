@@ -244,19 +244,24 @@ pub fn notice(left: &[LeftRunning]) -> Option<String> {
         return None;
     }
     let n = left.len();
-    let servers = if n == 1 { "server" } else { "servers" };
+    // the verb agrees with the count: "1 local model server stops", "2 ... servers stop"
+    let (servers, s, them) = if n == 1 {
+        ("server", "s", "it")
+    } else {
+        ("servers", "", "them")
+    };
     let idle: Vec<Duration> = left.iter().filter_map(|l| l.idle).collect();
     let when = if idle.len() == n {
         let secs = idle.iter().map(Duration::as_secs).max().unwrap_or(0);
         format!(
-            "stop after {} idle (MTR_KEEP_ALIVE, [llm.local] keep_alive)",
+            "stop{s} after {} idle (MTR_KEEP_ALIVE, [llm.local] keep_alive)",
             human(secs)
         )
     } else {
-        "keep running".to_string()
+        format!("keep{s} running")
     };
     Some(format!(
-        "mtr: {n} local model {servers} {when}; `mtr local stop` stops them now"
+        "mtr: {n} local model {servers} {when}; `mtr local stop` stops {them} now"
     ))
 }
 
@@ -308,7 +313,14 @@ mod tests {
             state_file: PathBuf::new(),
             idle: None,
         };
-        assert!(notice(&[kept]).unwrap().contains("keep running"));
+        let one = notice(&[kept]).unwrap();
+        assert!(one.contains("1 local model server keeps running"), "{one}");
+        assert!(one.contains("`mtr local stop` stops it now"), "{one}");
+        let one = notice(&[idle(300)]).unwrap();
+        assert!(
+            one.contains("1 local model server stops after 5 min idle"),
+            "{one}"
+        );
     }
 }
 
