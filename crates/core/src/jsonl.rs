@@ -103,6 +103,15 @@ pub fn parse_line<T: DeserializeOwned>(file: &Path, line_no: u64, text: &str) ->
     })
 }
 
+/// Parses one JSON line into `T` with serde's message only (no path to the bad value), for
+/// readers whose messages name the field themselves (BEIR queries, corpus lines).
+pub fn parse_plain<T: DeserializeOwned>(file: &Path, line_no: u64, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| json_error(file, line_no, &e).into())
+}
+
+/// How [`Records`] turns a line into a record: [`parse_line`] or [`parse_plain`].
+pub type ParseFn<T> = fn(&Path, u64, &str) -> Result<T>;
+
 /// Converts a serde_json error into an [`InputError`], extracting the field name when serde
 /// names one (`missing field `x``, `unknown field`, `invalid type ... for x`).
 pub fn json_error(file: &Path, line_no: u64, e: &serde_json::Error) -> InputError {
@@ -156,28 +165,50 @@ pub enum Line<T> {
 /// The records of a JSONL file, streaming, for readers that report a malformed line and
 /// continue (validation, importers): each item is a [`Line`], so the caller matches once; an
 /// I/O failure is an `Err` item and ends the reading.
-pub struct Records<T> {
-    lines: Lines<BufReader<File>>,
+pub struct Records<T, R = BufReader<File>> {
+    lines: Lines<R>,
     file: PathBuf,
-    record: std::marker::PhantomData<fn() -> T>,
+    parse: ParseFn<T>,
 }
 
-/// Opens `path` for [`Records`].
+/// Opens `path` for [`Records`], parsed with [`parse_line`].
 pub fn records<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Records<T>> {
+    records_with(path, parse_line)
+}
+
+/// Opens `path` for [`Records`] parsed with `parse`.
+pub fn records_with<T: DeserializeOwned>(
+    path: impl AsRef<Path>,
+    parse: ParseFn<T>,
+) -> Result<Records<T>> {
     let path = path.as_ref();
     Ok(Records {
         lines: Lines::open(path)?,
         file: path.to_path_buf(),
-        record: std::marker::PhantomData,
+        parse,
     })
 }
 
-impl<T: DeserializeOwned> Iterator for Records<T> {
+/// [`Records`] of any reader (an entry of a zip archive) parsed with `parse`; `file` names it
+/// in errors.
+pub fn records_from<T: DeserializeOwned, R: BufRead>(
+    reader: R,
+    file: impl AsRef<Path>,
+    parse: ParseFn<T>,
+) -> Records<T, R> {
+    Records {
+        lines: Lines::new(reader, file.as_ref()),
+        file: file.as_ref().to_path_buf(),
+        parse,
+    }
+}
+
+impl<T: DeserializeOwned, R: BufRead> Iterator for Records<T, R> {
     type Item = Result<Line<T>>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let parsed = match self.lines.next_line()? {
-            Ok((no, text)) => parse_line(&self.file, no, text).map(|r| Line::Record(no, r)),
+            Ok((no, text)) => (self.parse)(&self.file, no, text).map(|r| Line::Record(no, r)),
             Err(e) => Err(e),
         };
         Some(match parsed {

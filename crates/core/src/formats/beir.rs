@@ -15,9 +15,10 @@ use super::builder::Diag;
 use super::builder::{self, Builder, ImportReport, Origin};
 use super::corpus::{self, CorpusOptions};
 use super::group;
-use super::{ImportOptions, judgements, walk};
+use super::options::ImportOptions;
+use super::{judgements, walk};
 use crate::error::{Error, InputError, Result};
-use crate::jsonl::{self, Lines};
+use crate::jsonl;
 use crate::model::{Dialogue, Gold, Tags, Turn};
 use crate::progress::Progress;
 
@@ -102,21 +103,11 @@ pub(crate) struct Query {
 /// Reads a BEIR `queries.jsonl` (ids may be strings or numbers).
 pub(crate) fn read_queries(path: &Path, b: &mut Builder) -> Result<Vec<Query>> {
     let mut out = Vec::new();
-    let mut lines = Lines::open(path)?;
-    while let Some(next) = lines.next_line() {
-        let (no, line) = match next {
-            Ok(x) => x,
-            Err(Error::Input(e)) => {
-                b.diag.problem("malformed-record", *e)?;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let map: Map<String, Value> = match serde_json::from_str(line) {
-            Ok(m) => m,
-            Err(e) => {
-                b.diag
-                    .problem("malformed-record", jsonl::json_error(path, no, &e))?;
+    for line in jsonl::records_with(path, jsonl::parse_plain::<Map<String, Value>>)? {
+        let (no, map) = match line? {
+            jsonl::Line::Record(no, map) => (no, map),
+            jsonl::Line::Malformed(e) => {
+                b.diag.problem("malformed-record", e)?;
                 continue;
             }
         };
@@ -308,36 +299,15 @@ pub fn import(
 
 #[cfg(test)]
 mod tests {
-    use super::super::ImportOptions;
+    use super::super::options::ImportOptions;
+    use super::super::test_support::{counts, fixture, load};
     use super::*;
-
-    fn fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/formats")
-            .join(name)
-    }
-
-    fn load(src: &Path, opts: &ImportOptions) -> (ImportReport, crate::Benchmark) {
-        let tmp = tempfile::tempdir().unwrap().keep();
-        let out = tmp.join("b");
-        let r = import(src, &out, opts, &crate::progress::NoProgress).unwrap();
-        (r, crate::BenchmarkDir::open(&out).unwrap().load().unwrap())
-    }
 
     #[test]
     fn fixture_groups_conversational_ids_and_picks_test_split() {
-        let (r, b) = load(&fixture("beir"), &ImportOptions::default());
+        let (r, b) = load(import, &fixture("beir"), &ImportOptions::default());
         // c3_1 is judged only in dev: left out of the test split.
-        assert_eq!(
-            (
-                r.dialogues,
-                r.turns,
-                r.judged_turns,
-                r.passages,
-                r.qrels_pairs
-            ),
-            (2, 5, 5, 5, 6)
-        );
+        assert_eq!(counts(&r), (2, 5, 5, 5, 6));
         assert_eq!(b.dialogues[0].id, "c1");
         assert_eq!(
             b.dialogues[0]
@@ -358,13 +328,13 @@ mod tests {
             split: Some("dev".into()),
             ..Default::default()
         };
-        let (r, _) = load(&fixture("beir"), &dev);
+        let (r, _) = load(import, &fixture("beir"), &dev);
         assert_eq!((r.turns, r.judged_turns), (1, 1));
         let single = ImportOptions {
-            grouping: super::super::Grouping::Single,
+            grouping: super::super::options::Grouping::Single,
             ..Default::default()
         };
-        assert_eq!(load(&fixture("beir"), &single).0.dialogues, 5);
+        assert_eq!(load(import, &fixture("beir"), &single).0.dialogues, 5);
         // BEIR `metadata` is flattened into the passage's meta.
         let mut url = None;
         crate::BenchmarkDir::new(b.dir.root())

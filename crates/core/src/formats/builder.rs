@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
+use super::json_doc::{JsonDoc, Rec};
 use crate::benchmark::{self, BenchmarkDir, DIALOGUES, Manifest, QRELS};
 use crate::error::{Error, InputError, Result};
 use crate::jsonl::JsonlWriter;
@@ -65,6 +67,22 @@ impl Diag {
 
     pub fn skipped(&self) -> &BTreeMap<String, u64> {
         &self.skipped
+    }
+
+    /// One record of a JSON document parsed into `T`; a record that does not parse is a
+    /// `malformed-record` problem, `Ok(None)` when lenient so the caller skips it.
+    pub fn parsed<T: DeserializeOwned>(
+        &mut self,
+        doc: &JsonDoc,
+        rec: &Rec<'_>,
+    ) -> Result<Option<T>> {
+        match doc.parse(rec) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) => {
+                self.problem("malformed-record", e)?;
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -386,7 +404,7 @@ pub fn manifest(
     format: &str,
     name: String,
     license: &str,
-    opts: &super::ImportOptions,
+    opts: &super::options::ImportOptions,
     src: &Path,
 ) -> Manifest {
     let mut extra = toml::Table::new();
@@ -414,6 +432,13 @@ pub fn manifest(
         extra,
         ..Default::default()
     }
+}
+
+/// Marks a benchmark whose corpus holds only the gold passages (no collection was found).
+pub fn mark_gold_only(manifest: &mut Manifest) {
+    manifest
+        .extra
+        .insert("corpus".into(), toml::Value::String("gold-only".into()));
 }
 
 /// The last component of an import source (`/home/me/data/mtrag/` -> `mtrag`), never a path.

@@ -12,6 +12,7 @@
 //! collections (MS MARCO, KILT, ClueWeb) are not shipped with the topics: give `--corpus` to
 //! check gold ids and retrieve, else the corpus is empty.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -19,8 +20,9 @@ use serde_json::{Map, Value};
 use super::builder::{self, Builder, ImportReport, Origin};
 use super::corpus::{self, CorpusOptions};
 use super::json_doc::JsonDoc;
-use super::topiocqa::scalar;
-use super::{ImportOptions, dataset_file, judgements, walk};
+use super::options::ImportOptions;
+use super::scalar::scalar;
+use super::{dataset_file, judgements, walk};
 use crate::error::{InputError, Result};
 use crate::model::{Dialogue, Gold, Tags, Turn};
 use crate::progress::Progress;
@@ -81,22 +83,31 @@ pub fn import(
             data.display()
         )),
     }
-    let doc = JsonDoc::read(&data)?;
+    let mut dialogues = read_topics(&data, &mut b)?;
+    match &qrels_path {
+        Some(q) => attach_qrels(q, &mut dialogues, &mut b)?,
+        None => b.diag.warn(format!(
+            "{}: no qrels file: the turns have no gold (give --qrels)",
+            data.display()
+        )),
+    }
+    let manifest = builder::manifest("cast", builder::name_from_path(&data), "", opts, src);
+    b.finish(manifest, dialogues)
+}
+
+/// One dialogue per topic, its user turns without gold yet.
+fn read_topics(data: &Path, b: &mut Builder) -> Result<Vec<Dialogue>> {
+    let doc = JsonDoc::read(data)?;
     let mut dialogues = Vec::new();
     for rec in doc.array_records()? {
-        let topic: Map<String, Value> = match doc.parse(&rec) {
-            Ok(t) => t,
-            Err(e) => {
-                b.diag.problem("malformed-record", e)?;
-                continue;
-            }
+        let Some(topic) = b.diag.parsed::<Map<String, Value>>(&doc, &rec)? else {
+            continue;
         };
+        let bad = |msg: String, field: &str| InputError::new(data, msg).line(rec.line).field(field);
         let Some(number) = first_str(&topic, &["number", "topic_id", "topic_number"]) else {
             b.diag.problem(
                 "malformed-record",
-                InputError::new(&data, "topic has no `number`")
-                    .line(rec.line)
-                    .field("number"),
+                bad("topic has no `number`".into(), "number"),
             )?;
             continue;
         };
@@ -104,93 +115,16 @@ pub fn import(
         let Some(Value::Array(turns_v)) = turns_v else {
             b.diag.problem(
                 "malformed-record",
-                InputError::new(&data, format!("topic `{number}` has no `turn` array"))
-                    .line(rec.line)
-                    .field("turn"),
+                bad(format!("topic `{number}` has no `turn` array"), "turn"),
             )?;
             continue;
         };
         let title = first_str(&topic, &["title"]);
         let mut turns = Vec::new();
         for (i, tv) in turns_v.iter().enumerate() {
-            let Some(t) = tv.as_object() else {
-                b.diag.problem(
-                    "malformed-record",
-                    InputError::new(&data, "a turn must be a JSON object")
-                        .line(rec.line)
-                        .field(format!("turn[{i}]")),
-                )?;
-                continue;
-            };
-            if let Some(p) = first_str(t, &["participant", "speaker"])
-                && !matches!(p.to_ascii_lowercase().as_str(), "user" | "usr")
-            {
-                continue;
+            if let Some(t) = topic_turn(data, rec.line, &number, &title, i, tv, b)? {
+                turns.push(t);
             }
-            let Some(tn) = first_str(t, &["number", "turn_id", "turn_number"]) else {
-                b.diag.problem(
-                    "malformed-record",
-                    InputError::new(
-                        &data,
-                        format!("turn {i} of topic `{number}` has no `number`"),
-                    )
-                    .line(rec.line)
-                    .field(format!("turn[{i}].number")),
-                )?;
-                continue;
-            };
-            let Some(user) = first_str(t, &["raw_utterance", "utterance", "query"]) else {
-                b.diag.problem(
-                    "malformed-record",
-                    InputError::new(
-                        &data,
-                        format!("turn `{tn}` of topic `{number}` has no utterance"),
-                    )
-                    .line(rec.line)
-                    .field(format!("turn[{i}].raw_utterance")),
-                )?;
-                continue;
-            };
-            let id =
-                if tn.starts_with(&format!("{number}_")) || tn.starts_with(&format!("{number}-")) {
-                    tn.clone()
-                } else {
-                    format!("{number}_{tn}")
-                };
-            let mut tags = Tags {
-                topic: title.clone(),
-                ..Default::default()
-            };
-            for (k, name) in [
-                ("automatic_rewritten_utterance", "automatic_rewrite"),
-                ("manual_canonical_result_id", "canonical_result_id"),
-                ("canonical_result_id", "canonical_result_id"),
-                ("result_turn_dependence", "result_turn_dependence"),
-                ("query_turn_dependence", "query_turn_dependence"),
-                ("response_provenance", "response_provenance"),
-                ("ptkb_provenance", "ptkb_provenance"),
-            ] {
-                if let Some(v) = t.get(k).filter(|v| !v.is_null()) {
-                    tags.extra
-                        .entry(name.to_string())
-                        .or_insert_with(|| v.clone());
-                }
-            }
-            turns.push(Turn {
-                id,
-                user,
-                rewrite: first_str(
-                    t,
-                    &[
-                        "manual_rewritten_utterance",
-                        "resolved_utterance",
-                        "rewrite",
-                    ],
-                ),
-                answer: first_str(t, &["response", "passage"]),
-                gold: Vec::new(),
-                tags,
-            });
         }
         let mut meta = Map::new();
         for k in ["title", "description", "ptkb"] {
@@ -204,72 +138,126 @@ pub fn import(
             meta,
         });
     }
-    match &qrels_path {
-        Some(q) => {
-            let js = judgements::read(q, &mut b.diag)?;
-            let mut index: std::collections::HashMap<String, (usize, usize)> =
-                std::collections::HashMap::new();
-            for (di, d) in dialogues.iter().enumerate() {
-                for (ti, t) in d.turns.iter().enumerate() {
-                    index.insert(t.id.clone(), (di, ti));
-                }
-            }
-            for (qid, pid, grade, line) in js {
-                let Some(&(di, ti)) = index.get(&qid) else {
-                    b.diag.problem(
-                        "unmatched-qrels",
-                        InputError::new(q, format!("query `{qid}` matches no turn of the topics"))
-                            .line(line)
-                            .field("qid"),
-                    )?;
-                    continue;
-                };
-                b.gold_origin(&qid, &pid, Origin::new(q, Some(line), "docid"));
-                dialogues[di].turns[ti].gold.push(Gold {
-                    passage_id: pid,
-                    grade,
-                });
-            }
-        }
-        None => b.diag.warn(format!(
-            "{}: no qrels file: the turns have no gold (give --qrels)",
-            data.display()
-        )),
+    Ok(dialogues)
+}
+
+/// Turn `i` of topic `number` (read at `data:line`); `None` for a turn that is not the user's
+/// or, when lenient, a malformed one.
+fn topic_turn(
+    data: &Path,
+    line: u64,
+    number: &str,
+    title: &Option<String>,
+    i: usize,
+    tv: &Value,
+    b: &mut Builder,
+) -> Result<Option<Turn>> {
+    let bad = |msg: String, field: &str| {
+        InputError::new(data, msg)
+            .line(line)
+            .field(format!("turn[{i}]{field}"))
+    };
+    let Some(t) = tv.as_object() else {
+        b.diag.problem(
+            "malformed-record",
+            bad("a turn must be a JSON object".into(), ""),
+        )?;
+        return Ok(None);
+    };
+    if let Some(p) = first_str(t, &["participant", "speaker"])
+        && !matches!(p.to_ascii_lowercase().as_str(), "user" | "usr")
+    {
+        return Ok(None);
     }
-    let manifest = builder::manifest("cast", builder::name_from_path(&data), "", opts, src);
-    b.finish(manifest, dialogues)
+    let Some(tn) = first_str(t, &["number", "turn_id", "turn_number"]) else {
+        let msg = format!("turn {i} of topic `{number}` has no `number`");
+        b.diag.problem("malformed-record", bad(msg, ".number"))?;
+        return Ok(None);
+    };
+    let Some(user) = first_str(t, &["raw_utterance", "utterance", "query"]) else {
+        let msg = format!("turn `{tn}` of topic `{number}` has no utterance");
+        b.diag
+            .problem("malformed-record", bad(msg, ".raw_utterance"))?;
+        return Ok(None);
+    };
+    let id = if tn.starts_with(&format!("{number}_")) || tn.starts_with(&format!("{number}-")) {
+        tn.clone()
+    } else {
+        format!("{number}_{tn}")
+    };
+    let mut tags = Tags {
+        topic: title.clone(),
+        ..Default::default()
+    };
+    for (k, name) in [
+        ("automatic_rewritten_utterance", "automatic_rewrite"),
+        ("manual_canonical_result_id", "canonical_result_id"),
+        ("canonical_result_id", "canonical_result_id"),
+        ("result_turn_dependence", "result_turn_dependence"),
+        ("query_turn_dependence", "query_turn_dependence"),
+        ("response_provenance", "response_provenance"),
+        ("ptkb_provenance", "ptkb_provenance"),
+    ] {
+        if let Some(v) = t.get(k).filter(|v| !v.is_null()) {
+            tags.extra
+                .entry(name.to_string())
+                .or_insert_with(|| v.clone());
+        }
+    }
+    Ok(Some(Turn {
+        id,
+        user,
+        rewrite: first_str(
+            t,
+            &[
+                "manual_rewritten_utterance",
+                "resolved_utterance",
+                "rewrite",
+            ],
+        ),
+        answer: first_str(t, &["response", "passage"]),
+        gold: Vec::new(),
+        tags,
+    }))
+}
+
+/// Gold from the qrels file `q`, matched to the turns by query id.
+fn attach_qrels(q: &Path, dialogues: &mut [Dialogue], b: &mut Builder) -> Result<()> {
+    let js = judgements::read(q, &mut b.diag)?;
+    let mut index: HashMap<String, (usize, usize)> = HashMap::new();
+    for (di, d) in dialogues.iter().enumerate() {
+        for (ti, t) in d.turns.iter().enumerate() {
+            index.insert(t.id.clone(), (di, ti));
+        }
+    }
+    for (qid, pid, grade, line) in js {
+        let Some(&(di, ti)) = index.get(&qid) else {
+            b.diag.problem(
+                "unmatched-qrels",
+                InputError::new(q, format!("query `{qid}` matches no turn of the topics"))
+                    .line(line)
+                    .field("qid"),
+            )?;
+            continue;
+        };
+        b.gold_origin(&qid, &pid, Origin::new(q, Some(line), "docid"));
+        dialogues[di].turns[ti].gold.push(Gold {
+            passage_id: pid,
+            grade,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{counts, fixture, load};
     use super::*;
-
-    fn fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/formats")
-            .join(name)
-    }
-
-    fn load(src: &Path, opts: &ImportOptions) -> (ImportReport, crate::Benchmark) {
-        let tmp = tempfile::tempdir().unwrap().keep();
-        let out = tmp.join("b");
-        let r = import(src, &out, opts, &crate::progress::NoProgress).unwrap();
-        (r, crate::BenchmarkDir::open(&out).unwrap().load().unwrap())
-    }
 
     #[test]
     fn fixture_cast_2020() {
-        let (r, b) = load(&fixture("cast"), &ImportOptions::default());
-        assert_eq!(
-            (
-                r.dialogues,
-                r.turns,
-                r.judged_turns,
-                r.passages,
-                r.qrels_pairs
-            ),
-            (2, 4, 4, 5, 5)
-        );
+        let (r, b) = load(import, &fixture("cast"), &ImportOptions::default());
+        assert_eq!(counts(&r), (2, 4, 4, 5, 5));
         let (d, i) = b.find_turn("81_2").unwrap();
         assert_eq!(
             d.turns[i].rewrite.as_deref(),
@@ -283,17 +271,8 @@ mod tests {
 
     #[test]
     fn fixture_ikat_2023_without_collection() {
-        let (r, b) = load(&fixture("ikat"), &ImportOptions::default());
-        assert_eq!(
-            (
-                r.dialogues,
-                r.turns,
-                r.judged_turns,
-                r.passages,
-                r.qrels_pairs
-            ),
-            (1, 2, 2, 0, 3)
-        );
+        let (r, b) = load(import, &fixture("ikat"), &ImportOptions::default());
+        assert_eq!(counts(&r), (1, 2, 2, 0, 3));
         let t = &b.dialogues[0].turns[1];
         assert_eq!(t.id, "9-1_2");
         assert_eq!(

@@ -130,6 +130,7 @@ fn read_zip(
     Ok(())
 }
 
+/// A JSON-lines or TSV stream of passages (a file or a zip entry named `label`).
 fn read_stream<R: BufRead>(
     reader: R,
     label: &Path,
@@ -138,7 +139,45 @@ fn read_stream<R: BufRead>(
     opts: CorpusOptions,
     progress: &dyn Progress,
 ) -> Result<()> {
-    let tsv = lower_name.ends_with(".tsv");
+    if lower_name.ends_with(".tsv") {
+        read_tsv(reader, label, b, progress)
+    } else {
+        read_jsonl(reader, label, b, opts, progress)
+    }
+}
+
+fn read_jsonl<R: BufRead>(
+    reader: R,
+    label: &Path,
+    b: &mut Builder,
+    opts: CorpusOptions,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let mut n = 0u64;
+    for line in jsonl::records_from(reader, label, jsonl::parse_plain::<Map<String, Value>>) {
+        match line? {
+            jsonl::Line::Record(no, map) => match passage_from_json(label, no, map, opts) {
+                Ok(p) => b.passage(p, label, no)?,
+                Err(e) => b.diag.problem("malformed-record", e)?,
+            },
+            jsonl::Line::Malformed(e) => b.diag.problem("malformed-record", e)?,
+        }
+        n += 1;
+        if n % 10_000 == 0 {
+            progress.advance(10_000);
+        }
+    }
+    progress.advance(n % 10_000);
+    Ok(())
+}
+
+/// `id<TAB>text[<TAB>title]` lines, with or without a header line.
+fn read_tsv<R: BufRead>(
+    reader: R,
+    label: &Path,
+    b: &mut Builder,
+    progress: &dyn Progress,
+) -> Result<()> {
     let mut lines = Lines::new(reader, label);
     let mut header: Option<TsvColumns> = None;
     let mut n = 0u64;
@@ -151,21 +190,14 @@ fn read_stream<R: BufRead>(
             }
             Err(e) => return Err(e),
         };
-        let parsed = if tsv {
-            if header.is_none() && n == 0 {
-                if let Some(h) = TsvColumns::header(line) {
-                    header = Some(h);
-                    continue;
-                }
-            }
-            parse_tsv(label, no, line, header.as_ref())
-        } else {
-            match serde_json::from_str::<Map<String, Value>>(line) {
-                Ok(map) => passage_from_json(label, no, map, opts),
-                Err(e) => Err(jsonl::json_error(label, no, &e)),
-            }
-        };
-        match parsed {
+        if header.is_none()
+            && n == 0
+            && let Some(h) = TsvColumns::header(line)
+        {
+            header = Some(h);
+            continue;
+        }
+        match parse_tsv(label, no, line, header.as_ref()) {
             Ok(p) => b.passage(p, label, no)?,
             Err(e) => b.diag.problem("malformed-record", e)?,
         }
@@ -373,7 +405,10 @@ mod tests {
     use crate::benchmark::Manifest;
     use crate::progress::NoProgress;
 
-    fn build(files: &[(&str, &[u8])], lenient: bool) -> Result<super::super::ImportReport> {
+    fn build(
+        files: &[(&str, &[u8])],
+        lenient: bool,
+    ) -> Result<super::super::builder::ImportReport> {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("src");
         std::fs::create_dir_all(&src).unwrap();

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::Grouping;
+use super::options::Grouping;
 
 /// Separators tried in order: the first one every id splits on wins.
 const SEPARATORS: [&str; 4] = ["<::>", "::", "_", "-"];

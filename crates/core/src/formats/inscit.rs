@@ -18,8 +18,9 @@ use serde_json::{Map, Value};
 
 use super::builder::{self, Builder, ImportReport, Origin};
 use super::corpus::{self, CorpusOptions};
+use super::dataset_file;
 use super::json_doc::JsonDoc;
-use super::{ImportOptions, dataset_file};
+use super::options::ImportOptions;
 use crate::error::{InputError, Result};
 use crate::model::{Dialogue, Gold, Passage, Tags, Turn};
 use crate::progress::Progress;
@@ -103,121 +104,19 @@ pub fn import(
     let mut dialogues = Vec::new();
     for rec in doc.object_records()? {
         let did = rec.key.clone().unwrap_or_default();
-        let d: Dialog = match doc.parse(&rec) {
-            Ok(d) => d,
-            Err(e) => {
-                b.diag.problem("malformed-record", e)?;
-                continue;
-            }
+        let Some(d) = b.diag.parsed::<Dialog>(&doc, &rec)? else {
+            continue;
         };
-        let n = d.turns.len();
-        let mut turns = Vec::with_capacity(n);
-        for (i, t) in d.turns.iter().enumerate() {
-            let id = format!("{did}_{}", i + 1);
-            let Some(question) = t.context.last().map(|s| s.trim().to_string()) else {
-                b.diag.problem(
-                    "malformed-record",
-                    InputError::new(
-                        &data,
-                        format!("turn {} of dialogue `{did}` has an empty context", i + 1),
-                    )
-                    .line(rec.line)
-                    .field(format!("turns[{i}].context")),
-                )?;
-                continue;
-            };
-            if gold_only {
-                for ev in t
-                    .labels
-                    .iter()
-                    .flat_map(|l| l.evidence.iter())
-                    .chain(t.prev_evidence.iter().flatten())
-                {
-                    if let Some(text) = &ev.passage_text
-                        && !b.contains(&ev.passage_id)
-                    {
-                        let p = Passage {
-                            id: ev.passage_id.clone(),
-                            title: ev.passage_titles.join(" [SEP] "),
-                            text: text.clone(),
-                            doc_id: ev.passage_titles.first().cloned(),
-                            meta: Map::new(),
-                        };
-                        b.passage(p, &data, rec.line)?;
-                    }
-                }
+        let at = At {
+            data: &data,
+            line: rec.line,
+            did: &did,
+        };
+        let mut turns = Vec::with_capacity(d.turns.len());
+        for i in 0..d.turns.len() {
+            if let Some(t) = dialogue_turn(&at, &d, i, gold_only, &mut b)? {
+                turns.push(t);
             }
-            let mut gold: Vec<Gold> = Vec::new();
-            for (li, l) in t.labels.iter().enumerate() {
-                for (ei, ev) in l.evidence.iter().enumerate() {
-                    if gold.iter().any(|g| g.passage_id == ev.passage_id) {
-                        continue;
-                    }
-                    b.gold_origin(
-                        &id,
-                        &ev.passage_id,
-                        Origin::new(
-                            &data,
-                            Some(rec.line),
-                            format!("turns[{i}].labels[{li}].evidence[{ei}].passage_id"),
-                        ),
-                    );
-                    gold.push(Gold {
-                        passage_id: ev.passage_id.clone(),
-                        grade: 1,
-                    });
-                }
-            }
-            let answer = d
-                .turns
-                .get(i + 1)
-                .and_then(|next| next.context.get(2 * i + 1))
-                .or_else(|| t.labels.first().and_then(|l| l.response.as_ref()))
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty());
-            let mut types: Vec<String> = Vec::new();
-            for l in &t.labels {
-                if let Some(rt) = &l.response_type
-                    && !types.contains(rt)
-                {
-                    types.push(rt.clone());
-                }
-            }
-            let mut tags = Tags::default();
-            let no_answer = !t.labels.is_empty()
-                && t.labels.iter().all(|l| {
-                    l.response_type.as_deref().is_some_and(|r| {
-                        r.to_ascii_lowercase().replace(['_', '-', ' '], "") == "noanswer"
-                    })
-                });
-            tags.answerability = Some(
-                if no_answer {
-                    "unanswerable"
-                } else {
-                    "answerable"
-                }
-                .into(),
-            );
-            if !types.is_empty() {
-                tags.extra
-                    .insert("response_type".into(), Value::String(types.join(",")));
-            }
-            if let Some(title) = d
-                .seed_article
-                .as_ref()
-                .and_then(|s| s.get("title"))
-                .and_then(Value::as_str)
-            {
-                tags.topic = Some(title.to_string());
-            }
-            turns.push(Turn {
-                id,
-                user: question,
-                rewrite: None,
-                answer,
-                gold,
-                tags,
-            });
         }
         let mut meta = Map::new();
         if let Some(s) = d.seed_article {
@@ -243,33 +142,165 @@ pub fn import(
         src,
     );
     if gold_only {
-        manifest
-            .extra
-            .insert("corpus".into(), toml::Value::String("gold-only".into()));
+        builder::mark_gold_only(&mut manifest);
     }
     b.finish(manifest, dialogues)
 }
 
+/// Where a dialogue was read: the data file, its line and the dialogue's id.
+struct At<'a> {
+    data: &'a Path,
+    line: u64,
+    did: &'a str,
+}
+
+/// Turn `i` of dialogue `d`; `None` when its context is empty and the import is lenient. With
+/// `gold_only` its evidence passages go into the corpus.
+fn dialogue_turn(
+    at: &At<'_>,
+    d: &Dialog,
+    i: usize,
+    gold_only: bool,
+    b: &mut Builder,
+) -> Result<Option<Turn>> {
+    let t = &d.turns[i];
+    let id = format!("{}_{}", at.did, i + 1);
+    let Some(question) = t.context.last().map(|s| s.trim().to_string()) else {
+        b.diag.problem(
+            "malformed-record",
+            InputError::new(
+                at.data,
+                format!(
+                    "turn {} of dialogue `{}` has an empty context",
+                    i + 1,
+                    at.did
+                ),
+            )
+            .line(at.line)
+            .field(format!("turns[{i}].context")),
+        )?;
+        return Ok(None);
+    };
+    if gold_only {
+        add_evidence_passages(t, at, b)?;
+    }
+    let gold = gold_of(&id, t, i, at, b);
+    let answer = d
+        .turns
+        .get(i + 1)
+        .and_then(|next| next.context.get(2 * i + 1))
+        .or_else(|| t.labels.first().and_then(|l| l.response.as_ref()))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    Ok(Some(Turn {
+        id,
+        user: question,
+        rewrite: None,
+        answer,
+        gold,
+        tags: tags_of(d, t),
+    }))
+}
+
+/// The evidence passages of a turn's labels and earlier evidence, into the corpus (once each).
+fn add_evidence_passages(t: &InscitTurn, at: &At<'_>, b: &mut Builder) -> Result<()> {
+    for ev in t
+        .labels
+        .iter()
+        .flat_map(|l| l.evidence.iter())
+        .chain(t.prev_evidence.iter().flatten())
+    {
+        if let Some(text) = &ev.passage_text
+            && !b.contains(&ev.passage_id)
+        {
+            let p = Passage {
+                id: ev.passage_id.clone(),
+                title: ev.passage_titles.join(" [SEP] "),
+                text: text.clone(),
+                doc_id: ev.passage_titles.first().cloned(),
+                meta: Map::new(),
+            };
+            b.passage(p, at.data, at.line)?;
+        }
+    }
+    Ok(())
+}
+
+/// The union of all labels' evidence passages (grade 1), each once.
+fn gold_of(id: &str, t: &InscitTurn, i: usize, at: &At<'_>, b: &mut Builder) -> Vec<Gold> {
+    let mut gold: Vec<Gold> = Vec::new();
+    for (li, l) in t.labels.iter().enumerate() {
+        for (ei, ev) in l.evidence.iter().enumerate() {
+            if gold.iter().any(|g| g.passage_id == ev.passage_id) {
+                continue;
+            }
+            b.gold_origin(
+                id,
+                &ev.passage_id,
+                Origin::new(
+                    at.data,
+                    Some(at.line),
+                    format!("turns[{i}].labels[{li}].evidence[{ei}].passage_id"),
+                ),
+            );
+            gold.push(Gold {
+                passage_id: ev.passage_id.clone(),
+                grade: 1,
+            });
+        }
+    }
+    gold
+}
+
+/// Answerability (unanswerable when every label is `noAnswer`), the response types and the
+/// seed article's title as topic.
+fn tags_of(d: &Dialog, t: &InscitTurn) -> Tags {
+    let mut types: Vec<String> = Vec::new();
+    for l in &t.labels {
+        if let Some(rt) = &l.response_type
+            && !types.contains(rt)
+        {
+            types.push(rt.clone());
+        }
+    }
+    let mut tags = Tags::default();
+    let no_answer = !t.labels.is_empty()
+        && t.labels.iter().all(|l| {
+            l.response_type
+                .as_deref()
+                .is_some_and(|r| r.to_ascii_lowercase().replace(['_', '-', ' '], "") == "noanswer")
+        });
+    tags.answerability = Some(
+        if no_answer {
+            "unanswerable"
+        } else {
+            "answerable"
+        }
+        .into(),
+    );
+    if !types.is_empty() {
+        tags.extra
+            .insert("response_type".into(), Value::String(types.join(",")));
+    }
+    if let Some(title) = d
+        .seed_article
+        .as_ref()
+        .and_then(|s| s.get("title"))
+        .and_then(Value::as_str)
+    {
+        tags.topic = Some(title.to_string());
+    }
+    tags
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{fixture, load};
     use super::*;
-
-    fn fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/formats")
-            .join(name)
-    }
-
-    fn load(src: &Path, opts: &ImportOptions) -> (ImportReport, crate::Benchmark) {
-        let tmp = tempfile::tempdir().unwrap().keep();
-        let out = tmp.join("b");
-        let r = import(src, &out, opts, &crate::progress::NoProgress).unwrap();
-        (r, crate::BenchmarkDir::open(&out).unwrap().load().unwrap())
-    }
 
     #[test]
     fn fixture_context_labels_and_answers() {
-        let (r, b) = load(&fixture("inscit"), &ImportOptions::default());
+        let (r, b) = load(import, &fixture("inscit"), &ImportOptions::default());
         assert_eq!((r.dialogues, r.turns, r.judged_turns), (2, 4, 3));
         assert_eq!(r.passages, 4, "gold-only corpus from the evidence passages");
         let d = &b.dialogues[0];

@@ -19,8 +19,9 @@ use serde_json::{Map, Value};
 use super::builder::{self, Builder, ImportReport, Origin};
 use super::corpus::{self, CorpusOptions};
 use super::json_doc::JsonDoc;
-use super::topiocqa::{SortKey, scalar, turn_key};
-use super::{ImportOptions, dataset_file, walk};
+use super::options::ImportOptions;
+use super::scalar::{SortKey, conversation_turn, scalar, turn_key};
+use super::{dataset_file, walk};
 use crate::error::{InputError, Result};
 use crate::model::{Dialogue, Gold, Tags, Turn};
 use crate::progress::Progress;
@@ -121,138 +122,13 @@ pub fn import(
             data.display()
         )),
     }
-
-    // Ground truth merged by turn id.
-    let mut truth: HashMap<String, (Record, u64)> = HashMap::new();
+    let mut truth = match &truth_file {
+        Some(tf) => read_truth(tf, &mut b)?,
+        None => HashMap::new(),
+    };
+    let convs = read_turns(&data, truth_file.as_deref(), &mut truth, &mut b)?;
     if let Some(tf) = &truth_file {
-        let doc = JsonDoc::read(tf)?;
-        for rec in doc.array_records()? {
-            match doc.parse::<Record>(&rec) {
-                Ok(r) => {
-                    if let (Some(c), Some(t)) = (scalar(&r.conversation_no), scalar(&r.turn_no)) {
-                        truth.insert(format!("{c}_{t}"), (r, rec.line));
-                    }
-                }
-                Err(e) => b.diag.problem("malformed-record", e)?,
-            }
-        }
-    }
-
-    let doc = JsonDoc::read(&data)?;
-    let mut convs: BTreeMap<SortKey, BTreeMap<SortKey, Turn>> = BTreeMap::new();
-    for rec in doc.array_records()? {
-        let r: Record = match doc.parse(&rec) {
-            Ok(r) => r,
-            Err(e) => {
-                b.diag.problem("malformed-record", e)?;
-                continue;
-            }
-        };
-        let (Some(conv), Some(turn_no)) = (scalar(&r.conversation_no), scalar(&r.turn_no)) else {
-            b.diag.problem(
-                "malformed-record",
-                InputError::new(
-                    &data,
-                    "`Conversation_no` and `Turn_no` must be numbers or strings",
-                )
-                .line(rec.line)
-                .field("Conversation_no"),
-            )?;
-            continue;
-        };
-        let Some(question) = nonempty(&r.question) else {
-            b.diag.problem(
-                "empty-query",
-                InputError::new(&data, "empty question")
-                    .line(rec.line)
-                    .field("Question"),
-            )?;
-            continue;
-        };
-        let id = format!("{conv}_{turn_no}");
-        let gt = truth.remove(&id);
-        let (gt_rec, gt_line) = match &gt {
-            Some((r, l)) => (Some(r), Some(*l)),
-            None => (None, None),
-        };
-        let passages = gt_rec
-            .and_then(|g| g.truth_passages.clone())
-            .or_else(|| r.truth_passages.clone())
-            .unwrap_or_default();
-        let (gold_file, gold_line) = match (gt_line, &truth_file) {
-            (Some(l), Some(f)) => (f.clone(), l),
-            _ => (data.clone(), rec.line),
-        };
-        let mut gold = Vec::new();
-        for p in passages {
-            if gold.iter().any(|g: &Gold| g.passage_id == p) {
-                continue;
-            }
-            b.gold_origin(
-                &id,
-                &p,
-                Origin::new(&gold_file, Some(gold_line), "Truth_passages"),
-            );
-            gold.push(Gold {
-                passage_id: p,
-                grade: 1,
-            });
-        }
-        let rewrite = nonempty(&r.rewrite)
-            .or_else(|| nonempty(&r.truth_rewrite))
-            .or_else(|| gt_rec.and_then(|g| nonempty(&g.truth_rewrite)));
-        let answer = nonempty(&r.answer)
-            .or_else(|| nonempty(&r.truth_answer))
-            .or_else(|| gt_rec.and_then(|g| nonempty(&g.truth_answer)));
-        let mut tags = Tags::default();
-        if answer.is_none() {
-            tags.answerability = Some("unanswerable".into());
-        }
-        if let Some(s) = nonempty(&r.source) {
-            tags.extra.insert("source".into(), Value::String(s));
-        }
-        if let Some(u) = nonempty(&r.answer_url) {
-            tags.extra.insert("answer_url".into(), Value::String(u));
-        }
-        let turn = Turn {
-            id: id.clone(),
-            user: question,
-            rewrite,
-            answer,
-            gold,
-            tags,
-        };
-        if convs
-            .entry(turn_key(&conv))
-            .or_default()
-            .insert(turn_key(&turn_no), turn)
-            .is_some()
-        {
-            b.diag.problem(
-                "duplicate-turn",
-                InputError::new(&data, format!("turn `{id}` appears twice"))
-                    .line(rec.line)
-                    .field("Turn_no"),
-            )?;
-        }
-    }
-    if let Some(tf) = &truth_file {
-        let mut left: Vec<(&String, u64)> = truth.iter().map(|(k, (_, l))| (k, *l)).collect();
-        left.sort_by_key(|(_, l)| *l);
-        for (id, line) in left {
-            b.diag.problem(
-                "unmatched-qrels",
-                InputError::new(
-                    tf,
-                    format!(
-                        "ground truth for `{id}` matches no question in {}",
-                        walk::file_name(&data)
-                    ),
-                )
-                .line(line)
-                .field("Turn_no"),
-            )?;
-        }
+        unmatched_truth(tf, &data, &truth, &mut b)?;
     }
     let dialogues = convs
         .into_iter()
@@ -272,36 +148,168 @@ pub fn import(
     b.finish(manifest, dialogues)
 }
 
+/// Ground-truth records by turn id, with their lines.
+type Truth = HashMap<String, (Record, u64)>;
+
+/// Reads a SCAI ground-truth file, to be merged by turn id.
+fn read_truth(tf: &Path, b: &mut Builder) -> Result<Truth> {
+    let mut truth = HashMap::new();
+    let doc = JsonDoc::read(tf)?;
+    for rec in doc.array_records()? {
+        let Some(r) = b.diag.parsed::<Record>(&doc, &rec)? else {
+            continue;
+        };
+        if let (Some(c), Some(t)) = (scalar(&r.conversation_no), scalar(&r.turn_no)) {
+            truth.insert(format!("{c}_{t}"), (r, rec.line));
+        }
+    }
+    Ok(truth)
+}
+
+/// Reads the turns of the data file grouped by conversation, taking each turn's ground truth
+/// out of `truth`.
+fn read_turns(
+    data: &Path,
+    truth_file: Option<&Path>,
+    truth: &mut Truth,
+    b: &mut Builder,
+) -> Result<BTreeMap<SortKey, BTreeMap<SortKey, Turn>>> {
+    let doc = JsonDoc::read(data)?;
+    let mut convs: BTreeMap<SortKey, BTreeMap<SortKey, Turn>> = BTreeMap::new();
+    for rec in doc.array_records()? {
+        let Some(r) = b.diag.parsed::<Record>(&doc, &rec)? else {
+            continue;
+        };
+        let Some((conv, turn_no)) =
+            conversation_turn(&r.conversation_no, &r.turn_no, data, rec.line, &mut b.diag)?
+        else {
+            continue;
+        };
+        let Some(question) = nonempty(&r.question) else {
+            b.diag.problem(
+                "empty-query",
+                InputError::new(data, "empty question")
+                    .line(rec.line)
+                    .field("Question"),
+            )?;
+            continue;
+        };
+        let id = format!("{conv}_{turn_no}");
+        let gt = truth.remove(&id);
+        let gold_at = match (&gt, truth_file) {
+            (Some((_, l)), Some(f)) => Origin::new(f, Some(*l), "Truth_passages"),
+            _ => Origin::new(data, Some(rec.line), "Truth_passages"),
+        };
+        let gt_rec = gt.as_ref().map(|(g, _)| g);
+        let gold = gold_of(&id, &r, gt_rec, &gold_at, b);
+        let turn = turn_of(id.clone(), question, &r, gt_rec, gold);
+        if convs
+            .entry(turn_key(&conv))
+            .or_default()
+            .insert(turn_key(&turn_no), turn)
+            .is_some()
+        {
+            b.diag.problem(
+                "duplicate-turn",
+                InputError::new(data, format!("turn `{id}` appears twice"))
+                    .line(rec.line)
+                    .field("Turn_no"),
+            )?;
+        }
+    }
+    Ok(convs)
+}
+
+/// The turn's `Truth_passages` (the ground truth's first), each once, with grade 1.
+fn gold_of(
+    id: &str,
+    r: &Record,
+    gt_rec: Option<&Record>,
+    origin: &Origin,
+    b: &mut Builder,
+) -> Vec<Gold> {
+    let passages = gt_rec
+        .and_then(|g| g.truth_passages.clone())
+        .or_else(|| r.truth_passages.clone())
+        .unwrap_or_default();
+    let mut gold = Vec::new();
+    for p in passages {
+        if gold.iter().any(|g: &Gold| g.passage_id == p) {
+            continue;
+        }
+        b.gold_origin(id, &p, origin.clone());
+        gold.push(Gold {
+            passage_id: p,
+            grade: 1,
+        });
+    }
+    gold
+}
+
+/// A turn with its rewrite, answer (none: unanswerable), source and answer URL.
+fn turn_of(
+    id: String,
+    question: String,
+    r: &Record,
+    gt_rec: Option<&Record>,
+    gold: Vec<Gold>,
+) -> Turn {
+    let rewrite = nonempty(&r.rewrite)
+        .or_else(|| nonempty(&r.truth_rewrite))
+        .or_else(|| gt_rec.and_then(|g| nonempty(&g.truth_rewrite)));
+    let answer = nonempty(&r.answer)
+        .or_else(|| nonempty(&r.truth_answer))
+        .or_else(|| gt_rec.and_then(|g| nonempty(&g.truth_answer)));
+    let mut tags = Tags::default();
+    if answer.is_none() {
+        tags.answerability = Some("unanswerable".into());
+    }
+    if let Some(s) = nonempty(&r.source) {
+        tags.extra.insert("source".into(), Value::String(s));
+    }
+    if let Some(u) = nonempty(&r.answer_url) {
+        tags.extra.insert("answer_url".into(), Value::String(u));
+    }
+    Turn {
+        id,
+        user: question,
+        rewrite,
+        answer,
+        gold,
+        tags,
+    }
+}
+
+/// Ground truth left over (no question of the data file has its id), in file order.
+fn unmatched_truth(tf: &Path, data: &Path, truth: &Truth, b: &mut Builder) -> Result<()> {
+    let mut left: Vec<(&String, u64)> = truth.iter().map(|(k, (_, l))| (k, *l)).collect();
+    left.sort_by_key(|(_, l)| *l);
+    for (id, line) in left {
+        b.diag.problem(
+            "unmatched-qrels",
+            InputError::new(
+                tf,
+                format!(
+                    "ground truth for `{id}` matches no question in {}",
+                    walk::file_name(data)
+                ),
+            )
+            .line(line)
+            .field("Turn_no"),
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{counts, fixture, load};
     use super::*;
-
-    fn fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/formats")
-            .join(name)
-    }
-
-    fn load(src: &Path, opts: &ImportOptions) -> (ImportReport, crate::Benchmark) {
-        let tmp = tempfile::tempdir().unwrap().keep();
-        let out = tmp.join("b");
-        let r = import(src, &out, opts, &crate::progress::NoProgress).unwrap();
-        (r, crate::BenchmarkDir::open(&out).unwrap().load().unwrap())
-    }
 
     #[test]
     fn fixture_rewrites_truth_passages_and_collection_dir() {
-        let (r, b) = load(&fixture("qrecc"), &ImportOptions::default());
-        assert_eq!(
-            (
-                r.dialogues,
-                r.turns,
-                r.judged_turns,
-                r.passages,
-                r.qrels_pairs
-            ),
-            (2, 3, 2, 4, 3)
-        );
+        let (r, b) = load(import, &fixture("qrecc"), &ImportOptions::default());
+        assert_eq!(counts(&r), (2, 3, 2, 4, 3));
         let (d, i) = b.find_turn("74_2").unwrap();
         assert_eq!(
             d.turns[i].rewrite.as_deref(),

@@ -16,11 +16,12 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::ImportOptions;
 use super::builder::{self, Builder, ImportReport, Origin};
 use super::corpus::{self, CorpusOptions};
 use super::dataset_file;
 use super::json_doc::JsonDoc;
+use super::options::ImportOptions;
+use super::scalar::{SortKey, conversation_turn, scalar, turn_key};
 use crate::error::{InputError, Result};
 use crate::model::{Dialogue, Gold, Passage, Tags, Turn};
 use crate::progress::Progress;
@@ -64,23 +65,6 @@ struct GoldPassage {
     text: String,
 }
 
-/// A JSON number or string as text (`1` and `"1"` are the same conversation).
-pub(crate) fn scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// Orders conversation and turn numbers numerically when they are numbers.
-pub(crate) type SortKey = (u64, String);
-
-/// Sort key of a turn number: numeric when it is a number.
-pub(crate) fn turn_key(s: &str) -> SortKey {
-    (s.parse::<u64>().unwrap_or(u64::MAX), s.to_string())
-}
-
 pub fn import(
     src: &Path,
     out: &Path,
@@ -105,95 +89,61 @@ pub fn import(
         corpus::read_into(c, &mut b, CorpusOptions::default(), progress)?;
     }
     let gold_only = corpus_path.is_none();
-    let doc = JsonDoc::read(&data)?;
-    // conversation -> turn key -> turn
-    let mut convs: BTreeMap<SortKey, BTreeMap<SortKey, (Turn, u64)>> = BTreeMap::new();
+    let convs = read_turns(&data, gold_only, &mut b)?;
+    if gold_only {
+        b.diag.warn(format!(
+            "{}: no TopiOCQA corpus (full_wiki_segments.tsv) found: the corpus holds only the gold passages; give --corpus for real retrieval",
+            data.display()
+        ));
+    }
+    let dialogues = dialogues_of(convs);
+    let mut manifest = builder::manifest(
+        "topiocqa",
+        builder::name_from_path(&data),
+        "CC BY-NC-SA 4.0",
+        opts,
+        src,
+    );
+    if gold_only {
+        builder::mark_gold_only(&mut manifest);
+    }
+    b.finish(manifest, dialogues)
+}
+
+/// conversation -> turn key -> (turn, line)
+type Convs = BTreeMap<SortKey, BTreeMap<SortKey, (Turn, u64)>>;
+
+/// Reads the turns of the data file, grouped by conversation; with `gold_only` the gold
+/// passages become the corpus.
+fn read_turns(data: &Path, gold_only: bool, b: &mut Builder) -> Result<Convs> {
+    let doc = JsonDoc::read(data)?;
+    let mut convs: Convs = BTreeMap::new();
     for rec in doc.array_records()? {
-        let r: Record = match doc.parse(&rec) {
-            Ok(r) => r,
-            Err(e) => {
-                b.diag.problem("malformed-record", e)?;
-                continue;
-            }
+        let Some(r) = b.diag.parsed::<Record>(&doc, &rec)? else {
+            continue;
         };
-        let (Some(conv), Some(turn_no)) = (scalar(&r.conversation_no), scalar(&r.turn_no)) else {
-            b.diag.problem(
-                "malformed-record",
-                InputError::new(
-                    &data,
-                    "`Conversation_no` and `Turn_no` must be numbers or strings",
-                )
-                .line(rec.line)
-                .field("Conversation_no"),
-            )?;
+        let Some((conv, turn_no)) =
+            conversation_turn(&r.conversation_no, &r.turn_no, data, rec.line, &mut b.diag)?
+        else {
             continue;
         };
         let id = format!("{conv}_{turn_no}");
-        let mut gold = Vec::new();
-        if let Some(gp) = &r.gold_passage {
-            let pid = match gp.id.as_ref().and_then(scalar) {
-                Some(p) => p.strip_prefix("wiki:").unwrap_or(&p).to_string(),
-                None if !gp.text.is_empty() => format!(
-                    "topiocqa-{}",
-                    &crate::fingerprint::hash_bytes(
-                        format!("{}\n{}", gp.title, gp.text).as_bytes()
-                    )[..16]
-                ),
-                None => String::new(),
-            };
-            if !pid.is_empty() {
-                if gold_only && !b.contains(&pid) {
-                    let p = Passage {
-                        id: pid.clone(),
-                        title: gp.title.clone(),
-                        text: gp.text.clone(),
-                        doc_id: r.topic.clone(),
-                        meta: Map::new(),
-                    };
-                    b.passage(p, &data, rec.line)?;
-                }
-                b.gold_origin(
-                    &id,
-                    &pid,
-                    Origin::new(&data, Some(rec.line), "Gold_passage.id"),
-                );
-                gold.push(Gold {
-                    passage_id: pid,
-                    grade: 1,
-                });
-            }
-        }
+        let gold = gold_of(&id, &r, data, rec.line, gold_only, b)?;
         let answer = r.answer.clone().filter(|a| !a.trim().is_empty());
-        let mut tags = Tags {
-            topic: r.topic.clone(),
-            answerability: Some(match &answer {
-                Some(a) if a.trim().eq_ignore_ascii_case("unanswerable") => "unanswerable".into(),
-                Some(_) => "answerable".into(),
-                None => "unanswerable".into(),
-            }),
-            ..Default::default()
-        };
-        if let Some(s) = &r.topic_section {
-            tags.extra
-                .insert("topic_section".into(), Value::String(s.clone()));
-        }
-        if let Some(nq) = r.is_nq {
-            tags.extra.insert("is_nq".into(), Value::Bool(nq));
-        }
         let turn = Turn {
             id,
             user: r.question.trim().to_string(),
             rewrite: None,
+            tags: tags_of(&r, &answer),
             answer,
             gold,
-            tags,
         };
         let slot = convs.entry(turn_key(&conv)).or_default();
         if let Some((prev, prev_line)) = slot.insert(turn_key(&turn_no), (turn, rec.line)) {
             b.diag.problem(
                 "duplicate-turn",
                 InputError::new(
-                    &data,
+                    data,
                     format!(
                         "turn `{}` appears twice (first at line {prev_line})",
                         prev.id
@@ -204,12 +154,74 @@ pub fn import(
             )?;
         }
     }
-    if gold_only {
-        b.diag.warn(format!(
-            "{}: no TopiOCQA corpus (full_wiki_segments.tsv) found: the corpus holds only the gold passages; give --corpus for real retrieval",
-            data.display()
-        ));
+    Ok(convs)
+}
+
+/// The gold passage of a turn (its DPR `wiki:` prefix dropped, or a content hash when it has
+/// no id); with `gold_only` it is also added to the corpus.
+fn gold_of(
+    id: &str,
+    r: &Record,
+    data: &Path,
+    line: u64,
+    gold_only: bool,
+    b: &mut Builder,
+) -> Result<Vec<Gold>> {
+    let Some(gp) = &r.gold_passage else {
+        return Ok(Vec::new());
+    };
+    let pid = match gp.id.as_ref().and_then(scalar) {
+        Some(p) => p.strip_prefix("wiki:").unwrap_or(&p).to_string(),
+        None if !gp.text.is_empty() => format!(
+            "topiocqa-{}",
+            &crate::fingerprint::hash_bytes(format!("{}\n{}", gp.title, gp.text).as_bytes())[..16]
+        ),
+        None => String::new(),
+    };
+    if pid.is_empty() {
+        return Ok(Vec::new());
     }
+    if gold_only && !b.contains(&pid) {
+        let p = Passage {
+            id: pid.clone(),
+            title: gp.title.clone(),
+            text: gp.text.clone(),
+            doc_id: r.topic.clone(),
+            meta: Map::new(),
+        };
+        b.passage(p, data, line)?;
+    }
+    b.gold_origin(id, &pid, Origin::new(data, Some(line), "Gold_passage.id"));
+    Ok(vec![Gold {
+        passage_id: pid,
+        grade: 1,
+    }])
+}
+
+/// Topic, answerability (an `UNANSWERABLE` or missing answer), topic section and `is_nq`.
+fn tags_of(r: &Record, answer: &Option<String>) -> Tags {
+    let mut tags = Tags {
+        topic: r.topic.clone(),
+        answerability: Some(match answer {
+            Some(a) if a.trim().eq_ignore_ascii_case("unanswerable") => "unanswerable".into(),
+            Some(_) => "answerable".into(),
+            None => "unanswerable".into(),
+        }),
+        ..Default::default()
+    };
+    if let Some(s) = &r.topic_section {
+        tags.extra
+            .insert("topic_section".into(), Value::String(s.clone()));
+    }
+    if let Some(nq) = r.is_nq {
+        tags.extra.insert("is_nq".into(), Value::Bool(nq));
+    }
+    tags
+}
+
+/// The dialogues in conversation order, each turn's `topic_switch` set against the previous
+/// turn's topic.
+fn dialogues_of(convs: Convs) -> Vec<Dialogue> {
     let mut dialogues = Vec::with_capacity(convs.len());
     for ((_, conv), turns) in convs {
         let mut prev_topic: Option<String> = None;
@@ -226,41 +238,17 @@ pub fn import(
             meta: Map::new(),
         });
     }
-    let mut manifest = builder::manifest(
-        "topiocqa",
-        builder::name_from_path(&data),
-        "CC BY-NC-SA 4.0",
-        opts,
-        src,
-    );
-    if gold_only {
-        manifest
-            .extra
-            .insert("corpus".into(), toml::Value::String("gold-only".into()));
-    }
-    b.finish(manifest, dialogues)
+    dialogues
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{fixture, load};
     use super::*;
-
-    fn fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/formats")
-            .join(name)
-    }
-
-    fn load(src: &Path, opts: &ImportOptions) -> (ImportReport, crate::Benchmark) {
-        let tmp = tempfile::tempdir().unwrap().keep();
-        let out = tmp.join("b");
-        let r = import(src, &out, opts, &crate::progress::NoProgress).unwrap();
-        (r, crate::BenchmarkDir::open(&out).unwrap().load().unwrap())
-    }
 
     #[test]
     fn fixture_topics_switches_and_wiki_ids() {
-        let (r, b) = load(&fixture("topiocqa"), &ImportOptions::default());
+        let (r, b) = load(import, &fixture("topiocqa"), &ImportOptions::default());
         assert_eq!(
             (r.dialogues, r.turns, r.judged_turns, r.passages),
             (2, 5, 4, 4)
@@ -295,6 +283,7 @@ mod tests {
         )
         .unwrap();
         let (r, b) = load(
+            import,
             &tmp.path().join("topiocqa_dev.json"),
             &ImportOptions::default(),
         );

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::builder::{self, Builder, Diag, ImportReport};
 use super::corpus::{self, CorpusOptions};
-use super::{ImportOptions, beir, judgements, walk};
+use super::options::ImportOptions;
+use super::{beir, judgements, walk};
 use crate::error::{Error, InputError, Result};
 use crate::jsonl::{self, Lines};
 use crate::progress::Progress;
@@ -190,6 +191,7 @@ pub fn import(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{counts, fixture, load};
     use super::*;
 
     #[test]
@@ -204,32 +206,10 @@ mod tests {
         assert_eq!((q[1].id.as_str(), q[1].line), ("302", 7));
     }
 
-    fn fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures/formats")
-            .join(name)
-    }
-
-    fn load_fixture(src: &Path, opts: &ImportOptions) -> (ImportReport, crate::Benchmark) {
-        let tmp = tempfile::tempdir().unwrap().keep();
-        let out = tmp.join("b");
-        let r = import(src, &out, opts, &crate::progress::NoProgress).unwrap();
-        (r, crate::BenchmarkDir::open(&out).unwrap().load().unwrap())
-    }
-
     #[test]
     fn fixture_with_crlf_topics_and_collection() {
-        let (r, b) = load_fixture(&fixture("trec"), &ImportOptions::default());
-        assert_eq!(
-            (
-                r.dialogues,
-                r.turns,
-                r.judged_turns,
-                r.passages,
-                r.qrels_pairs
-            ),
-            (2, 4, 4, 4, 5)
-        );
+        let (r, b) = load(import, &fixture("trec"), &ImportOptions::default());
+        assert_eq!(counts(&r), (2, 4, 4, 4, 5));
         assert_eq!(
             b.dialogues[1].turns[1].user,
             "how does it differ from a traditional database"

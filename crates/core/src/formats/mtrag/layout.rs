@@ -1,0 +1,130 @@
+//! Where the files of an MTRAG source are: conversations, each domain's retrieval tasks and
+//! qrels, and its corpus, in either layout (per-domain files or the upstream repository) or a
+//! mix of both. Only file names and folders are looked at; nothing is read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::super::options::ImportOptions;
+use super::super::walk;
+use crate::error::Result;
+
+/// `Some(Some(domain))` for `conversations_<domain>.jsonl`, `Some(None)` for the all-domain
+/// `conversations.json[l]`, `None` for anything else.
+pub(super) fn conversation_file_domain(p: &Path) -> Option<Option<String>> {
+    let name = walk::file_name(p);
+    if name == "conversations.json" || name == "conversations.jsonl" {
+        return Some(None);
+    }
+    let rest = name.strip_prefix("conversations_")?;
+    let dom = rest
+        .strip_suffix(".jsonl")
+        .or_else(|| rest.strip_suffix(".json"))?;
+    Some(Some(dom.to_string()))
+}
+
+/// The files of one domain's retrieval tasks.
+#[derive(Debug, Default, Clone)]
+pub(super) struct TaskFiles {
+    pub rewrite: Option<PathBuf>,
+    pub lastturn: Option<PathBuf>,
+    pub questions: Option<PathBuf>,
+    pub qrels: Option<PathBuf>,
+}
+
+/// What was found in the source folder.
+#[derive(Debug, Default)]
+pub(super) struct Layout {
+    pub conversations: Vec<(PathBuf, Option<String>)>,
+    pub tasks: BTreeMap<String, TaskFiles>,
+    pub corpora: BTreeMap<String, PathBuf>,
+}
+
+/// Finds the conversations, task files, qrels (the `--split` one, else `dev`, else `test`) and
+/// corpora (passage level and unzipped first) under `src`.
+pub(super) fn discover(src: &Path, opts: &ImportOptions) -> Result<Layout> {
+    let files = walk::files(src, 6)?;
+    let mut layout = Layout::default();
+    let mut corpus_candidates: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for f in &files {
+        let name = walk::file_name(f);
+        if let Some(dom) = conversation_file_domain(f) {
+            layout.conversations.push((f.clone(), dom));
+            continue;
+        }
+        for (suffix, kind) in [
+            ("_rewrite.jsonl", 0),
+            ("_lastturn.jsonl", 1),
+            ("_questions.jsonl", 2),
+        ] {
+            if let Some(dom) = name.strip_suffix(suffix) {
+                let t = layout.tasks.entry(dom.to_string()).or_default();
+                match kind {
+                    0 => t.rewrite = Some(f.clone()),
+                    1 => t.lastturn = Some(f.clone()),
+                    _ => t.questions = Some(f.clone()),
+                }
+            }
+        }
+        if let Some(dom) = name.strip_prefix("corpus_").and_then(|r| {
+            r.strip_suffix(".jsonl")
+                .or_else(|| r.strip_suffix(".jsonl.zip"))
+        }) {
+            corpus_candidates
+                .entry(dom.to_string())
+                .or_default()
+                .push(f.clone());
+        } else if f.components().any(|c| c.as_os_str() == "corpora") {
+            let lower = name.to_ascii_lowercase();
+            for ext in [".jsonl.zip", ".json.zip", ".jsonl", ".zip"] {
+                if let Some(dom) = lower.strip_suffix(ext) {
+                    corpus_candidates
+                        .entry(dom.to_string())
+                        .or_default()
+                        .push(f.clone());
+                    break;
+                }
+            }
+        }
+    }
+    // qrels: `<task dir>/qrels/<split>.tsv`
+    for t in layout.tasks.values_mut() {
+        let Some(dir) = t
+            .rewrite
+            .as_ref()
+            .or(t.lastturn.as_ref())
+            .or(t.questions.as_ref())
+            .and_then(|p| p.parent())
+        else {
+            continue;
+        };
+        let qdir = dir.join("qrels");
+        let mut tsvs: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| f.parent() == Some(qdir.as_path()) && walk::file_name(f).ends_with(".tsv"))
+            .cloned()
+            .collect();
+        tsvs.sort_by_key(|p| {
+            let n = walk::file_name(p);
+            let want = opts.split.as_deref().map(|s| format!("{s}.tsv"));
+            (Some(n.clone()) != want, n != "dev.tsv", n != "test.tsv", n)
+        });
+        t.qrels = tsvs.into_iter().next();
+    }
+    for (dom, mut cands) in corpus_candidates {
+        // passage_level beats document_level; unzipped beats zipped.
+        cands.sort_by_key(|p| {
+            let s = p.to_string_lossy();
+            (
+                s.contains("document_level"),
+                !s.contains("passage_level"),
+                s.ends_with(".zip"),
+                s.into_owned(),
+            )
+        });
+        if let Some(best) = cands.into_iter().next() {
+            layout.corpora.insert(dom, best);
+        }
+    }
+    Ok(layout)
+}
