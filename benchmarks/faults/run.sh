@@ -32,7 +32,7 @@ cd "$ROOT" || exit 1
 if [ -z "${SKIP_BUILD:-}" ]; then
   echo "building (debug) ..." >&2
   cargo build -q --bin mtr >&2 || exit 1
-  cargo build -q -p mtr-llm --bin mtr-fake-llm >&2 || exit 1
+  cargo build -q -p mtr-llm --features fake --bin mtr-fake-llm >&2 || exit 1
 fi
 MTR="$ROOT/target/debug/mtr"
 FAKE="$ROOT/target/debug/mtr-fake-llm"

@@ -416,7 +416,7 @@ pub struct LocalConfig {
     pub own_generator_server: bool,
     /// `[llm.local.models.<name>]`: threads and slots of one model's server (by short name
     /// such as `qwen0.5b`, or the GGUF file stem), overriding `threads` and `slots`.
-    pub models: BTreeMap<String, crate::local::LocalModelOptions>,
+    pub models: BTreeMap<String, LocalModelOptions>,
     /// `max_string_length` of the local chat endpoints (llama.cpp enforces it): short
     /// justifications, no JSON cut by `max_tokens`. 0 = no limit.
     pub max_string_length: u32,
@@ -438,6 +438,22 @@ pub struct LocalConfig {
     pub slot_affinity: bool,
 }
 
+/// Slots per chat server by default (see `benchmarks/local/README.md` for the measurement).
+pub const DEFAULT_SLOTS: u32 = 2;
+
+/// `[llm.local.models.<name>]`: settings of one local model's server.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalModelOptions {
+    /// Threads of this model's server (default `[llm.local] threads`).
+    pub threads: Option<u32>,
+    /// Slots of this model's server (default `[llm.local] slots`).
+    pub slots: Option<u32>,
+    /// How this model's ratings are read as a judge: `generated` (default) or
+    /// `probability` (probability-weighted over the grade tokens, one generated token).
+    pub rating_mode: Option<crate::logprob::RatingMode>,
+}
+
 impl Default for LocalConfig {
     fn default() -> Self {
         Self {
@@ -447,7 +463,7 @@ impl Default for LocalConfig {
             n_ctx: 4096,
             start_timeout_s: 120.0,
             timeout_s: 600.0,
-            slots: crate::local::DEFAULT_SLOTS,
+            slots: DEFAULT_SLOTS,
             own_generator_server: false,
             models: BTreeMap::new(),
             max_string_length: 200,

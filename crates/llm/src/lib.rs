@@ -12,6 +12,8 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod fake;
+#[cfg(feature = "fake")]
+mod fake_server;
 pub mod hub;
 pub mod ledger;
 pub mod local;

@@ -9,7 +9,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{BatchItem, Cache, now};
-use crate::error::{LlmError, Result};
+use crate::error::Result;
 
 /// Status of an export job whose file is being written.
 pub(crate) const EXPORTING: &str = "exporting";
@@ -56,12 +56,7 @@ impl Cache {
 
     /// Adds requests to export jobs, in one transaction (`(batch_id, item)`).
     pub(crate) fn export_items(&self, items: &[(String, BatchItem)]) -> Result<()> {
-        let mut conn = self
-            .conn
-            .lock()
-            .map_err(|_| LlmError::cache(&self.path, "lock poisoned"))?;
-        let write = |conn: &mut rusqlite::Connection| -> rusqlite::Result<()> {
-            let tx = conn.transaction()?;
+        self.transaction(|tx| {
             {
                 let mut st = tx.prepare_cached(
                     "INSERT OR REPLACE INTO batch_item (key, batch_id, prompt_id, output, sample) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -70,9 +65,8 @@ impl Cache {
                     st.execute(params![it.key, job, it.prompt_id, it.output, it.sample])?;
                 }
             }
-            tx.commit()
-        };
-        write(&mut conn).map_err(|e| LlmError::cache(&self.path, e))
+            Ok(())
+        })
     }
 
     /// Marks an export job's file complete, with its number of requests.

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use super::{Llm, read_choice};
 use crate::balance::Endpoint;
-use crate::cache::{BatchItem, BatchJob, StoredChat};
+use crate::cache::{BatchItem, BatchJob, Cache, StoredChat};
 use crate::chat::{ChatRequest, OutputSpec, ParseStatus};
 use crate::error::{LlmError, Result};
 use crate::extract::parse_output;
@@ -112,6 +112,45 @@ impl Llm {
             ));
         };
         let mut report = BatchReport::default();
+        let mut watch = self.resume_batches(cache, &mut report).await?;
+        let queued: BTreeMap<String, Vec<Queued>> = self
+            .inner
+            .batch_queue
+            .lock()
+            .map(|mut q| std::mem::take(&mut *q))
+            .unwrap_or_default();
+        for (name, items) in queued {
+            if items.is_empty() {
+                continue;
+            }
+            let job = self.submit_batch(cache, &name, &items).await?;
+            report.submitted.push(job.batch_id.clone());
+            watch.push(job);
+        }
+        let poll = Duration::from_secs_f64(self.inner.config.batch_poll_s.max(0.01));
+        while !watch.is_empty() {
+            let mut still = Vec::new();
+            for job in watch {
+                if let Some(job) = self.poll_batch(cache, job, &mut report).await? {
+                    still.push(job);
+                }
+            }
+            watch = still;
+            if !watch.is_empty() {
+                tokio::time::sleep(poll).await;
+            }
+        }
+        Ok(report)
+    }
+
+    /// The unfinished jobs of earlier runs to poll: a job recorded before its batch was
+    /// created is adopted when the provider has it, else forgotten (its requests are queued
+    /// and submitted again).
+    async fn resume_batches(
+        &self,
+        cache: &Cache,
+        report: &mut BatchReport,
+    ) -> Result<Vec<BatchJob>> {
         let mut watch: Vec<BatchJob> = Vec::new();
         for job in cache.open_batches()? {
             if !self.inner.endpoints.contains_key(&job.endpoint) {
@@ -140,191 +179,152 @@ impl Llm {
             report.resumed.push(job.batch_id.clone());
             watch.push(job);
         }
-        let queued: BTreeMap<String, Vec<Queued>> = self
-            .inner
-            .batch_queue
-            .lock()
-            .map(|mut q| std::mem::take(&mut *q))
-            .unwrap_or_default();
-        for (name, items) in queued {
-            if items.is_empty() {
-                continue;
-            }
-            let ep = self.endpoint(&name)?.clone();
-            let estimate: f64 = items
-                .iter()
-                .map(|it| {
-                    let msgs: Vec<crate::chat::ChatMessage> = it
-                        .body
-                        .get("messages")
-                        .and_then(|m| serde_json::from_value(m.clone()).ok())
-                        .unwrap_or_default();
-                    let max_out = it
-                        .body
-                        .get("max_tokens")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(1024);
-                    ep.cfg
-                        .cost(crate::tokens::count_messages(&ep.cfg.model, &msgs), max_out)
-                        * ep.cfg.batch_discount
-                })
-                .sum();
-            self.inner.ledger.reserve(&name, estimate)?;
-            let mut jsonl = Vec::new();
-            for it in &items {
-                let line = json!({"custom_id": it.key, "method": "POST", "url": "/v1/chat/completions", "body": it.body});
-                jsonl.extend_from_slice(line.to_string().as_bytes());
-                jsonl.push(b'\n');
-            }
-            let replica = ep
-                .replicas()
-                .await?
-                .first()
-                .cloned()
-                .ok_or_else(|| LlmError::Config(format!("endpoint `{name}` has no URL")))?;
-            let provider = |e: crate::retry::AttemptError| LlmError::Provider {
-                endpoint: name.clone(),
-                status: e.status,
-                message: e.message,
-                attempts: 1,
-            };
-            // recorded first, under a client-side id the batch carries in its metadata
-            let sid = submission_id(&name, &items);
-            let pending = format!("{PENDING}{sid}");
-            let rows: Vec<BatchItem> = items
-                .iter()
-                .map(|it| BatchItem {
-                    key: it.key.clone(),
-                    prompt_id: it.prompt_id.clone(),
-                    output: serde_json::to_string(&it.output).unwrap_or_default(),
-                    sample: it.sample,
-                })
-                .collect();
-            let recorded = BatchJob {
-                batch_id: pending.clone(),
-                endpoint: name.clone(),
-                model: ep.cfg.model.clone(),
-                status: "creating".into(),
-            };
-            cache.insert_batch(&recorded, &rows)?;
-            let file_id = match replica.upload_batch_file(jsonl).await {
-                Ok(f) => f,
-                Err(e) => {
-                    // no batch without its file: forget the record, a rerun submits again
-                    cache.delete_batch(&pending)?;
-                    self.inner.ledger.release(estimate);
-                    return Err(provider(e));
-                }
-            };
-            let batch = match replica
-                .create_batch(&json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h", "metadata": {"mtr_submission": sid}}))
-                .await
-            {
-                Ok(b) => b,
-                Err(e) => {
-                    // refused: certainly not created; otherwise (timeout, connection lost) the
-                    // record stays and the next run looks the submission id up
-                    if !e.retryable {
-                        cache.delete_batch(&pending)?;
-                    }
-                    self.inner.ledger.release(estimate);
-                    return Err(provider(e));
-                }
-            };
-            let batch_id = batch
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            if batch_id.is_empty() {
+        Ok(watch)
+    }
+
+    /// Submits the requests queued for endpoint `name` as one batch: its worst-case cost
+    /// reserved while it is submitted, the job recorded under a submission id first, the file
+    /// uploaded, the batch created, the record renamed to the provider's batch id.
+    async fn submit_batch(&self, cache: &Cache, name: &str, items: &[Queued]) -> Result<BatchJob> {
+        let ep = self.endpoint(name)?.clone();
+        let estimate = batch_estimate(&ep, items);
+        self.inner.ledger.reserve(name, estimate)?;
+        let replica = ep
+            .replicas()
+            .await?
+            .first()
+            .cloned()
+            .ok_or_else(|| LlmError::Config(format!("endpoint `{name}` has no URL")))?;
+        let provider = |e: crate::retry::AttemptError| LlmError::Provider {
+            endpoint: name.to_string(),
+            status: e.status,
+            message: e.message,
+            attempts: 1,
+        };
+        // recorded first, under a client-side id the batch carries in its metadata
+        let sid = submission_id(name, items);
+        let pending = format!("{PENDING}{sid}");
+        let recorded = BatchJob {
+            batch_id: pending.clone(),
+            endpoint: name.to_string(),
+            model: ep.cfg.model.clone(),
+            status: "creating".into(),
+        };
+        cache.insert_batch(&recorded, &batch_rows(items))?;
+        let file_id = match replica.upload_batch_file(batch_jsonl(items)).await {
+            Ok(f) => f,
+            Err(e) => {
+                // no batch without its file: forget the record, a rerun submits again
+                cache.delete_batch(&pending)?;
                 self.inner.ledger.release(estimate);
+                return Err(provider(e));
+            }
+        };
+        let batch = match replica
+            .create_batch(&json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h", "metadata": {"mtr_submission": sid}}))
+            .await
+        {
+            Ok(b) => b,
+            Err(e) => {
+                // refused: certainly not created; otherwise (timeout, connection lost) the
+                // record stays and the next run looks the submission id up
+                if !e.retryable {
+                    cache.delete_batch(&pending)?;
+                }
+                self.inner.ledger.release(estimate);
+                return Err(provider(e));
+            }
+        };
+        let batch_id = batch
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if batch_id.is_empty() {
+            self.inner.ledger.release(estimate);
+            return Err(LlmError::Provider {
+                endpoint: name.to_string(),
+                status: None,
+                message: format!("batch answer has no id: {batch}"),
+                attempts: 1,
+            });
+        }
+        cache.rename_batch(&pending, &batch_id, "submitted")?;
+        self.inner.ledger.release(estimate);
+        tracing::info!(endpoint = %name, batch = %batch_id, items = items.len(), "batch submitted");
+        Ok(BatchJob {
+            batch_id,
+            status: "submitted".into(),
+            ..recorded
+        })
+    }
+
+    /// Polls one job once: a finished job is collected (`None`), a running one is returned to
+    /// be polled again (its new status recorded).
+    async fn poll_batch(
+        &self,
+        cache: &Cache,
+        job: BatchJob,
+        report: &mut BatchReport,
+    ) -> Result<Option<BatchJob>> {
+        let ep = self.endpoint(&job.endpoint)?.clone();
+        let replica = ep
+            .replicas()
+            .await?
+            .first()
+            .cloned()
+            .ok_or_else(|| LlmError::Config("no URL".into()))?;
+        let b = match replica.get_batch(&job.batch_id).await {
+            Ok(b) => b,
+            Err(e) if e.retryable => {
+                tracing::warn!(batch = %job.batch_id, "polling failed, will retry: {}", e.message);
+                return Ok(Some(job));
+            }
+            Err(e) => {
                 return Err(LlmError::Provider {
-                    endpoint: name.clone(),
-                    status: None,
-                    message: format!("batch answer has no id: {batch}"),
+                    endpoint: job.endpoint.clone(),
+                    status: e.status,
+                    message: e.message,
                     attempts: 1,
                 });
             }
-            cache.rename_batch(&pending, &batch_id, "submitted")?;
-            let job = BatchJob {
-                batch_id: batch_id.clone(),
-                status: "submitted".into(),
-                ..recorded
-            };
-            self.inner.ledger.release(estimate);
-            tracing::info!(endpoint = %name, batch = %batch_id, items = items.len(), "batch submitted");
-            report.submitted.push(batch_id);
-            watch.push(job);
-        }
-        let poll = Duration::from_secs_f64(self.inner.config.batch_poll_s.max(0.01));
-        while !watch.is_empty() {
-            let mut still = Vec::new();
-            for job in watch {
-                let ep = self.endpoint(&job.endpoint)?.clone();
-                let replica = ep
-                    .replicas()
-                    .await?
-                    .first()
-                    .cloned()
-                    .ok_or_else(|| LlmError::Config("no URL".into()))?;
-                let b = match replica.get_batch(&job.batch_id).await {
-                    Ok(b) => b,
-                    Err(e) if e.retryable => {
-                        tracing::warn!(batch = %job.batch_id, "polling failed, will retry: {}", e.message);
-                        still.push(job);
-                        continue;
-                    }
-                    Err(e) => {
-                        return Err(LlmError::Provider {
-                            endpoint: job.endpoint.clone(),
-                            status: e.status,
-                            message: e.message,
-                            attempts: 1,
-                        });
-                    }
-                };
-                let status = b
-                    .get("status")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown")
-                    .to_string();
-                match status.as_str() {
-                    "completed" => {
-                        self.collect(&ep, &replica, &job, &b, &mut report).await?;
-                        cache.set_batch_status(&job.batch_id, "collected")?;
-                    }
-                    "failed" | "expired" | "cancelled" => {
-                        // expired/cancelled batches may still have partial output
-                        self.collect(&ep, &replica, &job, &b, &mut report).await?;
-                        let total = b
-                            .pointer("/request_counts/total")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0);
-                        let done = b
-                            .pointer("/request_counts/completed")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0);
-                        report.failed += total.saturating_sub(done);
-                        cache.set_batch_status(&job.batch_id, &status)?;
-                        tracing::warn!(batch = %job.batch_id, status = %status, "batch ended without completing; rerun to ask the rest again");
-                    }
-                    other => {
-                        if other != job.status {
-                            cache.set_batch_status(&job.batch_id, other)?;
-                        }
-                        still.push(BatchJob {
-                            status: other.to_string(),
-                            ..job
-                        });
-                    }
+        };
+        let status = b
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string();
+        match status.as_str() {
+            "completed" => {
+                self.collect(&ep, &replica, &job, &b, report).await?;
+                cache.set_batch_status(&job.batch_id, "collected")?;
+            }
+            "failed" | "expired" | "cancelled" => {
+                // expired/cancelled batches may still have partial output
+                self.collect(&ep, &replica, &job, &b, report).await?;
+                let total = b
+                    .pointer("/request_counts/total")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                let done = b
+                    .pointer("/request_counts/completed")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                report.failed += total.saturating_sub(done);
+                cache.set_batch_status(&job.batch_id, &status)?;
+                tracing::warn!(batch = %job.batch_id, status = %status, "batch ended without completing; rerun to ask the rest again");
+            }
+            other => {
+                if other != job.status {
+                    cache.set_batch_status(&job.batch_id, other)?;
                 }
-            }
-            watch = still;
-            if !watch.is_empty() {
-                tokio::time::sleep(poll).await;
+                return Ok(Some(BatchJob {
+                    status: other.to_string(),
+                    ..job
+                }));
             }
         }
-        Ok(report)
+        Ok(None)
     }
 
     async fn collect(
@@ -466,6 +466,53 @@ fn submission_id(endpoint: &str, items: &[Queued]) -> String {
     h.finalize().to_hex()[..24].to_string()
 }
 
+/// The worst-case cost of a batch's requests (prompt tokens counted, `max_tokens` out) at the
+/// endpoint's batch price.
+fn batch_estimate(ep: &Endpoint, items: &[Queued]) -> f64 {
+    items
+        .iter()
+        .map(|it| {
+            let msgs: Vec<crate::chat::ChatMessage> = it
+                .body
+                .get("messages")
+                .and_then(|m| serde_json::from_value(m.clone()).ok())
+                .unwrap_or_default();
+            let max_out = it
+                .body
+                .get("max_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(1024);
+            ep.cfg
+                .cost(crate::tokens::count_messages(&ep.cfg.model, &msgs), max_out)
+                * ep.cfg.batch_discount
+        })
+        .sum()
+}
+
+/// The batch input file: one `/v1/chat/completions` request per line, keyed by cache key.
+fn batch_jsonl(items: &[Queued]) -> Vec<u8> {
+    let mut jsonl = Vec::new();
+    for it in items {
+        let line = json!({"custom_id": it.key, "method": "POST", "url": "/v1/chat/completions", "body": it.body});
+        jsonl.extend_from_slice(line.to_string().as_bytes());
+        jsonl.push(b'\n');
+    }
+    jsonl
+}
+
+/// The cache file's record of a batch's requests.
+fn batch_rows(items: &[Queued]) -> Vec<BatchItem> {
+    items
+        .iter()
+        .map(|it| BatchItem {
+            key: it.key.clone(),
+            prompt_id: it.prompt_id.clone(),
+            output: serde_json::to_string(&it.output).unwrap_or_default(),
+            sample: it.sample,
+        })
+        .collect()
+}
+
 impl Llm {
     /// Stores one answer a Batch job returned for the call `key` (`item`, exported or
     /// submitted under `batch_id` for the endpoint `ep`): parsed against the call's output spec,
@@ -474,7 +521,7 @@ impl Llm {
     /// An answer that does not parse is booked (it was paid) but not stored: `Ok(Err(why))`.
     pub(super) fn store_batch_answer(
         &self,
-        cache: &crate::cache::Cache,
+        cache: &Cache,
         ep: &Endpoint,
         batch_id: &str,
         key: &str,

@@ -6,9 +6,10 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::*;
-use crate::chat::JsonSchema;
+use crate::chat::{ChatMessage, ChatRequest, JsonSchema, ParseStatus};
 use crate::config::{EndpointConfig, RetryConfig};
 use crate::fake::{FakeReply, FakeServer, Faults};
+use crate::tokens;
 
 fn schema() -> JsonSchema {
     JsonSchema::new(

@@ -330,7 +330,8 @@ mod server_tests {
 
     use super::*;
     use crate::config::LocalConfig;
-    use crate::local::{LocalPaths, chat_server, pid_alive};
+    use crate::local::plan::chat_server;
+    use crate::local::{LocalPaths, pid_alive};
 
     /// An installation whose "llama.cpp launcher" is python's http.server, which answers the
     /// health check (`/v1/models`) and nothing else: starting it takes a moment, no model.

