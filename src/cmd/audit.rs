@@ -150,16 +150,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let bench = dir
         .load()
         .with_context(|| format!("loading {}", dir.root().display()))?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "audit-{}",
-            if bench.manifest.name.is_empty() {
-                "benchmark"
-            } else {
-                &bench.manifest.name
-            }
-        ))
-    });
+    let out = args.out.clone().unwrap_or_else(|| default_output(&bench));
     // every folder written and the cache must take writes before anything is paid
     if !args.dry_run.dry_run {
         super::preflight::writable_dir(&out, "-o")?;
@@ -177,8 +168,6 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         None => AuditPrompts::builtin(),
     }
     .map_err(anyhow::Error::new)?;
-    let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
-    let mut retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = Vec::new();
     // a dry run writes nothing: the index it needs for hard negatives lives in a temporary folder
     let scratch = if args.dry_run.dry_run {
         Some(tempfile::tempdir().context("creating a temporary folder")?)
@@ -188,35 +177,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let index_dir = scratch
         .as_ref()
         .map_or_else(|| out.join(".index"), |t| t.path().join("index"));
-    if s.dimensions().contains(&Dimension::Completeness) {
-        let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
-        let idx = match &args.index {
-            Some(p) => {
-                let idx = mtr_retrieve::IndexDir::open(p).map_err(anyhow::Error::new)?;
-                idx.check_corpus(&src).map_err(anyhow::Error::new)?;
-                idx
-            }
-            None => mtr_audit::materials::corpus_index(&bench, &index_dir, progress.as_ref())
-                .map_err(anyhow::Error::new)?,
-        };
-        retrievers.push(Arc::new(idx.bm25().map_err(anyhow::Error::new)?));
-        // dense negatives too, when the configuration names an embedder
-        if s.dense_negatives
-            && configured_embedder(ctx)
-            && let Some(e) = mtr_retrieve::llm::LlmEmbedder::new(llm.clone())
-        {
-            let embedder: Arc<dyn mtr_retrieve::dense::Embedder> = Arc::new(e);
-            let opts = mtr_retrieve::dense::DenseOptions::default();
-            let dense =
-                mtr_retrieve::ensure_dense(&idx, &src, embedder.as_ref(), &opts, progress.as_ref())
-                    .await
-                    .map_err(anyhow::Error::new)?;
-            retrievers.push(Arc::new(mtr_retrieve::dense::DenseRetriever::new(
-                Arc::new(dense),
-                embedder,
-            )));
-        }
-    }
+    let retrievers = if s.dimensions().contains(&Dimension::Completeness) {
+        negative_retrievers(ctx, &args, &s, &bench, &llm, &index_dir).await?
+    } else {
+        Vec::new()
+    };
     let job = AuditJob {
         settings: s,
         out_dir: out.clone(),
@@ -227,52 +192,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         git_commit: option_env!("MTR_GIT_COMMIT").map(str::to_string),
         human_labels: args.human_labels.clone(),
         human_sample: args.human_sample,
-        progress,
+        progress: ctx.progress.clone(),
     };
-    // Batches an interrupted run left open (or recorded but maybe never created) are found and
-    // polled first, with or without --batch: their answers are paid for already.
-    if !args.dry_run.dry_run
-        && llm
-            .batches_open()
-            .map_err(|e| super::open::llm_error(ctx, e))?
-            > 0
-    {
-        let rep = llm
-            .run_batches()
-            .await
-            .map_err(|e| super::open::llm_error(ctx, e))?;
-        tracing::info!(
-            resumed = ?rep.resumed,
-            answered = rep.answered,
-            "batches of an interrupted run collected"
-        );
+    if !args.dry_run.dry_run {
+        collect_open_batches(ctx, &llm).await?;
     }
-    // With --batch the first pass queues every uncached judgement instead of calling it; the
-    // queued calls go through the Batch API and the next pass finds them in the cache.
-    let outcome = loop {
-        let outcome = mtr_audit::run(&bench, job.clone(), &llm)
-            .await
-            .map_err(anyhow::Error::new)?;
-        if let Some(code) = super::batch_file::finish(ctx, &llm, "mtr audit")? {
-            return Ok(code);
-        }
-        if args.batch.batch && llm.batch_queued() > 0 {
-            let rep = llm
-                .run_batches()
-                .await
-                .map_err(|e| super::open::llm_error(ctx, e))?;
-            tracing::info!(
-                submitted = ?rep.submitted,
-                answered = rep.answered,
-                failed = rep.failed + rep.parse_failed,
-                "batch finished; judging again from the answers"
-            );
-            if rep.answered == 0 {
-                break outcome;
-            }
-            continue;
-        }
-        break outcome;
+    let outcome = match judge_passes(ctx, &args, &bench, &job, &llm).await? {
+        Ok(outcome) => outcome,
+        Err(code) => return Ok(code),
     };
     match outcome {
         Outcome::DryRun {
@@ -286,38 +213,158 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             );
             print!("{}", plan.to_table());
         }
-        Outcome::Audited(summary) => {
-            println!("{}", summary_text(&summary, &out));
-            println!("{}", llm.ledger().to_markdown());
-            let spend = super::spend::write(&out, &spend_job, &llm, summary.cost.total.cost_usd)?;
-            if let Some(spent) = spend.spent_usd {
-                println!(
-                    "cost of the result ${:.4}; spent on {} over every attempt ${spent:.4} ({})",
-                    spend.result_cost_usd,
-                    out.display(),
-                    super::spend::SPEND
-                );
-            }
-            // a judge that failed (nearly) every judgement fails the command, naming it
-            let items = mtr_audit::failures::read_items(&out.join(mtr_audit::output::ITEMS));
-            let failed = mtr_audit::failures::from_summary(&summary, Some(&items));
-            if !failed.is_empty() {
-                let lines: Vec<String> = failed.iter().map(|f| f.message()).collect();
-                return Err(crate::exit::Failed::internal(format!(
-                    "the audit is not complete: {} (`[audit] max_failed_share` = {})",
-                    lines.join("; "),
-                    summary.settings.max_failed_share
-                )));
-            }
-            if !summary.complete {
-                println!(
-                    "incomplete: {}; run the same command again to resume",
-                    summary.stopped.as_deref().unwrap_or("stopped")
-                );
-            }
-        }
+        Outcome::Audited(summary) => print_audited(&summary, &out, &spend_job, &llm)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `audit-<benchmark name>` (`audit-benchmark` for a benchmark without a name).
+fn default_output(bench: &mtr_core::Benchmark) -> PathBuf {
+    PathBuf::from(format!(
+        "audit-{}",
+        if bench.manifest.name.is_empty() {
+            "benchmark"
+        } else {
+            &bench.manifest.name
+        }
+    ))
+}
+
+/// The hard-negative retrievers: BM25 over `--index` or the index built in `index_dir`, and
+/// dense too when the configuration names an embedder.
+async fn negative_retrievers(
+    ctx: &Ctx,
+    args: &Args,
+    s: &AuditSettings,
+    bench: &mtr_core::Benchmark,
+    llm: &mtr_llm::Llm,
+    index_dir: &std::path::Path,
+) -> anyhow::Result<Vec<Arc<dyn mtr_retrieve::Retriever>>> {
+    let progress = ctx.progress.as_ref();
+    let mut retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = Vec::new();
+    let src = mtr_retrieve::CorpusSource::Benchmark(bench.dir.clone());
+    let idx = match &args.index {
+        Some(p) => {
+            let idx = mtr_retrieve::IndexDir::open(p).map_err(anyhow::Error::new)?;
+            idx.check_corpus(&src).map_err(anyhow::Error::new)?;
+            idx
+        }
+        None => mtr_audit::materials::corpus_index(bench, index_dir, progress)
+            .map_err(anyhow::Error::new)?,
+    };
+    retrievers.push(Arc::new(idx.bm25().map_err(anyhow::Error::new)?));
+    // dense negatives too, when the configuration names an embedder
+    if s.dense_negatives
+        && configured_embedder(ctx)
+        && let Some(e) = mtr_retrieve::llm::LlmEmbedder::new(llm.clone())
+    {
+        let embedder: Arc<dyn mtr_retrieve::dense::Embedder> = Arc::new(e);
+        let opts = mtr_retrieve::dense::DenseOptions::default();
+        let dense = mtr_retrieve::ensure_dense(&idx, &src, embedder.as_ref(), &opts, progress)
+            .await
+            .map_err(anyhow::Error::new)?;
+        retrievers.push(Arc::new(mtr_retrieve::dense::DenseRetriever::new(
+            Arc::new(dense),
+            embedder,
+        )));
+    }
+    Ok(retrievers)
+}
+
+/// Batches an interrupted run left open (or recorded but maybe never created) are found and
+/// polled first, with or without --batch: their answers are paid for already.
+async fn collect_open_batches(ctx: &Ctx, llm: &mtr_llm::Llm) -> anyhow::Result<()> {
+    if llm
+        .batches_open()
+        .map_err(|e| super::open::llm_error(ctx, e))?
+        > 0
+    {
+        let rep = llm
+            .run_batches()
+            .await
+            .map_err(|e| super::open::llm_error(ctx, e))?;
+        tracing::info!(
+            resumed = ?rep.resumed,
+            answered = rep.answered,
+            "batches of an interrupted run collected"
+        );
+    }
+    Ok(())
+}
+
+/// Runs the audit. With --batch the first pass queues every uncached judgement instead of
+/// calling it; the queued calls go through the Batch API and the next pass finds them in the
+/// cache. `Err(code)`: a Batch-file export ended the command.
+async fn judge_passes(
+    ctx: &Ctx,
+    args: &Args,
+    bench: &mtr_core::Benchmark,
+    job: &AuditJob,
+    llm: &mtr_llm::Llm,
+) -> anyhow::Result<Result<Outcome, ExitCode>> {
+    loop {
+        let outcome = mtr_audit::run(bench, job.clone(), llm)
+            .await
+            .map_err(anyhow::Error::new)?;
+        if let Some(code) = super::batch_file::finish(ctx, llm, "mtr audit")? {
+            return Ok(Err(code));
+        }
+        if args.batch.batch && llm.batch_queued() > 0 {
+            let rep = llm
+                .run_batches()
+                .await
+                .map_err(|e| super::open::llm_error(ctx, e))?;
+            tracing::info!(
+                submitted = ?rep.submitted,
+                answered = rep.answered,
+                failed = rep.failed + rep.parse_failed,
+                "batch finished; judging again from the answers"
+            );
+            if rep.answered == 0 {
+                return Ok(Ok(outcome));
+            }
+            continue;
+        }
+        return Ok(Ok(outcome));
+    }
+}
+
+/// Prints the scores and the cost; a judge that failed (nearly) every judgement fails the
+/// command, naming it.
+fn print_audited(
+    summary: &mtr_audit::Summary,
+    out: &std::path::Path,
+    spend_job: &str,
+    llm: &mtr_llm::Llm,
+) -> anyhow::Result<()> {
+    println!("{}", summary_text(summary, out));
+    println!("{}", llm.ledger().to_markdown());
+    let spend = super::spend::write(out, spend_job, llm, summary.cost.total.cost_usd)?;
+    if let Some(spent) = spend.spent_usd {
+        println!(
+            "cost of the result ${:.4}; spent on {} over every attempt ${spent:.4} ({})",
+            spend.result_cost_usd,
+            out.display(),
+            super::spend::SPEND
+        );
+    }
+    let items = mtr_audit::failures::read_items(&out.join(mtr_audit::output::ITEMS));
+    let failed = mtr_audit::failures::from_summary(summary, Some(&items));
+    if !failed.is_empty() {
+        let lines: Vec<String> = failed.iter().map(|f| f.message()).collect();
+        return Err(crate::exit::Failed::internal(format!(
+            "the audit is not complete: {} (`[audit] max_failed_share` = {})",
+            lines.join("; "),
+            summary.settings.max_failed_share
+        )));
+    }
+    if !summary.complete {
+        println!(
+            "incomplete: {}; run the same command again to resume",
+            summary.stopped.as_deref().unwrap_or("stopped")
+        );
+    }
+    Ok(())
 }
 
 fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {

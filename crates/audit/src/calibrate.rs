@@ -14,7 +14,7 @@ use crate::dimension::Dimension;
 use crate::engine::{Render, Unit};
 use crate::error::{AuditError, Result};
 use crate::human::{self, HumanCalibration, HumanItem, MtragJudged};
-use crate::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView};
+use crate::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView, fit_to};
 use crate::record::Judgement;
 use crate::resample::Resampling;
 use crate::summary::JudgeInfo;
@@ -126,24 +126,17 @@ impl HumanRender<'_> {
                 ))),
             }
         };
-        match &self.budget {
-            Some(b) => b.fit(&view, &render),
-            None => Ok(Fitted::Fits {
-                request: Box::new(render(&view)?),
-                dropped: 0,
-            }),
-        }
+        fit_to(self.budget.as_ref(), &view, &render)
     }
 }
 
 impl Render for HumanRender<'_> {
     fn render(&self, u: &Unit) -> Result<ChatRequest> {
-        match self.fitted(u)? {
-            Fitted::Fits { request, .. } => Ok(*request),
-            Fitted::TooLong { tokens, limit } => Err(AuditError::Internal(format!(
+        self.fitted(u)?.request(|tokens, limit| {
+            format!(
                 "a human calibration prompt needs {tokens} tokens of {limit} (it was screened out)"
-            ))),
-        }
+            )
+        })
     }
     fn prompt_id(&self, dim: Dimension) -> String {
         self.prompts.get(dim).id()

@@ -2,12 +2,14 @@
 //! alignment, evidence completeness (a seeded, position-balanced discriminability test),
 //! answer faithfulness and answer quality, with confidence intervals and bias checks.
 //!
-//! [`audit::run`] does the whole job; the modules are its steps: [`plan`] (what to judge),
+//! [`audit::run`] does the whole job as the named [`stages`] (plan -> reuse -> judge -> verify
+//! -> calibrate -> summarise -> write); the modules are their steps: [`plan`] (what to judge),
 //! [`materials`] (passages, hard negatives), [`pool`] (balanced permutations), [`prompts`],
 //! [`engine`] (calls), [`aggregate`] (item scores, missing gold), [`stats`], [`human`]
 //! (calibration), [`summary`], [`report`] and [`output`] (the folder).
 
 pub mod aggregate;
+pub mod answer;
 pub mod audit;
 pub mod calibrate;
 pub mod config;
@@ -18,6 +20,8 @@ pub mod error;
 pub mod failures;
 pub mod family;
 pub mod human;
+pub mod human_labels;
+pub mod interval;
 pub mod labels;
 pub mod materials;
 pub mod output;
@@ -26,10 +30,13 @@ pub mod pool;
 pub mod prompts;
 pub mod record;
 pub mod relevance;
+pub mod render;
 pub mod report;
 pub mod resample;
 pub mod schema;
 pub mod seed;
+pub mod separation;
+pub mod stages;
 pub mod stats;
 pub mod summary;
 #[cfg(test)]
@@ -40,6 +47,7 @@ mod tests_context;
 mod tests_fake;
 #[cfg(test)]
 mod tests_relevance;
+pub mod unit;
 pub mod verdict;
 pub mod verify;
 

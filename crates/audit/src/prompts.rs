@@ -259,6 +259,34 @@ impl ContextBudget {
     }
 }
 
+/// Fits a prompt to `budget` ([`ContextBudget::fit`]), or renders it whole when no judge
+/// declares a context size: what every renderer (benchmark units, human calibration) does.
+pub fn fit_to(
+    budget: Option<&ContextBudget>,
+    view: &TurnView<'_>,
+    render: &dyn Fn(&TurnView<'_>) -> Result<ChatRequest>,
+) -> Result<Fitted> {
+    match budget {
+        Some(b) => b.fit(view, render),
+        None => Ok(Fitted::Fits {
+            request: Box::new(render(view)?),
+            dropped: 0,
+        }),
+    }
+}
+
+impl Fitted {
+    /// The request of a unit that was screened in; a unit too long for the context was
+    /// screened out before judging, so asking for its request is an internal error, worded by
+    /// `too_long(tokens, limit)`.
+    pub fn request(self, too_long: impl FnOnce(u64, u64) -> String) -> Result<ChatRequest> {
+        match self {
+            Fitted::Fits { request, .. } => Ok(*request),
+            Fitted::TooLong { tokens, limit } => Err(AuditError::Internal(too_long(tokens, limit))),
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Ctx<'a> {
     #[serde(flatten)]

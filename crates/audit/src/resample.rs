@@ -7,7 +7,7 @@
 
 use rand::RngExt;
 
-use crate::summary::Interval;
+use crate::interval::Interval;
 
 /// Settings of one bootstrap: resamples, confidence level, seed.
 #[derive(Debug, Clone, Copy)]

@@ -13,15 +13,15 @@
 use std::collections::{BTreeMap, HashMap};
 
 use mtr_metrics::agreement::{self, Level};
-use mtr_metrics::stats::{BootstrapOptions, cluster_bootstrap_ci};
 
 use crate::aggregate::ItemScore;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
+pub use crate::interval::interval;
 use crate::record::Judgement;
 use crate::resample::{Resampling, cluster_interval, mean_at};
 use crate::summary::{
-    Agreement, Bin, DimensionSummary, Estimate, FailureRates, Interval, JudgeScore, LengthBias,
+    Agreement, Bin, DimensionSummary, Estimate, FailureRates, JudgeScore, LengthBias,
     PoolLengthBias, PositionBias, RateBin,
 };
 
@@ -35,34 +35,6 @@ pub fn is_flagged(item: &ItemScore, s: &AuditSettings) -> bool {
         (_, Some(x)) => x < s.flag_rating_below,
         (_, None) => false,
     }
-}
-
-/// Cluster-bootstrap CI of the mean of `values` (one per item), clustered by dialogue.
-pub fn interval(
-    values: &[f64],
-    clusters: &[&str],
-    s: &AuditSettings,
-    salt: &str,
-) -> Option<Interval> {
-    let mut distinct: Vec<&str> = clusters.to_vec();
-    distinct.sort_unstable();
-    distinct.dedup();
-    if values.len() < 2 || distinct.len() < 2 {
-        return None;
-    }
-    let opts = BootstrapOptions {
-        resamples: s.resamples,
-        level: s.confidence,
-        seed: crate::seed::derive(s.seed, &["bootstrap", salt]),
-    };
-    let ci = cluster_bootstrap_ci(values, clusters, &opts).ok()?;
-    (ci.lower.is_finite() && ci.upper.is_finite()).then_some(Interval {
-        lower: ci.lower,
-        upper: ci.upper,
-        level: ci.level,
-        resamples: ci.resamples,
-        clusters: distinct.len(),
-    })
 }
 
 fn finite(x: f64) -> Option<f64> {

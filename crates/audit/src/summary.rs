@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::aggregate::Suggestion;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
+pub use crate::interval::Interval;
 use crate::plan::SkipReason;
 
 /// Version of the summary format; bumped on incompatible changes.
@@ -21,7 +22,7 @@ pub struct Summary {
     /// The verdict on the judges: do they separate anything? (Shown first in the report;
     /// absent in summaries written before it existed, where the report computes it.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<crate::verdict::Verdict>,
+    pub verdict: Option<crate::separation::Verdict>,
     /// Benchmark audited.
     pub benchmark: BenchmarkInfo,
     /// Data, config, prompt hashes and tool version.
@@ -129,18 +130,6 @@ pub struct PlanInfo {
     pub skipped: BTreeMap<Dimension, BTreeMap<SkipReason, usize>>,
     pub judgements_planned: usize,
     pub judgements_done: usize,
-}
-
-/// A confidence interval (cluster bootstrap over dialogues).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Interval {
-    pub lower: f64,
-    pub upper: f64,
-    pub level: f64,
-    pub resamples: usize,
-    /// Dialogues resampled (clusters).
-    pub clusters: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

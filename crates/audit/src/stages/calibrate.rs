@@ -1,0 +1,48 @@
+//! Stage 5, calibrate: the judges against the human labels (`--human-labels`). An MTRAG file's
+//! calibration judgements (judged in the judge stage) are written to `human_items.jsonl` and
+//! compared with the annotators; generic ratings of audited items are compared with the item
+//! scores ([`crate::calibrate`]).
+
+use crate::audit::AuditJob;
+use crate::calibrate;
+use crate::error::Result;
+use crate::human::{HumanCalibration, HumanLabels};
+use crate::output;
+use crate::record::Judgement;
+use crate::stages::judge::{Judgements, Scored};
+use crate::stages::plan::Planned;
+
+/// The calibration, when human labels were given (and, for an MTRAG file, judged).
+pub fn calibrate(
+    job: &AuditJob,
+    planned: &Planned,
+    judged: &mut Judgements,
+    scored: &Scored,
+) -> Result<Option<HumanCalibration>> {
+    let s = &job.settings;
+    Ok(match (&judged.human_labels, judged.human_judged.take()) {
+        (Some((path, HumanLabels::Mtrag { scale, items })), Some(hj)) => {
+            let mut hjs: Vec<Judgement> = hj.records.into_iter().flatten().collect();
+            calibrate::name_prompts(&mut hjs, &job.prompts);
+            output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
+            Some(calibrate::mtrag(
+                path,
+                *scale,
+                items,
+                &hjs,
+                planned.judges.len(),
+                &planned.dims,
+                s,
+                &job.prompts,
+            ))
+        }
+        (Some((path, HumanLabels::Items(ratings))), _) => Some(calibrate::items(
+            path,
+            ratings,
+            &scored.items,
+            &planned.dims,
+            s,
+        )),
+        _ => None,
+    })
+}

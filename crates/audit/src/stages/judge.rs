@@ -1,0 +1,397 @@
+//! Stage 3, judge: the plan's items become units (one per rating item; for completeness T
+//! seeded permutations per judge of the gold and its hard negatives), every unit is fitted to
+//! the judges' context, and the ensemble judges them ([`crate::engine::judge_units`]). The
+//! rating dimensions are judged while the hard negatives are retrieved (off the async
+//! workers); the discriminability test follows as soon as its pools exist. The human
+//! calibration set is judged last, with the same judges and prompts. [`score`] then turns the
+//! records into item scores and says whether the audit stopped early.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+use mtr_core::{Benchmark, Passage};
+use mtr_llm::Llm;
+
+use crate::aggregate::{ItemScore, score_items};
+use crate::audit::{AuditJob, Outcome};
+use crate::calibrate;
+use crate::config::AuditSettings;
+use crate::context::{self, ContextInfo, ItemKey, Screened};
+use crate::dimension::Dimension;
+use crate::engine::{Judged, Judging, Unit, judge_units};
+use crate::error::{AuditError, Result};
+use crate::human::{self, HumanItem, HumanLabels};
+use crate::materials;
+use crate::output;
+use crate::plan::{AuditPlan, SkipReason};
+use crate::pool::{PositionBalancer, permutations};
+use crate::record::Judgement;
+use crate::render::BenchRender;
+use crate::stages::plan::Planned;
+use crate::stages::reuse::Reuse;
+
+/// What the ensemble was asked and answered.
+pub struct Judgements {
+    /// The benchmark's units: the dimensions in order, each in plan order.
+    pub judged: Judged,
+    /// (dialogue index, turn index) per plan item: what `Unit::source` indexes.
+    pub subjects: Vec<(usize, usize)>,
+    /// Plan items of the completeness dimension.
+    pub comp_items: Vec<usize>,
+    /// Completeness items judged (those with hard negatives whose prompts fit).
+    pub comp_count: usize,
+    pub context: ContextInfo,
+    /// Counted prompt tokens per item.
+    pub prompt_tokens: HashMap<ItemKey, u64>,
+    /// The human label file (`--human-labels`), loaded.
+    pub human_labels: Option<(PathBuf, HumanLabels)>,
+    /// The calibration set's judgements (MTRAG file, when the audit was not stopped).
+    pub human_judged: Option<Judged>,
+}
+
+/// The discriminability test's judgements and what building its pools found.
+struct Pools {
+    judged: Judged,
+    /// Items left without any hard negative.
+    no_negatives: usize,
+    /// Pools with fewer negatives than asked for.
+    short: usize,
+    /// The gold passages and the negatives shown.
+    passages: HashMap<String, Passage>,
+    screened: Screened,
+}
+
+/// What the judging of the benchmark's units needs.
+struct Bench<'a> {
+    bench: &'a Benchmark,
+    job: &'a AuditJob,
+    planned: &'a Planned,
+    subjects: &'a [(usize, usize)],
+    judging: Judging<'a>,
+    existing: &'a HashMap<String, Judgement>,
+}
+
+/// Judges the benchmark's units, then the human calibration set.
+pub async fn judge(
+    bench: &Benchmark,
+    job: &AuditJob,
+    llm: &Llm,
+    planned: &mut Planned,
+    reuse: &Reuse,
+    warnings: &mut Vec<String>,
+) -> Result<Judgements> {
+    let subjects: Vec<(usize, usize)> = planned
+        .plan
+        .items
+        .iter()
+        .map(|it| (it.dialogue, it.turn))
+        .collect();
+    let comp_items: Vec<usize> = (0..planned.plan.items.len())
+        .filter(|&k| planned.plan.items[k].dimension == Dimension::Completeness)
+        .collect();
+    if !comp_items.is_empty() && job.retrievers.is_empty() {
+        return Err(AuditError::Config(
+            "the completeness dimension needs a retriever for hard negatives".into(),
+        ));
+    }
+    let mut context = ContextInfo::new(planned.budget.as_ref());
+    let (mut judged, pools, mut prompt_tokens) = Bench {
+        bench,
+        job,
+        planned: &*planned,
+        subjects: &subjects,
+        judging: planned.judging(llm, &job.progress),
+        existing: &reuse.existing,
+    }
+    .judge(&comp_items, &mut context)
+    .await?;
+    if let Some(pools) = pools {
+        for _ in 0..pools.no_negatives {
+            planned
+                .plan
+                .skip(Dimension::Completeness, SkipReason::NoNegatives);
+        }
+        context.add(&pools.screened);
+        prompt_tokens.extend(pools.screened.prompt_tokens);
+        if pools.short > 0 {
+            warnings.push(format!("{} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", pools.short, job.settings.negatives));
+        }
+        planned.passages = pools.passages;
+        judged.records.extend(pools.judged.records);
+        judged.reused += pools.judged.reused;
+        judged.stopped = judged.stopped.or(pools.judged.stopped);
+    }
+    // items.jsonl lists the dimensions in order, each in plan order
+    judged
+        .records
+        .sort_by_key(|r| r.as_ref().map(|j| j.dimension));
+    let comp_count = comp_items.len() - skipped(&planned.plan, SkipReason::NoNegatives);
+    for (d, n) in &context.too_long {
+        for _ in 0..*n {
+            planned.plan.skip(*d, SkipReason::TooLong);
+        }
+    }
+    let human_labels = match &job.human_labels {
+        Some(p) => Some((p.clone(), human::load(p)?)),
+        None => None,
+    };
+    let human_judged = match &human_labels {
+        Some((_, HumanLabels::Mtrag { items, .. })) if judged.stopped.is_none() => {
+            Some(judge_human(job, llm, planned, reuse, items, &mut context).await?)
+        }
+        _ => None,
+    };
+    Ok(Judgements {
+        judged,
+        subjects,
+        comp_items,
+        comp_count,
+        context,
+        prompt_tokens,
+        human_labels,
+        human_judged,
+    })
+}
+
+/// Completeness would-be items skipped for `why`.
+fn skipped(plan: &AuditPlan, why: SkipReason) -> usize {
+    plan.skipped
+        .get(&Dimension::Completeness)
+        .and_then(|m| m.get(&why))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The unit of plan item `k`, the same for every judge (no trial, no pool).
+pub fn base_unit(bench: &Benchmark, plan: &AuditPlan, k: usize) -> Unit {
+    let it = &plan.items[k];
+    let d = &bench.dialogues[it.dialogue];
+    Unit {
+        dimension: it.dimension,
+        dialogue_id: d.id.clone(),
+        turn_id: d.turns[it.turn].id.clone(),
+        turn: it.turn + 1,
+        passage_id: it.passage_id.clone(),
+        trial: None,
+        pool: None,
+        gold_position: None,
+        source: k,
+        judge: None,
+    }
+}
+
+impl Bench<'_> {
+    fn render<'b>(&'b self, passages: &'b HashMap<String, Passage>) -> BenchRender<'b> {
+        BenchRender {
+            bench: self.bench,
+            passages,
+            prompts: &self.job.prompts,
+            subjects: self.subjects,
+            budget: self.planned.budget,
+        }
+    }
+
+    /// The rating dimensions' units screened and judged, beside the discriminability pools.
+    async fn judge(
+        &self,
+        comp_items: &[usize],
+        context: &mut ContextInfo,
+    ) -> Result<(Judged, Option<Pools>, HashMap<ItemKey, u64>)> {
+        let plan = &self.planned.plan;
+        let rating_units: Vec<Unit> = (0..plan.items.len())
+            .filter(|&k| plan.items[k].dimension != Dimension::Completeness)
+            .map(|k| base_unit(self.bench, plan, k))
+            .collect();
+        let render = self.render(&self.planned.passages);
+        let mut screened = context::screen(rating_units, &|u: &Unit| render.fitted(u))?;
+        context.add(&screened);
+        let rating_units = std::mem::take(&mut screened.kept);
+        let prompt_tokens = std::mem::take(&mut screened.prompt_tokens);
+        let (judges, samples) = (self.planned.judges.len(), self.planned.samples as usize);
+        let expected =
+            (rating_units.len() + comp_items.len() * self.job.settings.trials) * judges * samples;
+        self.judging.progress.stage(
+            "judging",
+            expected.saturating_sub(self.existing.len()) as u64,
+        );
+        let rating = judge_units(&self.judging, &rating_units, &render, self.existing);
+        let (rating, pools) = futures::join!(rating, self.pools(comp_items));
+        self.judging.progress.finish_stage();
+        let rating = rating?;
+        Ok((rating, pools?, prompt_tokens))
+    }
+
+    /// Hard negatives retrieved, pools permuted per judge, screened and judged.
+    async fn pools(&self, comp_items: &[usize]) -> Result<Option<Pools>> {
+        if comp_items.is_empty() {
+            return Ok(None);
+        }
+        let (s, bench, passages) = (&self.job.settings, self.bench, &self.planned.passages);
+        let mut comp_turns: Vec<(usize, usize)> =
+            comp_items.iter().map(|&k| self.subjects[k]).collect();
+        comp_turns.dedup();
+        let queries = materials::negative_queries(bench, &comp_turns, &s.negatives_query)?;
+        let have: HashSet<String> = passages.keys().cloned().collect();
+        let (candidates, loaded) = materials::retrieve_candidates(
+            self.job.retrievers.clone(),
+            queries,
+            materials::depth(s.negatives),
+            bench.dir.clone(),
+            have,
+        )
+        .await?;
+        let negs = materials::select_pools(
+            bench,
+            &comp_turns,
+            &candidates,
+            passages,
+            loaded,
+            s.negatives,
+        );
+        let (units, no_negatives, short) = self.pool_units(comp_items, &negs.by_turn);
+        let mut all_passages = passages.clone();
+        all_passages.extend(negs.passages);
+        let render = self.render(&all_passages);
+        let mut screened = context::screen(units, &|u: &Unit| render.fitted(u))?;
+        let units = std::mem::take(&mut screened.kept);
+        let judged = judge_units(&self.judging, &units, &render, self.existing).await?;
+        Ok(Some(Pools {
+            judged,
+            no_negatives,
+            short,
+            passages: all_passages,
+            screened,
+        }))
+    }
+
+    /// T units per judge and item, each judge with its own permutations and its own balanced
+    /// gold positions; with the items left without negatives and the short pools.
+    fn pool_units(
+        &self,
+        comp_items: &[usize],
+        by_turn: &BTreeMap<String, Vec<String>>,
+    ) -> (Vec<Unit>, usize, usize) {
+        let s = &self.job.settings;
+        let judges = &self.planned.judges;
+        let mut balancers: Vec<PositionBalancer> = judges
+            .iter()
+            .map(|j| PositionBalancer::new(crate::seed::derive(s.seed, &["judge", &j.name])))
+            .collect();
+        let mut units = Vec::new();
+        let mut no_negatives = 0;
+        let mut short = 0;
+        for &k in comp_items {
+            let base = base_unit(self.bench, &self.planned.plan, k);
+            let gold = base.passage_id.clone().unwrap_or_default();
+            let n = by_turn.get(&base.turn_id).cloned().unwrap_or_default();
+            if n.is_empty() {
+                no_negatives += 1;
+                continue;
+            }
+            short += usize::from(n.len() < s.negatives);
+            for (ji, judge) in judges.iter().enumerate() {
+                let positions = balancers[ji].assign(n.len() + 1, s.trials);
+                let key = format!("{}\u{1f}{gold}\u{1f}{}", base.turn_id, judge.name);
+                for trial in permutations(&gold, &n, &positions, s.seed, &key) {
+                    units.push(Unit {
+                        trial: Some(trial.index),
+                        gold_position: Some(trial.gold_position + 1),
+                        pool: Some(trial.order),
+                        judge: Some(ji),
+                        ..base.clone()
+                    });
+                }
+            }
+        }
+        (units, no_negatives, short)
+    }
+}
+
+/// The human calibration set (MTRAG file): a seeded sample of its answers, screened and judged
+/// with the audit's judges and prompts.
+async fn judge_human(
+    job: &AuditJob,
+    llm: &Llm,
+    planned: &Planned,
+    reuse: &Reuse,
+    items: &[HumanItem],
+    context: &mut ContextInfo,
+) -> Result<Judged> {
+    let s = &job.settings;
+    let selected: Vec<HumanItem> = calibrate::sample(items, job.human_sample, s.seed);
+    let existing = calibrate::reusable_existing(reuse.earlier(output::HUMAN_ITEMS), &job.prompts);
+    let render = calibrate::HumanRender {
+        items: &selected,
+        prompts: &job.prompts,
+        budget: planned.budget,
+    };
+    let screened = context::screen(calibrate::units(&selected), &|u: &Unit| render.fitted(u))?;
+    context.human_shortened = screened.shortened.values().sum();
+    context.human_too_long = screened.too_long.values().sum();
+    let units = screened.kept;
+    job.progress.stage(
+        "human calibration",
+        (units.len() * planned.judges.len() * planned.samples as usize) as u64,
+    );
+    let judging = planned.judging(llm, &job.progress);
+    let judged = judge_units(&judging, &units, &render, &existing).await?;
+    job.progress.finish_stage();
+    Ok(judged)
+}
+
+/// `--dry-run`: what the audit would call, nothing written.
+pub fn dry_run(llm: &Llm, j: &Judgements) -> Outcome {
+    Outcome::DryRun {
+        plan: llm.plan(),
+        judgements: j.judged.records.len() - j.judged.reused,
+        reused: j.judged.reused,
+    }
+}
+
+/// What was judged, scored.
+pub struct Scored {
+    /// Judgements planned and made.
+    pub planned: usize,
+    pub done: usize,
+    pub judgements: Vec<Judgement>,
+    /// Why the audit is not complete.
+    pub stopped: Option<String>,
+    pub items: Vec<ItemScore>,
+}
+
+/// Item scores of the judgements made, and why the audit stopped early, if it did: a budget
+/// stop, judgements not made, or a judge that failed (nearly) everything.
+pub fn score(j: &mut Judgements, s: &AuditSettings, planned: &Planned) -> Scored {
+    let human_stopped = j.human_judged.as_ref().and_then(|h| h.stopped.clone());
+    let records = std::mem::take(&mut j.judged.records);
+    let total = records.len();
+    let judgements: Vec<Judgement> = records.into_iter().flatten().collect();
+    let done = judgements.len();
+    let mut stopped = j
+        .judged
+        .stopped
+        .clone()
+        .or(human_stopped.map(|s| format!("human calibration: {s}")));
+    if stopped.is_none() && done < total {
+        stopped = Some(format!("{} judgements were not made", total - done));
+    }
+    // a judge that failed (nearly) everything leaves an audit that is not complete
+    let failed_judges = crate::failures::from_judgements(&judgements, s.max_failed_share);
+    if stopped.is_none()
+        && let Some(f) = failed_judges.first()
+    {
+        stopped = Some(f.message());
+    }
+    let items = score_items(
+        &judgements,
+        planned.judges.len(),
+        s.trials * planned.samples as usize,
+    );
+    Scored {
+        planned: total,
+        done,
+        judgements,
+        stopped,
+        items,
+    }
+}

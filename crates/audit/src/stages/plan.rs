@@ -1,0 +1,157 @@
+//! Stage 1, plan: the settings checked, the judges of the ensemble, the gold passages of the
+//! audited dialogues, the work list ([`crate::plan`]), the run's fingerprint and the judges'
+//! context budget. Nothing is called yet.
+
+use std::collections::{BTreeMap, HashMap};
+
+use mtr_core::progress::SharedProgress;
+use mtr_core::{Benchmark, Passage};
+use mtr_llm::Llm;
+
+use crate::audit::AuditJob;
+use crate::context;
+use crate::dimension::Dimension;
+use crate::engine::{JudgeRef, Judging};
+use crate::error::{AuditError, Result};
+use crate::materials;
+use crate::plan::{self, AuditPlan};
+use crate::prompts::ContextBudget;
+use crate::summary::{FingerprintInfo, JudgeInfo};
+
+/// What the later stages know before anything is judged.
+pub struct Planned {
+    pub dims: Vec<Dimension>,
+    pub judges: Vec<JudgeRef>,
+    pub judge_infos: Vec<JudgeInfo>,
+    /// Self-consistency samples per judge (at least 1).
+    pub samples: u32,
+    pub dry_run: bool,
+    /// Passages by id: the golds, and (after the judge stage) the hard negatives.
+    pub passages: HashMap<String, Passage>,
+    pub plan: AuditPlan,
+    pub fingerprint: FingerprintInfo,
+    /// The judges' context: prompts are shortened to fit it.
+    pub budget: Option<ContextBudget>,
+}
+
+impl Planned {
+    /// Who judges: the client, the ensemble, its samples, the progress display.
+    pub fn judging<'a>(&'a self, llm: &'a Llm, progress: &'a SharedProgress) -> Judging<'a> {
+        Judging {
+            llm,
+            judges: &self.judges,
+            samples: self.samples,
+            progress,
+        }
+    }
+
+    pub fn judge_names(&self) -> Vec<String> {
+        self.judges.iter().map(|j| j.name.clone()).collect()
+    }
+}
+
+/// Checks the settings, finds the judges, loads the gold passages and builds the plan.
+pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
+    let s = &job.settings;
+    s.validate()?;
+    let dims = s.dimensions();
+    let (judges, judge_infos) = judges_of(llm)?;
+    let samples = llm.sampling(mtr_llm::Role::Judges).n.max(1);
+    let dry_run = llm.options().dry_run;
+    // passages of the golds, then the plan
+    let selected = plan::sample_dialogues(bench.dialogues.len(), s.sample, s.seed);
+    job.progress.stage("loading gold passages", 0);
+    let passages = materials::load_passages(bench, &materials::gold_ids(bench, &selected))?;
+    job.progress.finish_stage();
+    let plan = plan::build_with_texts(
+        &bench.dialogues,
+        &dims,
+        s.sample,
+        s.seed,
+        &|id| passages.contains_key(id),
+        &|id| {
+            passages
+                .get(id)
+                .is_some_and(|p| p.text.trim().is_empty() && p.title.trim().is_empty())
+        },
+    );
+    let fingerprint = fingerprint(bench, job, &dims, &judges)?;
+    let budget = context::budget_for(llm, &judges);
+    Ok(Planned {
+        dims,
+        judges,
+        judge_infos,
+        samples,
+        dry_run,
+        passages,
+        plan,
+        fingerprint,
+        budget,
+    })
+}
+
+/// The data's fingerprint, and hashes of the configuration and prompts.
+fn fingerprint(
+    bench: &Benchmark,
+    job: &AuditJob,
+    dims: &[Dimension],
+    judges: &[JudgeRef],
+) -> Result<FingerprintInfo> {
+    let data = if bench.manifest.fingerprint.is_empty() {
+        bench.dir.compute_fingerprint()?
+    } else {
+        bench.manifest.fingerprint.clone()
+    };
+    let config = mtr_core::fingerprint::hash_json(&(
+        &job.config_hash,
+        &job.settings,
+        judges
+            .iter()
+            .map(|j| (&j.name, &j.model))
+            .collect::<Vec<_>>(),
+        job.retrievers.iter().map(|r| r.name()).collect::<Vec<_>>(),
+    ));
+    Ok(FingerprintInfo {
+        data,
+        config,
+        prompts: job
+            .prompts
+            .hash_with_human(dims, job.human_labels.is_some()),
+        tool_version: job.tool_version.clone(),
+        git_commit: job.git_commit.clone(),
+    })
+}
+
+/// The ensemble: `[llm.roles] judges`, each a configured endpoint.
+fn judges_of(llm: &Llm) -> Result<(Vec<JudgeRef>, Vec<JudgeInfo>)> {
+    let eps: BTreeMap<String, mtr_llm::EndpointInfo> = llm
+        .endpoints()
+        .into_iter()
+        .map(|e| (e.name.clone(), e))
+        .collect();
+    let mut refs = Vec::new();
+    let mut infos = Vec::new();
+    for name in llm.judges() {
+        let e = eps.get(name).ok_or_else(|| {
+            AuditError::Config(format!("judge `{name}` is not a configured endpoint"))
+        })?;
+        refs.push(JudgeRef {
+            name: name.clone(),
+            model: e.model.clone(),
+            rating_mode: e.rating_mode,
+            relevance: e.rating_mode == mtr_llm::logprob::RatingMode::Relevance,
+        });
+        infos.push(JudgeInfo {
+            name: name.clone(),
+            model: e.model.clone(),
+            family: crate::family::family(&e.model, e.family.as_deref()),
+            rating_mode: e.rating_mode,
+        });
+    }
+    if refs.is_empty() {
+        return Err(AuditError::Config(
+            "no judges: list endpoints under [llm.roles] judges".into(),
+        ));
+    }
+    Ok((refs, infos))
+}

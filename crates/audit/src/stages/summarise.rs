@@ -1,0 +1,391 @@
+//! Stage 6, summarise: everything `summary.json` holds, computed once from the judgements and
+//! item scores: per-dimension statistics ([`crate::stats`]), biases (position, length,
+//! self-preference), failures, the worst items with their text, the ensemble's warnings, cost,
+//! the discriminability facts, and the verdict on the judges ([`crate::verdict`]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use mtr_core::{Benchmark, Passage};
+use mtr_llm::Llm;
+
+use crate::aggregate::{ItemScore, Suggestion};
+use crate::audit::AuditJob;
+use crate::calibrate;
+use crate::config::AuditSettings;
+use crate::dimension::Dimension;
+use crate::human::HumanCalibration;
+use crate::prompts::passage_display;
+use crate::record::Judgement;
+use crate::report::excerpt;
+use crate::stages::judge::{Judgements, Scored};
+use crate::stages::plan::Planned;
+use crate::stats::{self, Lengths};
+use crate::summary::*;
+
+/// What the earlier stages leave for the summary.
+pub struct Finished<'a> {
+    pub planned: &'a Planned,
+    pub judged: &'a Judgements,
+    pub scored: &'a Scored,
+    /// Missing-gold candidates with their verdicts.
+    pub suggested: &'a [Suggestion],
+    pub human: Option<HumanCalibration>,
+    pub warnings: Vec<String>,
+}
+
+/// The summary of a finished (or budget-stopped) audit, its verdict included.
+pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) -> Summary {
+    let s = &job.settings;
+    let (planned, scored) = (f.planned, f.scored);
+    let lengths = lengths(bench, planned);
+    let st = statistics(bench, s, planned, scored, &lengths);
+    let mut bias = st.bias;
+    bias.self_preference = self_preference(bench, &planned.judge_infos, f.human.as_ref());
+    let mut warnings = f.warnings;
+    warnings.extend(ensemble_warnings(planned, scored.stopped.as_deref()));
+    let discriminability = planned.dims.contains(&Dimension::Completeness).then(|| {
+        crate::verify::info(
+            &scored.items,
+            &scored.judgements,
+            f.suggested,
+            &planned.passages,
+            s.verify_rating_at_least,
+        )
+    });
+    let mut summary = Summary {
+        summary_version: SUMMARY_VERSION,
+        verdict: None,
+        benchmark: BenchmarkInfo {
+            name: bench.manifest.name.clone(),
+            path: bench.dir.root().display().to_string(),
+            source: bench.manifest.source.clone(),
+            language: bench.manifest.language.clone(),
+            fingerprint: planned.fingerprint.data.clone(),
+            generator: bench.manifest.generator.clone(),
+        },
+        fingerprint: planned.fingerprint.clone(),
+        settings: s.clone(),
+        judges: planned.judge_infos.clone(),
+        complete: scored.stopped.is_none(),
+        stopped: scored.stopped.clone(),
+        plan: plan_info(bench, planned, f.judged, scored),
+        dimensions: st.dimensions,
+        bias,
+        failures: st.failures,
+        suggested_qrels: f.suggested.to_vec(),
+        discriminability,
+        flagged_turns: st.flagged_turns,
+        cost: cost(&scored.judgements, llm),
+        human: f.human,
+        failure_rates: stats::failure_rates(&scored.judgements, &f.judged.prompt_tokens),
+        context: f.judged.context.clone(),
+        worst: st.worst,
+        warnings,
+    };
+    summary.verdict = Some(crate::verdict::of(&summary));
+    summary
+}
+
+fn words(s: &str) -> usize {
+    s.split_whitespace().count()
+}
+
+/// Words of every loaded passage and of every audited turn's answer.
+fn lengths(bench: &Benchmark, planned: &Planned) -> Lengths {
+    let mut lengths = Lengths::default();
+    for (id, p) in &planned.passages {
+        lengths.passage_words.insert(id.clone(), words(&p.text));
+    }
+    for &d in &planned.plan.selected {
+        for t in &bench.dialogues[d].turns {
+            if let Some(a) = &t.answer {
+                lengths.answer_words.insert(t.id.clone(), words(a));
+            }
+        }
+    }
+    lengths
+}
+
+/// The per-dimension part of the summary.
+struct Statistics {
+    dimensions: BTreeMap<Dimension, DimensionSummary>,
+    /// Position, length and pool-length biases (self-preference is added apart).
+    bias: BiasInfo,
+    failures: BTreeMap<String, BTreeMap<Dimension, usize>>,
+    worst: BTreeMap<Dimension, Vec<WorstItem>>,
+    flagged_turns: usize,
+}
+
+/// Each dimension's statistics, failures, biases and worst items.
+fn statistics(
+    bench: &Benchmark,
+    s: &AuditSettings,
+    planned: &Planned,
+    scored: &Scored,
+    lengths: &Lengths,
+) -> Statistics {
+    let judge_names = planned.judge_names();
+    let mut out = Statistics {
+        dimensions: BTreeMap::new(),
+        bias: BiasInfo {
+            position: Vec::new(),
+            length: Vec::new(),
+            self_preference: Vec::new(),
+            pool_length: Vec::new(),
+        },
+        failures: BTreeMap::new(),
+        worst: BTreeMap::new(),
+        flagged_turns: 0,
+    };
+    let mut flagged_turns = BTreeSet::new();
+    for &dim in &planned.dims {
+        let di: Vec<&ItemScore> = scored.items.iter().filter(|i| i.dimension == dim).collect();
+        let dj: Vec<&Judgement> = scored
+            .judgements
+            .iter()
+            .filter(|j| j.dimension == dim)
+            .collect();
+        for j in dj.iter().filter(|j| !j.ok()) {
+            *out.failures
+                .entry(j.judge.clone())
+                .or_default()
+                .entry(dim)
+                .or_default() += 1;
+        }
+        for i in di.iter().filter(|i| stats::is_flagged(i, s)) {
+            flagged_turns.insert(i.turn_id.clone());
+        }
+        out.dimensions.insert(
+            dim,
+            stats::dimension_summary(dim, &di, &dj, &judge_names, s),
+        );
+        out.bias
+            .length
+            .extend(stats::length_bias(dim, &di, &judge_names, lengths));
+        if dim == Dimension::Completeness {
+            out.bias.position = stats::position_bias(&dj, &judge_names);
+            out.bias.pool_length = stats::pool_length_bias(
+                &dj,
+                &judge_names,
+                lengths,
+                &calibrate::resampling(s, "pool-length"),
+            );
+        }
+        out.worst.insert(
+            dim,
+            worst_items(bench, &planned.passages, &di, &dj, s.worst),
+        );
+    }
+    out.flagged_turns = flagged_turns.len();
+    out
+}
+
+/// Judges of the benchmark generator's model family, and judges that rate their own family's
+/// answers above the annotators (human calibration).
+fn self_preference(
+    bench: &Benchmark,
+    judges: &[JudgeInfo],
+    human: Option<&HumanCalibration>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let generator_families: BTreeSet<String> = bench
+        .manifest
+        .generator
+        .values()
+        .filter_map(|m| crate::family::family(m, None))
+        .collect();
+    for j in judges {
+        if let Some(f) = &j.family
+            && generator_families.contains(f)
+        {
+            out.push(format!(
+                "judge `{}` ({}) is of the `{f}` family, like the benchmark's generator ({}): it may prefer its own family's output",
+                j.name,
+                j.model,
+                bench.manifest.generator.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    if let Some(h) = human {
+        out.extend(calibrate::self_preference(h, judges));
+    }
+    out
+}
+
+/// Warnings on the ensemble (one judge, judges of one family) and on an incomplete audit.
+fn ensemble_warnings(planned: &Planned, stopped: Option<&str>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if planned.judges.len() < 2 {
+        warnings.push("only one judge: no inter-judge agreement; configure at least two judges of different model families".into());
+    }
+    let mut fams: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for j in &planned.judge_infos {
+        if let Some(f) = &j.family {
+            fams.entry(f.as_str()).or_default().push(j.name.as_str());
+        }
+    }
+    for (f, names) in fams.iter().filter(|(_, n)| n.len() > 1) {
+        warnings.push(format!(
+            "judges {} share the `{f}` model family: their errors may be correlated",
+            names.join(", ")
+        ));
+    }
+    if let Some(st) = stopped {
+        warnings.push(format!("incomplete: {st}"));
+    }
+    warnings
+}
+
+/// Tokens and cost of the judgements, in total, per judge and per dimension.
+fn cost(judgements: &[Judgement], llm: &Llm) -> CostInfo {
+    let mut cost = CostInfo::default();
+    let mut tokens_per: BTreeMap<Dimension, (u64, usize)> = BTreeMap::new();
+    for j in judgements {
+        cost.total.add(j);
+        cost.per_judge.entry(j.judge.clone()).or_default().add(j);
+        cost.per_dimension.entry(j.dimension).or_default().add(j);
+        let e = tokens_per.entry(j.dimension).or_default();
+        e.0 += j.prompt_tokens;
+        e.1 += 1;
+    }
+    cost.max_cost_usd = llm.ledger().max_cost_usd;
+    cost.prompt_tokens_per_judgement = tokens_per
+        .into_iter()
+        .map(|(d, (t, n))| (d, t as f64 / n.max(1) as f64))
+        .collect();
+    cost
+}
+
+/// What was planned, audited and skipped.
+fn plan_info(
+    bench: &Benchmark,
+    planned: &Planned,
+    judged: &Judgements,
+    scored: &Scored,
+) -> PlanInfo {
+    let (plan, too_long) = (&planned.plan, &judged.context.too_long);
+    PlanInfo {
+        dialogues_total: plan.dialogues_total,
+        dialogues_audited: plan.selected.len(),
+        sampled: plan.selected.len() < plan.dialogues_total,
+        turns_total: plan.turns_total,
+        turns_audited: plan.turns_audited,
+        audited_turns: plan
+            .selected
+            .iter()
+            .flat_map(|&di| bench.dialogues[di].turns.iter().map(|t| t.id.clone()))
+            .collect(),
+        items: planned
+            .dims
+            .iter()
+            .map(|d| {
+                let n = if *d == Dimension::Completeness {
+                    judged.comp_count
+                } else {
+                    plan.count(*d)
+                };
+                (*d, n.saturating_sub(too_long.get(d).copied().unwrap_or(0)))
+            })
+            .collect(),
+        skipped: plan.skipped.clone(),
+        judgements_planned: scored.planned,
+        judgements_done: scored.done,
+    }
+}
+
+/// The lowest-scoring items of a dimension with the text a reviewer needs.
+fn worst_items(
+    bench: &Benchmark,
+    passages: &HashMap<String, Passage>,
+    items: &[&ItemScore],
+    judgements: &[&Judgement],
+    n: usize,
+) -> Vec<WorstItem> {
+    let mut scored: Vec<&&ItemScore> = items.iter().filter(|i| i.score.is_some()).collect();
+    scored.sort_by(|a, b| {
+        a.score
+            .unwrap_or(f64::INFINITY)
+            .total_cmp(&b.score.unwrap_or(f64::INFINITY))
+            .then_with(|| a.turn_id.cmp(&b.turn_id))
+            .then_with(|| a.passage_id.cmp(&b.passage_id))
+    });
+    let mut out = Vec::new();
+    for it in scored.into_iter().take(n) {
+        let Some((d, ti)) = bench.find_turn(&it.turn_id) else {
+            continue;
+        };
+        let turn = &d.turns[ti];
+        let hist = d.history(ti);
+        let history: Vec<String> = hist
+            .iter()
+            .skip(hist.len().saturating_sub(4))
+            .map(|u| {
+                format!(
+                    "{}: {}",
+                    if u.speaker == mtr_core::model::Speaker::User {
+                        "User"
+                    } else {
+                        "Assistant"
+                    },
+                    excerpt(u.text, 300)
+                )
+            })
+            .collect();
+        let mine: Vec<&&Judgement> = judgements
+            .iter()
+            .filter(|j| j.turn_id == it.turn_id && j.passage_id == it.passage_id && j.ok())
+            .collect();
+        let mut justifications = BTreeMap::new();
+        for j in &mine {
+            if let Some(t) = &j.justification {
+                justifications
+                    .entry(j.judge.clone())
+                    .or_insert_with(|| excerpt(t, 400));
+            }
+        }
+        let preferred = it
+            .suggestion
+            .as_ref()
+            .map(|s| s.passage_id.clone())
+            .or_else(|| {
+                let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
+                for j in mine.iter().filter(|j| j.score == Some(0.0)) {
+                    if let Some(p) = j.pick_passage_id.as_deref() {
+                        *votes.entry(p).or_default() += 1;
+                    }
+                }
+                votes
+                    .into_iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+                    .map(|(p, _)| p.to_string())
+            });
+        let needs_answer = it.dimension.needs_answer();
+        out.push(WorstItem {
+            turn_id: it.turn_id.clone(),
+            dialogue_id: it.dialogue_id.clone(),
+            turn: it.turn,
+            passage_id: it.passage_id.clone(),
+            score: it.score.unwrap_or(f64::NAN),
+            per_judge: it.per_judge.clone(),
+            history,
+            question: turn.user.clone(),
+            passage: it
+                .passage_id
+                .as_ref()
+                .and_then(|p| passages.get(p))
+                .map(|p| excerpt(&passage_display(p), 1200)),
+            answer: if needs_answer {
+                turn.answer.as_ref().map(|a| excerpt(a, 1200))
+            } else {
+                None
+            },
+            preferred_passage: preferred
+                .as_ref()
+                .and_then(|p| passages.get(p))
+                .map(|p| excerpt(&passage_display(p), 1200)),
+            preferred_passage_id: preferred,
+            justifications,
+        });
+    }
+    out
+}
