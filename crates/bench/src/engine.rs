@@ -19,8 +19,8 @@ use crate::result::{
     Pairwise, PositionPoint, StratumFamily, StratumGroup, SystemKind, SystemResult,
 };
 use crate::score::{Scorer, Scores};
-use crate::stats::bootstrap::{ClusterBootstrap, Estimate};
-use crate::stats::randomization::all_pairs;
+use crate::stats::bootstrap::{ClusterBootstrap, Estimate, estimates};
+use crate::stats::randomization::{PairwiseP, all_pairs};
 use crate::stats::{cohens_dz, holm};
 use crate::strata::{MIN_GROUP, Strata};
 
@@ -125,13 +125,74 @@ pub struct Computed {
     pub scores: Vec<Scores>,
 }
 
-/// Runs the whole computation.
+/// Runs the whole computation: check the inputs, score every system, the intervals, each
+/// system's result, the evaluation set's warnings, the paired tests and the ablations.
 pub fn compute(
     set: &QuerySet,
     systems: &[SystemInput],
     ablations: &[AblationInput],
     s: &Settings,
 ) -> Result<Computed> {
+    check_inputs(set, systems, s)?;
+    let baseline_index = baseline_index(systems, s)?;
+    let internal = Internal::new(s);
+    let scorer = Scorer::new(set, &internal.measures)?;
+    let scores: Vec<Scores> = systems
+        .par_iter()
+        .map(|sys| scorer.score(set, &sys.run))
+        .collect::<Result<_>>()?;
+    let strata = Strata::build(set);
+    let ctx = Context {
+        set,
+        s,
+        intervals: Intervals::compute(set, &strata, &scores, s, internal.main),
+        strata,
+        internal,
+    };
+
+    let mut warnings = Vec::new();
+    let results: Vec<SystemResult> = systems
+        .iter()
+        .zip(&scores)
+        .enumerate()
+        .map(|(si, (sys, sc))| ctx.system_result(si, sys, sc, &mut warnings))
+        .collect();
+    let strata_info = strata_info(&ctx.strata, set, s);
+    warnings.extend(set_warnings(set, &ctx.strata, s));
+
+    let main_i = ctx.internal.main;
+    let (tests, dp, pairwise) = if systems.len() >= 2 {
+        pair_statistics(systems, &scores, main_i, baseline_index, s)
+    } else {
+        (None, None, None)
+    };
+    let ablation = ablations
+        .iter()
+        .map(|a| ablation(set, systems, &scores, main_i, a, s))
+        .collect::<Result<_>>()?;
+
+    let n_rep = s.measures.len();
+    let reported: Vec<Scores> = scores
+        .into_iter()
+        .map(|mut sc| {
+            sc.values.truncate(n_rep);
+            sc
+        })
+        .collect();
+    Ok(Computed {
+        systems: results,
+        strata: strata_info,
+        tests,
+        discriminative_power: dp,
+        pairwise,
+        ablation,
+        warnings,
+        scores: reported,
+    })
+}
+
+/// Refuses what cannot be computed: no measure, no turn, two systems of one name.
+fn check_inputs(set: &QuerySet, systems: &[SystemInput], s: &Settings) -> Result<()> {
     if s.measures.is_empty() {
         return Err(BenchError::option("--measure", "no measure to report"));
     }
@@ -150,7 +211,12 @@ pub fn compute(
             ));
         }
     }
-    let baseline_index = match &s.baseline {
+    Ok(())
+}
+
+/// The system every other is tested against: the one named by `--baseline`, else the first.
+fn baseline_index(systems: &[SystemInput], s: &Settings) -> Result<Option<usize>> {
+    Ok(match &s.baseline {
         Some(b) => Some(systems.iter().position(|x| &x.name == b).ok_or_else(|| {
             BenchError::option(
                 "--baseline",
@@ -165,116 +231,135 @@ pub fn compute(
             )
         })?),
         None => (!systems.is_empty()).then_some(0),
-    };
+    })
+}
 
-    // Internal measures: the reported ones first, then what the diagnostics need.
-    let dk = s.diagnosis_k;
-    let mut internal: Vec<Measure> = s.measures.clone();
-    for m in [
-        s.main,
-        Measure::HitLenient(dk),
-        Measure::Mrr(dk),
-        Measure::Recall(dk),
-        Measure::Ndcg(dk),
-        Measure::HitLenient(5),
-    ] {
-        if !internal.contains(&m) {
-            internal.push(m);
-        }
-    }
-    let idx = |m: Measure| internal.iter().position(|x| *x == m).unwrap_or(0);
-    let main_i = idx(s.main);
+/// The measures scored internally: the reported ones first, then what the diagnostics need.
+struct Internal {
+    measures: Vec<Measure>,
+    /// Index of the main measure.
+    main: usize,
+}
 
-    let scorer = Scorer::new(set, &internal)?;
-    let scores: Vec<Scores> = systems
-        .par_iter()
-        .map(|sys| scorer.score(set, &sys.run))
-        .collect::<Result<_>>()?;
-
-    let clusters = set.clusters();
-    let boot = ClusterBootstrap::new(set.dialogues.len(), s.resamples, s.level, s.seed);
-    let strata = Strata::build(set);
-    let n_rep = s.measures.len();
-
-    // Series for the bootstrap: system-major, reported measures.
-    let series: Vec<&[f64]> = scores
-        .iter()
-        .flat_map(|sc| sc.values[..n_rep].iter().map(Vec::as_slice))
-        .collect();
-    let mut groups: Vec<Option<&[usize]>> = vec![None];
-    for f in &strata.families {
-        for g in &f.groups {
-            groups.push(Some(&g.members));
-        }
-    }
-    let estimates: Vec<Vec<Estimate>> = groups
-        .par_iter()
-        .map(|members| boot.estimate(&clusters, *members, &series))
-        .collect();
-
-    // By-position curves of the main measure.
-    let mut by_pos: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, q) in set.queries.iter().enumerate() {
-        if q.position > 0 {
-            by_pos
-                .entry(q.position.min(s.max_position))
-                .or_default()
-                .push(i);
-        }
-    }
-    let main_series: Vec<&[f64]> = scores
-        .iter()
-        .map(|sc| sc.values[main_i].as_slice())
-        .collect();
-    let pos_estimates: Vec<(usize, usize, Vec<Estimate>)> = by_pos
-        .par_iter()
-        .map(|(p, members)| {
-            (
-                *p,
-                members.len(),
-                boot.estimate(&clusters, Some(members), &main_series),
-            )
-        })
-        .collect();
-
-    let mut warnings = Vec::new();
-    let mut results = Vec::with_capacity(systems.len());
-    for (si, (sys, sc)) in systems.iter().zip(&scores).enumerate() {
-        let est_of = |g: usize, m: usize| estimates[g][si * n_rep + m];
-        let measures: BTreeMap<String, Estimate> = s
-            .measures
-            .iter()
-            .enumerate()
-            .map(|(m, mm)| (mm.id(), est_of(0, m)))
-            .collect();
-        let mut strata_out: BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>> =
-            BTreeMap::new();
-        let mut g = 1;
-        for f in &strata.families {
-            let fam = strata_out.entry(f.name.clone()).or_default();
-            for grp in &f.groups {
-                fam.insert(
-                    grp.name.clone(),
-                    s.measures
-                        .iter()
-                        .enumerate()
-                        .map(|(m, mm)| (mm.id(), est_of(g, m)))
-                        .collect(),
-                );
-                g += 1;
+impl Internal {
+    fn new(s: &Settings) -> Internal {
+        let dk = s.diagnosis_k;
+        let mut measures: Vec<Measure> = s.measures.clone();
+        for m in [
+            s.main,
+            Measure::HitLenient(dk),
+            Measure::Mrr(dk),
+            Measure::Recall(dk),
+            Measure::Ndcg(dk),
+            Measure::HitLenient(5),
+        ] {
+            if !measures.contains(&m) {
+                measures.push(m);
             }
         }
-        let by_position = pos_estimates
+        let mut internal = Internal { measures, main: 0 };
+        internal.main = internal.index(s.main);
+        internal
+    }
+
+    fn index(&self, m: Measure) -> usize {
+        self.measures.iter().position(|x| *x == m).unwrap_or(0)
+    }
+}
+
+/// The cluster-bootstrap intervals of every system, all from one set of resamples.
+struct Intervals {
+    /// `[group][system * reported + measure]`: group 0 is every turn, then the strata's
+    /// groups in family order.
+    groups: Vec<Vec<Estimate>>,
+    /// The main measure by turn position: (position, turns, one estimate per system).
+    by_position: Vec<(usize, usize, Vec<Estimate>)>,
+}
+
+impl Intervals {
+    fn compute(
+        set: &QuerySet,
+        strata: &Strata,
+        scores: &[Scores],
+        s: &Settings,
+        main_i: usize,
+    ) -> Intervals {
+        let clusters = set.clusters();
+        let boot = ClusterBootstrap::new(set.dialogues.len(), s.resamples, s.level, s.seed);
+        let n_rep = s.measures.len();
+        // Series for the bootstrap: system-major, reported measures.
+        let series: Vec<&[f64]> = scores
             .iter()
-            .map(|(p, n, e)| PositionPoint {
-                position: *p,
-                and_deeper: *p == s.max_position
-                    && set.queries.iter().any(|q| q.position > s.max_position),
-                n: *n,
-                estimate: e[si],
+            .flat_map(|sc| sc.values[..n_rep].iter().map(Vec::as_slice))
+            .collect();
+        let mut groups: Vec<Option<&[usize]>> = vec![None];
+        for f in &strata.families {
+            for g in &f.groups {
+                groups.push(Some(&g.members));
+            }
+        }
+        let groups: Vec<Vec<Estimate>> = groups
+            .par_iter()
+            .map(|members| estimates(&boot, &clusters, *members, &series))
+            .collect();
+
+        let mut by_pos: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, q) in set.queries.iter().enumerate() {
+            if q.position > 0 {
+                by_pos
+                    .entry(q.position.min(s.max_position))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let main_series = main_series(scores, main_i);
+        let by_position = by_pos
+            .par_iter()
+            .map(|(p, members)| {
+                (
+                    *p,
+                    members.len(),
+                    estimates(&boot, &clusters, Some(members), &main_series),
+                )
             })
             .collect();
-        let mean_of = |m: Measure| sc.mean(idx(m));
+        Intervals {
+            groups,
+            by_position,
+        }
+    }
+}
+
+/// Every system's per-turn values of the main measure.
+fn main_series(scores: &[Scores], main_i: usize) -> Vec<&[f64]> {
+    scores
+        .iter()
+        .map(|sc| sc.values[main_i].as_slice())
+        .collect()
+}
+
+/// What every system's result reads.
+struct Context<'a> {
+    set: &'a QuerySet,
+    s: &'a Settings,
+    strata: Strata,
+    intervals: Intervals,
+    internal: Internal,
+}
+
+impl Context<'_> {
+    /// One system's result; its warnings go to `warnings`.
+    fn system_result(
+        &self,
+        si: usize,
+        sys: &SystemInput,
+        sc: &Scores,
+        warnings: &mut Vec<String>,
+    ) -> SystemResult {
+        let (set, s) = (self.set, self.s);
+        let dk = s.diagnosis_k;
+        let measures = self.measure_estimates(si, 0);
+        let mean_of = |m: Measure| sc.mean(self.internal.index(m));
         let diagnosis = diagnose(
             dk,
             mean_of(Measure::HitLenient(dk)),
@@ -306,7 +391,7 @@ pub fn compute(
         let failures = failures::analyse(
             set,
             &sys.run,
-            &sc.values[main_i],
+            &sc.values[self.internal.main],
             &sc.first_relevant,
             s.failure_k,
             s.failure_rank,
@@ -314,7 +399,7 @@ pub fn compute(
             s.failure_seed(),
             &|qid: &str| sys.queries.get(qid).cloned(),
         );
-        results.push(SystemResult {
+        SystemResult {
             name: sys.name.clone(),
             kind: sys.kind,
             retriever: sys.retriever.clone(),
@@ -328,14 +413,62 @@ pub fn compute(
             out_of_corpus_distinct: 0,
             measures,
             beyond_depth: BTreeMap::new(),
-            strata: strata_out,
-            by_position,
+            strata: self.strata_estimates(si),
+            by_position: self.by_position(si),
             diagnosis,
             failures,
-        });
+        }
     }
 
-    let strata_info: Vec<StratumFamily> = strata
+    /// The reported measures' estimates of system `si` in interval group `g`.
+    fn measure_estimates(&self, si: usize, g: usize) -> BTreeMap<String, Estimate> {
+        let n_rep = self.s.measures.len();
+        self.s
+            .measures
+            .iter()
+            .enumerate()
+            .map(|(m, mm)| (mm.id(), self.intervals.groups[g][si * n_rep + m]))
+            .collect()
+    }
+
+    /// family -> group -> measure -> estimate of system `si`.
+    fn strata_estimates(
+        &self,
+        si: usize,
+    ) -> BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>> {
+        let mut out: BTreeMap<String, BTreeMap<String, BTreeMap<String, Estimate>>> =
+            BTreeMap::new();
+        let mut g = 1;
+        for f in &self.strata.families {
+            let fam = out.entry(f.name.clone()).or_default();
+            for grp in &f.groups {
+                fam.insert(grp.name.clone(), self.measure_estimates(si, g));
+                g += 1;
+            }
+        }
+        out
+    }
+
+    /// The by-position curve of system `si`.
+    fn by_position(&self, si: usize) -> Vec<PositionPoint> {
+        let s = self.s;
+        self.intervals
+            .by_position
+            .iter()
+            .map(|(p, n, e)| PositionPoint {
+                position: *p,
+                and_deeper: *p == s.max_position
+                    && self.set.queries.iter().any(|q| q.position > s.max_position),
+                n: *n,
+                estimate: e[si],
+            })
+            .collect()
+    }
+}
+
+/// The strata families and their groups' sizes.
+fn strata_info(strata: &Strata, set: &QuerySet, s: &Settings) -> Vec<StratumFamily> {
+    strata
         .families
         .iter()
         .map(|f| StratumFamily {
@@ -356,7 +489,13 @@ pub fn compute(
                 })
                 .collect(),
         })
-        .collect();
+        .collect()
+}
+
+/// The warnings about the evaluation set itself: small strata, unused tags, orphan qrels,
+/// binary qrels under a strict measure, few dialogues.
+fn set_warnings(set: &QuerySet, strata: &Strata, s: &Settings) -> Vec<String> {
+    let mut warnings = Vec::new();
     let small: Vec<String> = strata
         .families
         .iter()
@@ -402,156 +541,190 @@ pub fn compute(
             set.dialogues.len()
         ));
     }
+    warnings
+}
 
-    // Paired tests over all pairs, on the main measure, with one shared set of sign flips.
-    let (tests, dp, pairwise) = if systems.len() >= 2 {
-        let pairs = all_pairs(&main_series, s.permutations, s.test_seed());
-        let means: Vec<f64> = scores.iter().map(|sc| sc.mean(main_i)).collect();
-        let tests = baseline_index.map(|b| {
-            let others: Vec<usize> = (0..systems.len()).filter(|&i| i != b).collect();
-            let raw: Vec<f64> = others.iter().map(|&i| pairs.p[b][i]).collect();
-            let adj = holm(&raw);
-            BaselineTests {
-                baseline: systems[b].name.clone(),
-                measure: s.main.id(),
-                comparisons: others
-                    .iter()
-                    .zip(raw.iter().zip(&adj))
-                    .map(|(&i, (&p, &p_holm))| {
-                        let diff = means[i] - means[b];
-                        Comparison {
-                            system: systems[i].name.clone(),
-                            mean: means[i],
-                            baseline_mean: means[b],
-                            diff,
-                            rel_diff: (means[b] != 0.0).then(|| diff / means[b]),
-                            effect_size: cohens_dz(main_series[i], main_series[b]),
-                            p,
-                            p_holm,
-                            significant: p_holm < s.alpha,
-                        }
-                    })
-                    .collect(),
-            }
-        });
-        let raw: Vec<f64> = pairs
-            .p
-            .iter()
-            .enumerate()
-            .flat_map(|(a, row)| row.iter().skip(a + 1).copied())
-            .collect();
-        let adj = holm(&raw);
-        let mut pair_tests = Vec::with_capacity(raw.len());
-        let mut k = 0;
-        for a in 0..systems.len() {
-            for b in a + 1..systems.len() {
-                let (wins, ties, losses) = win_tie_loss(main_series[a], main_series[b]);
-                pair_tests.push(PairTest {
-                    a: systems[a].name.clone(),
-                    b: systems[b].name.clone(),
-                    diff: means[a] - means[b],
-                    p: raw[k],
-                    p_holm: adj[k],
-                    significant: adj[k] < s.alpha,
-                    wins,
-                    ties,
-                    losses,
-                });
-                k += 1;
-            }
-        }
-        let pairwise = Pairwise {
-            measure: s.main.id(),
-            alpha: s.alpha,
-            pairs: pair_tests,
-        };
-        let separated = raw.iter().filter(|p| **p < s.alpha).count();
-        let separated_holm = adj.iter().filter(|p| **p < s.alpha).count();
-        let min = means.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let mu = crate::stats::mean(&means);
-        let sd =
-            (means.iter().map(|m| (m - mu).powi(2)).sum::<f64>() / (means.len() - 1) as f64).sqrt();
-        let dp = DiscriminativePower {
-            measure: s.main.id(),
-            alpha: s.alpha,
-            systems: systems.len(),
-            pairs: raw.len(),
-            separated,
-            share: separated as f64 / raw.len() as f64,
-            separated_holm,
-            share_holm: separated_holm as f64 / raw.len() as f64,
-            min,
-            max,
-            range: max - min,
-            sd,
-        };
-        (tests, Some(dp), Some(pairwise))
-    } else {
-        (None, None, None)
-    };
-
-    let mut ablation = Vec::new();
-    for a in ablations {
-        let Some(fi) = systems.iter().position(|x| x.name == a.system) else {
-            return Err(BenchError::Internal(format!(
-                "ablation of unknown system `{}`",
-                a.system
-            )));
-        };
-        let full = &scores[fi].values[main_i];
-        let main_scorer = Scorer::new(set, &[s.main])?;
-        let without: Vec<Vec<f64>> = a
-            .without
-            .par_iter()
-            .map(|(_, run)| {
-                main_scorer
-                    .score(set, run)
-                    .map(|sc| sc.values.into_iter().next().unwrap_or_default())
-            })
-            .collect::<Result<_>>()?;
-        let mut series: Vec<&[f64]> = vec![full.as_slice()];
-        series.extend(without.iter().map(Vec::as_slice));
-        let p = all_pairs(&series, s.permutations, s.test_seed());
-        let full_mean = crate::stats::mean(full);
-        ablation.push(Ablation {
-            system: a.system.clone(),
-            measure: s.main.id(),
-            full: full_mean,
-            components: a
-                .without
-                .iter()
-                .zip(&without)
-                .enumerate()
-                .map(|(i, ((name, _), v))| {
-                    let w = crate::stats::mean(v);
-                    AblationComponent {
-                        component: name.clone(),
-                        without: w,
-                        contribution: full_mean - w,
-                        p: p.p[0][i + 1],
-                    }
-                })
-                .collect(),
-        });
-    }
-
-    let reported: Vec<Scores> = scores
-        .into_iter()
-        .map(|mut sc| {
-            sc.values.truncate(n_rep);
-            sc
-        })
+/// Paired tests over all pairs (two systems or more), on the main measure, with one shared set
+/// of sign flips: the tests against the baseline, discriminative power and every pair.
+fn pair_statistics(
+    systems: &[SystemInput],
+    scores: &[Scores],
+    main_i: usize,
+    baseline_index: Option<usize>,
+    s: &Settings,
+) -> (
+    Option<BaselineTests>,
+    Option<DiscriminativePower>,
+    Option<Pairwise>,
+) {
+    let main_series = main_series(scores, main_i);
+    let pairs = all_pairs(&main_series, s.permutations, s.test_seed());
+    let means: Vec<f64> = scores.iter().map(|sc| sc.mean(main_i)).collect();
+    let tests = baseline_index.map(|b| baseline_tests(systems, &main_series, &means, &pairs, b, s));
+    let raw: Vec<f64> = pairs
+        .p
+        .iter()
+        .enumerate()
+        .flat_map(|(a, row)| row.iter().skip(a + 1).copied())
         .collect();
-    Ok(Computed {
-        systems: results,
-        strata: strata_info,
-        tests,
-        discriminative_power: dp,
-        pairwise,
-        ablation,
-        warnings,
-        scores: reported,
+    let adj = holm(&raw);
+    let pairwise = pairwise(systems, &main_series, &means, &raw, &adj, s);
+    let dp = discriminative_power(systems.len(), &means, &raw, &adj, s);
+    (tests, Some(dp), Some(pairwise))
+}
+
+/// Every other system against the baseline `b`, Holm over those comparisons.
+fn baseline_tests(
+    systems: &[SystemInput],
+    main_series: &[&[f64]],
+    means: &[f64],
+    pairs: &PairwiseP,
+    b: usize,
+    s: &Settings,
+) -> BaselineTests {
+    let others: Vec<usize> = (0..systems.len()).filter(|&i| i != b).collect();
+    let raw: Vec<f64> = others.iter().map(|&i| pairs.p[b][i]).collect();
+    let adj = holm(&raw);
+    BaselineTests {
+        baseline: systems[b].name.clone(),
+        measure: s.main.id(),
+        comparisons: others
+            .iter()
+            .zip(raw.iter().zip(&adj))
+            .map(|(&i, (&p, &p_holm))| {
+                let diff = means[i] - means[b];
+                Comparison {
+                    system: systems[i].name.clone(),
+                    mean: means[i],
+                    baseline_mean: means[b],
+                    diff,
+                    rel_diff: (means[b] != 0.0).then(|| diff / means[b]),
+                    effect_size: cohens_dz(main_series[i], main_series[b]),
+                    p,
+                    p_holm,
+                    significant: p_holm < s.alpha,
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Every pair `a < b` with its p-values (`raw`, Holm-adjusted `adj`, in pair order) and
+/// wins/ties/losses per turn.
+fn pairwise(
+    systems: &[SystemInput],
+    main_series: &[&[f64]],
+    means: &[f64],
+    raw: &[f64],
+    adj: &[f64],
+    s: &Settings,
+) -> Pairwise {
+    let mut pair_tests = Vec::with_capacity(raw.len());
+    let mut k = 0;
+    for a in 0..systems.len() {
+        for b in a + 1..systems.len() {
+            let (wins, ties, losses) = win_tie_loss(main_series[a], main_series[b]);
+            pair_tests.push(PairTest {
+                a: systems[a].name.clone(),
+                b: systems[b].name.clone(),
+                diff: means[a] - means[b],
+                p: raw[k],
+                p_holm: adj[k],
+                significant: adj[k] < s.alpha,
+                wins,
+                ties,
+                losses,
+            });
+            k += 1;
+        }
+    }
+    Pairwise {
+        measure: s.main.id(),
+        alpha: s.alpha,
+        pairs: pair_tests,
+    }
+}
+
+/// How many pairs the tests separate, and the spread of the systems' means.
+fn discriminative_power(
+    n_systems: usize,
+    means: &[f64],
+    raw: &[f64],
+    adj: &[f64],
+    s: &Settings,
+) -> DiscriminativePower {
+    let separated = raw.iter().filter(|p| **p < s.alpha).count();
+    let separated_holm = adj.iter().filter(|p| **p < s.alpha).count();
+    let min = means.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mu = crate::stats::mean(means);
+    let sd =
+        (means.iter().map(|m| (m - mu).powi(2)).sum::<f64>() / (means.len() - 1) as f64).sqrt();
+    DiscriminativePower {
+        measure: s.main.id(),
+        alpha: s.alpha,
+        systems: n_systems,
+        pairs: raw.len(),
+        separated,
+        share: separated as f64 / raw.len() as f64,
+        separated_holm,
+        share_holm: separated_holm as f64 / raw.len() as f64,
+        min,
+        max,
+        range: max - min,
+        sd,
+    }
+}
+
+/// A fused system against its leave-one-out runs on the main measure.
+fn ablation(
+    set: &QuerySet,
+    systems: &[SystemInput],
+    scores: &[Scores],
+    main_i: usize,
+    a: &AblationInput,
+    s: &Settings,
+) -> Result<Ablation> {
+    let Some(fi) = systems.iter().position(|x| x.name == a.system) else {
+        return Err(BenchError::Internal(format!(
+            "ablation of unknown system `{}`",
+            a.system
+        )));
+    };
+    let full = &scores[fi].values[main_i];
+    let main_scorer = Scorer::new(set, &[s.main])?;
+    let without: Vec<Vec<f64>> = a
+        .without
+        .par_iter()
+        .map(|(_, run)| {
+            main_scorer
+                .score(set, run)
+                .map(|sc| sc.values.into_iter().next().unwrap_or_default())
+        })
+        .collect::<Result<_>>()?;
+    let mut series: Vec<&[f64]> = vec![full.as_slice()];
+    series.extend(without.iter().map(Vec::as_slice));
+    let p = all_pairs(&series, s.permutations, s.test_seed());
+    let full_mean = crate::stats::mean(full);
+    Ok(Ablation {
+        system: a.system.clone(),
+        measure: s.main.id(),
+        full: full_mean,
+        components: a
+            .without
+            .iter()
+            .zip(&without)
+            .enumerate()
+            .map(|(i, ((name, _), v))| {
+                let w = crate::stats::mean(v);
+                AblationComponent {
+                    component: name.clone(),
+                    without: w,
+                    contribution: full_mean - w,
+                    p: p.p[0][i + 1],
+                }
+            })
+            .collect(),
     })
 }
 

@@ -18,9 +18,9 @@ use crate::error::{BenchError, Result};
 use crate::query_set::{Part, QuerySet};
 use crate::result::{
     BenchResult, BenchmarkInfo, BootstrapConventions, Conventions, MeasureInfo, PassageView,
-    SCHEMA, SplitInfo, SystemKind, TestConventions,
+    SCHEMA, SplitInfo, SystemKind, SystemResult, TestConventions,
 };
-use crate::runs::{out_of_corpus, scan_corpus, unknown_docs_error};
+use crate::runs::{CorpusLookup, out_of_corpus, scan_corpus, unknown_docs_error};
 use crate::split::Split;
 
 /// Longest passage text kept in failure examples (characters).
@@ -159,92 +159,10 @@ pub fn assemble(
     let computed: Computed = compute(&p.set, systems, ablations, s)?;
     let mut systems_out = computed.systems;
 
-    // One pass over the corpus: unknown ids in any run, and the texts of the examples.
-    let mut wanted: HashSet<&str> = HashSet::new();
-    for sys in systems {
-        for docs in sys.run.values() {
-            wanted.extend(docs.iter().map(|(d, _)| d.as_str()));
-        }
-    }
-    let mut show: HashSet<String> = HashSet::new();
-    for sys in &systems_out {
-        for e in &sys.failures.examples {
-            show.extend(e.gold.iter().chain(&e.top).map(|v| v.id.clone()));
-        }
-    }
-    let show_ref: HashSet<&str> = show.iter().map(String::as_str).collect();
-    let lookup = scan_corpus(&p.bench.dir, &wanted, &show_ref)?;
-    let mut corpus_warnings = Vec::new();
-    if !lookup.missing.is_empty() && !s.strict {
-        for (sys, out) in systems.iter().zip(systems_out.iter_mut()) {
-            let (n, distinct) = out_of_corpus(&sys.run, &lookup.missing);
-            out.out_of_corpus = n;
-            out.out_of_corpus_distinct = distinct;
-            if n > 0 {
-                corpus_warnings.push(format!(
-                    "{}: {n} ranked documents ({distinct} distinct ids) are not in the benchmark's corpus; scored as non-relevant, as trec_eval does (--strict refuses such runs)",
-                    sys.name
-                ));
-            }
-        }
-    }
-    if !lookup.missing.is_empty() && s.strict {
-        for sys in systems {
-            if sys
-                .run
-                .values()
-                .flatten()
-                .any(|(d, _)| lookup.missing.contains(d))
-            {
-                let path = sys
-                    .source
-                    .clone()
-                    .unwrap_or_else(|| format!("run of {}", sys.name));
-                return Err(unknown_docs_error(
-                    std::path::Path::new(&path),
-                    &sys.run,
-                    &lookup.missing,
-                    &p.bench.dir.corpus_path(),
-                ));
-            }
-        }
-    }
-    let fill = |v: &mut PassageView| {
-        if let Some((title, text)) = lookup.texts.get(&v.id) {
-            v.title = title.clone();
-            v.text = snippet(text, SNIPPET_CHARS);
-        }
-    };
-    for sys in &mut systems_out {
-        for e in &mut sys.failures.examples {
-            e.gold.iter_mut().for_each(fill);
-            e.top.iter_mut().for_each(fill);
-        }
-    }
-
-    for sys in &mut systems_out {
-        corpus_warnings.extend(crate::depth::apply(
-            sys,
-            &s.measures,
-            s.main,
-            lookup.passages,
-        ));
-    }
-    let depths: std::collections::BTreeSet<usize> = systems_out
-        .iter()
-        .map(|x| x.depth)
-        .filter(|d| *d > 0)
-        .collect();
-    if depths.len() > 1 {
-        corpus_warnings.push(format!(
-            "the runs have different depths ({}): measures deeper than a run are n/a for it",
-            depths
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    let lookup = read_corpus(p, systems, &systems_out)?;
+    let mut corpus_warnings = out_of_corpus_runs(p, systems, &mut systems_out, &lookup, s)?;
+    fill_examples(&mut systems_out, &lookup);
+    corpus_warnings.extend(mark_depths(&mut systems_out, s, lookup.passages));
 
     let mut warnings = p.warnings.clone();
     warnings.extend(computed.warnings);
@@ -255,63 +173,13 @@ pub fn assemble(
             p.set.skipped_without_relevant
         ));
     }
-
-    let config = ConfigRecord {
-        measures: s.measures.iter().map(|m| m.id()).collect(),
-        main: s.main.id(),
-        resamples: s.resamples,
-        level: s.level,
-        permutations: s.permutations,
-        alpha: s.alpha,
-        seed: s.seed,
-        baseline: computed.tests.as_ref().map(|t| t.baseline.clone()),
-        diagnosis_k: s.diagnosis_k,
-        failure_k: s.failure_k,
-        failure_rank: s.failure_rank,
-        failure_examples: s.failure_examples,
-        split: p.split.as_ref().map(|(_, r)| *r),
-        min_stratum: s.min_stratum,
-        strict: s.strict,
-        systems: systems
-            .iter()
-            .map(|x| (x.name.clone(), x.config_hash.clone()))
-            .collect(),
-        mtr_config: prov.config_hash.clone(),
-    };
-    let prompt_hashes: BTreeMap<&str, &str> = systems
-        .iter()
-        .filter_map(|x| x.prompt_hash.as_deref().map(|h| (x.name.as_str(), h)))
-        .collect();
-    let fingerprint = Fingerprint {
-        data: p.fingerprint.clone(),
-        config: hash_json(&config),
-        prompts: if prompt_hashes.is_empty() {
-            "none".into()
-        } else {
-            hash_json(&prompt_hashes)
-        },
-        tool_version: prov.tool_version.clone(),
-        git_commit: prov.git_commit.clone(),
-    };
-
-    let m = &p.bench.manifest;
+    let baseline = computed.tests.as_ref().map(|t| t.baseline.clone());
     let result = BenchResult {
         schema: SCHEMA.into(),
         mtr_version: prov.tool_version.clone(),
         date: prov.date.clone(),
-        benchmark: BenchmarkInfo {
-            name: m.name.clone(),
-            version: m.version.clone(),
-            language: m.language.clone(),
-            source: m.source.clone(),
-            fingerprint: p.fingerprint.clone(),
-            dialogues: p.bench.dialogues.len(),
-            turns: p.bench.turn_count(),
-            scored_queries: p.set.len(),
-            scored_dialogues: p.set.dialogues.len(),
-            skipped_without_relevant: p.set.skipped_without_relevant,
-        },
-        fingerprint,
+        benchmark: benchmark_info(p),
+        fingerprint: fingerprint(p, systems, s, prov, baseline),
         conventions: conventions(s),
         measures: s
             .measures
@@ -345,6 +213,182 @@ pub fn assemble(
         set: p.set.clone(),
         split: p.split.as_ref().map(|(s, _)| s.clone()),
     })
+}
+
+/// One pass over the corpus: unknown ids in any run, and the texts of the failure examples.
+fn read_corpus(
+    p: &Prepared,
+    systems: &[SystemInput],
+    systems_out: &[SystemResult],
+) -> Result<CorpusLookup> {
+    let mut wanted: HashSet<&str> = HashSet::new();
+    for sys in systems {
+        for docs in sys.run.values() {
+            wanted.extend(docs.iter().map(|(d, _)| d.as_str()));
+        }
+    }
+    let mut show: HashSet<String> = HashSet::new();
+    for sys in systems_out {
+        for e in &sys.failures.examples {
+            show.extend(e.gold.iter().chain(&e.top).map(|v| v.id.clone()));
+        }
+    }
+    let show_ref: HashSet<&str> = show.iter().map(String::as_str).collect();
+    scan_corpus(&p.bench.dir, &wanted, &show_ref)
+}
+
+/// Ranked documents the corpus lacks: counted per system with a warning, or, under
+/// `--strict`, the first run that ranks one refused.
+fn out_of_corpus_runs(
+    p: &Prepared,
+    systems: &[SystemInput],
+    systems_out: &mut [SystemResult],
+    lookup: &CorpusLookup,
+    s: &Settings,
+) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    if lookup.missing.is_empty() {
+        return Ok(warnings);
+    }
+    if !s.strict {
+        for (sys, out) in systems.iter().zip(systems_out.iter_mut()) {
+            let (n, distinct) = out_of_corpus(&sys.run, &lookup.missing);
+            out.out_of_corpus = n;
+            out.out_of_corpus_distinct = distinct;
+            if n > 0 {
+                warnings.push(format!(
+                    "{}: {n} ranked documents ({distinct} distinct ids) are not in the benchmark's corpus; scored as non-relevant, as trec_eval does (--strict refuses such runs)",
+                    sys.name
+                ));
+            }
+        }
+        return Ok(warnings);
+    }
+    for sys in systems {
+        if sys
+            .run
+            .values()
+            .flatten()
+            .any(|(d, _)| lookup.missing.contains(d))
+        {
+            let path = sys
+                .source
+                .clone()
+                .unwrap_or_else(|| format!("run of {}", sys.name));
+            return Err(unknown_docs_error(
+                std::path::Path::new(&path),
+                &sys.run,
+                &lookup.missing,
+                &p.bench.dir.corpus_path(),
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+/// The failure examples' passages get their titles and (cut) texts.
+fn fill_examples(systems_out: &mut [SystemResult], lookup: &CorpusLookup) {
+    let fill = |v: &mut PassageView| {
+        if let Some((title, text)) = lookup.texts.get(&v.id) {
+            v.title = title.clone();
+            v.text = snippet(text, SNIPPET_CHARS);
+        }
+    };
+    for sys in systems_out {
+        for e in &mut sys.failures.examples {
+            e.gold.iter_mut().for_each(fill);
+            e.top.iter_mut().for_each(fill);
+        }
+    }
+}
+
+/// Measures deeper than each run move aside ([`crate::depth`]); the warnings that say so,
+/// and one when the runs' depths differ.
+fn mark_depths(systems_out: &mut [SystemResult], s: &Settings, passages: u64) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for sys in systems_out.iter_mut() {
+        warnings.extend(crate::depth::apply(sys, &s.measures, s.main, passages));
+    }
+    let depths: std::collections::BTreeSet<usize> = systems_out
+        .iter()
+        .map(|x| x.depth)
+        .filter(|d| *d > 0)
+        .collect();
+    if depths.len() > 1 {
+        warnings.push(format!(
+            "the runs have different depths ({}): measures deeper than a run are n/a for it",
+            depths
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    warnings
+}
+
+/// The benchmark's side of the result.
+fn benchmark_info(p: &Prepared) -> BenchmarkInfo {
+    let m = &p.bench.manifest;
+    BenchmarkInfo {
+        name: m.name.clone(),
+        version: m.version.clone(),
+        language: m.language.clone(),
+        source: m.source.clone(),
+        fingerprint: p.fingerprint.clone(),
+        dialogues: p.bench.dialogues.len(),
+        turns: p.bench.turn_count(),
+        scored_queries: p.set.len(),
+        scored_dialogues: p.set.dialogues.len(),
+        skipped_without_relevant: p.set.skipped_without_relevant,
+    }
+}
+
+/// The result's fingerprint: the data, everything that changes the numbers, the prompts.
+fn fingerprint(
+    p: &Prepared,
+    systems: &[SystemInput],
+    s: &Settings,
+    prov: &Provenance,
+    baseline: Option<String>,
+) -> Fingerprint {
+    let config = ConfigRecord {
+        measures: s.measures.iter().map(|m| m.id()).collect(),
+        main: s.main.id(),
+        resamples: s.resamples,
+        level: s.level,
+        permutations: s.permutations,
+        alpha: s.alpha,
+        seed: s.seed,
+        baseline,
+        diagnosis_k: s.diagnosis_k,
+        failure_k: s.failure_k,
+        failure_rank: s.failure_rank,
+        failure_examples: s.failure_examples,
+        split: p.split.as_ref().map(|(_, r)| *r),
+        min_stratum: s.min_stratum,
+        strict: s.strict,
+        systems: systems
+            .iter()
+            .map(|x| (x.name.clone(), x.config_hash.clone()))
+            .collect(),
+        mtr_config: prov.config_hash.clone(),
+    };
+    let prompt_hashes: BTreeMap<&str, &str> = systems
+        .iter()
+        .filter_map(|x| x.prompt_hash.as_deref().map(|h| (x.name.as_str(), h)))
+        .collect();
+    Fingerprint {
+        data: p.fingerprint.clone(),
+        config: hash_json(&config),
+        prompts: if prompt_hashes.is_empty() {
+            "none".into()
+        } else {
+            hash_json(&prompt_hashes)
+        },
+        tool_version: prov.tool_version.clone(),
+        git_commit: prov.git_commit.clone(),
+    }
 }
 
 /// Everything that changes the numbers, hashed into the fingerprint's config hash.

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use memmap2::Mmap;
 use rayon::prelude::*;
 
 use crate::error::Result;
@@ -23,6 +24,7 @@ use crate::input::{
     Cand, EvalQrels, IdIndex, SlotTable, Tokens, bad_line, doc_hash, is_space, parse_score,
     short_eq,
 };
+use crate::measure::Column;
 use crate::rank::rank_slice;
 use mtr_core::InputError;
 
@@ -48,52 +50,48 @@ pub(crate) fn evaluate_contiguous(
     let Some(map) = map_file(path)? else {
         return Err(InputError::new(path, "the run file is empty").into());
     };
-    let bytes: &[u8] = &map;
-    let parallel = bytes.len() >= 8 << 20;
+    let mut batches = Batches::new(qrels, opts, path, &map, columns.len());
+    let Scan::Done { last_content } = scan(&mut batches, &map)? else {
+        // Not contiguous: let the grouping reader do it.
+        return Ok(None);
+    };
+    let run_id = last_content.and_then(|s| run_id(&map, s));
+    let Batches {
+        results, ignored, ..
+    } = batches;
+    let queries = complete(results, qrels, opts, &columns, path)?;
+    finish(columns, queries, qrels, opts, run_id, ignored, path).map(Some)
+}
 
-    let mut results: Vec<Option<QueryScores>> = vec![None; qrels.len()];
-    let mut seen = IdIndex::default();
-    let mut seen_arena: Vec<u8> = Vec::new();
-    let mut seen_spans: Vec<(usize, usize)> = Vec::new();
-    let mut ignored = 0usize;
+/// How a pass over the lines ended.
+enum Scan {
+    /// A query id reappeared after another query's lines.
+    NotContiguous,
+    /// Every line read and scored; the offset of the last line with content, if any.
+    Done { last_content: Option<usize> },
+}
 
-    let mut cands: Vec<Cand<'_>> = Vec::with_capacity(BATCH_LINES + 1024);
-    let mut pending: Vec<Pending> = Vec::new();
+/// Reads the lines in file order, closing each query when the next starts and scoring the
+/// batches as they fill. The per-line path (same query as the line before) only compares the
+/// query id and parses the document and score.
+fn scan<'m>(b: &mut Batches<'m, '_>, bytes: &'m [u8]) -> Result<Scan> {
+    let path = b.path;
+    let mut seen = SeenQids::default();
     // The current query: its id and first candidate.
     let mut cur: Option<(&[u8], usize)> = None;
-    let mut last_content: Option<(u64, usize)> = None;
-    let mut released = 0usize;
-
-    let mut flush = |cands: &mut Vec<Cand<'_>>,
-                     pending: &mut Vec<Pending<'_>>,
-                     upto: usize,
-                     released: &mut usize|
-     -> Result<()> {
-        let (outs, unjudged) =
-            score_batch(cands, pending, qrels, opts, columns.len(), path, parallel);
-        ignored += unjudged;
-        for (qi, r) in outs {
-            results[qi] = Some(r?);
-        }
-        cands.clear();
-        pending.clear();
-        drop_pages(&map, *released, upto);
-        *released = upto;
-        Ok(())
-    };
-
+    let mut last_content: Option<usize> = None;
     let mut p = 0usize;
     let mut no = 0u64;
     while p < bytes.len() {
         no += 1;
-        let b = bytes[p];
-        if b == b'\n' {
+        let first = bytes[p];
+        if first == b'\n' {
             p += 1;
             continue;
         }
         let after_qid = match cur {
             Some((q, _))
-                if !is_space(b)
+                if !is_space(first)
                     && bytes.len() > p + q.len()
                     && is_space(bytes[p + q.len()])
                     && short_eq(&bytes[p..p + q.len()], q) =>
@@ -114,30 +112,12 @@ pub(crate) fn evaluate_contiguous(
                 if !matches!(cur, Some((q, _)) if q == qid) {
                     // A new query starts: close the current one.
                     if let Some((q, start)) = cur.take() {
-                        pending.push(Pending {
-                            qid: q,
-                            start,
-                            end: cands.len(),
-                        });
-                        if cands.len() >= BATCH_LINES {
-                            flush(&mut cands, &mut pending, p, &mut released)?;
-                        }
+                        b.close(q, start, p)?;
                     }
-                    let h = doc_hash(qid);
-                    if seen
-                        .get(h, |i| {
-                            let (s, e) = seen_spans[i];
-                            short_eq(&seen_arena[s..e], qid)
-                        })
-                        .is_some()
-                    {
-                        // Not contiguous: let the grouping reader do it.
-                        return Ok(None);
+                    if !seen.insert(qid) {
+                        return Ok(Scan::NotContiguous);
                     }
-                    seen_spans.push((seen_arena.len(), seen_arena.len() + qid.len()));
-                    seen_arena.extend_from_slice(qid);
-                    seen.push(h);
-                    cur = Some((qid, cands.len()));
+                    cur = Some((qid, b.cands.len()));
                 }
                 after
             }
@@ -153,13 +133,13 @@ pub(crate) fn evaluate_contiguous(
             .line(no)
             .field("score")
         })?;
-        cands.push(Cand {
+        b.cands.push(Cand {
             doc,
-            score: opts.compat.score(score),
+            score: b.opts.compat.score(score),
             line: no,
             rel: 0,
         });
-        last_content = Some((no, p));
+        last_content = Some(p);
         p = if bytes.get(c) == Some(&b'\n') {
             c + 1
         } else {
@@ -167,27 +147,39 @@ pub(crate) fn evaluate_contiguous(
         };
     }
     if let Some((q, start)) = cur.take() {
-        pending.push(Pending {
+        b.pending.push(Pending {
             qid: q,
             start,
-            end: cands.len(),
+            end: b.cands.len(),
         });
     }
-    flush(&mut cands, &mut pending, bytes.len(), &mut released)?;
+    b.flush(bytes.len())?;
+    Ok(Scan::Done { last_content })
+}
 
-    let run_id = last_content.and_then(|(_, s)| {
-        let e = memchr::memchr(b'\n', &bytes[s..]).map_or(bytes.len(), |k| s + k);
-        Tokens::new(&bytes[s..e])
-            .nth(5)
-            .map(|t| String::from_utf8_lossy(t).into_owned())
-    });
+/// The run tag (sixth column) of the line starting at `start`.
+fn run_id(bytes: &[u8], start: usize) -> Option<String> {
+    let e = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |k| start + k);
+    Tokens::new(&bytes[start..e])
+        .nth(5)
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+}
 
+/// The judged queries the run lacks: scored 0 (`-c`), left out, or refused, as `opts.missing`
+/// says; the scored queries in qrels order.
+fn complete(
+    mut results: Vec<Option<QueryScores>>,
+    qrels: &EvalQrels,
+    opts: &EvalOptions,
+    columns: &[Column],
+    path: &Path,
+) -> Result<Vec<QueryScores>> {
     let mut missing = Vec::new();
     for (qi, slot) in results.iter_mut().enumerate() {
         if slot.is_none() {
             let q = &qrels.queries()[qi];
             match opts.missing {
-                MissingQueries::Complete => *slot = Some(score_missing(q, opts, &columns)),
+                MissingQueries::Complete => *slot = Some(score_missing(q, opts, columns)),
                 MissingQueries::Intersect => {}
                 MissingQueries::Error => missing.push(q.qid.as_str()),
             }
@@ -196,8 +188,118 @@ pub(crate) fn evaluate_contiguous(
     if !missing.is_empty() {
         return Err(missing_error(path, &missing, qrels.len()));
     }
-    let queries: Vec<QueryScores> = results.into_iter().flatten().collect();
-    finish(columns, queries, qrels, opts, run_id, ignored, path).map(Some)
+    Ok(results.into_iter().flatten().collect())
+}
+
+/// Query ids met so far, to notice a run whose queries are not contiguous.
+#[derive(Default)]
+struct SeenQids {
+    index: IdIndex,
+    arena: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl SeenQids {
+    /// Records `qid`; false when it was met before.
+    #[inline]
+    fn insert(&mut self, qid: &[u8]) -> bool {
+        let h = doc_hash(qid);
+        let (arena, spans) = (&self.arena, &self.spans);
+        if self
+            .index
+            .get(h, |i| {
+                let (s, e) = spans[i];
+                short_eq(&arena[s..e], qid)
+            })
+            .is_some()
+        {
+            return false;
+        }
+        self.spans
+            .push((self.arena.len(), self.arena.len() + qid.len()));
+        self.arena.extend_from_slice(qid);
+        self.index.push(h);
+        true
+    }
+}
+
+/// The candidates of the queries read but not yet scored, and what is scored so far.
+struct Batches<'m, 'a> {
+    qrels: &'a EvalQrels,
+    opts: &'a EvalOptions,
+    path: &'a Path,
+    map: &'m Mmap,
+    n_columns: usize,
+    parallel: bool,
+    /// Per judged query (qrels order), its scores once its batch is scored.
+    results: Vec<Option<QueryScores>>,
+    /// Queries of the run without judgements.
+    ignored: usize,
+    cands: Vec<Cand<'m>>,
+    pending: Vec<Pending<'m>>,
+    /// The file is handed back to the kernel up to here.
+    released: usize,
+}
+
+impl<'m, 'a> Batches<'m, 'a> {
+    fn new(
+        qrels: &'a EvalQrels,
+        opts: &'a EvalOptions,
+        path: &'a Path,
+        map: &'m Mmap,
+        n_columns: usize,
+    ) -> Self {
+        Batches {
+            qrels,
+            opts,
+            path,
+            map,
+            n_columns,
+            parallel: map.len() >= 8 << 20,
+            results: vec![None; qrels.len()],
+            ignored: 0,
+            cands: Vec::with_capacity(BATCH_LINES + 1024),
+            pending: Vec::new(),
+            released: 0,
+        }
+    }
+
+    /// Closes query `qid`, whose candidates start at `start`; scores the batch when it is full
+    /// (`upto`: the file offset read so far).
+    #[inline]
+    fn close(&mut self, qid: &'m [u8], start: usize, upto: usize) -> Result<()> {
+        self.pending.push(Pending {
+            qid,
+            start,
+            end: self.cands.len(),
+        });
+        if self.cands.len() >= BATCH_LINES {
+            self.flush(upto)?;
+        }
+        Ok(())
+    }
+
+    /// Scores the pending queries and releases the file's pages before `upto`.
+    fn flush(&mut self, upto: usize) -> Result<()> {
+        let (outs, unjudged) = score_batch(
+            &mut self.cands,
+            &self.pending,
+            self.qrels,
+            self.opts,
+            self.n_columns,
+            self.path,
+            self.parallel,
+        );
+        self.ignored += unjudged;
+        for (qi, r) in outs {
+            self.results[qi] = Some(r?);
+        }
+        self.cands.clear();
+        self.pending.clear();
+        drop_pages(self.map, self.released, upto);
+        self.released = upto;
+        Ok(())
+    }
 }
 
 /// Ranks and scores the judged queries of a batch; results in file order with their qrels

@@ -18,7 +18,7 @@ use mtr_core::atomic::write_atomic;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, Result};
-use crate::result::{BenchResult, MeasureInfo, PositionPoint, SCHEMA, StratumFamily};
+use crate::result::{BenchResult, MeasureInfo, PositionPoint, SCHEMA, StratumFamily, SystemResult};
 use crate::stats::bootstrap::Estimate;
 
 pub const LEADERBOARD_SCHEMA: &str = "mtr.leaderboard/1";
@@ -237,11 +237,53 @@ fn board(
     // Latest result last: by date, then argument order.
     let mut order: Vec<usize> = idx.to_vec();
     order.sort_by(|a, b| results[*a].1.date.cmp(&results[*b].1.date).then(a.cmp(b)));
-    let latest = &results[*order.last().unwrap_or(&idx[0])].1;
+    let (latest_path, latest) = &results[*order.last().unwrap_or(&idx[0])];
     let main = latest.main_measure.clone();
     let mut warnings = Vec::new();
-    let mut measures: Vec<MeasureInfo> = latest.measures.clone();
-    for &i in &order {
+    let measures = merged_measures(results, &order, &main, &mut warnings);
+    let (rows, history) = rows_and_history(results, &order, &main);
+    warnings.extend(baseline_warning(results, &order));
+    let trends = trends(history);
+    warnings.extend(depth_warnings(&rows, &measures, &main));
+    let latest_file = latest_path.display().to_string();
+    let pairwise = latest
+        .pairwise
+        .as_ref()
+        .map(|pw| latest_pairs(pw, &rows, &latest_file));
+    Board {
+        id: board_id(name, fingerprint, part.as_deref()),
+        benchmark: name.to_string(),
+        version: latest.benchmark.version.clone(),
+        fingerprint: fingerprint.to_string(),
+        part,
+        scored_queries: latest.benchmark.scored_queries,
+        scored_dialogues: latest.benchmark.scored_dialogues,
+        main_measure: main,
+        measures,
+        strata: latest.strata.clone(),
+        rows,
+        trends,
+        pairwise,
+        min_stratum_turns: latest.min_stratum_turns,
+        warnings,
+        labels: order
+            .iter()
+            .rev()
+            .find_map(|&i| robust::board(&results[i].1, &results[i].0.display().to_string())),
+    }
+}
+
+/// The latest result's measures, then those only older results report; a warning for each
+/// result that ranks by another main measure.
+fn merged_measures(
+    results: &[(PathBuf, BenchResult)],
+    order: &[usize],
+    main: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<MeasureInfo> {
+    let latest = order.last().map(|&i| &results[i].1);
+    let mut measures: Vec<MeasureInfo> = latest.map(|r| r.measures.clone()).unwrap_or_default();
+    for &i in order {
         let r = &results[i].1;
         if r.main_measure != main {
             warnings.push(format!(
@@ -256,93 +298,114 @@ fn board(
             }
         }
     }
+    measures
+}
+
+/// Each system's latest result as its row, ranked by the main measure, and every result of
+/// it as its history.
+fn rows_and_history(
+    results: &[(PathBuf, BenchResult)],
+    order: &[usize],
+    main: &str,
+) -> (Vec<Row>, BTreeMap<String, Vec<TrendPoint>>) {
     let mut rows_by_system: BTreeMap<String, Row> = BTreeMap::new();
     let mut history: BTreeMap<String, Vec<TrendPoint>> = BTreeMap::new();
-    for &i in &order {
+    for &i in order {
         let (path, r) = &results[i];
         for s in &r.systems {
-            let versus = r.tests.as_ref().and_then(|t| {
-                t.comparisons
-                    .iter()
-                    .find(|c| c.system == s.name)
-                    .map(|c| Versus {
-                        baseline: t.baseline.clone(),
-                        diff: c.diff,
-                        p_holm: c.p_holm,
-                        significant: c.significant,
-                    })
-            });
-            let strata = s
-                .strata
-                .iter()
-                .map(|(f, groups)| {
-                    (
-                        f.clone(),
-                        groups
-                            .iter()
-                            .filter_map(|(g, m)| m.get(&main).map(|e| (g.clone(), *e)))
-                            .collect(),
-                    )
-                })
-                .collect();
-            if let Some(e) = s.measures.get(&main) {
+            if let Some(e) = s.measures.get(main) {
                 history.entry(s.name.clone()).or_default().push(TrendPoint {
                     date: r.date.clone(),
                     file: path.display().to_string(),
                     estimate: *e,
                 });
             }
-            rows_by_system.insert(
-                s.name.clone(),
-                Row {
-                    rank: 0,
-                    system: s.name.clone(),
-                    kind: match s.kind {
-                        crate::result::SystemKind::Retriever => "retriever".into(),
-                        crate::result::SystemKind::External => "external".into(),
-                    },
-                    retriever: s.retriever.clone(),
-                    formulation: s.formulation.clone(),
-                    date: r.date.clone(),
-                    file: path.display().to_string(),
-                    depth: s.depth,
-                    measures: s.measures.clone(),
-                    beyond_depth: s.beyond_depth.keys().cloned().collect(),
-                    out_of_corpus: s.out_of_corpus,
-                    versus,
-                    by_position: s.by_position.clone(),
-                    strata,
-                    findings: s
-                        .diagnosis
-                        .findings
-                        .iter()
-                        .map(|f| f.message.clone())
-                        .collect(),
-                    config_hash: s.config_hash.clone(),
-                    mtr_version: r.mtr_version.clone(),
-                    git_commit: r.fingerprint.git_commit.clone(),
-                    label_robust: robust::row(r, &s.name),
-                },
-            );
+            rows_by_system.insert(s.name.clone(), row(path, r, s, main));
         }
     }
     let mut rows: Vec<Row> = rows_by_system.into_values().collect();
-    let key = |r: &Row| r.measures.get(&main).map_or(f64::NEG_INFINITY, |e| e.mean);
+    let key = |r: &Row| r.measures.get(main).map_or(f64::NEG_INFINITY, |e| e.mean);
     rows.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.system.cmp(&b.system)));
     for (i, r) in rows.iter_mut().enumerate() {
         r.rank = i + 1;
     }
+    (rows, history)
+}
+
+/// The row of system `s` of the result `r` (read from `path`), unranked.
+fn row(path: &Path, r: &BenchResult, s: &SystemResult, main: &str) -> Row {
+    let versus = r.tests.as_ref().and_then(|t| {
+        t.comparisons
+            .iter()
+            .find(|c| c.system == s.name)
+            .map(|c| Versus {
+                baseline: t.baseline.clone(),
+                diff: c.diff,
+                p_holm: c.p_holm,
+                significant: c.significant,
+            })
+    });
+    let strata = s
+        .strata
+        .iter()
+        .map(|(f, groups)| {
+            (
+                f.clone(),
+                groups
+                    .iter()
+                    .filter_map(|(g, m)| m.get(main).map(|e| (g.clone(), *e)))
+                    .collect(),
+            )
+        })
+        .collect();
+    Row {
+        rank: 0,
+        system: s.name.clone(),
+        kind: match s.kind {
+            crate::result::SystemKind::Retriever => "retriever".into(),
+            crate::result::SystemKind::External => "external".into(),
+        },
+        retriever: s.retriever.clone(),
+        formulation: s.formulation.clone(),
+        date: r.date.clone(),
+        file: path.display().to_string(),
+        depth: s.depth,
+        measures: s.measures.clone(),
+        beyond_depth: s.beyond_depth.keys().cloned().collect(),
+        out_of_corpus: s.out_of_corpus,
+        versus,
+        by_position: s.by_position.clone(),
+        strata,
+        findings: s
+            .diagnosis
+            .findings
+            .iter()
+            .map(|f| f.message.clone())
+            .collect(),
+        config_hash: s.config_hash.clone(),
+        mtr_version: r.mtr_version.clone(),
+        git_commit: r.fingerprint.git_commit.clone(),
+        label_robust: robust::row(r, &s.name),
+    }
+}
+
+/// A warning when the merged results test against different baselines.
+fn baseline_warning(results: &[(PathBuf, BenchResult)], order: &[usize]) -> Option<String> {
     let baselines: std::collections::BTreeSet<&str> = order
         .iter()
         .filter_map(|&i| results[i].1.tests.as_ref().map(|t| t.baseline.as_str()))
         .collect();
-    if baselines.len() > 1 {
-        warnings.push(format!(
+    (baselines.len() > 1).then(|| {
+        format!(
             "the merged results test against different baselines ({}); each row's significance is against its own result's baseline",
             baselines.into_iter().collect::<Vec<_>>().join(", ")
-        ));
-    }
-    let trends = history
+        )
+    })
+}
+
+/// Systems with results on two or more dates, their points by date.
+fn trends(history: BTreeMap<String, Vec<TrendPoint>>) -> Vec<Trend> {
+    history
         .into_iter()
         .filter_map(|(system, mut points)| {
             points.sort_by(|a, b| a.date.cmp(&b.date).then(a.file.cmp(&b.file)));
@@ -350,10 +413,15 @@ fn board(
                 points.iter().map(|p| p.date.as_str()).collect();
             (dates.len() >= 2).then_some(Trend { system, points })
         })
-        .collect();
+        .collect()
+}
+
+/// One line per run depth whose runs miss measures deeper than them, and one per row whose
+/// main measure is deeper than its run.
+fn depth_warnings(rows: &[Row], measures: &[MeasureInfo], main: &str) -> Vec<String> {
     // (depth, the measures deeper than it) -> the systems, for one line per depth
     let mut shallow: BTreeMap<(usize, Vec<String>), Vec<&str>> = BTreeMap::new();
-    for r in &rows {
+    for r in rows {
         let labels: Vec<String> = r
             .beyond_depth
             .iter()
@@ -379,6 +447,7 @@ fn board(
         .collect::<std::collections::BTreeSet<_>>()
         .len()
         > 1;
+    let mut warnings = Vec::new();
     for ((depth, labels), systems) in &shallow {
         warnings.push(format!(
             "{}: {} of depth {depth} ({}): {} are n/a for them, not ranked against deeper runs",
@@ -396,17 +465,25 @@ fn board(
             labels.join(", ")
         ));
     }
-    for r in rows.iter().filter(|r| r.beyond_depth.contains(&main)) {
+    for r in rows
+        .iter()
+        .filter(|r| r.beyond_depth.iter().any(|m| m == main))
+    {
         warnings.push(format!(
             "{}: the main measure is deeper than the run (depth {}): its value is a lower bound",
             r.system, r.depth
         ));
     }
-    let latest_file = results[*order.last().unwrap_or(&idx[0])]
-        .0
-        .display()
-        .to_string();
-    let pairwise = latest.pairwise.as_ref().map(|pw| crate::result::Pairwise {
+    warnings
+}
+
+/// The latest result's pairs whose two systems both have their row from that result.
+fn latest_pairs(
+    pw: &crate::result::Pairwise,
+    rows: &[Row],
+    latest_file: &str,
+) -> crate::result::Pairwise {
+    crate::result::Pairwise {
         measure: pw.measure.clone(),
         alpha: pw.alpha,
         pairs: pw
@@ -420,36 +497,19 @@ fn board(
             })
             .cloned()
             .collect(),
-    });
-    let id = format!(
+    }
+}
+
+/// The board's stable id for the HTML page.
+fn board_id(name: &str, fingerprint: &str, part: Option<&str>) -> String {
+    format!(
         "{}-{}{}",
         crate::output::file_safe(name),
         mtr_core::fingerprint::short(fingerprint)
             .get(..8)
             .unwrap_or(""),
-        part.as_ref().map_or(String::new(), |p| format!("-{p}"))
-    );
-    Board {
-        id,
-        benchmark: name.to_string(),
-        version: latest.benchmark.version.clone(),
-        fingerprint: fingerprint.to_string(),
-        part,
-        scored_queries: latest.benchmark.scored_queries,
-        scored_dialogues: latest.benchmark.scored_dialogues,
-        main_measure: main,
-        measures,
-        strata: latest.strata.clone(),
-        rows,
-        trends,
-        pairwise,
-        min_stratum_turns: latest.min_stratum_turns,
-        warnings,
-        labels: order
-            .iter()
-            .rev()
-            .find_map(|&i| robust::board(&results[i].1, &results[i].0.display().to_string())),
-    }
+        part.map_or(String::new(), |p| format!("-{p}"))
+    )
 }
 
 pub const MARKDOWN_FILE: &str = "leaderboard.md";

@@ -206,6 +206,7 @@ impl Scored {
 
     fn estimate(&self, boot: &ClusterBootstrap, s: usize) -> Estimate {
         boot.interval(self.means[s], self.reps.column(s).iter().copied())
+            .into()
     }
 
     fn ranks(&self) -> Vec<usize> {
@@ -359,28 +360,57 @@ fn variant_result(
     names: &[&str],
     ranks0: &[usize],
 ) -> VariantResult {
-    let s = inp.settings;
-    let k = names.len();
+    let (kendall_tau, tau_ap) = rank_correlations(boot, base, sv);
+    VariantResult {
+        variant: v,
+        applied,
+        turns: sv.set.len(),
+        dialogues: sv.set.dialogues.len(),
+        systems: system_shifts(boot, base, sv, names, ranks0),
+        kendall_tau,
+        tau_ap,
+        flips: flips(inp.settings, base, sv, names, ranks0),
+        moved_turns: moved_turns(base, sv, v, changed, edits, names, inp.moved_turns),
+    }
+}
+
+/// Every system under the original and the variant, with the paired interval of its change.
+fn system_shifts(
+    boot: &ClusterBootstrap,
+    base: &Scored,
+    sv: &Scored,
+    names: &[&str],
+    ranks0: &[usize],
+) -> Vec<SystemShift> {
     let ranksv = sv.ranks();
-    let systems: Vec<SystemShift> = (0..k)
+    (0..names.len())
         .map(|i| SystemShift {
             system: names[i].to_string(),
             original_rank: ranks0[i],
             rank: ranksv[i],
             original: base.estimate(boot, i),
             estimate: sv.estimate(boot, i),
-            change: boot.interval(
-                sv.means[i] - base.means[i],
-                sv.reps
-                    .column(i)
-                    .iter()
-                    .zip(base.reps.column(i).iter())
-                    .map(|(a, b)| a - b),
-            ),
+            change: boot
+                .interval(
+                    sv.means[i] - base.means[i],
+                    sv.reps
+                        .column(i)
+                        .iter()
+                        .zip(base.reps.column(i).iter())
+                        .map(|(a, b)| a - b),
+                )
+                .into(),
         })
-        .collect();
+        .collect()
+}
 
-    // rank correlations, point and per resample
+/// Kendall's tau-b and tau_AP between the original and the variant ranking, each with the
+/// interval of its values over the resamples.
+fn rank_correlations(
+    boot: &ClusterBootstrap,
+    base: &Scored,
+    sv: &Scored,
+) -> (Option<Estimate>, Option<Estimate>) {
     let tau_reps = |f: fn(&[f64], &[f64]) -> Option<f64>| -> Vec<f64> {
         base.reps
             .rows()
@@ -398,11 +428,16 @@ fn variant_result(
             .collect()
     };
     let kendall_tau = kendall_tau_b(&base.means, &sv.means)
-        .map(|t| boot.interval(t, tau_reps(kendall_tau_b).into_iter()));
-    let tau_ap_est =
-        tau_ap(&base.means, &sv.means).map(|t| boot.interval(t, tau_reps(tau_ap).into_iter()));
+        .map(|t| boot.interval(t, tau_reps(kendall_tau_b).into_iter()).into());
+    let tau_ap_est = tau_ap(&base.means, &sv.means)
+        .map(|t| boot.interval(t, tau_reps(tau_ap).into_iter()).into());
+    (kendall_tau, tau_ap_est)
+}
 
-    // flipped pairs, tested under both qrels
+/// The pairs of systems ordered differently under the two qrels, each tested under both
+/// (Holm over the flipped pairs).
+fn flips(s: &Settings, base: &Scored, sv: &Scored, names: &[&str], ranks0: &[usize]) -> Vec<Flip> {
+    let k = names.len();
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for a in 0..k {
         for b in (a + 1)..k {
@@ -412,6 +447,9 @@ fn variant_result(
                 pairs.push(if d0 > 0.0 { (a, b) } else { (b, a) });
             }
         }
+    }
+    if pairs.is_empty() {
+        return Vec::new();
     }
     pairs.sort_by_key(|&(a, b)| (ranks0[a], ranks0[b]));
     let involved: Vec<usize> = pairs
@@ -425,34 +463,41 @@ fn variant_result(
         let series: Vec<&[f64]> = involved.iter().map(|&i| sc.values[i].as_slice()).collect();
         all_pairs(&series, s.permutations, s.test_seed())
     };
-    let flips = if pairs.is_empty() {
-        Vec::new()
-    } else {
-        let p0 = test(base);
-        let pv = test(sv);
-        let raw0: Vec<f64> = pairs.iter().map(|&(a, b)| p0.p[pos(a)][pos(b)]).collect();
-        let rawv: Vec<f64> = pairs.iter().map(|&(a, b)| pv.p[pos(a)][pos(b)]).collect();
-        let h0 = holm(&raw0);
-        let hv = holm(&rawv);
-        pairs
-            .iter()
-            .enumerate()
-            .map(|(i, &(a, b))| Flip {
-                above: names[a].to_string(),
-                below: names[b].to_string(),
-                original_diff: base.means[a] - base.means[b],
-                variant_diff: sv.means[a] - sv.means[b],
-                p_original: raw0[i],
-                p_original_holm: h0[i],
-                original_significant: h0[i] < s.alpha,
-                p_variant: rawv[i],
-                p_variant_holm: hv[i],
-                variant_significant: hv[i] < s.alpha,
-            })
-            .collect()
-    };
+    let p0 = test(base);
+    let pv = test(sv);
+    let raw0: Vec<f64> = pairs.iter().map(|&(a, b)| p0.p[pos(a)][pos(b)]).collect();
+    let rawv: Vec<f64> = pairs.iter().map(|&(a, b)| pv.p[pos(a)][pos(b)]).collect();
+    let h0 = holm(&raw0);
+    let hv = holm(&rawv);
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b))| Flip {
+            above: names[a].to_string(),
+            below: names[b].to_string(),
+            original_diff: base.means[a] - base.means[b],
+            variant_diff: sv.means[a] - sv.means[b],
+            p_original: raw0[i],
+            p_original_holm: h0[i],
+            original_significant: h0[i] < s.alpha,
+            p_variant: rawv[i],
+            p_variant_holm: hv[i],
+            variant_significant: hv[i] < s.alpha,
+        })
+        .collect()
+}
 
-    // changed turns and the systems they move
+/// The changed turns that move systems most (at most `limit`), each with its three most moved
+/// systems.
+fn moved_turns(
+    base: &Scored,
+    sv: &Scored,
+    v: Variant,
+    changed: &BTreeSet<String>,
+    edits: &LabelEdits,
+    names: &[&str],
+    limit: usize,
+) -> Vec<TurnShift> {
     let index_of = |set: &QuerySet, qid: &str| {
         set.queries
             .binary_search_by(|q| q.qid.as_str().cmp(qid))
@@ -463,7 +508,7 @@ fn variant_result(
         .filter_map(|qid| {
             let i0 = index_of(&base.set, qid)?;
             let iv = index_of(&sv.set, qid);
-            let mut shifts: Vec<TurnSystemShift> = (0..k)
+            let mut shifts: Vec<TurnSystemShift> = (0..names.len())
                 .map(|si| {
                     let o = base.values[si][i0];
                     let nv = iv.map(|i| sv.values[si][i]);
@@ -510,18 +555,8 @@ fn variant_result(
             .total_cmp(&a.largest_shift)
             .then_with(|| a.qid.cmp(&b.qid))
     });
-    moved.truncate(inp.moved_turns);
-    VariantResult {
-        variant: v,
-        applied,
-        turns: sv.set.len(),
-        dialogues: sv.set.dialogues.len(),
-        systems,
-        kendall_tau,
-        tau_ap: tau_ap_est,
-        flips,
-        moved_turns: moved,
-    }
+    moved.truncate(limit);
+    moved
 }
 
 #[cfg(test)]

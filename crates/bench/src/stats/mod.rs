@@ -1,15 +1,17 @@
 //! The statistics of a bench, batched over all systems at once so that 20 systems x 10,000
 //! turns with 1,000 bootstrap resamples and every pairwise test stay within seconds:
-//! - [`bootstrap`]: cluster (dialogue) bootstrap percentile intervals. One set of resampled
-//!   dialogue multiplicities is shared by every system, measure and stratum, so each interval
-//!   is a matrix product of resample weights and per-dialogue sums.
+//! - [`bootstrap`]: cluster (dialogue) bootstrap percentile intervals, mtr-metrics' one cluster
+//!   bootstrap (`ClusterBootstrap`). One set of resampled dialogue multiplicities is shared by
+//!   every system, measure and stratum, so each interval is a matrix product of resample
+//!   weights and per-dialogue sums; `bench.json` writes them as [`bootstrap::Estimate`].
 //! - [`randomization`]: paired sign-flip randomization tests. One set of sign vectors is shared
 //!   by every pair, so the permuted sums of each system are computed once and every pair's
 //!   permuted difference is a subtraction.
 //!
-//! Holm's correction and paired effect sizes come from `mtr_metrics::stats`, like every other
-//! statistic; only these two batched computations live here, because their per-pair forms in
-//! mtr-metrics (one resampling per system or pair) would repeat the same work hundreds of times.
+//! Holm's correction, paired effect sizes and the bootstrap come from `mtr_metrics::stats`, like
+//! every other statistic; only the batched randomization tests live here, because their
+//! per-pair form in mtr-metrics (one resampling per pair) would repeat the same work hundreds of
+//! times.
 //! Everything takes a seed; the same inputs and seed give the same numbers.
 
 pub mod bootstrap;
@@ -25,16 +27,9 @@ pub fn cohens_dz(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Quantile `q` in [0, 1] of sorted values with linear interpolation between order statistics
-/// (Hyndman-Fan type 7, numpy's default). `None` when empty.
+/// (Hyndman-Fan type 7, numpy's default; mtr-metrics' `percentile`). `None` when empty.
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let h = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
-    let lo = h.floor() as usize;
-    let hi = h.ceil() as usize;
-    let frac = h - lo as f64;
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
+    (!sorted.is_empty()).then(|| mtr_metrics::stats::percentile(sorted, q))
 }
 
 /// Arithmetic mean; 0 for an empty slice.

@@ -1,85 +1,20 @@
-//! Percentile bootstrap confidence intervals for a mean, over queries or over clusters.
+//! Percentile bootstrap confidence intervals for a mean, over queries or over clusters, from
+//! values and cluster names.
 //!
 //! The cluster bootstrap resamples whole clusters (dialogues) with replacement and recomputes
 //! the mean over all queries of the drawn clusters; it is the honest interval for
 //! conversational benchmarks, where turns of one dialogue are correlated. The "many" variant
 //! draws each resample once and applies it to every system, which is both faster and makes the
-//! intervals of different systems comparable.
+//! intervals of different systems comparable. Its draws are [`super::cluster::ClusterDraws`],
+//! the same as [`super::ClusterBootstrap`]'s (the batched form bench uses).
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use serde::{Deserialize, Serialize};
 
+use super::cluster::ClusterDraws;
+use super::interval::{BootstrapOptions, ConfidenceInterval};
 use super::{check_nonempty, mean};
 use crate::error::{MetricsError, Result};
-
-/// Bootstrap settings.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct BootstrapOptions {
-    pub resamples: usize,
-    /// Confidence level, e.g. 0.95.
-    pub level: f64,
-    pub seed: u64,
-}
-
-impl Default for BootstrapOptions {
-    fn default() -> Self {
-        BootstrapOptions {
-            resamples: 10_000,
-            level: 0.95,
-            seed: 42,
-        }
-    }
-}
-
-impl BootstrapOptions {
-    fn check(&self) -> Result<()> {
-        if self.resamples < 2 {
-            return Err(MetricsError::invalid(
-                "bootstrap needs at least 2 resamples",
-            ));
-        }
-        if !(self.level > 0.0 && self.level < 1.0) {
-            return Err(MetricsError::invalid("confidence level must be in (0, 1)"));
-        }
-        Ok(())
-    }
-}
-
-/// A confidence interval around a point estimate, with what produced it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ConfidenceInterval {
-    pub estimate: f64,
-    pub lower: f64,
-    pub upper: f64,
-    pub level: f64,
-    pub resamples: usize,
-    pub seed: u64,
-}
-
-/// The p-quantile of sorted values with linear interpolation (numpy's default, type 7).
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let h = (sorted.len() - 1) as f64 * p.clamp(0.0, 1.0);
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(sorted.len() - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
-}
-
-fn interval(estimate: f64, mut stats: Vec<f64>, opts: &BootstrapOptions) -> ConfidenceInterval {
-    stats.sort_by(f64::total_cmp);
-    let alpha = 1.0 - opts.level;
-    ConfidenceInterval {
-        estimate,
-        lower: percentile(&stats, alpha / 2.0),
-        upper: percentile(&stats, 1.0 - alpha / 2.0),
-        level: opts.level,
-        resamples: opts.resamples,
-        seed: opts.seed,
-    }
-}
 
 /// Percentile bootstrap CI of the mean of independent values.
 pub fn bootstrap_ci(values: &[f64], opts: &BootstrapOptions) -> Result<ConfidenceInterval> {
@@ -96,7 +31,7 @@ pub fn bootstrap_ci(values: &[f64], opts: &BootstrapOptions) -> Result<Confidenc
             s / n as f64
         })
         .collect();
-    Ok(interval(mean(values), stats, opts))
+    Ok(ConfidenceInterval::percentile(mean(values), stats, opts))
 }
 
 /// Per-cluster sums and sizes, clusters in first-appearance order.
@@ -159,16 +94,13 @@ pub fn cluster_bootstrap_ci_many<S: AsRef<str>>(
             s
         })
         .collect();
-    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let mut draws = ClusterDraws::new(k, opts.seed);
     let mut stats: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.resamples); systems.len()];
     let mut draw = vec![0usize; k];
     let mut acc = vec![0.0; systems.len()];
     for _ in 0..opts.resamples {
-        let mut count = 0u64;
-        for d in draw.iter_mut() {
-            *d = rng.random_range(0..k);
-            count += sizes[*d];
-        }
+        draws.next_into(&mut draw);
+        let count: u64 = draw.iter().map(|d| sizes[*d]).sum();
         acc.iter_mut().for_each(|a| *a = 0.0);
         for (a, s) in acc.iter_mut().zip(&sums) {
             for d in &draw {
@@ -182,7 +114,7 @@ pub fn cluster_bootstrap_ci_many<S: AsRef<str>>(
     Ok(systems
         .iter()
         .zip(stats)
-        .map(|(vals, st)| interval(mean(vals), st, opts))
+        .map(|(vals, st)| ConfidenceInterval::percentile(mean(vals), st, opts))
         .collect())
 }
 
@@ -196,15 +128,6 @@ mod tests {
         (0..n)
             .map(|_| (0..12).map(|_| rng.random::<f64>()).sum::<f64>() - 6.0)
             .collect()
-    }
-
-    #[test]
-    fn percentile_matches_numpy_linear() {
-        // numpy.percentile([1,2,3,4], [2.5, 50, 97.5]) = [1.075, 2.5, 3.925]
-        let s = [1.0, 2.0, 3.0, 4.0];
-        assert!((percentile(&s, 0.025) - 1.075).abs() < 1e-12);
-        assert!((percentile(&s, 0.5) - 2.5).abs() < 1e-12);
-        assert!((percentile(&s, 0.975) - 3.925).abs() < 1e-12);
     }
 
     #[test]

@@ -6,15 +6,16 @@
 //! give the same numbers on every run.
 
 mod bootstrap;
+mod cluster;
 mod effect;
+mod interval;
 mod paired;
 mod strata;
 
-pub use bootstrap::{
-    BootstrapOptions, ConfidenceInterval, bootstrap_ci, cluster_bootstrap_ci,
-    cluster_bootstrap_ci_many, percentile,
-};
+pub use bootstrap::{bootstrap_ci, cluster_bootstrap_ci, cluster_bootstrap_ci_many};
+pub use cluster::{ClusterBootstrap, ClusterDraws};
 pub use effect::{EffectSize, cohens_d, paired_effect_size};
+pub use interval::{BootstrapOptions, ConfidenceInterval, percentile};
 pub use paired::{TestResult, holm, paired_bootstrap_test, paired_t_test, randomization_test};
 pub use strata::{SMALL_STRATUM, Stratum, stratify};
 

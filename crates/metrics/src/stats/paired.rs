@@ -14,7 +14,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::bootstrap::{BootstrapOptions, percentile};
+use super::interval::{BootstrapOptions, percentile};
 use super::{check_paired, mean, std_dev};
 use crate::error::{MetricsError, Result};
 

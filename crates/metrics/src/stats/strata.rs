@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::bootstrap::{BootstrapOptions, ConfidenceInterval, bootstrap_ci, cluster_bootstrap_ci};
+use super::bootstrap::{bootstrap_ci, cluster_bootstrap_ci};
+use super::interval::{BootstrapOptions, ConfidenceInterval};
 use super::mean;
 use crate::error::{MetricsError, Result};
 
