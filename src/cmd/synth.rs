@@ -172,54 +172,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let progress = ctx.progress.as_ref();
 
     if args.dry_run.dry_run {
-        // a dry run writes nothing: a first run's stage artefacts (chunks, vectors: tens of
-        // MB) go to a temporary folder; an existing work dir is read for what is done already
-        let _scratch = if job.work_dir.exists() {
-            None
-        } else {
-            let t = tempfile::tempdir().context("creating a temporary folder")?;
-            job.work_dir = t.path().join("work");
-            Some(t)
-        };
-        let llm_args = LlmArgs {
-            dry_run: true,
-            ..args.llm.clone()
-        };
-        return match open_llm(ctx, &llm_args).await {
-            Ok(llm) => {
-                let plan = mtr_pipeline::dry_run(&job, &llm, progress)
-                    .await
-                    .map_err(user_error)?;
-                println!("mtr synth --dry-run: nothing was called\n");
-                print!("{}", plan.to_text());
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => {
-                tracing::warn!("no LLM client ({e:#}); planning without prices");
-                let p = mtr_pipeline::pipeline::prepare(&job, None, true, progress)
-                    .await
-                    .map_err(user_error)?;
-                println!("mtr synth --dry-run: nothing was called (no LLM configured: {e})\n");
-                println!(
-                    "documents: {} read, {} kept (removed: {:?})",
-                    p.curation.input, p.documents, p.curation.removed
-                );
-                println!("chunks:    {}", p.chunks.len());
-                println!(
-                    "paths:     {} topic paths, {} coarse topics",
-                    p.topics.paths.len(),
-                    p.topics.topics
-                );
-                let per_turn = 6;
-                println!(
-                    "plan:      {} dialogues x {} turns = about {} LLM calls (first attempts)",
-                    job.config.dialogues,
-                    job.config.turns,
-                    job.config.dialogues * job.config.turns * per_turn
-                );
-                Ok(ExitCode::SUCCESS)
-            }
-        };
+        return dry_run(ctx, &args, job).await;
     }
 
     // every folder written and the cache must take writes before anything is paid
@@ -276,4 +229,58 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--dry-run`: prepares the corpus and plans the calls (with prices when an LLM client
+/// opens), writing nothing.
+async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<ExitCode> {
+    let progress = ctx.progress.as_ref();
+    // a dry run writes nothing: a first run's stage artefacts (chunks, vectors: tens of
+    // MB) go to a temporary folder; an existing work dir is read for what is done already
+    let _scratch = if job.work_dir.exists() {
+        None
+    } else {
+        let t = tempfile::tempdir().context("creating a temporary folder")?;
+        job.work_dir = t.path().join("work");
+        Some(t)
+    };
+    let llm_args = LlmArgs {
+        dry_run: true,
+        ..args.llm.clone()
+    };
+    match open_llm(ctx, &llm_args).await {
+        Ok(llm) => {
+            let plan = mtr_pipeline::dry_run(&job, &llm, progress)
+                .await
+                .map_err(user_error)?;
+            println!("mtr synth --dry-run: nothing was called\n");
+            print!("{}", plan.to_text());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            tracing::warn!("no LLM client ({e:#}); planning without prices");
+            let p = mtr_pipeline::pipeline::prepare(&job, None, true, progress)
+                .await
+                .map_err(user_error)?;
+            println!("mtr synth --dry-run: nothing was called (no LLM configured: {e})\n");
+            println!(
+                "documents: {} read, {} kept (removed: {:?})",
+                p.curation.input, p.documents, p.curation.removed
+            );
+            println!("chunks:    {}", p.chunks.len());
+            println!(
+                "paths:     {} topic paths, {} coarse topics",
+                p.topics.paths.len(),
+                p.topics.topics
+            );
+            let per_turn = 6;
+            println!(
+                "plan:      {} dialogues x {} turns = about {} LLM calls (first attempts)",
+                job.config.dialogues,
+                job.config.turns,
+                job.config.dialogues * job.config.turns * per_turn
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

@@ -34,6 +34,19 @@ pub struct PlannedEndpoint {
     pub seconds_expected: Option<f64>,
 }
 
+impl PlannedEndpoint {
+    /// Adds `other`'s calls, tokens and costs (not its model or time) to these.
+    pub fn add(&mut self, other: &PlannedEndpoint) {
+        self.calls += other.calls;
+        self.cached += other.cached;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens_max += other.completion_tokens_max;
+        self.completion_tokens_expected += other.completion_tokens_expected;
+        self.cost_expected_usd += other.cost_expected_usd;
+        self.cost_max_usd += other.cost_max_usd;
+    }
+}
+
 /// Expected wall time of an endpoint's planned calls: per-request speed spread over its
 /// concurrency, or its rate limits, whichever is slower; None when nothing is configured.
 pub fn estimate_seconds(cfg: &EndpointConfig, p: &PlannedEndpoint) -> Option<f64> {
@@ -80,13 +93,7 @@ impl Plan {
     pub fn total(&self) -> PlannedEndpoint {
         let mut t = PlannedEndpoint::default();
         for p in self.endpoints.values() {
-            t.calls += p.calls;
-            t.cached += p.cached;
-            t.prompt_tokens += p.prompt_tokens;
-            t.completion_tokens_max += p.completion_tokens_max;
-            t.completion_tokens_expected += p.completion_tokens_expected;
-            t.cost_expected_usd += p.cost_expected_usd;
-            t.cost_max_usd += p.cost_max_usd;
+            t.add(p);
         }
         t.seconds_expected = self.wall_seconds().map(|(parallel, _)| parallel);
         t

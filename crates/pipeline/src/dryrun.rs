@@ -15,25 +15,17 @@ use crate::agents::{PromptPassage, Utter};
 use crate::config::VectorSource;
 use crate::error::Result;
 use crate::generate::{Material, initial_state};
-use crate::pipeline::{Prepared, SynthJob, prepare};
+use crate::job::SynthJob;
+use crate::prepare::{Prepared, prepare};
 use crate::vectors::chunk_text;
 
-/// Planned calls of one agent role.
+/// Planned calls of one agent role: the endpoint they go to and what they would cost there.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RolePlan {
     pub endpoint: String,
-    pub model: String,
-    pub calls: u64,
-    pub cached: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens_max: u64,
-    pub completion_tokens_expected: u64,
-    pub cost_expected_usd: f64,
-    pub cost_max_usd: f64,
-    /// Expected wall time of this role's calls on its endpoint (configured speed and rate
-    /// limits); None when the endpoint's speed is not configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seconds_expected: Option<f64>,
+    /// Its fields are written next to `endpoint`, as one object.
+    #[serde(flatten)]
+    pub plan: PlannedEndpoint,
 }
 
 /// The dry-run result.
@@ -61,12 +53,16 @@ impl DryRunPlan {
     pub fn total_expected_usd(&self) -> f64 {
         self.roles
             .values()
-            .map(|r| r.cost_expected_usd)
+            .map(|r| r.plan.cost_expected_usd)
             .sum::<f64>()
             + self.embedding_cost_usd
     }
     pub fn total_max_usd(&self) -> f64 {
-        self.roles.values().map(|r| r.cost_max_usd).sum::<f64>() + self.embedding_cost_usd
+        self.roles
+            .values()
+            .map(|r| r.plan.cost_max_usd)
+            .sum::<f64>()
+            + self.embedding_cost_usd
     }
 
     /// A terminal table.
@@ -111,13 +107,13 @@ impl DryRunPlan {
                 o,
                 "{:<14} {:<22} {:>8} {:>7} {:>12} {:>12} {:>12.4} {:>12.4}",
                 role,
-                format!("{} ({})", r.endpoint, r.model),
-                r.calls,
-                r.cached,
-                r.prompt_tokens,
-                r.completion_tokens_max,
-                r.cost_expected_usd,
-                r.cost_max_usd
+                format!("{} ({})", r.endpoint, r.plan.model),
+                r.plan.calls,
+                r.plan.cached,
+                r.plan.prompt_tokens,
+                r.plan.completion_tokens_max,
+                r.plan.cost_expected_usd,
+                r.plan.cost_max_usd
             );
         }
         let _ = writeln!(
@@ -138,7 +134,7 @@ impl DryRunPlan {
             self.total_expected_usd(),
             self.total_max_usd()
         );
-        let secs: Option<f64> = self.roles.values().map(|r| r.seconds_expected).sum();
+        let secs: Option<f64> = self.roles.values().map(|r| r.plan.seconds_expected).sum();
         let _ = match secs {
             Some(s) => writeln!(
                 o,
@@ -199,18 +195,7 @@ pub async fn dry_run(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Resu
     }
     plan_calls(job, llm, &prepared, &mut plan)?;
     for r in plan.roles.values_mut() {
-        let p = PlannedEndpoint {
-            model: r.model.clone(),
-            calls: r.calls,
-            cached: r.cached,
-            prompt_tokens: r.prompt_tokens,
-            completion_tokens_max: r.completion_tokens_max,
-            completion_tokens_expected: r.completion_tokens_expected,
-            cost_expected_usd: r.cost_expected_usd,
-            cost_max_usd: r.cost_max_usd,
-            seconds_expected: None,
-        };
-        r.seconds_expected = llm.estimate_seconds(&r.endpoint, &p);
+        r.plan.seconds_expected = llm.estimate_seconds(&r.endpoint, &r.plan);
     }
     Ok(plan)
 }
@@ -290,14 +275,8 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
         let e: PlannedEndpoint = llm.estimate(ep, &req)?;
         let r = plan.roles.entry(role.to_string()).or_default();
         r.endpoint = ep.to_string();
-        r.model = e.model;
-        r.calls += e.calls;
-        r.cached += e.cached;
-        r.prompt_tokens += e.prompt_tokens;
-        r.completion_tokens_max += e.completion_tokens_max;
-        r.completion_tokens_expected += e.completion_tokens_expected;
-        r.cost_expected_usd += e.cost_expected_usd;
-        r.cost_max_usd += e.cost_max_usd;
+        r.plan.add(&e);
+        r.plan.model = e.model;
         Ok(())
     };
     let justify = crate::agents::judges_justify(llm, &verifier);
@@ -392,4 +371,32 @@ fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunP
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_role_plan_is_one_object_with_its_endpoint_first() {
+        let r = RolePlan {
+            endpoint: "judge".into(),
+            plan: PlannedEndpoint {
+                model: "m".into(),
+                calls: 2,
+                prompt_tokens: 30,
+                completion_tokens_max: 8,
+                completion_tokens_expected: 4,
+                cost_expected_usd: 0.25,
+                cost_max_usd: 0.5,
+                ..Default::default()
+            },
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            json,
+            r#"{"endpoint":"judge","model":"m","calls":2,"cached":0,"prompt_tokens":30,"completion_tokens_max":8,"completion_tokens_expected":4,"cost_expected_usd":0.25,"cost_max_usd":0.5}"#
+        );
+        assert_eq!(serde_json::from_str::<RolePlan>(&json).unwrap(), r);
+    }
 }

@@ -4,318 +4,27 @@
 //! layer) -> the native benchmark folder and `synth_report.md`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use mtr_core::progress::Progress;
 use mtr_core::{Dialogue, Manifest, Passage};
 use mtr_llm::{Llm, Role, Target};
-use mtr_retrieve::dense::{EmbedPrefixes, KnnOptions, VectorMatrix, knn_graph};
+use mtr_retrieve::dense::{EmbedPrefixes, VectorMatrix};
 use mtr_retrieve::{IndexBuilder, IndexDir, IndexOptions};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::agents::Agents;
-use crate::chunk::{Chunk, chunk_corpus};
-use crate::cluster::{kmeans_topics, path_topics};
-use crate::config::{SynthConfig, VectorSource};
-use crate::curate::{CurationReport, curate};
 use crate::error::{Error, Result};
 use crate::generate::{
     Finish, GenState, Generator, Material, initial_state, load_state, to_core_turn,
 };
-use crate::input::{self, Document};
-use crate::lang::Language;
-use crate::paths::{NeighbourGraph, greedy_paths};
-use crate::prompts::SynthPrompts;
 use crate::report;
 use crate::search::{CorpusSearch, DenseSide};
-use crate::vectors::{self, chunk_text, lexical_vectors};
-use crate::workdir::{WorkDir, fingerprint, input_fingerprint};
-
-/// A synthesis job: where from, where to, how.
-pub struct SynthJob {
-    pub corpus: PathBuf,
-    pub out: PathBuf,
-    /// Artefacts and checkpoints (default `<out>/.mtr-synth`).
-    pub work_dir: PathBuf,
-    pub config: SynthConfig,
-    pub prompts: SynthPrompts,
-}
-
-impl SynthJob {
-    pub fn new(
-        corpus: impl Into<PathBuf>,
-        out: impl Into<PathBuf>,
-        config: SynthConfig,
-        prompts: SynthPrompts,
-    ) -> Self {
-        let out = out.into();
-        Self {
-            corpus: corpus.into(),
-            work_dir: out.join(".mtr-synth"),
-            out,
-            config,
-            prompts,
-        }
-    }
-}
-
-/// Where the chunk vectors came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VectorInfo {
-    /// `lexical` or `embedder:<model>`.
-    pub source: String,
-    pub dim: usize,
-}
-
-/// Topic paths and coarse topics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Topics {
-    pub paths: Vec<Vec<u32>>,
-    pub chunk_topics: Vec<usize>,
-    pub path_topics: Vec<usize>,
-    pub topics: usize,
-    /// `exact` or `hnsw`, and the neighbours per chunk actually used.
-    pub graph_method: String,
-    pub graph_k: usize,
-    pub graph_recall_at_10: Option<f64>,
-}
-
-/// Everything before generation.
-pub struct Prepared {
-    pub input_fingerprint: String,
-    pub curation: CurationReport,
-    pub language: Language,
-    pub documents: usize,
-    pub chunks: Vec<Chunk>,
-    pub chunks_fingerprint: String,
-    pub vectors: Vec<f32>,
-    pub vector_info: VectorInfo,
-    pub topics: Topics,
-    pub topics_fingerprint: String,
-}
-
-#[derive(Serialize, Deserialize)]
-struct CuratedMeta {
-    report: CurationReport,
-    language: String,
-}
-
-fn to_json<T: Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
-/// Chunks above which `auto` does not embed with a *local* embedder: the bundled CPU model
-/// embeds about 15 passages per second, so a 10k-chunk corpus would take over ten minutes
-/// before the first question; lexical vectors take a second.
-pub const AUTO_LOCAL_EMBED_LIMIT: usize = 2000;
-
-/// Decides the vector source: the embedder when asked for, or with `auto` when one is
-/// configured (a local one only up to [`AUTO_LOCAL_EMBED_LIMIT`] chunks); never in dry runs.
-fn use_embedder(
-    cfg: &SynthConfig,
-    llm: Option<&Llm>,
-    dry_run: bool,
-    chunks: usize,
-) -> Result<bool> {
-    let has = llm.is_some_and(|l| !l.role_endpoints(Role::Embedder).is_empty());
-    match cfg.vectors {
-        VectorSource::Lexical => Ok(false),
-        VectorSource::Auto => {
-            let local = llm.is_some_and(|l| {
-                let names = l.role_endpoints(Role::Embedder);
-                l.endpoints()
-                    .iter()
-                    .any(|e| e.local && names.contains(&e.name))
-            });
-            if has && local && chunks > AUTO_LOCAL_EMBED_LIMIT && !dry_run {
-                tracing::info!(
-                    "{chunks} chunks: using lexical vectors instead of the local embedder (pass --vectors embedder to embed them anyway)"
-                );
-                return Ok(false);
-            }
-            Ok(has && !dry_run)
-        }
-        VectorSource::Embedder if !has => Err(Error::param(
-            "vectors",
-            "`embedder` needs an embedder role in [llm.roles]",
-        )),
-        VectorSource::Embedder => Ok(!dry_run),
-    }
-}
-
-/// Curation, chunking, vectors, graph, paths and topics (no chat calls; the embedder is called
-/// only when `embed` is true).
-pub async fn prepare(
-    job: &SynthJob,
-    llm: Option<&Llm>,
-    dry_run: bool,
-    progress: &dyn Progress,
-) -> Result<Prepared> {
-    let cfg = &job.config;
-    cfg.validate()?;
-    let wd = WorkDir::create(&job.work_dir)?;
-    let input_fp = input_fingerprint(&job.corpus)?;
-
-    // 1. curation
-    progress.stage("curate", 0);
-    let fp_cur = fingerprint(&[
-        ("input", json!(input_fp)),
-        ("curation", to_json(&cfg.curation)),
-        ("max_documents", json!(cfg.max_documents)),
-    ]);
-    let (docs, report, language) = match wd.fresh::<CuratedMeta>("curated", &fp_cur) {
-        Some(m) => {
-            let docs: Vec<Document> = wd.read_jsonl("curated.jsonl")?;
-            (docs, m.report, Language::from_code(&m.language))
-        }
-        None => {
-            let raw = input::load(&job.corpus)?;
-            let mut c = curate(raw, &cfg.curation);
-            if cfg.max_documents > 0 && c.documents.len() > cfg.max_documents {
-                let cut = c.documents.len() - cfg.max_documents;
-                c.documents.truncate(cfg.max_documents);
-                c.report.removed.insert("max_documents".into(), cut);
-                c.report.kept = c.documents.len();
-            }
-            wd.write_jsonl("curated.jsonl", &c.documents)?;
-            wd.mark(
-                "curated",
-                &fp_cur,
-                &CuratedMeta {
-                    report: c.report.clone(),
-                    language: c.language.code().to_string(),
-                },
-            )?;
-            (c.documents, c.report, c.language)
-        }
-    };
-    progress.finish_stage();
-    if docs.is_empty() {
-        return Err(mtr_core::Error::from(
-            mtr_core::InputError::new(
-                &job.corpus,
-                format!("curation kept no document (removed: {:?})", report.removed),
-            )
-            .hint("check the corpus language and the [synth.curation] length bounds"),
-        )
-        .into());
-    }
-
-    // 2. chunking
-    progress.stage("chunk", docs.len() as u64);
-    let fp_chunks = fingerprint(&[
-        ("curated", json!(fp_cur)),
-        ("chunking", to_json(&cfg.chunking)),
-    ]);
-    let chunks: Vec<Chunk> = match wd.fresh::<usize>("chunks", &fp_chunks) {
-        Some(_) => wd.read_jsonl("chunks.jsonl")?,
-        None => {
-            let chunks =
-                chunk_corpus(&docs, &cfg.chunking).map_err(|m| Error::param("chunking", m))?;
-            wd.write_jsonl("chunks.jsonl", &chunks)?;
-            wd.mark("chunks", &fp_chunks, &chunks.len())?;
-            chunks
-        }
-    };
-    progress.advance(docs.len() as u64);
-    progress.finish_stage();
-    if chunks.is_empty() {
-        return Err(Error::param("chunking", "no chunks were produced"));
-    }
-
-    // 3. vectors
-    let embed = use_embedder(cfg, llm, dry_run, chunks.len())?;
-    let source = match (embed, llm.and_then(|l| l.embedding_model())) {
-        (true, Some(m)) => format!("embedder:{m}"),
-        _ => "lexical".to_string(),
-    };
-    progress.stage("embed chunks", chunks.len() as u64);
-    let fp_vec = fingerprint(&[("chunks", json!(fp_chunks)), ("source", json!(source))]);
-    let (vecs, vector_info) = match wd.fresh::<VectorInfo>("vectors", &fp_vec) {
-        Some(info) => (wd.read_f32("vectors.f32")?, info),
-        None => {
-            let texts: Vec<String> = chunks.iter().map(chunk_text).collect();
-            let (v, dim) = match (embed, llm) {
-                (true, Some(llm)) => {
-                    let prefix =
-                        EmbedPrefixes::for_model(&llm.embedding_model().unwrap_or_default())
-                            .passage;
-                    let texts: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
-                    vectors::embed_texts(llm, &texts, progress).await?
-                }
-                _ => (lexical_vectors(&texts), vectors::LEXICAL_DIM),
-            };
-            let info = VectorInfo {
-                source: source.clone(),
-                dim,
-            };
-            wd.write_f32("vectors.f32", &v)?;
-            wd.mark("vectors", &fp_vec, &info)?;
-            (v, info)
-        }
-    };
-    progress.finish_stage();
-
-    // 4. neighbour graph, topic paths, coarse topics
-    progress.stage("topic paths", 0);
-    let fp_topics = fingerprint(&[
-        ("vectors", json!(fp_vec)),
-        ("paths", to_json(&cfg.paths)),
-        ("topics", to_json(&cfg.topics)),
-        ("seed", json!(cfg.seed)),
-    ]);
-    let topics = match wd.fresh::<usize>("topics", &fp_topics) {
-        Some(_) => wd.read_json::<Topics>("topics.json")?,
-        None => {
-            let t = build_topics(&vecs, vector_info.dim, cfg)?;
-            wd.write_json("topics.json", &t)?;
-            wd.mark("topics", &fp_topics, &t.paths.len())?;
-            t
-        }
-    };
-    progress.finish_stage();
-    Ok(Prepared {
-        input_fingerprint: input_fp,
-        curation: report,
-        language,
-        documents: docs.len(),
-        chunks,
-        chunks_fingerprint: fp_chunks,
-        vectors: vecs,
-        vector_info,
-        topics,
-        topics_fingerprint: fp_topics,
-    })
-}
-
-fn build_topics(vecs: &[f32], dim: usize, cfg: &SynthConfig) -> Result<Topics> {
-    let matrix = VectorMatrix::from_rows(dim, vecs.to_vec())?;
-    let n = matrix.len();
-    let k = cfg.paths.k.min(n.saturating_sub(1)).max(1);
-    let graph = knn_graph(&matrix, k, &KnnOptions::default())?;
-    let method = format!("{:?}", graph.method).to_lowercase();
-    let ng = NeighbourGraph::from_lists(
-        graph
-            .neighbours
-            .iter()
-            .map(|l| l.iter().map(|(id, _)| *id).collect::<Vec<_>>()),
-        k,
-    );
-    let paths = greedy_paths(&ng, &cfg.paths, cfg.seed);
-    let chunk_topics = kmeans_topics(vecs, dim, &cfg.topics, cfg.seed)?;
-    let pt = path_topics(&paths, &chunk_topics);
-    Ok(Topics {
-        topics: cfg.topics.effective_k(n),
-        paths,
-        chunk_topics,
-        path_topics: pt,
-        graph_method: method,
-        graph_k: k,
-        graph_recall_at_10: graph.recall_at_10,
-    })
-}
+use crate::workdir::{WorkDir, fingerprint, to_json};
+// the job and the preparation stages lived here; their paths under `pipeline` stay
+pub use crate::job::{SynthJob, default_work_dir};
+pub use crate::prepare::{AUTO_LOCAL_EMBED_LIMIT, Prepared, Topics, VectorInfo, prepare};
 
 /// The BM25 index over all chunks (built once into the work dir).
 fn bm25_index(wd: &WorkDir, prepared: &Prepared, progress: &dyn Progress) -> Result<IndexDir> {
@@ -492,60 +201,9 @@ fn write_output(
     budget_stopped: bool,
 ) -> Result<SynthOutcome> {
     let cfg = &job.config;
-    let dialogues: Vec<Dialogue> = state
-        .dialogues
-        .iter()
-        .filter(|d| !d.turns.is_empty())
-        .map(|d| {
-            let mut meta = serde_json::Map::new();
-            meta.insert("path".into(), d.start_path.into());
-            meta.insert(
-                "topic".into(),
-                format!("topic-{}", prepared.topics.path_topics[d.start_path]).into(),
-            );
-            if let (Some(at), Some(p)) = (d.switch_at, d.switch_path) {
-                meta.insert("switch_turn_planned".into(), (at + 1).into());
-                meta.insert("switch_path".into(), p.into());
-            }
-            meta.insert("cost_usd".into(), json!(round6(d.log.cost())));
-            meta.insert("calls".into(), d.log.calls().into());
-            Dialogue {
-                id: d.id.clone(),
-                turns: d
-                    .turns
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| to_core_turn(&d.id, i + 1, t))
-                    .collect(),
-                meta,
-            }
-        })
-        .collect();
-    let stats = report::SynthStats::compute(cfg, prepared, state);
-    let mut roles_models: BTreeMap<String, String> = BTreeMap::new();
-    for (role, models) in &stats.models {
-        roles_models.insert(role.clone(), models.join(","));
-    }
-    let generator_models: Vec<String> = ["user", "humanizer", "answerer"]
-        .iter()
-        .filter_map(|r| stats.models.get(*r))
-        .flatten()
-        .cloned()
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !generator_models.is_empty() {
-        roles_models.insert("generator".into(), generator_models.join(","));
-    }
-    if let Some(m) = llm.config().endpoint(verifier).map(|e| e.model.clone()) {
-        roles_models.entry("verifier".into()).or_insert(m);
-    }
-    if let Some(m) = llm
-        .embedding_model()
-        .filter(|_| prepared.vector_info.source.starts_with("embedder:"))
-    {
-        roles_models.insert("embedder".into(), m);
-    }
+    let dialogues = benchmark_dialogues(prepared, state);
+    let stats = report::SynthStats::compute(cfg, state);
+    let roles_models = roles_models(llm, prepared, &stats, verifier);
     let name = cfg.name.clone().unwrap_or_else(|| {
         job.out
             .file_name()
@@ -634,6 +292,74 @@ fn write_output(
     })
 }
 
+/// The dialogues with at least one accepted turn, as the benchmark holds them.
+fn benchmark_dialogues(prepared: &Prepared, state: &GenState) -> Vec<Dialogue> {
+    state
+        .dialogues
+        .iter()
+        .filter(|d| !d.turns.is_empty())
+        .map(|d| {
+            let mut meta = serde_json::Map::new();
+            meta.insert("path".into(), d.start_path.into());
+            meta.insert(
+                "topic".into(),
+                format!("topic-{}", prepared.topics.path_topics[d.start_path]).into(),
+            );
+            if let (Some(at), Some(p)) = (d.switch_at, d.switch_path) {
+                meta.insert("switch_turn_planned".into(), (at + 1).into());
+                meta.insert("switch_path".into(), p.into());
+            }
+            meta.insert("cost_usd".into(), json!(round6(d.log.cost())));
+            meta.insert("calls".into(), d.log.calls().into());
+            Dialogue {
+                id: d.id.clone(),
+                turns: d
+                    .turns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| to_core_turn(&d.id, i + 1, t))
+                    .collect(),
+                meta,
+            }
+        })
+        .collect()
+}
+
+/// The manifest's `generator` table: role -> models that answered it (and the generator,
+/// verifier and embedder roles).
+fn roles_models(
+    llm: &Llm,
+    prepared: &Prepared,
+    stats: &report::SynthStats,
+    verifier: &str,
+) -> BTreeMap<String, String> {
+    let mut roles_models: BTreeMap<String, String> = BTreeMap::new();
+    for (role, models) in &stats.models {
+        roles_models.insert(role.clone(), models.join(","));
+    }
+    let generator_models: Vec<String> = ["user", "humanizer", "answerer"]
+        .iter()
+        .filter_map(|r| stats.models.get(*r))
+        .flatten()
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !generator_models.is_empty() {
+        roles_models.insert("generator".into(), generator_models.join(","));
+    }
+    if let Some(m) = llm.config().endpoint(verifier).map(|e| e.model.clone()) {
+        roles_models.entry("verifier".into()).or_insert(m);
+    }
+    if let Some(m) = llm
+        .embedding_model()
+        .filter(|_| prepared.vector_info.source.starts_with("embedder:"))
+    {
+        roles_models.insert("embedder".into(), m);
+    }
+    roles_models
+}
+
 fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
@@ -660,83 +386,9 @@ fn tomlable(v: serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// Used by the command to default the work dir next to the output.
-pub fn default_work_dir(out: &Path) -> PathBuf {
-    out.join(".mtr-synth")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::VectorSource;
-
-    fn job(out: &Path, cfg: SynthConfig) -> SynthJob {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
-        SynthJob::new(corpus, out, cfg, SynthPrompts::builtin().unwrap())
-    }
-
-    fn mtime(p: PathBuf) -> std::time::SystemTime {
-        std::fs::metadata(p).unwrap().modified().unwrap()
-    }
-
-    #[tokio::test]
-    async fn stages_are_reused_until_their_inputs_change() {
-        let tmp = tempfile::tempdir().unwrap();
-        let cfg = SynthConfig {
-            vectors: VectorSource::Lexical,
-            ..Default::default()
-        };
-        let j = job(&tmp.path().join("out"), cfg.clone());
-        let p1 = prepare(&j, None, false, &mtr_core::progress::NoProgress)
-            .await
-            .unwrap();
-        assert_eq!(p1.chunks.len(), 24);
-        assert_eq!(p1.curation.stripped_sections, 5);
-        let wd = |n: &str| j.work_dir.join(n);
-        let (c1, t1) = (mtime(wd("chunks.jsonl")), mtime(wd("topics.json")));
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        // same settings: everything is loaded, nothing rewritten, same result
-        let p2 = prepare(&j, None, false, &mtr_core::progress::NoProgress)
-            .await
-            .unwrap();
-        assert_eq!(
-            (mtime(wd("chunks.jsonl")), mtime(wd("topics.json"))),
-            (c1, t1)
-        );
-        assert_eq!(p2.chunks, p1.chunks);
-        assert_eq!(p2.topics, p1.topics);
-        // another seed: chunks are kept, paths are recomputed
-        let mut cfg2 = cfg.clone();
-        cfg2.seed = 9;
-        let p3 = prepare(
-            &job(&tmp.path().join("out"), cfg2),
-            None,
-            false,
-            &mtr_core::progress::NoProgress,
-        )
-        .await
-        .unwrap();
-        assert_eq!(mtime(wd("chunks.jsonl")), c1);
-        assert_ne!(mtime(wd("topics.json")), t1);
-        assert_ne!(p3.topics.paths, p1.topics.paths);
-        // other chunk sizes: chunks are recomputed
-        let mut cfg3 = cfg;
-        cfg3.chunking.min_tokens = 64;
-        cfg3.chunking.max_tokens = 128;
-        let p4 = prepare(
-            &job(&tmp.path().join("out"), cfg3),
-            None,
-            false,
-            &mtr_core::progress::NoProgress,
-        )
-        .await
-        .unwrap();
-        assert!(p4.chunks.len() > 60, "{}", p4.chunks.len());
-        // every chunk is in exactly one path
-        let mut seen: Vec<u32> = p4.topics.paths.iter().flatten().copied().collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..p4.chunks.len() as u32).collect::<Vec<_>>());
-    }
 
     #[test]
     fn toml_cannot_hold_null_or_huge_integers() {

@@ -127,6 +127,63 @@ impl SynthPrompts {
 mod tests {
     use super::*;
 
+    /// Renders `prompt` with `ctx` after an attempt rejected for each reason code the
+    /// generator feeds back: the prompt words every one of them after `marker`, never shows
+    /// the code, and an unknown code is an error, never an empty line.
+    fn assert_every_reason_worded(prompt: &Prompt, ctx: serde_json::Value, marker: &str) {
+        let with_feedback = |reason: &str| {
+            let mut ctx = ctx.clone();
+            ctx["feedback"] = reason.into();
+            prompt.render(&ctx)
+        };
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "near_duplicate",
+            "copied_passage",
+            "too_long",
+            "not_a_question",
+            "meta_phrase",
+            "not_answerable",
+            "not_unique",
+            "repeated_answer",
+        ] {
+            let msgs = with_feedback(reason).unwrap();
+            let text = &msgs[1].content;
+            assert!(text.contains(marker), "{reason}: {text}");
+            assert!(
+                !text.contains(reason),
+                "{reason} is worded, not shown as a code"
+            );
+        }
+        let unknown = with_feedback("no_such_reason");
+        assert!(unknown.is_err(), "{unknown:?}");
+    }
+
+    /// The user prompt of a follow-up after a rejected attempt, as the small local model reads
+    /// it: every message with its role.
+    fn follow_up(prompt: &Prompt, passage: &serde_json::Value, language: Option<&str>) -> String {
+        let mut ctx = serde_json::json!({
+            "history": [
+                {"speaker": "user", "text": "年假最多能结转几天？"},
+                {"speaker": "agent", "text": "最多可结转5天，须在次年3月31日前休完。"}
+            ],
+            "asked": ["年假最多能结转几天？"],
+            "passages": [passage, {"title": "病假", "section": null, "text": "连续病假3天及以上的，须提交诊断证明。"}],
+            "first": false, "switch": false, "feedback": "copied_passage",
+        });
+        if let Some(language) = language {
+            ctx["language"] = language.into();
+        }
+        let text: Vec<String> = prompt
+            .render(&ctx)
+            .unwrap()
+            .iter()
+            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+            .collect();
+        text.join("\n\n")
+    }
+
     #[test]
     fn builtin_prompts_parse_and_render() {
         let p = SynthPrompts::builtin().unwrap();
@@ -146,56 +203,19 @@ mod tests {
         assert_eq!(p.hashes().len(), 7);
         // the generator passes why an attempt was rejected as a reason code: the prompt
         // words every one of them, and an unknown one is an error, never an empty line
-        let with_feedback = |reason: &str| {
-            p.user.render(&serde_json::json!({
+        assert_every_reason_worded(
+            &p.user,
+            serde_json::json!({
                 "language": "English", "history": [], "asked": [], "passages": [passage],
-                "first": false, "switch": false, "feedback": reason,
-            }))
-        };
-        for reason in [
-            "wrong_language",
-            "repeated_question",
-            "near_duplicate",
-            "copied_passage",
-            "too_long",
-            "not_a_question",
-            "meta_phrase",
-            "not_answerable",
-            "not_unique",
-            "repeated_answer",
-        ] {
-            let msgs = with_feedback(reason).unwrap();
-            let text = &msgs[1].content;
-            assert!(
-                text.contains("A previous attempt was rejected: "),
-                "{reason}: {text}"
-            );
-            assert!(
-                !text.contains(reason),
-                "{reason} is worded, not shown as a code"
-            );
-        }
+                "first": false, "switch": false, "feedback": null,
+            }),
+            "A previous attempt was rejected: ",
+        );
         // a follow-up after a rejected attempt, as the small local model reads it
-        let follow_up = p
-            .user
-            .render(&serde_json::json!({
-                "language": "Chinese",
-                "history": [
-                    {"speaker": "user", "text": "年假最多能结转几天？"},
-                    {"speaker": "agent", "text": "最多可结转5天，须在次年3月31日前休完。"}
-                ],
-                "asked": ["年假最多能结转几天？"],
-                "passages": [passage, {"title": "病假", "section": null, "text": "连续病假3天及以上的，须提交诊断证明。"}],
-                "first": false, "switch": false, "feedback": "copied_passage",
-            }))
-            .unwrap();
-        let text: Vec<String> = follow_up
-            .iter()
-            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
-            .collect();
-        insta::assert_snapshot!("user_follow_up", text.join("\n\n"));
-        let unknown = with_feedback("no_such_reason");
-        assert!(unknown.is_err(), "{unknown:?}");
+        insta::assert_snapshot!(
+            "user_follow_up",
+            follow_up(&p.user, &passage, Some("Chinese"))
+        );
         assert_eq!(p.hash(), SynthPrompts::builtin().unwrap().hash());
     }
 
@@ -210,50 +230,15 @@ mod tests {
             assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@3");
         }
         let passage = serde_json::json!({"title": "年假", "section": "结转", "text": "未休完的年假最多可结转5天。"});
-        let with_feedback = |reason: &str| {
-            p.user_zh.render(&serde_json::json!({
-                "history": [], "asked": [], "passages": [passage],
-                "first": false, "switch": false, "feedback": reason,
-            }))
-        };
         // every reason code the generator feeds back is worded in Chinese
-        for reason in [
-            "wrong_language",
-            "repeated_question",
-            "near_duplicate",
-            "copied_passage",
-            "too_long",
-            "not_a_question",
-            "meta_phrase",
-            "not_answerable",
-            "not_unique",
-            "repeated_answer",
-        ] {
-            let msgs = with_feedback(reason).unwrap();
-            let text = &msgs[1].content;
-            assert!(text.contains("上一次尝试被拒绝了："), "{reason}: {text}");
-            assert!(
-                !text.contains(reason),
-                "{reason} is worded, not shown as a code"
-            );
-        }
-        assert!(with_feedback("no_such_reason").is_err());
-        let follow_up = p
-            .user_zh
-            .render(&serde_json::json!({
-                "history": [
-                    {"speaker": "user", "text": "年假最多能结转几天？"},
-                    {"speaker": "agent", "text": "最多可结转5天，须在次年3月31日前休完。"}
-                ],
-                "asked": ["年假最多能结转几天？"],
-                "passages": [passage, {"title": "病假", "section": null, "text": "连续病假3天及以上的，须提交诊断证明。"}],
-                "first": false, "switch": false, "feedback": "copied_passage",
-            }))
-            .unwrap();
-        let text: Vec<String> = follow_up
-            .iter()
-            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
-            .collect();
-        insta::assert_snapshot!("user_zh_follow_up", text.join("\n\n"));
+        assert_every_reason_worded(
+            &p.user_zh,
+            serde_json::json!({
+                "history": [], "asked": [], "passages": [passage],
+                "first": false, "switch": false, "feedback": null,
+            }),
+            "上一次尝试被拒绝了：",
+        );
+        insta::assert_snapshot!("user_zh_follow_up", follow_up(&p.user_zh, &passage, None));
     }
 }

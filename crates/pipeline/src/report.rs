@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::agents::CallLog;
 use crate::config::SynthConfig;
 use crate::generate::GenState;
-use crate::pipeline::Prepared;
+use crate::prepare::Prepared;
 
 /// Mean, minimum and maximum.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -76,7 +76,7 @@ pub struct SynthStats {
 }
 
 impl SynthStats {
-    pub fn compute(cfg: &SynthConfig, _prepared: &Prepared, state: &GenState) -> Self {
+    pub fn compute(cfg: &SynthConfig, state: &GenState) -> Self {
         let bpe = tiktoken_rs::o200k_base_singleton();
         let tok = |s: &str| bpe.encode_ordinary(s).len() as f64;
         let mut s = SynthStats {
@@ -135,7 +135,7 @@ impl SynthStats {
             0.0
         };
         // two questions that differ only in punctuation or case are the same question
-        let letters = crate::agents::letters;
+        let letters = crate::text_rules::letters;
         let mut earlier: BTreeSet<Vec<char>> = BTreeSet::new();
         for d in &nonempty {
             let asked: BTreeSet<Vec<char>> = d.turns.iter().map(|t| letters(&t.question)).collect();
@@ -169,7 +169,7 @@ fn spread(s: &Spread) -> String {
     format!("{:.1} (min {:.0}, max {:.0})", s.mean, s.min, s.max)
 }
 
-/// Renders `synth_report.md`.
+/// Renders `synth_report.md`, one section after another.
 #[allow(clippy::too_many_arguments)]
 pub fn render(
     cfg: &SynthConfig,
@@ -182,6 +182,25 @@ pub fn render(
     fp: &Fingerprint,
 ) -> String {
     let mut o = String::new();
+    header(&mut o, cfg, prepared, state, budget_stopped, corpus, fp);
+    corpus_preparation(&mut o, cfg, prepared);
+    dialogues(&mut o, cfg, s);
+    rejections(&mut o, s);
+    models_and_cost(&mut o, s);
+    o
+}
+
+/// The title, a warning when the budget stopped generation, and what the benchmark was made
+/// from.
+fn header(
+    o: &mut String,
+    cfg: &SynthConfig,
+    prepared: &Prepared,
+    state: &GenState,
+    budget_stopped: bool,
+    corpus: &Path,
+    fp: &Fingerprint,
+) {
     let _ = writeln!(o, "# Synthesis report\n");
     if budget_stopped {
         let _ = writeln!(
@@ -212,7 +231,10 @@ pub fn render(
     );
     let _ = writeln!(o, "- seed: {}", cfg.seed);
     let _ = writeln!(o);
+}
 
+/// Curation, chunks, vectors, the neighbour graph, topic paths and coarse topics.
+fn corpus_preparation(o: &mut String, cfg: &SynthConfig, prepared: &Prepared) {
     let _ = writeln!(o, "## Corpus preparation\n");
     let c = &prepared.curation;
     let _ = writeln!(o, "| stage | result |\n|---|---|");
@@ -269,7 +291,10 @@ pub fn render(
         prepared.topics.topics
     );
     let _ = writeln!(o);
+}
 
+/// The dialogues' and turns' statistics.
+fn dialogues(o: &mut String, cfg: &SynthConfig, s: &SynthStats) {
     let _ = writeln!(o, "## Dialogues\n");
     let _ = writeln!(o, "| statistic | value |\n|---|---|");
     let _ = writeln!(
@@ -330,7 +355,10 @@ pub fn render(
         spread(&s.attempts_per_turn)
     );
     let _ = writeln!(o);
+}
 
+/// What every stage rejected and why.
+fn rejections(o: &mut String, s: &SynthStats) {
     let _ = writeln!(o, "## Verification and rejections\n");
     let _ = writeln!(
         o,
@@ -342,7 +370,10 @@ pub fn render(
         let _ = writeln!(o, "| {stage} | {ev} | {v} |");
     }
     let _ = writeln!(o);
+}
 
+/// Calls, tokens and cost per role.
+fn models_and_cost(o: &mut String, s: &SynthStats) {
     let _ = writeln!(o, "## Models and cost\n");
     let _ = writeln!(
         o,
@@ -390,5 +421,4 @@ pub fn render(
         o,
         "- money spent on this folder over every attempt, and this run's ledger: `spend.json`"
     );
-    o
 }

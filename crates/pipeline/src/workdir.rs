@@ -110,6 +110,11 @@ pub fn fingerprint(parts: &[(&str, serde_json::Value)]) -> String {
     mtr_core::fingerprint::hash_json(&all)
 }
 
+/// A setting as a fingerprint part (`null` if it cannot be serialized).
+pub(crate) fn to_json<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
 /// Content hash of a corpus path: the file's bytes, or every document file of a folder
 /// (relative path and bytes, sorted), or a benchmark's corpus file.
 pub fn input_fingerprint(path: &Path) -> Result<String> {

@@ -1,0 +1,159 @@
+//! The question steps of a turn: the user agent proposes evidence and a question ([`ask`]),
+//! the proposal passes the text guards before any judge is paid ([`check_question`]: language,
+//! exact and reworded repeats of earlier questions, shape), and a later question is rewritten
+//! the way people type when the rewrite passes its own guards ([`humanize`]).
+//!
+//! [`ask`]: Generator::ask
+//! [`check_question`]: Generator::check_question
+//! [`humanize`]: Generator::humanize
+
+use super::record::TurnRecord;
+use super::schedule::Generator;
+use super::state::DialogueState;
+use super::turn::{Step, TurnInput, reject};
+use crate::agents::{CallLog, UserProposal};
+use crate::error::Result;
+use crate::text_rules::{in_language, question_problem, standalone_problem};
+
+impl Generator<'_> {
+    /// The user agent's proposal: one of the offered passages and a question about it.
+    pub(super) async fn ask(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        attempt: usize,
+        feedback: Option<&'static str>,
+        log: &mut CallLog,
+    ) -> Step<UserProposal> {
+        let sample = (st.round * self.opts.max_attempts + attempt) as u32;
+        let proposal = self
+            .agents
+            .user(
+                &input.history,
+                &input.asked,
+                &input.passages,
+                input.first,
+                input.switch,
+                feedback,
+                sample,
+                log,
+            )
+            .await?;
+        proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))
+    }
+
+    /// The text guards of a proposal; the standalone version it keeps (empty when that fails
+    /// its own guards).
+    pub(super) fn check_question(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        p: &UserProposal,
+    ) -> Step<String> {
+        let o = self.opts;
+        let language = self.agents.language;
+        if !in_language(&p.question, language) {
+            let f = Some("wrong_language");
+            return Err(reject(st, "user/wrong_language", "user", f));
+        }
+        let norm = |s: &str| {
+            s.to_lowercase()
+                .chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+        };
+        if input.asked.iter().any(|q| norm(q) == norm(&p.question)) {
+            let f = Some("repeated_question");
+            return Err(reject(st, "user/repeated_question", "user", f));
+        }
+        // a reworded repeat: the question or its rewrite nearly duplicates an earlier
+        // turn's question, original question or rewrite
+        if [&p.question, &p.standalone].iter().any(|t| {
+            o.repetition
+                .repeats(t, earlier_questions(&st.turns))
+                .is_some()
+        }) || o
+            .repetition
+            .restates(&p.standalone, earlier_questions(&st.turns))
+            .is_some()
+        {
+            let f = Some("near_duplicate");
+            return Err(reject(st, "user/near_duplicate", "near_duplicate", f));
+        }
+        if let Some(problem) = question_problem(
+            &p.question,
+            &p.standalone,
+            &input.passages[p.passage].text,
+            language,
+            &o.humanizer.meta_phrases,
+        ) {
+            return Err(reject(
+                st,
+                &format!("user/{problem}"),
+                "user",
+                Some(problem),
+            ));
+        }
+        // the standalone version becomes the turn's rewrite only if it passes the same
+        // guards, except the copy check (a pasted passage sentence still fails: it asks
+        // nothing)
+        Ok(
+            match standalone_problem(&p.standalone, language, &o.humanizer.meta_phrases) {
+                None => p.standalone.clone(),
+                Some(problem) => {
+                    st.count("user/standalone_dropped");
+                    st.count(&format!("user/standalone_{problem}"));
+                    String::new()
+                }
+            },
+        )
+    }
+
+    /// The question as the benchmark holds it, and the user agent's original when the
+    /// humanizer rewrote it. The first question, and any whose rewrite fails a guard or
+    /// nearly repeats an earlier question, stays as asked.
+    pub(super) async fn humanize(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        asked: &str,
+        log: &mut CallLog,
+    ) -> Result<(String, Option<String>)> {
+        let o = self.opts;
+        let mut question = asked.to_string();
+        let mut original = None;
+        if !o.humanizer.enabled || input.first {
+            return Ok((question, original));
+        }
+        match self
+            .agents
+            .humanize(&input.history, asked, input.switch, log)
+            .await?
+        {
+            Some(Ok(h))
+                if o.repetition
+                    .repeats(&h, earlier_questions(&st.turns))
+                    .is_some() =>
+            {
+                st.count("humanizer/kept_original_near_duplicate")
+            }
+            Some(Ok(h)) => {
+                st.count("humanizer/rewritten");
+                original = Some(std::mem::replace(&mut question, h));
+            }
+            Some(Err(guard)) => st.count(&format!("humanizer/kept_original_{}", guard.name())),
+            None => st.count("humanizer/parse_failed"),
+        }
+        Ok((question, original))
+    }
+}
+
+/// Every earlier question of a dialogue as asked, before humanizing, and as rewritten.
+fn earlier_questions(turns: &[TurnRecord]) -> impl Iterator<Item = &str> {
+    turns.iter().flat_map(|t| {
+        [Some(&t.question), t.original.as_ref(), Some(&t.standalone)]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+    })
+}

@@ -1,0 +1,89 @@
+//! An accepted turn as generation keeps it ([`TurnRecord`], in the checkpoint) and as the
+//! benchmark holds it ([`to_core_turn`]): the one place that says how a generated turn becomes
+//! a native `Turn` with its graded golds and tags.
+
+use std::collections::BTreeMap;
+
+use mtr_core::{Gold, Tags, Turn};
+use serde::{Deserialize, Serialize};
+
+/// An accepted turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// The layer (0-based planned turn) that produced it.
+    pub layer: usize,
+    /// The question as it appears in the benchmark (humanized when that passed its guards).
+    pub question: String,
+    /// The user agent's question before humanizing, when it was humanized.
+    pub original: Option<String>,
+    /// The user agent's standalone version (becomes the turn's `rewrite`).
+    pub standalone: String,
+    pub answer: String,
+    /// Evidence chunk id (grade 2).
+    pub evidence: String,
+    /// Other chunks the uniqueness judge found answering: `(id, grade)`.
+    pub extra_golds: Vec<(String, i32)>,
+    pub topic_switch: bool,
+    pub topic: usize,
+    pub path: usize,
+    pub answerability: i64,
+    pub faithfulness: i64,
+    /// Question attempts used (1 = first try).
+    pub attempts: u32,
+}
+
+/// The benchmark turn of an accepted record.
+pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
+    let mut gold = vec![Gold {
+        passage_id: t.evidence.clone(),
+        grade: 2,
+    }];
+    gold.extend(t.extra_golds.iter().map(|(id, g)| Gold {
+        passage_id: id.clone(),
+        grade: *g,
+    }));
+    let mut extra = BTreeMap::new();
+    extra.insert(
+        "evidence".to_string(),
+        serde_json::Value::from(t.evidence.clone()),
+    );
+    extra.insert(
+        "humanized".to_string(),
+        serde_json::Value::from(t.original.is_some()),
+    );
+    if let Some(o) = &t.original {
+        extra.insert(
+            "original_question".to_string(),
+            serde_json::Value::from(o.clone()),
+        );
+    }
+    extra.insert(
+        "faithfulness_score".to_string(),
+        serde_json::Value::from(t.faithfulness),
+    );
+    extra.insert("attempts".to_string(), serde_json::Value::from(t.attempts));
+    Turn {
+        id: format!("{dialogue_id}::{n}"),
+        user: t.question.clone(),
+        rewrite: (!t.standalone.is_empty()).then(|| t.standalone.clone()),
+        answer: Some(t.answer.clone()),
+        gold,
+        tags: Tags {
+            question_type: None,
+            multi_turn_type: Some(
+                if n <= 1 {
+                    "first"
+                } else if t.topic_switch {
+                    "topic_switch"
+                } else {
+                    "follow_up"
+                }
+                .to_string(),
+            ),
+            answerability: Some("answerable".into()),
+            topic_switch: Some(t.topic_switch),
+            topic: Some(format!("topic-{}", t.topic)),
+            extra,
+        },
+    }
+}

@@ -1,0 +1,230 @@
+//! One turn of one dialogue as named steps, retried up to `max_attempts` times: [`ask`] (the
+//! user agent proposes evidence and a question), [`check_question`] (language, repeats,
+//! shape), [`humanize`], [`answerability`], [`uniqueness`] (the corpus search for hard
+//! negatives and their judge), [`answer`] (answerer and faithfulness judge), then the turn is
+//! accepted. A step that fails rejects the attempt with the stage and the reason fed back to
+//! the next one ([`Stop::Rejected`]); a turn whose attempts all fail is dropped and counted
+//! under the stage of its last failure.
+//!
+//! [`ask`]: Generator::ask
+//! [`check_question`]: Generator::check_question
+//! [`humanize`]: Generator::humanize
+//! [`answerability`]: Generator::answerability
+//! [`uniqueness`]: Generator::uniqueness
+//! [`answer`]: Generator::answer
+
+use mtr_core::Turn;
+
+use super::record::{TurnRecord, to_core_turn};
+use super::schedule::Generator;
+use super::state::DialogueState;
+use crate::agents::{CallLog, PromptPassage, Utter};
+use crate::error::Result;
+
+/// What every attempt of one turn shares: the conversation so far and the passages offered.
+pub(super) struct TurnInput {
+    /// The layer (0-based planned turn) being generated.
+    pub layer: usize,
+    /// The last `history_turns` turns, as the agents see them.
+    pub history: Vec<Utter>,
+    /// Every accepted turn so far, as the uniqueness search formulates its query from them.
+    pub core_history: Vec<Turn>,
+    /// Every question asked so far.
+    pub asked: Vec<String>,
+    /// Chunk indices offered to the user agent, and the same chunks as the prompts show them.
+    pub offered: Vec<u32>,
+    pub passages: Vec<PromptPassage>,
+    pub first: bool,
+    /// The dialogue has switched topic and this is the first turn since.
+    pub switch: bool,
+    /// The coarse topic of the dialogue's current path.
+    pub topic: usize,
+}
+
+/// Why an attempt ended without a turn.
+pub(super) enum Stop {
+    /// A check failed. `stage` names the turn's drop (`dropped/<stage>`) if this was its last
+    /// attempt; `feedback` is the reason code the user agent is told on the next attempt
+    /// (`None` keeps the one it was told last).
+    Rejected {
+        stage: &'static str,
+        feedback: Option<&'static str>,
+    },
+    /// An error that stops generation (the LLM client failed, the budget ran out).
+    Error(crate::Error),
+}
+
+impl From<crate::Error> for Stop {
+    fn from(e: crate::Error) -> Self {
+        Stop::Error(e)
+    }
+}
+
+/// The outcome of a step that may reject the attempt.
+pub(super) type Step<T> = std::result::Result<T, Stop>;
+
+/// Counts `event` and rejects the attempt at `stage`.
+pub(super) fn reject(
+    st: &mut DialogueState,
+    event: &str,
+    stage: &'static str,
+    feedback: Option<&'static str>,
+) -> Stop {
+    st.count(event);
+    Stop::Rejected { stage, feedback }
+}
+
+impl Generator<'_> {
+    /// Generates turn `layer` of the dialogue: accepts the first attempt that passes every
+    /// check, or drops the turn.
+    pub(super) async fn turn(&self, st: &mut DialogueState, layer: usize) -> Result<()> {
+        let input = self.turn_input(st, layer);
+        // why the last attempt was rejected, as a reason code the user prompt words
+        let mut feedback: Option<&'static str> = None;
+        let mut last_reason = "user";
+        let mut last_evidence: Option<u32> = None;
+        let mut log = std::mem::take(&mut st.log);
+        for attempt in 0..self.opts.max_attempts {
+            let outcome = self
+                .attempt(st, &input, attempt, feedback, &mut last_evidence, &mut log)
+                .await;
+            match outcome {
+                Ok((evidence, record)) => {
+                    *st.used.entry(evidence).or_default() += 1;
+                    st.pending_switch = false;
+                    st.turns.push(record);
+                    st.count("turn/accepted");
+                    st.log = log;
+                    return Ok(());
+                }
+                Err(Stop::Rejected { stage, feedback: f }) => {
+                    last_reason = stage;
+                    if f.is_some() {
+                        feedback = f;
+                    }
+                }
+                Err(Stop::Error(e)) => return Err(e),
+            }
+        }
+        if let Some(c) = last_evidence {
+            *st.used.entry(c).or_default() += 1;
+        }
+        st.count(&format!("dropped/{last_reason}"));
+        st.log = log;
+        Ok(())
+    }
+
+    /// One attempt: every step in order; the accepted turn and its evidence chunk.
+    async fn attempt(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        attempt: usize,
+        feedback: Option<&'static str>,
+        last_evidence: &mut Option<u32>,
+        log: &mut CallLog,
+    ) -> Step<(u32, TurnRecord)> {
+        let p = self.ask(st, input, attempt, feedback, log).await?;
+        let evidence = input.offered[p.passage];
+        *last_evidence = Some(evidence);
+        let standalone = self.check_question(st, input, &p)?;
+        let (question, original) = self.humanize(st, input, &p.question, log).await?;
+        let evidence_passage = &input.passages[p.passage];
+        let answerability = self
+            .answerability(st, input, &question, evidence_passage, log)
+            .await?;
+        let evidence_id = self.material.chunks[evidence as usize].id.clone();
+        let extra_golds = self
+            .uniqueness(st, input, &question, &evidence_id, evidence_passage, log)
+            .await?;
+        let (answer, faithfulness) = self
+            .answer(st, &question, &p.standalone, evidence_passage, input, log)
+            .await?;
+        let record = TurnRecord {
+            layer: input.layer,
+            question,
+            original,
+            standalone,
+            answer,
+            evidence: evidence_id,
+            extra_golds,
+            topic_switch: input.switch,
+            topic: input.topic,
+            path: st.path,
+            answerability,
+            faithfulness,
+            attempts: attempt as u32 + 1,
+        };
+        Ok((evidence, record))
+    }
+
+    /// What the attempts of the dialogue's next turn share.
+    fn turn_input(&self, st: &DialogueState, layer: usize) -> TurnInput {
+        let keep = self.opts.history_turns.min(st.turns.len());
+        let recent = &st.turns[st.turns.len() - keep..];
+        let history: Vec<Utter> = recent
+            .iter()
+            .flat_map(|t| {
+                [
+                    Utter {
+                        speaker: "user".into(),
+                        text: t.question.clone(),
+                    },
+                    Utter {
+                        speaker: "agent".into(),
+                        text: t.answer.clone(),
+                    },
+                ]
+            })
+            .collect();
+        let core_history: Vec<Turn> = st
+            .turns
+            .iter()
+            .map(|t| to_core_turn(&st.id, 0, t))
+            .collect();
+        let offered = self.offered(st);
+        let first = st.turns.is_empty();
+        TurnInput {
+            layer,
+            history,
+            core_history,
+            asked: st.turns.iter().map(|t| t.question.clone()).collect(),
+            passages: offered.iter().map(|&c| self.passage(c)).collect(),
+            offered,
+            first,
+            switch: st.pending_switch && !first,
+            topic: self.material.path_topics[st.path],
+        }
+    }
+
+    /// Chunk `c` as the prompts show it.
+    pub(super) fn passage(&self, c: u32) -> PromptPassage {
+        PromptPassage::of(&self.material.chunks[c as usize])
+    }
+
+    /// The `offer` least-used chunks of the current path, in path order (rotated by the
+    /// dialogue's round on a shared path).
+    fn offered(&self, st: &DialogueState) -> Vec<u32> {
+        let path = &self.material.paths[st.path];
+        let shift = (st.round * self.opts.offer) % path.len().max(1);
+        let mut ranked: Vec<(u32, usize, u32)> = path
+            .iter()
+            .enumerate()
+            .map(|(pos, &c)| {
+                (
+                    st.used.get(&c).copied().unwrap_or(0),
+                    (pos + path.len() - shift) % path.len(),
+                    c,
+                )
+            })
+            .collect();
+        ranked.sort();
+        let mut chosen: Vec<(usize, u32)> = ranked
+            .into_iter()
+            .take(self.opts.offer)
+            .map(|(_, pos, c)| (pos, c))
+            .collect();
+        chosen.sort();
+        chosen.into_iter().map(|(_, c)| c).collect()
+    }
+}
