@@ -3,9 +3,10 @@
 //! dialogue, answers of one task, trials of one item), so their intervals must resample whole
 //! clusters. The statistic sees the indices of the drawn units (with repeats) and may return
 //! `None` for a degenerate resample (no variation, too few units); those resamples are left
-//! out, and an interval needs at least half of the resamples to be defined.
+//! out, and an interval needs at least half of the resamples to be defined. The draws are
+//! mtr-metrics' one seeded cluster draw ([`ClusterDraws`]), as for every other interval.
 
-use rand::RngExt;
+use mtr_metrics::stats::ClusterDraws;
 
 use crate::interval::Interval;
 
@@ -51,14 +52,16 @@ where
             members[k].push(i);
         }
     }
-    let mut rng = crate::seed::rng(r.seed, &["cluster-bootstrap"]);
     let k = names.len();
+    let mut draws = ClusterDraws::new(k, crate::seed::derive(r.seed, &["cluster-bootstrap"]));
+    let mut drawn = vec![0usize; k];
     let mut stats: Vec<Vec<f64>> = vec![Vec::with_capacity(r.resamples); k_stats];
     let mut idx = Vec::with_capacity(clusters.len());
     for _ in 0..r.resamples {
+        draws.next_into(&mut drawn);
         idx.clear();
-        for _ in 0..k {
-            idx.extend_from_slice(&members[rng.random_range(0..k)]);
+        for &c in &drawn {
+            idx.extend_from_slice(&members[c]);
         }
         for (st, x) in stats.iter_mut().zip(stat(&idx)) {
             if let Some(x) = x.filter(|x| x.is_finite()) {
