@@ -60,11 +60,16 @@ pub enum LocalCommand {
         #[command(flatten)]
         batch: BatchArgs,
     },
-    /// Measure prompt and generation tokens/s of each local chat model.
+    /// Measure prompt and generation tokens/s of each local server (chat models and the
+    /// embeddings server) and keep them in $MTR_HOME/local/speed.json, where the local
+    /// endpoints find them: `--dry-run` then estimates the wall time on this machine.
     Speed {
         /// Requests per model.
         #[arg(long, default_value_t = 3)]
         runs: usize,
+        /// Measure only the servers speed.json has no figures for (at their threads).
+        #[arg(long)]
+        missing: bool,
     },
 }
 
@@ -183,30 +188,51 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             let llm = llm.with(dry_run, batch);
             ask(ctx, prompt, schema, generator, embed, &llm).await
         }
-        LocalCommand::Speed { runs } => {
-            println!(
-                "server\tthreads\tprompt_tokens\tprompt_tok_s\tgenerated_tokens\tgeneration_tok_s"
-            );
-            for s in planned_servers(ctx)? {
-                if !matches!(s.kind, local::ServerKind::Chat { .. }) {
-                    continue;
-                }
-                let r = local::measure_speed(&s, runs)
-                    .await
-                    .map_err(|e| llm_error(ctx, e))?;
-                println!(
-                    "{}\t{}\t{}\t{:.1}\t{}\t{:.1}",
-                    r.server,
-                    r.threads,
-                    r.prompt_tokens,
-                    r.prompt_tok_s,
-                    r.generated_tokens,
-                    r.generation_tok_s
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        LocalCommand::Speed { runs, missing } => speed(ctx, runs, missing).await,
     }
+}
+
+/// `mtr local speed`: measures the planned servers one at a time and saves each server's
+/// figures as soon as they are known.
+async fn speed(ctx: &Ctx, runs: usize, missing: bool) -> anyhow::Result<ExitCode> {
+    let path = LocalPaths::default().speed_file();
+    // a broken file is measured anew (with a warning)
+    let mut speeds = local::SpeedFile::load(&path);
+    let servers = planned_servers(ctx)?;
+    let todo: Vec<_> = servers
+        .iter()
+        .filter(|s| !missing || speeds.speed_of(s).is_none())
+        .collect();
+    if todo.is_empty() {
+        println!(
+            "every local server ({}) has its speed in {} already",
+            servers.len(),
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("server\tthreads\tprompt_tokens\tprompt_tok_s\tgenerated_tokens\tgeneration_tok_s");
+    for s in todo {
+        let r = local::measure_speed(s, runs)
+            .await
+            .map_err(|e| llm_error(ctx, e))?;
+        println!(
+            "{}\t{}\t{}\t{:.1}\t{}\t{:.1}",
+            r.server,
+            r.threads,
+            r.prompt_tokens,
+            r.prompt_tok_s,
+            r.generated_tokens,
+            r.generation_tok_s
+        );
+        speeds.insert(r);
+        speeds.save(&path).map_err(|e| llm_error(ctx, e))?;
+    }
+    println!(
+        "saved to {} (the local endpoints' speeds for --dry-run wall times)",
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn ask(

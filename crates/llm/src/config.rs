@@ -89,6 +89,14 @@ pub struct EndpointConfig {
     /// with `output_tokens_per_s` by the `--dry-run` wall-time estimate.
     #[serde(default)]
     pub prompt_tokens_per_s: Option<f64>,
+    /// The speeds are a server total that its concurrent requests share, on CPUs shared with
+    /// the other shared-speed endpoints (the embedded local servers, whose speeds come from
+    /// `mtr local speed`): the `--dry-run` estimate does not spread them over
+    /// `max_concurrency`, and adds the shared-speed endpoints' times together (they compete
+    /// for the same cores) instead of taking the slowest (see [`crate::plan`]). Default false:
+    /// the speeds are per request and the endpoints work side by side.
+    #[serde(default)]
+    pub shared_speed: bool,
     /// Whole-request timeout in seconds (a timeout is retried like a 5xx).
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
@@ -199,6 +207,7 @@ impl EndpointConfig {
             tokens_per_minute: None,
             output_tokens_per_s: None,
             prompt_tokens_per_s: None,
+            shared_speed: false,
             timeout_s: default_timeout(),
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,

@@ -15,9 +15,14 @@
 //! Two judges of different families run locally as two servers: Qwen2.5-Coder-0.5B (`qwen`)
 //! and SmolLM2-135M (`smollm`), whichever are installed.
 //!
+//! Speed: `mtr local speed` measures each server's prompt and generation tokens/s and keeps
+//! them in `$MTR_HOME/local/speed.json`; the local endpoints carry them (with `shared_speed`:
+//! a server's speed is shared by its slots, and the servers share the machine's cores), so a
+//! `--dry-run` tells the wall time on this machine.
+//!
 //! Modules: `models` (known models, the installation's paths), `server` (one server process),
 //! `plan` (which servers, and the endpoints they become), `speed` (`mtr local speed`),
-//! `keepalive` (how long a server stays up once idle).
+//! `speed_file` (its `speed.json`), `keepalive` (how long a server stays up once idle).
 
 use std::process::Command;
 
@@ -28,6 +33,7 @@ mod models;
 mod plan;
 mod server;
 mod speed;
+mod speed_file;
 
 pub use crate::config::{DEFAULT_SLOTS, LocalModelOptions};
 pub use keepalive::KeepAlive;
@@ -38,6 +44,7 @@ pub(crate) use server::ensure_crypto;
 pub use server::{LocalServer, ServerKind, ServerState, ServerStatus, healthy, known_servers};
 use server::{io_err, pid_alive};
 pub use speed::{SpeedReport, measure_speed};
+pub use speed_file::SpeedFile;
 
 /// The setup script, embedded so the binary works from any folder.
 pub const SETUP_SCRIPT: &str = include_str!("../../../scripts/setup-local-llm.sh");

