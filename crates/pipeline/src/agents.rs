@@ -1,9 +1,10 @@
 //! The four agents of a dialogue turn, as LLM calls: the user agent (picks evidence from its
 //! path and asks), the humanizer (rewrites later questions the way people type, guarded), the
 //! answerer (sees only the evidence and the history) and the verifier's three judges
-//! (answerability, corpus-wide uniqueness, faithfulness). Each call goes through the LLM
-//! layer's cache; every call's usage is added to a [`CallLog`] so costs can be reported per
-//! dialogue and per role. A parse failure is returned as `None` and counted by the caller as a
+//! (answerability, corpus-wide uniqueness, faithfulness), and the relevance judge of the
+//! verifier's gate (a reranker or embedding endpoint: one score per passage). Each call goes
+//! through the LLM layer's cache; every call's usage is added to a [`CallLog`] so costs can be
+//! reported per dialogue and per role. A parse failure is returned as `None` and counted by the caller as a
 //! rejection, never turned into a score. The text rules that shape and check what the agents
 //! write are in [`crate::text_rules`].
 
@@ -510,6 +511,67 @@ impl Agents<'_> {
                 Ok(None)
             }
         }
+    }
+}
+
+impl Agents<'_> {
+    /// The relevance judge of the verifier's gate (`[synth.generation.relevance] judge`), or
+    /// `None` when there is no gate ([`relevance_judge`]).
+    pub fn relevance_judge(&self) -> Option<String> {
+        relevance_judge(self.llm, &self.opts.relevance.judge)
+    }
+
+    /// The 0-1 relevance of each of `passages` to `query` on relevance judge `judge` (one
+    /// rerank call, cached like a chat call); its usage is logged under the role `relevance`.
+    pub async fn relevance(
+        &self,
+        judge: &str,
+        query: &str,
+        passages: &[String],
+        log: &mut CallLog,
+    ) -> Result<Vec<f64>> {
+        let r = self.llm.rerank(judge, query, passages).await?;
+        let price = self
+            .llm
+            .config()
+            .endpoint(&r.endpoint)
+            .map(|e| e.cost(r.prompt_tokens, 0))
+            .unwrap_or(r.answer_cost_usd);
+        let u = log.roles.entry("relevance".into()).or_default();
+        u.calls += 1;
+        u.cached += u64::from(r.cached);
+        u.prompt_tokens += r.prompt_tokens;
+        u.cost_pusd += usd_to_pico(price);
+        let models = log.models.entry("relevance".into()).or_default();
+        if !models.contains(&r.model) {
+            models.push(r.model.clone());
+            models.sort();
+        }
+        Ok(r.scores)
+    }
+}
+
+/// The relevance judge a `[synth.generation.relevance] judge` setting names: `none` is no
+/// judge; `auto` the first of `[llm.roles] judges` that is a relevance judge (an endpoint
+/// with a `[llm.endpoints.rerank]` table, as the embedded default's `<server>-relevance`),
+/// else the first configured endpoint that is one, else none; anything else is an endpoint's
+/// name, taken as it is (a name that is no relevance judge fails at its first call).
+pub fn relevance_judge(llm: &Llm, setting: &str) -> Option<String> {
+    match setting.trim() {
+        "none" => None,
+        "auto" => llm
+            .judges()
+            .iter()
+            .find(|j| llm.reranker(j).is_some())
+            .cloned()
+            .or_else(|| {
+                llm.config()
+                    .endpoints
+                    .iter()
+                    .find(|e| e.rerank.is_some())
+                    .map(|e| e.name.clone())
+            }),
+        name => Some(name.to_string()),
     }
 }
 

@@ -87,6 +87,8 @@ pub struct GenerationOptions {
     /// Keep an answer when faithfulness >= this (1-5).
     pub min_faithfulness: i64,
     pub uniqueness: UniquenessOptions,
+    /// The relevance judge's gate on a question's gold passage (`[synth.generation.relevance]`).
+    pub relevance: RelevanceGateOptions,
     pub humanizer: HumanizerOptions,
     /// Judge endpoint of the verifier (default: the first of `[llm.roles] judges`).
     pub verifier: Option<String>,
@@ -110,6 +112,7 @@ impl Default for GenerationOptions {
             min_answerability: 4,
             min_faithfulness: 4,
             uniqueness: UniquenessOptions::default(),
+            relevance: RelevanceGateOptions::default(),
             humanizer: HumanizerOptions::default(),
             verifier: None,
             history_turns: 6,
@@ -147,6 +150,37 @@ impl Default for UniquenessOptions {
             judge_candidates: 5,
             max_extra_golds: 2,
             max_full: 2,
+        }
+    }
+}
+
+/// `[synth.generation.relevance]`: the verifier's relevance gate. A relevance judge (a
+/// reranker or embedding endpoint, `[llm.endpoints.rerank]`) scores the question against its
+/// gold passage and its hard negatives in one call; a gold scored below `min_gold` is not
+/// answerable from it, and a hard negative scored above the gold by more than `margin` means
+/// the gold is not the question's best passage. Scores are the judge's, normalised to 0-1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RelevanceGateOptions {
+    /// `auto` (the first of `[llm.roles] judges` that is a relevance judge, else the first
+    /// configured endpoint that is one, else no gate), `none` (no gate), or an endpoint name.
+    pub judge: String,
+    /// Reject (`uniqueness/gold_not_best`) when a hard negative scores above the gold by more
+    /// than this.
+    pub margin: f64,
+    /// Reject (`answerability/relevance_below_floor`) when the gold scores below this.
+    pub min_gold: f64,
+}
+
+impl Default for RelevanceGateOptions {
+    fn default() -> Self {
+        Self {
+            judge: "auto".into(),
+            margin: 0.0,
+            // where the embedded e5 judge's default scale (cosine 0.72-0.90) puts a passage
+            // that answers another question (mean 0.26, docs/audit.md) and its own gold
+            // (mean 0.76): a passage of an unrelated document falls below it
+            min_gold: 0.25,
         }
     }
 }
@@ -253,6 +287,19 @@ impl SynthConfig {
         g.repetition
             .validate()
             .map_err(|m| Error::param("generation.repetition", m))?;
+        let r = &g.relevance;
+        if !((0.0..=1.0).contains(&r.margin) && (0.0..=1.0).contains(&r.min_gold)) {
+            return Err(Error::param(
+                "generation.relevance",
+                "margin and min_gold must lie in 0-1",
+            ));
+        }
+        if r.judge.trim().is_empty() {
+            return Err(Error::param(
+                "generation.relevance.judge",
+                "name an endpoint, or say `auto` or `none`",
+            ));
+        }
         if g.uniqueness.enabled && g.uniqueness.judge_candidates == 0 {
             return Err(Error::param(
                 "generation.uniqueness.judge_candidates",

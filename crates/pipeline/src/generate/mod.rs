@@ -10,7 +10,9 @@
 //! question from its evidence, (b) uniqueness against the whole corpus: the history-aware
 //! query retrieves the best other chunks and a judge grades whether each answers the question
 //! too: a few partial or full answers become extra graded golds, too many mean the question is
-//! too generic and it is regenerated; then the answerer writes an answer from the evidence
+//! too generic and it is regenerated (both after a cheap gate when a relevance judge is
+//! configured: one rerank call that the evidence must pass above a floor and above its hard
+//! negatives); then the answerer writes an answer from the evidence
 //! alone and (c) its faithfulness is checked. A failed check regenerates (bounded attempts,
 //! with the reason fed back to the user agent); a turn that never passes is dropped and its
 //! reasons are counted, never written as a placeholder. Topic switches happen at a seeded turn
@@ -36,6 +38,6 @@ mod state;
 mod turn;
 mod verify;
 
-pub use record::{TurnRecord, to_core_turn};
+pub use record::{RelevanceScores, TurnRecord, to_core_turn};
 pub use schedule::{CHECKPOINT_EVERY, Finish, Generator};
 pub use state::{DialogueState, GenState, Material, initial_state, load_state, save_state};

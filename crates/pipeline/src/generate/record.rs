@@ -30,6 +30,25 @@ pub struct TurnRecord {
     pub faithfulness: i64,
     /// Question attempts used (1 = first try).
     pub attempts: u32,
+    /// The relevance judge's scores of the accepted attempt, when the gate is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<RelevanceScores>,
+}
+
+/// What the verifier's relevance gate scored (0-1, the judge's normalised scale).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RelevanceScores {
+    /// The gold (evidence) passage.
+    pub gold: f64,
+    /// The hard negatives, in retrieval order.
+    pub negatives: Vec<f64>,
+}
+
+impl RelevanceScores {
+    /// The best hard negative's score.
+    pub fn best_negative(&self) -> Option<f64> {
+        self.negatives.iter().copied().reduce(f64::max)
+    }
 }
 
 /// The benchmark turn of an accepted record.
@@ -62,6 +81,13 @@ pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
         serde_json::Value::from(t.faithfulness),
     );
     extra.insert("attempts".to_string(), serde_json::Value::from(t.attempts));
+    if let Some(r) = &t.relevance {
+        let rounded = |x: f64| serde_json::Value::from((x * 1e4).round() / 1e4);
+        extra.insert("relevance_gold".to_string(), rounded(r.gold));
+        if let Some(b) = r.best_negative() {
+            extra.insert("relevance_best_negative".to_string(), rounded(b));
+        }
+    }
     Turn {
         id: format!("{dialogue_id}::{n}"),
         user: t.question.clone(),

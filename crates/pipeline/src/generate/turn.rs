@@ -1,14 +1,16 @@
 //! One turn of one dialogue as named steps, retried up to `max_attempts` times: [`ask`] (the
 //! user agent proposes evidence and a question), [`check_question`] (language, repeats,
-//! shape), [`humanize`], [`answerability`], [`uniqueness`] (the corpus search for hard
-//! negatives and their judge), [`answer`] (answerer and faithfulness judge), then the turn is
-//! accepted. A step that fails rejects the attempt with the stage and the reason fed back to
-//! the next one ([`Stop::Rejected`]); a turn whose attempts all fail is dropped and counted
-//! under the stage of its last failure.
+//! shape), [`humanize`], [`verify`] (the relevance gate when a relevance judge is configured,
+//! [`answerability`], [`uniqueness`]: the corpus search for hard negatives and their judge),
+//! [`answer`] (answerer and faithfulness judge), then the turn is accepted. A step that fails
+//! rejects the attempt with the stage and the reason fed back to the next one
+//! ([`Stop::Rejected`]); a turn whose attempts all fail is dropped and counted under the stage
+//! of its last failure.
 //!
 //! [`ask`]: Generator::ask
 //! [`check_question`]: Generator::check_question
 //! [`humanize`]: Generator::humanize
+//! [`verify`]: Generator::verify
 //! [`answerability`]: Generator::answerability
 //! [`uniqueness`]: Generator::uniqueness
 //! [`answer`]: Generator::answer
@@ -18,6 +20,7 @@ use mtr_core::Turn;
 use super::record::{TurnRecord, to_core_turn};
 use super::schedule::Generator;
 use super::state::DialogueState;
+use super::verify::Subject;
 use crate::agents::{CallLog, PromptPassage, Utter};
 use crate::error::Result;
 
@@ -130,13 +133,14 @@ impl Generator<'_> {
         let standalone = self.check_question(st, input, &p)?;
         let (question, original) = self.humanize(st, input, &p.question, log).await?;
         let evidence_passage = &input.passages[p.passage];
-        let answerability = self
-            .answerability(st, input, &question, evidence_passage, log)
-            .await?;
         let evidence_id = self.material.chunks[evidence as usize].id.clone();
-        let extra_golds = self
-            .uniqueness(st, input, &question, &evidence_id, evidence_passage, log)
-            .await?;
+        let subject = Subject {
+            question: &question,
+            standalone: &standalone,
+            evidence_id: &evidence_id,
+            evidence: evidence_passage,
+        };
+        let verified = self.verify(st, input, &subject, log).await?;
         let (answer, faithfulness) = self
             .answer(st, &question, &p.standalone, evidence_passage, input, log)
             .await?;
@@ -147,13 +151,14 @@ impl Generator<'_> {
             standalone,
             answer,
             evidence: evidence_id,
-            extra_golds,
+            extra_golds: verified.extra_golds,
             topic_switch: input.switch,
             topic: input.topic,
             path: st.path,
-            answerability,
+            answerability: verified.answerability,
             faithfulness,
             attempts: attempt as u32 + 1,
+            relevance: verified.relevance,
         };
         Ok((evidence, record))
     }

@@ -5,8 +5,21 @@
 //! partial or full answers become extra graded golds, too many mean the question is too
 //! generic and the attempt is rejected.
 //!
+//! Before both, when a relevance judge is configured (`[synth.generation.relevance]`, by
+//! default the embedded default's e5 judge), a cheap gate ([`relevance`]): one rerank call
+//! scores the question (its standalone rewrite, else the question after the previous user
+//! question, as the audit asks a relevance judge) against `[gold, hard negatives...]`. A gold
+//! scored below `min_gold` rejects the attempt as unanswerable
+//! (`answerability/relevance_below_floor`); a hard negative scored above the gold by more than
+//! `margin` rejects it as not unique (`uniqueness/gold_not_best`). A chat judge of half a
+//! billion parameters writes the same score for any passage (issue 24); the relevance score
+//! tells a question's own passage from another. The scores are kept with the accepted turn.
+//! Without a relevance judge the checks run as before, in the same order.
+//!
 //! [`hard_negatives`]: Generator::hard_negatives
+//! [`relevance`]: Generator::relevance
 
+use super::record::RelevanceScores;
 use super::schedule::Generator;
 use super::state::DialogueState;
 use super::turn::{Step, TurnInput, reject};
@@ -15,7 +28,100 @@ use crate::error::Result;
 use crate::search::CorpusSearch;
 use crate::text_rules::quote_supported;
 
+/// What the verifier found for a question it passed.
+pub(super) struct Verified {
+    /// Answerability 1-5.
+    pub answerability: i64,
+    /// Other chunks that answer too: `(chunk id, grade)`.
+    pub extra_golds: Vec<(String, i32)>,
+    /// The relevance gate's scores, when it is on.
+    pub relevance: Option<RelevanceScores>,
+}
+
+/// The question being verified and its evidence.
+pub(super) struct Subject<'a> {
+    /// The question as the benchmark holds it.
+    pub question: &'a str,
+    /// Its standalone version (empty when it failed its guards).
+    pub standalone: &'a str,
+    pub evidence_id: &'a str,
+    pub evidence: &'a PromptPassage,
+}
+
 impl Generator<'_> {
+    /// Every check of the verifier before the answer: the relevance gate when a relevance
+    /// judge is configured, then answerability and uniqueness.
+    pub(super) async fn verify(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        s: &Subject<'_>,
+        log: &mut CallLog,
+    ) -> Step<Verified> {
+        // the cheap gate first: one rerank call before any chat judge is paid
+        let (mut negatives, mut relevance) = (None, None);
+        if let Some(judge) = self.agents.relevance_judge() {
+            let found = self.checked_negatives(input, s).await?;
+            relevance = Some(self.relevance(st, &judge, s, &found, log).await?);
+            negatives = Some(found);
+        }
+        let answerability = self
+            .answerability(st, input, s.question, s.evidence, log)
+            .await?;
+        // without the gate the corpus is searched only for a question found answerable
+        let negatives = match negatives {
+            Some(found) => found,
+            None => self.checked_negatives(input, s).await?,
+        };
+        let extra_golds = self
+            .uniqueness(st, input, s.question, s.evidence, &negatives, log)
+            .await?;
+        Ok(Verified {
+            answerability,
+            extra_golds,
+            relevance,
+        })
+    }
+
+    /// The relevance gate: the judge's scores of the gold and the hard negatives, or a
+    /// rejection when the gold scores below `min_gold` or a hard negative above it by more
+    /// than `margin`.
+    pub(super) async fn relevance(
+        &self,
+        st: &mut DialogueState,
+        judge: &str,
+        s: &Subject<'_>,
+        negatives: &[(String, PromptPassage)],
+        log: &mut CallLog,
+    ) -> Step<RelevanceScores> {
+        let o = &self.opts.relevance;
+        let previous = st.turns.last().map(|t| t.question.as_str());
+        let query = relevance_query(previous, s.question, s.standalone);
+        let passages: Vec<String> = std::iter::once(s.evidence)
+            .chain(negatives.iter().map(|(_, p)| p))
+            .map(relevance_text)
+            .collect();
+        let scores = self.agents.relevance(judge, &query, &passages, log).await?;
+        let Some((&gold, others)) = scores.split_first() else {
+            return Err(reject(st, "relevance/judge_failed", "answerability", None));
+        };
+        let scored = RelevanceScores {
+            gold,
+            negatives: others.to_vec(),
+        };
+        if gold < o.min_gold {
+            let f = Some("not_answerable");
+            let e = "answerability/relevance_below_floor";
+            return Err(reject(st, e, "answerability", f));
+        }
+        if scored.best_negative().is_some_and(|b| b > gold + o.margin) {
+            let f = Some("not_unique");
+            return Err(reject(st, "uniqueness/gold_not_best", "uniqueness", f));
+        }
+        st.count("relevance/passed");
+        Ok(scored)
+    }
+
     /// Answerability 1-5 of `question` from its evidence; a high score must point at the
     /// sentence that answers.
     pub(super) async fn answerability(
@@ -55,25 +161,20 @@ impl Generator<'_> {
         }
     }
 
-    /// The corpus-wide uniqueness check: the extra golds `(chunk id, grade)` it found, or a
-    /// rejection when the judge failed or too many other chunks answer the question. Nothing
-    /// to check (no golds) when it is turned off or no hard negative was found.
+    /// The corpus-wide uniqueness check of the hard negatives `cands`: the extra golds
+    /// `(chunk id, grade)` it found, or a rejection when the judge failed or too many other
+    /// chunks answer the question. Nothing to check (no golds) when no hard negative was found
+    /// (or the check is turned off: [`Generator::checked_negatives`]).
     pub(super) async fn uniqueness(
         &self,
         st: &mut DialogueState,
         input: &TurnInput,
         question: &str,
-        evidence_id: &str,
         evidence: &PromptPassage,
+        cands: &[(String, PromptPassage)],
         log: &mut CallLog,
     ) -> Step<Vec<(String, i32)>> {
         let o = &self.opts.uniqueness;
-        let Some(search) = self.search.filter(|_| o.enabled) else {
-            return Ok(Vec::new());
-        };
-        let cands = self
-            .hard_negatives(search, input, question, evidence_id)
-            .await?;
         if cands.is_empty() {
             return Ok(Vec::new());
         }
@@ -117,6 +218,21 @@ impl Generator<'_> {
         Ok(extra_golds)
     }
 
+    /// The hard negatives of the question when the uniqueness check is on (none otherwise).
+    async fn checked_negatives(
+        &self,
+        input: &TurnInput,
+        s: &Subject<'_>,
+    ) -> Result<Vec<(String, PromptPassage)>> {
+        match self.search.filter(|_| self.opts.uniqueness.enabled) {
+            Some(search) => {
+                self.hard_negatives(search, input, s.question, s.evidence_id)
+                    .await
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// The hard negatives of a question: the chunks other than its evidence that the
     /// history-aware query retrieves best, at most `judge_candidates` of them.
     async fn hard_negatives(
@@ -141,5 +257,61 @@ impl Generator<'_> {
             })
             .take(o.judge_candidates)
             .collect())
+    }
+}
+
+/// The query the relevance judge is given: the standalone rewrite when there is one, else the
+/// question after the previous user question, so a follow-up keeps its subject (the audit's
+/// rule for relevance judges).
+fn relevance_query(previous: Option<&str>, question: &str, standalone: &str) -> String {
+    let (rewrite, question) = (standalone.trim(), question.trim());
+    if !rewrite.is_empty() {
+        return rewrite.to_string();
+    }
+    match previous.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => format!("{p}\n{question}"),
+        None => question.to_string(),
+    }
+}
+
+/// A passage as the relevance judge reads it: its title, then its text (the audit's
+/// passage display: the title is left out when the text already opens with it).
+fn relevance_text(p: &PromptPassage) -> String {
+    let (title, text) = (p.title.trim(), p.text.trim());
+    if title.is_empty() || text.starts_with(title) {
+        text.to_string()
+    } else {
+        format!("{title}\n{text}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_is_the_rewrite_else_the_question_after_the_previous_one() {
+        assert_eq!(relevance_query(Some("a?"), "b?", " r "), "r");
+        assert_eq!(relevance_query(Some("a?"), " b? ", ""), "a?\nb?");
+        assert_eq!(relevance_query(None, "b?", " "), "b?");
+        assert_eq!(relevance_query(Some(" "), "b?", ""), "b?");
+    }
+
+    #[test]
+    fn a_passage_is_read_with_its_title_unless_it_opens_with_it() {
+        let p = |title: &str, text: &str| PromptPassage {
+            title: title.into(),
+            section: None,
+            text: text.into(),
+        };
+        assert_eq!(
+            relevance_text(&p("Leave", "Staff get 25 days.")),
+            "Leave\nStaff get 25 days."
+        );
+        assert_eq!(
+            relevance_text(&p("Leave", "Leave: 25 days.")),
+            "Leave: 25 days."
+        );
+        assert_eq!(relevance_text(&p(" ", "25 days.")), "25 days.");
     }
 }

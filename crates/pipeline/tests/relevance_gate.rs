@@ -1,0 +1,173 @@
+//! The verifier's relevance gate end to end on the LLM layer's fake server: a relevance judge
+//! (a rerank endpoint whose scores the test scripts by position: the gold passage comes first,
+//! then the hard negatives) rejects a question whose gold scores below a hard negative or
+//! below the floor, passes one whose gold is best and keeps its scores with the turn; with the
+//! gate off the benchmark is the one made without a relevance judge.
+
+#![cfg(test)]
+
+use std::path::{Path, PathBuf};
+
+use mtr_core::BenchmarkDir;
+use mtr_llm::fake::FakeServer;
+use mtr_llm::rerank::{RerankApi, RerankConfig};
+use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
+use mtr_pipeline::fake_agents::FakeAgents;
+use mtr_pipeline::{SynthConfig, SynthJob, SynthOutcome, SynthPrompts};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en")
+}
+
+/// Where the relevance judge sits in the LLM configuration.
+#[derive(Clone, Copy, PartialEq)]
+enum Judge {
+    /// No rerank endpoint at all.
+    Absent,
+    /// Listed under `[llm.roles] judges` (as the embedded default's e5 judge is).
+    InJudges,
+    /// Configured, but in no role.
+    Configured,
+}
+
+/// The fake server: scripted agents, and a reranker that gives the gold (the first passage)
+/// `gold` and every hard negative `negative`.
+async fn fake(gold: f64, negative: f64) -> FakeServer {
+    let agents = FakeAgents::default();
+    FakeServer::builder()
+        .respond(move |r| agents.reply(r))
+        .rerank(move |_, docs| {
+            (0..docs.len())
+                .map(|i| if i == 0 { gold } else { negative })
+                .collect()
+        })
+        .dims(64)
+        .start()
+        .await
+        .unwrap()
+}
+
+async fn llm(fake: &FakeServer, cache: &Path, judge: Judge) -> Llm {
+    let mut endpoints = vec![
+        fake.endpoint("gen", "fake-gen"),
+        fake.endpoint("judge", "fake-judge"),
+        fake.endpoint("emb", "fake-emb"),
+    ];
+    let mut judges = vec!["judge".to_string()];
+    if judge != Judge::Absent {
+        let mut rel = fake.endpoint("rel", "fake-reranker");
+        rel.rerank = Some(RerankConfig::new(RerankApi::Tei));
+        endpoints.push(rel);
+    }
+    if judge == Judge::InJudges {
+        judges.push("rel".into());
+    }
+    let cfg = LlmConfig {
+        endpoints,
+        roles: Roles {
+            judges,
+            generator: vec!["gen".into()],
+            embedder: vec!["emb".into()],
+        },
+        ..Default::default()
+    };
+    let opts = LlmOptions {
+        cache_path: Some(cache.to_path_buf()),
+        ..Default::default()
+    };
+    Llm::new(cfg, opts).await.unwrap()
+}
+
+/// Two dialogues of two turns with the relevance judge `setting` (`auto`, `none`, a name).
+async fn run(
+    server: &FakeServer,
+    judge: Judge,
+    setting: &str,
+) -> (tempfile::TempDir, SynthOutcome) {
+    let tmp = tempfile::tempdir().unwrap();
+    let llm = llm(server, &tmp.path().join("cache.sqlite"), judge).await;
+    let mut cfg = SynthConfig {
+        dialogues: 2,
+        turns: 2,
+        seed: 7,
+        ..Default::default()
+    };
+    cfg.generation.relevance.judge = setting.into();
+    let job = SynthJob::new(
+        corpus(),
+        tmp.path().join("bench"),
+        cfg,
+        SynthPrompts::builtin().unwrap(),
+    );
+    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    (tmp, out)
+}
+
+fn event(out: &SynthOutcome, name: &str) -> Option<u64> {
+    out.stats.events.get(name).copied()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gold_scored_below_a_hard_negative_is_not_unique() {
+    let server = fake(0.6, 0.9).await;
+    let (_tmp, out) = run(&server, Judge::Configured, "auto").await;
+    assert_eq!(out.turns, 0, "{:?}", out.stats.events);
+    // 2 dialogues x 2 turns x 3 attempts, each stopped by the gate before any chat judge
+    assert_eq!(event(&out, "uniqueness/gold_not_best"), Some(12));
+    assert_eq!(event(&out, "dropped/uniqueness"), Some(4));
+    assert_eq!(event(&out, "relevance/passed"), None);
+    assert!(!out.stats.calls.roles.contains_key("answerability"));
+    assert!(!out.stats.calls.roles.contains_key("uniqueness"));
+    // a repeated attempt asks the same question again: answered from the cache
+    assert_eq!(out.stats.calls.roles["relevance"].calls, 12);
+    assert!(server.rerank_calls() >= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gold_below_the_floor_is_not_answerable() {
+    let server = fake(0.1, 0.05).await;
+    let (_tmp, out) = run(&server, Judge::InJudges, "auto").await;
+    assert_eq!(out.turns, 0, "{:?}", out.stats.events);
+    assert_eq!(event(&out, "answerability/relevance_below_floor"), Some(12));
+    assert_eq!(event(&out, "dropped/answerability"), Some(4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_best_gold_passes_and_its_scores_are_kept() {
+    let server = fake(0.9, 0.3).await;
+    let (tmp, out) = run(&server, Judge::InJudges, "rel").await;
+    assert_eq!(out.turns, 4, "{:?}", out.stats.events);
+    assert_eq!(event(&out, "relevance/passed"), Some(4));
+    assert_eq!(event(&out, "uniqueness/unique"), Some(4));
+    assert_eq!(out.stats.calls.roles["relevance"].calls, 4);
+    let b = BenchmarkDir::open(tmp.path().join("bench"))
+        .unwrap()
+        .load()
+        .unwrap();
+    for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
+        assert_eq!(t.tags.extra["relevance_gold"], 0.9);
+        assert_eq!(t.tags.extra["relevance_best_negative"], 0.3);
+    }
+    // the judge was asked about the gold and every hard negative in one call
+    for r in server.rerank_requests() {
+        let texts = r.body["texts"].as_array().unwrap();
+        assert_eq!(texts.len(), 6, "gold and 5 hard negatives");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_gate_off_the_benchmark_is_the_one_without_a_judge() {
+    let server = fake(0.1, 0.9).await;
+    let (without, a) = run(&server, Judge::Absent, "auto").await;
+    let (off, b) = run(&server, Judge::InJudges, "none").await;
+    assert_eq!(server.rerank_calls(), 0);
+    assert_eq!(a.turns, 4, "{:?}", a.stats.events);
+    assert_eq!(a.stats.events, b.stats.events);
+    let dialogues = |dir: &tempfile::TempDir| {
+        std::fs::read_to_string(dir.path().join("bench/dialogues.jsonl")).unwrap()
+    };
+    assert_eq!(dialogues(&without), dialogues(&off));
+    assert!(!dialogues(&off).contains("relevance_gold"));
+}
