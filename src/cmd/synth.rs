@@ -87,6 +87,12 @@ pub struct Args {
     /// License recorded in the manifest (that of the source corpus).
     #[arg(long)]
     pub license: Option<String>,
+    /// Start only the dialogues whose expected time, at the endpoints' configured or measured
+    /// speed (`mtr local speed`), fits this budget after the preparation (e.g. 90s, 14m, 1h);
+    /// the others are left for a rerun, which goes on where this one stopped. With an unknown
+    /// speed nothing is cut, but no dialogue starts once the budget is spent [default: none].
+    #[arg(long, value_name = "DURATION", value_parser = mtr_pipeline::dryrun::parse_duration)]
+    pub time_budget: Option<std::time::Duration>,
     #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
@@ -165,6 +171,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(w) = &args.work_dir {
         job.work_dir = w.clone();
     }
+    job.time_budget = args.time_budget;
+    job.announce = Some(Box::new(|line: &str| eprintln!("{line}")));
     if args.fresh && !args.dry_run.dry_run && job.work_dir.exists() {
         std::fs::remove_dir_all(&job.work_dir)
             .with_context(|| format!("removing {}", job.work_dir.display()))?;
@@ -221,6 +229,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             failed.join("; "),
             job.config.max_failed_share
         )));
+    }
+    if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.left > 0) {
+        eprintln!(
+            "time budget {}: {} of {} planned dialogues are not done yet; run the same command again with more time (or none) to continue",
+            mtr_pipeline::dryrun::budget::budget_text(b.budget_s),
+            b.left,
+            b.planned
+        );
     }
     if outcome.budget_stopped {
         eprintln!(
@@ -280,6 +296,11 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
                 job.config.turns,
                 job.config.dialogues * job.config.turns * per_turn
             );
+            if args.time_budget.is_some() {
+                println!(
+                    "time budget: the endpoints' speed is unknown without an LLM configuration, so nothing would be cut"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -18,3 +18,4 @@ mod resume;
 mod retrieve;
 mod secrets;
 mod synth;
+mod synth_budget;

@@ -2,19 +2,21 @@
 //! nothing is embedded), then plan every first-attempt LLM call generation would make, with
 //! prompt tokens counted on the real rendered prompts (real chunks of each dialogue's path,
 //! placeholder history of typical length) and costs at the endpoints' prices. No model is
-//! called.
+//! called. `calls.rs` plans each dialogue's calls turn by turn; `budget.rs` times them for
+//! `--time-budget` (the same plan a run uses to choose the dialogues it starts).
 
-use std::collections::{BTreeMap, HashMap};
+pub mod budget;
+pub mod calls;
+
+use std::collections::BTreeMap;
 
 use mtr_core::progress::Progress;
-use mtr_llm::{ChatRequest, Llm, OutputSpec, PlannedEndpoint, Role};
+use mtr_llm::{Llm, PlannedEndpoint, Role};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use crate::agents::{PromptPassage, Utter};
+pub use self::budget::{BudgetPlan, parse_duration};
 use crate::config::VectorSource;
 use crate::error::Result;
-use crate::generate::{Material, initial_state};
 use crate::job::SynthJob;
 use crate::prepare::{Prepared, prepare};
 use crate::vectors::chunk_text;
@@ -47,6 +49,9 @@ pub struct DryRunPlan {
     pub embedding_tokens: u64,
     pub embedding_cost_usd: f64,
     pub notes: Vec<String>,
+    /// With `--time-budget`: how many dialogues a run would start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetPlan>,
 }
 
 impl DryRunPlan {
@@ -143,9 +148,12 @@ impl DryRunPlan {
             ),
             None => writeln!(
                 o,
-                "wall time: unknown (set output_tokens_per_s, prompt_tokens_per_s, requests_per_minute or tokens_per_minute on the endpoints)"
+                "wall time: unknown (set output_tokens_per_s, prompt_tokens_per_s, requests_per_minute or tokens_per_minute on the endpoints; the embedded local models: run `mtr local speed`)"
             ),
         };
+        if let Some(b) = &self.budget {
+            let _ = writeln!(o, "{}", b.line(true));
+        }
         for n in &self.notes {
             let _ = writeln!(o, "note: {n}");
         }
@@ -155,6 +163,7 @@ impl DryRunPlan {
 
 /// Runs the preparation stages and plans the calls.
 pub async fn dry_run(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Result<DryRunPlan> {
+    let started = std::time::Instant::now();
     let prepared = prepare(job, Some(llm), true, progress).await?;
     let cfg = &job.config;
     let mut plan = DryRunPlan {
@@ -193,184 +202,56 @@ pub async fn dry_run(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Resu
             .map(|e| e.cost(tokens, 0))
             .unwrap_or(0.0);
     }
-    plan_calls(job, llm, &prepared, &mut plan)?;
+    let dialogues = plan_calls(job, llm, &prepared, &mut plan)?;
     for r in plan.roles.values_mut() {
         r.plan.seconds_expected = llm.estimate_seconds(&r.endpoint, &r.plan);
+    }
+    if let Some(b) = job.time_budget {
+        // the preparation as this dry run measured it, and the embedding a real run adds
+        let embedding = embedding_seconds(llm, &plan).unwrap_or(0.0);
+        let fixed = started.elapsed().as_secs_f64() + embedding;
+        let state = calls::planned_state(job, &prepared);
+        let work = budget::remaining_work(&dialogues, &state, cfg.turns);
+        plan.budget = Some(budget::select(&work, llm, b.as_secs_f64(), fixed));
     }
     Ok(plan)
 }
 
-fn placeholder(lang_cjk: bool, n: usize) -> Vec<Utter> {
-    let (q, a) = if lang_cjk {
-        (
-            "那这个规定适用于试用期的员工吗？",
-            "适用。试用期员工同样适用这一规定，但需要提前三个工作日在系统中提交申请，并由直属主管审批。",
-        )
-    } else {
-        (
-            "And does that also apply to people who are still in their probation period?",
-            "Yes. Employees in their probation period are covered as well, but they need to submit the request three working days in advance and have it approved by their line manager.",
-        )
+/// Expected seconds of the embedding the dry run counted, at the embedder's speed.
+fn embedding_seconds(llm: &Llm, plan: &DryRunPlan) -> Option<f64> {
+    if plan.embedding_texts == 0 {
+        return Some(0.0);
+    }
+    let ep = llm.role_endpoints(Role::Embedder).first().cloned()?;
+    let p = PlannedEndpoint {
+        calls: plan.embedding_texts,
+        prompt_tokens: plan.embedding_tokens,
+        ..Default::default()
     };
-    (0..n)
-        .flat_map(|_| {
-            [
-                Utter {
-                    speaker: "user".into(),
-                    text: q.into(),
-                },
-                Utter {
-                    speaker: "agent".into(),
-                    text: a.into(),
-                },
-            ]
-        })
-        .collect()
+    llm.estimate_seconds(&ep, &p)
 }
 
-fn plan_calls(job: &SynthJob, llm: &Llm, prepared: &Prepared, plan: &mut DryRunPlan) -> Result<()> {
-    let cfg = &job.config;
-    let g = &cfg.generation;
-    let p = &job.prompts;
-    let by_id: HashMap<String, u32> = HashMap::new();
-    let material = Material {
-        chunks: &prepared.chunks,
-        by_id: &by_id,
-        paths: &prepared.topics.paths,
-        path_topics: &prepared.topics.path_topics,
-    };
-    let state = initial_state(
-        String::new(),
-        &material,
-        cfg.dialogues,
-        cfg.turns,
-        g.switch_share,
-        cfg.seed,
-    );
+/// Adds the planned calls of every dialogue to the plan's roles, and returns them.
+fn plan_calls(
+    job: &SynthJob,
+    llm: &Llm,
+    prepared: &Prepared,
+    plan: &mut DryRunPlan,
+) -> Result<Vec<calls::DialogueCalls>> {
+    let state = calls::planned_state(job, prepared);
     plan.planned_switches = state
         .dialogues
         .iter()
         .filter(|d| d.switch_at.is_some())
         .count();
-    let gen_ep = llm
-        .role_endpoints(Role::Generator)
-        .first()
-        .cloned()
-        .unwrap_or_default();
-    let verifier = g
-        .verifier
-        .clone()
-        .or_else(|| llm.judges().first().cloned())
-        .unwrap_or_default();
-    let mut gen_sampling = llm.sampling(Role::Generator).clone();
-    gen_sampling.max_tokens = Some(
-        gen_sampling
-            .max_tokens
-            .map_or(g.max_tokens, |m| m.min(g.max_tokens)),
-    );
-    let language = prepared.language.name();
-    let cjk = prepared.language.is_cjk();
-    let passage = |c: u32| PromptPassage::of(&prepared.chunks[c as usize]);
-    let mut add = |role: &str, ep: &str, req: ChatRequest| -> Result<()> {
-        let e: PlannedEndpoint = llm.estimate(ep, &req)?;
-        let r = plan.roles.entry(role.to_string()).or_default();
-        r.endpoint = ep.to_string();
-        r.plan.add(&e);
-        r.plan.model = e.model;
-        Ok(())
-    };
-    let justify = crate::agents::judges_justify(llm, &verifier);
-    for d in &state.dialogues {
-        let mut path_idx = d.path;
-        let mut pos = 0usize;
-        for layer in 0..cfg.turns {
-            if d.switch_at == Some(layer)
-                && let Some(sp) = d.switch_path
-            {
-                path_idx = sp;
-                pos = 0;
-            }
-            let path = &prepared.topics.paths[path_idx];
-            let offered: Vec<u32> = (0..g.offer.min(path.len()))
-                .map(|i| path[(pos + i) % path.len()])
-                .collect();
-            pos += 1;
-            let passages: Vec<PromptPassage> = offered.iter().map(|&c| passage(c)).collect();
-            let history = placeholder(cjk, layer.min(g.history_turns));
-            let asked: Vec<String> = history
-                .iter()
-                .filter(|u| u.speaker == "user")
-                .map(|u| u.text.clone())
-                .collect();
-            let question = history
-                .first()
-                .map(|u| u.text.clone())
-                .unwrap_or_else(|| "How many days of annual leave do new employees get?".into());
-            let ctx = json!({"language": language, "history": history, "asked": asked, "passages": passages, "first": layer == 0, "switch": false, "feedback": null});
-            add(
-                "user",
-                &gen_ep,
-                p.user_for(&prepared.language)
-                    .request(&ctx, OutputSpec::Json)?
-                    .with_sampling(gen_sampling.clone())
-                    .with_sample(0),
-            )?;
-            if layer > 0 && g.humanizer.enabled {
-                let ctx = json!({"language": language, "history": history, "question": question, "switch": false});
-                add(
-                    "humanizer",
-                    &gen_ep,
-                    p.humanize
-                        .request(&ctx, OutputSpec::Text)?
-                        .with_sampling(gen_sampling.clone()),
-                )?;
-            }
-            let ev = &passages[0];
-            let ctx = json!({"history": history, "question": question, "passage": ev, "justify": justify});
-            add(
-                "answerability",
-                &verifier,
-                p.answerability.request(
-                    &ctx,
-                    OutputSpec::Schema(crate::agents::answerability_schema(justify)),
-                )?,
-            )?;
-            if g.uniqueness.enabled {
-                let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
-                    .map(|i| passage(path[(pos + i) % path.len()]))
-                    .collect();
-                let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
-                add(
-                    "uniqueness",
-                    &verifier,
-                    p.uniqueness.request(
-                        &ctx,
-                        OutputSpec::Schema(crate::agents::uniqueness_schema(cands.len(), justify)),
-                    )?,
-                )?;
-            }
-            let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
-            let ctx = json!({"language": language, "passage": ev, "history": history, "question": question});
-            add(
-                "answerer",
-                &gen_ep,
-                p.answer
-                    .request(&ctx, OutputSpec::Text)?
-                    .with_sampling(gen_sampling.clone())
-                    .with_sample(0),
-            )?;
-            let ctx = json!({"history": history, "question": question, "passage": ev, "answer": answer, "justify": justify});
-            add(
-                "faithfulness",
-                &verifier,
-                p.faithfulness.request(
-                    &ctx,
-                    OutputSpec::Schema(crate::agents::score_schema("faithfulness", justify)),
-                )?,
-            )?;
-        }
+    let dialogues = calls::plan_dialogues(job, llm, prepared, &state)?;
+    for c in dialogues.iter().flatten().flatten() {
+        let r = plan.roles.entry(c.role.to_string()).or_default();
+        r.endpoint = c.endpoint.clone();
+        r.plan.add(&c.plan);
+        r.plan.model = c.plan.model.clone();
     }
-    Ok(())
+    Ok(dialogues)
 }
 
 #[cfg(test)]

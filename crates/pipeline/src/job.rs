@@ -3,6 +3,7 @@
 //! rather than from the orchestration file.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::config::SynthConfig;
 use crate::prompts::SynthPrompts;
@@ -15,7 +16,18 @@ pub struct SynthJob {
     pub work_dir: PathBuf,
     pub config: SynthConfig,
     pub prompts: SynthPrompts,
+    /// When the job began: a time budget counts from here.
+    pub started: Instant,
+    /// `--time-budget`: the dialogues whose expected time does not fit are not started
+    /// (`dryrun::budget`); None: no limit.
+    pub time_budget: Option<Duration>,
+    /// Told what a run has to say before generation starts (the time budget's plan, one
+    /// line); the command prints it.
+    pub announce: Option<Announce>,
 }
+
+/// A function told one line to show.
+pub type Announce = Box<dyn Fn(&str) + Send + Sync>;
 
 impl SynthJob {
     pub fn new(
@@ -31,6 +43,9 @@ impl SynthJob {
             out,
             config,
             prompts,
+            started: Instant::now(),
+            time_budget: None,
+            announce: None,
         }
     }
 }

@@ -15,6 +15,8 @@ use mtr_retrieve::{IndexBuilder, IndexDir, IndexOptions};
 use serde_json::json;
 
 use crate::agents::Agents;
+use crate::dryrun::budget::{self, BudgetPlan};
+use crate::dryrun::calls::plan_dialogues;
 use crate::error::{Error, Result};
 use crate::generate::{
     Finish, GenState, Generator, Material, initial_state, load_state, to_core_turn,
@@ -66,6 +68,8 @@ pub struct SynthOutcome {
     pub stats: report::SynthStats,
     pub budget_stopped: bool,
     pub layers_done: usize,
+    /// With `--time-budget`: the dialogues it started and left for a rerun.
+    pub time_budget: Option<BudgetPlan>,
 }
 
 /// Runs the whole job.
@@ -172,7 +176,7 @@ pub async fn synthesize(
         // capacity in dialogues keeps it busy while the others wait on judges and retrieval
         (llm.capacity(&Target::Role(Role::Generator)) * 4).max(8)
     };
-    let generator = Generator {
+    let mut generator = Generator {
         agents: Agents {
             llm,
             prompts: &job.prompts,
@@ -185,10 +189,66 @@ pub async fn synthesize(
         opts: g,
         progress,
         concurrency,
+        start_rule: None,
     };
+    let plan = plan_budget(job, llm, &prepared, &state, &mut generator)?;
+    let before: Vec<usize> = state.dialogues.iter().map(|d| d.layers_done).collect();
     let finish = generator.run(&mut state, cfg.turns, &state_path).await?;
     let budget_stopped = matches!(finish, Finish::BudgetStopped { .. });
-    write_output(job, llm, &prepared, &state, &verifier, budget_stopped)
+    let plan = plan.map(|b| after_run(b, &before, &state, cfg.turns, budget_stopped));
+    write_output(job, llm, &prepared, &state, &verifier, budget_stopped, plan)
+}
+
+/// With `--time-budget`: the dialogues to start, from their remaining calls at the
+/// endpoints' speed and the time spent since the job began; the generator starts only
+/// those, and the job announces the plan.
+fn plan_budget(
+    job: &SynthJob,
+    llm: &Llm,
+    prepared: &Prepared,
+    state: &GenState,
+    generator: &mut Generator<'_>,
+) -> Result<Option<BudgetPlan>> {
+    let Some(b) = job.time_budget else {
+        return Ok(None);
+    };
+    let calls = plan_dialogues(job, llm, prepared, state)?;
+    let work = budget::remaining_work(&calls, state, job.config.turns);
+    let spent = job.started.elapsed().as_secs_f64();
+    let plan = budget::select(&work, llm, b.as_secs_f64(), spent);
+    if let Some(say) = &job.announce {
+        say(&plan.line(false));
+    }
+    let (allowed, expected) = (plan.selected.clone(), plan.seconds.clone());
+    generator.limit_starts(job.started, plan.budget_s, allowed, expected);
+    Ok(Some(plan))
+}
+
+/// The plan after the run: the dialogues the deadline kept from starting (when `--max-cost`
+/// did not stop it first), and those left.
+fn after_run(
+    mut b: BudgetPlan,
+    before: &[usize],
+    state: &GenState,
+    turns: usize,
+    cost_stopped: bool,
+) -> BudgetPlan {
+    let refused = state
+        .dialogues
+        .iter()
+        .zip(before)
+        .zip(&b.selected)
+        .filter(|((d, was), taken)| **taken && d.layers_done == **was && d.layers_done < turns)
+        .count();
+    let refused = if cost_stopped { 0 } else { refused };
+    b.refused_at_run_time = refused;
+    b.start -= refused.min(b.start);
+    b.left = state
+        .dialogues
+        .iter()
+        .filter(|d| d.layers_done < turns)
+        .count();
+    b
 }
 
 /// The native benchmark folder and the report.
@@ -199,6 +259,7 @@ fn write_output(
     state: &GenState,
     verifier: &str,
     budget_stopped: bool,
+    time_budget: Option<BudgetPlan>,
 ) -> Result<SynthOutcome> {
     let cfg = &job.config;
     let dialogues = benchmark_dialogues(prepared, state);
@@ -226,6 +287,7 @@ fn write_output(
         "turns_requested": cfg.turns,
         "layers_done": state.layers_done,
         "budget_stopped": budget_stopped,
+        "time_budget": time_budget,
         "vectors": prepared.vector_info.source,
         "graph": {"method": prepared.topics.graph_method, "k": prepared.topics.graph_k},
         "verifier": verifier,
@@ -278,6 +340,7 @@ fn write_output(
         &stats,
         &llm.ledger(),
         budget_stopped,
+        time_budget.as_ref(),
         &job.corpus,
         &fp,
     );
@@ -289,6 +352,7 @@ fn write_output(
         stats,
         budget_stopped,
         layers_done: state.layers_done,
+        time_budget,
     })
 }
 
@@ -402,3 +466,6 @@ mod tests {
         assert!(toml::Value::try_from(v).is_ok());
     }
 }
+
+#[cfg(test)]
+mod budget_tests;

@@ -8,10 +8,13 @@ use std::path::Path;
 
 use mtr_core::fingerprint::Fingerprint;
 use mtr_llm::LedgerSnapshot;
+use mtr_llm::plan::human_duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::CallLog;
 use crate::config::SynthConfig;
+use crate::dryrun::BudgetPlan;
+use crate::dryrun::budget::budget_text;
 use crate::generate::GenState;
 use crate::prepare::Prepared;
 
@@ -178,11 +181,15 @@ pub fn render(
     s: &SynthStats,
     _ledger: &LedgerSnapshot,
     budget_stopped: bool,
+    time_budget: Option<&BudgetPlan>,
     corpus: &Path,
     fp: &Fingerprint,
 ) -> String {
     let mut o = String::new();
     header(&mut o, cfg, prepared, state, budget_stopped, corpus, fp);
+    if let Some(b) = time_budget {
+        time_budget_note(&mut o, b);
+    }
     corpus_preparation(&mut o, cfg, prepared);
     dialogues(&mut o, cfg, s);
     rejections(&mut o, s);
@@ -231,6 +238,43 @@ fn header(
     );
     let _ = writeln!(o, "- seed: {}", cfg.seed);
     let _ = writeln!(o);
+}
+
+/// What the time budget started and left for a rerun.
+fn time_budget_note(o: &mut String, b: &BudgetPlan) {
+    let expected = b.expected_s.map_or_else(
+        || "unknown: no speed for an endpoint".into(),
+        human_duration,
+    );
+    let refused = if b.refused_at_run_time > 0 {
+        format!(
+            " ({} of them kept from starting when the time ran out)",
+            b.refused_at_run_time
+        )
+    } else {
+        String::new()
+    };
+    if b.left > 0 {
+        let _ = writeln!(
+            o,
+            "> **Partial:** the time budget of {} let this run start {} of {} planned dialogues ({} done before); {} are left for a rerun with more time{refused}. Calls already made are served from the cache.\n",
+            budget_text(b.budget_s),
+            b.start,
+            b.planned,
+            b.done_before,
+            b.left
+        );
+    }
+    let _ = writeln!(
+        o,
+        "- time budget: {}; planned {} dialogues, {} done before, {} started, {} left; expected {expected} for those started, after {} of preparation\n",
+        budget_text(b.budget_s),
+        b.planned,
+        b.done_before,
+        b.start,
+        b.left,
+        human_duration(b.fixed_s)
+    );
 }
 
 /// Curation, chunks, vectors, the neighbour graph, topic paths and coarse topics.

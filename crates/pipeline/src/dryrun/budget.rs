@@ -1,0 +1,355 @@
+//! `--time-budget`: which dialogues a run starts. Before generation, every dialogue's remaining
+//! first-attempt calls (`calls.rs`) are timed at the endpoints' configured or measured speed
+//! (`mtr local speed`); dialogues are taken in the plan's order while the preparation already
+//! spent plus their cumulative expected time fits the budget, the others are left for a rerun.
+//! Where an endpoint's speed is unknown nothing is cut and the budget is only a deadline: the
+//! generator starts no new dialogue once the time spent plus that dialogue's expected time
+//! passes it (a dialogue in flight is never interrupted). The dry run prints the same plan.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mtr_llm::plan::human_duration;
+use mtr_llm::{Llm, Plan, PlannedEndpoint};
+use serde::{Deserialize, Serialize};
+
+use super::calls::DialogueCalls;
+use crate::generate::GenState;
+
+/// A dialogue's remaining calls per endpoint (their tokens and costs added up).
+pub type DialogueWork = BTreeMap<String, PlannedEndpoint>;
+
+/// How long planned calls take on an endpoint, and whether its speed is shared with the other
+/// shared-speed endpoints (the embedded local servers compete for the same cores).
+pub trait Speeds {
+    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
+    fn shared(&self, endpoint: &str) -> bool;
+}
+
+impl Speeds for Llm {
+    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
+        self.estimate_seconds(endpoint, p)
+    }
+    fn shared(&self, endpoint: &str) -> bool {
+        self.config()
+            .endpoint(endpoint)
+            .is_some_and(|e| e.shared_speed)
+    }
+}
+
+/// The time budget's plan: how many of the planned dialogues start in this run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetPlan {
+    pub budget_s: f64,
+    /// Dialogues of the whole plan (`--dialogues`).
+    pub planned: usize,
+    /// Finished by earlier runs.
+    pub done_before: usize,
+    /// To start (or go on with) in this run.
+    pub start: usize,
+    /// Left for a rerun with more time.
+    pub left: usize,
+    /// Seconds spent before generation (preparation and this plan).
+    pub fixed_s: f64,
+    /// Expected generation seconds of the dialogues started, at the endpoints' speed; None
+    /// when a speed is unknown (then nothing is cut).
+    pub expected_s: Option<f64>,
+    /// Dialogues the deadline kept from starting at run time (the speed was slower than
+    /// measured), counted in `left`.
+    #[serde(default)]
+    pub refused_at_run_time: usize,
+    /// Per dialogue: whether the plan starts it.
+    #[serde(skip)]
+    pub selected: Vec<bool>,
+    /// Per dialogue: the time it adds to the plan (for the run-time deadline).
+    #[serde(skip)]
+    pub seconds: Vec<Option<f64>>,
+}
+
+/// Each dialogue's calls from its first unfinished turn on, per endpoint; None for a finished
+/// dialogue.
+pub fn remaining_work(
+    calls: &[DialogueCalls],
+    state: &GenState,
+    turns: usize,
+) -> Vec<Option<DialogueWork>> {
+    calls
+        .iter()
+        .zip(&state.dialogues)
+        .map(|(c, d)| {
+            (d.layers_done < turns).then(|| {
+                let mut w = DialogueWork::new();
+                for call in c.iter().skip(d.layers_done).flatten() {
+                    let e = w.entry(call.endpoint.clone()).or_default();
+                    e.add(&call.plan);
+                    e.model = call.plan.model.clone();
+                }
+                w
+            })
+        })
+        .collect()
+}
+
+/// The wall time of the planned calls of `endpoints` (see [`Plan::wall_seconds`]).
+fn wall_seconds(endpoints: &DialogueWork, speeds: &dyn Speeds) -> Option<f64> {
+    let mut plan = Plan::default();
+    for (name, p) in endpoints {
+        let mut p = p.clone();
+        p.seconds_expected = speeds.seconds(name, &p);
+        p.shared_speed = speeds.shared(name);
+        plan.endpoints.insert(name.clone(), p);
+    }
+    plan.wall_seconds().map(|(parallel, _)| parallel)
+}
+
+/// Takes the unfinished dialogues in order while `fixed_s` plus their cumulative expected time
+/// fits `budget_s`; all of them when a speed is unknown.
+pub fn select(
+    work: &[Option<DialogueWork>],
+    speeds: &dyn Speeds,
+    budget_s: f64,
+    fixed_s: f64,
+) -> BudgetPlan {
+    let mut plan = BudgetPlan {
+        budget_s,
+        planned: work.len(),
+        done_before: work.iter().filter(|w| w.is_none()).count(),
+        fixed_s,
+        expected_s: Some(0.0),
+        selected: vec![false; work.len()],
+        seconds: vec![None; work.len()],
+        ..Default::default()
+    };
+    let mut taken = DialogueWork::new();
+    let mut fits = true;
+    for (i, w) in work.iter().enumerate() {
+        let Some(w) = w else { continue };
+        let mut with = taken.clone();
+        for (name, p) in w {
+            let e = with.entry(name.clone()).or_default();
+            e.add(p);
+            e.model = p.model.clone();
+        }
+        let (Some(before), Some(after)) = (plan.expected_s, wall_seconds(&with, speeds)) else {
+            // a speed is unknown: nothing is cut, the budget is a deadline only
+            plan.expected_s = None;
+            plan.selected[i] = true;
+            continue;
+        };
+        plan.seconds[i] = Some(after - before);
+        if fits && fixed_s + after <= budget_s {
+            plan.selected[i] = true;
+            plan.expected_s = Some(after);
+            taken = with;
+        } else {
+            fits = false;
+        }
+    }
+    if plan.expected_s.is_none() {
+        plan.seconds = vec![None; work.len()];
+        for (s, w) in plan.selected.iter_mut().zip(work) {
+            *s = w.is_some();
+        }
+    }
+    plan.start = plan.selected.iter().filter(|s| **s).count();
+    plan.left = plan.planned - plan.done_before - plan.start;
+    plan
+}
+
+impl BudgetPlan {
+    /// The one line a run prints before generation (`dry`: the dry run's wording).
+    pub fn line(&self, dry: bool) -> String {
+        let b = budget_text(self.budget_s);
+        let before = if self.done_before > 0 {
+            format!(", {} done before", self.done_before)
+        } else {
+            String::new()
+        };
+        let Some(expected) = self.expected_s else {
+            return format!(
+                "time budget {b}: the endpoints' speed is unknown (run `mtr local speed`, or set output_tokens_per_s and prompt_tokens_per_s), so all {} unfinished of {} planned dialogues {}{before}; no new dialogue starts once the budget is spent",
+                self.start,
+                self.planned,
+                if dry { "would start" } else { "start" }
+            );
+        };
+        let verb = if dry { "would start" } else { "starting" };
+        let mut s = format!(
+            "time budget {b}: {verb} {} of {} planned dialogues{before} (expected {} at the measured speed, after {} of preparation)",
+            self.start,
+            self.planned,
+            human_duration(expected),
+            human_duration(self.fixed_s)
+        );
+        if self.left > 0 {
+            s.push_str("; rerun with more time to continue");
+        }
+        s
+    }
+}
+
+/// Parses a duration: `90s`, `14m`, `1h`, `1h30m`, `2.5m`, or plain seconds.
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let bad = || format!("`{text}` is not a duration (e.g. 90s, 14m, 1h30m)");
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(secs) = t.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs).map_err(|_| bad());
+    }
+    let mut total = 0.0f64;
+    let mut number = String::new();
+    for c in t.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            'h' => 3600.0,
+            'm' => 60.0,
+            's' => 1.0,
+            ' ' if number.is_empty() => continue,
+            _ => return Err(bad()),
+        };
+        let n: f64 = number.parse().map_err(|_| bad())?;
+        total += n * unit;
+        number.clear();
+    }
+    if !number.is_empty() {
+        return Err(bad());
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| bad())
+}
+
+/// A budget as it is usually written: `14m`, `2h`, `90s`, else `1m 30s`.
+pub fn budget_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s if s < 60 => format!("{s}s"),
+        _ => human_duration(secs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every endpoint answers 10 output tokens a second, one call at a time.
+    struct TenPerSecond {
+        shared: bool,
+    }
+
+    impl Speeds for TenPerSecond {
+        fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
+            (endpoint != "unknown").then(|| p.completion_tokens_expected as f64 / 10.0)
+        }
+        fn shared(&self, _: &str) -> bool {
+            self.shared
+        }
+    }
+
+    /// A dialogue whose calls take `secs` on each of `endpoints`.
+    fn dialogue(endpoints: &[(&str, f64)]) -> Option<DialogueWork> {
+        Some(
+            endpoints
+                .iter()
+                .map(|(n, secs)| {
+                    let p = PlannedEndpoint {
+                        calls: 1,
+                        completion_tokens_expected: (secs * 10.0) as u64,
+                        ..Default::default()
+                    };
+                    (n.to_string(), p)
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn dialogues_start_in_order_while_they_fit() {
+        let speeds = TenPerSecond { shared: false };
+        // six dialogues of 100 s on the generator and 50 s on the judge each: the endpoints work
+        // side by side, so k dialogues take k x 100 s
+        let work: Vec<_> = (0..6)
+            .map(|_| dialogue(&[("gen", 100.0), ("judge", 50.0)]))
+            .collect();
+        let p = select(&work, &speeds, 350.0, 20.0);
+        assert_eq!((p.start, p.left, p.done_before), (3, 3, 0));
+        assert_eq!(p.expected_s, Some(300.0));
+        assert_eq!(p.selected, [true, true, true, false, false, false]);
+        assert_eq!(p.seconds[..3], [Some(100.0); 3]);
+        assert_eq!(
+            p.line(false),
+            "time budget 5m 50s: starting 3 of 6 planned dialogues (expected 5m 00s at the measured speed, after 20s of preparation); rerun with more time to continue"
+        );
+        // the preparation spent counts: 20 s more leave room for two
+        assert_eq!(select(&work, &speeds, 350.0, 60.0).start, 2);
+        // an hour fits all; a second none
+        let all = select(&work, &speeds, 3600.0, 20.0);
+        assert_eq!((all.start, all.left), (6, 0));
+        assert!(!all.line(true).contains("rerun"), "{}", all.line(true));
+        assert_eq!(select(&work, &speeds, 1.0, 0.0).start, 0);
+        // shared-speed endpoints add up: 150 s a dialogue
+        let p = select(&work, &TenPerSecond { shared: true }, 350.0, 20.0);
+        assert_eq!((p.start, p.expected_s), (2, Some(300.0)));
+    }
+
+    #[test]
+    fn finished_dialogues_are_skipped_and_the_order_is_kept() {
+        let speeds = TenPerSecond { shared: false };
+        let work = vec![
+            None,
+            dialogue(&[("gen", 100.0)]),
+            dialogue(&[("gen", 300.0)]),
+            dialogue(&[("gen", 10.0)]),
+        ];
+        // the second unfinished dialogue does not fit: the third is not taken past it
+        let p = select(&work, &speeds, 200.0, 0.0);
+        assert_eq!(p.selected, [false, true, false, false]);
+        assert_eq!((p.done_before, p.start, p.left), (1, 1, 2));
+        assert!(
+            p.line(false)
+                .contains("starting 1 of 4 planned dialogues, 1 done before")
+        );
+    }
+
+    #[test]
+    fn an_unknown_speed_cuts_nothing() {
+        let speeds = TenPerSecond { shared: false };
+        let work = vec![
+            dialogue(&[("gen", 100.0)]),
+            dialogue(&[("unknown", 100.0)]),
+            dialogue(&[("gen", 100.0)]),
+        ];
+        let p = select(&work, &speeds, 10.0, 0.0);
+        assert_eq!((p.start, p.left, p.expected_s), (3, 0, None));
+        assert!(p.seconds.iter().all(Option::is_none));
+        assert!(
+            p.line(false).contains("speed is unknown"),
+            "{}",
+            p.line(false)
+        );
+    }
+
+    #[test]
+    fn durations_parse_as_written() {
+        let secs = |t: &str| parse_duration(t).map(|d| d.as_secs_f64());
+        assert_eq!(secs("90s"), Ok(90.0));
+        assert_eq!(secs("14m"), Ok(840.0));
+        assert_eq!(secs("1h"), Ok(3600.0));
+        assert_eq!(secs("1h30m"), Ok(5400.0));
+        assert_eq!(secs("1h 30m"), Ok(5400.0));
+        assert_eq!(secs("2.5m"), Ok(150.0));
+        assert_eq!(secs("45"), Ok(45.0));
+        for bad in ["", "m", "10x", "1h30", "-5", "1..2s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        assert_eq!(budget_text(840.0), "14m");
+        assert_eq!(budget_text(7200.0), "2h");
+        assert_eq!(budget_text(90.0), "1m 30s");
+        assert_eq!(budget_text(45.0), "45s");
+    }
+}

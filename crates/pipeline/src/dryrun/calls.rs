@@ -1,0 +1,233 @@
+//! The first-attempt LLM calls of every dialogue, turn by turn, estimated on the real rendered
+//! prompts (real chunks of each dialogue's path, placeholder history of typical length): the
+//! dry run adds them up per role, and the time budget per dialogue (`budget.rs`).
+
+use std::collections::HashMap;
+
+use mtr_llm::{ChatRequest, Llm, OutputSpec, PlannedEndpoint, Role};
+use serde_json::json;
+
+use crate::agents::{PromptPassage, Utter};
+use crate::error::Result;
+use crate::generate::{DialogueState, GenState, Material};
+use crate::job::SynthJob;
+use crate::prepare::Prepared;
+
+/// One planned call: the agent role, the endpoint it goes to and its estimate there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedCall {
+    pub role: &'static str,
+    pub endpoint: String,
+    pub plan: PlannedEndpoint,
+}
+
+/// The planned calls of one dialogue, one list per turn (layer).
+pub type DialogueCalls = Vec<Vec<PlannedCall>>;
+
+/// The planned calls of every dialogue of `state`, in its order (all of each dialogue's
+/// turns, whatever it has done already).
+pub fn plan_dialogues(
+    job: &SynthJob,
+    llm: &Llm,
+    prepared: &Prepared,
+    state: &GenState,
+) -> Result<Vec<DialogueCalls>> {
+    let planner = Planner::new(job, llm, prepared);
+    state
+        .dialogues
+        .iter()
+        .map(|d| planner.dialogue(d))
+        .collect()
+}
+
+/// A fresh state for the plan (the dialogues' paths and switches as a first run draws them).
+pub fn planned_state(job: &SynthJob, prepared: &Prepared) -> GenState {
+    let cfg = &job.config;
+    let by_id: HashMap<String, u32> = HashMap::new();
+    let material = Material {
+        chunks: &prepared.chunks,
+        by_id: &by_id,
+        paths: &prepared.topics.paths,
+        path_topics: &prepared.topics.path_topics,
+    };
+    crate::generate::initial_state(
+        String::new(),
+        &material,
+        cfg.dialogues,
+        cfg.turns,
+        cfg.generation.switch_share,
+        cfg.seed,
+    )
+}
+
+fn placeholder(lang_cjk: bool, n: usize) -> Vec<Utter> {
+    let (q, a) = if lang_cjk {
+        (
+            "那这个规定适用于试用期的员工吗？",
+            "适用。试用期员工同样适用这一规定，但需要提前三个工作日在系统中提交申请，并由直属主管审批。",
+        )
+    } else {
+        (
+            "And does that also apply to people who are still in their probation period?",
+            "Yes. Employees in their probation period are covered as well, but they need to submit the request three working days in advance and have it approved by their line manager.",
+        )
+    };
+    (0..n)
+        .flat_map(|_| {
+            [
+                Utter {
+                    speaker: "user".into(),
+                    text: q.into(),
+                },
+                Utter {
+                    speaker: "agent".into(),
+                    text: a.into(),
+                },
+            ]
+        })
+        .collect()
+}
+
+/// What every planned call needs: the job, the endpoints and the generator's sampling.
+struct Planner<'a> {
+    job: &'a SynthJob,
+    llm: &'a Llm,
+    prepared: &'a Prepared,
+    gen_ep: String,
+    verifier: String,
+    gen_sampling: mtr_llm::Sampling,
+    justify: bool,
+}
+
+impl<'a> Planner<'a> {
+    fn new(job: &'a SynthJob, llm: &'a Llm, prepared: &'a Prepared) -> Self {
+        let g = &job.config.generation;
+        let gen_ep = llm
+            .role_endpoints(Role::Generator)
+            .first()
+            .cloned()
+            .unwrap_or_default();
+        let verifier = g
+            .verifier
+            .clone()
+            .or_else(|| llm.judges().first().cloned())
+            .unwrap_or_default();
+        let mut gen_sampling = llm.sampling(Role::Generator).clone();
+        gen_sampling.max_tokens = Some(
+            gen_sampling
+                .max_tokens
+                .map_or(g.max_tokens, |m| m.min(g.max_tokens)),
+        );
+        let justify = crate::agents::judges_justify(llm, &verifier);
+        Self {
+            job,
+            llm,
+            prepared,
+            gen_ep,
+            verifier,
+            gen_sampling,
+            justify,
+        }
+    }
+
+    fn call(&self, role: &'static str, ep: &str, req: ChatRequest) -> Result<PlannedCall> {
+        Ok(PlannedCall {
+            role,
+            endpoint: ep.to_string(),
+            plan: self.llm.estimate(ep, &req)?,
+        })
+    }
+
+    /// Every turn of one dialogue, from its start path (switching where it is planned to).
+    fn dialogue(&self, d: &DialogueState) -> Result<DialogueCalls> {
+        let paths = &self.prepared.topics.paths;
+        let mut path_idx = d.start_path;
+        let mut pos = 0usize;
+        let mut turns = Vec::with_capacity(self.job.config.turns);
+        for layer in 0..self.job.config.turns {
+            if d.switch_at == Some(layer)
+                && let Some(sp) = d.switch_path
+            {
+                path_idx = sp;
+                pos = 0;
+            }
+            turns.push(self.turn(&paths[path_idx], pos, layer)?);
+            pos += 1;
+        }
+        Ok(turns)
+    }
+
+    /// The first-attempt calls of one turn: user, humanizer, answerability, uniqueness,
+    /// answerer, faithfulness.
+    fn turn(&self, path: &[u32], pos: usize, layer: usize) -> Result<Vec<PlannedCall>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let prepared = self.prepared;
+        let language = prepared.language.name();
+        let passage = |c: u32| PromptPassage::of(&prepared.chunks[c as usize]);
+        let justify = self.justify;
+        let (gen_ep, verifier) = (self.gen_ep.as_str(), self.verifier.as_str());
+        let mut calls = Vec::with_capacity(6);
+        let passages: Vec<PromptPassage> = (0..g.offer.min(path.len()))
+            .map(|i| passage(path[(pos + i) % path.len()]))
+            .collect();
+        let pos = pos + 1;
+        let history = placeholder(prepared.language.is_cjk(), layer.min(g.history_turns));
+        let asked: Vec<String> = history
+            .iter()
+            .filter(|u| u.speaker == "user")
+            .map(|u| u.text.clone())
+            .collect();
+        let question = history
+            .first()
+            .map(|u| u.text.clone())
+            .unwrap_or_else(|| "How many days of annual leave do new employees get?".into());
+        let ctx = json!({"language": language, "history": history, "asked": asked, "passages": passages, "first": layer == 0, "switch": false, "feedback": null});
+        let req = p
+            .user_for(&prepared.language)
+            .request(&ctx, OutputSpec::Json)?;
+        let req = req.with_sampling(self.gen_sampling.clone()).with_sample(0);
+        calls.push(self.call("user", gen_ep, req)?);
+        if layer > 0 && g.humanizer.enabled {
+            let ctx = json!({"language": language, "history": history, "question": question, "switch": false});
+            let req = p.humanize.request(&ctx, OutputSpec::Text)?;
+            calls.push(self.call(
+                "humanizer",
+                gen_ep,
+                req.with_sampling(self.gen_sampling.clone()),
+            )?);
+        }
+        let ev = &passages[0];
+        let ctx =
+            json!({"history": history, "question": question, "passage": ev, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::answerability_schema(justify));
+        calls.push(self.call(
+            "answerability",
+            verifier,
+            p.answerability.request(&ctx, schema)?,
+        )?);
+        if g.uniqueness.enabled {
+            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
+                .map(|i| passage(path[(pos + i) % path.len()]))
+                .collect();
+            let schema = crate::agents::uniqueness_schema(cands.len(), justify);
+            let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
+            let req = p.uniqueness.request(&ctx, OutputSpec::Schema(schema))?;
+            calls.push(self.call("uniqueness", verifier, req)?);
+        }
+        let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
+        let ctx =
+            json!({"language": language, "passage": ev, "history": history, "question": question});
+        let req = p.answer.request(&ctx, OutputSpec::Text)?;
+        let req = req.with_sampling(self.gen_sampling.clone()).with_sample(0);
+        calls.push(self.call("answerer", gen_ep, req)?);
+        let ctx = json!({"history": history, "question": question, "passage": ev, "answer": answer, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::score_schema("faithfulness", justify));
+        calls.push(self.call(
+            "faithfulness",
+            verifier,
+            p.faithfulness.request(&ctx, schema)?,
+        )?);
+        Ok(calls)
+    }
+}

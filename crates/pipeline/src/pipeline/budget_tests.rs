@@ -1,0 +1,164 @@
+//! `--time-budget` on the fake server: a budget that fits half the planned dialogues starts
+//! only those, and a rerun with more time finishes the plan without repeating a call. The
+//! endpoints' configured speeds are slow (hours per dialogue), so the plan decides and the
+//! run-time deadline, which budgets of hours never reach, does not.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mtr_llm::fake::FakeServer;
+use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
+
+use crate::config::VectorSource;
+use crate::fake_agents::FakeAgents;
+use crate::{SynthConfig, SynthJob, SynthPrompts};
+
+async fn llm(fake: &FakeServer, cache: &Path) -> Llm {
+    let slow = |name: &str| {
+        let mut e = fake.endpoint(name, &format!("fake-{name}"));
+        e.prompt_tokens_per_s = Some(5.0);
+        e.output_tokens_per_s = Some(0.05);
+        e
+    };
+    let cfg = LlmConfig {
+        endpoints: vec![slow("gen"), slow("judge"), fake.endpoint("emb", "fake-emb")],
+        roles: Roles {
+            judges: vec!["judge".into()],
+            generator: vec!["gen".into()],
+            embedder: vec!["emb".into()],
+        },
+        ..Default::default()
+    };
+    let opts = LlmOptions {
+        cache_path: Some(cache.to_path_buf()),
+        ..Default::default()
+    };
+    Llm::new(cfg, opts).await.unwrap()
+}
+
+fn job(out: &Path, budget: Option<Duration>) -> SynthJob {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
+    let cfg = SynthConfig {
+        dialogues: 6,
+        turns: 2,
+        seed: 5,
+        // the dry run's topic paths are lexical: the run's are the same, so are its prompts
+        vectors: VectorSource::Lexical,
+        ..Default::default()
+    };
+    let mut job = SynthJob::new(corpus, out, cfg, SynthPrompts::builtin().unwrap());
+    job.time_budget = budget;
+    job
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_for_half_the_dialogues_starts_half_and_a_rerun_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents::default();
+    let fake = FakeServer::builder()
+        .respond(move |r| agents.reply(r))
+        .dims(64)
+        .start()
+        .await
+        .unwrap();
+    let progress = mtr_core::progress::NoProgress;
+
+    // the dry run's plan: every dialogue's expected time
+    let cache = tmp.path().join("cache.sqlite");
+    let out = tmp.path().join("bench");
+    let all = Some(Duration::from_secs(1000 * 3600));
+    let dry = crate::dry_run(
+        &job(&tmp.path().join("dry"), all),
+        &llm(&fake, &cache).await,
+        &progress,
+    )
+    .await
+    .unwrap();
+    let plan = dry.budget.unwrap();
+    assert_eq!((plan.planned, plan.start, plan.left), (6, 6, 0));
+    let secs: Vec<f64> = plan.seconds.iter().map(|s| s.unwrap()).collect();
+    assert!(secs.iter().all(|s| *s > 600.0), "{secs:?}");
+    assert_eq!(fake.chat_calls(), 0, "a dry run calls nothing");
+    // three dialogues and half the fourth, with a minute for the preparation
+    let half = 60.0 + secs[..3].iter().sum::<f64>() + secs[3] / 2.0;
+    let half = Some(Duration::from_secs_f64(half));
+    let dry = crate::dry_run(
+        &job(&tmp.path().join("dry"), half),
+        &llm(&fake, &cache).await,
+        &progress,
+    )
+    .await
+    .unwrap();
+    assert_eq!(dry.budget.as_ref().map(|b| b.start), Some(3));
+    assert!(
+        dry.to_text()
+            .contains("would start 3 of 6 planned dialogues"),
+        "{}",
+        dry.to_text()
+    );
+
+    // the budgeted run starts those three, says so and reports them as done
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut j = job(&out, half);
+    let lines = said.clone();
+    j.announce = Some(Box::new(move |l: &str| {
+        lines.lock().unwrap().push(l.to_string())
+    }));
+    let first = crate::synthesize(&j, &llm(&fake, &cache).await, &progress)
+        .await
+        .unwrap();
+    let calls_first = fake.chat_calls();
+    let b = first.time_budget.clone().unwrap();
+    assert_eq!((b.start, b.left, b.refused_at_run_time), (3, 3, 0), "{b:?}");
+    assert_eq!(first.dialogues, 3);
+    let line = said.lock().unwrap().join("\n");
+    assert!(
+        line.contains("starting 3 of 6 planned dialogues") && line.contains("rerun with more time"),
+        "{line}"
+    );
+    let report = read(&out.join("synth_report.md"));
+    assert!(
+        report.contains("start 3 of 6 planned dialogues"),
+        "{report}"
+    );
+    let manifest: toml::Table = toml::from_str(&read(&out.join("benchmark.toml"))).unwrap();
+    assert_eq!(
+        manifest["extra"]["synth"]["time_budget"]["left"].as_integer(),
+        Some(3)
+    );
+
+    // a rerun with more time starts the other three, repeating no call
+    let second = crate::synthesize(&job(&out, all), &llm(&fake, &cache).await, &progress)
+        .await
+        .unwrap();
+    let calls_second = fake.chat_calls() - calls_first;
+    let b = second.time_budget.clone().unwrap();
+    assert_eq!((b.done_before, b.start, b.left), (3, 3, 0), "{b:?}");
+    assert_eq!(second.dialogues, 6);
+
+    // the same as one run without a budget, which makes as many calls as both together
+    let whole = tmp.path().join("whole");
+    let before = fake.chat_calls();
+    let reference = crate::synthesize(
+        &job(&whole, None),
+        &llm(&fake, &tmp.path().join("other.sqlite")).await,
+        &progress,
+    )
+    .await
+    .unwrap();
+    let calls_whole = fake.chat_calls() - before;
+    assert!(reference.time_budget.is_none());
+    assert_eq!(
+        read(&whole.join("dialogues.jsonl")),
+        read(&out.join("dialogues.jsonl"))
+    );
+    assert_eq!(
+        (calls_first, calls_second, calls_first + calls_second),
+        (calls_first, calls_second, calls_whole),
+        "no call repeated"
+    );
+}
