@@ -164,6 +164,9 @@ impl Default for UniquenessOptions {
 pub struct RelevanceGateOptions {
     /// `auto` (the first of `[llm.roles] judges` that is a relevance judge, else the first
     /// configured endpoint that is one, else no gate), `none` (no gate), or an endpoint name.
+    /// Default `none`: the gate is opt-in until `benchmarks/local/verifier_signal.py` has
+    /// measured the embedded e5 judge on synthesized turns (issue 24; an unmeasured gate could
+    /// drop most of a small run's turns).
     pub judge: String,
     /// Reject (`uniqueness/gold_not_best`) when a hard negative scores above the gold by more
     /// than this.
@@ -175,7 +178,7 @@ pub struct RelevanceGateOptions {
 impl Default for RelevanceGateOptions {
     fn default() -> Self {
         Self {
-            judge: "auto".into(),
+            judge: "none".into(),
             margin: 0.0,
             // where the embedded e5 judge's default scale (cosine 0.72-0.90) puts a passage
             // that answers another question (mean 0.26, docs/audit.md) and its own gold
