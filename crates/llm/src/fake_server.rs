@@ -150,7 +150,8 @@ impl FakeBuilder {
         self.models = models.into_iter().map(Into::into).collect();
         self
     }
-    /// Keep every chat request body (see [`FakeServer::requests`]).
+    /// Keep every chat and embedding request body (see [`FakeServer::requests`],
+    /// [`FakeServer::embedding_requests`]).
     pub fn record(mut self, yes: bool) -> Self {
         self.record = yes;
         self
@@ -182,6 +183,7 @@ impl FakeBuilder {
             models: self.models,
             record: self.record,
             recorded: Mutex::new(Vec::new()),
+            embedded: Mutex::new(Vec::new()),
             chat_calls: AtomicU64::new(0),
             embedding_calls: AtomicU64::new(0),
             model_calls: AtomicU64::new(0),
@@ -236,6 +238,8 @@ struct Shared {
     models: Vec<String>,
     record: bool,
     recorded: Mutex<Vec<Value>>,
+    /// Embedding request bodies (with `record(true)`).
+    embedded: Mutex<Vec<Value>>,
     chat_calls: AtomicU64,
     embedding_calls: AtomicU64,
     model_calls: AtomicU64,
@@ -379,6 +383,14 @@ impl FakeServer {
     pub fn requests(&self) -> Vec<Value> {
         self.state
             .recorded
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+    /// Recorded embedding request bodies, in arrival order (with `record(true)`).
+    pub fn embedding_requests(&self) -> Vec<Value> {
+        self.state
+            .embedded
             .lock()
             .map(|r| r.clone())
             .unwrap_or_default()
@@ -930,6 +942,11 @@ async fn rerank_answer(
 
 async fn embeddings(State(s): State<Arc<Shared>>, axum::Json(body): axum::Json<Value>) -> Response {
     let n = s.embedding_calls.fetch_add(1, Ordering::Relaxed);
+    if s.record
+        && let Ok(mut r) = s.embedded.lock()
+    {
+        r.push(body.clone());
+    }
     if !s.latency.is_zero() {
         tokio::time::sleep(s.latency).await;
     }

@@ -14,7 +14,7 @@ use crate::chat::{ParseStatus, Usage};
 use crate::error::{LlmError, Result};
 use crate::ledger::Event;
 use crate::plan::PlannedEndpoint;
-use crate::rerank::{RerankApi, RerankConfig, Reranked, cache_key, reported_tokens};
+use crate::rerank::{RerankApi, RerankConfig, Reranked, cache_key, merge_split, reported_tokens};
 use crate::retry::Delays;
 use crate::tokens;
 
@@ -59,7 +59,9 @@ impl Llm {
     ) -> Result<Reranked> {
         let name = ep.cfg.name.as_str();
         let model = ep.cfg.model.clone();
-        let key = cache_key(cfg, &model, query, passages);
+        // the server adds the E5 prefixes itself: query and passages go with their input_type
+        let typed = ep.cfg.prefix_as_input_type && cfg.api == RerankApi::Embeddings;
+        let key = cache_key(cfg, &model, query, passages, typed);
         let done =
             |raw: Vec<f64>, tokens: u64, cost: f64, answer_cost: f64, cached, attempts| Reranked {
                 scores: raw.iter().map(|r| cfg.normalise(*r)).collect(),
@@ -90,7 +92,6 @@ impl Llm {
                 0,
             ));
         }
-        let body = cfg.body(&model, query, passages);
         let tok: u64 = std::iter::once(cfg.query_text(query))
             .chain(passages.iter().map(|p| cfg.passage_text(p)))
             .map(|t| tokens::count_text(&model, &t))
@@ -101,7 +102,7 @@ impl Llm {
                 name,
                 PlannedEndpoint {
                     model: model.clone(),
-                    calls: 1,
+                    calls: if typed { 2 } else { 1 },
                     prompt_tokens: tok,
                     cost_expected_usd: estimate,
                     cost_max_usd: estimate,
@@ -111,7 +112,7 @@ impl Llm {
             return Err(LlmError::DryRun);
         }
         self.inner.ledger.reserve(name, estimate)?;
-        let parsed = match self.send_rerank(ep, cfg, &body, tok).await {
+        let parsed = match self.exchange(ep, cfg, query, passages, typed).await {
             Ok((resp, attempts)) => cfg
                 .parse(&resp, passages.len())
                 .map(|raw| (raw, reported_tokens(&resp).unwrap_or(tok), attempts))
@@ -154,6 +155,31 @@ impl Llm {
             cache.put_chat(&key, Some(RERANK_PROMPT_ID), &stored)?;
         }
         Ok(done(raw, used, cost, cost, false, attempts))
+    }
+
+    /// The request(s) of one rerank call: one body, or, `typed`, the query's and the
+    /// passages' (see [`RerankConfig::split_bodies`]), their answers merged into one. Returns
+    /// the answer and the attempts made.
+    async fn exchange(
+        &self,
+        ep: &Endpoint,
+        cfg: &RerankConfig,
+        query: &str,
+        passages: &[String],
+        typed: bool,
+    ) -> Result<(Value, u32)> {
+        let model = ep.cfg.model.as_str();
+        let count = |t: String| tokens::count_text(model, &t);
+        let q_tok = count(cfg.query_text(query));
+        let p_tok: u64 = passages.iter().map(|p| count(cfg.passage_text(p))).sum();
+        if !typed {
+            let body = cfg.body(model, query, passages);
+            return self.send_rerank(ep, cfg, &body, q_tok + p_tok).await;
+        }
+        let [q_body, p_body] = cfg.split_bodies(model, query, passages);
+        let (q, qa) = self.send_rerank(ep, cfg, &q_body, q_tok).await?;
+        let (p, pa) = self.send_rerank(ep, cfg, &p_body, p_tok).await?;
+        Ok((merge_split(&q, &p), qa + pa))
     }
 
     /// One rerank exchange with retries; returns the response JSON and the attempts made.

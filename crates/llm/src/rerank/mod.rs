@@ -177,6 +177,27 @@ impl RerankConfig {
         }
     }
 
+    /// For an `embeddings` judge whose server adds the E5 prefixes itself from `input_type`
+    /// (`prefix_as_input_type`): the query's and the passages' request bodies, each with its
+    /// `input_type` and the texts without a leading `query: ` / `passage: `. Their answers
+    /// are put together by [`merge_split`].
+    pub fn split_bodies(&self, model: &str, query: &str, passages: &[String]) -> [Value; 2] {
+        let q = self.query_text(query);
+        let q = q.strip_prefix("query: ").unwrap_or(&q);
+        let docs: Vec<String> = passages
+            .iter()
+            .map(|p| {
+                let p = self.passage_text(p);
+                p.strip_prefix("passage: ")
+                    .map_or(p.clone(), str::to_string)
+            })
+            .collect();
+        [
+            json!({"model": model, "input": [q], "encoding_format": "float", "input_type": "query"}),
+            json!({"model": model, "input": docs, "encoding_format": "float", "input_type": "passage"}),
+        ]
+    }
+
     /// The raw score of each of `n` passages, in input order, from a response body.
     pub fn parse(&self, resp: &Value, n: usize) -> Result<Vec<f64>, String> {
         match self.api {
@@ -235,6 +256,35 @@ fn excerpt(v: &Value) -> String {
     crate::redact::redact_owned(v.to_string().chars().take(200).collect())
 }
 
+/// The answers to [`RerankConfig::split_bodies`] as one answer to [`RerankConfig::body`]: the
+/// query's vector at index 0, the passages' after it, the prompt tokens added up (when both
+/// report them).
+pub(crate) fn merge_split(query: &Value, passages: &Value) -> Value {
+    let data = |v: &Value| v.get("data").and_then(Value::as_array).cloned();
+    let mut merged: Vec<Value> = Vec::new();
+    for (offset, d) in [(0, data(query)), (1, data(passages))] {
+        for (pos, mut item) in d.unwrap_or_default().into_iter().enumerate() {
+            let at = item
+                .get("index")
+                .and_then(Value::as_u64)
+                .map_or(pos, |i| i as usize);
+            if let Some(m) = item.as_object_mut() {
+                m.insert("index".into(), Value::from(at + offset));
+            }
+            merged.push(item);
+        }
+    }
+    let mut out = json!({"object": "list", "data": merged});
+    if let (Some(a), Some(b), Some(m)) = (
+        reported_tokens(query),
+        reported_tokens(passages),
+        out.as_object_mut(),
+    ) {
+        m.insert("usage".into(), json!({"prompt_tokens": a + b}));
+    }
+    out
+}
+
 /// Cosines of the first vector (the query) with each of the `n` others.
 fn parse_cosines(resp: &Value, n: usize) -> Result<Vec<f64>, String> {
     let data = resp
@@ -276,15 +326,20 @@ pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
-/// Content-addressed key of one rerank answer: API, model, prefixes, query and passages.
+/// Content-addressed key of one rerank answer: API, model, prefixes, query and passages, and
+/// whether the prefixes went as `input_type` (`typed`: the server embedded other strings).
 pub(crate) fn cache_key(
     cfg: &RerankConfig,
     model: &str,
     query: &str,
     passages: &[String],
+    typed: bool,
 ) -> String {
     let mut h = blake3::Hasher::new();
     h.update(b"mtr-llm rerank v1\0");
+    if typed {
+        h.update(b"input_type\0");
+    }
     for part in [
         cfg.api.name(),
         model,

@@ -281,3 +281,62 @@ async fn a_chat_endpoint_cannot_rerank() {
     let e = llm.rerank("chat", "q", &docs()).await.unwrap_err();
     assert!(e.to_string().contains("not a relevance judge"), "{e}");
 }
+
+#[tokio::test]
+async fn a_server_adding_the_prefixes_gets_query_and_passages_by_input_type() {
+    let fake = FakeServer::builder().record(true).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ep = fake.endpoint("e5", "multilingual-e5-small");
+    ep.rerank = Some(RerankConfig {
+        score_range: Some([0.0, 1.0]),
+        ..local_e5()
+    });
+    ep.prefix_as_input_type = true;
+    let llm = client(ep, &dir).await;
+    let p = vec!["cats purring loudly".to_string(), "tax law".to_string()];
+    let got = llm.rerank("e5", "cats purring", &p).await.unwrap();
+    let f = "float";
+    assert_eq!(
+        fake.embedding_requests(),
+        vec![
+            json!({"model": "multilingual-e5-small", "input": ["cats purring"], "encoding_format": f, "input_type": "query"}),
+            json!({"model": "multilingual-e5-small", "input": p, "encoding_format": f, "input_type": "passage"}),
+        ]
+    );
+    let vec64 = |t: &str| {
+        crate::fake::fake_embedding(t, 256)
+            .iter()
+            .map(|x| f64::from(*x))
+            .collect::<Vec<_>>()
+    };
+    let q = vec64("cats purring");
+    for (i, text) in p.iter().enumerate() {
+        assert!((got.raw[i] - cosine(&q, &vec64(text))).abs() < 1e-6);
+    }
+    assert!(got.raw[0] > got.raw[1]);
+    // cached under a key of its own: never the answer of doubled prefixes
+    let cfg = llm.reranker("e5").unwrap();
+    let key = |typed| cache_key(cfg, "multilingual-e5-small", "cats purring", &p, typed);
+    assert_eq!(got.key, key(true));
+    assert_ne!(key(true), key(false));
+    let again = llm.rerank("e5", "cats purring", &p).await.unwrap();
+    assert!(again.cached);
+    assert!(
+        again
+            .raw
+            .iter()
+            .zip(&got.raw)
+            .all(|(a, b)| (a - b).abs() < 1e-9)
+    );
+    assert_eq!(fake.embedding_calls(), 2);
+}
+
+#[test]
+fn split_answers_merge_with_the_query_first() {
+    let q = json!({"data": [{"index": 0, "embedding": [1.0, 0.0]}], "usage": {"prompt_tokens": 3}});
+    let p = json!({"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}], "usage": {"prompt_tokens": 5}});
+    let m = merge_split(&q, &p);
+    assert_eq!(reported_tokens(&m), Some(8));
+    let cfg = RerankConfig::new(RerankApi::Embeddings);
+    assert_eq!(cfg.parse(&m, 2).unwrap(), vec![1.0, 0.0]);
+}
