@@ -212,6 +212,13 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 out.display()
             );
             print!("{}", plan.to_table());
+            if let Some(s) = llm.prompt_sample() {
+                println!(
+                    "prompt tokens: {} prompts counted, {} estimated from their length at the \
+                     counted prompts' tokens per byte (a dry run this large samples)",
+                    s.counted, s.estimated
+                );
+            }
         }
         Outcome::Audited(summary) => print_audited(&summary, &out, &spend_job, &llm)?,
     }

@@ -5,11 +5,16 @@
 //! go first); units whose prompt cannot fit even without history are never sent and are
 //! counted as skipped (`too_long`), and the number of shortened prompts is reported.
 //!
-//! The same pass records each unit's prompt length, used to show failure rates by prompt length.
+//! The same pass records each unit's prompt length, used to show failure rates by prompt length:
+//! counted exactly up to [`mtr_llm::tokens::EXACT_PROMPTS`] units, above it for a seeded sample
+//! (a hash of each unit's key) and estimated from their length for the others
+//! ([`mtr_llm::tokens::TokenTally`], one per dimension). A prompt fitted to a context limit has
+//! been counted exactly by the fitting itself.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use mtr_llm::Llm;
+use mtr_llm::tokens::{self, SampleRule, TokenTally};
 use serde::{Deserialize, Serialize};
 
 use crate::dimension::Dimension;
@@ -49,6 +54,64 @@ fn key(u: &Unit) -> ItemKey {
     (u.dimension, u.turn_id.clone(), u.passage_id.clone())
 }
 
+/// What a unit's prompt is sampled by: its item, trial and judge.
+fn sample_key(u: &Unit) -> String {
+    format!(
+        "{:?}\u{1f}{}\u{1f}{:?}\u{1f}{:?}\u{1f}{:?}",
+        u.dimension, u.turn_id, u.passage_id, u.trial, u.judge
+    )
+}
+
+/// Prompt lengths of the screened units: counted, or (bytes, messages) left to the estimate.
+struct Lengths {
+    rule: SampleRule,
+    tallies: BTreeMap<Dimension, TokenTally>,
+    counted: HashMap<ItemKey, u64>,
+    /// The longest uncounted prompt of an item: (content bytes, messages).
+    uncounted: HashMap<ItemKey, (u64, u64)>,
+}
+
+impl Lengths {
+    fn new(units: usize) -> Self {
+        Self {
+            rule: SampleRule::for_prompts(units as u64),
+            tallies: BTreeMap::new(),
+            counted: HashMap::new(),
+            uncounted: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, u: &Unit, k: ItemKey, request: &mtr_llm::ChatRequest) {
+        let rule = self.rule;
+        let tally = self.tallies.entry(u.dimension).or_default();
+        let msgs = &request.messages;
+        match tally.add(rule, &sample_key(u), "", msgs) {
+            Some(n) => {
+                let e = self.counted.entry(k).or_default();
+                *e = (*e).max(n);
+            }
+            None => {
+                let len = (tokens::content_bytes(msgs), msgs.len() as u64);
+                let e = self.uncounted.entry(k).or_default();
+                *e = (*e).max(len);
+            }
+        }
+    }
+
+    /// Tokens per item: the largest of its counted and estimated prompts.
+    fn finish(mut self) -> HashMap<ItemKey, u64> {
+        for (k, (bytes, msgs)) in self.uncounted {
+            let est = self
+                .tallies
+                .get(&k.0)
+                .map_or(0, |t| t.estimate(bytes, msgs));
+            let e = self.counted.entry(k).or_default();
+            *e = (*e).max(est);
+        }
+        self.counted
+    }
+}
+
 /// Units that fit, and what fitting did.
 #[derive(Debug, Default)]
 pub struct Screened {
@@ -66,6 +129,7 @@ pub struct Screened {
 pub fn screen(units: Vec<Unit>, fit: &dyn Fn(&Unit) -> Result<Fitted>) -> Result<Screened> {
     let mut out = Screened::default();
     let mut too_long: BTreeSet<ItemKey> = BTreeSet::new();
+    let mut lengths = Lengths::new(units.len());
     for u in &units {
         let k = key(u);
         match fit(u)? {
@@ -73,15 +137,14 @@ pub fn screen(units: Vec<Unit>, fit: &dyn Fn(&Unit) -> Result<Fitted>) -> Result
                 if dropped > 0 {
                     *out.shortened.entry(u.dimension).or_default() += 1;
                 }
-                let n = mtr_llm::tokens::count_messages("", &request.messages);
-                let e = out.prompt_tokens.entry(k).or_default();
-                *e = (*e).max(n);
+                lengths.add(u, k, &request);
             }
             Fitted::TooLong { .. } => {
                 too_long.insert(k);
             }
         }
     }
+    out.prompt_tokens = lengths.finish();
     for k in &too_long {
         *out.too_long.entry(k.0).or_default() += 1;
         out.prompt_tokens.remove(k);
@@ -150,6 +213,43 @@ mod tests {
             source: turn - 1,
             judge: None,
         }
+    }
+
+    fn request(words: usize) -> mtr_llm::ChatRequest {
+        mtr_llm::ChatRequest::new(vec![
+            mtr_llm::ChatMessage::system("Rate the answer."),
+            mtr_llm::ChatMessage::user("the river passes the old mill. ".repeat(words)),
+        ])
+    }
+
+    #[test]
+    fn prompt_lengths_counted_exactly_or_estimated_from_a_sample() {
+        let units: Vec<Unit> = (1..=2000).map(unit).collect();
+        let exact = |u: &Unit| tokens::count_messages("", &request(u.turn % 37 + 5).messages);
+        // up to the threshold: every prompt counted
+        let mut l = Lengths::new(units.len());
+        for u in &units {
+            l.add(u, key(u), &request(u.turn % 37 + 5));
+        }
+        let got = l.finish();
+        assert!(units.iter().all(|u| got[&key(u)] == exact(u)));
+        // above it: a sample counted, the rest within 2% of their count, the same every time
+        let sampled = || {
+            let mut l = Lengths::new(units.len());
+            l.rule = SampleRule::for_prompts(tokens::SAMPLED_PROMPTS * 20);
+            for u in &units {
+                l.add(u, key(u), &request(u.turn % 37 + 5));
+            }
+            let counted = l.counted.len();
+            (counted, l.finish())
+        };
+        let (counted, est) = sampled();
+        assert!(counted > 50 && counted < 170, "{counted}");
+        for u in &units {
+            let (e, x) = (est[&key(u)] as f64, exact(u) as f64);
+            assert!((e - x).abs() / x < 0.02, "{} vs {x}", e);
+        }
+        assert_eq!(sampled().1, est);
     }
 
     #[test]

@@ -13,20 +13,9 @@ use serde::{Deserialize, Serialize};
 use crate::dimension::Dimension;
 
 /// How a judgement's value was obtained.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ParseOutcome {
     /// The answer parsed as JSON matching the schema.
     Ok,
@@ -130,20 +119,9 @@ pub fn raw_excerpt(text: &str, max: usize) -> Option<String> {
 }
 
 /// Why a discriminability judge did not pick a passage.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Abstention {
     /// No candidate answers the question.
     None,

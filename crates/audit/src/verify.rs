@@ -196,7 +196,7 @@ pub async fn judge(
     let judged = judge_units(ctx, &screened.kept, render, existing).await?;
     ctx.progress.finish_stage();
     Ok(Verified {
-        records: judged.records.into_iter().flatten().collect(),
+        records: judged.records.into_iter().flatten().map(|j| *j).collect(),
         stopped: judged.stopped,
         too_long,
     })

@@ -32,6 +32,8 @@ struct Inner {
     cache: Option<Cache>,
     ledger: Ledger,
     plan: Mutex<Plan>,
+    /// How a dry run counts its prompts (see `client/estimate.rs`).
+    prompt_counts: Mutex<estimate::PromptCounts>,
     batch_queue: Mutex<BTreeMap<String, Vec<batch::Queued>>>,
     /// `--export-batch`: the file cache misses are written to (see `client/batch_file.rs`).
     export: Mutex<Option<batch_file::Exporter>>,
@@ -126,6 +128,7 @@ impl Llm {
                 cache,
                 ledger,
                 plan: Mutex::new(Plan::default()),
+                prompt_counts: Mutex::new(estimate::PromptCounts::default()),
                 batch_queue: Mutex::new(BTreeMap::new()),
                 export: Mutex::new(None),
             }),
@@ -275,6 +278,7 @@ mod send;
 pub mod spend;
 pub use batch::BatchReport;
 pub use batch_file::{ExportReport, ExportedModel, ImportError, ImportReport};
+pub use estimate::PromptSample;
 pub(crate) use send::read_choice;
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub fn calibrate(
     let s = &job.settings;
     Ok(match (&judged.human_labels, judged.human_judged.take()) {
         (Some((path, HumanLabels::Mtrag { scale, items })), Some(hj)) => {
-            let mut hjs: Vec<Judgement> = hj.records.into_iter().flatten().collect();
+            let mut hjs: Vec<Judgement> = hj.records.into_iter().flatten().map(|j| *j).collect();
             calibrate::name_prompts(&mut hjs, &job.prompts);
             output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
             Some(calibrate::mtrag(

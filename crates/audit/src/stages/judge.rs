@@ -210,6 +210,8 @@ impl Bench<'_> {
         let (judges, samples) = (self.planned.judges.len(), self.planned.samples as usize);
         let expected =
             (rating_units.len() + comp_items.len() * self.job.settings.trials) * judges * samples;
+        // a dry run of very many calls counts their prompts from a sample
+        self.judging.llm.expect_prompts(expected as u64);
         self.judging.progress.stage(
             "judging",
             expected.saturating_sub(self.existing.len()) as u64,
@@ -365,7 +367,7 @@ pub fn score(j: &mut Judgements, s: &AuditSettings, planned: &Planned) -> Scored
     let human_stopped = j.human_judged.as_ref().and_then(|h| h.stopped.clone());
     let records = std::mem::take(&mut j.judged.records);
     let total = records.len();
-    let judgements: Vec<Judgement> = records.into_iter().flatten().collect();
+    let judgements: Vec<Judgement> = records.into_iter().flatten().map(|j| *j).collect();
     let done = judgements.len();
     let mut stopped = j
         .judged

@@ -273,7 +273,15 @@ pub(crate) fn default_setup_in(
 fn set_speed(e: &mut EndpointConfig, s: &LocalServer, speeds: &SpeedFile) {
     (e.prompt_tokens_per_s, e.output_tokens_per_s) = speeds.endpoint_speeds(s);
     e.shared_speed = true;
+    if matches!(s.kind, ServerKind::Chat { .. }) {
+        e.expected_completion_tokens = Some(LOCAL_EXPECTED_COMPLETION_TOKENS);
+    }
 }
+
+/// Completion tokens a local chat call is expected to use before the cache has seen one:
+/// the mean of the embedded models' measured main-job calls (docs/main-job.md: 9.4k
+/// completion tokens over 203 synthesis calls; about 40 per audit judgement).
+const LOCAL_EXPECTED_COMPLETION_TOKENS: u32 = 48;
 
 #[cfg(test)]
 mod tests {
