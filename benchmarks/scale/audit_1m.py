@@ -34,9 +34,11 @@ def timed(name, cmd, env, ok=(0,)):
     wall = time.time() - t
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
     rss = int(m.group(1)) / 1024 if m else float("nan")
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", r.stderr))
     if r.returncode not in ok:
         raise SystemExit(f"{name} exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-    print(f"{name}: {wall:.1f} s wall, peak RSS {rss:.0f} MB (exit {r.returncode})", flush=True)
+    print(f"{name}: {wall:.1f} s wall, {cpu:.1f} s CPU (user + sys: what a shared machine's load "
+          f"does not inflate), peak RSS {rss:.0f} MB (exit {r.returncode})", flush=True)
     return wall, rss, r
 
 
