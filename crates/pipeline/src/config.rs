@@ -226,6 +226,13 @@ impl Default for HumanizerOptions {
                 "这段文字",
                 "文章中",
                 "对话中",
+                // the user agent's prompt calls the passages 资料 (the word alone is no
+                // meta phrase: a handbook speaks of documents to keep)
+                "某段资料",
+                "这段资料",
+                "该段资料",
+                "资料中",
+                "资料里",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -262,6 +262,9 @@ fn fit(mut v: Value, schema: &Value) -> Value {
 fn first_line(text: &str) -> String {
     text.lines()
         .skip(1)
+        // the answerability prompt labels the passage's title line and its text
+        .filter(|l| !l.starts_with("Title: "))
+        .map(|l| l.strip_prefix("Text: ").unwrap_or(l))
         .find(|l| !l.starts_with('[') && l.chars().filter(|c| c.is_alphanumeric()).count() >= 12)
         .unwrap_or_default()
         .trim()

@@ -445,6 +445,27 @@ mod tests {
         assert!(!quote_supported("最多可结转10天到下一年度", zh));
     }
 
+    /// Seen in a main-job Chinese synthesis: the user agent, told what the "资料" are, asked
+    /// about "某段资料" itself, and the turn was accepted.
+    #[test]
+    fn a_chinese_question_about_the_passages_is_a_meta_phrase() {
+        let meta = HumanizerOptions::default().meta_phrases;
+        let zh = Language::from_code("zh");
+        let ev = "因业务需要在法定节假日安排加班的，须事先经部门负责人批准，并在青云系统中提交加班申请。";
+        for q in ["某段资料中的规定是什么？", "这段资料说加班要谁批准？", "资料里写的加班工资是多少？"] {
+            assert_eq!(
+                question_problem(q, "", ev, &zh, &meta),
+                Some("meta_phrase"),
+                "{q}"
+            );
+        }
+        // the word alone is no meta phrase: a handbook speaks of documents to keep
+        assert_eq!(
+            question_problem("离职前需要保留哪些资料？", "", ev, &zh, &meta),
+            None
+        );
+    }
+
     #[test]
     fn question_guards() {
         let meta = HumanizerOptions::default().meta_phrases;
