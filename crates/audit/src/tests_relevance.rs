@@ -3,7 +3,8 @@
 //! audited with the shipped default (no `mtr.toml`). Slow (local models): run by hand,
 //! `cargo test -p mtr-audit swapped_golds_local_default -- --ignored --nocapture`
 //! (`MTR_RELEVANCE_SEED`, default 1; `MTR_RELEVANCE_TURNS`, default 12; `MTR_RELEVANCE_SWAPS`,
-//! default 5). The table is in docs/audit.md.
+//! default 5; `MTR_RELEVANCE_CONFIG`, an mtr.toml instead of the default). The table is in
+//! docs/audit.md.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -127,9 +128,16 @@ async fn swapped_golds_local_default() {
     let cache = std::env::var_os("MTR_RELEVANCE_CACHE")
         .map(Into::into)
         .unwrap_or_else(|| tmp.path().join("c.sqlite"));
-    // the shipped default: no [llm] section at all
+    // the shipped default: no [llm] section at all; `MTR_RELEVANCE_CONFIG` names an
+    // mtr.toml to measure another ensemble on the same turns (say, the relevance judge alone)
+    let config = match std::env::var_os("MTR_RELEVANCE_CONFIG") {
+        Some(p) => {
+            mtr_llm::LlmConfig::from_toml_section(&std::fs::read_to_string(p).unwrap()).unwrap()
+        }
+        None => mtr_llm::LlmConfig::default(),
+    };
     let llm = match mtr_llm::Llm::new(
-        mtr_llm::LlmConfig::default(),
+        config,
         mtr_llm::LlmOptions {
             cache_path: Some(cache),
             ..Default::default()
