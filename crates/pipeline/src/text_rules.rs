@@ -452,7 +452,11 @@ mod tests {
         let meta = HumanizerOptions::default().meta_phrases;
         let zh = Language::from_code("zh");
         let ev = "因业务需要在法定节假日安排加班的，须事先经部门负责人批准，并在青云系统中提交加班申请。";
-        for q in ["某段资料中的规定是什么？", "这段资料说加班要谁批准？", "资料里写的加班工资是多少？"] {
+        for q in [
+            "某段资料中的规定是什么？",
+            "这段资料说加班要谁批准？",
+            "资料里写的加班工资是多少？",
+        ] {
             assert_eq!(
                 question_problem(q, "", ev, &zh, &meta),
                 Some("meta_phrase"),
