@@ -18,7 +18,8 @@
 # Chinese dialogue of six measured runs kept a third turn: every attempt at one was wasted
 # time), so Chinese plans two turns and more dialogues (README); SEED (7),
 # MTR_BIN (use this mtr binary instead of building one), MTR_CONFIG (default
-# scripts/main-job.toml: small-model settings).
+# scripts/main-job.toml: small-model settings), SYNTH_BUDGET_EN / SYNTH_BUDGET_ZH (7m / 9m)
+# and AUDIT_BUDGET (4m): each step's time budget ("none": no limit; see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,6 +60,10 @@ mkdir -p "$OUT"
 # Chinese runs beside the English synthesis and the audit, so it gets their time.
 SYNTH_BUDGET_EN="${SYNTH_BUDGET_EN:-${SYNTH_BUDGET:-7m}}"
 SYNTH_BUDGET_ZH="${SYNTH_BUDGET_ZH:-${SYNTH_BUDGET:-9m}}"
+# The audit's share (AUDIT_BUDGET; "none": no limit): only the sampled dialogues whose
+# judgements fit at the measured speed are audited, no judgement starts once it is spent, and
+# a rerun judges the rest (finished judgements are kept).
+AUDIT_BUDGET="${AUDIT_BUDGET:-4m}"
 
 # One language's benchmark: synthesize, validate, describe (output in $OUT/synth-LANG.txt,
 # seconds taken in $OUT/.seconds-synth-LANG).
@@ -102,7 +107,10 @@ stage_done "synthesis (en), beside zh" "$(( $(date +%s) - $(cat "$OUT/.seconds-s
 
 echo "== auditing the English benchmark (the zh synthesis still running beside it)"
 T=$(date +%s)
-mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 1 --negatives 3
+audit_budget=()
+[ "$AUDIT_BUDGET" = none ] || audit_budget=(--time-budget "$AUDIT_BUDGET")
+mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 1 --negatives 3 \
+  "${audit_budget[@]}"
 stage_done "audit (en), beside zh" "$T"
 echo "== waiting for the zh synthesis"
 wait "$ZH" || { cat "$OUT/synth-zh.txt"; exit 1; }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use mtr_audit::budget::TimeBudget;
 use mtr_audit::{AuditJob, AuditPrompts, AuditSettings, Dimension, Outcome};
 
 use super::Ctx;
@@ -65,6 +66,13 @@ pub struct Args {
     /// Bootstrap resamples for confidence intervals [default: [audit] resamples, else 2000].
     #[arg(long)]
     pub resamples: Option<usize>,
+    /// Audit only the dialogues (in plan order) whose expected judging time, at the
+    /// endpoints' configured or measured speed (`mtr local speed`), fits this budget after the
+    /// preparation (e.g. 90s, 15m, 1h); the others are left for a rerun, which goes on where
+    /// this one stopped. No judgement call starts once the budget is spent. With an unknown
+    /// speed nothing is cut, but the deadline holds [default: none].
+    #[arg(long, value_name = "DURATION", value_parser = mtr_pipeline::dryrun::parse_duration)]
+    pub time_budget: Option<std::time::Duration>,
     #[command(flatten)]
     pub import: super::common::ImportFlags,
     #[command(flatten)]
@@ -145,6 +153,8 @@ fn configured_embedder(ctx: &Ctx) -> bool {
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    // the budget's clock starts with the command: the preparation counts against it
+    let started = std::time::Instant::now();
     let s = settings(ctx, &args)?;
     let dir = super::open::open_benchmark(ctx, &args.src, &args.import.options())?;
     let bench = dir
@@ -197,7 +207,15 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if !args.dry_run.dry_run {
         collect_open_batches(ctx, &llm).await?;
     }
-    let outcome = match judge_passes(ctx, &args, &bench, &job, &llm).await? {
+    let time = args.time_budget.map(|b| {
+        let mut t = TimeBudget::new(b, started);
+        // a dry run prints its plan with the table
+        if !args.dry_run.dry_run {
+            t.announce = Some(Arc::new(|line: &str| eprintln!("{line}")));
+        }
+        t
+    });
+    let outcome = match judge_passes(ctx, &args, &bench, &job, &llm, time.as_ref()).await? {
         Ok(outcome) => outcome,
         Err(code) => return Ok(code),
     };
@@ -206,6 +224,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             plan,
             judgements,
             reused,
+            time_budget,
         } => {
             println!(
                 "dry run: {judgements} judgements to make ({reused} already in {}), nothing called\n",
@@ -218,6 +237,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                      counted prompts' tokens per byte (a dry run this large samples)",
                     s.counted, s.estimated
                 );
+            }
+            if let Some(b) = time_budget {
+                print_budget_plan(&b);
             }
         }
         Outcome::Audited(summary) => print_audited(&summary, &out, &spend_job, &llm)?,
@@ -308,9 +330,10 @@ async fn judge_passes(
     bench: &mtr_core::Benchmark,
     job: &AuditJob,
     llm: &mtr_llm::Llm,
+    time: Option<&TimeBudget>,
 ) -> anyhow::Result<Result<Outcome, ExitCode>> {
     loop {
-        let outcome = mtr_audit::run(bench, job.clone(), llm)
+        let outcome = mtr_audit::run_within(bench, job.clone(), llm, time.cloned())
             .await
             .map_err(anyhow::Error::new)?;
         if let Some(code) = super::batch_file::finish(ctx, llm, "mtr audit")? {
@@ -334,6 +357,33 @@ async fn judge_passes(
         }
         return Ok(Ok(outcome));
     }
+}
+
+/// `--dry-run --time-budget`: the dialogues a run would audit, in plan order, each with the
+/// time it adds.
+fn print_budget_plan(b: &mtr_audit::budget::BudgetPlan) {
+    println!("\n{}", b.line(true));
+    if b.info.expected_s.is_none() {
+        return;
+    }
+    let started: Vec<String> = b
+        .dialogues
+        .iter()
+        .zip(&b.selected)
+        .zip(&b.seconds)
+        .filter(|((_, s), _)| **s)
+        .map(|((id, _), secs)| {
+            format!(
+                "{id} (+{})",
+                mtr_llm::plan::human_duration(secs.unwrap_or(0.0))
+            )
+        })
+        .collect();
+    println!(
+        "dialogues the budget would start ({}): {}",
+        started.len(),
+        started.join(", ")
+    );
 }
 
 /// Prints the scores and the cost; a judge that failed (nearly) every judgement fails the
@@ -369,6 +419,23 @@ fn print_audited(
         println!(
             "incomplete: {}; run the same command again to resume",
             summary.stopped.as_deref().unwrap_or("stopped")
+        );
+    }
+    if let Some(b) = summary
+        .time_budget
+        .as_ref()
+        .filter(|b| b.dialogues_left > 0)
+    {
+        eprintln!(
+            "time budget {}: {} of {} planned dialogues are not audited yet{}; run the same command again with more time (or none) to continue",
+            mtr_audit::budget::budget_text(b.budget_s),
+            b.dialogues_left,
+            b.dialogues_planned,
+            if b.deadline_stopped {
+                " (the deadline stopped judging)"
+            } else {
+                ""
+            }
         );
     }
     Ok(())

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod audit;
+mod audit_budget;
 mod batch_file;
 mod bench;
 mod board;

@@ -13,6 +13,7 @@ use mtr_llm::Llm;
 use mtr_retrieve::Retriever;
 
 use crate::aggregate::score_items;
+use crate::budget::{Gate, TimeBudget};
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::error::Result;
@@ -50,16 +51,40 @@ pub enum Outcome {
         plan: mtr_llm::Plan,
         judgements: usize,
         reused: usize,
+        /// `--time-budget`: the dialogues a run would start.
+        time_budget: Option<Box<crate::budget::BudgetPlan>>,
     },
 }
 
 /// Runs an audit of `bench` and writes the folder (or, under `--dry-run`, only plans it).
 pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome> {
+    run_within(bench, job, llm, None).await
+}
+
+/// [`run`] within a time budget ([`crate::budget`]): the dialogues whose expected time fits it
+/// are audited, and no judgement call starts after its deadline.
+pub async fn run_within(
+    bench: &Benchmark,
+    job: AuditJob,
+    llm: &Llm,
+    time: Option<TimeBudget>,
+) -> Result<Outcome> {
     let mut warnings = Vec::new();
     let mut planned = stages::plan::plan(bench, &job, llm)?;
+    if let Some(t) = time.as_ref().filter(|_| !planned.dry_run) {
+        planned.gate = Gate::until(t.deadline());
+    }
     let reuse = stages::reuse::reuse(&job, &planned.fingerprint.data, &mut warnings);
-    let mut judged =
-        stages::judge::judge(bench, &job, llm, &mut planned, &reuse, &mut warnings).await?;
+    let mut judged = stages::judge::judge(
+        bench,
+        &job,
+        llm,
+        &mut planned,
+        &reuse,
+        &mut warnings,
+        time.as_ref(),
+    )
+    .await?;
     if planned.dry_run {
         return Ok(stages::judge::dry_run(llm, &judged));
     }

@@ -5,7 +5,9 @@
 //! max concurrency, doubled so cache hits and rendering never leave a slot idle), so a slow
 //! judge never starves a fast one. Prompts are rendered lazily as slots free up: memory stays
 //! flat for any audit size. A budget stop (`--max-cost`) ends submission cleanly: what was
-//! answered is kept, and a rerun answers the rest (finished calls come from the cache).
+//! answered is kept, and a rerun answers the rest (finished calls come from the cache). The
+//! time budget's [`Gate`] ends it the same way at its deadline, and keeps the dialogues its
+//! plan did not start from being judged at all.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use mtr_llm::client::Target;
 use mtr_llm::{ChatRequest, ChatResult, Llm, LlmError};
 
 pub use crate::answer::record;
+use crate::budget::Gate;
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 use crate::record::{Judgement, judgement_id};
@@ -47,6 +50,38 @@ pub struct Judged {
     pub reused: usize,
 }
 
+/// The earlier run's record of (unit, judge, sample) when it stands (see [`reusable`]).
+pub(crate) fn reused_record<'e>(
+    existing: &'e HashMap<String, Judgement>,
+    u: &Unit,
+    j: &JudgeRef,
+    sample: u32,
+    prompt_ids: &HashMap<Dimension, String>,
+) -> Option<&'e Judgement> {
+    let prompt = if j.relevance {
+        crate::relevance::PROMPT_ID
+    } else {
+        prompt_ids[&u.dimension].as_str()
+    };
+    let id = judgement_id(
+        u.dimension,
+        &u.turn_id,
+        u.passage_id.as_deref(),
+        u.trial,
+        &j.name,
+        sample,
+    );
+    existing.get(&id).filter(|old| reusable(old, u, j, prompt))
+}
+
+/// The prompt id of every dimension.
+pub(crate) fn prompt_ids(render: &dyn Render) -> HashMap<Dimension, String> {
+    Dimension::ALL
+        .iter()
+        .map(|d| (*d, render.prompt_id(*d)))
+        .collect()
+}
+
 fn reusable(old: &Judgement, unit: &Unit, judge: &JudgeRef, prompt: &str) -> bool {
     old.ok()
         && old.model == judge.model
@@ -62,10 +97,12 @@ pub struct Judging<'a> {
     pub judges: &'a [JudgeRef],
     pub samples: u32,
     pub progress: &'a SharedProgress,
+    /// `--time-budget`: the dialogues the plan starts and the deadline of new calls.
+    pub gate: Gate,
 }
 
 /// One judgement to make: (unit index, judge index, sample).
-type Job = (usize, usize, u32);
+pub(crate) type Job = (usize, usize, u32);
 
 /// Judges every unit with every judge (`samples` each). `existing` holds records of an earlier
 /// run by judgement id; a valid one with the same prompt, model and pool is kept as it was.
@@ -77,10 +114,7 @@ pub async fn judge_units(
     existing: &HashMap<String, Judgement>,
 ) -> Result<Judged> {
     let jobs = jobs_of(units, ctx.judges, ctx.samples.max(1));
-    let prompt_ids: HashMap<Dimension, String> = Dimension::ALL
-        .iter()
-        .map(|d| (*d, render.prompt_id(*d)))
-        .collect();
+    let prompt_ids = prompt_ids(render);
     let mut c = Collector {
         jobs: &jobs,
         units,
@@ -98,23 +132,17 @@ pub async fn judge_units(
     let streams: Vec<_> = todo
         .into_iter()
         .enumerate()
-        .map(|(ji, mine)| {
-            judge_stream(
-                ctx.llm,
-                &ctx.judges[ji],
-                mine,
-                &jobs,
-                units,
-                render,
-                &c.stop,
-            )
-        })
+        .map(|(ji, mine)| judge_stream(ctx, &ctx.judges[ji], mine, &jobs, units, render, &c.stop))
         .collect();
     let mut all = stream::select_all(streams);
     while let Some((k, out)) = all.next().await {
         c.take(k, out);
     }
     c.fill_copies();
+    if ctx.gate.ran_out() && c.records.iter().any(Option::is_none) {
+        c.stopped
+            .get_or_insert_with(|| "the time budget was spent".to_string());
+    }
     if let Some(e) = c.fatal {
         return Err(e);
     }
@@ -127,7 +155,7 @@ pub async fn judge_units(
 
 /// Every (unit, judge, sample) to judge, in that order: a unit with a `judge` only for that
 /// judge, and relevance judges only in the dimensions they judge.
-fn jobs_of(units: &[Unit], judges: &[JudgeRef], samples: u32) -> Vec<Job> {
+pub(crate) fn jobs_of(units: &[Unit], judges: &[JudgeRef], samples: u32) -> Vec<Job> {
     let mut jobs = Vec::new();
     for (ui, u) in units.iter().enumerate() {
         for (ji, judge) in judges.iter().enumerate() {
@@ -145,11 +173,11 @@ fn jobs_of(units: &[Unit], judges: &[JudgeRef], samples: u32) -> Vec<Job> {
 }
 
 /// One judge's calls, as wide as its endpoint's capacity (doubled), stopping when `stop` is
-/// set. Prompts are rendered in job order: the first job with a given request calls, later
-/// identical ones (two golds with the same text, say) copy its answer as a cache hit,
-/// whatever the timing.
+/// set or the time budget's gate closes. Prompts are rendered in job order: the first job with
+/// a given request calls, later identical ones (two golds with the same text, say) copy its
+/// answer as a cache hit, whatever the timing.
 fn judge_stream<'a>(
-    llm: &Llm,
+    ctx: &Judging<'_>,
     judge: &JudgeRef,
     mine: Vec<usize>,
     jobs: &'a [Job],
@@ -158,12 +186,13 @@ fn judge_stream<'a>(
     stop: &Arc<AtomicBool>,
 ) -> BoxStream<'a, (usize, Result<Answer>)> {
     let judge = judge.clone();
-    let width = llm.capacity(&Target::Endpoint(judge.name.clone())) * 2;
+    let width = ctx.llm.capacity(&Target::Endpoint(judge.name.clone())) * 2;
     let stop = stop.clone();
-    let llm = llm.clone();
+    let gate = ctx.gate.clone();
+    let llm = ctx.llm.clone();
     let mut first_of: HashMap<blake3::Hash, usize> = HashMap::new();
     stream::iter(mine)
-        .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed)))
+        .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed) && gate.open()))
         .map(move |k| {
             let (ui, _, sample) = jobs[k];
             let prepared = if judge.relevance {
@@ -235,25 +264,14 @@ impl Collector<'_> {
         let mut todo: Vec<Vec<usize>> = vec![Vec::new(); self.ctx.judges.len()];
         for (k, &(ui, ji, s)) in self.jobs.iter().enumerate() {
             let (u, j) = (&self.units[ui], &self.ctx.judges[ji]);
-            let prompt = if j.relevance {
-                crate::relevance::PROMPT_ID
-            } else {
-                self.prompt_ids[&u.dimension].as_str()
-            };
-            let id = judgement_id(
-                u.dimension,
-                &u.turn_id,
-                u.passage_id.as_deref(),
-                u.trial,
-                &j.name,
-                s,
-            );
-            match existing.get(&id) {
-                Some(old) if reusable(old, u, j, prompt) => {
+            match reused_record(existing, u, j, s, self.prompt_ids) {
+                Some(old) => {
                     self.records[k] = Some(Box::new(old.clone()));
                     self.reused += 1;
                 }
-                _ => todo[ji].push(k),
+                // a dialogue the time budget's plan does not start is not judged
+                None if !self.ctx.gate.allows(&u.dialogue_id) => {}
+                None => todo[ji].push(k),
             }
         }
         todo

@@ -6,11 +6,13 @@
 //! -> calibrate -> summarise -> write); the modules are their steps: [`plan`] (what to judge),
 //! [`materials`] (passages, hard negatives), [`pool`] (balanced permutations), [`prompts`],
 //! [`engine`] (calls), [`aggregate`] (item scores, missing gold), [`stats`], [`human`]
-//! (calibration), [`summary`], [`report`] and [`output`] (the folder).
+//! (calibration), [`summary`], [`report`] and [`output`] (the folder); [`budget`] plans
+//! `--time-budget` ([`run_within`]).
 
 pub mod aggregate;
 pub mod answer;
 pub mod audit;
+pub mod budget;
 pub mod calibrate;
 pub mod config;
 pub mod context;
@@ -42,6 +44,8 @@ pub mod summary;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]
+mod tests_budget;
+#[cfg(test)]
 mod tests_context;
 #[cfg(test)]
 mod tests_fake;
@@ -51,7 +55,7 @@ pub mod unit;
 pub mod verdict;
 pub mod verify;
 
-pub use audit::{AuditJob, Outcome, run};
+pub use audit::{AuditJob, Outcome, run, run_within};
 pub use config::AuditSettings;
 pub use dimension::Dimension;
 pub use error::{AuditError, Result};

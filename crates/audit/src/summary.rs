@@ -60,6 +60,9 @@ pub struct Summary {
     /// The lowest-scoring items per dimension, with their text.
     pub worst: BTreeMap<Dimension, Vec<WorstItem>>,
     pub warnings: Vec<String>,
+    /// `--time-budget`: what the budget let this run start, and what is left for a rerun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_budget: Option<crate::budget::TimeBudgetInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

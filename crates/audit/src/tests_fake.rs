@@ -305,6 +305,7 @@ async fn dry_run_calls_nothing_and_counts_the_calls() {
         plan,
         judgements,
         reused,
+        ..
     } = audit(
         &bench,
         &llm,

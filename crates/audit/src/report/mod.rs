@@ -91,6 +91,9 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
             s.plan.judgements_planned
         )));
     }
+    if let Some(t) = &s.time_budget {
+        b.push(Block::Para(t.line()));
+    }
     b.push(Block::Para(format!(
         "Fingerprint: data `{}`, config `{}`, prompts `{}`, mtr {}{}.",
         short(&s.fingerprint.data),

@@ -14,6 +14,7 @@ use mtr_llm::Llm;
 
 use crate::aggregate::{ItemScore, score_items};
 use crate::audit::{AuditJob, Outcome};
+use crate::budget::{self, BudgetPlan, DialogueWork, TimeBudget};
 use crate::calibrate;
 use crate::config::AuditSettings;
 use crate::context::{self, ContextInfo, ItemKey, Screened};
@@ -47,6 +48,8 @@ pub struct Judgements {
     pub human_labels: Option<(PathBuf, HumanLabels)>,
     /// The calibration set's judgements (MTRAG file, when the audit was not stopped).
     pub human_judged: Option<Judged>,
+    /// `--time-budget`: the plan of the dialogues started, and what this run finished.
+    pub time_budget: Option<BudgetPlan>,
 }
 
 /// The discriminability test's judgements and what building its pools found.
@@ -59,6 +62,23 @@ struct Pools {
     /// The gold passages and the negatives shown.
     passages: HashMap<String, Passage>,
     screened: Screened,
+}
+
+/// The discriminability test's units, built and screened, before they are judged.
+struct PoolWork {
+    units: Vec<Unit>,
+    no_negatives: usize,
+    short: usize,
+    passages: HashMap<String, Passage>,
+    screened: Screened,
+}
+
+/// What the judging of the benchmark's units returns.
+struct BenchJudged {
+    rating: Judged,
+    pools: Option<Pools>,
+    prompt_tokens: HashMap<ItemKey, u64>,
+    budget: Option<BudgetPlan>,
 }
 
 /// What the judging of the benchmark's units needs.
@@ -79,6 +99,7 @@ pub async fn judge(
     planned: &mut Planned,
     reuse: &Reuse,
     warnings: &mut Vec<String>,
+    time: Option<&TimeBudget>,
 ) -> Result<Judgements> {
     let subjects: Vec<(usize, usize)> = planned
         .plan
@@ -95,7 +116,12 @@ pub async fn judge(
         ));
     }
     let mut context = ContextInfo::new(planned.budget.as_ref());
-    let (mut judged, pools, mut prompt_tokens) = Bench {
+    let BenchJudged {
+        rating: mut judged,
+        pools,
+        mut prompt_tokens,
+        budget: mut time_budget,
+    } = Bench {
         bench,
         job,
         planned: &*planned,
@@ -103,7 +129,7 @@ pub async fn judge(
         judging: planned.judging(llm, &job.progress),
         existing: &reuse.existing,
     }
-    .judge(&comp_items, &mut context)
+    .judge(&comp_items, &mut context, time)
     .await?;
     if let Some(pools) = pools {
         for _ in 0..pools.no_negatives {
@@ -120,6 +146,9 @@ pub async fn judge(
         judged.records.extend(pools.judged.records);
         judged.reused += pools.judged.reused;
         judged.stopped = judged.stopped.or(pools.judged.stopped);
+    }
+    if let Some(b) = time_budget.as_mut() {
+        finish_budget(b, &mut judged, planned.dry_run);
     }
     // items.jsonl lists the dimensions in order, each in plan order
     judged
@@ -150,7 +179,21 @@ pub async fn judge(
         prompt_tokens,
         human_labels,
         human_judged,
+        time_budget,
     })
+}
+
+/// What the time budget's plan left undone; dialogues it did not start stop the audit.
+fn finish_budget(b: &mut BudgetPlan, judged: &mut Judged, dry_run: bool) {
+    b.finish(&judged.records);
+    if b.not_started() > 0 && !dry_run {
+        judged.stopped = judged.stopped.take().or(Some(format!(
+            "time budget {}: {} of {} planned dialogues were not started",
+            budget::budget_text(b.info.budget_s),
+            b.not_started(),
+            b.info.dialogues_planned
+        )));
+    }
 }
 
 /// Completeness would-be items skipped for `why`.
@@ -191,12 +234,15 @@ impl Bench<'_> {
         }
     }
 
-    /// The rating dimensions' units screened and judged, beside the discriminability pools.
+    /// The rating dimensions' units screened and judged, beside the discriminability pools
+    /// (whose hard negatives are retrieved meanwhile). With a time budget the pools are built
+    /// first: the plan of the dialogues to start needs every unit.
     async fn judge(
         &self,
         comp_items: &[usize],
         context: &mut ContextInfo,
-    ) -> Result<(Judged, Option<Pools>, HashMap<ItemKey, u64>)> {
+        time: Option<&TimeBudget>,
+    ) -> Result<BenchJudged> {
         let plan = &self.planned.plan;
         let rating_units: Vec<Unit> = (0..plan.items.len())
             .filter(|&k| plan.items[k].dimension != Dimension::Completeness)
@@ -212,19 +258,85 @@ impl Bench<'_> {
             (rating_units.len() + comp_items.len() * self.job.settings.trials) * judges * samples;
         // a dry run of very many calls counts their prompts from a sample
         self.judging.llm.expect_prompts(expected as u64);
-        self.judging.progress.stage(
-            "judging",
-            expected.saturating_sub(self.existing.len()) as u64,
-        );
-        let rating = judge_units(&self.judging, &rating_units, &render, self.existing);
-        let (rating, pools) = futures::join!(rating, self.pools(comp_items));
+        let stage = |n: usize| {
+            self.judging
+                .progress
+                .stage("judging", n.saturating_sub(self.existing.len()) as u64)
+        };
+        let (rating, pools, budget) = match time {
+            Some(time) => {
+                let built = self.build_pools(comp_items).await?;
+                let budget = self.plan_budget(time, &rating_units, &render, built.as_ref())?;
+                stage(expected);
+                let rating = judge_units(&self.judging, &rating_units, &render, self.existing);
+                let (rating, pools) = futures::join!(rating, self.judge_pools(built));
+                (rating, pools, Some(budget))
+            }
+            None => {
+                stage(expected);
+                let rating = judge_units(&self.judging, &rating_units, &render, self.existing);
+                let pools = async {
+                    let built = self.build_pools(comp_items).await?;
+                    self.judge_pools(built).await
+                };
+                let (rating, pools) = futures::join!(rating, pools);
+                (rating, pools, None)
+            }
+        };
         self.judging.progress.finish_stage();
-        let rating = rating?;
-        Ok((rating, pools?, prompt_tokens))
+        Ok(BenchJudged {
+            rating: rating?,
+            pools: pools?,
+            prompt_tokens,
+            budget,
+        })
     }
 
-    /// Hard negatives retrieved, pools permuted per judge, screened and judged.
-    async fn pools(&self, comp_items: &[usize]) -> Result<Option<Pools>> {
+    /// The time budget's plan over the rating units and the pools: the dialogues to start
+    /// (the gate keeps the others from being judged), announced.
+    fn plan_budget(
+        &self,
+        time: &TimeBudget,
+        rating_units: &[Unit],
+        render: &BenchRender<'_>,
+        built: Option<&PoolWork>,
+    ) -> Result<BudgetPlan> {
+        let mut work = HashMap::new();
+        budget::estimate(
+            &self.judging,
+            rating_units,
+            render,
+            self.existing,
+            &mut work,
+        )?;
+        if let Some(b) = built {
+            let render = self.render(&b.passages);
+            budget::estimate(&self.judging, &b.units, &render, self.existing, &mut work)?;
+        }
+        let ordered: Vec<(String, DialogueWork)> = self
+            .planned
+            .plan
+            .selected
+            .iter()
+            .map(|&d| {
+                let id = self.bench.dialogues[d].id.clone();
+                let w = work.remove(&id).unwrap_or_default();
+                (id, w)
+            })
+            .collect();
+        let spent = time.started.elapsed().as_secs_f64();
+        let plan = budget::select(&ordered, self.judging.llm, time.budget.as_secs_f64(), spent);
+        if let Some(say) = &time.announce {
+            say(&plan.line(self.planned.dry_run));
+        }
+        if let Some(only) = plan.restriction() {
+            self.judging.gate.restrict(only);
+        }
+        Ok(plan)
+    }
+
+    /// Hard negatives retrieved, pools permuted per judge and screened.
+    async fn build_pools(&self, comp_items: &[usize]) -> Result<Option<PoolWork>> {
         if comp_items.is_empty() {
             return Ok(None);
         }
@@ -256,13 +368,28 @@ impl Bench<'_> {
         let render = self.render(&all_passages);
         let mut screened = context::screen(units, &|u: &Unit| render.fitted(u))?;
         let units = std::mem::take(&mut screened.kept);
-        let judged = judge_units(&self.judging, &units, &render, self.existing).await?;
-        Ok(Some(Pools {
-            judged,
+        Ok(Some(PoolWork {
+            units,
             no_negatives,
             short,
             passages: all_passages,
             screened,
+        }))
+    }
+
+    /// The pools judged.
+    async fn judge_pools(&self, built: Option<PoolWork>) -> Result<Option<Pools>> {
+        let Some(b) = built else {
+            return Ok(None);
+        };
+        let render = self.render(&b.passages);
+        let judged = judge_units(&self.judging, &b.units, &render, self.existing).await?;
+        Ok(Some(Pools {
+            judged,
+            no_negatives: b.no_negatives,
+            short: b.short,
+            passages: b.passages,
+            screened: b.screened,
         }))
     }
 
@@ -347,6 +474,7 @@ pub fn dry_run(llm: &Llm, j: &Judgements) -> Outcome {
         plan: llm.plan(),
         judgements: j.judged.records.len() - j.judged.reused,
         reused: j.judged.reused,
+        time_budget: j.time_budget.clone().map(Box::new),
     }
 }
 

@@ -9,6 +9,7 @@ use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
 use crate::audit::AuditJob;
+use crate::budget::Gate;
 use crate::context;
 use crate::dimension::Dimension;
 use crate::engine::{JudgeRef, Judging};
@@ -32,6 +33,8 @@ pub struct Planned {
     pub fingerprint: FingerprintInfo,
     /// The judges' context: prompts are shortened to fit it.
     pub budget: Option<ContextBudget>,
+    /// `--time-budget`: what may be judged, and until when.
+    pub gate: Gate,
 }
 
 impl Planned {
@@ -42,6 +45,7 @@ impl Planned {
             judges: &self.judges,
             samples: self.samples,
             progress,
+            gate: self.gate.clone(),
         }
     }
 
@@ -87,6 +91,7 @@ pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
         plan,
         fingerprint,
         budget,
+        gate: Gate::default(),
     })
 }
 

@@ -81,6 +81,11 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
         context: f.judged.context.clone(),
         worst: st.worst,
         warnings,
+        time_budget: f.judged.time_budget.as_ref().map(|b| {
+            let mut info = b.info.clone();
+            info.deadline_stopped = planned.gate.ran_out();
+            info
+        }),
     };
     summary.verdict = Some(crate::verdict::of(&summary));
     summary

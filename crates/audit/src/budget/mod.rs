@@ -1,0 +1,293 @@
+//! `--time-budget` for the audit: which of the planned dialogues this run audits. Before any
+//! judgement is asked for, every dialogue's remaining calls (those an earlier run's
+//! `items.jsonl` does not answer; cached calls are free) are estimated by the same estimator as
+//! the dry run ([`mtr_llm::Llm::estimate`]) and timed at the endpoints' configured or measured
+//! speed; dialogues are taken in plan order while the time already spent plus their cumulative
+//! expected time fits the budget, the others are not started and left for a rerun. Where an
+//! endpoint's speed is unknown nothing is cut and the budget is only a deadline. Either way no
+//! new judgement call starts once the budget is spent ([`Gate`]); what was judged is written,
+//! and a rerun (same fingerprint: the budget is no part of it) goes on where this one stopped.
+
+mod gate;
+mod work;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mtr_llm::plan::human_duration;
+use mtr_llm::{Llm, Plan, PlannedEndpoint};
+use serde::{Deserialize, Serialize};
+
+pub use self::gate::Gate;
+pub use self::work::{DialogueWork, estimate};
+
+/// Prints a line of the run (the binary: to stderr).
+pub type Announce = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The budget a run was given, and since when the clock runs.
+#[derive(Clone)]
+pub struct TimeBudget {
+    pub budget: Duration,
+    /// When the command started: the preparation (index, benchmark) counts against the budget.
+    pub started: Instant,
+    /// Where the plan's line goes.
+    pub announce: Option<Announce>,
+}
+
+impl TimeBudget {
+    pub fn new(budget: Duration, started: Instant) -> Self {
+        Self {
+            budget,
+            started,
+            announce: None,
+        }
+    }
+
+    pub fn deadline(&self) -> Instant {
+        self.started + self.budget
+    }
+}
+
+/// The time budget's record in `summary.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimeBudgetInfo {
+    pub budget_s: f64,
+    /// Seconds spent before judging (benchmark, index, hard negatives, this plan).
+    pub preparation_s: f64,
+    /// Expected judging seconds of the dialogues started, at the endpoints' speed; None when
+    /// an endpoint's speed is unknown (then nothing was cut).
+    pub expected_s: Option<f64>,
+    /// Dialogues of the audit's plan (all, or `--sample`).
+    pub dialogues_planned: usize,
+    /// Whose every judgement an earlier run had made.
+    pub dialogues_done_before: usize,
+    /// Started by this run (those the budget fitted).
+    pub dialogues_started: usize,
+    /// Whose every judgement is made now (not counting those done before).
+    pub dialogues_audited: usize,
+    /// Not fully judged: left for a rerun with more time.
+    pub dialogues_left: usize,
+    /// The deadline kept judgements from starting (the endpoints were slower than expected).
+    pub deadline_stopped: bool,
+}
+
+/// The plan: the record, and per planned dialogue whether it is started.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BudgetPlan {
+    pub info: TimeBudgetInfo,
+    /// Dialogue ids in plan order.
+    pub dialogues: Vec<String>,
+    pub selected: Vec<bool>,
+    /// Per dialogue: the time it adds to the plan; None when unknown or done before.
+    pub seconds: Vec<Option<f64>>,
+    /// Per dialogue: the judgements it needs.
+    pub jobs: Vec<usize>,
+}
+
+/// How long planned calls take on an endpoint, and whether its speed is shared with the other
+/// shared-speed endpoints (the embedded local servers compete for the same cores).
+pub trait Speeds {
+    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
+    fn shared(&self, endpoint: &str) -> bool;
+}
+
+impl Speeds for Llm {
+    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
+        self.estimate_seconds(endpoint, p)
+    }
+    fn shared(&self, endpoint: &str) -> bool {
+        self.config()
+            .endpoint(endpoint)
+            .is_some_and(|e| e.shared_speed)
+    }
+}
+
+/// The wall time of `calls` (see [`Plan::wall_seconds`]): the dry run's figure.
+fn wall_seconds(calls: &BTreeMap<String, PlannedEndpoint>, speeds: &dyn Speeds) -> Option<f64> {
+    let endpoints = calls
+        .iter()
+        .map(|(name, p)| {
+            let mut p = p.clone();
+            p.seconds_expected = speeds.seconds(name, &p);
+            p.shared_speed = speeds.shared(name);
+            (name.clone(), p)
+        })
+        .collect();
+    Plan { endpoints }
+        .wall_seconds()
+        .map(|(parallel, _)| parallel)
+}
+
+/// Takes the dialogues not done before in order while `fixed_s` plus their cumulative expected
+/// time fits `budget_s` (the first that does not fit ends the plan); all of them when a speed
+/// is unknown.
+pub fn select(
+    work: &[(String, DialogueWork)],
+    speeds: &dyn Speeds,
+    budget_s: f64,
+    fixed_s: f64,
+) -> BudgetPlan {
+    let n = work.len();
+    let mut plan = BudgetPlan {
+        info: TimeBudgetInfo {
+            budget_s,
+            preparation_s: fixed_s,
+            expected_s: Some(0.0),
+            dialogues_planned: n,
+            dialogues_done_before: work.iter().filter(|(_, w)| w.done_before()).count(),
+            ..Default::default()
+        },
+        dialogues: work.iter().map(|(id, _)| id.clone()).collect(),
+        selected: vec![false; n],
+        seconds: vec![None; n],
+        jobs: work.iter().map(|(_, w)| w.jobs).collect(),
+    };
+    let mut taken: BTreeMap<String, PlannedEndpoint> = BTreeMap::new();
+    let mut fits = true;
+    for (i, (_, w)) in work.iter().enumerate() {
+        if w.done_before() {
+            continue;
+        }
+        let mut with = taken.clone();
+        for (name, p) in &w.calls {
+            let e = with.entry(name.clone()).or_default();
+            e.add(p);
+            e.model.clone_from(&p.model);
+        }
+        let (Some(before), Some(after)) = (plan.info.expected_s, wall_seconds(&with, speeds))
+        else {
+            // a speed is unknown: nothing is cut, the budget is a deadline only
+            plan.info.expected_s = None;
+            continue;
+        };
+        plan.seconds[i] = Some(after - before);
+        if fits && fixed_s + after <= budget_s {
+            plan.selected[i] = true;
+            plan.info.expected_s = Some(after);
+            taken = with;
+        } else {
+            fits = false;
+        }
+    }
+    if plan.info.expected_s.is_none() {
+        plan.seconds = vec![None; n];
+        for (s, (_, w)) in plan.selected.iter_mut().zip(work) {
+            *s = !w.done_before();
+        }
+    }
+    let i = &mut plan.info;
+    i.dialogues_started = plan.selected.iter().filter(|s| **s).count();
+    i.dialogues_left = n - i.dialogues_done_before;
+    plan
+}
+
+impl BudgetPlan {
+    /// Dialogues the plan does not start (not done before either).
+    pub fn not_started(&self) -> usize {
+        let i = &self.info;
+        i.dialogues_planned - i.dialogues_done_before - i.dialogues_started
+    }
+
+    /// Counts the dialogues whose every judgement is made after the run (`records`: the
+    /// judgements of the benchmark's units, `None` where not made).
+    pub fn finish(&mut self, records: &[Option<Box<crate::record::Judgement>>]) {
+        let mut done: std::collections::HashMap<&str, usize> = Default::default();
+        for r in records.iter().flatten() {
+            *done.entry(r.dialogue_id.as_str()).or_default() += 1;
+        }
+        let before = self.info.dialogues_done_before;
+        let complete = self
+            .dialogues
+            .iter()
+            .zip(&self.jobs)
+            .filter(|(id, jobs)| done.get(id.as_str()).copied().unwrap_or(0) >= **jobs)
+            .count();
+        self.info.dialogues_audited = complete.saturating_sub(before);
+        self.info.dialogues_left = self.info.dialogues_planned - complete.max(before);
+    }
+
+    /// The one line a run prints before judging (`dry`: the dry run's wording).
+    pub fn line(&self, dry: bool) -> String {
+        let i = &self.info;
+        let b = budget_text(i.budget_s);
+        let before = if i.dialogues_done_before > 0 {
+            format!(", {} done before", i.dialogues_done_before)
+        } else {
+            String::new()
+        };
+        let Some(expected) = i.expected_s else {
+            return format!(
+                "warning: time budget {b}: the endpoints' speed is unknown (run `mtr local speed`, or set output_tokens_per_s and prompt_tokens_per_s), so the budget cannot be planned: all {} unfinished of {} planned dialogues {}{before}; no new judgement starts once the budget is spent",
+                i.dialogues_started,
+                i.dialogues_planned,
+                if dry { "would start" } else { "start" }
+            );
+        };
+        let verb = if dry { "would audit" } else { "auditing" };
+        let mut s = format!(
+            "time budget {b}: {verb} {} of {} planned dialogues{before} (expected {} at the measured speed, after {} of preparation)",
+            i.dialogues_started,
+            i.dialogues_planned,
+            human_duration(expected),
+            human_duration(i.preparation_s)
+        );
+        let left = self.not_started();
+        if left > 0 {
+            s.push_str(&format!(
+                "; {left} left for a rerun with more time to continue"
+            ));
+        }
+        s
+    }
+
+    /// The ids of the dialogues the plan starts, when it leaves some out.
+    pub fn restriction(&self) -> Option<std::collections::HashSet<String>> {
+        (self.not_started() > 0).then(|| {
+            self.dialogues
+                .iter()
+                .zip(&self.selected)
+                .filter(|(_, s)| **s)
+                .map(|(id, _)| id.clone())
+                .collect()
+        })
+    }
+}
+
+impl TimeBudgetInfo {
+    /// The report's line.
+    pub fn line(&self) -> String {
+        let expected = self.expected_s.map_or_else(
+            || "unknown (no speed for an endpoint)".to_string(),
+            human_duration,
+        );
+        let mut s = format!(
+            "Time budget {}: {} of {} planned dialogues audited in this run ({} done before, {} left for a rerun with more time); expected judging time {expected} after {} of preparation.",
+            budget_text(self.budget_s),
+            self.dialogues_audited,
+            self.dialogues_planned,
+            self.dialogues_done_before,
+            self.dialogues_left,
+            human_duration(self.preparation_s)
+        );
+        if self.deadline_stopped {
+            s.push_str(" The deadline stopped judging (the endpoints were slower than expected).");
+        }
+        s
+    }
+}
+
+/// A budget as it is usually written: `14m`, `2h`, `90s`, else `1m 30s`.
+pub fn budget_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s if s < 60 => format!("{s}s"),
+        _ => human_duration(secs),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+//! Each planned dialogue's remaining work for the time budget's plan: the judgements it needs,
+//! those an earlier run's `items.jsonl` already holds, and the calls of the others, estimated
+//! one by one as the dry run does ([`mtr_llm::Llm::estimate`]: counted prompt tokens, expected
+//! answer tokens, cached calls free). A request identical to an earlier one of the same judge
+//! is copied by the engine, not called, so it is not counted either. Relevance judges
+//! (rerankers) answer in one short call without an answer to write: they are not timed.
+
+use std::collections::{BTreeMap, HashMap};
+
+use mtr_llm::PlannedEndpoint;
+
+use crate::engine::{Judging, Render, Unit, jobs_of, prompt_ids, reused_record};
+use crate::error::{AuditError, Result};
+use crate::record::Judgement;
+
+/// What one dialogue still needs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DialogueWork {
+    /// Judgements the dialogue needs (every unit, judge and sample).
+    pub jobs: usize,
+    /// Of them, those an earlier run made.
+    pub reused: usize,
+    /// The calls of the others, per endpoint.
+    pub calls: BTreeMap<String, PlannedEndpoint>,
+}
+
+impl DialogueWork {
+    /// Every judgement was made by an earlier run.
+    pub fn done_before(&self) -> bool {
+        self.jobs > 0 && self.reused == self.jobs
+    }
+}
+
+/// Adds the work of `units` (judged by `ctx`'s judges and rendered by `render`) to `into`, by
+/// dialogue id.
+pub fn estimate(
+    ctx: &Judging<'_>,
+    units: &[Unit],
+    render: &dyn Render,
+    existing: &HashMap<String, Judgement>,
+    into: &mut HashMap<String, DialogueWork>,
+) -> Result<()> {
+    let jobs = jobs_of(units, ctx.judges, ctx.samples.max(1));
+    let prompts = prompt_ids(render);
+    let mut first_of: Vec<std::collections::HashSet<blake3::Hash>> =
+        vec![Default::default(); ctx.judges.len()];
+    // jobs come unit by unit: a unit is rendered once for all its judges and samples
+    let mut rendered: Option<(usize, mtr_llm::ChatRequest)> = None;
+    for &(ui, ji, sample) in &jobs {
+        let (u, judge) = (&units[ui], &ctx.judges[ji]);
+        let w = into.entry(u.dialogue_id.clone()).or_default();
+        w.jobs += 1;
+        if reused_record(existing, u, judge, sample, &prompts).is_some() {
+            w.reused += 1;
+            continue;
+        }
+        if judge.relevance {
+            continue;
+        }
+        if rendered.as_ref().is_none_or(|(i, _)| *i != ui) {
+            rendered = Some((ui, render.render(u)?));
+        }
+        let Some((_, req)) = &rendered else {
+            continue;
+        };
+        let req = req.clone().with_sample(sample);
+        let body = serde_json::to_vec(&req).map_err(|e| AuditError::Internal(e.to_string()))?;
+        if !first_of[ji].insert(blake3::hash(&body)) {
+            continue;
+        }
+        let p = ctx
+            .llm
+            .estimate(&judge.name, &req)
+            .map_err(|e| AuditError::Llm(e.to_string()))?;
+        let e = w.calls.entry(judge.name.clone()).or_default();
+        e.add(&p);
+        e.model = p.model;
+    }
+    Ok(())
+}
