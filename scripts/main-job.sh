@@ -72,10 +72,13 @@ synth() {
   t=$(date +%s)
   [ "$(per_lang SYNTH_BUDGET "$lang")" = none ] \
     || budget=(--time-budget "$(per_lang SYNTH_BUDGET "$lang")")
+  local args=(--corpus "corpora/$lang" -o "$OUT/bench-$lang"
+    --dialogues "$(per_lang DIALOGUES "$lang")" --turns "$(per_lang TURNS "$lang")"
+    --seed "$SEED" --chunk-tokens 64-160 "${budget[@]}")
+  # the plan first (seconds, nothing called): the yield sets it beside the real time
+  mtr synth "${args[@]}" --dry-run > "$OUT/dry-synth-$lang.txt" 2>&1 || true
   {
-    mtr synth --corpus "corpora/$lang" -o "$OUT/bench-$lang" \
-      --dialogues "$(per_lang DIALOGUES "$lang")" --turns "$(per_lang TURNS "$lang")" \
-      --seed "$SEED" --chunk-tokens 64-160 "${budget[@]}"
+    mtr synth "${args[@]}"
     mtr validate "$OUT/bench-$lang"
     mtr stats "$OUT/bench-$lang"
   } > "$OUT/synth-$lang.txt" 2>&1
@@ -109,8 +112,11 @@ echo "== auditing the English benchmark (the zh synthesis still running beside i
 T=$(date +%s)
 audit_budget=()
 [ "$AUDIT_BUDGET" = none ] || audit_budget=(--time-budget "$AUDIT_BUDGET")
-mtr audit "$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 1 --negatives 3 \
-  "${audit_budget[@]}"
+audit_args=("$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 1 --negatives 3
+  "${audit_budget[@]}")
+mtr audit "${audit_args[@]}" --dry-run > "$OUT/dry-audit-en.txt" 2>&1 || true
+mtr audit "${audit_args[@]}"
+echo $(( $(date +%s) - T )) > "$OUT/.seconds-audit-en"
 stage_done "audit (en), beside zh" "$T"
 echo "== waiting for the zh synthesis"
 wait "$ZH" || { cat "$OUT/synth-zh.txt"; exit 1; }
@@ -141,6 +147,40 @@ for lang in en zh; do
   echo "  $lang: $line; attempts rejected as near-repeats of an earlier turn: $near;" \
     "questions an earlier dialogue asked already: ${again:-?}"
 done
+# follow-ups, tokens per verified turn, and each step's plan (its dry run) beside what it took
+python3 - "$OUT" <<'PY' || true
+import json, os, re, sys
+out = sys.argv[1]
+def seconds(text):
+    m = re.search(r"(?:(\d+)h )?(?:(\d+)m)?\s*(?:(\d+)s)?$", text.strip())
+    h, mi, se = (int(x or 0) for x in m.groups()) if m else (0, 0, 0)
+    return 3600 * h + 60 * mi + se
+for lang in ("en", "zh"):
+    try:
+        dialogues = [json.loads(l) for l in open(f"{out}/bench-{lang}/dialogues.jsonl")]
+        report = open(f"{out}/bench-{lang}/synth_report.md").read()
+    except OSError:
+        continue
+    turns = sum(len(d["turns"]) for d in dialogues)
+    follow = sum(max(0, len(d["turns"]) - 1) for d in dialogues)
+    rows = re.findall(r"^\| \w+ \| [^|]+ \| (\d+) \| \d+ \| (\d+) \| (\d+) \|", report, re.M)
+    calls, prompt, completion = (sum(int(r[i]) for r in rows) for i in range(3))
+    per = f"{prompt // turns:,} prompt / {completion // turns:,} completion tokens" if turns else "-"
+    print(f"  {lang}: {follow} of {turns} verified turns are follow-ups"
+          f" ({100 * follow / max(turns, 1):.0f}%); {calls} calls, {prompt:,} prompt and"
+          f" {completion:,} completion tokens: {per} per verified turn")
+for step in ("synth-en", "synth-zh", "audit-en"):
+    try:
+        dry = open(f"{out}/dry-{step}.txt").read()
+        took = int(open(f"{out}/.seconds-{step}").read())
+    except (OSError, ValueError):
+        continue
+    m = re.search(r"^wall time: (?:about )?(.+)$", dry, re.M)
+    planned = m.group(1).split(" (")[0] if m else "?"
+    budget = re.search(r"^time budget [^:]+:.*$", dry, re.M)
+    print(f"  {step}: dry run planned {planned}, took {took // 60}m {took % 60}s"
+          + (f" ({budget.group(0)[:160]})" if budget else ""))
+PY
 python3 - "$OUT/audit-en/summary.json" <<'PY' || true
 import json, sys
 s = json.load(open(sys.argv[1]))
