@@ -127,15 +127,13 @@ impl FakeAgents {
         let words = passage_words(prompt, pick, if self.chinese { 10 } else { 6 });
         let retry = prompt.contains("A previous attempt was rejected");
         if let (RepeatScript::Questions, false) = (self.repeat, retry) {
-            let asked = section(prompt, "## Questions the user already asked");
-            if let Some(last) = asked.lines().rev().find_map(|l| l.strip_prefix("- ")) {
+            if let Some(last) = last_asked(prompt) {
                 let question = format!("So, {}", last.trim());
                 return json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")});
             }
         }
         if let (RepeatScript::Restatements, false) = (self.repeat, retry) {
-            let asked = section(prompt, "## Questions the user already asked");
-            if let Some(last) = asked.lines().rev().find_map(|l| l.strip_prefix("- ")) {
+            if let Some(last) = last_asked(prompt) {
                 let w: Vec<&str> = last.split_whitespace().collect();
                 let question = w[w.len().saturating_sub(5)..].join(" ");
                 return json!({"passage": pick, "question": question, "standalone": question});
@@ -259,6 +257,18 @@ fn fit(mut v: Value, schema: &Value) -> Value {
 
 /// The first body line after a passage header line that is long enough to quote (headings
 /// and short list items are skipped).
+/// The user's latest question in a user prompt: the last line of the list of questions asked
+/// already, else (the list shows only what the history does not) the history's last user line.
+fn last_asked(prompt: &str) -> Option<&str> {
+    let listed = section(prompt, "## Questions the user already asked");
+    let history = section(prompt, "## Conversation so far");
+    listed
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("- "))
+        .or_else(|| history.lines().rev().find_map(|l| l.strip_prefix("User: ")))
+}
+
 fn first_line(text: &str) -> String {
     text.lines()
         .skip(1)

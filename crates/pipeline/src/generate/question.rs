@@ -11,7 +11,7 @@ use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
 use super::turn::{Step, TurnInput, reject};
-use crate::agents::{CallLog, UserProposal};
+use crate::agents::{CallLog, UserProposal, Utter};
 use crate::error::Result;
 use crate::text_rules::{in_language, question_problem, standalone_problem};
 
@@ -26,11 +26,12 @@ impl Generator<'_> {
         log: &mut CallLog,
     ) -> Step<UserProposal> {
         let sample = (st.round * self.opts.max_attempts + attempt) as u32;
+        let unseen = unseen_questions(&input.asked, &input.history);
         let proposal = self
             .agents
             .user(
                 &input.history,
-                &input.asked,
+                &unseen,
                 &input.passages,
                 input.first,
                 input.switch,
@@ -156,4 +157,32 @@ fn earlier_questions(turns: &[TurnRecord]) -> impl Iterator<Item = &str> {
             .flatten()
             .map(String::as_str)
     })
+}
+
+/// The questions asked already that the shown history does not show (it is cut to the last
+/// `history_turns`): the user prompt lists only these, since the same question twice in one
+/// prompt (in the history and in the list) made the small model ask it a third time.
+fn unseen_questions(asked: &[String], history: &[Utter]) -> Vec<String> {
+    asked
+        .iter()
+        .filter(|q| !history.iter().any(|u| u.speaker == "user" && &u.text == *q))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod unseen_tests {
+    use super::*;
+
+    #[test]
+    fn only_questions_the_history_does_not_show_are_listed() {
+        let u = |speaker: &str, text: &str| Utter {
+            speaker: speaker.into(),
+            text: text.into(),
+        };
+        let asked = vec!["年假能结转几天？".to_string(), "病假要证明吗？".to_string()];
+        let history = vec![u("user", "病假要证明吗？"), u("agent", "年假能结转几天？")];
+        assert_eq!(unseen_questions(&asked, &history), ["年假能结转几天？"]);
+        assert!(unseen_questions(&asked[1..], &history).is_empty());
+    }
 }
