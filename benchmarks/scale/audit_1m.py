@@ -148,6 +148,8 @@ def main():
     ap.add_argument("--dir", default=None)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--skip-rerun", action="store_true")
+    ap.add_argument("--skip-dry-run", action="store_true",
+                    help="time the export and import only (the export plans the calls again)")
     a = ap.parse_args()
     mtr = os.path.abspath(a.mtr)
     d = a.dir or tempfile.mkdtemp(prefix="mtr-scale-audit-")
@@ -168,8 +170,10 @@ def main():
         f.write('[llm.roles]\njudges = ["judge0", "judge1", "judge2"]\n')
     env = dict(os.environ, MTR_HOME=d, NO_COLOR="1")
     base = [mtr, "--config", cfg, "audit", bench]
-    _, _, r = timed("plan (--dry-run)", base + ["-o", os.path.join(d, "dry"), "--dry-run"], env)
-    print("  " + "\n  ".join(mtr_lines(r)[:40]))
+    if not a.skip_dry_run:
+        _, _, r = timed("plan (--dry-run)", base + ["-o", os.path.join(d, "dry"), "--dry-run"],
+                        env)
+        print("  " + "\n  ".join(mtr_lines(r)[:40]))
     requests = os.path.join(d, "requests.jsonl")
     out = os.path.join(d, "audit")
     _, _, r = timed("export (--export-batch)", base + ["-o", out, "--export-batch", requests],

@@ -23,7 +23,7 @@ use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Llm;
 use crate::balance::Endpoint;
@@ -55,6 +55,21 @@ pub(crate) struct Exporter {
     /// Items not yet recorded in the cache file: (job id, item).
     items: Vec<(String, BatchItem)>,
     bytes: u64,
+    /// The line being written (its buffer reused from line to line).
+    line: Vec<u8>,
+}
+
+/// One Batch input line into `out` (cleared first), newline included: the bytes of
+/// `json!({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body})`
+/// (keys kept in that order), serialised without copying the body.
+fn write_line(out: &mut Vec<u8>, key: &str, body: &Value) {
+    out.clear();
+    out.extend_from_slice(b"{\"custom_id\":");
+    // serialising a str or a Value into a Vec cannot fail
+    let _ = serde_json::to_writer(&mut *out, key);
+    out.extend_from_slice(b",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":");
+    let _ = serde_json::to_writer(&mut *out, body);
+    out.extend_from_slice(b"}\n");
 }
 
 /// One endpoint's share of an export.
@@ -162,6 +177,7 @@ impl Llm {
             jobs: BTreeMap::new(),
             items: Vec::new(),
             bytes: 0,
+            line: Vec::new(),
         };
         *self
             .inner
@@ -233,11 +249,10 @@ impl Llm {
         let Some(job) = ex.jobs.get_mut(name) else {
             return Ok(());
         };
-        let line = json!({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body});
-        let mut text = line.to_string();
-        text.push('\n');
+        let text = &mut ex.line;
+        write_line(text, key, body);
         ex.file
-            .write_all(text.as_bytes())
+            .write_all(text)
             .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", ex.target.display())))?;
         ex.bytes += text.len() as u64;
         job.requests += 1;
@@ -334,6 +349,7 @@ impl Llm {
         let mut buf = Vec::new();
         let mut n = 0u64;
         let mut spend_job: Option<String> = None;
+        let mut jobs = Default::default();
         loop {
             buf.clear();
             let read = reader
@@ -375,7 +391,7 @@ impl Llm {
                     "is this a Batch output file?",
                 ));
             };
-            let Some(call) = cache.known_call(key)? else {
+            let Some(call) = cache.known_call_in(key, &mut jobs)? else {
                 return Err(bad(
                     n,
                     format!(
@@ -581,6 +597,15 @@ mod tests {
         )
         .unwrap();
         p
+    }
+
+    #[test]
+    fn a_line_is_the_bytes_of_its_json_object() {
+        let body = json!({"model": "m", "messages": [{"role": "user", "content": "a \"q\"\n\u{e9}"}], "z": 1, "a": null});
+        let mut out = b"old".to_vec();
+        write_line(&mut out, "k\"1", &body);
+        let want = json!({"custom_id": "k\"1", "method": "POST", "url": "/v1/chat/completions", "body": body});
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{want}\n"));
     }
 
     #[tokio::test]
