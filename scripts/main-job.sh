@@ -18,7 +18,7 @@
 # Chinese dialogue of six measured runs kept a third turn: every attempt at one was wasted
 # time), so Chinese plans two turns and more dialogues (README); SEED (7),
 # MTR_BIN (use this mtr binary instead of building one), MTR_CONFIG (default
-# scripts/main-job.toml: small-model settings), SYNTH_BUDGET_EN / SYNTH_BUDGET_ZH (7m / 9m)
+# scripts/main-job.toml: small-model settings), SYNTH_BUDGET_EN / SYNTH_BUDGET_ZH (7m each)
 # and AUDIT_BUDGET (4m): each step's time budget ("none": no limit; see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,9 +57,9 @@ mkdir -p "$OUT"
 # Each synthesis's share of the job's 15 minutes (SYNTH_BUDGET_EN, SYNTH_BUDGET_ZH, or
 # SYNTH_BUDGET for both; "none": no limit): at the speed `mtr local speed` measured, only the
 # dialogues that fit are started, the rest are left for a rerun (which goes on from there).
-# Chinese runs beside the English synthesis and the audit, so it gets their time.
+# The two run side by side, then the audit.
 SYNTH_BUDGET_EN="${SYNTH_BUDGET_EN:-${SYNTH_BUDGET:-7m}}"
-SYNTH_BUDGET_ZH="${SYNTH_BUDGET_ZH:-${SYNTH_BUDGET:-9m}}"
+SYNTH_BUDGET_ZH="${SYNTH_BUDGET_ZH:-${SYNTH_BUDGET:-7m}}"
 # The audit's share (AUDIT_BUDGET; "none": no limit): only the sampled dialogues whose
 # judgements fit at the measured speed are audited, no judgement starts once it is spent, and
 # a rerun judges the rest (finished judgements are kept).
@@ -97,18 +97,22 @@ mtr local speed --runs 2 --missing \
   || echo "   (speed not measured: dry runs will say 'wall time: unknown')"
 stage_done "local speed" "$T"
 
-# The small models keep both cores busy only when enough requests are in flight: the Chinese
-# synthesis runs beside the English synthesis and audit (one set of local servers serves
-# both processes; the LLM cache is shared safely).
+# The two syntheses run side by side, one core each (one set of local servers serves both
+# processes; the LLM cache is shared safely): MTR_LOCAL_CORES=1 tells each plan that it has
+# one core of the machine's two. The audit then runs alone, on every core.
 echo "== synthesizing the zh benchmark from corpora/zh (in the background)"
-synth zh &
+MTR_LOCAL_CORES=1 synth zh &
 ZH=$!
 echo "== synthesizing the en benchmark from corpora/en"
-synth en || { cat "$OUT/synth-en.txt"; exit 1; }
+MTR_LOCAL_CORES=1 synth en || { cat "$OUT/synth-en.txt"; exit 1; }
 cat "$OUT/synth-en.txt"
 stage_done "synthesis (en), beside zh" "$(( $(date +%s) - $(cat "$OUT/.seconds-synth-en") ))"
+echo "== waiting for the zh synthesis"
+wait "$ZH" || { cat "$OUT/synth-zh.txt"; exit 1; }
+cat "$OUT/synth-zh.txt"
+stage_done "synthesis (zh), beside en" "$(( $(date +%s) - $(cat "$OUT/.seconds-synth-zh") ))"
 
-echo "== auditing the English benchmark (the zh synthesis still running beside it)"
+echo "== auditing the English benchmark"
 T=$(date +%s)
 audit_budget=()
 [ "$AUDIT_BUDGET" = none ] || audit_budget=(--time-budget "$AUDIT_BUDGET")
@@ -117,11 +121,7 @@ audit_args=("$OUT/bench-en" -o "$OUT/audit-en" --seed "$SEED" --trials 1 --negat
 mtr audit "${audit_args[@]}" --dry-run > "$OUT/dry-audit-en.txt" 2>&1 || true
 mtr audit "${audit_args[@]}"
 echo $(( $(date +%s) - T )) > "$OUT/.seconds-audit-en"
-stage_done "audit (en), beside zh" "$T"
-echo "== waiting for the zh synthesis"
-wait "$ZH" || { cat "$OUT/synth-zh.txt"; exit 1; }
-cat "$OUT/synth-zh.txt"
-stage_done "synthesis (zh), beside en" "$(( $(date +%s) - $(cat "$OUT/.seconds-synth-zh") ))"
+stage_done "audit (en)" "$T"
 T=$(date +%s)
 
 for lang in en zh; do

@@ -103,6 +103,24 @@ pub fn human_duration(secs: f64) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub endpoints: BTreeMap<String, PlannedEndpoint>,
+    /// Cores the shared-speed endpoints (the embedded local servers, one thread each) run
+    /// on side by side; 0 or 1: one after another (see [`Plan::wall_seconds`]).
+    #[serde(default, skip_serializing_if = "is_one_or_less")]
+    pub shared_cores: usize,
+}
+
+fn is_one_or_less(n: &usize) -> bool {
+    *n <= 1
+}
+
+/// The cores local model servers may use side by side: `MTR_LOCAL_CORES` when set (a job that
+/// runs two mtr commands at once gives each its share), else the machine's.
+pub fn local_cores() -> usize {
+    std::env::var("MTR_LOCAL_CORES")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl Plan {
@@ -115,24 +133,27 @@ impl Plan {
         t
     }
 
-    /// Expected wall time when the endpoints work at the same time (the slowest one; the
-    /// shared-speed endpoints, which compete for the same cores, count as one endpoint that
-    /// takes their times together) and one after another (the sum); None when any endpoint
-    /// with paid calls has no known speed.
+    /// Expected wall time when the endpoints work at the same time (the slowest one) and one
+    /// after another (the sum); None when any endpoint with paid calls has no known speed.
+    /// The shared-speed endpoints (one-thread local servers) compete for `shared_cores`
+    /// cores: together they take their summed time spread over those cores, but never less
+    /// than the slowest one's own time (one server uses one core).
     pub fn wall_seconds(&self) -> Option<(f64, f64)> {
         let mut max = 0.0f64;
-        let mut shared = 0.0f64;
+        let (mut shared, mut shared_max) = (0.0f64, 0.0f64);
         let mut sum = 0.0f64;
         for p in self.endpoints.values().filter(|p| p.calls > 0) {
             let s = p.seconds_expected?;
             if p.shared_speed {
                 shared += s;
+                shared_max = shared_max.max(s);
             } else {
                 max = max.max(s);
             }
             sum += s;
         }
-        Some((max.max(shared), sum))
+        let cores = self.shared_cores.max(1) as f64;
+        Some((max.max(shared_max.max(shared / cores)), sum))
     }
 
     /// A plain-text table for the terminal.
@@ -261,6 +282,30 @@ mod tests {
             .insert("slow-remote".into(), timed(400.0, false));
         assert_eq!(plan.wall_seconds(), Some((400.0, 950.0)));
         assert_eq!(plan.total().seconds_expected, Some(400.0));
+        // on two cores the local servers run side by side: their 300 s take 200 s, the
+        // time of the slower one, which uses one core
+        plan.endpoints.remove("slow-remote");
+        plan.shared_cores = 2;
+        assert_eq!(plan.wall_seconds(), Some((250.0, 550.0)));
+        plan.endpoints.remove("remote");
+        assert_eq!(plan.wall_seconds(), Some((200.0, 300.0)));
+        plan.endpoints.insert("local-c".into(), timed(100.0, true));
+        assert_eq!(
+            plan.wall_seconds(),
+            Some((200.0, 400.0)),
+            "400 s over 2 cores"
+        );
+        plan.shared_cores = 4;
+        assert_eq!(
+            plan.wall_seconds(),
+            Some((200.0, 400.0)),
+            "never below one server's"
+        );
+        plan.endpoints.remove("local-c");
+        plan.shared_cores = 1;
+        plan.endpoints.insert("remote".into(), timed(250.0, false));
+        plan.endpoints
+            .insert("slow-remote".into(), timed(400.0, false));
         // an endpoint without paid calls takes no time, known or not
         plan.endpoints.insert(
             "local-idle".into(),

@@ -91,6 +91,10 @@ pub struct BudgetPlan {
 pub trait Speeds {
     fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
     fn shared(&self, endpoint: &str) -> bool;
+    /// Cores the shared-speed endpoints run on side by side (see [`Plan::wall_seconds`]).
+    fn shared_cores(&self) -> usize {
+        1
+    }
 }
 
 impl Speeds for Llm {
@@ -101,6 +105,9 @@ impl Speeds for Llm {
         self.config()
             .endpoint(endpoint)
             .is_some_and(|e| e.shared_speed)
+    }
+    fn shared_cores(&self) -> usize {
+        Llm::shared_cores(self)
     }
 }
 
@@ -115,9 +122,12 @@ fn wall_seconds(calls: &BTreeMap<String, PlannedEndpoint>, speeds: &dyn Speeds) 
             (name.clone(), p)
         })
         .collect();
-    Plan { endpoints }
-        .wall_seconds()
-        .map(|(parallel, _)| parallel)
+    Plan {
+        endpoints,
+        shared_cores: speeds.shared_cores(),
+    }
+    .wall_seconds()
+    .map(|(parallel, _)| parallel)
 }
 
 /// Takes the dialogues not done before in order while `fixed_s` plus their cumulative expected

@@ -142,6 +142,7 @@ impl Llm {
             .map(|p| p.clone())
             .unwrap_or_default();
         self.add_estimated(&mut plan);
+        plan.shared_cores = self.shared_cores();
         for (name, p) in plan.endpoints.iter_mut() {
             if let Some(ep) = self.inner.endpoints.get(name) {
                 p.seconds_expected = crate::plan::estimate_seconds(&ep.cfg, p);
@@ -149,6 +150,16 @@ impl Llm {
             }
         }
         plan
+    }
+
+    /// The cores the shared-speed endpoints run on side by side ([`crate::plan::local_cores`]);
+    /// 1 when no endpoint shares its speed.
+    pub fn shared_cores(&self) -> usize {
+        if self.inner.endpoints.values().any(|e| e.cfg.shared_speed) {
+            crate::plan::local_cores()
+        } else {
+            1
+        }
     }
 
     /// Expected wall time of `p` on `endpoint` from its configured speed and rate limits

@@ -24,6 +24,10 @@ pub type DialogueWork = BTreeMap<String, PlannedEndpoint>;
 pub trait Speeds {
     fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
     fn shared(&self, endpoint: &str) -> bool;
+    /// Cores the shared-speed endpoints run on side by side (see [`Plan::wall_seconds`]).
+    fn shared_cores(&self) -> usize {
+        1
+    }
 }
 
 impl Speeds for Llm {
@@ -34,6 +38,9 @@ impl Speeds for Llm {
         self.config()
             .endpoint(endpoint)
             .is_some_and(|e| e.shared_speed)
+    }
+    fn shared_cores(&self) -> usize {
+        Llm::shared_cores(self)
     }
 }
 
@@ -92,7 +99,10 @@ pub fn remaining_work(
 
 /// The wall time of the planned calls of `endpoints` (see [`Plan::wall_seconds`]).
 fn wall_seconds(endpoints: &DialogueWork, speeds: &dyn Speeds) -> Option<f64> {
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        shared_cores: speeds.shared_cores(),
+        ..Plan::default()
+    };
     for (name, p) in endpoints {
         let mut p = p.clone();
         p.seconds_expected = speeds.seconds(name, &p);

@@ -173,10 +173,12 @@ impl<'a> Planner<'a> {
             .collect();
         let pos = pos + 1;
         let history = placeholder(prepared.language.is_cjk(), layer.min(g.history_turns));
-        let asked: Vec<String> = history
-            .iter()
+        // the user prompt lists only the questions its history no longer shows
+        let asked: Vec<String> = placeholder(prepared.language.is_cjk(), layer)
+            .into_iter()
             .filter(|u| u.speaker == "user")
-            .map(|u| u.text.clone())
+            .map(|u| u.text)
+            .take(layer.saturating_sub(g.history_turns))
             .collect();
         let question = history
             .first()
