@@ -217,6 +217,53 @@ impl Plan {
     }
 }
 
+/// How long planned calls take on an endpoint, whether its speed is shared with the other
+/// shared-speed endpoints (the embedded local servers compete for the same cores), and on how
+/// many cores those run: what a time budget (`mtr synth` and `mtr audit --time-budget`) plans
+/// with. [`crate::Llm`] answers from its endpoints; tests answer with fixed speeds.
+pub trait Speeds {
+    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
+    fn shared(&self, endpoint: &str) -> bool;
+    /// Cores the shared-speed endpoints run on side by side (see [`Plan::wall_seconds`]).
+    fn shared_cores(&self) -> usize {
+        1
+    }
+}
+
+/// The wall time of the planned `calls` per endpoint at `speeds` (see [`Plan::wall_seconds`]):
+/// the dry run's figure, which a time budget compares with what is left.
+pub fn wall_seconds_of(
+    calls: &BTreeMap<String, PlannedEndpoint>,
+    speeds: &dyn Speeds,
+) -> Option<f64> {
+    let endpoints = calls
+        .iter()
+        .map(|(name, p)| {
+            let mut p = p.clone();
+            p.seconds_expected = speeds.seconds(name, &p);
+            p.shared_speed = speeds.shared(name);
+            (name.clone(), p)
+        })
+        .collect();
+    Plan {
+        endpoints,
+        shared_cores: speeds.shared_cores(),
+    }
+    .wall_seconds()
+    .map(|(parallel, _)| parallel)
+}
+
+/// A budget as it was given: `14m`, `2h`, `45s`, else [`human_duration`] (`1m 30s`).
+pub fn budget_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s if s < 60 => format!("{s}s"),
+        _ => human_duration(secs),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mtr_llm::plan::human_duration;
-use mtr_llm::{Llm, Plan, PlannedEndpoint};
+use mtr_llm::PlannedEndpoint;
+pub use mtr_llm::plan::{Speeds, budget_text};
+use mtr_llm::plan::{human_duration, wall_seconds_of};
 use serde::{Deserialize, Serialize};
 
 pub use self::gate::Gate;
@@ -86,50 +87,6 @@ pub struct BudgetPlan {
     pub jobs: Vec<usize>,
 }
 
-/// How long planned calls take on an endpoint, and whether its speed is shared with the other
-/// shared-speed endpoints (the embedded local servers compete for the same cores).
-pub trait Speeds {
-    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
-    fn shared(&self, endpoint: &str) -> bool;
-    /// Cores the shared-speed endpoints run on side by side (see [`Plan::wall_seconds`]).
-    fn shared_cores(&self) -> usize {
-        1
-    }
-}
-
-impl Speeds for Llm {
-    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
-        self.estimate_seconds(endpoint, p)
-    }
-    fn shared(&self, endpoint: &str) -> bool {
-        self.config()
-            .endpoint(endpoint)
-            .is_some_and(|e| e.shared_speed)
-    }
-    fn shared_cores(&self) -> usize {
-        Llm::shared_cores(self)
-    }
-}
-
-/// The wall time of `calls` (see [`Plan::wall_seconds`]): the dry run's figure.
-fn wall_seconds(calls: &BTreeMap<String, PlannedEndpoint>, speeds: &dyn Speeds) -> Option<f64> {
-    let endpoints = calls
-        .iter()
-        .map(|(name, p)| {
-            let mut p = p.clone();
-            p.seconds_expected = speeds.seconds(name, &p);
-            p.shared_speed = speeds.shared(name);
-            (name.clone(), p)
-        })
-        .collect();
-    Plan {
-        endpoints,
-        shared_cores: speeds.shared_cores(),
-    }
-    .wall_seconds()
-    .map(|(parallel, _)| parallel)
-}
-
 /// Takes the dialogues not done before in order while `fixed_s` plus their cumulative expected
 /// time fits `budget_s` (the first that does not fit ends the plan); all of them when a speed
 /// is unknown.
@@ -166,7 +123,7 @@ pub fn select(
             e.add(p);
             e.model.clone_from(&p.model);
         }
-        let (Some(before), Some(after)) = (plan.info.expected_s, wall_seconds(&with, speeds))
+        let (Some(before), Some(after)) = (plan.info.expected_s, wall_seconds_of(&with, speeds))
         else {
             // a speed is unknown: nothing is cut, the budget is a deadline only
             plan.info.expected_s = None;
@@ -285,17 +242,6 @@ impl TimeBudgetInfo {
             s.push_str(" The deadline stopped judging (the endpoints were slower than expected).");
         }
         s
-    }
-}
-
-/// A budget as it is usually written: `14m`, `2h`, `90s`, else `1m 30s`.
-pub fn budget_text(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s if s < 60 => format!("{s}s"),
-        _ => human_duration(secs),
     }
 }
 

@@ -250,6 +250,21 @@ impl Llm {
     }
 }
 
+/// What a time budget plans with: the endpoints' configured or measured speeds.
+impl crate::plan::Speeds for Llm {
+    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
+        self.estimate_seconds(endpoint, p)
+    }
+    fn shared(&self, endpoint: &str) -> bool {
+        self.config()
+            .endpoint(endpoint)
+            .is_some_and(|e| e.shared_speed)
+    }
+    fn shared_cores(&self) -> usize {
+        Llm::shared_cores(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mtr_llm::plan::human_duration;
-use mtr_llm::{Llm, Plan, PlannedEndpoint};
+use mtr_llm::PlannedEndpoint;
+pub use mtr_llm::plan::{Speeds, budget_text};
+use mtr_llm::plan::{human_duration, wall_seconds_of};
 use serde::{Deserialize, Serialize};
 
 use super::calls::DialogueCalls;
@@ -18,31 +19,6 @@ use crate::generate::GenState;
 
 /// A dialogue's remaining calls per endpoint (their tokens and costs added up).
 pub type DialogueWork = BTreeMap<String, PlannedEndpoint>;
-
-/// How long planned calls take on an endpoint, and whether its speed is shared with the other
-/// shared-speed endpoints (the embedded local servers compete for the same cores).
-pub trait Speeds {
-    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
-    fn shared(&self, endpoint: &str) -> bool;
-    /// Cores the shared-speed endpoints run on side by side (see [`Plan::wall_seconds`]).
-    fn shared_cores(&self) -> usize {
-        1
-    }
-}
-
-impl Speeds for Llm {
-    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
-        self.estimate_seconds(endpoint, p)
-    }
-    fn shared(&self, endpoint: &str) -> bool {
-        self.config()
-            .endpoint(endpoint)
-            .is_some_and(|e| e.shared_speed)
-    }
-    fn shared_cores(&self) -> usize {
-        Llm::shared_cores(self)
-    }
-}
 
 /// The time budget's plan: how many of the planned dialogues start in this run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -97,21 +73,6 @@ pub fn remaining_work(
         .collect()
 }
 
-/// The wall time of the planned calls of `endpoints` (see [`Plan::wall_seconds`]).
-fn wall_seconds(endpoints: &DialogueWork, speeds: &dyn Speeds) -> Option<f64> {
-    let mut plan = Plan {
-        shared_cores: speeds.shared_cores(),
-        ..Plan::default()
-    };
-    for (name, p) in endpoints {
-        let mut p = p.clone();
-        p.seconds_expected = speeds.seconds(name, &p);
-        p.shared_speed = speeds.shared(name);
-        plan.endpoints.insert(name.clone(), p);
-    }
-    plan.wall_seconds().map(|(parallel, _)| parallel)
-}
-
 /// Takes the unfinished dialogues in order while `fixed_s` plus their cumulative expected time
 /// fits `budget_s`; all of them when a speed is unknown.
 pub fn select(
@@ -140,7 +101,7 @@ pub fn select(
             e.add(p);
             e.model = p.model.clone();
         }
-        let (Some(before), Some(after)) = (plan.expected_s, wall_seconds(&with, speeds)) else {
+        let (Some(before), Some(after)) = (plan.expected_s, wall_seconds_of(&with, speeds)) else {
             // a speed is unknown: nothing is cut, the budget is a deadline only
             plan.expected_s = None;
             plan.selected[i] = true;
@@ -230,17 +191,6 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         return Err(bad());
     }
     Duration::try_from_secs_f64(total).map_err(|_| bad())
-}
-
-/// A budget as it is usually written: `14m`, `2h`, `90s`, else `1m 30s`.
-pub fn budget_text(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s if s < 60 => format!("{s}s"),
-        _ => human_duration(secs),
-    }
 }
 
 #[cfg(test)]
