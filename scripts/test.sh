@@ -5,6 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# CI builds once: incremental compilation's caches would only take disk (a CI run of
+# 2026-12-02 ran out of it while linking the test binaries). The free space is printed at the
+# start and the end so that a full disk shows in the log before it fails a build.
+if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
+disk() { echo "== disk: $(df -h --output=avail "${CARGO_TARGET_DIR:-target}" 2>/dev/null | tail -1 | tr -d ' ') free ($1)"; }
+mkdir -p "${CARGO_TARGET_DIR:-target}"
+disk "before the build"
+trap 'disk "at the end"' EXIT
+
 echo "== installing test dependencies"
 bash scripts/setup-local-llm.sh
 if [ -x scripts/install-test-deps.sh ]; then bash scripts/install-test-deps.sh; fi
