@@ -26,6 +26,13 @@ def main():
     p.n_parallel = slots
     p.cont_batching = True
     p.cache_prompt = True
+    # No RAM-backed prompt cache (llama.cpp's --cache-ram, 8192 MiB by default, and
+    # --cache-idle-slots): with it, concurrent requests pinned to slots (`id_slot`) got answers
+    # written for another request's prompt, 2-8 of 40 per run on this server; without it 0 of
+    # 120 (benchmarks/local/cache_mixup.py; llama.cpp issue 27148). Each slot still reuses its
+    # own prompt prefix (cache_prompt).
+    p.cache_ram_mib = 0
+    p.cache_idle_slots = False
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
     p.use_jinja = True

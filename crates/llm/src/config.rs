@@ -456,10 +456,12 @@ pub struct LocalConfig {
     pub keep_alive: Option<String>,
     /// Each conversation's calls go to one server slot (llama.cpp `id_slot`), so its growing
     /// prompt prefix stays cached ([`crate::affinity`]); off (the default): any free slot.
-    /// Off by default: with the embedded xllamacpp build, two syntheses pinned to the same
-    /// slots got answers written for another request's prompt (judge wording in a user
-    /// question, one byte-identical answer to two different prompts); until that is
-    /// understood, pinning is opt-in.
+    /// Off by default. With the embedded xllamacpp build's RAM prompt cache on (its default),
+    /// two syntheses pinned to the same slots got answers written for another request's
+    /// prompt (judge wording in a user question, one byte-identical answer to two different
+    /// prompts); `benchmarks/local/cache_mixup.py` reproduced it (2-8 of 40 pinned concurrent
+    /// answers), and mtr's launcher now turns that cache off (0 of 120). Whether pinning then
+    /// saves prompt processing is not measured yet, so it stays opt-in.
     pub slot_affinity: bool,
 }
 

@@ -63,6 +63,16 @@ pub struct ServerState {
     pub threads: u32,
     #[serde(default)]
     pub slots: u32,
+    /// The launcher it was started with ([`launcher_id`]; empty: an older state file). A chat
+    /// server started by another launcher is restarted, so that a fix to its settings reaches
+    /// a server an older mtr left running.
+    #[serde(default)]
+    pub launcher: String,
+}
+
+/// A short fingerprint of the embedded launcher ([`LAUNCHER`]).
+pub fn launcher_id() -> String {
+    blake3::hash(LAUNCHER.as_bytes()).to_hex()[..16].to_string()
 }
 
 /// A server's status for `mtr local status`.
@@ -188,6 +198,17 @@ impl LocalServer {
                     );
                     self.stop().await?;
                 }
+                // a chat server started by another launcher (an older mtr): restart it
+                Some(st)
+                    if matches!(self.kind, ServerKind::Chat { .. })
+                        && st.launcher != launcher_id() =>
+                {
+                    tracing::info!(
+                        server = %self.name,
+                        "restarting: it was started by another version of mtr's launcher"
+                    );
+                    self.stop().await?;
+                }
                 _ => return Ok(url),
             }
         }
@@ -302,6 +323,10 @@ impl LocalServer {
                 .unwrap_or(0),
             threads: self.threads,
             slots: self.slots,
+            launcher: match self.kind {
+                ServerKind::Chat { .. } => launcher_id(),
+                ServerKind::Embeddings => String::new(),
+            },
         };
         let text = serde_json::to_string_pretty(&state).map_err(|e| LlmError::Local {
             message: e.to_string(),
@@ -493,6 +518,7 @@ mod tests {
             started_unix: 0,
             threads: server.threads,
             slots: server.slots,
+            launcher: launcher_id(),
         };
         std::fs::write(server.state_path(), serde_json::to_string(&state).unwrap()).unwrap();
         std::fs::remove_file(server.lock_path()).unwrap();
@@ -500,5 +526,71 @@ mod tests {
         let url = waiting.await.unwrap().unwrap();
         assert_eq!(url, format!("http://127.0.0.1:{port}/v1"));
         assert!(!server.lock_path().exists());
+    }
+
+    /// A chat server that an older mtr started with another launcher (before the RAM prompt
+    /// cache was turned off, say) is not reused: it is stopped and a new one started.
+    #[tokio::test]
+    async fn a_chat_server_started_by_another_launcher_is_restarted_not_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]);
+        let fake = crate::fake::FakeServer::builder().start().await.unwrap();
+        let port: u16 = fake
+            .base_url()
+            .trim_end_matches("/v1")
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        std::fs::create_dir_all(paths.state_dir()).unwrap();
+        // the old server: a live process (a stand-in) answering health checks on `port`
+        let mut old = Command::new("sleep").arg("60").spawn().unwrap();
+        let state = |launcher: &str| ServerState {
+            name: server.name.clone(),
+            pid: old.id(),
+            port,
+            alias: server.alias.clone(),
+            kind: server.kind.clone(),
+            started_unix: 0,
+            threads: server.threads,
+            slots: server.slots,
+            launcher: launcher.to_string(),
+        };
+        // same launcher: reused as it is
+        std::fs::write(
+            server.state_path(),
+            serde_json::to_string(&state(&launcher_id())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            server.start_or_reuse().await.unwrap(),
+            format!("http://127.0.0.1:{port}/v1")
+        );
+        // another launcher (an older state file has none): stopped, and a new one is started
+        // (which fails here: the venv's python is an empty file)
+        std::fs::write(
+            server.state_path(),
+            serde_json::to_string(&state("")).unwrap(),
+        )
+        .unwrap();
+        assert!(
+            server.start_or_reuse().await.is_err(),
+            "the old server was reused"
+        );
+        assert!(
+            old.try_wait().unwrap().is_some() || !pid_alive(old.id()),
+            "the old server still runs"
+        );
+        let _ = old.kill();
+    }
+
+    #[test]
+    fn the_launcher_turns_off_the_ram_prompt_cache() {
+        // benchmarks/local/cache_mixup.py: with llama.cpp's RAM prompt cache on, concurrent
+        // slot-pinned requests got answers written for other requests' prompts
+        assert!(LAUNCHER.contains("p.cache_ram_mib = 0"));
+        assert!(LAUNCHER.contains("p.cache_idle_slots = False"));
     }
 }
