@@ -35,10 +35,6 @@ pub enum RepeatScript {
     Restatements,
     /// The answerer answers with the question it was asked.
     EchoQuestion,
-    /// A follow-up asks the last question its prompt shows again, word for word, also after
-    /// it was told that the attempt was rejected (as Qwen2.5-Coder-0.5B did on the Chinese
-    /// corpus); a prompt that shows no earlier question gets a new one.
-    CopiesShown,
 }
 
 /// The scripted agents.
@@ -138,12 +134,6 @@ impl FakeAgents {
             if let Some(last) = last_asked(prompt) {
                 let question = format!("So, {}", last.trim());
                 return json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")});
-            }
-        }
-        if self.repeat == RepeatScript::CopiesShown {
-            if let Some(last) = last_asked(prompt) {
-                let question = last.trim().to_string();
-                return json!({"passage": pick, "question": question, "standalone": question});
             }
         }
         if let (RepeatScript::Restatements, false) = (self.repeat, retry) {
@@ -282,27 +272,13 @@ fn fit(mut v: Value, schema: &Value) -> Value {
 /// The user's latest question in a user prompt: the last line of the list of questions asked
 /// already, else (the list shows only what the history does not) the history's last user line.
 fn last_asked(prompt: &str) -> Option<&str> {
-    [
-        (
-            "## Questions the user already asked",
-            "## Conversation so far",
-            "User: ",
-        ),
-        ("## 用户已经问过的问题", "## 已有的对话", "用户："),
-    ]
-    .into_iter()
-    .find_map(|(list, conversation, speaker)| {
-        section(prompt, list)
-            .lines()
-            .rev()
-            .find_map(|l| l.strip_prefix("- "))
-            .or_else(|| {
-                section(prompt, conversation)
-                    .lines()
-                    .rev()
-                    .find_map(|l| l.strip_prefix(speaker))
-            })
-    })
+    let listed = section(prompt, "## Questions the user already asked");
+    let history = section(prompt, "## Conversation so far");
+    listed
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("- "))
+        .or_else(|| history.lines().rev().find_map(|l| l.strip_prefix("User: ")))
 }
 
 fn first_line(text: &str) -> String {

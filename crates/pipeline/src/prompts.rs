@@ -39,8 +39,7 @@ pub struct SynthPrompts {
     pub user: Prompt,
     /// The user agent's prompt for a Chinese corpus, written in Chinese: with the English
     /// prompt, Qwen2.5-Coder-0.5B kept almost no Chinese follow-up (issue 25: copied passage
-    /// sentences, repeated questions). A follow-up shows only the assistant's last answer, not
-    /// the user's earlier questions (docs/main-job.md, 2026-12-02 yield); see
+    /// sentences, repeated questions). Its effect on that yield is not measured yet; see
     /// [`SynthPrompts::user_for`].
     pub user_zh: Prompt,
     pub humanize: Prompt,
@@ -225,7 +224,7 @@ mod tests {
         let p = SynthPrompts::builtin().unwrap();
         assert_eq!(
             p.user_for(&Language::from_code("zh")).id(),
-            "synth/user_zh@2"
+            "synth/user_zh@1"
         );
         for other in ["en", "ja", "de"] {
             assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@3");
@@ -240,11 +239,6 @@ mod tests {
             }),
             "上一次尝试被拒绝了：",
         );
-        let text = follow_up(&p.user_zh, &passage, None);
-        // the small model asked a question it was shown again, word for word: a Chinese
-        // follow-up shows the assistant's last answer, never the user's earlier questions
-        assert!(!text.contains("年假最多能结转几天"), "{text}");
-        assert!(text.contains("最多可结转5天"), "{text}");
-        insta::assert_snapshot!("user_zh_follow_up", text);
+        insta::assert_snapshot!("user_zh_follow_up", follow_up(&p.user_zh, &passage, None));
     }
 }

@@ -274,24 +274,6 @@ async fn chinese_corpus_gives_chinese_dialogues() {
     assert_eq!(out.stats.events.get("user/wrong_language"), Some(&12));
 }
 
-/// A user agent that asks the last question it is shown again, word for word, even after
-/// being told that it repeated itself (Qwen2.5-Coder-0.5B on the Chinese corpus: 8 of 30 user
-/// calls of a 4 x 3 run were rejected as repeated questions, and Chinese dialogues kept few
-/// follow-ups): the Chinese follow-up prompt shows the assistant's last answer, not the
-/// user's earlier questions, so every follow-up asks something new and is kept.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chinese_follow_up_is_not_shown_a_question_to_copy() {
-    let agents = FakeAgents {
-        chinese: true,
-        repeat: RepeatScript::CopiesShown,
-        ..Default::default()
-    };
-    let (tmp, out) = run(agents, &corpora().join("zh"), 2, 3).await;
-    assert_eq!(out.turns, 6, "{:?}", out.stats.events);
-    assert_eq!(out.stats.events.get("user/repeated_question"), None);
-    assert_turns_distinct(&tmp.path().join("bench"));
-}
-
 /// Asserts that no turn of any dialogue nearly repeats an earlier one (question, rewrite or
 /// answer), by the default rule.
 fn assert_turns_distinct(dir: &Path) {
