@@ -49,6 +49,9 @@ pub struct FakeAgents {
     /// The answerer says it could not find the answer, as it is told to when the passage does
     /// not hold it.
     pub answer_not_found: bool,
+    /// The answerer answers with the passage's heading line ("title / section"), as
+    /// Qwen2.5-Coder-0.5B did on the Chinese corpus.
+    pub answer_heading: bool,
 }
 
 impl Default for FakeAgents {
@@ -59,6 +62,7 @@ impl Default for FakeAgents {
             answerability: 5,
             repeat: RepeatScript::Never,
             answer_not_found: false,
+            answer_heading: false,
         }
     }
 }
@@ -204,6 +208,14 @@ impl FakeAgents {
             return latest.trim().trim_start_matches("User: ").to_string();
         }
         let passage = section(prompt, "## Passage");
+        if self.answer_heading {
+            return passage
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+        }
         let body: Vec<&str> = passage
             .lines()
             .skip(1)

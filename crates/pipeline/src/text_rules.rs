@@ -311,6 +311,41 @@ pub fn says_not_found(answer: &str) -> bool {
     .any(|p| lower.contains(p))
 }
 
+/// True when `answer` only restates the passage's heading path: its title, its section, or
+/// parts joined with " / " (as the prompts show a passage's header line) each of which is
+/// the title, the section or a whole line of the passage. Qwen2.5-Coder-0.5B answered
+/// "账号的开通流程是什么？" with "账号与密码安全 / 账号锁定与重置 / 权限申请" on the Chinese
+/// corpus, and its faithfulness judge rated that 5. Letters and digits are compared (case,
+/// spacing and punctuation ignored).
+pub fn names_only_headings(answer: &str, title: &str, section: Option<&str>, text: &str) -> bool {
+    let whole: Vec<Vec<char>> = [title, section.unwrap_or_default()]
+        .into_iter()
+        .map(letters)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let a = letters(answer);
+    if a.is_empty() {
+        return false;
+    }
+    if whole.contains(&a) {
+        return true;
+    }
+    let parts: Vec<Vec<char>> = answer
+        .split(['/', '／'])
+        .map(letters)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if parts.len() < 2 {
+        return false;
+    }
+    let lines: Vec<Vec<char>> = text
+        .lines()
+        .map(letters)
+        .filter(|l| !l.is_empty())
+        .collect();
+    parts.iter().all(|p| whole.contains(p) || lines.contains(p))
+}
+
 /// True when `text` is written in the script of `lang`: CJK languages need at least 30% CJK
 /// among letters, others at most 10%.
 pub fn in_language(text: &str, lang: &Language) -> bool {
@@ -367,6 +402,26 @@ pub fn humanizer_guard(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_that_only_names_the_headings_is_caught() {
+        let text =
+            "账号锁定与重置\n连续输错密码5次，账号锁定30分钟。\n权限申请\n权限每半年复核一次。";
+        let only = |a: &str| names_only_headings(a, "账号与密码安全", Some("账号锁定与重置"), text);
+        // seen in a main-job run, as the answer to "账号的开通流程是什么？"
+        assert!(only("账号与密码安全 / 账号锁定与重置 / 权限申请"));
+        assert!(only("账号与密码安全"));
+        assert!(only(" 账号锁定与重置。"));
+        assert!(!only("连续输错密码5次，账号锁定30分钟。"));
+        assert!(!only("账号锁定与重置：连续输错密码5次，账号锁定30分钟。"));
+        assert!(!only("账号与密码安全 / 30分钟"));
+        assert!(!only(""));
+        let en =
+            |a: &str| names_only_headings(a, "Annual Leave", None, "Carry-over\nUp to 5 days.");
+        assert!(en("Annual leave / Carry-over"));
+        assert!(!en("Up to 5 days."));
+        assert!(!en("Annual leave: up to 5 days carry over."));
+    }
 
     #[test]
     fn humanizer_guards() {

@@ -399,7 +399,8 @@ async fn an_answer_that_asks_the_question_back_is_rejected() {
 }
 
 /// An answerer that finds nothing in the evidence: the question does not fit its gold
-/// passage, so no turn is accepted however faithful a judge finds the refusal.
+/// passage, so no turn is accepted however faithful a judge finds the refusal, and the
+/// uniqueness judge is never paid for such an attempt.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_that_found_nothing_rejects_the_question() {
     let agents = FakeAgents {
@@ -410,6 +411,27 @@ async fn an_answer_that_found_nothing_rejects_the_question() {
     assert_eq!(out.turns, 0, "{:?}", out.stats.events);
     assert_eq!(out.stats.events.get("answerer/not_found"), Some(&12));
     assert_eq!(out.stats.events.get("dropped/answerability"), Some(&4));
+    // the uniqueness judge, the check that reads the most passages, comes after the answer:
+    // attempts that the answer rejects do not pay for it
+    assert_eq!(out.stats.calls.roles.get("uniqueness"), None);
+}
+
+/// An answerer that answers with the passage's heading line ("账号与密码安全 / 账号锁定与重置 /
+/// 权限申请", seen on the Chinese corpus, rated faithful by the small judge): no such turn is
+/// accepted, and the faithfulness judge is not paid for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_only_names_the_headings_is_rejected() {
+    let agents = FakeAgents {
+        chinese: true,
+        answer_heading: true,
+        ..Default::default()
+    };
+    let (_tmp, out) = run(agents, &corpora().join("zh"), 2, 2).await;
+    assert_eq!(out.turns, 0, "{:?}", out.stats.events);
+    // 2 dialogues x 2 turns x 3 question attempts x 2 answer attempts
+    assert_eq!(out.stats.events.get("answerer/heading_only"), Some(&24));
+    assert_eq!(out.stats.events.get("dropped/faithfulness"), Some(&4));
+    assert_eq!(out.stats.calls.roles.get("faithfulness"), None);
 }
 
 /// A judge that writes its verdict first is asked for no justification (written after the

@@ -157,8 +157,8 @@ impl<'a> Planner<'a> {
         Ok(turns)
     }
 
-    /// The first-attempt calls of one turn: user, humanizer, answerability, uniqueness,
-    /// answerer, faithfulness.
+    /// The first-attempt calls of one turn, in the order the synthesis makes them: user,
+    /// humanizer, answerability, answerer, faithfulness, uniqueness.
     fn turn(&self, path: &[u32], pos: usize, layer: usize) -> Result<Vec<PlannedCall>> {
         let g = &self.job.config.generation;
         let p = &self.job.prompts;
@@ -208,15 +208,6 @@ impl<'a> Planner<'a> {
             verifier,
             p.answerability.request(&ctx, schema)?,
         )?);
-        if g.uniqueness.enabled {
-            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
-                .map(|i| passage(path[(pos + i) % path.len()]))
-                .collect();
-            let schema = crate::agents::uniqueness_schema(cands.len(), justify);
-            let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
-            let req = p.uniqueness.request(&ctx, OutputSpec::Schema(schema))?;
-            calls.push(self.call("uniqueness", verifier, req)?);
-        }
         let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
         let ctx =
             json!({"language": language, "passage": ev, "history": history, "question": question});
@@ -230,6 +221,15 @@ impl<'a> Planner<'a> {
             verifier,
             p.faithfulness.request(&ctx, schema)?,
         )?);
+        if g.uniqueness.enabled {
+            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
+                .map(|i| passage(path[(pos + i) % path.len()]))
+                .collect();
+            let schema = crate::agents::uniqueness_schema(cands.len(), justify);
+            let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
+            let req = p.uniqueness.request(&ctx, OutputSpec::Schema(schema))?;
+            calls.push(self.call("uniqueness", verifier, req)?);
+        }
         Ok(calls)
     }
 }

@@ -1,13 +1,13 @@
 //! The answer step of a turn: the answerer writes an answer from the evidence alone (up to
-//! `answer_attempts` samples), each is checked as text (language, "not found", an echo of the
-//! question, a repeat of an earlier answer) and then (c) for faithfulness by the verifier's
+//! `answer_attempts` samples), each is checked as text (language, "not found", only the
+//! passage's headings, an echo of the question, a repeat of an earlier answer) and then (c) for faithfulness by the verifier's
 //! judge. Why no answer passed decides what the user agent is told on its next attempt.
 
 use super::schedule::Generator;
 use super::state::DialogueState;
 use super::turn::{Step, Stop, TurnInput};
 use crate::agents::{CallLog, PromptPassage};
-use crate::text_rules::{in_language, says_not_found};
+use crate::text_rules::{in_language, names_only_headings, says_not_found};
 
 /// Why an answer was not used.
 enum Unused {
@@ -45,7 +45,7 @@ impl Generator<'_> {
                 st.count("answerer/parse_failed");
                 continue;
             };
-            match self.answer_problem(st, &answer, question, standalone) {
+            match self.answer_problem(st, &answer, question, standalone, evidence) {
                 Some(Unused::NotFound) => {
                     not_found = true;
                     break;
@@ -85,6 +85,7 @@ impl Generator<'_> {
         answer: &str,
         question: &str,
         standalone: &str,
+        evidence: &PromptPassage,
     ) -> Option<Unused> {
         let repetition = &self.opts.repetition;
         if !in_language(answer, self.agents.language) {
@@ -94,6 +95,13 @@ impl Generator<'_> {
         if says_not_found(answer) {
             st.count("answerer/not_found");
             return Some(Unused::NotFound);
+        }
+        // an answer that only names the passage's headings answers nothing, however faithful
+        // the small judge finds it
+        let (title, section) = (&evidence.title, evidence.section.as_deref());
+        if names_only_headings(answer, title, section, &evidence.text) {
+            st.count("answerer/heading_only");
+            return Some(Unused::Retry);
         }
         // an answer that asks the question back answers nothing (a main-job run kept
         // "节假日加班是否需要事先经部门负责人批准？" as the answer to itself, with a

@@ -1,8 +1,10 @@
 //! One turn of one dialogue as named steps, retried up to `max_attempts` times: [`ask`] (the
 //! user agent proposes evidence and a question), [`check_question`] (language, repeats,
 //! shape), [`humanize`], [`verify`] (the relevance gate when a relevance judge is configured,
-//! [`answerability`], [`uniqueness`]: the corpus search for hard negatives and their judge),
-//! [`answer`] (answerer and faithfulness judge), then the turn is accepted. A step that fails
+//! and [`answerability`]), [`answer`] (answerer and faithfulness judge), [`unique`]
+//! ([`uniqueness`]: the corpus search for hard negatives and their judge, last because it
+//! reads the most passages and, at the small-model settings, cannot reject), then the turn is
+//! accepted. A step that fails
 //! rejects the attempt with the stage and the reason fed back to the next one
 //! ([`Stop::Rejected`]); a turn whose attempts all fail is dropped and counted under the stage
 //! of its last failure.
@@ -14,6 +16,7 @@
 //! [`answerability`]: Generator::answerability
 //! [`uniqueness`]: Generator::uniqueness
 //! [`answer`]: Generator::answer
+//! [`unique`]: Generator::unique
 
 use mtr_core::Turn;
 
@@ -144,6 +147,9 @@ impl Generator<'_> {
         let (answer, faithfulness) = self
             .answer(st, &question, &p.standalone, evidence_passage, input, log)
             .await?;
+        let extra_golds = self
+            .unique(st, input, &subject, verified.negatives, log)
+            .await?;
         let record = TurnRecord {
             layer: input.layer,
             question,
@@ -151,7 +157,7 @@ impl Generator<'_> {
             standalone,
             answer,
             evidence: evidence_id,
-            extra_golds: verified.extra_golds,
+            extra_golds,
             topic_switch: input.switch,
             topic: input.topic,
             path: st.path,

@@ -1,6 +1,7 @@
-//! The verifier's checks of a question before it is answered: (a) answerability from its
-//! evidence, with the judge's quote found in the passage, and (b) uniqueness against the whole
-//! corpus: the history-aware query retrieves the best other chunks (the hard negatives,
+//! The verifier's checks of a question: (a) answerability from its evidence, with the
+//! judge's quote found in the passage (before the question is answered), and (b) uniqueness
+//! against the whole corpus (after the answer and its faithfulness passed, as the most
+//! expensive check; [`unique`]): the history-aware query retrieves the best other chunks (the hard negatives,
 //! [`hard_negatives`]) and a judge grades whether each answers the question too; a few
 //! partial or full answers become extra graded golds, too many mean the question is too
 //! generic and the attempt is rejected.
@@ -14,9 +15,11 @@
 //! `margin` rejects it as not unique (`uniqueness/gold_not_best`). A chat judge of half a
 //! billion parameters writes the same score for any passage (issue 24); the relevance score
 //! tells a question's own passage from another. The scores are kept with the accepted turn.
-//! Without a relevance judge the checks run as before, in the same order.
+//! Without a relevance judge the checks run as before, in the same order (answerability,
+//! answer, uniqueness).
 //!
 //! [`hard_negatives`]: Generator::hard_negatives
+//! [`unique`]: Generator::unique
 //! [`relevance`]: Generator::relevance
 
 use super::record::RelevanceScores;
@@ -28,12 +31,13 @@ use crate::error::Result;
 use crate::search::CorpusSearch;
 use crate::text_rules::quote_supported;
 
-/// What the verifier found for a question it passed.
+/// What the verifier found for a question it passed, before the uniqueness check.
 pub(super) struct Verified {
     /// Answerability 1-5.
     pub answerability: i64,
-    /// Other chunks that answer too: `(chunk id, grade)`.
-    pub extra_golds: Vec<(String, i32)>,
+    /// The hard negatives the relevance gate searched for, if it did (the uniqueness check
+    /// judges the same ones).
+    pub negatives: Option<Vec<(String, PromptPassage)>>,
     /// The relevance gate's scores, when it is on.
     pub relevance: Option<RelevanceScores>,
 }
@@ -49,8 +53,12 @@ pub(super) struct Subject<'a> {
 }
 
 impl Generator<'_> {
-    /// Every check of the verifier before the answer: the relevance gate when a relevance
-    /// judge is configured, then answerability and uniqueness.
+    /// The verifier's checks before the answer: the relevance gate when a relevance judge is
+    /// configured, then answerability. The corpus-wide uniqueness check comes after the answer
+    /// ([`Generator::unique`]): it is the check that reads the most passages, and with as few
+    /// candidates as the small-model settings judge (`judge_candidates = 1`, at most
+    /// `max_extra_golds` and `max_full`) it cannot reject at all, so an attempt that the answer
+    /// or its faithfulness rejects no longer pays for it.
     pub(super) async fn verify(
         &self,
         st: &mut DialogueState,
@@ -68,19 +76,30 @@ impl Generator<'_> {
         let answerability = self
             .answerability(st, input, s.question, s.evidence, log)
             .await?;
+        Ok(Verified {
+            answerability,
+            negatives,
+            relevance,
+        })
+    }
+
+    /// The corpus-wide uniqueness check of a question that passed every other check: the extra
+    /// golds `(chunk id, grade)` it found, or a rejection.
+    pub(super) async fn unique(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        s: &Subject<'_>,
+        negatives: Option<Vec<(String, PromptPassage)>>,
+        log: &mut CallLog,
+    ) -> Step<Vec<(String, i32)>> {
         // without the gate the corpus is searched only for a question found answerable
         let negatives = match negatives {
             Some(found) => found,
             None => self.checked_negatives(input, s).await?,
         };
-        let extra_golds = self
-            .uniqueness(st, input, s.question, s.evidence, &negatives, log)
-            .await?;
-        Ok(Verified {
-            answerability,
-            extra_golds,
-            relevance,
-        })
+        self.uniqueness(st, input, s.question, s.evidence, &negatives, log)
+            .await
     }
 
     /// The relevance gate: the judge's scores of the gold and the hard negatives, or a
