@@ -129,10 +129,11 @@ pub async fn judge_units(
         stop: Arc::new(AtomicBool::new(false)),
     };
     let todo = c.reuse(existing);
+    let shared = Shared::new(render, units.len(), &todo, &jobs, ctx.judges);
     let streams: Vec<_> = todo
         .into_iter()
         .enumerate()
-        .map(|(ji, mine)| judge_stream(ctx, &ctx.judges[ji], mine, &jobs, units, render, &c.stop))
+        .map(|(ji, mine)| judge_stream(ctx, &ctx.judges[ji], mine, &jobs, units, &shared, &c.stop))
         .collect();
     let mut all = stream::select_all(streams);
     while let Some((k, out)) = all.next().await {
@@ -182,9 +183,10 @@ fn judge_stream<'a>(
     mine: Vec<usize>,
     jobs: &'a [Job],
     units: &'a [Unit],
-    render: &'a dyn Render,
+    shared: &'a Shared<'a>,
     stop: &Arc<AtomicBool>,
 ) -> BoxStream<'a, (usize, Result<Answer>)> {
+    let render = shared.render;
     let judge = judge.clone();
     let width = ctx.llm.capacity(&Target::Endpoint(judge.name.clone())) * 2;
     let stop = stop.clone();
@@ -201,11 +203,9 @@ fn judge_stream<'a>(
                     .relevance(&units[ui])
                     .map(|input| input.map_or(Prepared::Skip, Prepared::Relevance))
             } else {
-                render.render(&units[ui]).and_then(|req| {
+                shared.request(ui, &units[ui]).and_then(|req| {
                     let req = req.with_sample(sample);
-                    let body = serde_json::to_vec(&req)
-                        .map_err(|e| AuditError::Internal(e.to_string()))?;
-                    Ok(match first_of.entry(blake3::hash(&body)) {
+                    Ok(match first_of.entry(request_hash(&req)?) {
                         std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
                         std::collections::hash_map::Entry::Vacant(v) => {
                             v.insert(k);
@@ -236,6 +236,90 @@ fn judge_stream<'a>(
         })
         .buffer_unordered(width.max(1))
         .boxed()
+}
+
+/// The identity of a rendered request (its JSON form, hashed as it is written).
+fn request_hash(req: &ChatRequest) -> Result<blake3::Hash> {
+    let mut h = blake3::Hasher::new();
+    serde_json::to_writer(&mut h, req).map_err(|e| AuditError::Internal(e.to_string()))?;
+    Ok(h.finalize())
+}
+
+/// Most rendered requests [`Shared`] keeps waiting for the other judges (a few MB).
+const RENDERS_KEPT: usize = 4096;
+
+/// The judges' streams' shared renderer: a unit's request is the same for every judge and
+/// sample, so it is rendered once and handed to the others as a copy (a template rendering
+/// costs far more than a copy). A request is kept until every job that needs it took it, and
+/// at most [`RENDERS_KEPT`] at a time: beyond that (a judge far behind the others) the later
+/// jobs render it again, which gives the same request.
+struct Shared<'a> {
+    render: &'a dyn Render,
+    memo: std::sync::Mutex<Memo>,
+}
+
+/// What [`Shared`] keeps.
+struct Memo {
+    /// Rendered requests waiting for more jobs, by unit index.
+    kept: HashMap<usize, ChatRequest>,
+    /// Jobs (of judges that are shown the request) still to take each unit's request.
+    left: Vec<u32>,
+}
+
+impl<'a> Shared<'a> {
+    fn new(
+        render: &'a dyn Render,
+        n_units: usize,
+        todo: &[Vec<usize>],
+        jobs: &[Job],
+        judges: &[JudgeRef],
+    ) -> Self {
+        let mut left = vec![0u32; n_units];
+        for (ji, mine) in todo.iter().enumerate() {
+            if judges[ji].relevance {
+                continue;
+            }
+            for &k in mine {
+                left[jobs[k].0] += 1;
+            }
+        }
+        Self {
+            render,
+            memo: std::sync::Mutex::new(Memo {
+                kept: HashMap::new(),
+                left,
+            }),
+        }
+    }
+
+    /// Unit `ui`'s request: a kept copy, or rendered now (and kept when more jobs need it).
+    fn request(&self, ui: usize, unit: &Unit) -> Result<ChatRequest> {
+        let lock = || self.memo.lock().unwrap_or_else(|p| p.into_inner());
+        let mut memo = lock();
+        let left = match memo.left.get_mut(ui) {
+            Some(n) => {
+                *n = n.saturating_sub(1);
+                *n
+            }
+            None => 0,
+        };
+        if left == 0 {
+            if let Some(req) = memo.kept.remove(&ui) {
+                return Ok(req);
+            }
+        } else if let Some(req) = memo.kept.get(&ui) {
+            return Ok(req.clone());
+        }
+        drop(memo);
+        let req = self.render.render(unit)?;
+        if left > 0 {
+            let mut memo = lock();
+            if memo.kept.len() < RENDERS_KEPT {
+                memo.kept.insert(ui, req.clone());
+            }
+        }
+        Ok(req)
+    }
 }
 
 /// Collects the answers of a judging run into its records.
@@ -398,4 +482,98 @@ enum Answer {
     /// A relevance judge's record (a provider failure is already a failed record).
     Relevance(std::result::Result<Judgement, LlmError>),
     Skipped,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use mtr_llm::ChatMessage;
+    use mtr_llm::logprob::RatingMode;
+
+    use super::*;
+
+    /// Renders `unit <source>` and counts its renderings.
+    struct Counting(AtomicUsize);
+
+    impl Render for Counting {
+        fn render(&self, unit: &Unit) -> Result<ChatRequest> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(ChatRequest::new(vec![ChatMessage::user(format!(
+                "unit {}",
+                unit.source
+            ))]))
+        }
+        fn prompt_id(&self, _: Dimension) -> String {
+            "p@1".into()
+        }
+    }
+
+    fn unit(source: usize) -> Unit {
+        Unit {
+            dimension: Dimension::Quality,
+            dialogue_id: "d".into(),
+            turn_id: format!("d::{source}"),
+            turn: 1,
+            passage_id: None,
+            trial: None,
+            pool: None,
+            gold_position: None,
+            source,
+            judge: None,
+        }
+    }
+
+    fn judge(name: &str, relevance: bool) -> JudgeRef {
+        JudgeRef {
+            name: name.into(),
+            model: "m".into(),
+            rating_mode: RatingMode::default(),
+            relevance,
+        }
+    }
+
+    #[test]
+    fn each_unit_is_rendered_once_for_every_judge_and_sample() {
+        let units: Vec<Unit> = (0..5).map(unit).collect();
+        let judges = [judge("a", false), judge("b", false), judge("r", true)];
+        let jobs = jobs_of(&units, &judges, 2);
+        let mut todo = vec![Vec::new(); judges.len()];
+        for (k, &(_, ji, _)) in jobs.iter().enumerate() {
+            todo[ji].push(k);
+        }
+        let render = Counting(AtomicUsize::new(0));
+        let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
+        // the judges' streams take turns, as they do under `select_all`
+        for k in todo[0].iter().zip(&todo[1]).flat_map(|(a, b)| [*a, *b]) {
+            let ui = jobs[k].0;
+            let req = shared.request(ui, &units[ui]).unwrap();
+            assert_eq!(req, render.render(&units[ui]).unwrap());
+            render.0.fetch_sub(1, Ordering::Relaxed);
+        }
+        assert_eq!(render.0.load(Ordering::Relaxed), units.len());
+        // nothing is kept once every job took its copy
+        assert!(shared.memo.lock().unwrap().kept.is_empty());
+    }
+
+    #[test]
+    fn a_full_memo_renders_again_and_gives_the_same_request() {
+        let units: Vec<Unit> = (0..RENDERS_KEPT + 10).map(unit).collect();
+        let judges = [judge("a", false), judge("b", false)];
+        let jobs = jobs_of(&units, &judges, 1);
+        let mut todo = vec![Vec::new(); judges.len()];
+        for (k, &(_, ji, _)) in jobs.iter().enumerate() {
+            todo[ji].push(k);
+        }
+        let render = Counting(AtomicUsize::new(0));
+        let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
+        // the first judge runs far ahead of the second
+        for &k in todo[0].iter().chain(&todo[1]) {
+            let ui = jobs[k].0;
+            let req = shared.request(ui, &units[ui]).unwrap();
+            assert_eq!(req.messages[0].content, format!("unit {ui}"));
+        }
+        assert_eq!(render.0.load(Ordering::Relaxed), units.len() + 10);
+        assert!(shared.memo.lock().unwrap().kept.is_empty());
+    }
 }

@@ -76,6 +76,14 @@ pub enum OutputSpec {
     Schema(JsonSchema),
 }
 
+impl OutputSpec {
+    /// The spec a Batch item recorded as JSON (`serde_json::to_string`); free text when the
+    /// record is unreadable (written by another version).
+    pub(crate) fn of_stored(json: &str) -> Self {
+        serde_json::from_str(json).unwrap_or_default()
+    }
+}
+
 /// Which prompt produced the messages (goes into results and fingerprints).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptRef {
@@ -281,5 +289,25 @@ impl ChatResult {
             (_, Some(v)) => serde_json::from_value(v.clone()).map_err(|e| fail(e.to_string())),
             (_, None) => Err(fail("no JSON value (text output)".into())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_stored_output_spec_reads_back_and_an_unreadable_one_is_text() {
+        for spec in [
+            OutputSpec::Text,
+            OutputSpec::Json,
+            OutputSpec::Schema(JsonSchema::new("g", json!({"type": "object"}))),
+        ] {
+            let stored = serde_json::to_string(&spec).unwrap();
+            assert_eq!(OutputSpec::of_stored(&stored), spec);
+        }
+        assert_eq!(OutputSpec::of_stored("{not json"), OutputSpec::Text);
     }
 }

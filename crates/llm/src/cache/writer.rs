@@ -24,7 +24,7 @@ pub(super) struct PendingChat {
 }
 
 /// Most rows one commit carries.
-const MAX_ROWS_PER_COMMIT: usize = 2048;
+const MAX_ROWS_PER_COMMIT: usize = 8192;
 
 /// What the writer thread and the handle share.
 #[derive(Default)]

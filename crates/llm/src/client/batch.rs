@@ -68,8 +68,9 @@ impl Llm {
         req: &ChatRequest,
         body: Value,
         key: String,
+        serialised: Option<&super::body::SerialisedCall>,
     ) -> Result<super::ChatResult> {
-        if let Some(exported) = self.export_call(ep, req, &body, &key) {
+        if let Some(exported) = self.export_call(ep, req, &body, &key, serialised) {
             return exported;
         }
         let Some(cache) = &self.inner.cache else {
@@ -385,7 +386,16 @@ impl Llm {
                         .note_error(&job.endpoint, &crate::redact::redact(why));
                     continue;
                 };
-                match self.store_batch_answer(cache, ep, &job.batch_id, key, &item, resp)? {
+                let output = OutputSpec::of_stored(&item.output);
+                match self.store_batch_answer(
+                    cache,
+                    ep,
+                    &job.batch_id,
+                    key,
+                    &item,
+                    &output,
+                    resp,
+                )? {
                     Ok(()) => report.answered += 1,
                     Err(_) => report.parse_failed += 1,
                 }
@@ -515,10 +525,12 @@ fn batch_rows(items: &[Queued]) -> Vec<BatchItem> {
 
 impl Llm {
     /// Stores one answer a Batch job returned for the call `key` (`item`, exported or
-    /// submitted under `batch_id` for the endpoint `ep`): parsed against the call's output spec,
+    /// submitted under `batch_id` for the endpoint `ep`): parsed against the call's output spec
+    /// (`output`, read from `item.output`),
     /// priced at the endpoint's price times `batch_discount`, booked once in the spend ledger
     /// however often the batch is collected or its file imported, then written to the cache.
     /// An answer that does not parse is booked (it was paid) but not stored: `Ok(Err(why))`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn store_batch_answer(
         &self,
         cache: &Cache,
@@ -526,11 +538,11 @@ impl Llm {
         batch_id: &str,
         key: &str,
         item: &BatchItem,
+        output: &OutputSpec,
         body: &Value,
     ) -> Result<std::result::Result<(), String>> {
-        let output: OutputSpec = serde_json::from_str(&item.output).unwrap_or_default();
         let (text, finish_reason, usage) = read_choice(body, &ep.cfg.model, &Value::Null);
-        let (value, status) = parse_output(&output, &text);
+        let (value, status) = parse_output(output, &text);
         let cost =
             ep.cfg.cost(usage.prompt_tokens, usage.completion_tokens) * ep.cfg.batch_discount;
         let name = &ep.cfg.name;

@@ -18,7 +18,7 @@
 //! chat completion stops the import with its file and line number; a last line cut short (a
 //! copy still in progress) is reported and skipped.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -26,9 +26,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Llm;
+use super::body::SerialisedCall;
 use crate::balance::Endpoint;
 use crate::cache::BatchItem;
-use crate::chat::ChatRequest;
+use crate::chat::{ChatRequest, OutputSpec};
 use crate::error::{LlmError, Result};
 use crate::ledger::Event;
 
@@ -69,6 +70,17 @@ fn write_line(out: &mut Vec<u8>, key: &str, body: &Value) {
     let _ = serde_json::to_writer(&mut *out, key);
     out.extend_from_slice(b",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":");
     let _ = serde_json::to_writer(&mut *out, body);
+    out.extend_from_slice(b"}\n");
+}
+
+/// [`write_line`] of a body already serialised (`body`: its compact JSON bytes).
+fn write_line_of(out: &mut Vec<u8>, key: &str, body: &[u8]) {
+    out.clear();
+    out.extend_from_slice(b"{\"custom_id\":");
+    // serialising a str into a Vec cannot fail
+    let _ = serde_json::to_writer(&mut *out, key);
+    out.extend_from_slice(b",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":");
+    out.extend_from_slice(body);
     out.extend_from_slice(b"}\n");
 }
 
@@ -208,11 +220,12 @@ impl Llm {
         req: &ChatRequest,
         body: &Value,
         key: &str,
+        serialised: Option<&SerialisedCall>,
     ) -> Option<Result<super::ChatResult>> {
         let mut guard = self.inner.export.lock().ok()?;
         let ex = guard.as_mut()?;
         Some(
-            self.export_line(ex, ep, req, body, key)
+            self.export_line(ex, ep, req, body, key, serialised)
                 .and(Err(LlmError::Batched)),
         )
     }
@@ -224,6 +237,7 @@ impl Llm {
         req: &ChatRequest,
         body: &Value,
         key: &str,
+        serialised: Option<&SerialisedCall>,
     ) -> Result<()> {
         let mut id = [0u8; 16];
         id.copy_from_slice(&blake3::hash(key.as_bytes()).as_bytes()[..16]);
@@ -250,7 +264,10 @@ impl Llm {
             return Ok(());
         };
         let text = &mut ex.line;
-        write_line(text, key, body);
+        match serialised {
+            Some(s) => write_line_of(text, key, &s.body),
+            None => write_line(text, key, body),
+        }
         ex.file
             .write_all(text)
             .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", ex.target.display())))?;
@@ -261,7 +278,10 @@ impl Llm {
             BatchItem {
                 key: key.to_string(),
                 prompt_id: req.prompt.as_ref().map(|p| p.id.clone()),
-                output: serde_json::to_string(&req.output).unwrap_or_default(),
+                output: match serialised {
+                    Some(s) => s.output.clone(),
+                    None => serde_json::to_string(&req.output).unwrap_or_default(),
+                },
                 sample: req.sample,
             },
         ));
@@ -350,6 +370,8 @@ impl Llm {
         let mut n = 0u64;
         let mut spend_job: Option<String> = None;
         let mut jobs = Default::default();
+        // the output specs read so far (an audit asks a handful), by their stored JSON
+        let mut outputs: HashMap<String, OutputSpec> = HashMap::new();
         loop {
             buf.clear();
             let read = reader
@@ -450,8 +472,11 @@ impl Llm {
                 }
                 spend_job = call.spend_job.clone();
             }
+            let output = outputs
+                .entry(call.item.output.clone())
+                .or_insert_with_key(|s| OutputSpec::of_stored(s));
             let stored =
-                self.store_batch_answer(cache, ep, &call.batch_id, key, &call.item, body)?;
+                self.store_batch_answer(cache, ep, &call.batch_id, key, &call.item, output, body)?;
             if let Err(error) = stored {
                 report.parse_failed += 1;
                 if report.errors.len() < ERRORS_KEPT {
@@ -605,7 +630,10 @@ mod tests {
         let mut out = b"old".to_vec();
         write_line(&mut out, "k\"1", &body);
         let want = json!({"custom_id": "k\"1", "method": "POST", "url": "/v1/chat/completions", "body": body});
-        assert_eq!(String::from_utf8(out).unwrap(), format!("{want}\n"));
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), format!("{want}\n"));
+        let mut of = b"older".to_vec();
+        write_line_of(&mut of, "k\"1", body.to_string().as_bytes());
+        assert_eq!(of, out);
     }
 
     #[tokio::test]

@@ -108,15 +108,112 @@ pub(super) fn request_body(
 /// Content-addressed key: model + body (messages, sampling, response_format, extras) + output
 /// spec + sample index.
 pub(super) fn cache_key(model: &str, req: &ChatRequest, body: &Value) -> String {
+    // the same compact JSON bytes `body.to_string()` gives, hashed as they are written (no
+    // 4.5 KB String per call: a million calls are exported at a time)
+    key_of(
+        model,
+        |h| {
+            let _ = serde_json::to_writer(&mut *h, body);
+        },
+        |h| {
+            let _ = serde_json::to_writer(&mut *h, &req.output);
+        },
+        req.sample,
+    )
+}
+
+/// The key of [`cache_key`] from the parts' bytes, each written into the hash by its closure.
+fn key_of(
+    model: &str,
+    body: impl FnOnce(&mut blake3::Hasher),
+    output: impl FnOnce(&mut blake3::Hasher),
+    sample: u32,
+) -> String {
     let mut h = blake3::Hasher::new();
     h.update(b"mtr-llm chat v1\0");
     h.update(model.as_bytes());
     h.update(b"\0");
-    // the same compact JSON bytes `body.to_string()` gives, hashed as they are written (no
-    // 4.5 KB String per call: a million calls are exported at a time)
-    let _ = serde_json::to_writer(&mut h, body);
+    body(&mut h);
     h.update(b"\0");
-    let _ = serde_json::to_writer(&mut h, &req.output);
-    h.update(format!("\0{}", req.sample).as_bytes());
+    output(&mut h);
+    h.update(format!("\0{sample}").as_bytes());
     h.finalize().to_hex().to_string()
+}
+
+/// A call as a Batch file needs it: its body and output spec as compact JSON, and its cache
+/// key computed from those very bytes (each serialised once, not once for the key and again
+/// for the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SerialisedCall {
+    pub key: String,
+    /// `body.to_string()`'s bytes.
+    pub body: Vec<u8>,
+    /// `serde_json::to_string(&req.output)`.
+    pub output: String,
+}
+
+/// [`SerialisedCall`] of `req`'s `body` on `model`: the key equals [`cache_key`]'s.
+pub(super) fn serialise_call(model: &str, req: &ChatRequest, body: &Value) -> SerialisedCall {
+    // serialising a Value or an OutputSpec into memory cannot fail
+    let body = serde_json::to_vec(body).unwrap_or_default();
+    let output = serde_json::to_string(&req.output).unwrap_or_default();
+    let key = key_of(
+        model,
+        |h| {
+            h.update(&body);
+        },
+        |h| {
+            h.update(output.as_bytes());
+        },
+        req.sample,
+    );
+    SerialisedCall { key, body, output }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::chat::{ChatMessage, JsonSchema};
+
+    #[test]
+    fn a_serialised_call_has_the_cache_key_and_the_bytes_of_its_parts() {
+        let req = ChatRequest::new(vec![ChatMessage::user("a \"q\"\n\u{e9}")])
+            .with_schema(JsonSchema::new(
+                "grade",
+                json!({"type": "object", "properties": {"grade": {"type": "integer"}}}),
+            ))
+            .with_sample(3);
+        let body = json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "z": 1.5, "a": null});
+        let s = serialise_call("m", &req, &body);
+        assert_eq!(s.key, cache_key("m", &req, &body));
+        assert_eq!(s.body, body.to_string().into_bytes());
+        assert_eq!(s.output, serde_json::to_string(&req.output).unwrap());
+        // every part is in the key
+        assert_ne!(s.key, cache_key("m2", &req, &body));
+        assert_ne!(s.key, cache_key("m", &req.clone().with_sample(4), &body));
+        assert_ne!(
+            s.key,
+            cache_key("m", &ChatRequest::new(req.messages.clone()), &body)
+        );
+    }
+
+    /// The key of a fixed request does not change between versions (cached answers stay hits).
+    #[test]
+    fn the_cache_key_is_stable() {
+        let req = ChatRequest::new(vec![ChatMessage::user("hi")]);
+        let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+        let mut h = blake3::Hasher::new();
+        h.update(b"mtr-llm chat v1\0m\0");
+        h.update(body.to_string().as_bytes());
+        h.update(b"\0");
+        h.update(serde_json::to_string(&req.output).unwrap().as_bytes());
+        h.update(b"\0");
+        h.update(b"0");
+        assert_eq!(
+            cache_key("m", &req, &body),
+            h.finalize().to_hex().to_string()
+        );
+    }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use futures::stream::{self, Stream, StreamExt};
 use serde_json::{Value, json};
 
-use super::body::{cache_key, probability_rating, request_body};
+use super::body::{cache_key, probability_rating, request_body, serialise_call};
 use super::send::{read_choice, read_refusal};
 use super::{JudgeVerdicts, Llm, Target};
 use crate::balance::Endpoint;
@@ -158,7 +158,13 @@ impl Llm {
         sampling: &Sampling,
     ) -> Result<ChatResult> {
         let body = request_body(&ep.cfg, req, sampling);
-        let key = cache_key(&ep.cfg.model, req, &body);
+        // a Batch call may be written to a file: its parts serialised once, for key and line
+        let serialised = (self.inner.options.batch && !self.inner.options.dry_run)
+            .then(|| serialise_call(&ep.cfg.model, req, &body));
+        let key = match &serialised {
+            Some(s) => s.key.clone(),
+            None => cache_key(&ep.cfg.model, req, &body),
+        };
         if self.inner.options.dry_run {
             let p = self.estimate_inner(ep, req, sampling, &key);
             self.record_plan(&ep.cfg.name, p);
@@ -172,7 +178,7 @@ impl Llm {
         // carry through the cache: those requests are sent now (one token each on a server
         // that continues a prefilled answer)
         if self.inner.options.batch && probability.is_none() {
-            return self.enqueue_batch(ep, req, body, key);
+            return self.enqueue_batch(ep, req, body, key, serialised.as_ref());
         }
         let reserved = self.reserve_call(ep, req, sampling)?;
         let answer = self
