@@ -524,6 +524,15 @@ mod tests {
         }
     }
 
+    /// Every job of each judge (none reused), as `Collector::reuse` lists them.
+    fn todo_of(jobs: &[Job], n_judges: usize) -> Vec<Vec<usize>> {
+        let mut todo = vec![Vec::new(); n_judges];
+        for (k, &(_, ji, _)) in jobs.iter().enumerate() {
+            todo[ji].push(k);
+        }
+        todo
+    }
+
     fn judge(name: &str, relevance: bool) -> JudgeRef {
         JudgeRef {
             name: name.into(),
@@ -538,10 +547,7 @@ mod tests {
         let units: Vec<Unit> = (0..5).map(unit).collect();
         let judges = [judge("a", false), judge("b", false), judge("r", true)];
         let jobs = jobs_of(&units, &judges, 2);
-        let mut todo = vec![Vec::new(); judges.len()];
-        for (k, &(_, ji, _)) in jobs.iter().enumerate() {
-            todo[ji].push(k);
-        }
+        let todo = todo_of(&jobs, judges.len());
         let render = Counting(AtomicUsize::new(0));
         let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
         // the judges' streams take turns, as they do under `select_all`
@@ -561,10 +567,7 @@ mod tests {
         let units: Vec<Unit> = (0..RENDERS_KEPT + 10).map(unit).collect();
         let judges = [judge("a", false), judge("b", false)];
         let jobs = jobs_of(&units, &judges, 1);
-        let mut todo = vec![Vec::new(); judges.len()];
-        for (k, &(_, ji, _)) in jobs.iter().enumerate() {
-            todo[ji].push(k);
-        }
+        let todo = todo_of(&jobs, judges.len());
         let render = Counting(AtomicUsize::new(0));
         let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
         // the first judge runs far ahead of the second

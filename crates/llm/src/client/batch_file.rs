@@ -64,23 +64,25 @@ pub(crate) struct Exporter {
 /// `json!({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body})`
 /// (keys kept in that order), serialised without copying the body.
 fn write_line(out: &mut Vec<u8>, key: &str, body: &Value) {
-    out.clear();
-    out.extend_from_slice(b"{\"custom_id\":");
-    // serialising a str or a Value into a Vec cannot fail
-    let _ = serde_json::to_writer(&mut *out, key);
-    out.extend_from_slice(b",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":");
-    let _ = serde_json::to_writer(&mut *out, body);
-    out.extend_from_slice(b"}\n");
+    // serialising a Value into a Vec cannot fail
+    line_with(out, key, |out| {
+        let _ = serde_json::to_writer(out, body);
+    });
 }
 
 /// [`write_line`] of a body already serialised (`body`: its compact JSON bytes).
 fn write_line_of(out: &mut Vec<u8>, key: &str, body: &[u8]) {
+    line_with(out, key, |out| out.extend_from_slice(body));
+}
+
+/// One request line into `out` (cleared first), its body written by `body`.
+fn line_with(out: &mut Vec<u8>, key: &str, body: impl FnOnce(&mut Vec<u8>)) {
     out.clear();
     out.extend_from_slice(b"{\"custom_id\":");
     // serialising a str into a Vec cannot fail
     let _ = serde_json::to_writer(&mut *out, key);
     out.extend_from_slice(b",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":");
-    out.extend_from_slice(body);
+    body(out);
     out.extend_from_slice(b"}\n");
 }
 

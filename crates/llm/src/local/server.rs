@@ -484,6 +484,32 @@ mod tests {
     use crate::local::plan::chat_server;
     use crate::local::testkit::{QWEN05_FILE, installed};
 
+    /// The port a fake server listens on.
+    fn port_of(fake: &crate::fake::FakeServer) -> u16 {
+        fake.base_url()
+            .trim_end_matches("/v1")
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// The state file of `server` running as process `pid` on `port`, started by `launcher`.
+    fn state_of(server: &LocalServer, pid: u32, port: u16, launcher: &str) -> ServerState {
+        ServerState {
+            name: server.name.clone(),
+            pid,
+            port,
+            alias: server.alias.clone(),
+            kind: server.kind.clone(),
+            started_unix: 0,
+            threads: server.threads,
+            slots: server.slots,
+            launcher: launcher.to_string(),
+        }
+    }
+
     /// started a second time (the main job ran three Qwen servers on two cores: the judge's
     /// server was started twice, the second one unknown to the state file).
     #[tokio::test]
@@ -491,14 +517,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let paths = installed(dir.path(), &[QWEN05_FILE]);
         let fake = crate::fake::FakeServer::builder().start().await.unwrap();
-        let port: u16 = fake
-            .base_url()
-            .trim_end_matches("/v1")
-            .rsplit(':')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let port = port_of(&fake);
         let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
         std::fs::create_dir_all(paths.state_dir()).unwrap();
         // another task holds the lock: it is starting the server
@@ -509,17 +528,7 @@ mod tests {
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         // it is up (state file written), and its lock released
-        let state = ServerState {
-            name: server.name.clone(),
-            pid: std::process::id(),
-            port,
-            alias: server.alias.clone(),
-            kind: server.kind.clone(),
-            started_unix: 0,
-            threads: server.threads,
-            slots: server.slots,
-            launcher: launcher_id(),
-        };
+        let state = state_of(&server, std::process::id(), port, &launcher_id());
         std::fs::write(server.state_path(), serde_json::to_string(&state).unwrap()).unwrap();
         std::fs::remove_file(server.lock_path()).unwrap();
         // (the venv's python here is an empty file: starting a second server would fail)
@@ -535,29 +544,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let paths = installed(dir.path(), &[QWEN05_FILE]);
         let fake = crate::fake::FakeServer::builder().start().await.unwrap();
-        let port: u16 = fake
-            .base_url()
-            .trim_end_matches("/v1")
-            .rsplit(':')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let port = port_of(&fake);
         let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
         std::fs::create_dir_all(paths.state_dir()).unwrap();
         // the old server: a live process (a stand-in) answering health checks on `port`
         let mut old = Command::new("sleep").arg("60").spawn().unwrap();
-        let state = |launcher: &str| ServerState {
-            name: server.name.clone(),
-            pid: old.id(),
-            port,
-            alias: server.alias.clone(),
-            kind: server.kind.clone(),
-            started_unix: 0,
-            threads: server.threads,
-            slots: server.slots,
-            launcher: launcher.to_string(),
-        };
+        let state = |launcher: &str| state_of(&server, old.id(), port, launcher);
         // same launcher: reused as it is
         std::fs::write(
             server.state_path(),
