@@ -36,6 +36,10 @@ pub struct ThisRun {
     pub cost_usd: f64,
     /// Per endpoint: calls, cache hits, retries, failures, tokens, cost of this process.
     pub endpoints: std::collections::BTreeMap<String, mtr_llm::EndpointUsage>,
+    /// Per endpoint: what its llama.cpp servers reported doing (`timings`: the prompt tokens
+    /// they evaluated after their prompt caches, and the time); empty for other servers.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub server_work: std::collections::BTreeMap<String, mtr_llm::server_work::ServerWork>,
 }
 
 /// Round to the micro-dollar so the file does not carry float noise.
@@ -65,8 +69,12 @@ pub fn write(
             cache_hits: t.cache_hits,
             cost_usd: usd(ledger.total_cost_usd),
             endpoints: ledger.endpoints.clone(),
+            server_work: llm.server_work(),
         },
     };
+    if let Some(line) = mtr_llm::server_work::summary_line(&f.this_run.server_work) {
+        eprintln!("{line}");
+    }
     let text = serde_json::to_string_pretty(&f)? + "\n";
     mtr_core::atomic::write_atomic(dir.join(SPEND), text.as_bytes())?;
     Ok(f)

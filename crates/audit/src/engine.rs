@@ -193,6 +193,8 @@ fn judge_stream<'a>(
     let gate = ctx.gate.clone();
     let llm = ctx.llm.clone();
     let mut first_of: HashMap<blake3::Hash, usize> = HashMap::new();
+    // the judge's calls go out in this order: what its servers' prompt caches will hold
+    let mut prompt_cache = llm.prompt_cache_model(&judge.name);
     stream::iter(mine)
         .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed) && gate.open()))
         .map(move |k| {
@@ -209,6 +211,9 @@ fn judge_stream<'a>(
                         std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
                         std::collections::hash_map::Entry::Vacant(v) => {
                             v.insert(k);
+                            let mut req = req;
+                            req.planned_cached_share =
+                                prompt_cache.as_mut().map(|m| m.next_request(&req));
                             Prepared::Call(Box::new(req))
                         }
                     })

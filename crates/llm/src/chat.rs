@@ -133,6 +133,12 @@ pub struct ChatRequest {
     /// the cache key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affinity: Option<String>,
+    /// A planning hint: the share of this prompt (0 to 1) the endpoint's prompt cache is
+    /// expected to hold already, from a caller that knows the order of its calls
+    /// ([`crate::prompt_cache`]); a dry-run plan times only the rest at the prompt speed.
+    /// Never sent, cached or serialised.
+    #[serde(skip)]
+    pub planned_cached_share: Option<f64>,
 }
 
 impl ChatRequest {
@@ -146,6 +152,7 @@ impl ChatRequest {
             label: None,
             rating: None,
             affinity: None,
+            planned_cached_share: None,
         }
     }
     /// The answer is a `lo..=hi` rating written under `key` (read from token probabilities

@@ -37,6 +37,8 @@ struct Inner {
     batch_queue: Mutex<BTreeMap<String, Vec<batch::Queued>>>,
     /// `--export-batch`: the file cache misses are written to (see `client/batch_file.rs`).
     export: Mutex<Option<batch_file::Exporter>>,
+    /// What the llama.cpp servers reported doing, per endpoint (see [`crate::server_work`]).
+    server_work: Mutex<BTreeMap<String, crate::server_work::ServerWork>>,
 }
 
 /// A configured endpoint, as reported to callers.
@@ -131,6 +133,7 @@ impl Llm {
                 prompt_counts: Mutex::new(estimate::PromptCounts::default()),
                 batch_queue: Mutex::new(BTreeMap::new()),
                 export: Mutex::new(None),
+                server_work: Mutex::new(BTreeMap::new()),
             }),
         })
     }
@@ -212,6 +215,25 @@ impl Llm {
             .map(|e| e.capacity())
             .sum::<usize>()
             .max(1)
+    }
+
+    /// What the llama.cpp servers reported doing for this process's calls, per endpoint
+    /// (empty where no response carried `timings`).
+    pub fn server_work(&self) -> BTreeMap<String, crate::server_work::ServerWork> {
+        self.inner
+            .server_work
+            .lock()
+            .map(|w| w.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds one response's llama.cpp timings to its endpoint's work.
+    pub(crate) fn note_server_work(&self, endpoint: &str, resp: &serde_json::Value, prompt: u64) {
+        if let Some(w) = crate::server_work::ServerWork::of_response(resp, prompt)
+            && let Ok(mut all) = self.inner.server_work.lock()
+        {
+            all.entry(endpoint.to_string()).or_default().add(&w);
+        }
     }
 
     /// The ledger so far.

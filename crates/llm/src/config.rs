@@ -127,6 +127,13 @@ pub struct EndpointConfig {
     /// Set on the embedded local servers; other servers never see the field.
     #[serde(default)]
     pub slot_affinity: bool,
+    /// The server keeps a prompt cache per slot and evaluates only a prompt's part past the
+    /// longest prefix a slot holds (llama.cpp's `cache_prompt`): this many slots per replica.
+    /// A plan that knows its calls' order (the audit's) then times only that part at
+    /// `prompt_tokens_per_s` ([`crate::prompt_cache`]). Set on the embedded local servers;
+    /// none: every prompt token is timed.
+    #[serde(default)]
+    pub prefix_cache_slots: Option<u32>,
     /// Ask for the verdict (rating, score, choice) before any free text in structured
     /// answers (see [`crate::schema_caps`]).
     #[serde(default)]
@@ -230,6 +237,7 @@ impl EndpointConfig {
             max_string_length: None,
             string_patterns: false,
             slot_affinity: false,
+            prefix_cache_slots: None,
             verdict_first: false,
             family: None,
             extra_body: None,

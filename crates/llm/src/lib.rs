@@ -20,9 +20,11 @@ pub mod local;
 pub mod logprob;
 pub mod plan;
 pub mod prompt;
+pub mod prompt_cache;
 pub mod redact;
 pub mod rerank;
 pub mod schema_caps;
+pub mod server_work;
 pub mod tokens;
 
 mod balance;

@@ -27,6 +27,10 @@ pub struct PlannedEndpoint {
     pub cached: u64,
     /// Prompt tokens of the paid calls (tiktoken count).
     pub prompt_tokens: u64,
+    /// Of them, those the endpoint's prompt cache is expected to hold already (see
+    /// [`crate::prompt_cache`]): not timed at the prompt speed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prompt_tokens_cached: u64,
     /// Upper bound of completion tokens (`max_tokens` per call).
     pub completion_tokens_max: u64,
     /// Expected completion tokens: the mean of this model and prompt's cached answers where
@@ -50,6 +54,7 @@ impl PlannedEndpoint {
         self.calls += other.calls;
         self.cached += other.cached;
         self.prompt_tokens += other.prompt_tokens;
+        self.prompt_tokens_cached += other.prompt_tokens_cached;
         self.completion_tokens_max += other.completion_tokens_max;
         self.completion_tokens_expected += other.completion_tokens_expected;
         self.cost_expected_usd += other.cost_expected_usd;
@@ -70,7 +75,8 @@ pub fn estimate_seconds(cfg: &EndpointConfig, p: &PlannedEndpoint) -> Option<f64
         streamed = Some(p.completion_tokens_expected as f64 / tps);
     }
     if let Some(pps) = positive(cfg.prompt_tokens_per_s) {
-        streamed = Some(streamed.unwrap_or(0.0) + p.prompt_tokens as f64 / pps);
+        let evaluated = p.prompt_tokens.saturating_sub(p.prompt_tokens_cached);
+        streamed = Some(streamed.unwrap_or(0.0) + evaluated as f64 / pps);
     }
     let streams = if cfg.shared_speed {
         1
@@ -107,6 +113,10 @@ pub struct Plan {
     /// on side by side; 0 or 1: one after another (see [`Plan::wall_seconds`]).
     #[serde(default, skip_serializing_if = "is_one_or_less")]
     pub shared_cores: usize,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_one_or_less(n: &usize) -> bool {
@@ -192,6 +202,14 @@ impl Plan {
             row(&mut s, n, p);
         }
         row(&mut s, "total", &self.total());
+        let total = self.total();
+        if total.prompt_tokens_cached > 0 {
+            let _ = writeln!(
+                s,
+                "prompt tokens the servers' prompt caches are expected to hold: {} of {} (not timed)",
+                total.prompt_tokens_cached, total.prompt_tokens
+            );
+        }
         match self.wall_seconds() {
             Some((parallel, serial)) if serial > parallel => {
                 let _ = writeln!(
@@ -294,6 +312,31 @@ mod tests {
         assert_eq!(estimate_seconds(&cfg, &planned(0, 0, 0)), Some(0.0));
         assert_eq!(human_duration(3725.0), "1h 02m");
         assert_eq!(human_duration(200.0), "3m 20s");
+    }
+
+    #[test]
+    fn prompt_tokens_a_prompt_cache_holds_are_not_timed() {
+        let mut cfg = EndpointConfig::new("local", "http://127.0.0.1/v1", "m");
+        cfg.prompt_tokens_per_s = Some(50.0);
+        cfg.output_tokens_per_s = Some(10.0);
+        cfg.shared_speed = true;
+        let mut p = planned(20, 5_000, 1_000);
+        assert_eq!(estimate_seconds(&cfg, &p), Some(200.0));
+        // 4,000 of the 5,000 prompt tokens held: 1,000 at 50/s + 1,000 at 10/s
+        p.prompt_tokens_cached = 4_000;
+        assert_eq!(estimate_seconds(&cfg, &p), Some(120.0));
+        let mut sum = PlannedEndpoint::default();
+        sum.add(&p);
+        sum.add(&p);
+        assert_eq!(sum.prompt_tokens_cached, 8_000);
+        let plan = Plan {
+            endpoints: [("local".to_string(), p)].into_iter().collect(),
+            ..Default::default()
+        };
+        assert!(
+            plan.to_table()
+                .contains("prompt caches are expected to hold: 4000 of 5000 (not timed)")
+        );
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! those an earlier run's `items.jsonl` already holds, and the calls of the others, estimated
 //! one by one as the dry run does ([`mtr_llm::Llm::estimate`]: counted prompt tokens, expected
 //! answer tokens, cached calls free). A request identical to an earlier one of the same judge
-//! is copied by the engine, not called, so it is not counted either. Relevance judges
-//! (rerankers) answer in one short call without an answer to write: they are not timed.
+//! is copied by the engine, not called, so it is not counted either. Each judge's calls pass,
+//! in the order its stream sends them, through a model of its servers' prompt caches
+//! ([`mtr_llm::prompt_cache`]), as in the engine: the prompt tokens a slot holds already are
+//! not timed. Relevance judges (rerankers) answer in one short call without an answer to
+//! write: they are not timed.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -44,6 +47,12 @@ pub fn estimate(
     let prompts = prompt_ids(render);
     let mut first_of: Vec<std::collections::HashSet<blake3::Hash>> =
         vec![Default::default(); ctx.judges.len()];
+    // each judge's calls in the order its stream sends them: what its prompt caches hold
+    let mut prompt_caches: Vec<_> = ctx
+        .judges
+        .iter()
+        .map(|j| ctx.llm.prompt_cache_model(&j.name))
+        .collect();
     // jobs come unit by unit: a unit is rendered once for all its judges and samples
     let mut rendered: Option<(usize, mtr_llm::ChatRequest)> = None;
     for &(ui, ji, sample) in &jobs {
@@ -63,11 +72,12 @@ pub fn estimate(
         let Some((_, req)) = &rendered else {
             continue;
         };
-        let req = req.clone().with_sample(sample);
+        let mut req = req.clone().with_sample(sample);
         let body = serde_json::to_vec(&req).map_err(|e| AuditError::Internal(e.to_string()))?;
         if !first_of[ji].insert(blake3::hash(&body)) {
             continue;
         }
+        req.planned_cached_share = prompt_caches[ji].as_mut().map(|m| m.next_request(&req));
         let p = ctx
             .llm
             .estimate(&judge.name, &req)

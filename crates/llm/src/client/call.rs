@@ -277,6 +277,7 @@ impl Llm {
                 }
             };
             let (text, finish_reason, u) = read_choice(&resp, &ep.cfg.model, &body);
+            self.note_server_work(name, &resp, u.prompt_tokens);
             usage.prompt_tokens += u.prompt_tokens;
             usage.completion_tokens += u.completion_tokens;
             let mut answer = Answer {

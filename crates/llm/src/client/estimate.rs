@@ -162,6 +162,26 @@ impl Llm {
         }
     }
 
+    /// A model of `endpoint`'s prompt caches, for a caller that plans its calls in order
+    /// ([`crate::prompt_cache`]); None where the endpoint keeps no prompt cache
+    /// (`prefix_cache_slots`).
+    pub fn prompt_cache_model(
+        &self,
+        endpoint: &str,
+    ) -> Option<crate::prompt_cache::PromptCacheModel> {
+        let ep = self.inner.endpoints.get(endpoint)?;
+        let slots = ep.cfg.prefix_cache_slots?;
+        let replicas = if ep.local.is_empty() {
+            ep.cfg.replicas().len()
+        } else {
+            ep.local.len()
+        };
+        Some(crate::prompt_cache::PromptCacheModel::new(
+            replicas,
+            slots as usize,
+        ))
+    }
+
     /// Expected wall time of `p` on `endpoint` from its configured speed and rate limits
     /// (see [`crate::plan::estimate_seconds`]); None when unknown.
     pub fn estimate_seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
@@ -234,6 +254,12 @@ impl Llm {
         let discount = self.discount(ep);
         p.calls = 1;
         p.prompt_tokens = prompt;
+        p.prompt_tokens_cached = req
+            .planned_cached_share
+            .filter(|_| ep.cfg.prefix_cache_slots.is_some())
+            .map_or(0, |share| {
+                (prompt as f64 * share.clamp(0.0, 1.0)).round() as u64
+            });
         p.completion_tokens_max = max_out;
         p.completion_tokens_expected = expected;
         p.cost_max_usd = ep.cfg.cost(prompt, max_out) * discount;

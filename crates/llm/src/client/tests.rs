@@ -913,3 +913,43 @@ async fn probability_ratings_fail_without_logprobs_and_generated_mode_asks_for_n
     assert_eq!(body["response_format"]["type"], "json_schema");
     assert_eq!(body["messages"].as_array().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn a_dry_run_counts_the_prompt_tokens_a_prompt_cache_would_hold_only_where_one_is_kept() {
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut kept = fake.endpoint("a", "m");
+    kept.prefix_cache_slots = Some(1);
+    let none = fake.endpoint("b", "m");
+    let llm = client(config(vec![kept, none]), &dir, |o| o.dry_run = true).await;
+    assert!(
+        llm.prompt_cache_model("b").is_none(),
+        "no prompt cache configured"
+    );
+    let mut model = llm.prompt_cache_model("a").unwrap();
+    for i in 0..2 {
+        for name in ["a", "b"] {
+            let mut r = req(i);
+            r.planned_cached_share = Some(if name == "a" {
+                model.next_request(&r)
+            } else {
+                0.9
+            });
+            assert!(matches!(llm.chat(name, &r).await, Err(LlmError::DryRun)));
+        }
+    }
+    let p = llm.plan();
+    let (a, b) = (&p.endpoints["a"], &p.endpoints["b"]);
+    assert_eq!(a.prompt_tokens, b.prompt_tokens);
+    // the second request shares the system message and the start of the user message
+    assert!(a.prompt_tokens_cached > 0 && a.prompt_tokens_cached < a.prompt_tokens / 2);
+    assert_eq!(
+        b.prompt_tokens_cached, 0,
+        "a share is ignored without a prompt cache"
+    );
+    assert_eq!(fake.chat_calls(), 0);
+}

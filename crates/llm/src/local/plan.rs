@@ -202,6 +202,8 @@ pub(crate) fn default_setup_in(
                     e.string_patterns = true;
                     // one slot per conversation: its growing prefix stays cached
                     e.slot_affinity = config.local.slot_affinity;
+                    // each slot keeps its last prompt (`cache_prompt` above)
+                    e.prefix_cache_slots = Some(s.slots.max(1));
                     e.verdict_first = config.local.verdict_first;
                     // llama.cpp continues a prefilled answer: one token is a rating
                     e.continues_assistant = true;
