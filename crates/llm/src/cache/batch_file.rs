@@ -94,7 +94,7 @@ fn stored_key(key: &str) -> SqlValue {
     if hex.len() == 64 {
         let bytes: Option<Vec<u8>> = hex
             .chunks_exact(2)
-            .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
+            .map(|p| Some((digit(p[0])? << 4) | digit(p[1])?))
             .collect();
         if let Some(b) = bytes {
             return SqlValue::Blob(b);
