@@ -19,7 +19,9 @@
 //! synthesis's output folder), so that the money spent on a job across interrupted attempts
 //! can be told apart from the cost of its result. Batch API jobs are recorded (`batch_job`,
 //! `batch_item`) before they are created at the provider, under a client-side submission id,
-//! so that a run killed at any point finds them again (see `client/batch.rs`).
+//! so that a run killed at any point finds them again (see `client/batch.rs`); exported Batch
+//! files are recorded in slimmer tables of their own (`batch_export_item`, `batch_export_spec`,
+//! see `cache/batch_file.rs`).
 //!
 //! Modules: `writer` (the writer thread), `spend` (the spend ledger), `batch` (Batch API jobs),
 //! `batch_file` (exported Batch files), `admin` (`mtr cache stats|prune`).
@@ -43,6 +45,7 @@ mod writer;
 
 pub use admin::{CacheStats, ModelStats, PruneFilter};
 pub(crate) use batch::{BatchItem, BatchJob};
+pub(crate) use batch_file::ExportItem;
 pub(crate) use spend::SpendSink;
 pub use spend::Spent;
 use writer::{PendingChat, Writer};

@@ -1,6 +1,10 @@
 //! The writer thread: chat answers and spend rows are queued by the handle and committed in
 //! one transaction per round, so no async worker waits on SQLite or the disk; reads see a
 //! queued row at once, and [`Cache::flush`] waits until every row is in the file.
+//!
+//! A commit writes its rows in key order (the tables' order): a bulk import's rows land on
+//! random leaf pages, and in key order a transaction reads and writes each of those pages once
+//! instead of once per row.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -23,8 +27,10 @@ pub(super) struct PendingChat {
     pub(super) body: String,
 }
 
-/// Most rows one commit carries.
-const MAX_ROWS_PER_COMMIT: usize = 8192;
+/// Most rows one commit carries. Under load (a bulk import) the rows that queued during one
+/// commit go into the next: fewer, larger key-ordered transactions into the B-tree. A commit
+/// holds the file's write lock while it runs (a second or two at this size).
+const MAX_ROWS_PER_COMMIT: usize = 1 << 18;
 
 /// What the writer thread and the handle share.
 #[derive(Default)]
@@ -60,7 +66,7 @@ impl Writer {
     /// The writer thread: commits waiting rows until the cache closes and the queue is empty.
     pub(super) fn run(&self, mut conn: Connection) {
         loop {
-            let (batch, spend): (Vec<(String, Arc<PendingChat>)>, Vec<SpendRow>) = {
+            let (mut batch, mut spend): (Vec<(String, Arc<PendingChat>)>, Vec<SpendRow>) = {
                 let mut st = self.lock();
                 while st.queue.is_empty() && st.spend.is_empty() && !st.closing {
                     st = self.work.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -78,6 +84,10 @@ impl Writer {
                 st.writing = batch.len() + spend.len();
                 (batch, spend)
             };
+            // the tables' key order (TEXT keys compare bytewise in SQLite, as `str` does); a key
+            // put twice in one commit keeps its order (the later row wins, as before)
+            batch.sort_by(|a, b| a.0.cmp(&b.0));
+            spend.sort_by(|a, b| a.id.cmp(&b.id));
             let result = write_chats(&mut conn, &batch, &spend);
             let mut st = self.lock();
             st.writing = 0;
@@ -149,6 +159,36 @@ fn write_chats(
 }
 
 impl Cache {
+    /// Waits while `max` or more chat rows are not yet in the file (a bulk writer's
+    /// back-pressure: bounds the memory of the rows waiting); reports a failed write.
+    pub(crate) fn wait_pending_below(&self, max: usize) -> Result<()> {
+        let mut st = self.writer.lock();
+        while st.pending.len() >= max.max(1) && st.error.is_none() {
+            let stopped = self
+                .writer_thread
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .is_none_or(JoinHandle::is_finished);
+            if stopped {
+                return Err(LlmError::cache(
+                    &self.path,
+                    "the cache writer thread stopped with answers not written",
+                ));
+            }
+            st = self
+                .writer
+                .committed
+                .wait_timeout(st, std::time::Duration::from_millis(200))
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        match &st.error {
+            Some(e) => Err(LlmError::cache(&self.path, e.clone())),
+            None => Ok(()),
+        }
+    }
+
     /// Waits until every chat row put so far is in the file; reports a failed write.
     pub fn flush(&self) -> Result<()> {
         let mut st = self.writer.lock();
@@ -220,6 +260,29 @@ mod tests {
         let b = Cache::open(&p).unwrap();
         assert_eq!(b.stats().unwrap().chat_rows, 5000);
         assert_eq!(b.get_chat("k0").unwrap().unwrap(), stored("m"));
+    }
+
+    #[test]
+    fn rows_put_in_any_order_reach_the_file_and_the_wait_bounds_what_is_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite");
+        let a = Cache::open(&p).unwrap();
+        for i in 0..3000u32 {
+            // keys out of order, one put twice (the later row wins)
+            let k = format!("k{}", (i * 7919) % 3000);
+            a.put_chat(&k, None, &stored("m")).unwrap();
+            a.wait_pending_below(100).unwrap();
+            assert!(a.writer.lock().pending.len() < 100);
+        }
+        let mut newer = stored("m");
+        newer.text = "newer".into();
+        a.put_chat("k5", None, &stored("m")).unwrap();
+        a.put_chat("k5", None, &newer).unwrap();
+        a.flush().unwrap();
+        drop(a);
+        let b = Cache::open(&p).unwrap();
+        assert_eq!(b.stats().unwrap().chat_rows, 3000);
+        assert_eq!(b.get_chat("k5").unwrap().unwrap(), newer);
     }
 
     #[test]

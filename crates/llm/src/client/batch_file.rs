@@ -28,16 +28,19 @@ use serde_json::Value;
 use super::Llm;
 use super::body::SerialisedCall;
 use crate::balance::Endpoint;
-use crate::cache::BatchItem;
+use crate::cache::ExportItem;
 use crate::chat::{ChatRequest, OutputSpec};
 use crate::error::{LlmError, Result};
 use crate::ledger::Event;
 
-/// Requests recorded in the cache file per transaction while exporting.
-const ITEMS_PER_COMMIT: usize = 8192;
+/// Requests recorded in the cache file per transaction while exporting (about 100 bytes each
+/// in memory; inserted in key order, so a larger transaction touches each page of the table
+/// fewer times).
+const ITEMS_PER_COMMIT: usize = 65_536;
 
-/// Answers stored before the import waits for the cache writer (bounds memory).
-const ANSWERS_PER_FLUSH: u64 = 8192;
+/// Answers the cache writer may hold before the import waits for it (bounds memory: a few
+/// hundred bytes each; the writer commits them in large, key-ordered transactions).
+const ANSWERS_PENDING: usize = 1 << 18;
 
 /// Failed lines whose message the import report keeps.
 const ERRORS_KEPT: usize = 5;
@@ -53,8 +56,11 @@ pub(crate) struct Exporter {
     seen: HashSet<[u8; 16]>,
     /// Per endpoint: its job id and what it holds.
     jobs: BTreeMap<String, ExportedModel>,
-    /// Items not yet recorded in the cache file: (job id, item).
-    items: Vec<(String, BatchItem)>,
+    /// Ids of the specs recorded so far ([`crate::cache::Cache::export_spec`]), by the hash of
+    /// their job, prompt id and output spec.
+    specs: HashMap<[u8; 16], i64>,
+    /// Items not yet recorded in the cache file.
+    items: Vec<ExportItem>,
     bytes: u64,
     /// The line being written (its buffer reused from line to line).
     line: Vec<u8>,
@@ -189,6 +195,7 @@ impl Llm {
             spend_job: spend_job.map(str::to_string),
             seen: HashSet::new(),
             jobs: BTreeMap::new(),
+            specs: HashMap::new(),
             items: Vec::new(),
             bytes: 0,
             line: Vec::new(),
@@ -275,18 +282,40 @@ impl Llm {
             .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", ex.target.display())))?;
         ex.bytes += text.len() as u64;
         job.requests += 1;
-        ex.items.push((
-            job.job.clone(),
-            BatchItem {
-                key: key.to_string(),
-                prompt_id: req.prompt.as_ref().map(|p| p.id.clone()),
-                output: match serialised {
-                    Some(s) => s.output.clone(),
-                    None => serde_json::to_string(&req.output).unwrap_or_default(),
-                },
-                sample: req.sample,
-            },
-        ));
+        let prompt_id = req.prompt.as_ref().map(|p| p.id.as_str());
+        let owned;
+        let output = match serialised {
+            Some(s) => s.output.as_str(),
+            None => {
+                owned = serde_json::to_string(&req.output).unwrap_or_default();
+                owned.as_str()
+            }
+        };
+        let mut h = blake3::Hasher::new();
+        for part in [Some(job.job.as_str()), prompt_id, Some(output)] {
+            // a part's length, then its bytes (none: a length no string has)
+            match part {
+                Some(p) => h
+                    .update(&(p.len() as u64).to_le_bytes())
+                    .update(p.as_bytes()),
+                None => h.update(&u64::MAX.to_le_bytes()),
+            };
+        }
+        let mut spec_hash = [0u8; 16];
+        spec_hash.copy_from_slice(&h.finalize().as_bytes()[..16]);
+        let spec = match ex.specs.get(&spec_hash) {
+            Some(id) => *id,
+            None => {
+                let id = cache.export_spec(&job.job, prompt_id, output)?;
+                ex.specs.insert(spec_hash, id);
+                id
+            }
+        };
+        ex.items.push(ExportItem {
+            key: key.to_string(),
+            spec,
+            sample: req.sample,
+        });
         if ex.items.len() >= ITEMS_PER_COMMIT {
             cache.export_items(&ex.items)?;
             ex.items.clear();
@@ -490,9 +519,7 @@ impl Llm {
             }
             report.answered += 1;
             *report.models.entry(ep.cfg.model.clone()).or_default() += 1;
-            if report.answered % ANSWERS_PER_FLUSH == 0 {
-                cache.flush()?;
-            }
+            cache.wait_pending_below(ANSWERS_PENDING)?;
         }
         cache.flush()?;
         Ok(report)
@@ -678,6 +705,71 @@ mod tests {
         let spent = llm.spent("audit:t").unwrap().unwrap();
         assert_eq!(spent.calls, 6);
         assert!((spent.cost_usd - 0.9).abs() < 1e-9, "{spent:?}");
+    }
+
+    /// Every row an import may write (chat rows but their time of writing, spend rows but
+    /// theirs), in key order.
+    fn rows(dir: &Path) -> Vec<String> {
+        let c = rusqlite::Connection::open(dir.join("c.sqlite")).unwrap();
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT key || model || COALESCE(prompt_id, '-') || prompt_tokens || completion_tokens || cost_usd || body FROM chat ORDER BY key",
+            "SELECT id || COALESCE(job, '-') || endpoint || model || prompt_tokens || completion_tokens || cost_usd FROM spend ORDER BY id",
+        ] {
+            let mut st = c.prepare(sql).unwrap();
+            let r = st.query_map([], |r| r.get::<_, String>(0)).unwrap();
+            out.extend(r.map(Result::unwrap));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn importing_a_file_twice_changes_no_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = client(dir.path(), "c.sqlite").await;
+        let inputs = export(&llm, &dir.path().join("in.jsonl"), 40).await;
+        let answers: Vec<String> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| answer(a, i as i64 % 5))
+            .collect();
+        let file = write(dir.path(), "out.jsonl", &answers);
+        let r = llm.import_batch_output(&file).unwrap();
+        assert_eq!((r.answered, r.already), (40, 0));
+        let once = rows(dir.path());
+        assert_eq!(once.len(), 80, "40 answers and 40 spend rows");
+        let r = llm.import_batch_output(&file).unwrap();
+        assert_eq!((r.answered, r.already), (0, 40));
+        assert_eq!(rows(dir.path()), once);
+    }
+
+    /// A cache whose export was recorded by an earlier version (a `batch_item` row per
+    /// request, no `batch_export_item`/`batch_export_spec`) imports its answers as before.
+    #[tokio::test]
+    async fn an_export_recorded_by_an_earlier_version_still_imports() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = client(dir.path(), "c.sqlite").await;
+        let inputs = export(&llm, &dir.path().join("in.jsonl"), 5).await;
+        // rewrite the export's record as the earlier version kept it
+        rusqlite::Connection::open(dir.path().join("c.sqlite"))
+            .unwrap()
+            .execute_batch(
+                "INSERT INTO batch_item (key, batch_id, prompt_id, output, sample)
+                   SELECT lower(hex(i.key)), s.batch_id, s.prompt_id, s.output, i.sample
+                     FROM batch_export_item i JOIN batch_export_spec s ON s.id = i.spec;
+                 DROP TABLE batch_export_item; DROP TABLE batch_export_spec;",
+            )
+            .unwrap();
+        let answers: Vec<String> = inputs.iter().map(|i| answer(i, 4)).collect();
+        let r = llm
+            .import_batch_output(&write(dir.path(), "all.jsonl", &answers))
+            .unwrap();
+        assert_eq!((r.answered, r.already, r.failed), (5, 0, 0));
+        let hit = llm.chat("judge", &req(3)).await.unwrap();
+        assert!(hit.cached);
+        assert_eq!(hit.value, Some(json!({"grade": 4})));
+        let spent = llm.spent("audit:t").unwrap().unwrap();
+        assert_eq!(spent.calls, 5);
     }
 
     #[tokio::test]
