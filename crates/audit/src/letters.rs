@@ -320,7 +320,7 @@ mod tests {
         let r = rule(0.25, 0.05);
         for k in 0..MIN_PRIOR_POOLS {
             let gold = 1 + k % 4;
-            let mut p = vec![0.5, 0.15, 0.15, 0.15];
+            let mut p = [0.5, 0.15, 0.15, 0.15];
             p[gold - 1] += 0.05;
             let total: f64 = p.iter().sum();
             let p: Vec<f64> = p.iter().map(|x| x / total).collect();
