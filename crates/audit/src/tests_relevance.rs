@@ -5,9 +5,7 @@
 //! (`MTR_RELEVANCE_SEED`, default 1; `MTR_RELEVANCE_TURNS`, default 12; `MTR_RELEVANCE_SWAPS`,
 //! default 5; `MTR_RELEVANCE_CONFIG`, an mtr.toml instead of the default, whose `[audit]`
 //! may set `dimensions` and `letter_picks`; `MTR_RELEVANCE_OUT`, a folder that keeps the audit
-//! and `swapped.json`; `MTR_RELEVANCE_CACHE`, the LLM cache; `MTR_RELEVANCE_BUDGET_S`, a
-//! time budget in seconds, to read the judgements back from the cache without the slow
-//! verification of missing-gold candidates). The table is in
+//! and `swapped.json`; `MTR_RELEVANCE_CACHE`, the LLM cache). The table is in
 //! docs/audit.md.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -179,41 +177,7 @@ async fn swapped_golds_local_default() {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| tmp.path().join("audit"));
     let t = std::time::Instant::now();
-    match std::env::var("MTR_RELEVANCE_BUDGET_S") {
-        // a deadline, e.g. once every pool is in the cache: the pools are read back and the
-        // slow pointwise verification of missing-gold candidates is cut (the folder is then
-        // incomplete; the table below reads only the judgements)
-        Ok(b) => {
-            let bm25 = crate::materials::bm25_index(
-                &bench,
-                &tmp.path().join("index"),
-                &mtr_core::progress::NoProgress,
-            )
-            .unwrap();
-            let job = crate::audit::AuditJob {
-                settings,
-                out_dir: out.clone(),
-                prompts: crate::prompts::AuditPrompts::builtin().unwrap(),
-                retrievers: vec![std::sync::Arc::new(bm25)],
-                config_hash: "test".into(),
-                tool_version: "test".into(),
-                git_commit: None,
-                human_labels: None,
-                human_sample: None,
-                progress: mtr_core::progress::none(),
-            };
-            let budget = crate::budget::TimeBudget::new(
-                std::time::Duration::from_secs(b.parse().unwrap()),
-                t,
-            );
-            crate::audit::run_within(&bench, job, &llm, Some(budget))
-                .await
-                .unwrap();
-        }
-        Err(_) => {
-            audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
-        }
-    }
+    audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
     let secs = t.elapsed().as_secs_f64();
     let items: Vec<Judgement> = mtr_core::jsonl::read_all(out.join(crate::output::ITEMS)).unwrap();
     std::fs::write(
