@@ -112,6 +112,10 @@ pub fn record(
             Ok(v) => return fail(j, format!("rating {} is outside 1-5", v.rating)),
             Err(e) => return fail(j, e.to_string()),
         }
+    } else if let Some(d) = &r.rating {
+        // a letter pick: the label probabilities of one token ([`crate::letters`]), read by
+        // the default rule here and by the configured one once the pools are judged
+        crate::letters::record_pick(&mut j, d, &crate::config::LetterPicks::default());
     } else {
         let pool = unit.pool.as_deref().unwrap_or_default();
         match r.parse::<PickVerdict>() {

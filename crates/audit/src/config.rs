@@ -42,6 +42,52 @@ pub struct AuditSettings {
     /// probable missing gold when a strict majority of the judges rate it pointwise (alignment
     /// prompt, 1-5) at least this.
     pub verify_rating_at_least: f64,
+    /// Discriminability picks read from the label probabilities of one forward pass, for the
+    /// judges named here (see [`LetterPicks`]); absent: every chat judge writes its pick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub letter_picks: Option<LetterPicks>,
+}
+
+/// `[audit.letter_picks]`: the named judges' discriminability picks are read from one token's
+/// probabilities. The answer is prefilled up to the choice (`{"choice": `), one token is
+/// generated with its top alternatives, and the pick is the passage label (1..N) most
+/// probable there; the judge abstains by the rules of [`crate::letters`]. Each named judge's
+/// endpoint must read probabilities (`rating_mode = "probability"`, which its ratings then use
+/// too) and should continue a prefilled answer (`continues_assistant`: llama.cpp, vLLM, the
+/// embedded servers); pools hold at most 9 passages (one digit is one token).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LetterPicks {
+    /// Judges (endpoint names, or their model names) whose picks are read this way.
+    pub judges: Vec<String>,
+    /// Abstain `none` when the best label's probability (as the judge gave it, not
+    /// renormalised over the labels) is below this.
+    pub none_below: f64,
+    /// Abstain `several` when the two best labels' probabilities are closer than this.
+    pub several_margin: f64,
+    /// Divide each judge's probabilities by its mean distribution over the positions (on all
+    /// its pools of that size, when it judged at least [`crate::letters::MIN_PRIOR_POOLS`]),
+    /// renormalised: a judge's preference for a position, not for a passage, is taken out.
+    /// A pick then depends on the judge's other pools.
+    pub debias_positions: bool,
+}
+
+impl Default for LetterPicks {
+    fn default() -> Self {
+        Self {
+            judges: Vec::new(),
+            none_below: 0.25,
+            several_margin: 0.05,
+            debias_positions: false,
+        }
+    }
+}
+
+impl LetterPicks {
+    /// True when `judge` (endpoint name) or its `model` is named.
+    pub fn names(&self, judge: &str, model: &str) -> bool {
+        self.judges.iter().any(|n| n == judge || n == model)
+    }
 }
 
 impl Default for AuditSettings {
@@ -61,6 +107,7 @@ impl Default for AuditSettings {
             negatives_query: "auto".into(),
             max_failed_share: 0.2,
             verify_rating_at_least: 4.0,
+            letter_picks: None,
         }
     }
 }
@@ -104,6 +151,9 @@ impl AuditSettings {
                 self.confidence
             )));
         }
+        if let Some(l) = &self.letter_picks {
+            l.validate(self.negatives)?;
+        }
         Ok(())
     }
 
@@ -113,6 +163,33 @@ impl AuditSettings {
         d.sort();
         d.dedup();
         d
+    }
+}
+
+impl LetterPicks {
+    fn validate(&self, negatives: usize) -> Result<()> {
+        if self.judges.is_empty() {
+            return Err(AuditError::Config(
+                "`[audit.letter_picks] judges` names no judge".into(),
+            ));
+        }
+        for (name, v) in [
+            ("none_below", self.none_below),
+            ("several_margin", self.several_margin),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(AuditError::Config(format!(
+                    "`[audit.letter_picks] {name}` must be in [0, 1], got {v}"
+                )));
+            }
+        }
+        if negatives + 1 > crate::letters::MAX_LABELS {
+            return Err(AuditError::Config(format!(
+                "letter picks read one digit: a pool holds at most {} passages, `negatives` is {negatives}",
+                crate::letters::MAX_LABELS
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -141,5 +218,48 @@ mod tests {
         assert!(
             serde_json::from_value::<AuditSettings>(serde_json::json!({"negativs": 5})).is_err()
         );
+    }
+
+    #[test]
+    fn letter_picks_are_opt_in_and_checked() {
+        // absent by default, and absent from the serialised settings (fingerprints unchanged)
+        let s = AuditSettings::default();
+        assert!(s.letter_picks.is_none());
+        assert!(
+            serde_json::to_value(&s)
+                .unwrap()
+                .get("letter_picks")
+                .is_none()
+        );
+        let s: AuditSettings =
+            toml::from_str("negatives = 3\n[letter_picks]\njudges = [\"q\"]\nnone_below = 0.3\n")
+                .unwrap();
+        let l = s.letter_picks.clone().unwrap();
+        assert_eq!((l.none_below, l.several_margin), (0.3, 0.05));
+        assert!(l.names("q", "m") && l.names("x", "q") && !l.names("x", "m"));
+        s.validate().unwrap();
+        // a pool of 10 needs two digits; no judge named; a threshold off the scale
+        let ten = AuditSettings {
+            negatives: 9,
+            ..s.clone()
+        };
+        assert!(
+            ten.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("at most 9")
+        );
+        let mut none = s.clone();
+        none.letter_picks = Some(LetterPicks::default());
+        assert!(none.validate().is_err());
+        let mut off = s.clone();
+        off.letter_picks.as_mut().unwrap().several_margin = 1.5;
+        assert!(
+            off.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("several_margin")
+        );
+        assert!(toml::from_str::<AuditSettings>("[letter_picks]\njudge = [\"q\"]\n").is_err());
     }
 }

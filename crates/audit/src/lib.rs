@@ -25,6 +25,7 @@ pub mod human;
 pub mod human_labels;
 pub mod interval;
 pub mod labels;
+pub mod letters;
 pub mod materials;
 pub mod output;
 pub mod plan;
@@ -49,6 +50,8 @@ mod tests_budget;
 mod tests_context;
 #[cfg(test)]
 mod tests_fake;
+#[cfg(test)]
+mod tests_letters;
 #[cfg(test)]
 mod tests_relevance;
 pub mod unit;

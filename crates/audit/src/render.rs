@@ -23,6 +23,10 @@ pub struct BenchRender<'a> {
     pub subjects: &'a [(usize, usize)],
     /// The judges' context: prompts are shortened to fit it.
     pub budget: Option<ContextBudget>,
+    /// The judges (indices into the ensemble) whose discriminability picks are read from
+    /// label probabilities (`[audit.letter_picks]`): their pools' requests carry the labels
+    /// as a 1..N scale under `choice`, which an endpoint reading probabilities prefills.
+    pub letter_judges: &'a [usize],
 }
 
 impl BenchRender<'_> {
@@ -60,7 +64,15 @@ impl BenchRender<'_> {
             Dimension::Alignment => self
                 .prompts
                 .alignment(v, what.first().map(String::as_str).unwrap_or_default()),
-            Dimension::Completeness => self.prompts.completeness(v, &what),
+            Dimension::Completeness => {
+                let req = self.prompts.completeness(v, &what)?;
+                Ok(match u.judge {
+                    Some(ji) if self.letter_judges.contains(&ji) => {
+                        req.with_rating("choice", 1, what.len() as i64)
+                    }
+                    _ => req,
+                })
+            }
             Dimension::Faithfulness => self.prompts.faithfulness(v, &what, answer),
             Dimension::Quality => self.prompts.quality(v, answer),
         };

@@ -3,7 +3,9 @@
 //! audited with the shipped default (no `mtr.toml`). Slow (local models): run by hand,
 //! `cargo test -p mtr-audit swapped_golds_local_default -- --ignored --nocapture`
 //! (`MTR_RELEVANCE_SEED`, default 1; `MTR_RELEVANCE_TURNS`, default 12; `MTR_RELEVANCE_SWAPS`,
-//! default 5; `MTR_RELEVANCE_CONFIG`, an mtr.toml instead of the default). The table is in
+//! default 5; `MTR_RELEVANCE_CONFIG`, an mtr.toml instead of the default, whose `[audit]`
+//! may set `dimensions` and `letter_picks`; `MTR_RELEVANCE_OUT`, a folder that keeps the audit
+//! and `swapped.json`; `MTR_RELEVANCE_CACHE`, the LLM cache). The table is in
 //! docs/audit.md.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -130,11 +132,17 @@ async fn swapped_golds_local_default() {
         .unwrap_or_else(|| tmp.path().join("c.sqlite"));
     // the shipped default: no [llm] section at all; `MTR_RELEVANCE_CONFIG` names an
     // mtr.toml to measure another ensemble on the same turns (say, the relevance judge alone)
-    let config = match std::env::var_os("MTR_RELEVANCE_CONFIG") {
+    // its `[audit]` section may set `dimensions` and `letter_picks` (the rest is the test's)
+    let (config, audit) = match std::env::var_os("MTR_RELEVANCE_CONFIG") {
         Some(p) => {
-            mtr_llm::LlmConfig::from_toml_section(&std::fs::read_to_string(p).unwrap()).unwrap()
+            let text = std::fs::read_to_string(p).unwrap();
+            let audit = toml::from_str::<toml::Table>(&text)
+                .unwrap()
+                .remove("audit")
+                .map(|a| a.try_into::<AuditSettings>().unwrap());
+            (mtr_llm::LlmConfig::from_toml_section(&text).unwrap(), audit)
         }
-        None => mtr_llm::LlmConfig::default(),
+        None => (mtr_llm::LlmConfig::default(), None),
     };
     let llm = match mtr_llm::Llm::new(
         config,
@@ -153,17 +161,30 @@ async fn swapped_golds_local_default() {
     };
     let settings = AuditSettings {
         seed,
-        dimensions: vec![Dimension::Alignment, Dimension::Completeness],
+        dimensions: audit
+            .as_ref()
+            .map(|a| a.dimensions.clone())
+            .filter(|d| d.len() < Dimension::ALL.len())
+            .unwrap_or_else(|| vec![Dimension::Alignment, Dimension::Completeness]),
         trials: 1,
         negatives: 3,
         resamples: 200,
+        letter_picks: audit.and_then(|a| a.letter_picks),
         ..Default::default()
     };
-    let out = tmp.path().join("audit");
+    // `MTR_RELEVANCE_OUT`: keep the audit folder (and the swapped golds) there
+    let out = std::env::var_os("MTR_RELEVANCE_OUT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| tmp.path().join("audit"));
     let t = std::time::Instant::now();
     audited(&bench, &llm, settings, &out, &tmp.path().join("index")).await;
     let secs = t.elapsed().as_secs_f64();
     let items: Vec<Judgement> = mtr_core::jsonl::read_all(out.join(crate::output::ITEMS)).unwrap();
+    std::fs::write(
+        out.join("swapped.json"),
+        serde_json::to_string_pretty(&swapped).unwrap(),
+    )
+    .unwrap();
     let led = llm.ledger();
     println!(
         "{} turns, {} swapped golds, seed {seed}: {} judgements ({} failed) in {secs:.0} s",

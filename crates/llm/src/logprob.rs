@@ -64,10 +64,64 @@ fn grade_of(token: &str, lo: i64, hi: i64) -> Option<i64> {
     t.parse::<i64>().ok().filter(|g| (lo..=hi).contains(g))
 }
 
+/// The distribution at one token's position over the grades `lo..=hi` among its top
+/// alternatives (and the written token, when the alternatives omit it); `None` when no grade
+/// has any probability there.
+fn distribution_at(
+    item: &Value,
+    written: Option<i64>,
+    lo: i64,
+    hi: i64,
+) -> Option<RatingDistribution> {
+    let mut mass = vec![0.0; (hi - lo + 1) as usize];
+    let alternatives = item
+        .get("top_logprobs")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut seen_written = false;
+    for alt in &alternatives {
+        let (Some(t), Some(lp)) = (
+            alt.get("token").and_then(Value::as_str),
+            alt.get("logprob").and_then(Value::as_f64),
+        ) else {
+            continue;
+        };
+        if let Some(g) = grade_of(t, lo, hi) {
+            mass[(g - lo) as usize] += lp.exp();
+            seen_written |= Some(g) == written;
+        }
+    }
+    if let Some(w) = written.filter(|_| !seen_written)
+        && let Some(lp) = item.get("logprob").and_then(Value::as_f64)
+    {
+        mass[(w - lo) as usize] += lp.exp();
+    }
+    let total: f64 = mass.iter().sum();
+    if total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    let probs: Vec<(i64, f64)> = mass
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (lo + i as i64, m / total))
+        .collect();
+    let mean = probs.iter().map(|(g, p)| *g as f64 * p).sum();
+    Some(RatingDistribution {
+        probs: probs.into_iter().map(|(g, p)| (g, stable(p))).collect(),
+        mean: stable(mean),
+        mass: stable(total.min(1.0)),
+        written,
+    })
+}
+
 /// The rating distribution of the value of JSON key `key` (e.g. `rating`, `score`) in a chat
 /// completion response with logprobs, whose answer continues `prefilled` (the assistant text
 /// sent with the request, `""` for none); `None` when the response has no logprobs or the
-/// key's value never appears as a grade token of `lo..=hi`.
+/// key's value never appears as a grade token of `lo..=hi`. The first token after a prefilled
+/// key is the value's position whatever it is: when the judge wrote no grade there (the `"`
+/// of a string such as `"none"`, a space), the distribution is read from the grades among its
+/// alternatives, with `written` null and `mass` saying how little they hold.
 pub fn rating_distribution(
     response: &Value,
     prefilled: &str,
@@ -80,7 +134,7 @@ pub fn rating_distribution(
         .as_array()?;
     let marker = format!("\"{key}\"");
     let mut text = prefilled.to_string();
-    for item in content {
+    for (i, item) in content.iter().enumerate() {
         let token = item
             .get("token")
             .and_then(Value::as_str)
@@ -90,44 +144,10 @@ pub fn rating_distribution(
             .rfind(&marker)
             .is_some_and(|at| text[at + marker.len()..].trim() == ":");
         if after_key && let Some(written) = grade_of(token, lo, hi) {
-            let mut mass = vec![0.0; (hi - lo + 1) as usize];
-            let alternatives = item
-                .get("top_logprobs")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let mut seen_written = false;
-            for alt in &alternatives {
-                let (Some(t), Some(lp)) = (
-                    alt.get("token").and_then(Value::as_str),
-                    alt.get("logprob").and_then(Value::as_f64),
-                ) else {
-                    continue;
-                };
-                if let Some(g) = grade_of(t, lo, hi) {
-                    mass[(g - lo) as usize] += lp.exp();
-                    seen_written |= g == written;
-                }
-            }
-            if !seen_written && let Some(lp) = item.get("logprob").and_then(Value::as_f64) {
-                mass[(written - lo) as usize] += lp.exp();
-            }
-            let total: f64 = mass.iter().sum();
-            if total <= 0.0 || !total.is_finite() {
-                return None;
-            }
-            let probs: Vec<(i64, f64)> = mass
-                .iter()
-                .enumerate()
-                .map(|(i, m)| (lo + i as i64, m / total))
-                .collect();
-            let mean = probs.iter().map(|(g, p)| *g as f64 * p).sum();
-            return Some(RatingDistribution {
-                probs: probs.into_iter().map(|(g, p)| (g, stable(p))).collect(),
-                mean: stable(mean),
-                mass: stable(total.min(1.0)),
-                written: Some(written),
-            });
+            return distribution_at(item, Some(written), lo, hi);
+        }
+        if after_key && i == 0 && !prefilled.is_empty() {
+            return distribution_at(item, None, lo, hi);
         }
         text.push_str(token);
     }
@@ -226,5 +246,36 @@ mod tests {
         assert_eq!(d.written, Some(4));
         assert!(d.mean > 3.0 && d.mean < 3.6, "{}", d.mean);
         assert!(rating_distribution(&r, "", "rating", 1, 5).is_none());
+    }
+
+    #[test]
+    fn a_prefilled_value_that_is_no_label_is_read_from_its_alternatives() {
+        // `{"choice": ` continued by `"` (the start of "none"), the labels 1-4 among the
+        // alternatives: the distribution over the labels, nothing written, little mass
+        let r = response(vec![tok(
+            "\"",
+            0.6f64.ln(),
+            &[
+                ("\"", 0.6f64.ln()),
+                ("2", 0.2f64.ln()),
+                ("1", 0.1f64.ln()),
+                (" ", 0.05f64.ln()),
+                ("4", 0.05f64.ln()),
+            ],
+        )]);
+        let d = rating_distribution(&r, &prefill("choice"), "choice", 1, 4).unwrap();
+        assert_eq!(d.written, None);
+        assert!((d.mass - 0.35).abs() < 1e-6, "{}", d.mass);
+        let p: Vec<f64> = d.probs.iter().map(|(_, p)| *p).collect();
+        assert!((p[1] - 0.2 / 0.35).abs() < 1e-5 && p[2] == 0.0, "{p:?}");
+        // no label among the alternatives: nothing to read
+        let r = response(vec![tok("\"", -0.1, &[("\"", -0.1), ("none", -3.0)])]);
+        assert!(rating_distribution(&r, &prefill("choice"), "choice", 1, 4).is_none());
+        // without a prefill the position is only known from a written grade
+        let r = response(vec![
+            tok("{\"choice\": ", -0.1, &[]),
+            tok("\"", -0.1, &[("2", -2.0)]),
+        ]);
+        assert!(rating_distribution(&r, "", "choice", 1, 4).is_none());
     }
 }

@@ -89,6 +89,8 @@ struct Bench<'a> {
     subjects: &'a [(usize, usize)],
     judging: Judging<'a>,
     existing: &'a HashMap<String, Judgement>,
+    /// Judges whose picks are read from label probabilities ([`crate::letters`]).
+    letter_judges: Vec<usize>,
 }
 
 /// Judges the benchmark's units, then the human calibration set.
@@ -116,6 +118,7 @@ pub async fn judge(
         ));
     }
     let mut context = ContextInfo::new(planned.budget.as_ref());
+    let existing = crate::letters::reusable(&reuse.existing, job.settings.letter_picks.as_ref());
     let BenchJudged {
         rating: mut judged,
         pools,
@@ -127,7 +130,8 @@ pub async fn judge(
         planned: &*planned,
         subjects: &subjects,
         judging: planned.judging(llm, &job.progress),
-        existing: &reuse.existing,
+        existing: &existing,
+        letter_judges: letter_judges(job, &planned.judges)?,
     }
     .judge(&comp_items, &mut context, time)
     .await?;
@@ -183,6 +187,34 @@ pub async fn judge(
     })
 }
 
+/// The judges (indices into the ensemble) `[audit.letter_picks]` names; an error when it
+/// names no judge of the ensemble, a relevance judge, or one whose endpoint does not read
+/// token probabilities.
+fn letter_judges(job: &AuditJob, judges: &[crate::unit::JudgeRef]) -> Result<Vec<usize>> {
+    let Some(l) = &job.settings.letter_picks else {
+        return Ok(Vec::new());
+    };
+    for name in &l.judges {
+        let Some(j) = judges.iter().find(|j| &j.name == name || &j.model == name) else {
+            return Err(AuditError::Config(format!(
+                "`[audit.letter_picks]` names `{name}`, which is no judge of the ensemble"
+            )));
+        };
+        if j.rating_mode != mtr_llm::logprob::RatingMode::Probability {
+            return Err(AuditError::Config(format!(
+                "letter picks of judge `{}` need token probabilities: set `rating_mode = \"probability\"` on its endpoint",
+                j.name
+            )));
+        }
+    }
+    Ok(judges
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| l.names(&j.name, &j.model))
+        .map(|(i, _)| i)
+        .collect())
+}
+
 /// What the time budget's plan left undone; dialogues it did not start stop the audit.
 fn finish_budget(b: &mut BudgetPlan, judged: &mut Judged, dry_run: bool) {
     b.finish(&judged.records);
@@ -231,6 +263,7 @@ impl Bench<'_> {
             prompts: &self.job.prompts,
             subjects: self.subjects,
             budget: self.planned.budget,
+            letter_judges: &self.letter_judges,
         }
     }
 
@@ -383,7 +416,10 @@ impl Bench<'_> {
             return Ok(None);
         };
         let render = self.render(&b.passages);
-        let judged = judge_units(&self.judging, &b.units, &render, self.existing).await?;
+        let mut judged = judge_units(&self.judging, &b.units, &render, self.existing).await?;
+        if let Some(rule) = &self.job.settings.letter_picks {
+            crate::letters::reread(&mut judged.records, rule);
+        }
         Ok(Some(Pools {
             judged,
             no_negatives: b.no_negatives,

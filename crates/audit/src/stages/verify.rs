@@ -47,6 +47,7 @@ pub async fn verify(
             prompts: &job.prompts,
             subjects: &judged.subjects,
             budget: planned.budget,
+            letter_judges: &[],
         };
         // a candidate is rated in its turn's completeness item, with itself as the passage
         let source: HashMap<&str, usize> = judged
