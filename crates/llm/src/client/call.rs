@@ -450,7 +450,11 @@ fn read_probability_rating(
     if status.is_ok() {
         answer.rating = dist;
     }
-    answer.text = format!("{prefilled}{}", answer.text);
+    // llama.cpp servers that echo the prefilled part in the answer's content (the embedded
+    // one does) already hold it: prefixing it again stored `{"rating": {"rating": 4`
+    if !answer.text.starts_with(prefilled) {
+        answer.text = format!("{prefilled}{}", answer.text);
+    }
     answer.value = value;
     answer.status = status;
     answer

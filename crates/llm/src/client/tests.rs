@@ -823,6 +823,32 @@ async fn probability_ratings_from_a_prefilled_answer() {
 }
 
 #[tokio::test]
+async fn a_server_that_echoes_the_prefill_does_not_get_it_twice_in_the_text() {
+    // the embedded llama.cpp server answers a prefilled `{"rating": ` with the whole value
+    let echo = FakeServer::builder().respond(|_| {
+        FakeReply::WithLogprobs(
+            "{\"rating\": 4".into(),
+            logprobs(&[("4", &[("4", 0.9), ("3", 0.1)])]),
+        )
+    });
+    let fake = echo.start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = crate::config::EndpointConfig {
+        rating_mode: crate::logprob::RatingMode::Probability,
+        continues_assistant: true,
+        ..fake.endpoint("echo", "m")
+    };
+    let answer = client(config(vec![endpoint]), &dir, |_| {})
+        .await
+        .chat("echo", &rating_req())
+        .await
+        .unwrap();
+    assert_eq!(answer.status, ParseStatus::Ok);
+    assert_eq!(answer.value, Some(json!({"rating": 4})));
+    assert_eq!(answer.text, "{\"rating\": 4", "the prefill once");
+}
+
+#[tokio::test]
 async fn a_dry_run_plans_one_completion_token_per_prefilled_probability_rating() {
     let fake = FakeServer::builder()
         .respond(grade_of)
