@@ -125,7 +125,18 @@ pub async fn audit_with(
     out: &Path,
     retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>>,
 ) -> Outcome {
-    let job = AuditJob {
+    crate::audit::run(bench, job(settings, out, retrievers), llm)
+        .await
+        .unwrap()
+}
+
+/// An audit job of the built-in prompts, no human labels and no progress display.
+pub fn job(
+    settings: AuditSettings,
+    out: &Path,
+    retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>>,
+) -> AuditJob {
+    AuditJob {
         settings,
         out_dir: out.to_path_buf(),
         prompts: AuditPrompts::builtin().unwrap(),
@@ -136,8 +147,24 @@ pub async fn audit_with(
         human_labels: None,
         human_sample: None,
         progress: mtr_core::progress::none(),
-    };
-    crate::audit::run(bench, job, llm).await.unwrap()
+    }
+}
+
+/// Two judges on `fake`: `a` (a-model) as configured and `p` (p-model) continuing a prefilled
+/// answer with ratings in `mode`.
+pub fn probability_pair_config(fake: &FakeServer, mode: mtr_llm::logprob::RatingMode) -> LlmConfig {
+    let a = fake.endpoint("a", "a-model");
+    let mut p = fake.endpoint("p", "p-model");
+    p.rating_mode = mode;
+    p.continues_assistant = true;
+    LlmConfig {
+        endpoints: vec![a, p],
+        roles: Roles {
+            judges: vec!["a".into(), "p".into()],
+            ..Default::default()
+        },
+        ..Default::default()
+    }
 }
 
 /// Splits a rendered user prompt into its sections (`## Title` -> body).

@@ -96,18 +96,7 @@ impl Setup {
 
     /// The audit within `budget_s` seconds (none: no budget).
     async fn run(&self, budget_s: Option<f64>, dry_run: bool) -> Outcome {
-        let job = crate::audit::AuditJob {
-            settings: settings(),
-            out_dir: self.out.clone(),
-            prompts: crate::prompts::AuditPrompts::builtin().unwrap(),
-            retrievers: vec![self.retriever.clone()],
-            config_hash: "test".into(),
-            tool_version: "test".into(),
-            git_commit: None,
-            human_labels: None,
-            human_sample: None,
-            progress: mtr_core::progress::none(),
-        };
+        let job = crate::testkit::job(settings(), &self.out, vec![self.retriever.clone()]);
         let time = budget_s.map(|b| {
             let mut t = TimeBudget::new(Duration::from_secs_f64(b), Instant::now());
             let said = self.said.clone();

@@ -62,18 +62,7 @@ async fn a_small_context_shortens_history_and_skips_what_cannot_fit() {
         resamples: 50,
         ..Default::default()
     };
-    let job = crate::audit::AuditJob {
-        settings,
-        out_dir: tmp.path().join("audit"),
-        prompts: crate::prompts::AuditPrompts::builtin().unwrap(),
-        retrievers: Vec::new(),
-        config_hash: "test".into(),
-        tool_version: "test".into(),
-        git_commit: None,
-        human_labels: None,
-        human_sample: None,
-        progress: mtr_core::progress::none(),
-    };
+    let job = crate::testkit::job(settings, &tmp.path().join("audit"), Vec::new());
     let Outcome::Audited(s) = crate::audit::run(&bench, job, &llm).await.unwrap() else {
         panic!()
     };

@@ -1555,20 +1555,7 @@ async fn probability_ratings_are_offered_per_judge_and_recorded_per_judgement() 
         .start()
         .await
         .unwrap();
-    let config = |mode: mtr_llm::logprob::RatingMode| {
-        let a = fake.endpoint("a", "a-model");
-        let mut p = fake.endpoint("p", "p-model");
-        p.rating_mode = mode;
-        p.continues_assistant = true;
-        mtr_llm::LlmConfig {
-            endpoints: vec![a, p],
-            roles: mtr_llm::Roles {
-                judges: vec!["a".into(), "p".into()],
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    };
+    let config = |mode| crate::testkit::probability_pair_config(&fake, mode);
     let cache = tmp.path().join("c.sqlite");
     let settings = AuditSettings {
         sample: Some(2),

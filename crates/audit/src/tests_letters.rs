@@ -11,6 +11,7 @@ use crate::config::{AuditSettings, LetterPicks};
 use crate::dimension::Dimension;
 use crate::letters::{Reading, choose};
 use crate::record::{Abstention, Judgement};
+use crate::testkit::probability_pair_config as config;
 use crate::testkit::*;
 use crate::tests_fake::validate_folder;
 
@@ -80,21 +81,6 @@ fn judge(r: &FakeRequest) -> FakeReply {
         );
     }
     hashed_judge(r)
-}
-
-fn config(fake: &FakeServer, mode: RatingMode) -> mtr_llm::LlmConfig {
-    let a = fake.endpoint("a", "a-model");
-    let mut p = fake.endpoint("p", "p-model");
-    p.rating_mode = mode;
-    p.continues_assistant = true;
-    mtr_llm::LlmConfig {
-        endpoints: vec![a, p],
-        roles: mtr_llm::Roles {
-            judges: vec!["a".into(), "p".into()],
-            ..Default::default()
-        },
-        ..Default::default()
-    }
 }
 
 fn settings(judges: &[&str]) -> AuditSettings {
@@ -278,18 +264,11 @@ async fn letter_picks_need_a_judge_that_reads_probabilities() {
             &mtr_core::progress::NoProgress,
         )
         .unwrap();
-        let job = crate::audit::AuditJob {
-            settings: settings(names),
-            out_dir: tmp.path().join("audit"),
-            prompts: crate::prompts::AuditPrompts::builtin().unwrap(),
-            retrievers: vec![std::sync::Arc::new(bm25)],
-            config_hash: "test".into(),
-            tool_version: "test".into(),
-            git_commit: None,
-            human_labels: None,
-            human_sample: None,
-            progress: mtr_core::progress::none(),
-        };
+        let job = crate::testkit::job(
+            settings(names),
+            &tmp.path().join("audit"),
+            vec![std::sync::Arc::new(bm25)],
+        );
         let e = crate::audit::run(&bench, job, &llm)
             .await
             .err()

@@ -162,38 +162,19 @@ impl Cache {
     /// Waits while `max` or more chat rows are not yet in the file (a bulk writer's
     /// back-pressure: bounds the memory of the rows waiting); reports a failed write.
     pub(crate) fn wait_pending_below(&self, max: usize) -> Result<()> {
-        let mut st = self.writer.lock();
-        while st.pending.len() >= max.max(1) && st.error.is_none() {
-            let stopped = self
-                .writer_thread
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_ref()
-                .is_none_or(JoinHandle::is_finished);
-            if stopped {
-                return Err(LlmError::cache(
-                    &self.path,
-                    "the cache writer thread stopped with answers not written",
-                ));
-            }
-            st = self
-                .writer
-                .committed
-                .wait_timeout(st, std::time::Duration::from_millis(200))
-                .map(|(guard, _)| guard)
-                .unwrap_or_else(|p| p.into_inner().0);
-        }
-        match &st.error {
-            Some(e) => Err(LlmError::cache(&self.path, e.clone())),
-            None => Ok(()),
-        }
+        self.wait_while(|st| st.pending.len() >= max.max(1))
     }
 
     /// Waits until every chat row put so far is in the file; reports a failed write.
     pub fn flush(&self) -> Result<()> {
+        self.wait_while(|st| !st.queue.is_empty() || !st.spend.is_empty() || st.writing > 0)
+    }
+
+    /// Waits on the writer's commits while `busy` holds and no write failed; an error when
+    /// the writer thread stopped first, or when a write failed.
+    fn wait_while(&self, busy: impl Fn(&WriterState) -> bool) -> Result<()> {
         let mut st = self.writer.lock();
-        while (!st.queue.is_empty() || !st.spend.is_empty() || st.writing > 0) && st.error.is_none()
-        {
+        while busy(&st) && st.error.is_none() {
             let stopped = self
                 .writer_thread
                 .lock()

@@ -49,6 +49,16 @@ fn config(endpoints: Vec<EndpointConfig>) -> LlmConfig {
     c
 }
 
+/// A fake server that grades every request ([`grade_of`]) and a folder for the cache.
+async fn grading_server() -> (FakeServer, tempfile::TempDir) {
+    let fake = FakeServer::builder()
+        .respond(grade_of)
+        .start()
+        .await
+        .unwrap();
+    (fake, tempfile::tempdir().unwrap())
+}
+
 async fn client(
     cfg: LlmConfig,
     dir: &tempfile::TempDir,
@@ -294,12 +304,7 @@ async fn extractor_path_without_json_schema() {
 
 #[tokio::test]
 async fn budget_stop_is_clean_and_resumable() {
-    let fake = FakeServer::builder()
-        .respond(grade_of)
-        .start()
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = grading_server().await;
     let mut e = fake.endpoint("a", "gpt-4o-mini");
     e.price_in_per_mtok = 1000.0; // ~ $0.03 per call
     e.price_out_per_mtok = 1000.0;
@@ -334,12 +339,7 @@ async fn budget_stop_is_clean_and_resumable() {
 
 #[tokio::test]
 async fn dry_run_plans_without_calling() {
-    let fake = FakeServer::builder()
-        .respond(grade_of)
-        .start()
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = grading_server().await;
     let mut e = fake.endpoint("a", "gpt-4o-mini");
     e.price_in_per_mtok = 0.15;
     e.price_out_per_mtok = 0.6;
@@ -576,12 +576,7 @@ async fn config_errors_name_the_problem() {
 
 #[tokio::test]
 async fn batch_api_two_passes_and_resume_by_id() {
-    let fake = FakeServer::builder()
-        .respond(grade_of)
-        .start()
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = grading_server().await;
     let mut e = fake.endpoint("a", "gpt-4o-mini");
     e.price_in_per_mtok = 1.0;
     e.price_out_per_mtok = 1.0;
@@ -850,12 +845,7 @@ async fn a_server_that_echoes_the_prefill_does_not_get_it_twice_in_the_text() {
 
 #[tokio::test]
 async fn a_dry_run_plans_one_completion_token_per_prefilled_probability_rating() {
-    let fake = FakeServer::builder()
-        .respond(grade_of)
-        .start()
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = grading_server().await;
     let mut ep = fake.endpoint("a", "m");
     ep.rating_mode = crate::logprob::RatingMode::Probability;
     ep.continues_assistant = true;
@@ -942,12 +932,7 @@ async fn probability_ratings_fail_without_logprobs_and_generated_mode_asks_for_n
 
 #[tokio::test]
 async fn a_dry_run_counts_the_prompt_tokens_a_prompt_cache_would_hold_only_where_one_is_kept() {
-    let fake = FakeServer::builder()
-        .respond(grade_of)
-        .start()
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (fake, dir) = grading_server().await;
     let mut kept = fake.endpoint("a", "m");
     kept.prefix_cache_slots = Some(1);
     let none = fake.endpoint("b", "m");
