@@ -193,8 +193,12 @@ fn judge_stream<'a>(
     let gate = ctx.gate.clone();
     let llm = ctx.llm.clone();
     let mut first_of: HashMap<blake3::Hash, usize> = HashMap::new();
-    // the judge's calls go out in this order: what its servers' prompt caches will hold
-    let mut prompt_cache = llm.prompt_cache_model(&judge.name);
+    // the judge's calls go out in this order: what its servers' prompt caches will hold (only
+    // a dry run's plan reads it; real calls and exports leave it alone)
+    let mut prompt_cache = llm
+        .is_dry_run()
+        .then(|| llm.prompt_cache_model(&judge.name))
+        .flatten();
     stream::iter(mine)
         .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed) && gate.open()))
         .map(move |k| {

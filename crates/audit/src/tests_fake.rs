@@ -287,7 +287,7 @@ async fn dry_run_calls_nothing_and_counts_the_calls() {
         .clone();
     cfg.endpoints[0].price_in_per_mtok = 1.0;
     let llm = mtr_llm::Llm::new(
-        cfg,
+        cfg.clone(),
         mtr_llm::LlmOptions {
             cache_path: Some(tmp.path().join("c.sqlite")),
             dry_run: true,
@@ -330,6 +330,47 @@ async fn dry_run_calls_nothing_and_counts_the_calls() {
         !tmp.path().join("audit").join(output::SUMMARY).exists(),
         "a dry run writes nothing"
     );
+    assert_eq!(plan.total().prompt_tokens_cached, 0, "no prompt cache kept");
+
+    // servers that keep a prompt cache per slot: the judgements of one turn share their
+    // instructions and conversation, so part of the same prompt tokens is planned as held
+    cfg.endpoints[0].prefix_cache_slots = Some(2);
+    let cached = mtr_llm::Llm::new(
+        cfg,
+        mtr_llm::LlmOptions {
+            cache_path: Some(tmp.path().join("c.sqlite")),
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let s = AuditSettings {
+        sample: Some(3),
+        dimensions: vec![Dimension::Alignment, Dimension::Quality],
+        ..Default::default()
+    };
+    let Outcome::DryRun { plan: held, .. } = audit(
+        &bench,
+        &cached,
+        s,
+        &tmp.path().join("audit"),
+        &tmp.path().join("index"),
+    )
+    .await
+    else {
+        panic!("not a dry run")
+    };
+    let (all, held) = (plan.total(), held.total());
+    assert_eq!(held.prompt_tokens, all.prompt_tokens);
+    assert!(
+        held.prompt_tokens_cached > all.prompt_tokens / 10
+            && held.prompt_tokens_cached < all.prompt_tokens,
+        "{} of {}",
+        held.prompt_tokens_cached,
+        all.prompt_tokens
+    );
+    assert_eq!(fake.chat_calls(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -162,6 +162,11 @@ impl Llm {
         }
     }
 
+    /// True when this client plans calls instead of making them (`--dry-run`).
+    pub fn is_dry_run(&self) -> bool {
+        self.inner.options.dry_run
+    }
+
     /// A model of `endpoint`'s prompt caches, for a caller that plans its calls in order
     /// ([`crate::prompt_cache`]); None where the endpoint keeps no prompt cache
     /// (`prefix_cache_slots`).
