@@ -97,14 +97,17 @@ mtr local speed --runs 2 --missing \
   || echo "   (speed not measured: dry runs will say 'wall time: unknown')"
 stage_done "local speed" "$T"
 
-# The two syntheses run side by side, one core each (one set of local servers serves both
-# processes; the LLM cache is shared safely): MTR_LOCAL_CORES=1 tells each plan that it has
-# one core of the machine's two. The audit then runs alone, on every core.
+# The two syntheses run side by side, one core each: the Qwen model runs in two one-thread
+# servers (the judge's and the generator's: scripts/main-job.toml), and each synthesis sends
+# all its calls to one of them (MTR_LOCAL_USE_SERVER), so neither waits behind the other's
+# calls while the second server idles; MTR_LOCAL_CORES=1 tells each plan that it has one
+# core of the machine's two. The LLM cache is shared safely. The audit then runs alone, on
+# both servers.
 echo "== synthesizing the zh benchmark from corpora/zh (in the background)"
-MTR_LOCAL_CORES=1 synth zh &
+MTR_LOCAL_CORES=1 MTR_LOCAL_USE_SERVER=judge synth zh &
 ZH=$!
 echo "== synthesizing the en benchmark from corpora/en"
-MTR_LOCAL_CORES=1 synth en || { cat "$OUT/synth-en.txt"; exit 1; }
+MTR_LOCAL_CORES=1 MTR_LOCAL_USE_SERVER=generator synth en || { cat "$OUT/synth-en.txt"; exit 1; }
 cat "$OUT/synth-en.txt"
 stage_done "synthesis (en), beside zh" "$(( $(date +%s) - $(cat "$OUT/.seconds-synth-en") ))"
 echo "== waiting for the zh synthesis"

@@ -471,6 +471,41 @@ pub struct LocalConfig {
     /// answers), and mtr's launcher now turns that cache off (0 of 120). Whether pinning then
     /// saves prompt processing is not measured yet, so it stays opt-in.
     pub slot_affinity: bool,
+    /// Which of a model's two servers (`own_generator_server`) this command's calls use:
+    /// `both` (the default: each call to the less busy one), `judge` or `generator` (every
+    /// call of this command to that server alone, whatever its role). Two commands run side
+    /// by side, such as the main job's two syntheses, each get a server, and so a core, of
+    /// their own: sharing both, they collided on one server while the other idled (about 1.3
+    /// of the 2 cores busy). Env `MTR_LOCAL_USE_SERVER` overrides it.
+    pub use_server: UseServer,
+}
+
+/// `[llm.local] use_server`: the servers of a model with two (see [`LocalConfig::use_server`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UseServer {
+    /// Each call to the less busy of the two.
+    #[default]
+    Both,
+    /// Every call to the judge's server.
+    Judge,
+    /// Every call to the generator's own server.
+    Generator,
+}
+
+impl std::str::FromStr for UseServer {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "both" => Ok(Self::Both),
+            "judge" => Ok(Self::Judge),
+            "generator" => Ok(Self::Generator),
+            other => Err(format!(
+                "unknown server `{other}`: expected both, judge or generator"
+            )),
+        }
+    }
 }
 
 /// Slots per chat server by default (see `benchmarks/local/README.md` for the measurement).
@@ -506,6 +541,7 @@ impl Default for LocalConfig {
             relevance_judge: true,
             keep_alive: None,
             slot_affinity: false,
+            use_server: UseServer::Both,
         }
     }
 }

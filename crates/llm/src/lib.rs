@@ -39,7 +39,9 @@ pub use chat::{
 pub use client::{
     BatchReport, EndpointInfo, ExportReport, ImportError, ImportReport, JudgeVerdicts, Llm, Target,
 };
-pub use config::{EndpointConfig, LlmConfig, LlmOptions, LocalConfig, Role, Roles, Sampling};
+pub use config::{
+    EndpointConfig, LlmConfig, LlmOptions, LocalConfig, Role, Roles, Sampling, UseServer,
+};
 pub use error::{LlmError, Result};
 pub use ledger::{EndpointUsage, LedgerSnapshot};
 pub use plan::{Plan, PlannedEndpoint};

@@ -11,7 +11,7 @@ use super::{
     INSTALL_HINT, KNOWN_MODELS, KeepAlive, LocalPaths, LocalServer, ServerKind, SpeedFile,
     resolve_model,
 };
-use crate::config::{EndpointConfig, LlmConfig, LocalConfig, LocalModelOptions};
+use crate::config::{EndpointConfig, LlmConfig, LocalConfig, LocalModelOptions, UseServer};
 use crate::error::{LlmError, Result};
 
 /// The local plan: which models judge and generate, and the embeddings server.
@@ -233,18 +233,27 @@ pub(crate) fn default_setup_in(
         .embedder
         .as_ref()
         .map(|s| add(&mut config, s, Some("e5".into())));
-    // the generator and the judge of its model each use both of the model's servers
+    // the generator and the judge of its model each use both of the model's servers, or
+    // both use the one server this command was given (`use_server`)
     let gen_server = &plan.generator.0;
     if let Some((judge, _)) = plan
         .judges
         .iter()
         .find(|(j, _)| j.kind == gen_server.kind && !Arc::ptr_eq(j, gen_server))
     {
-        if let Some(replicas) = servers.get_mut(&judge.name) {
-            replicas.push(gen_server.clone());
-        }
-        if let Some(replicas) = servers.get_mut(&gen_server.name) {
-            replicas.push(judge.clone());
+        let chosen: Vec<Arc<LocalServer>> = match use_server(&config.local)? {
+            UseServer::Both => Vec::new(),
+            UseServer::Judge => vec![judge.clone()],
+            UseServer::Generator => vec![gen_server.clone()],
+        };
+        for (endpoint, other) in [(judge, gen_server), (gen_server, judge)] {
+            if let Some(replicas) = servers.get_mut(&endpoint.name) {
+                if chosen.is_empty() {
+                    replicas.push(other.clone());
+                } else {
+                    *replicas = chosen.clone();
+                }
+            }
         }
     }
     // the embedding model also judges relevance (alignment, discriminability): another
@@ -268,6 +277,18 @@ pub(crate) fn default_setup_in(
     config.roles.generator = vec![generator];
     config.roles.embedder = embedder.into_iter().collect();
     Ok((config, servers))
+}
+
+/// The server(s) this command uses of a model with two: env `MTR_LOCAL_USE_SERVER`, else
+/// `[llm.local] use_server`.
+fn use_server(cfg: &LocalConfig) -> Result<UseServer> {
+    match std::env::var("MTR_LOCAL_USE_SERVER") {
+        Ok(v) if !v.trim().is_empty() => v.parse().map_err(|e: String| LlmError::Local {
+            message: format!("MTR_LOCAL_USE_SERVER: {e}"),
+            hint: "set MTR_LOCAL_USE_SERVER to both, judge or generator, or unset it".into(),
+        }),
+        _ => Ok(cfg.use_server),
+    }
 }
 
 /// A local endpoint's speed: what `mtr local speed` measured for its server at its threads
@@ -399,10 +420,44 @@ mod tests {
         );
         let smol = &config.roles.judges[1];
         assert_eq!(servers[smol].len(), 1);
+        // a command given one of the two servers sends every Qwen call there, whatever its
+        // role (two commands side by side each get a server of their own)
+        for (use_server, only) in [("judge", qwen.to_string()), ("generator", gen_name.clone())] {
+            let config = LlmConfig {
+                local: toml::from_str(&format!(
+                    "own_generator_server = true\nuse_server = \"{use_server}\"\n"
+                ))
+                .unwrap(),
+                ..Default::default()
+            };
+            let (_, servers) = default_setup_in(&paths, config).unwrap();
+            assert_eq!(
+                names(&servers[qwen]),
+                std::slice::from_ref(&only),
+                "{use_server}"
+            );
+            assert_eq!(
+                names(&servers[&gen_name]),
+                std::slice::from_ref(&only),
+                "{use_server}"
+            );
+            assert_eq!(servers[smol].len(), 1);
+        }
         // one shared server (the default): nothing to add
         let (config, servers) = default_setup_in(&paths, LlmConfig::default()).unwrap();
         assert_eq!(config.roles.generator, [qwen.to_string()]);
         assert_eq!(names(&servers[qwen]), [qwen.to_string()]);
+    }
+
+    #[test]
+    fn a_server_choice_is_read_from_its_name() {
+        assert_eq!("Generator ".parse::<UseServer>(), Ok(UseServer::Generator));
+        assert_eq!("judge".parse::<UseServer>(), Ok(UseServer::Judge));
+        assert_eq!("both".parse::<UseServer>(), Ok(UseServer::Both));
+        let e = "gen".parse::<UseServer>().unwrap_err();
+        assert!(e.contains("both, judge or generator"), "{e}");
+        let e = toml::from_str::<LocalConfig>("use_server = \"gen\"\n").unwrap_err();
+        assert!(e.to_string().contains("generator"), "{e}");
     }
 
     #[test]
