@@ -180,9 +180,17 @@ for step in ("synth-en", "synth-zh", "audit-en"):
         continue
     m = re.search(r"^wall time: (?:about )?(.+)$", dry, re.M)
     planned = m.group(1).split(" (")[0] if m else "?"
-    budget = re.search(r"^time budget [^:]+:.*$", dry, re.M)
-    print(f"  {step}: dry run planned {planned}, took {took // 60}m {took % 60}s"
-          + (f" ({budget.group(0)[:160]})" if budget else ""))
+    # under a time budget the plan of what the run starts: its expected time plus the
+    # preparation before it (the whole plan's time is for every planned dialogue)
+    b = re.search(r"^time budget [^:]+:.*expected ([^)]*?) at the measured speed, after"
+                  r" ([^)]*?) of preparation", dry, re.M)
+    if b:
+        plan_s = seconds(b.group(1)) + seconds(b.group(2))
+        print(f"  {step}: dry run planned {plan_s // 60}m {plan_s % 60}s for the work its time"
+              f" budget starts ({planned} for the whole plan), took {took // 60}m {took % 60}s:"
+              f" {took / max(plan_s, 1):.2f} of the plan")
+    else:
+        print(f"  {step}: dry run planned {planned}, took {took // 60}m {took % 60}s")
 PY
 python3 - "$OUT/audit-en/summary.json" <<'PY' || true
 import json, sys
