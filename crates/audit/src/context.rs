@@ -156,6 +156,73 @@ pub fn screen(units: Vec<Unit>, fit: &dyn Fn(&Unit) -> Result<Fitted>) -> Result
     Ok(out)
 }
 
+/// The prompt lengths of units that need no fitting (no judge declares a context size: every
+/// unit is kept whole), recorded as the judging renders them ([`Recording`]) rather than by
+/// rendering every unit once more beforehand; [`Deferred::finish`] renders only the units the
+/// judging did not (reused from an earlier run, left out by a stop). The same figures as
+/// [`screen`]'s: every unit is added once, and [`Lengths`] sums and takes maxima, which no
+/// order changes.
+pub struct Deferred {
+    state: std::sync::Mutex<(Lengths, Vec<bool>)>,
+}
+
+impl Deferred {
+    /// For the units `units` (indexed as the judging indexes them).
+    pub fn new(units: &[Unit]) -> Self {
+        Self {
+            state: std::sync::Mutex::new((Lengths::new(units.len()), vec![false; units.len()])),
+        }
+    }
+
+    /// Records unit `ui`'s rendered request, the first time it is rendered.
+    fn record(&self, ui: usize, u: &Unit, request: &mtr_llm::ChatRequest) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (lengths, seen) = &mut *state;
+        match seen.get_mut(ui) {
+            Some(s) if !*s => *s = true,
+            _ => return,
+        }
+        lengths.add(u, key(u), request);
+    }
+
+    /// The prompt tokens per item ([`Screened::prompt_tokens`]): the units not rendered while
+    /// judging are rendered (`fit`) now.
+    pub fn finish(
+        self,
+        units: &[Unit],
+        fit: &dyn Fn(&Unit) -> Result<Fitted>,
+    ) -> Result<HashMap<ItemKey, u64>> {
+        let (mut lengths, seen) = self.state.into_inner().unwrap_or_else(|p| p.into_inner());
+        for (u, _) in units.iter().zip(&seen).filter(|(_, s)| !**s) {
+            if let Fitted::Fits { request, .. } = fit(u)? {
+                lengths.add(u, key(u), &request);
+            }
+        }
+        Ok(lengths.finish())
+    }
+}
+
+/// A renderer that records, in [`Deferred`], the prompt length of each unit it renders.
+pub struct Recording<'a> {
+    pub render: &'a dyn crate::engine::Render,
+    pub lengths: &'a Deferred,
+}
+
+impl crate::engine::Render for Recording<'_> {
+    fn render(&self, unit: &Unit) -> Result<mtr_llm::ChatRequest> {
+        self.render.render(unit)
+    }
+    fn prompt_id(&self, dim: Dimension) -> String {
+        self.render.prompt_id(dim)
+    }
+    fn relevance(&self, unit: &Unit) -> Result<Option<crate::relevance::RelevanceInput>> {
+        self.render.relevance(unit)
+    }
+    fn rendered(&self, ui: usize, unit: &Unit, req: &mtr_llm::ChatRequest) {
+        self.lengths.record(ui, unit, req);
+    }
+}
+
 /// What fitting prompts to the judges' context did (`summary.json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -250,6 +317,48 @@ mod tests {
             assert!((e - x).abs() / x < 0.02, "{} vs {x}", e);
         }
         assert_eq!(sampled().1, est);
+    }
+
+    /// What the judging records ([`Deferred`]: in its own order, some units rendered twice,
+    /// some never, rendered by `finish`) gives the screening's prompt tokens, counted exactly
+    /// or from a sample.
+    #[test]
+    fn lengths_recorded_while_judging_are_the_screenings() {
+        let units: Vec<Unit> = (1..=2000).map(unit).collect();
+        let req = |u: &Unit| request(u.turn % 37 + 5);
+        let fit = |u: &Unit| -> Result<Fitted> {
+            Ok(Fitted::Fits {
+                request: Box::new(req(u)),
+                dropped: 0,
+            })
+        };
+        let screened = screen(units.clone(), &fit).unwrap().prompt_tokens;
+        for rule in [
+            SampleRule::EXACT,
+            SampleRule::for_prompts(tokens::SAMPLED_PROMPTS * 20),
+        ] {
+            let mut l = Lengths::new(units.len());
+            l.rule = rule;
+            for u in &units {
+                l.add(u, key(u), &req(u));
+            }
+            let want = l.finish();
+            if rule.is_exact() {
+                assert_eq!(want, screened);
+            }
+            let d = Deferred::new(&units);
+            d.state.lock().unwrap().0.rule = rule;
+            for (ui, u) in units.iter().enumerate().rev() {
+                if ui % 7 == 3 {
+                    continue;
+                }
+                d.record(ui, u, &req(u));
+                if ui % 5 == 0 {
+                    d.record(ui, u, &req(u));
+                }
+            }
+            assert_eq!(d.finish(&units, &fit).unwrap(), want);
+        }
     }
 
     #[test]

@@ -35,6 +35,11 @@ pub trait Render: Send + Sync {
     fn relevance(&self, _unit: &Unit) -> Result<Option<crate::relevance::RelevanceInput>> {
         Ok(None)
     }
+    /// Told of each request the judging rendered for unit `ui` of the units being judged (a
+    /// unit may be rendered more than once): a renderer that records prompt lengths while
+    /// judging ([`crate::context::Recording`]) reads them here instead of rendering the units
+    /// a second time.
+    fn rendered(&self, _ui: usize, _unit: &Unit, _req: &ChatRequest) {}
 }
 
 /// What a judging run produced.
@@ -209,9 +214,9 @@ fn judge_stream<'a>(
                     .relevance(&units[ui])
                     .map(|input| input.map_or(Prepared::Skip, Prepared::Relevance))
             } else {
-                shared.request(ui, &units[ui]).and_then(|req| {
+                shared.request(ui, &units[ui]).map(|(req, rendered)| {
                     let req = req.with_sample(sample);
-                    Ok(match first_of.entry(request_hash(&req)?) {
+                    match first_of.entry(request_identity(&rendered, sample)) {
                         std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
                         std::collections::hash_map::Entry::Vacant(v) => {
                             v.insert(k);
@@ -220,7 +225,7 @@ fn judge_stream<'a>(
                                 prompt_cache.as_mut().map(|m| m.next_request(&req));
                             Prepared::Call(Box::new(req))
                         }
-                    })
+                    }
                 })
             };
             let llm = llm.clone();
@@ -247,11 +252,34 @@ fn judge_stream<'a>(
         .boxed()
 }
 
-/// The identity of a rendered request (its JSON form, hashed as it is written).
+/// The hash of a rendered request's JSON form: serialised into a buffer this thread reuses,
+/// then hashed whole (blake3 hashes a long input several chunks at a time, the many small
+/// writes of a serialiser one block at a time).
 fn request_hash(req: &ChatRequest) -> Result<blake3::Hash> {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|b| {
+        let mut b = b.borrow_mut();
+        b.clear();
+        serde_json::to_writer(&mut *b, req).map_err(|e| AuditError::Internal(e.to_string()))?;
+        let h = blake3::hash(&b);
+        if b.capacity() > 1 << 20 {
+            *b = Vec::new();
+        }
+        Ok(h)
+    })
+}
+
+/// The identity of a job's request: its unit's rendered request (hashed once per rendering,
+/// [`request_hash`]) asked as sample `sample`. Jobs with equal renders and samples send
+/// identical requests (the second copies the first's answer); renders that differ only in
+/// their sample index (renderers give 0) would count as different, never the other way.
+fn request_identity(rendered: &blake3::Hash, sample: u32) -> blake3::Hash {
     let mut h = blake3::Hasher::new();
-    serde_json::to_writer(&mut h, req).map_err(|e| AuditError::Internal(e.to_string()))?;
-    Ok(h.finalize())
+    h.update(rendered.as_bytes());
+    h.update(&sample.to_le_bytes());
+    h.finalize()
 }
 
 /// Most rendered requests [`Shared`] keeps waiting for the other judges (a few MB).
@@ -269,8 +297,8 @@ struct Shared<'a> {
 
 /// What [`Shared`] keeps.
 struct Memo {
-    /// Rendered requests waiting for more jobs, by unit index.
-    kept: HashMap<usize, ChatRequest>,
+    /// Rendered requests (and their [`request_hash`]) waiting for more jobs, by unit index.
+    kept: HashMap<usize, (ChatRequest, blake3::Hash)>,
     /// Jobs (of judges that are shown the request) still to take each unit's request.
     left: Vec<u32>,
 }
@@ -301,8 +329,9 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// Unit `ui`'s request: a kept copy, or rendered now (and kept when more jobs need it).
-    fn request(&self, ui: usize, unit: &Unit) -> Result<ChatRequest> {
+    /// Unit `ui`'s request and its [`request_hash`]: a kept copy, or rendered now (and kept
+    /// when more jobs need it).
+    fn request(&self, ui: usize, unit: &Unit) -> Result<(ChatRequest, blake3::Hash)> {
         let lock = || self.memo.lock().unwrap_or_else(|p| p.into_inner());
         let mut memo = lock();
         let left = match memo.left.get_mut(ui) {
@@ -321,13 +350,15 @@ impl<'a> Shared<'a> {
         }
         drop(memo);
         let req = self.render.render(unit)?;
+        self.render.rendered(ui, unit, &req);
+        let hash = request_hash(&req)?;
         if left > 0 {
             let mut memo = lock();
             if memo.kept.len() < RENDERS_KEPT {
-                memo.kept.insert(ui, req.clone());
+                memo.kept.insert(ui, (req.clone(), hash));
             }
         }
-        Ok(req)
+        Ok((req, hash))
     }
 }
 
@@ -562,8 +593,9 @@ mod tests {
         // the judges' streams take turns, as they do under `select_all`
         for k in todo[0].iter().zip(&todo[1]).flat_map(|(a, b)| [*a, *b]) {
             let ui = jobs[k].0;
-            let req = shared.request(ui, &units[ui]).unwrap();
+            let (req, hash) = shared.request(ui, &units[ui]).unwrap();
             assert_eq!(req, render.render(&units[ui]).unwrap());
+            assert_eq!(hash, request_hash(&req).unwrap());
             render.0.fetch_sub(1, Ordering::Relaxed);
         }
         assert_eq!(render.0.load(Ordering::Relaxed), units.len());
@@ -582,7 +614,7 @@ mod tests {
         // the first judge runs far ahead of the second
         for &k in todo[0].iter().chain(&todo[1]) {
             let ui = jobs[k].0;
-            let req = shared.request(ui, &units[ui]).unwrap();
+            let (req, _) = shared.request(ui, &units[ui]).unwrap();
             assert_eq!(req.messages[0].content, format!("unit {ui}"));
         }
         assert_eq!(render.0.load(Ordering::Relaxed), units.len() + 10);

@@ -17,7 +17,7 @@ use crate::audit::{AuditJob, Outcome};
 use crate::budget::{self, BudgetPlan, DialogueWork, TimeBudget};
 use crate::calibrate;
 use crate::config::AuditSettings;
-use crate::context::{self, ContextInfo, ItemKey, Screened};
+use crate::context::{self, ContextInfo, Deferred, ItemKey, Recording, Screened};
 use crate::dimension::Dimension;
 use crate::engine::{Judged, Judging, Unit, judge_units};
 use crate::error::{AuditError, Result};
@@ -71,6 +71,8 @@ struct PoolWork {
     short: usize,
     passages: HashMap<String, Passage>,
     screened: Screened,
+    /// The prompt lengths, recorded while judging (no context to fit: nothing screened out).
+    deferred: Option<Deferred>,
 }
 
 /// What the judging of the benchmark's units returns.
@@ -282,10 +284,27 @@ impl Bench<'_> {
             .map(|k| base_unit(self.bench, plan, k))
             .collect();
         let render = self.render(&self.planned.passages);
-        let mut screened = context::screen(rating_units, &|u: &Unit| render.fitted(u))?;
-        context.add(&screened);
-        let rating_units = std::mem::take(&mut screened.kept);
-        let prompt_tokens = std::mem::take(&mut screened.prompt_tokens);
+        // without a context to fit there is nothing to screen out: the prompt lengths are
+        // recorded as the judging renders the units, not by rendering each one more time (a
+        // time budget's plan renders every unit before judging: screened as before)
+        let defer = self.planned.budget.is_none() && time.is_none();
+        let (rating_units, mut prompt_tokens, deferred) = if defer {
+            let deferred = Deferred::new(&rating_units);
+            (rating_units, HashMap::new(), Some(deferred))
+        } else {
+            let mut screened = context::screen(rating_units, &|u: &Unit| render.fitted(u))?;
+            context.add(&screened);
+            let kept = std::mem::take(&mut screened.kept);
+            (kept, std::mem::take(&mut screened.prompt_tokens), None)
+        };
+        let recording = deferred.as_ref().map(|lengths| Recording {
+            render: &render,
+            lengths,
+        });
+        let rating_render: &dyn crate::engine::Render = match &recording {
+            Some(r) => r,
+            None => &render,
+        };
         let (judges, samples) = (self.planned.judges.len(), self.planned.samples as usize);
         let expected =
             (rating_units.len() + comp_items.len() * self.job.settings.trials) * judges * samples;
@@ -298,18 +317,20 @@ impl Bench<'_> {
         };
         let (rating, pools, budget) = match time {
             Some(time) => {
-                let built = self.build_pools(comp_items).await?;
+                let built = self.build_pools(comp_items, false).await?;
                 let budget = self.plan_budget(time, &rating_units, &render, built.as_ref())?;
                 stage(expected);
-                let rating = judge_units(&self.judging, &rating_units, &render, self.existing);
+                let rating =
+                    judge_units(&self.judging, &rating_units, rating_render, self.existing);
                 let (rating, pools) = futures::join!(rating, self.judge_pools(built));
                 (rating, pools, Some(budget))
             }
             None => {
                 stage(expected);
-                let rating = judge_units(&self.judging, &rating_units, &render, self.existing);
+                let rating =
+                    judge_units(&self.judging, &rating_units, rating_render, self.existing);
                 let pools = async {
-                    let built = self.build_pools(comp_items).await?;
+                    let built = self.build_pools(comp_items, defer).await?;
                     self.judge_pools(built).await
                 };
                 let (rating, pools) = futures::join!(rating, pools);
@@ -317,8 +338,12 @@ impl Bench<'_> {
             }
         };
         self.judging.progress.finish_stage();
+        let rating = rating?;
+        if let Some(d) = deferred {
+            prompt_tokens = d.finish(&rating_units, &|u: &Unit| render.fitted(u))?;
+        }
         Ok(BenchJudged {
-            rating: rating?,
+            rating,
             pools: pools?,
             prompt_tokens,
             budget,
@@ -368,8 +393,9 @@ impl Bench<'_> {
         Ok(plan)
     }
 
-    /// Hard negatives retrieved, pools permuted per judge and screened.
-    async fn build_pools(&self, comp_items: &[usize]) -> Result<Option<PoolWork>> {
+    /// Hard negatives retrieved, pools permuted per judge and screened (`defer`: their prompt
+    /// lengths left to the judging, [`Deferred`]).
+    async fn build_pools(&self, comp_items: &[usize], defer: bool) -> Result<Option<PoolWork>> {
         if comp_items.is_empty() {
             return Ok(None);
         }
@@ -398,6 +424,16 @@ impl Bench<'_> {
         let (units, no_negatives, short) = self.pool_units(comp_items, &negs.by_turn);
         let mut all_passages = passages.clone();
         all_passages.extend(negs.passages);
+        if defer {
+            return Ok(Some(PoolWork {
+                deferred: Some(Deferred::new(&units)),
+                units,
+                no_negatives,
+                short,
+                passages: all_passages,
+                screened: Screened::default(),
+            }));
+        }
         let render = self.render(&all_passages);
         let mut screened = context::screen(units, &|u: &Unit| render.fitted(u))?;
         let units = std::mem::take(&mut screened.kept);
@@ -407,6 +443,7 @@ impl Bench<'_> {
             short,
             passages: all_passages,
             screened,
+            deferred: None,
         }))
     }
 
@@ -416,7 +453,20 @@ impl Bench<'_> {
             return Ok(None);
         };
         let render = self.render(&b.passages);
-        let mut judged = judge_units(&self.judging, &b.units, &render, self.existing).await?;
+        let mut screened = b.screened;
+        let mut judged = match &b.deferred {
+            Some(lengths) => {
+                let recording = Recording {
+                    render: &render,
+                    lengths,
+                };
+                judge_units(&self.judging, &b.units, &recording, self.existing).await?
+            }
+            None => judge_units(&self.judging, &b.units, &render, self.existing).await?,
+        };
+        if let Some(d) = b.deferred {
+            screened.prompt_tokens = d.finish(&b.units, &|u: &Unit| render.fitted(u))?;
+        }
         if let Some(rule) = &self.job.settings.letter_picks {
             crate::letters::reread(&mut judged.records, rule);
         }
@@ -425,7 +475,7 @@ impl Bench<'_> {
             no_negatives: b.no_negatives,
             short: b.short,
             passages: b.passages,
-            screened: b.screened,
+            screened,
         }))
     }
 
