@@ -91,6 +91,21 @@ pub async fn llm_with_cache(config: LlmConfig, cache: &Path) -> Llm {
     .unwrap()
 }
 
+/// A planning client (`--dry-run`: nothing is called) for `config` with its response cache at
+/// `cache`.
+pub async fn dry_run_llm(config: LlmConfig, cache: &Path) -> Llm {
+    Llm::new(
+        config,
+        LlmOptions {
+            cache_path: Some(cache.to_path_buf()),
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
 /// Runs an audit with a BM25 index in `index`.
 pub async fn audit(
     bench: &Benchmark,

@@ -286,16 +286,7 @@ async fn dry_run_calls_nothing_and_counts_the_calls() {
         .config()
         .clone();
     cfg.endpoints[0].price_in_per_mtok = 1.0;
-    let llm = mtr_llm::Llm::new(
-        cfg.clone(),
-        mtr_llm::LlmOptions {
-            cache_path: Some(tmp.path().join("c.sqlite")),
-            dry_run: true,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let llm = dry_run_llm(cfg.clone(), &tmp.path().join("c.sqlite")).await;
     let s = AuditSettings {
         sample: Some(3),
         dimensions: vec![Dimension::Alignment, Dimension::Quality],
@@ -309,7 +300,7 @@ async fn dry_run_calls_nothing_and_counts_the_calls() {
     } = audit(
         &bench,
         &llm,
-        s,
+        s.clone(),
         &tmp.path().join("audit"),
         &tmp.path().join("index"),
     )
@@ -335,21 +326,7 @@ async fn dry_run_calls_nothing_and_counts_the_calls() {
     // servers that keep a prompt cache per slot: the judgements of one turn share their
     // instructions and conversation, so part of the same prompt tokens is planned as held
     cfg.endpoints[0].prefix_cache_slots = Some(2);
-    let cached = mtr_llm::Llm::new(
-        cfg,
-        mtr_llm::LlmOptions {
-            cache_path: Some(tmp.path().join("c.sqlite")),
-            dry_run: true,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    let s = AuditSettings {
-        sample: Some(3),
-        dimensions: vec![Dimension::Alignment, Dimension::Quality],
-        ..Default::default()
-    };
+    let cached = dry_run_llm(cfg, &tmp.path().join("c.sqlite")).await;
     let Outcome::DryRun { plan: held, .. } = audit(
         &bench,
         &cached,

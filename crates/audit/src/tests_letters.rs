@@ -214,16 +214,11 @@ async fn a_dry_run_plans_one_completion_token_per_letter_pick() {
         return;
     };
     let fake = FakeServer::builder().respond(judge).start().await.unwrap();
-    let llm = mtr_llm::Llm::new(
+    let llm = dry_run_llm(
         config(&fake, RatingMode::Probability),
-        mtr_llm::LlmOptions {
-            cache_path: Some(tmp.path().join("c.sqlite")),
-            dry_run: true,
-            ..Default::default()
-        },
+        &tmp.path().join("c.sqlite"),
     )
-    .await
-    .unwrap();
+    .await;
     let Outcome::DryRun { plan, .. } = audit(
         &bench,
         &llm,
