@@ -24,6 +24,15 @@ pub use crate::text_rules::{
     HumanizerGuard, clean, humanizer_guard, in_language, question_pattern, question_problem,
     quote_supported, says_not_found, standalone_problem, without_source_preamble,
 };
+use crate::text_rules::{follow_up_example, proposal_max_tokens};
+
+/// `s` with room for the longest reply the user agent's schema allows in `lang`
+/// ([`proposal_max_tokens`]) where its `max_tokens` is lower (the synthesis and its dry run).
+pub(crate) fn with_proposal_room(mut s: Sampling, lang: &Language) -> Sampling {
+    let room = proposal_max_tokens(lang);
+    s.max_tokens = Some(s.max_tokens.map_or(room, |m| m.max(room)));
+    s
+}
 
 /// A passage as the prompts show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,6 +183,12 @@ impl Agents<'_> {
         s
     }
 
+    /// The user agent's sampling: the generator's, with room for the longest reply its
+    /// schema allows ([`proposal_max_tokens`]) where `max_tokens` is lower.
+    fn proposal_sampling(&self) -> Sampling {
+        with_proposal_room(self.generator_sampling(), self.language)
+    }
+
     /// Whether the verifier's judges write a justification ([`judges_justify`]).
     fn justify(&self) -> bool {
         judges_justify(self.llm, &self.verifier)
@@ -302,6 +317,7 @@ impl Agents<'_> {
         let ctx = json!({
             "language": self.language.name(), "history": history, "asked": asked, "passages": passages,
             "first": first, "switch": switch, "feedback": feedback,
+            "example": follow_up_example(self.language),
         });
         let req = self
             .prompts
@@ -310,7 +326,7 @@ impl Agents<'_> {
                 &ctx,
                 OutputSpec::Schema(JsonSchema::new("user_turn", schema)),
             )?
-            .with_sampling(self.generator_sampling())
+            .with_sampling(self.proposal_sampling())
             .with_sample(sample);
         let Some(out) = self.call("user", req, false, log).await? else {
             return Ok(None);

@@ -82,6 +82,15 @@ pub struct GenerationOptions {
     pub max_attempts: usize,
     /// Answer attempts per accepted question (answerer + faithfulness).
     pub answer_attempts: usize,
+    /// Whether the verifier's chat judge rates each question's answerability from its
+    /// evidence (and quotes the answering sentence). `false` leaves that check to the
+    /// relevance gate's floor (`[synth.generation.relevance] min_gold`), which must then be on:
+    /// for a judge that rates every question 5 and fails its quotes more often than the
+    /// questions fail (the embedded default's half-billion-parameter model, docs/main-job.md),
+    /// the call costs a fifth of a synthesis and rejects turns at random. Left out of the
+    /// canonical JSON when true, so configs from before it keep their fingerprint.
+    #[serde(skip_serializing_if = "is_true")]
+    pub answerability_judge: bool,
     /// Keep a question when answerability >= this (1-5).
     pub min_answerability: i64,
     /// Keep an answer when faithfulness >= this (1-5).
@@ -109,6 +118,7 @@ impl Default for GenerationOptions {
             offer: 3,
             max_attempts: 3,
             answer_attempts: 2,
+            answerability_judge: true,
             min_answerability: 4,
             min_faithfulness: 4,
             uniqueness: UniquenessOptions::default(),
@@ -241,6 +251,15 @@ impl Default for HumanizerOptions {
     }
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// Why `answerability_judge = false` needs the relevance gate.
+pub(crate) const ANSWERABILITY_NEEDS_GATE: &str = "false needs the relevance gate \
+    ([synth.generation.relevance] judge = \"auto\" or a relevance endpoint): without either, \
+    nothing checks that a question's gold passage answers it";
+
 impl SynthConfig {
     /// Checks every parameter; errors name the parameter.
     pub fn validate(&self) -> Result<()> {
@@ -310,6 +329,12 @@ impl SynthConfig {
                 "name an endpoint, or say `auto` or `none`",
             ));
         }
+        if !g.answerability_judge && r.judge.trim() == "none" {
+            return Err(Error::param(
+                "generation.answerability_judge",
+                ANSWERABILITY_NEEDS_GATE,
+            ));
+        }
         if g.uniqueness.enabled && g.uniqueness.judge_candidates == 0 {
             return Err(Error::param(
                 "generation.uniqueness.judge_candidates",
@@ -354,6 +379,30 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("switch_share")
+        );
+    }
+
+    #[test]
+    fn answerability_judge_off_needs_the_relevance_gate_and_keeps_old_fingerprints() {
+        // the default is left out of the canonical form: configs from before keep their hash
+        let text = serde_json::to_string(&GenerationOptions::default()).unwrap();
+        assert!(!text.contains("answerability_judge"), "{text}");
+        let off: SynthConfig =
+            toml::from_str("[generation]\nanswerability_judge = false\n").unwrap();
+        let e = off.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("generation.answerability_judge") && e.contains("relevance gate"),
+            "{e}"
+        );
+        let gated: SynthConfig = toml::from_str(
+            "[generation]\nanswerability_judge = false\n[generation.relevance]\njudge = \"auto\"\n",
+        )
+        .unwrap();
+        gated.validate().unwrap();
+        assert!(
+            serde_json::to_string(&gated)
+                .unwrap()
+                .contains("\"answerability_judge\":false")
         );
     }
 }

@@ -97,6 +97,14 @@ pub async fn synthesize(
             format!("no endpoint named `{verifier}`"),
         ));
     }
+    // `auto` may find no relevance judge among the endpoints: then nothing would check
+    // answerability at all
+    if !g.answerability_judge && crate::agents::relevance_judge(llm, &g.relevance.judge).is_none() {
+        return Err(Error::param(
+            "generation.answerability_judge",
+            crate::config::ANSWERABILITY_NEEDS_GATE,
+        ));
+    }
     let ids: Arc<Vec<String>> = Arc::new(prepared.chunks.iter().map(|c| c.id.clone()).collect());
     let search = if g.uniqueness.enabled {
         progress.stage("bm25 index", prepared.chunks.len() as u64);

@@ -147,6 +147,7 @@ mod tests {
             "not_answerable",
             "not_unique",
             "repeated_answer",
+            "copied_example",
         ] {
             let msgs = with_feedback(reason).unwrap();
             let text = &msgs[1].content;
@@ -172,6 +173,12 @@ mod tests {
             "passages": [passage, {"title": "病假", "section": null, "text": "连续病假3天及以上的，须提交诊断证明。"}],
             "first": false, "switch": false, "feedback": "copied_passage",
         });
+        let lang = Language::from_code(if prompt.id().starts_with("synth/user_zh") {
+            "zh"
+        } else {
+            "en"
+        });
+        ctx["example"] = serde_json::json!(crate::text_rules::follow_up_example(&lang));
         if let Some(language) = language {
             ctx["language"] = language.into();
         }
@@ -187,7 +194,7 @@ mod tests {
     #[test]
     fn builtin_prompts_parse_and_render() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user.id(), "synth/user@3");
+        assert_eq!(p.user.id(), "synth/user@4");
         let passage = serde_json::json!({"title": "Annual Leave", "section": "Entitlement", "text": "25 days."});
         let msgs = p
             .user
@@ -208,6 +215,7 @@ mod tests {
             serde_json::json!({
                 "language": "English", "history": [], "asked": [], "passages": [passage],
                 "first": false, "switch": false, "feedback": null,
+                "example": crate::text_rules::follow_up_example(&Language::from_code("en")),
             }),
             "A previous attempt was rejected: ",
         );
@@ -224,10 +232,10 @@ mod tests {
         let p = SynthPrompts::builtin().unwrap();
         assert_eq!(
             p.user_for(&Language::from_code("zh")).id(),
-            "synth/user_zh@1"
+            "synth/user_zh@2"
         );
         for other in ["en", "ja", "de"] {
-            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@3");
+            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@4");
         }
         let passage = serde_json::json!({"title": "年假", "section": "结转", "text": "未休完的年假最多可结转5天。"});
         // every reason code the generator feeds back is worded in Chinese
@@ -236,6 +244,7 @@ mod tests {
             serde_json::json!({
                 "history": [], "asked": [], "passages": [passage],
                 "first": false, "switch": false, "feedback": null,
+                "example": crate::text_rules::follow_up_example(&Language::from_code("zh")),
             }),
             "上一次尝试被拒绝了：",
         );

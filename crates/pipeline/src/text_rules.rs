@@ -20,8 +20,62 @@ use crate::lang::{Language, is_cjk_char};
 /// writes these characters raw into the JSON string. The caller still checks the question
 /// ([`question_problem`]): a pattern only shapes it.
 pub fn question_pattern(lang: &Language) -> String {
-    let max = if lang.is_cjk() { 40 } else { 150 };
+    let max = question_max_chars(lang);
     format!(r#"^([^"\\\n.!?。！？]|\.[0-9]){{2,{max}}}[?？]$"#)
+}
+
+/// The most characters [`question_pattern`] allows before the question mark.
+fn question_max_chars(lang: &Language) -> u32 {
+    if lang.is_cjk() { 40 } else { 150 }
+}
+
+/// Completion tokens that hold the longest reply the user agent's schema allows where the
+/// pattern is enforced: a question and a standalone version at [`question_pattern`]'s
+/// length, at up to one token per character (two for CJK), and the JSON around them. A
+/// reply cut inside its JSON is lost whole; Qwen2.5-Coder-0.5B filled a standalone version
+/// with "4.2023.4.2023..." (a token per character) and lost 3 of 17 user calls of a
+/// main-job synthesis at `max_tokens = 160`, where the question itself was usable.
+pub fn proposal_max_tokens(lang: &Language) -> u32 {
+    let per_char = if lang.is_cjk() { 2 } else { 1 };
+    2 * (question_max_chars(lang) + 1) * per_char + 32
+}
+
+/// The follow-up the user agent's prompt shows as an example, in the corpus language: an
+/// earlier question from outside any handbook and two elliptical follow-ups to it. With it,
+/// Qwen2.5-Coder-0.5B kept more follow-ups (a synthesis pair with and without it: English 7
+/// verified turns against 6, Chinese 8 against 7; docs/main-job.md), and it once asked the
+/// example itself, so [`copies_example`] rejects that.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct FollowUpExample {
+    /// The earlier question.
+    pub asked: &'static str,
+    /// Follow-ups to it.
+    pub follow_ups: [&'static str; 2],
+}
+
+/// The example for `lang` (Chinese for CJK corpora, whose user prompt is Chinese).
+pub fn follow_up_example(lang: &Language) -> FollowUpExample {
+    if lang.is_cjk() {
+        FollowUpExample {
+            asked: "这家店几点开门？",
+            follow_ups: ["周末呢？", "要预约吗？"],
+        }
+    } else {
+        FollowUpExample {
+            asked: "When does the shop open?",
+            follow_ups: ["And on weekends?", "Do I need to book?"],
+        }
+    }
+}
+
+/// True when `question` is one of the prompt's example questions (case, spacing and
+/// punctuation ignored): a model that copies the example asks nothing about the passages.
+pub fn copies_example(question: &str, lang: &Language) -> bool {
+    let q = letters(question);
+    let e = follow_up_example(lang);
+    std::iter::once(e.asked)
+        .chain(e.follow_ups)
+        .any(|x| letters(x) == q)
 }
 
 /// Why the humanizer's rewrite was not used.
@@ -801,5 +855,26 @@ mod tests {
         assert!(!in_language("How many days?", &Language::from_code("zh")));
         assert!(in_language("How many days?", &Language::from_code("en")));
         assert!(!in_language("123", &Language::from_code("en")));
+    }
+
+    #[test]
+    fn a_question_copied_from_the_prompts_example_is_caught() {
+        let (en, zh) = (Language::from_code("en"), Language::from_code("zh"));
+        // asked by Qwen2.5-Coder-0.5B in a synthesis, after the prompt's example
+        assert!(copies_example("Do I need to book?", &en));
+        assert!(copies_example("do i need to book", &en));
+        assert!(copies_example("And on weekends?", &en));
+        assert!(!copies_example("Do I need to book the welcome call?", &en));
+        assert!(copies_example("周末呢？", &zh));
+        assert!(!copies_example("周末加班有补贴吗？", &zh));
+    }
+
+    #[test]
+    fn the_user_agents_room_holds_the_longest_patterned_reply() {
+        let en = Language::from_code("en");
+        // two strings of the pattern's 150 characters and a question mark, a token each
+        assert!(proposal_max_tokens(&en) >= 2 * 151 + 20);
+        let zh = Language::from_code("zh");
+        assert!(proposal_max_tokens(&zh) >= 2 * 2 * 41 + 20);
     }
 }

@@ -111,3 +111,69 @@ async fn answers_cut_at_max_tokens_are_retried_or_dropped() {
     let report = std::fs::read_to_string(tmp.path().join("bench/synth_report.md")).unwrap();
     assert!(report.contains("cut at max_tokens"), "{report}");
 }
+
+/// The user agent's JSON reply gets room for the longest question and standalone version its
+/// pattern allows, whatever `[synth.generation] max_tokens` says: a server that cuts every
+/// user reply given less room than that (as Qwen2.5-Coder-0.5B's "4.2023.4.2023..."
+/// standalone versions were cut at the main job's 160) loses none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_agent_always_has_room_for_its_longest_reply() {
+    let agents = FakeAgents::default();
+    let server = FakeServer::builder()
+        .respond(move |r| {
+            let reply = agents.reply(r);
+            let system = r.system.clone().unwrap_or_default();
+            let user = system.contains("looking for information");
+            let max = r.body["max_tokens"].as_u64().unwrap_or(0);
+            match &reply {
+                FakeReply::Content(text) if user && max < 2 * 151 + 32 => cut(text),
+                _ => reply,
+            }
+        })
+        .dims(64)
+        .start()
+        .await
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = LlmConfig {
+        endpoints: vec![
+            server.endpoint("gen", "fake-gen"),
+            server.endpoint("judge", "fake-judge"),
+            server.endpoint("emb", "fake-emb"),
+        ],
+        roles: Roles {
+            judges: vec!["judge".into()],
+            generator: vec!["gen".into()],
+            embedder: vec!["emb".into()],
+        },
+        ..Default::default()
+    };
+    let llm = Llm::new(
+        cfg,
+        LlmOptions {
+            cache_path: Some(tmp.path().join("cache.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
+    let mut config = SynthConfig {
+        dialogues: 2,
+        turns: 2,
+        seed: 7,
+        ..Default::default()
+    };
+    config.generation.max_tokens = 160;
+    let job = SynthJob::new(
+        &corpus,
+        tmp.path().join("bench"),
+        config,
+        SynthPrompts::builtin().unwrap(),
+    );
+    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    assert_eq!(out.turns, 4, "{:?}", out.stats.events);
+    assert!(!out.stats.events.contains_key("user/parse_failed"));
+}

@@ -2,7 +2,9 @@
 //! (a rerank endpoint whose scores the test scripts by position: the gold passage comes first,
 //! then the hard negatives) rejects a question whose gold scores below a hard negative or
 //! below the floor, passes one whose gold is best and keeps its scores with the turn; with the
-//! gate off the benchmark is the one made without a relevance judge.
+//! gate off the benchmark is the one made without a relevance judge. With the chat
+//! answerability judge off (`answerability_judge = false`) the gate's floor is the only
+//! answerability check, and a setup where no relevance judge is found is refused.
 
 #![cfg(test)]
 
@@ -33,7 +35,10 @@ enum Judge {
 /// The fake server: scripted agents, and a reranker that gives the gold (the first passage)
 /// `gold` and every hard negative `negative`.
 async fn fake(gold: f64, negative: f64) -> FakeServer {
-    let agents = FakeAgents::default();
+    fake_with(FakeAgents::default(), gold, negative).await
+}
+
+async fn fake_with(agents: FakeAgents, gold: f64, negative: f64) -> FakeServer {
     FakeServer::builder()
         .respond(move |r| agents.reply(r))
         .rerank(move |_, docs| {
@@ -84,6 +89,17 @@ async fn run(
     judge: Judge,
     setting: &str,
 ) -> (tempfile::TempDir, SynthOutcome) {
+    let (tmp, out) = try_run(server, judge, setting, true).await;
+    (tmp, out.unwrap())
+}
+
+/// As [`run`], with the chat answerability judge on or off; the synthesis's result.
+async fn try_run(
+    server: &FakeServer,
+    judge: Judge,
+    setting: &str,
+    answerability_judge: bool,
+) -> (tempfile::TempDir, mtr_pipeline::Result<SynthOutcome>) {
     let tmp = tempfile::tempdir().unwrap();
     let llm = llm(server, &tmp.path().join("cache.sqlite"), judge).await;
     let mut cfg = SynthConfig {
@@ -93,15 +109,14 @@ async fn run(
         ..Default::default()
     };
     cfg.generation.relevance.judge = setting.into();
+    cfg.generation.answerability_judge = answerability_judge;
     let job = SynthJob::new(
         corpus(),
         tmp.path().join("bench"),
         cfg,
         SynthPrompts::builtin().unwrap(),
     );
-    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
-        .await
-        .unwrap();
+    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress).await;
     (tmp, out)
 }
 
@@ -170,4 +185,42 @@ async fn with_the_gate_off_the_benchmark_is_the_one_without_a_judge() {
     };
     assert_eq!(dialogues(&without), dialogues(&off));
     assert!(!dialogues(&off).contains("relevance_gold"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_chat_answerability_judge_the_floor_decides() {
+    // a chat judge that would reject every question as unanswerable is never asked
+    let agents = FakeAgents {
+        answerability: 1,
+        ..Default::default()
+    };
+    let server = fake_with(agents, 0.9, 0.3).await;
+    let (_tmp, out) = try_run(&server, Judge::InJudges, "auto", false).await;
+    let out = out.unwrap();
+    assert_eq!(out.turns, 4, "{:?}", out.stats.events);
+    assert!(!out.stats.calls.roles.contains_key("answerability"));
+    assert_eq!(event(&out, "relevance/passed"), Some(4));
+    // with it on, the same judge rejects them all
+    let server = fake_with(agents, 0.9, 0.3).await;
+    let (_tmp, on) = try_run(&server, Judge::InJudges, "auto", true).await;
+    assert_eq!(on.unwrap().turns, 0);
+    // and the floor still rejects a gold the relevance judge scores below it
+    let server = fake_with(agents, 0.1, 0.05).await;
+    let (_tmp, low) = try_run(&server, Judge::InJudges, "auto", false).await;
+    let low = low.unwrap();
+    assert_eq!(low.turns, 0);
+    assert_eq!(event(&low, "answerability/relevance_below_floor"), Some(12));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_chat_answerability_judge_a_missing_gate_is_refused() {
+    let server = fake(0.9, 0.3).await;
+    let (_tmp, out) = try_run(&server, Judge::Absent, "auto", false).await;
+    let e = out.unwrap_err().to_string();
+    assert!(e.contains("generation.answerability_judge"), "{e}");
+    assert!(!tmp_has_benchmark(&_tmp), "refused before any dialogue");
+}
+
+fn tmp_has_benchmark(tmp: &tempfile::TempDir) -> bool {
+    tmp.path().join("bench/dialogues.jsonl").exists()
 }

@@ -158,7 +158,9 @@ impl<'a> Planner<'a> {
     }
 
     /// The first-attempt calls of one turn, in the order the synthesis makes them: user,
-    /// humanizer, answerability, answerer, faithfulness, uniqueness.
+    /// humanizer, answerability (unless `answerability_judge = false`), answerer, faithfulness,
+    /// uniqueness. The relevance gate's rerank call is not planned: an embedding of a few
+    /// passages, it is small beside a chat call.
     fn turn(&self, path: &[u32], pos: usize, layer: usize) -> Result<Vec<PlannedCall>> {
         let g = &self.job.config.generation;
         let p = &self.job.prompts;
@@ -184,11 +186,14 @@ impl<'a> Planner<'a> {
             .first()
             .map(|u| u.text.clone())
             .unwrap_or_else(|| "How many days of annual leave do new employees get?".into());
-        let ctx = json!({"language": language, "history": history, "asked": asked, "passages": passages, "first": layer == 0, "switch": false, "feedback": null});
+        let ctx = json!({"language": language, "history": history, "asked": asked, "passages": passages, "first": layer == 0, "switch": false, "feedback": null, "example": crate::text_rules::follow_up_example(&prepared.language)});
         let req = p
             .user_for(&prepared.language)
             .request(&ctx, OutputSpec::Json)?;
-        let req = req.with_sampling(self.gen_sampling.clone()).with_sample(0);
+        // the user agent's room, as the synthesis gives it (`Agents::user`)
+        let sampling =
+            crate::agents::with_proposal_room(self.gen_sampling.clone(), &prepared.language);
+        let req = req.with_sampling(sampling).with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
         if layer > 0 && g.humanizer.enabled {
             let ctx = json!({"language": language, "history": history, "question": question, "switch": false});
@@ -202,12 +207,14 @@ impl<'a> Planner<'a> {
         let ev = &passages[0];
         let ctx =
             json!({"history": history, "question": question, "passage": ev, "justify": justify});
-        let schema = OutputSpec::Schema(crate::agents::answerability_schema(justify));
-        calls.push(self.call(
-            "answerability",
-            verifier,
-            p.answerability.request(&ctx, schema)?,
-        )?);
+        if g.answerability_judge {
+            let schema = OutputSpec::Schema(crate::agents::answerability_schema(justify));
+            calls.push(self.call(
+                "answerability",
+                verifier,
+                p.answerability.request(&ctx, schema)?,
+            )?);
+        }
         let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
         let ctx =
             json!({"language": language, "passage": ev, "history": history, "question": question});

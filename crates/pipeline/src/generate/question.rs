@@ -13,7 +13,7 @@ use super::state::DialogueState;
 use super::turn::{Step, TurnInput, reject};
 use crate::agents::{CallLog, UserProposal, Utter};
 use crate::error::Result;
-use crate::text_rules::{in_language, question_problem, standalone_problem};
+use crate::text_rules::{copies_example, in_language, question_problem, standalone_problem};
 
 impl Generator<'_> {
     /// The user agent's proposal: one of the offered passages and a question about it.
@@ -63,6 +63,10 @@ impl Generator<'_> {
                 .filter(|c| c.is_alphanumeric())
                 .collect::<String>()
         };
+        if copies_example(&p.question, language) {
+            let f = Some("copied_example");
+            return Err(reject(st, "user/copied_example", "user", f));
+        }
         if input.asked.iter().any(|q| norm(q) == norm(&p.question)) {
             let f = Some("repeated_question");
             return Err(reject(st, "user/repeated_question", "user", f));

@@ -26,7 +26,8 @@ pub struct TurnRecord {
     pub topic_switch: bool,
     pub topic: usize,
     pub path: usize,
-    pub answerability: i64,
+    /// The chat judge's answerability 1-5; None when it is off (`answerability_judge = false`).
+    pub answerability: Option<i64>,
     pub faithfulness: i64,
     /// Question attempts used (1 = first try).
     pub attempts: u32,

@@ -16,7 +16,8 @@
 //! billion parameters writes the same score for any passage (issue 24); the relevance score
 //! tells a question's own passage from another. The scores are kept with the accepted turn.
 //! Without a relevance judge the checks run as before, in the same order (answerability,
-//! answer, uniqueness).
+//! answer, uniqueness). With `answerability_judge = false` the gate's floor is the only
+//! answerability check (the chat judge is not called; the config requires the gate then).
 //!
 //! [`hard_negatives`]: Generator::hard_negatives
 //! [`unique`]: Generator::unique
@@ -33,8 +34,9 @@ use crate::text_rules::quote_supported;
 
 /// What the verifier found for a question it passed, before the uniqueness check.
 pub(super) struct Verified {
-    /// Answerability 1-5.
-    pub answerability: i64,
+    /// Answerability 1-5; None when the chat judge is off (`answerability_judge = false`: the
+    /// relevance gate's floor checked it).
+    pub answerability: Option<i64>,
     /// The hard negatives the relevance gate searched for, if it did (the uniqueness check
     /// judges the same ones).
     pub negatives: Option<Vec<(String, PromptPassage)>>,
@@ -73,9 +75,14 @@ impl Generator<'_> {
             relevance = Some(self.relevance(st, &judge, s, &found, log).await?);
             negatives = Some(found);
         }
-        let answerability = self
-            .answerability(st, input, s.question, s.evidence, log)
-            .await?;
+        let answerability = if self.opts.answerability_judge {
+            Some(
+                self.answerability(st, input, s.question, s.evidence, log)
+                    .await?,
+            )
+        } else {
+            None
+        };
         Ok(Verified {
             answerability,
             negatives,
