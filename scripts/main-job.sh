@@ -13,10 +13,9 @@
 # LLM calls come from the cache.
 #
 # Environment: OUT (default out/main-job), DIALOGUES and TURNS (both languages), or per
-# language DIALOGUES_EN (default 6), TURNS_EN (3), DIALOGUES_ZH (11), TURNS_ZH (2): the small
-# generator keeps 55-80% of the planned English turns but fails most Chinese follow-ups (no
-# Chinese dialogue of six measured runs kept a third turn: every attempt at one was wasted
-# time), so Chinese plans two turns and more dialogues (README); SEED (7),
+# language DIALOGUES_EN (default 6), TURNS_EN (3), DIALOGUES_ZH (7), TURNS_ZH (3): with the
+# follow-up example in the user prompt and e5 checking answerability, the small generator
+# keeps Chinese follow-ups and third turns too (docs/main-job.md); SEED (7),
 # MTR_BIN (use this mtr binary instead of building one), MTR_CONFIG (default
 # scripts/main-job.toml: small-model settings), SYNTH_BUDGET_EN / SYNTH_BUDGET_ZH (7m each)
 # and AUDIT_BUDGET (4m): each step's time budget ("none": no limit; see below).
@@ -25,9 +24,9 @@ cd "$(dirname "$0")/.."
 
 OUT="${OUT:-out/main-job}"
 DIALOGUES_EN="${DIALOGUES_EN:-${DIALOGUES:-6}}"
-DIALOGUES_ZH="${DIALOGUES_ZH:-${DIALOGUES:-11}}"
+DIALOGUES_ZH="${DIALOGUES_ZH:-${DIALOGUES:-7}}"
 TURNS_EN="${TURNS_EN:-${TURNS:-3}}"
-TURNS_ZH="${TURNS_ZH:-${TURNS:-2}}"
+TURNS_ZH="${TURNS_ZH:-${TURNS:-3}}"
 SEED="${SEED:-7}"
 
 # the setting for one language: per_lang DIALOGUES zh -> $DIALOGUES_ZH
