@@ -34,6 +34,23 @@ pub(crate) fn with_proposal_room(mut s: Sampling, lang: &Language) -> Sampling {
     s
 }
 
+/// What the user agent's prompt is rendered from, for the synthesis and its dry run alike.
+pub(crate) fn user_context(
+    lang: &Language,
+    history: &[Utter],
+    asked: &[String],
+    passages: &[PromptPassage],
+    first: bool,
+    switch: bool,
+    feedback: Option<&str>,
+) -> Value {
+    json!({
+        "language": lang.name(), "history": history, "asked": asked, "passages": passages,
+        "first": first, "switch": switch, "feedback": feedback,
+        "example": follow_up_example(lang),
+    })
+}
+
 /// A passage as the prompts show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptPassage {
@@ -314,11 +331,15 @@ impl Agents<'_> {
             "required": ["passage", "question", "standalone"],
             "additionalProperties": false
         });
-        let ctx = json!({
-            "language": self.language.name(), "history": history, "asked": asked, "passages": passages,
-            "first": first, "switch": switch, "feedback": feedback,
-            "example": follow_up_example(self.language),
-        });
+        let ctx = user_context(
+            self.language,
+            history,
+            asked,
+            passages,
+            first,
+            switch,
+            feedback,
+        );
         let req = self
             .prompts
             .user_for(self.language)

@@ -12,13 +12,55 @@ use mtr_core::BenchmarkDir;
 use mtr_llm::fake::{FakeReply, FakeServer};
 use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
 use mtr_pipeline::fake_agents::FakeAgents;
-use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
+use mtr_pipeline::{SynthConfig, SynthJob, SynthOutcome, SynthPrompts};
 
 const CUT: &str = "CUTMARK";
 
 fn cut(text: &str) -> FakeReply {
     let half: String = text.chars().take(text.chars().count() / 2).collect();
     FakeReply::Truncated(format!("{half} {CUT}"))
+}
+
+/// A synthesis of `corpora/en` with `config` on `server` (generator, judge and embedder), in
+/// a temporary folder (the benchmark in `bench/`).
+async fn synthesize_on(
+    server: &FakeServer,
+    config: SynthConfig,
+) -> (tempfile::TempDir, SynthOutcome) {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = LlmConfig {
+        endpoints: vec![
+            server.endpoint("gen", "fake-gen"),
+            server.endpoint("judge", "fake-judge"),
+            server.endpoint("emb", "fake-emb"),
+        ],
+        roles: Roles {
+            judges: vec!["judge".into()],
+            generator: vec!["gen".into()],
+            embedder: vec!["emb".into()],
+        },
+        ..Default::default()
+    };
+    let llm = Llm::new(
+        cfg,
+        LlmOptions {
+            cache_path: Some(tmp.path().join("cache.sqlite")),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
+    let job = SynthJob::new(
+        &corpus,
+        tmp.path().join("bench"),
+        config,
+        SynthPrompts::builtin().unwrap(),
+    );
+    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    (tmp, out)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,44 +91,13 @@ async fn answers_cut_at_max_tokens_are_retried_or_dropped() {
         .start()
         .await
         .unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = LlmConfig {
-        endpoints: vec![
-            server.endpoint("gen", "fake-gen"),
-            server.endpoint("judge", "fake-judge"),
-            server.endpoint("emb", "fake-emb"),
-        ],
-        roles: Roles {
-            judges: vec!["judge".into()],
-            generator: vec!["gen".into()],
-            embedder: vec!["emb".into()],
-        },
+    let config = SynthConfig {
+        dialogues: 3,
+        turns: 3,
+        seed: 7,
         ..Default::default()
     };
-    let llm = Llm::new(
-        cfg,
-        LlmOptions {
-            cache_path: Some(tmp.path().join("cache.sqlite")),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
-    let job = SynthJob::new(
-        &corpus,
-        tmp.path().join("bench"),
-        SynthConfig {
-            dialogues: 3,
-            turns: 3,
-            seed: 7,
-            ..Default::default()
-        },
-        SynthPrompts::builtin().unwrap(),
-    );
-    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
-        .await
-        .unwrap();
+    let (tmp, out) = synthesize_on(&server, config).await;
     assert!(out.turns > 0, "{:?}", out.stats.events);
     let b = BenchmarkDir::open(tmp.path().join("bench"))
         .unwrap()
@@ -134,30 +145,6 @@ async fn the_user_agent_always_has_room_for_its_longest_reply() {
         .start()
         .await
         .unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = LlmConfig {
-        endpoints: vec![
-            server.endpoint("gen", "fake-gen"),
-            server.endpoint("judge", "fake-judge"),
-            server.endpoint("emb", "fake-emb"),
-        ],
-        roles: Roles {
-            judges: vec!["judge".into()],
-            generator: vec!["gen".into()],
-            embedder: vec!["emb".into()],
-        },
-        ..Default::default()
-    };
-    let llm = Llm::new(
-        cfg,
-        LlmOptions {
-            cache_path: Some(tmp.path().join("cache.sqlite")),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en");
     let mut config = SynthConfig {
         dialogues: 2,
         turns: 2,
@@ -165,15 +152,7 @@ async fn the_user_agent_always_has_room_for_its_longest_reply() {
         ..Default::default()
     };
     config.generation.max_tokens = 160;
-    let job = SynthJob::new(
-        &corpus,
-        tmp.path().join("bench"),
-        config,
-        SynthPrompts::builtin().unwrap(),
-    );
-    let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
-        .await
-        .unwrap();
+    let (_tmp, out) = synthesize_on(&server, config).await;
     assert_eq!(out.turns, 4, "{:?}", out.stats.events);
     assert!(!out.stats.events.contains_key("user/parse_failed"));
 }

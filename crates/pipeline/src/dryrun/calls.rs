@@ -186,7 +186,15 @@ impl<'a> Planner<'a> {
             .first()
             .map(|u| u.text.clone())
             .unwrap_or_else(|| "How many days of annual leave do new employees get?".into());
-        let ctx = json!({"language": language, "history": history, "asked": asked, "passages": passages, "first": layer == 0, "switch": false, "feedback": null, "example": crate::text_rules::follow_up_example(&prepared.language)});
+        let ctx = crate::agents::user_context(
+            &prepared.language,
+            &history,
+            &asked,
+            &passages,
+            layer == 0,
+            false,
+            None,
+        );
         let req = p
             .user_for(&prepared.language)
             .request(&ctx, OutputSpec::Json)?;
