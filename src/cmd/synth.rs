@@ -230,6 +230,13 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             job.config.max_failed_share
         )));
     }
+    if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.started_ahead > 0) {
+        eprintln!(
+            "time budget {}: {} dialogue(s) beyond the plan started, as the finished turns ran ahead of it",
+            mtr_pipeline::dryrun::budget::budget_text(b.budget_s),
+            b.started_ahead
+        );
+    }
     if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.left > 0) {
         eprintln!(
             "time budget {}: {} of {} planned dialogues are not done yet; run the same command again with more time (or none) to continue",

@@ -271,14 +271,29 @@ fn fit(mut v: Value, schema: &Value) -> Value {
 /// and short list items are skipped).
 /// The user's latest question in a user prompt: the last line of the list of questions asked
 /// already, else (the list shows only what the history does not) the history's last user line.
-fn last_asked(prompt: &str) -> Option<&str> {
+/// The last question a user prompt shows: listed, or in the history, or, where the history
+/// shows only the assistant's answers (the English user prompt), the question the scripted
+/// agents asked about the passage that answer quotes.
+fn last_asked(prompt: &str) -> Option<String> {
     let listed = section(prompt, "## Questions the user already asked");
     let history = section(prompt, "## Conversation so far");
-    listed
+    let shown = listed
         .lines()
         .rev()
         .find_map(|l| l.strip_prefix("- "))
-        .or_else(|| history.lines().rev().find_map(|l| l.strip_prefix("User: ")))
+        .or_else(|| history.lines().rev().find_map(|l| l.strip_prefix("User: ")));
+    if let Some(q) = shown {
+        return Some(q.to_string());
+    }
+    let answer = history
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("Assistant: "))?;
+    let line = answer.strip_prefix("According to the handbook: ")?;
+    Some(capitalise(&format!(
+        "what does it say about {}?",
+        words_of(line, 6)
+    )))
 }
 
 fn first_line(text: &str) -> String {
@@ -315,6 +330,11 @@ fn passage_words(prompt: &str, pick: usize, n: usize) -> String {
         .skip(1)
         .find(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with('['))
         .unwrap_or("this");
+    words_of(body, n)
+}
+
+/// The first `n` words (CJK: characters) of `body`, as the scripted questions name them.
+fn words_of(body: &str, n: usize) -> String {
     let cjk = body.chars().any(crate::lang::is_cjk_char);
     if cjk {
         body.chars()

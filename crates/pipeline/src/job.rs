@@ -21,6 +21,10 @@ pub struct SynthJob {
     /// `--time-budget`: the dialogues whose expected time does not fit are not started
     /// (`dryrun::budget`); None: no limit.
     pub time_budget: Option<Duration>,
+    /// Under a time budget, a dialogue the plan left may still start when the finished turns
+    /// show the work running ahead of the plan (`generate::schedule::Pace`; default true).
+    /// False keeps a run to the plan's dialogues whatever the speed.
+    pub start_ahead: bool,
     /// Told what a run has to say before generation starts (the time budget's plan, one
     /// line); the command prints it.
     pub announce: Option<Announce>,
@@ -45,6 +49,7 @@ impl SynthJob {
             prompts,
             started: Instant::now(),
             time_budget: None,
+            start_ahead: true,
             announce: None,
         }
     }

@@ -228,7 +228,13 @@ fn plan_budget(
         say(&plan.line(false));
     }
     let (allowed, expected) = (plan.selected.clone(), plan.seconds.clone());
-    generator.limit_starts(job.started, plan.budget_s, allowed, expected);
+    generator.limit_starts(
+        job.started,
+        plan.budget_s,
+        allowed,
+        expected,
+        job.start_ahead,
+    );
     Ok(Some(plan))
 }
 
@@ -251,6 +257,15 @@ fn after_run(
     let refused = if cost_stopped { 0 } else { refused };
     b.refused_at_run_time = refused;
     b.start -= refused.min(b.start);
+    // not taken by the plan, started all the same: the work ran ahead of the plan
+    b.started_ahead = state
+        .dialogues
+        .iter()
+        .zip(before)
+        .zip(&b.selected)
+        .filter(|((d, was), taken)| !**taken && d.layers_done > **was)
+        .count();
+    b.start += b.started_ahead;
     b.left = state
         .dialogues
         .iter()

@@ -194,7 +194,7 @@ mod tests {
     #[test]
     fn builtin_prompts_parse_and_render() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user.id(), "synth/user@4");
+        assert_eq!(p.user.id(), "synth/user@5");
         let passage = serde_json::json!({"title": "Annual Leave", "section": "Entitlement", "text": "25 days."});
         let msgs = p
             .user
@@ -219,11 +219,12 @@ mod tests {
             }),
             "A previous attempt was rejected: ",
         );
-        // a follow-up after a rejected attempt, as the small local model reads it
-        insta::assert_snapshot!(
-            "user_follow_up",
-            follow_up(&p.user, &passage, Some("Chinese"))
-        );
+        // a follow-up after a rejected attempt, as the small local model reads it: the
+        // assistant's answer, not the user's earlier question (which it asked again)
+        let rendered = follow_up(&p.user, &passage, Some("Chinese"));
+        assert!(rendered.contains("Assistant: 最多可结转5天"), "{rendered}");
+        assert!(!rendered.contains("User: 年假最多能结转几天"), "{rendered}");
+        insta::assert_snapshot!("user_follow_up", rendered);
         assert_eq!(p.hash(), SynthPrompts::builtin().unwrap().hash());
     }
 
@@ -235,7 +236,7 @@ mod tests {
             "synth/user_zh@2"
         );
         for other in ["en", "ja", "de"] {
-            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@4");
+            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@5");
         }
         let passage = serde_json::json!({"title": "年假", "section": "结转", "text": "未休完的年假最多可结转5天。"});
         // every reason code the generator feeds back is worded in Chinese

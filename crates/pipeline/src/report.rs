@@ -254,10 +254,18 @@ fn time_budget_note(o: &mut String, b: &BudgetPlan) {
     } else {
         String::new()
     };
+    let ahead = if b.started_ahead > 0 {
+        format!(
+            " ({} of them not in the plan: started as the finished turns ran ahead of it)",
+            b.started_ahead
+        )
+    } else {
+        String::new()
+    };
     if b.left > 0 {
         let _ = writeln!(
             o,
-            "> **Partial:** the time budget of {} let this run start {} of {} planned dialogues ({} done before); {} are left for a rerun with more time{refused}. Calls already made are served from the cache.\n",
+            "> **Partial:** the time budget of {} let this run start {} of {} planned dialogues{ahead} ({} done before); {} are left for a rerun with more time{refused}. Calls already made are served from the cache.\n",
             budget_text(b.budget_s),
             b.start,
             b.planned,
@@ -267,7 +275,7 @@ fn time_budget_note(o: &mut String, b: &BudgetPlan) {
     }
     let _ = writeln!(
         o,
-        "- time budget: {}; planned {} dialogues, {} done before, {} started, {} left; expected {expected} for those started, after {} of preparation\n",
+        "- time budget: {}; planned {} dialogues, {} done before, {} started{ahead}, {} left; expected {expected} for those started, after {} of preparation\n",
         budget_text(b.budget_s),
         b.planned,
         b.done_before,

@@ -187,6 +187,22 @@ impl Llm {
         ))
     }
 
+    /// The servers behind `endpoint`, as [`Llm::prompt_cache_model`]'s callers key their
+    /// models: endpoints with the same key send to the same servers and so share their prompt
+    /// caches (the embedded generator and the judge of its model on one server, as
+    /// `MTR_LOCAL_USE_SERVER` gives each synthesis of the main job). None for an unknown
+    /// endpoint.
+    pub fn prompt_cache_key(&self, endpoint: &str) -> Option<String> {
+        let ep = self.inner.endpoints.get(endpoint)?;
+        let mut servers: Vec<String> = if ep.local.is_empty() {
+            ep.cfg.replicas()
+        } else {
+            ep.local.iter().map(|s| s.name.clone()).collect()
+        };
+        servers.sort();
+        Some(servers.join(" "))
+    }
+
     /// Expected wall time of `p` on `endpoint` from its configured speed and rate limits
     /// (see [`crate::plan::estimate_seconds`]); None when unknown.
     pub fn estimate_seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {

@@ -41,12 +41,20 @@ pub struct BudgetPlan {
     /// measured), counted in `left`.
     #[serde(default)]
     pub refused_at_run_time: usize,
+    /// Dialogues the plan (or the deadline) left that started all the same when the finished
+    /// turns showed the work running ahead of the plan, counted in `start`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub started_ahead: usize,
     /// Per dialogue: whether the plan starts it.
     #[serde(skip)]
     pub selected: Vec<bool>,
     /// Per dialogue: the time it adds to the plan (for the run-time deadline).
     #[serde(skip)]
     pub seconds: Vec<Option<f64>>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Each dialogue's calls from its first unfinished turn on, per endpoint; None for a finished

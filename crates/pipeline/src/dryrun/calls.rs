@@ -25,7 +25,8 @@ pub struct PlannedCall {
 pub type DialogueCalls = Vec<Vec<PlannedCall>>;
 
 /// The planned calls of every dialogue of `state`, in its order (all of each dialogue's
-/// turns, whatever it has done already).
+/// turns, whatever it has done already), each expecting what the servers' prompt caches hold
+/// of its prompt ([`expect_prompt_caches`]).
 pub fn plan_dialogues(
     job: &SynthJob,
     llm: &Llm,
@@ -33,11 +34,68 @@ pub fn plan_dialogues(
     state: &GenState,
 ) -> Result<Vec<DialogueCalls>> {
     let planner = Planner::new(job, llm, prepared);
-    state
+    let mut requests = state
         .dialogues
         .iter()
-        .map(|d| planner.dialogue(d))
+        .enumerate()
+        .map(|(i, d)| planner.dialogue(i, d))
+        .collect::<Result<Vec<_>>>()?;
+    let done: Vec<usize> = state.dialogues.iter().map(|d| d.layers_done).collect();
+    expect_prompt_caches(llm, &mut requests, &done);
+    requests
+        .into_iter()
+        .map(|turns| {
+            turns
+                .into_iter()
+                .map(|calls| calls.into_iter().map(|c| planner.estimate(c)).collect())
+                .collect()
+        })
         .collect()
+}
+
+/// A planned call before its estimate: the agent role, its endpoint and its request.
+struct Request {
+    role: &'static str,
+    endpoint: String,
+    req: ChatRequest,
+}
+
+/// Marks every planned call still to make (dialogue `d` from turn `done[d]` on) with the share
+/// of its prompt the servers' prompt caches are expected to hold ([`mtr_llm::prompt_cache`]),
+/// feeding the calls in the order the synthesis sends them: its dialogues run side by side,
+/// each with one call in flight, so turn by turn, step by step, dialogue after dialogue. One
+/// model per set of servers: the main job sends a synthesis's generator and judge calls to one
+/// server. Retries are not planned, so the prompt they share with the attempt before is not
+/// counted either.
+fn expect_prompt_caches(llm: &Llm, dialogues: &mut [Vec<Vec<Request>>], done: &[usize]) {
+    let mut models: HashMap<String, Option<mtr_llm::prompt_cache::PromptCacheModel>> =
+        HashMap::new();
+    let layers = dialogues.iter().map(Vec::len).max().unwrap_or(0);
+    for layer in 0..layers {
+        let steps = dialogues
+            .iter()
+            .filter_map(|d| d.get(layer))
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0);
+        for step in 0..steps {
+            for (d, turns) in dialogues.iter_mut().enumerate() {
+                if layer < done.get(d).copied().unwrap_or(0) {
+                    continue;
+                }
+                let Some(call) = turns.get_mut(layer).and_then(|t| t.get_mut(step)) else {
+                    continue;
+                };
+                let key = llm
+                    .prompt_cache_key(&call.endpoint)
+                    .unwrap_or_else(|| call.endpoint.clone());
+                let model = models
+                    .entry(key)
+                    .or_insert_with(|| llm.prompt_cache_model(&call.endpoint));
+                call.req.planned_cached_share = model.as_mut().map(|m| m.next_request(&call.req));
+            }
+        }
+    }
 }
 
 /// A fresh state for the plan (the dialogues' paths and switches as a first run draws them).
@@ -60,7 +118,10 @@ pub fn planned_state(job: &SynthJob, prepared: &Prepared) -> GenState {
     )
 }
 
-fn placeholder(lang_cjk: bool, n: usize) -> Vec<Utter> {
+/// `n` turns of placeholder history for dialogue `dialogue`: its questions name the dialogue,
+/// so that the planned prompts of two dialogues part where their real histories would (the
+/// plan's prompt caches would otherwise find one dialogue's history in another's).
+fn placeholder(lang_cjk: bool, n: usize, dialogue: usize) -> Vec<Utter> {
     let (q, a) = if lang_cjk {
         (
             "那这个规定适用于试用期的员工吗？",
@@ -77,7 +138,7 @@ fn placeholder(lang_cjk: bool, n: usize) -> Vec<Utter> {
             [
                 Utter {
                     speaker: "user".into(),
-                    text: q.into(),
+                    text: format!("({}) {q}", dialogue + 1),
                 },
                 Utter {
                     speaker: "agent".into(),
@@ -130,16 +191,25 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn call(&self, role: &'static str, ep: &str, req: ChatRequest) -> Result<PlannedCall> {
-        Ok(PlannedCall {
+    fn call(&self, role: &'static str, ep: &str, req: ChatRequest) -> Result<Request> {
+        Ok(Request {
             role,
             endpoint: ep.to_string(),
-            plan: self.llm.estimate(ep, &req)?,
+            req,
         })
     }
 
-    /// Every turn of one dialogue, from its start path (switching where it is planned to).
-    fn dialogue(&self, d: &DialogueState) -> Result<DialogueCalls> {
+    fn estimate(&self, c: Request) -> Result<PlannedCall> {
+        Ok(PlannedCall {
+            role: c.role,
+            plan: self.llm.estimate(&c.endpoint, &c.req)?,
+            endpoint: c.endpoint,
+        })
+    }
+
+    /// Every turn of dialogue `index` (`d`), from its start path (switching where it is
+    /// planned to).
+    fn dialogue(&self, index: usize, d: &DialogueState) -> Result<Vec<Vec<Request>>> {
         let paths = &self.prepared.topics.paths;
         let mut path_idx = d.start_path;
         let mut pos = 0usize;
@@ -151,7 +221,7 @@ impl<'a> Planner<'a> {
                 path_idx = sp;
                 pos = 0;
             }
-            turns.push(self.turn(&paths[path_idx], pos, layer)?);
+            turns.push(self.turn(&paths[path_idx], pos, layer, index)?);
             pos += 1;
         }
         Ok(turns)
@@ -161,7 +231,13 @@ impl<'a> Planner<'a> {
     /// humanizer, answerability (unless `answerability_judge = false`), answerer, faithfulness,
     /// uniqueness. The relevance gate's rerank call is not planned: an embedding of a few
     /// passages, it is small beside a chat call.
-    fn turn(&self, path: &[u32], pos: usize, layer: usize) -> Result<Vec<PlannedCall>> {
+    fn turn(
+        &self,
+        path: &[u32],
+        pos: usize,
+        layer: usize,
+        dialogue: usize,
+    ) -> Result<Vec<Request>> {
         let g = &self.job.config.generation;
         let p = &self.job.prompts;
         let prepared = self.prepared;
@@ -174,9 +250,10 @@ impl<'a> Planner<'a> {
             .map(|i| passage(path[(pos + i) % path.len()]))
             .collect();
         let pos = pos + 1;
-        let history = placeholder(prepared.language.is_cjk(), layer.min(g.history_turns));
+        let cjk = prepared.language.is_cjk();
+        let history = placeholder(cjk, layer.min(g.history_turns), dialogue);
         // the user prompt lists only the questions its history no longer shows
-        let asked: Vec<String> = placeholder(prepared.language.is_cjk(), layer)
+        let asked: Vec<String> = placeholder(cjk, layer, dialogue)
             .into_iter()
             .filter(|u| u.speaker == "user")
             .map(|u| u.text)

@@ -6,7 +6,10 @@
 //! Under a time budget ([`StartRule`]) the dialogues started in this run go first (so that
 //! they finish rather than all of them growing together), and a dialogue not started yet
 //! starts only when the plan took it and the time spent plus its expected time still fits
-//! the budget; a dialogue in flight is never interrupted.
+//! the budget; a dialogue in flight is never interrupted. A dialogue the plan left starts
+//! after all when the finished turns show the work running ahead of the plan
+//! ([`Pace`]): the plan counts each call's prompt at the measured speed, and the servers'
+//! prompt caches and batched decoding often beat it.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -45,6 +48,8 @@ pub struct StartRule {
     pub allowed: Vec<bool>,
     /// Per dialogue: expected seconds (0 where unknown).
     pub expected_s: Vec<Option<f64>>,
+    /// A dialogue not started may start when the work runs ahead of the plan ([`Pace`]).
+    pub ahead: bool,
 }
 
 impl StartRule {
@@ -52,6 +57,43 @@ impl StartRule {
         let expected = self.expected_s.get(i).copied().flatten().unwrap_or(0.0);
         self.allowed.get(i).copied().unwrap_or(false)
             && self.since.elapsed().as_secs_f64() + expected <= self.budget_s
+    }
+
+    /// The planned seconds of one turn of dialogue `i`, which had `turns_left` to go when
+    /// the run began; None where its time is unknown.
+    fn turn_seconds(&self, i: usize, turns_left: usize) -> Option<f64> {
+        let s = self.expected_s.get(i).copied().flatten()?;
+        Some(s / turns_left.max(1) as f64)
+    }
+}
+
+/// The slowest the plan's pace is taken to be: the finished turns may show the work running
+/// faster than planned, but a dialogue the plan left starts only as if it ran at most twice
+/// as fast (turns answered from the LLM cache of an earlier run take no time at all).
+pub const MIN_PACE: f64 = 0.5;
+
+/// How the run keeps to its plan: the planned seconds of the turns finished and of the turns
+/// the started dialogues still have, against the generation time spent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pace {
+    /// Planned seconds of the turns finished in this run.
+    pub planned_done_s: f64,
+    /// Planned seconds of the turns the started dialogues have left (those in flight whole).
+    pub planned_left_s: f64,
+}
+
+impl Pace {
+    /// Whether a dialogue of `expected_s` planned seconds may start after `generating_s`
+    /// seconds of generation, `spent_s` since the job began, under `budget_s`: at the pace of
+    /// the finished turns (generation seconds per planned second, at least [`MIN_PACE`]),
+    /// the started dialogues' remaining turns and the new one still end within the budget.
+    /// Nothing starts before a turn has finished (no pace yet).
+    pub fn fits(&self, expected_s: f64, generating_s: f64, spent_s: f64, budget_s: f64) -> bool {
+        if self.planned_done_s <= 0.0 {
+            return false;
+        }
+        let pace = (generating_s / self.planned_done_s).max(MIN_PACE);
+        spent_s + pace * (self.planned_left_s + expected_s) <= budget_s
     }
 }
 
@@ -67,19 +109,22 @@ pub enum Finish {
 
 impl Generator<'_> {
     /// Under a time budget of `budget_s` seconds counted from `since`: only the dialogues
-    /// `allowed` may start, each while the time spent plus its `expected_s` fits.
+    /// `allowed` may start, each while the time spent plus its `expected_s` fits, and with
+    /// `ahead` the others too once the pace of the finished turns fits them ([`Pace`]).
     pub fn limit_starts(
         &mut self,
         since: std::time::Instant,
         budget_s: f64,
         allowed: Vec<bool>,
         expected_s: Vec<Option<f64>>,
+        ahead: bool,
     ) {
         self.start_rule = Some(StartRule {
             since,
             budget_s,
             allowed,
             expected_s,
+            ahead,
         });
     }
 
@@ -125,14 +170,37 @@ impl Generator<'_> {
         let mut running = FuturesUnordered::new();
         let mut last_save = std::time::Instant::now();
         let mut stop: Option<crate::Error> = None;
+        // under a time budget of known speed: each dialogue's planned seconds per turn, the
+        // run's pace against them, and the dialogues not started (in plan order) that may
+        // start when the pace shows the work running ahead of the plan
+        let began = std::time::Instant::now();
+        let turn_s: Vec<Option<f64>> = state
+            .dialogues
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let rule = self.start_rule.as_ref()?;
+                rule.turn_seconds(i, turns.saturating_sub(d.layers_done))
+            })
+            .collect();
+        let mut pace = Pace::default();
+        let mut held: std::collections::VecDeque<(usize, usize)> = Default::default();
         loop {
             while stop.is_none() && running.len() < self.concurrency.max(1) {
                 let Some(Reverse((tier, layer, i))) = ready.pop() else {
                     break;
                 };
                 if tier > 0 && self.start_rule.as_ref().is_some_and(|r| !r.may_start(i)) {
-                    // not started: left for a rerun
+                    // not started: left for a rerun, unless the work runs ahead of plan
+                    if turn_s[i].is_some() && self.start_rule.as_ref().is_some_and(|r| r.ahead) {
+                        held.push_back((i, layer));
+                    }
                     continue;
+                }
+                if tier > 0
+                    && let Some(t) = turn_s[i]
+                {
+                    pace.planned_left_s += t * turns.saturating_sub(layer) as f64;
                 }
                 let d = state.dialogues[i].clone();
                 // a dialogue's calls stay on one server slot, which keeps its prefix cached
@@ -152,6 +220,11 @@ impl Generator<'_> {
                         ready.push(Reverse((0, d.layers_done, i)));
                     }
                     state.dialogues[i] = d;
+                    if let Some(t) = turn_s[i] {
+                        pace.planned_done_s += t;
+                        pace.planned_left_s = (pace.planned_left_s - t).max(0.0);
+                    }
+                    self.start_ahead(&mut held, &mut pace, &mut ready, &turn_s, turns, began);
                 }
                 Err(e) => {
                     // stop scheduling; turns in flight are abandoned (their calls are cached)
@@ -175,6 +248,42 @@ impl Generator<'_> {
                 layers_done: state.layers_done,
             }),
             Some(e) => Err(e),
+        }
+    }
+
+    /// Moves the dialogues not started, in plan order, to `ready` while the pace fits them
+    /// ([`Pace::fits`]); the first that does not fit stops the rest, as in the plan.
+    fn start_ahead(
+        &self,
+        held: &mut std::collections::VecDeque<(usize, usize)>,
+        pace: &mut Pace,
+        ready: &mut BinaryHeap<Reverse<(u8, usize, usize)>>,
+        turn_s: &[Option<f64>],
+        turns: usize,
+        began: std::time::Instant,
+    ) {
+        let Some(rule) = &self.start_rule else {
+            return;
+        };
+        let spent = rule.since.elapsed().as_secs_f64();
+        let generating = began.elapsed().as_secs_f64();
+        while let Some(&(j, layer)) = held.front() {
+            let Some(t) = turn_s.get(j).copied().flatten() else {
+                held.pop_front();
+                continue;
+            };
+            let expected = t * turns.saturating_sub(layer) as f64;
+            if !pace.fits(expected, generating, spent, rule.budget_s) {
+                break;
+            }
+            held.pop_front();
+            pace.planned_left_s += expected;
+            tracing::info!(
+                "time budget: dialogue {} starts ahead of plan (the finished turns took {:.0}% of their planned time)",
+                j + 1,
+                100.0 * generating / pace.planned_done_s.max(f64::EPSILON)
+            );
+            ready.push(Reverse((0, layer, j)));
         }
     }
 
@@ -223,6 +332,7 @@ mod tests {
             budget_s: 1000.0,
             allowed: vec![true, false, true, true],
             expected_s: vec![Some(500.0), Some(1.0), None, Some(950.0)],
+            ahead: true,
         };
         // 100 s spent: 500 more fit, an unknown time fits, 950 more do not
         assert!(rule.may_start(0));
@@ -236,5 +346,50 @@ mod tests {
             ..rule
         };
         assert!(!spent.may_start(2));
+    }
+
+    #[test]
+    fn a_dialogue_the_plan_left_starts_only_when_the_finished_turns_ran_ahead_of_it() {
+        // 200 s of planned turns done in 100 s of generation (half the planned time), 300 s
+        // planned still to go in the dialogues started, 150 s spent since the job began
+        let pace = Pace {
+            planned_done_s: 200.0,
+            planned_left_s: 300.0,
+        };
+        // at half the planned time: 150 + 0.5 x (300 + 200) = 400 s
+        assert!(pace.fits(200.0, 100.0, 150.0, 400.0));
+        assert!(!pace.fits(200.0, 100.0, 150.0, 399.0));
+        // at the planned time (200 s for 200 planned): 150 + 500 = 650 s
+        assert!(!pace.fits(200.0, 200.0, 150.0, 600.0));
+        assert!(pace.fits(200.0, 200.0, 150.0, 650.0));
+        // turns answered from the cache take no time: the pace is taken as at most twice the
+        // plan's (MIN_PACE), so the same dialogue needs 400 s, not 150
+        assert!(!pace.fits(200.0, 0.0, 150.0, 399.0));
+        assert!(pace.fits(200.0, 0.0, 150.0, 400.0));
+        // no turn finished yet: no pace, nothing starts
+        let none = Pace {
+            planned_done_s: 0.0,
+            planned_left_s: 0.0,
+        };
+        assert!(!none.fits(1.0, 0.0, 0.0, 1e9));
+    }
+
+    #[test]
+    fn a_turns_planned_time_is_its_dialogues_spread_over_the_turns_left() {
+        let rule = StartRule {
+            since: std::time::Instant::now(),
+            budget_s: 100.0,
+            allowed: vec![true, true],
+            expected_s: vec![Some(90.0), None],
+            ahead: true,
+        };
+        assert_eq!(rule.turn_seconds(0, 3), Some(30.0));
+        assert_eq!(
+            rule.turn_seconds(0, 0),
+            Some(90.0),
+            "no turn left: never divided by 0"
+        );
+        assert_eq!(rule.turn_seconds(1, 3), None);
+        assert_eq!(rule.turn_seconds(5, 3), None);
     }
 }

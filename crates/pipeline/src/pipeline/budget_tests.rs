@@ -1,7 +1,9 @@
 //! `--time-budget` on the fake server: a budget that fits half the planned dialogues starts
 //! only those, and a rerun with more time finishes the plan without repeating a call. The
 //! endpoints' configured speeds are slow (hours per dialogue), so the plan decides and the
-//! run-time deadline, which budgets of hours never reach, does not.
+//! run-time deadline, which budgets of hours never reach, does not. The fake server answers
+//! at once, far ahead of that plan: a run that may start dialogues ahead of the plan
+//! (`SynthJob::start_ahead`, the default) starts more than the plan took.
 
 use std::path::Path;
 use std::time::Duration;
@@ -14,10 +16,17 @@ use crate::fake_agents::FakeAgents;
 use crate::{SynthConfig, SynthJob, SynthPrompts};
 
 async fn llm(fake: &FakeServer, cache: &Path) -> Llm {
+    llm_with_slots(fake, cache, None).await
+}
+
+/// The endpoints of [`llm`]; `slots`: each keeps the last prompt of that many slots
+/// (`prefix_cache_slots`, as the embedded llama.cpp servers do).
+async fn llm_with_slots(fake: &FakeServer, cache: &Path, slots: Option<u32>) -> Llm {
     let slow = |name: &str| {
         let mut e = fake.endpoint(name, &format!("fake-{name}"));
         e.prompt_tokens_per_s = Some(5.0);
         e.output_tokens_per_s = Some(0.05);
+        e.prefix_cache_slots = slots;
         e
     };
     let cfg = LlmConfig {
@@ -104,6 +113,8 @@ async fn a_budget_for_half_the_dialogues_starts_half_and_a_rerun_finishes() {
     // the budgeted run starts those three, says so and reports them as done
     let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let mut j = job(&out, half);
+    // to the plan only: the fake server's instant answers would start more (tested below)
+    j.start_ahead = false;
     let lines = said.clone();
     j.announce = Some(Box::new(move |l: &str| {
         lines.lock().unwrap().push(l.to_string())
@@ -161,4 +172,113 @@ async fn a_budget_for_half_the_dialogues_starts_half_and_a_rerun_finishes() {
         (calls_first, calls_second, calls_whole),
         "no call repeated"
     );
+}
+
+/// The same budget for three and a half of six planned dialogues of hours each, on the fake
+/// server that answers at once: the first turns finish in a fraction of their planned time,
+/// so dialogues the plan left start too, the run says so, and they are the same dialogues a
+/// run without a budget writes. (Whatever the machine's load, the run takes seconds against
+/// a plan of hours: the pace never gets near the budget.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialogues_start_beyond_the_plan_when_the_turns_run_ahead_of_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents::default();
+    let fake = FakeServer::builder()
+        .respond(move |r| agents.reply(r))
+        .dims(64)
+        .start()
+        .await
+        .unwrap();
+    let progress = mtr_core::progress::NoProgress;
+    let cache = tmp.path().join("cache.sqlite");
+    let all = Some(Duration::from_secs(1000 * 3600));
+    let dry = crate::dry_run(
+        &job(&tmp.path().join("dry"), all),
+        &llm(&fake, &cache).await,
+        &progress,
+    )
+    .await
+    .unwrap();
+    let secs: Vec<f64> = dry
+        .budget
+        .unwrap()
+        .seconds
+        .iter()
+        .map(|s| s.unwrap())
+        .collect();
+    let half = 60.0 + secs[..3].iter().sum::<f64>() + secs[3] / 2.0;
+    let out = tmp.path().join("bench");
+    let run = crate::synthesize(
+        &job(&out, Some(Duration::from_secs_f64(half))),
+        &llm(&fake, &cache).await,
+        &progress,
+    )
+    .await
+    .unwrap();
+    let b = run.time_budget.clone().unwrap();
+    assert!(b.started_ahead >= 1, "{b:?}");
+    assert_eq!(b.start, 3 + b.started_ahead, "{b:?}");
+    assert_eq!(b.left, 6 - b.start, "{b:?}");
+    assert_eq!(run.dialogues, b.start);
+    let report = read(&out.join("synth_report.md"));
+    assert!(
+        report.contains(&format!(
+            "{} started ({} of them not in the plan",
+            b.start, b.started_ahead
+        )),
+        "{report}"
+    );
+    // the dialogues are those of a run without a budget
+    let whole = tmp.path().join("whole");
+    crate::synthesize(&job(&whole, None), &llm(&fake, &cache).await, &progress)
+        .await
+        .unwrap();
+    let lines = |p: &Path| {
+        read(&p.join("dialogues.jsonl"))
+            .lines()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let (ahead, reference) = (lines(&out), lines(&whole));
+    assert_eq!(ahead.len(), b.start);
+    for l in &ahead {
+        assert!(reference.contains(l), "{l}");
+    }
+}
+
+/// The plan expects what the servers' prompt caches hold of each call's prompt where the
+/// endpoints keep them (llama.cpp slots): the same dialogues are planned shorter, the more so
+/// with more slots, and not at all shorter without a prompt cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_counts_on_the_prompt_caches_where_the_servers_keep_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents::default();
+    let fake = FakeServer::builder()
+        .respond(move |r| agents.reply(r))
+        .dims(64)
+        .start()
+        .await
+        .unwrap();
+    let progress = mtr_core::progress::NoProgress;
+    let all = Some(Duration::from_secs(1000 * 3600));
+    let mut planned = Vec::new();
+    for slots in [None, Some(1), Some(6)] {
+        let cache = tmp.path().join(format!("cache-{slots:?}.sqlite"));
+        let dry = crate::dry_run(
+            &job(&tmp.path().join("dry"), all),
+            &llm_with_slots(&fake, &cache, slots).await,
+            &progress,
+        )
+        .await
+        .unwrap();
+        let secs: f64 = dry.budget.unwrap().seconds.iter().map(|s| s.unwrap()).sum();
+        planned.push(secs);
+    }
+    assert_eq!(fake.chat_calls(), 0, "a dry run calls nothing");
+    let [none, one, six] = planned[..] else {
+        panic!("{planned:?}")
+    };
+    assert!(six < one && one < none, "{planned:?}");
+    // the instructions and the conversation are shared, the passages and questions are not
+    assert!(six > 0.3 * none, "{planned:?}");
 }
