@@ -91,8 +91,13 @@ pub struct Args {
     /// speed (`mtr local speed`), fits this budget after the preparation (e.g. 90s, 14m, 1h);
     /// the others are left for a rerun, which goes on where this one stopped. With an unknown
     /// speed nothing is cut, but no dialogue starts once the budget is spent [default: none].
+    /// A dialogue left out still starts when the finished turns run ahead of the plan.
     #[arg(long, value_name = "DURATION", value_parser = mtr_pipeline::dryrun::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
+    /// Under --time-budget, start only the dialogues the plan takes, even when the finished
+    /// turns run ahead of it.
+    #[arg(long, requires = "time_budget")]
+    pub plan_only: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
@@ -172,6 +177,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         job.work_dir = w.clone();
     }
     job.time_budget = args.time_budget;
+    job.start_ahead = !args.plan_only;
     job.announce = Some(Box::new(|line: &str| eprintln!("{line}")));
     if args.fresh && !args.dry_run.dry_run && job.work_dir.exists() {
         std::fs::remove_dir_all(&job.work_dir)

@@ -107,8 +107,10 @@ async fn synth_time_budget_starts_what_fits_and_a_rerun_finishes() {
         "{plan}"
     );
 
-    // the run starts those three, says so, and its benchmark holds them as done
-    let (stdout, stderr) = synth(&cfg, &out, &["--time-budget", &half]);
+    // the run starts those three, says so, and its benchmark holds them as done (to the
+    // plan only: the fake server's instant answers run far ahead of it, which would start
+    // the others too)
+    let (stdout, stderr) = synth(&cfg, &out, &["--time-budget", &half, "--plan-only"]);
     let first = fake.chat_calls();
     assert!(
         stderr.contains("starting 3 of 6 planned dialogues")
