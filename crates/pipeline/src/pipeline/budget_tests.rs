@@ -64,30 +64,38 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_budget_for_half_the_dialogues_starts_half_and_a_rerun_finishes() {
-    let tmp = tempfile::tempdir().unwrap();
+/// The fake server answering as the scripted agents.
+async fn fake_server() -> FakeServer {
     let agents = FakeAgents::default();
-    let fake = FakeServer::builder()
+    FakeServer::builder()
         .respond(move |r| agents.reply(r))
         .dims(64)
         .start()
         .await
+        .unwrap()
+}
+
+/// The dry run's plan under a budget that fits everything, on `llm`, in `tmp/dry`.
+async fn plan_of_all(tmp: &Path, llm: &Llm) -> crate::dryrun::budget::BudgetPlan {
+    let all = Some(Duration::from_secs(1000 * 3600));
+    let progress = mtr_core::progress::NoProgress;
+    let dry = crate::dry_run(&job(&tmp.join("dry"), all), llm, &progress)
+        .await
         .unwrap();
+    dry.budget.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_for_half_the_dialogues_starts_half_and_a_rerun_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake_server().await;
     let progress = mtr_core::progress::NoProgress;
 
     // the dry run's plan: every dialogue's expected time
     let cache = tmp.path().join("cache.sqlite");
     let out = tmp.path().join("bench");
     let all = Some(Duration::from_secs(1000 * 3600));
-    let dry = crate::dry_run(
-        &job(&tmp.path().join("dry"), all),
-        &llm(&fake, &cache).await,
-        &progress,
-    )
-    .await
-    .unwrap();
-    let plan = dry.budget.unwrap();
+    let plan = plan_of_all(tmp.path(), &llm(&fake, &cache).await).await;
     assert_eq!((plan.planned, plan.start, plan.left), (6, 6, 0));
     let secs: Vec<f64> = plan.seconds.iter().map(|s| s.unwrap()).collect();
     assert!(secs.iter().all(|s| *s > 600.0), "{secs:?}");
@@ -182,26 +190,11 @@ async fn a_budget_for_half_the_dialogues_starts_half_and_a_rerun_finishes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dialogues_start_beyond_the_plan_when_the_turns_run_ahead_of_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let agents = FakeAgents::default();
-    let fake = FakeServer::builder()
-        .respond(move |r| agents.reply(r))
-        .dims(64)
-        .start()
-        .await
-        .unwrap();
+    let fake = fake_server().await;
     let progress = mtr_core::progress::NoProgress;
     let cache = tmp.path().join("cache.sqlite");
-    let all = Some(Duration::from_secs(1000 * 3600));
-    let dry = crate::dry_run(
-        &job(&tmp.path().join("dry"), all),
-        &llm(&fake, &cache).await,
-        &progress,
-    )
-    .await
-    .unwrap();
-    let secs: Vec<f64> = dry
-        .budget
-        .unwrap()
+    let secs: Vec<f64> = plan_of_all(tmp.path(), &llm(&fake, &cache).await)
+        .await
         .seconds
         .iter()
         .map(|s| s.unwrap())
@@ -252,26 +245,12 @@ async fn dialogues_start_beyond_the_plan_when_the_turns_run_ahead_of_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plan_counts_on_the_prompt_caches_where_the_servers_keep_them() {
     let tmp = tempfile::tempdir().unwrap();
-    let agents = FakeAgents::default();
-    let fake = FakeServer::builder()
-        .respond(move |r| agents.reply(r))
-        .dims(64)
-        .start()
-        .await
-        .unwrap();
-    let progress = mtr_core::progress::NoProgress;
-    let all = Some(Duration::from_secs(1000 * 3600));
+    let fake = fake_server().await;
     let mut planned = Vec::new();
     for slots in [None, Some(1), Some(6)] {
         let cache = tmp.path().join(format!("cache-{slots:?}.sqlite"));
-        let dry = crate::dry_run(
-            &job(&tmp.path().join("dry"), all),
-            &llm_with_slots(&fake, &cache, slots).await,
-            &progress,
-        )
-        .await
-        .unwrap();
-        let secs: f64 = dry.budget.unwrap().seconds.iter().map(|s| s.unwrap()).sum();
+        let plan = plan_of_all(tmp.path(), &llm_with_slots(&fake, &cache, slots).await).await;
+        let secs: f64 = plan.seconds.iter().map(|s| s.unwrap()).sum();
         planned.push(secs);
     }
     assert_eq!(fake.chat_calls(), 0, "a dry run calls nothing");
