@@ -17,6 +17,7 @@ turn) plans about a million chat calls. Then, each under /usr/bin/time -v (wall,
 
 The judge endpoints point at a closed port: nothing here calls a model.
 Usage: audit_1m.py [--turns 55600] [--mtr target/release/mtr] [--dir DIR] [--skip-rerun]
+                   [--skip-dry-run] [--keep-bench]
 """
 import argparse
 import json
@@ -150,15 +151,22 @@ def main():
     ap.add_argument("--skip-rerun", action="store_true")
     ap.add_argument("--skip-dry-run", action="store_true",
                     help="time the export and import only (the export plans the calls again)")
+    ap.add_argument("--keep-bench", action="store_true",
+                    help="reuse DIR/bench when an earlier run wrote it (same --turns and --seed)")
     a = ap.parse_args()
     mtr = os.path.abspath(a.mtr)
     d = a.dir or tempfile.mkdtemp(prefix="mtr-scale-audit-")
     os.makedirs(d, exist_ok=True)
     bench = os.path.join(d, "bench")
     t = time.time()
-    n_passages = write_benchmark(bench, a.turns, a.seed)
-    print(f"benchmark: {a.turns} turns, {n_passages} passages, written in {time.time() - t:.0f} s "
-          f"(corpus {mb(os.path.join(bench, 'corpus.jsonl')):.0f} MB)", flush=True)
+    if a.keep_bench and os.path.exists(os.path.join(bench, "benchmark.toml")):
+        print(f"benchmark: kept from an earlier run in {bench} "
+              f"(corpus {mb(os.path.join(bench, 'corpus.jsonl')):.0f} MB)", flush=True)
+    else:
+        n_passages = write_benchmark(bench, a.turns, a.seed)
+        print(f"benchmark: {a.turns} turns, {n_passages} passages, written in "
+              f"{time.time() - t:.0f} s (corpus {mb(os.path.join(bench, 'corpus.jsonl')):.0f} MB)",
+              flush=True)
     cache = os.path.join(d, "cache.sqlite")
     cfg = os.path.join(d, "mtr.toml")
     with open(cfg, "w") as f:

@@ -62,6 +62,12 @@ fn sample_key(u: &Unit) -> String {
     )
 }
 
+/// The tokens of unit `u`'s prompt when `rule` picks it to be counted, else `None`.
+fn count_of(rule: SampleRule, u: &Unit, request: &mtr_llm::ChatRequest) -> Option<u64> {
+    rule.picks(&sample_key(u))
+        .then(|| tokens::count_messages("", &request.messages))
+}
+
 /// Prompt lengths of the screened units: counted, or (bytes, messages) left to the estimate.
 struct Lengths {
     rule: SampleRule,
@@ -82,10 +88,22 @@ impl Lengths {
     }
 
     fn add(&mut self, u: &Unit, k: ItemKey, request: &mtr_llm::ChatRequest) {
-        let rule = self.rule;
+        let count = count_of(self.rule, u, request);
+        self.add_count(u, k, request, count);
+    }
+
+    /// [`Lengths::add`] with the prompt's count ([`count_of`]) made beforehand.
+    fn add_count(
+        &mut self,
+        u: &Unit,
+        k: ItemKey,
+        request: &mtr_llm::ChatRequest,
+        count: Option<u64>,
+    ) {
         let tally = self.tallies.entry(u.dimension).or_default();
         let msgs = &request.messages;
-        match tally.add(rule, &sample_key(u), "", msgs) {
+        tally.add_count(msgs, count);
+        match count {
             Some(n) => {
                 let e = self.counted.entry(k).or_default();
                 *e = (*e).max(n);
@@ -176,13 +194,20 @@ impl Deferred {
 
     /// Records unit `ui`'s rendered request, the first time it is rendered.
     fn record(&self, ui: usize, u: &Unit, request: &mtr_llm::ChatRequest) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let (lengths, seen) = &mut *state;
-        match seen.get_mut(ui) {
-            Some(s) if !*s => *s = true,
-            _ => return,
-        }
-        lengths.add(u, key(u), request);
+        let lock = || self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let rule = {
+            let mut state = lock();
+            let (lengths, seen) = &mut *state;
+            match seen.get_mut(ui) {
+                Some(s) if !*s => *s = true,
+                _ => return,
+            }
+            lengths.rule
+        };
+        // counted outside the lock: the units rendered on other threads meanwhile are
+        // recorded without waiting for it
+        let count = count_of(rule, u, request);
+        lock().0.add_count(u, key(u), request, count);
     }
 
     /// The prompt tokens per item ([`Screened::prompt_tokens`]): the units not rendered while

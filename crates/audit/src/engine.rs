@@ -178,10 +178,12 @@ pub(crate) fn jobs_of(units: &[Unit], judges: &[JudgeRef], samples: u32) -> Vec<
     jobs
 }
 
-/// One judge's calls, as wide as its endpoint's capacity (doubled), stopping when `stop` is
-/// set or the time budget's gate closes. Prompts are rendered in job order: the first job with
-/// a given request calls, later identical ones (two golds with the same text, say) copy its
-/// answer as a cache hit, whatever the timing.
+/// One judge's calls, as wide as its endpoint's capacity (doubled; where calls end at once, a
+/// dry run or an export, a chunk of calls per task, [`run_batch`]), stopping when `stop` is
+/// set or the time budget's gate closes. Prompts are rendered a chunk of jobs at a time on
+/// several threads ([`render_chunk`]) and taken in job order: the first job with a given
+/// request calls, later identical ones (two golds with the same text, say) copy its answer as
+/// a cache hit, whatever the timing.
 fn judge_stream<'a>(
     ctx: &Judging<'_>,
     judge: &JudgeRef,
@@ -193,10 +195,11 @@ fn judge_stream<'a>(
 ) -> BoxStream<'a, (usize, Result<Answer>)> {
     let render = shared.render;
     let judge = judge.clone();
-    let width = ctx.llm.capacity(&Target::Endpoint(judge.name.clone())) * 2;
     let stop = stop.clone();
     let gate = ctx.gate.clone();
     let llm = ctx.llm.clone();
+    let at_once = answers_at_once(&llm, &judge);
+    let width = llm.capacity(&Target::Endpoint(judge.name.clone())) * 2;
     let mut first_of: HashMap<blake3::Hash, usize> = HashMap::new();
     // the judge's calls go out in this order: what its servers' prompt caches will hold (only
     // a dry run's plan reads it; real calls and exports leave it alone)
@@ -204,17 +207,40 @@ fn judge_stream<'a>(
         .is_dry_run()
         .then(|| llm.prompt_cache_model(&judge.name))
         .flatten();
-    stream::iter(mine)
+    let relevance = judge.relevance;
+    let threads = render_threads();
+    let chunks: Vec<Vec<usize>> = mine.chunks(RENDER_CHUNK).map(<[usize]>::to_vec).collect();
+    let prepared = stream::iter(chunks)
+        // a chunk of the judge's requests rendered at a time, on several threads (a relevance
+        // judge's inputs are read one by one below): the requests come back in job order
+        .map(move |chunk| {
+            let rendered = if relevance {
+                Vec::new()
+            } else {
+                render_chunk(shared, units, jobs, &chunk, threads)
+            };
+            let mut rendered = rendered.into_iter();
+            stream::iter(
+                chunk
+                    .into_iter()
+                    .map(move |k| (k, rendered.next()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
         .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed) && gate.open()))
-        .map(move |k| {
+        .map(move |(k, rendered)| {
             let (ui, _, sample) = jobs[k];
-            let prepared = if judge.relevance {
+            let prepared = if relevance {
                 // a renderer without relevance inputs (human calibration): not judged
                 render
                     .relevance(&units[ui])
                     .map(|input| input.map_or(Prepared::Skip, Prepared::Relevance))
             } else {
-                shared.request(ui, &units[ui]).map(|(req, rendered)| {
+                let rendered = rendered.unwrap_or_else(|| {
+                    Err(AuditError::Internal(format!("job {k} was not rendered")))
+                });
+                rendered.map(|(req, rendered)| {
                     let req = req.with_sample(sample);
                     match first_of.entry(request_identity(&rendered, sample)) {
                         std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
@@ -228,28 +254,180 @@ fn judge_stream<'a>(
                     }
                 })
             };
-            let llm = llm.clone();
-            let judge = judge.clone();
-            // the call runs in its own task (`Llm::spawn_chat`): this stream's task only
-            // renders prompts and collects answers
-            async move {
-                let out = match prepared {
-                    Ok(Prepared::Call(req)) => Ok(Answer::Called(
-                        llm.spawn_chat(Target::Endpoint(judge.name.clone()), *req)
-                            .await,
-                    )),
-                    Ok(Prepared::Copy(k0)) => Ok(Answer::CopyOf(k0)),
-                    Ok(Prepared::Skip) => Ok(Answer::Skipped),
-                    Ok(Prepared::Relevance(input)) => Ok(Answer::Relevance(
-                        crate::relevance::judge(&llm, &judge, &units[ui], sample, input).await,
-                    )),
-                    Err(e) => Err(e),
-                };
-                (k, out)
+            (k, prepared)
+        });
+    if at_once {
+        // calls that end at once: a chunk's calls made one after the other in one task (a task
+        // per call would cost more in waking the runtime's workers than the call itself), while
+        // this stream's task renders the next chunks
+        let target = Target::Endpoint(judge.name.clone());
+        prepared
+            .ready_chunks(RENDER_CHUNK)
+            .map(move |batch| run_batch(&llm, &judge, &target, units, jobs, batch))
+            .buffer_unordered(CHUNKS_IN_FLIGHT)
+            .flat_map(stream::iter)
+            .boxed()
+    } else {
+        prepared
+            .map(move |(k, prepared)| {
+                let llm = llm.clone();
+                let judge = judge.clone();
+                let ui = jobs[k].0;
+                let sample = jobs[k].2;
+                // the call runs in its own task (`Llm::spawn_chat`): this stream's task only
+                // renders prompts and collects answers
+                async move {
+                    let out = match prepared {
+                        Ok(Prepared::Call(req)) => Ok(Answer::Called(
+                            llm.spawn_chat(Target::Endpoint(judge.name.clone()), *req)
+                                .await,
+                        )),
+                        Ok(other) => {
+                            answer_without_call(&llm, &judge, &units[ui], sample, other).await
+                        }
+                        Err(e) => Err(e),
+                    };
+                    (k, out)
+                }
+            })
+            .buffer_unordered(width.max(1))
+            .boxed()
+    }
+}
+
+/// Chunks of calls that end at once a judge's stream keeps going ([`run_batch`]).
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Whether every call of `judge` ends as soon as it is made: a dry run plans it, an export
+/// writes it to the file (but still sends a probability rating: not for a judge that reads
+/// ratings so).
+fn answers_at_once(llm: &Llm, judge: &JudgeRef) -> bool {
+    llm.is_dry_run()
+        || (llm.is_exporting() && judge.rating_mode != mtr_llm::logprob::RatingMode::Probability)
+}
+
+/// The answers of a batch of prepared jobs whose calls end at once: the calls made in one
+/// task ([`Llm::spawn_chats`], started now), in job order, the other jobs answered as
+/// [`answer_without_call`] does.
+fn run_batch<'a>(
+    llm: &Llm,
+    judge: &JudgeRef,
+    target: &Target,
+    units: &'a [Unit],
+    jobs: &'a [Job],
+    batch: Vec<(usize, Result<Prepared>)>,
+) -> impl Future<Output = Vec<(usize, Result<Answer>)>> + Send + use<'a> {
+    let mut requests = Vec::new();
+    let mut rest = Vec::with_capacity(batch.len());
+    for (k, prepared) in batch {
+        match prepared {
+            Ok(Prepared::Call(req)) => {
+                requests.push(*req);
+                rest.push((k, None));
             }
-        })
-        .buffer_unordered(width.max(1))
-        .boxed()
+            other => rest.push((k, Some(other))),
+        }
+    }
+    let calls = llm.spawn_chats(target.clone(), requests);
+    let (llm, judge) = (llm.clone(), judge.clone());
+    async move {
+        let mut answers = calls.await.into_iter();
+        let mut out = Vec::with_capacity(rest.len());
+        for (k, prepared) in rest {
+            let (ui, _, sample) = jobs[k];
+            let answer = match prepared {
+                None => match answers.next() {
+                    Some(r) => Ok(Answer::Called(r)),
+                    None => Err(AuditError::Internal(format!("job {k} has no answer"))),
+                },
+                Some(Ok(p)) => answer_without_call(&llm, &judge, &units[ui], sample, p).await,
+                Some(Err(e)) => Err(e),
+            };
+            out.push((k, answer));
+        }
+        out
+    }
+}
+
+/// What a prepared job that calls nothing itself gives: a copy of an earlier job's answer, a
+/// skip, or a relevance judge's record.
+async fn answer_without_call(
+    llm: &Llm,
+    judge: &JudgeRef,
+    unit: &Unit,
+    sample: u32,
+    prepared: Prepared,
+) -> Result<Answer> {
+    Ok(match prepared {
+        Prepared::Copy(k0) => Answer::CopyOf(k0),
+        Prepared::Relevance(input) => {
+            Answer::Relevance(crate::relevance::judge(llm, judge, unit, sample, input).await)
+        }
+        Prepared::Skip => Answer::Skipped,
+        Prepared::Call(_) => {
+            return Err(AuditError::Internal("a call was left unmade".into()));
+        }
+    })
+}
+
+/// Jobs of a judge whose requests are rendered together, in parallel ([`render_chunk`]): a
+/// few hundred KB of requests rendered ahead of the calls.
+const RENDER_CHUNK: usize = 256;
+
+/// Most threads that render a chunk (the calling one included).
+const RENDER_THREADS: usize = 8;
+
+/// Threads that render a chunk: the machine's cores, at most [`RENDER_THREADS`].
+fn render_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(RENDER_THREADS)
+}
+
+/// The requests of the jobs `chunk` (and their [`request_hash`]), in the chunk's order,
+/// rendered through `shared` on up to `threads` threads (the calling one and scoped helpers,
+/// each a contiguous part of the chunk). A rendering is a function of its unit alone, so the
+/// requests are those of rendering one job after the other; the engine's choices that depend
+/// on the order (which of two identical requests calls) are made afterwards, in job order.
+fn render_chunk(
+    shared: &Shared<'_>,
+    units: &[Unit],
+    jobs: &[Job],
+    chunk: &[usize],
+    threads: usize,
+) -> Vec<Result<(ChatRequest, blake3::Hash)>> {
+    let one = |k: &usize| {
+        let ui = jobs[*k].0;
+        shared.request(ui, &units[ui])
+    };
+    let n = threads.min(chunk.len()).max(1);
+    if n == 1 {
+        return chunk.iter().map(one).collect();
+    }
+    let per = chunk.len().div_ceil(n);
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = chunk
+            .chunks(per)
+            .skip(1)
+            .map(|part| {
+                (
+                    part.len(),
+                    s.spawn(move || part.iter().map(one).collect::<Vec<_>>()),
+                )
+            })
+            .collect();
+        let mut out: Vec<_> = chunk[..per.min(chunk.len())].iter().map(one).collect();
+        for (len, h) in helpers {
+            match h.join() {
+                Ok(part) => out.extend(part),
+                Err(_) => out.extend(
+                    (0..len)
+                        .map(|_| Err(AuditError::Internal("a rendering thread panicked".into()))),
+                ),
+            }
+        }
+        out
+    })
 }
 
 /// The hash of a rendered request's JSON form: serialised into a buffer this thread reuses,
@@ -601,6 +779,37 @@ mod tests {
         assert_eq!(render.0.load(Ordering::Relaxed), units.len());
         // nothing is kept once every job took its copy
         assert!(shared.memo.lock().unwrap().kept.is_empty());
+    }
+
+    #[test]
+    fn a_chunk_rendered_on_several_threads_gives_the_requests_of_one() {
+        let units: Vec<Unit> = (0..300).map(unit).collect();
+        let judges = [judge("a", false), judge("b", false)];
+        let jobs = jobs_of(&units, &judges, 2);
+        let todo = todo_of(&jobs, judges.len());
+        let render = Counting(AtomicUsize::new(0));
+        let rendered = |threads: usize| {
+            let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
+            let mut out = Vec::new();
+            for mine in &todo {
+                for chunk in mine.chunks(RENDER_CHUNK) {
+                    let part = render_chunk(&shared, &units, &jobs, chunk, threads);
+                    assert_eq!(part.len(), chunk.len());
+                    out.extend(part.into_iter().map(Result::unwrap));
+                }
+            }
+            out
+        };
+        let one = rendered(1);
+        assert_eq!(one.len(), jobs.len());
+        for threads in [2, 3, 8] {
+            assert_eq!(rendered(threads), one, "{threads} threads");
+        }
+        // each job got its own unit's request, in job order
+        for (k, (req, hash)) in todo.concat().into_iter().zip(&one) {
+            assert_eq!(req.messages[0].content, format!("unit {}", jobs[k].0));
+            assert_eq!(*hash, request_hash(req).unwrap());
+        }
     }
 
     #[test]

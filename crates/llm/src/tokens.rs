@@ -150,19 +150,25 @@ impl TokenTally {
         model: &str,
         messages: &[ChatMessage],
     ) -> Option<u64> {
+        let count = rule.picks(key).then(|| count_messages(model, messages));
+        self.add_count(messages, count);
+        count
+    }
+
+    /// [`TokenTally::add`] of a prompt whose count (`Some` when the rule picks it: its
+    /// [`count_messages`]) the caller made beforehand, e.g. outside the lock around this tally.
+    pub fn add_count(&mut self, messages: &[ChatMessage], count: Option<u64>) {
         let bytes = content_bytes(messages);
-        if !rule.picks(key) {
+        let Some(n) = count else {
             self.estimated += 1;
             self.estimated_bytes += bytes;
             self.estimated_messages += messages.len() as u64;
-            return None;
-        }
-        let n = count_messages(model, messages);
+            return;
+        };
         self.counted += 1;
         self.counted_tokens += n;
         self.counted_content_tokens += n - chat_overhead(messages.len() as u64);
         self.counted_bytes += bytes;
-        Some(n)
     }
 
     /// Content tokens per byte of the prompts counted exactly.
@@ -209,6 +215,25 @@ impl TokenTally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_made_beforehand_adds_what_add_does() {
+        let rule = SampleRule::for_prompts(3 * EXACT_PROMPTS);
+        let (mut by_add, mut by_count) = (TokenTally::default(), TokenTally::default());
+        for i in 0..400 {
+            let msgs = [ChatMessage::user(format!(
+                "prompt {i} {}",
+                "word ".repeat(i % 7)
+            ))];
+            let key = format!("key {i}");
+            let added = by_add.add(rule, &key, "gpt-4o", &msgs);
+            let count = rule.picks(&key).then(|| count_messages("gpt-4o", &msgs));
+            assert_eq!(added, count);
+            by_count.add_count(&msgs, count);
+        }
+        assert_eq!(by_add, by_count);
+        assert!(by_add.counted > 0 && by_add.estimated > 0);
+    }
 
     #[test]
     fn counts_with_model_encoding() {

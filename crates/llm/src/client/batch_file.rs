@@ -208,6 +208,11 @@ impl Llm {
         Ok(())
     }
 
+    /// True while calls are written to an export file ([`Llm::start_export`]) rather than made.
+    pub fn is_exporting(&self) -> bool {
+        self.inner.export.lock().is_ok_and(|e| e.is_some())
+    }
+
     /// Requests written to the export file so far (0 when not exporting).
     pub fn exported(&self) -> u64 {
         self.inner

@@ -137,6 +137,48 @@ impl Llm {
                 .unwrap_or_else(|e| Err(LlmError::Unsupported(format!("call task failed: {e}"))))
         }
     }
+
+    /// Starts the calls `reqs` as one task that makes them one after the other, and returns
+    /// their results in order: for calls that end at once (a dry run plans them, an export
+    /// writes them to its file), where a task per call ([`Llm::spawn_chat`]) costs more in
+    /// waking the runtime's workers than the call itself. Each call is the one
+    /// [`Llm::spawn_chat`] makes. Dropping the future cancels the calls not yet made.
+    pub fn spawn_chats(
+        &self,
+        target: Target,
+        reqs: Vec<ChatRequest>,
+    ) -> impl Future<Output = Vec<Result<ChatResult>>> + Send + use<> {
+        let llm = self.clone();
+        let n = reqs.len();
+        // the conversation scope is task-local: it goes with each request into the new task
+        let reqs: Vec<ChatRequest> = reqs
+            .into_iter()
+            .map(|req| match crate::affinity::key_of(&req) {
+                Some(k) => req.with_affinity(k),
+                None => req,
+            })
+            .collect();
+        let task = tokio::spawn(async move {
+            let mut out = Vec::with_capacity(reqs.len());
+            for req in reqs {
+                out.push(match &target {
+                    Target::Endpoint(n) => llm.chat(n, &req).await,
+                    Target::Role(role) => llm.chat_role(*role, &req).await,
+                });
+            }
+            out
+        });
+        let guard = AbortOnDrop(task.abort_handle());
+        async move {
+            let _guard = guard;
+            task.await.unwrap_or_else(|e| {
+                (0..n)
+                    .map(|_| Err(LlmError::Unsupported(format!("call task failed: {e}"))))
+                    .collect()
+            })
+        }
+    }
+
     async fn call(
         &self,
         ep: &Arc<Endpoint>,

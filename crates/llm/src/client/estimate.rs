@@ -67,23 +67,24 @@ impl Llm {
     /// The prompt tokens of a planned call: counted, or 0 when it is left to the estimate
     /// that [`Llm::plan`] adds.
     fn planned_prompt_tokens(&self, ep: &Endpoint, req: &ChatRequest, key: &str) -> u64 {
-        let Ok(mut c) = self.inner.prompt_counts.lock() else {
-            return tokens::count_messages(&ep.cfg.model, &req.messages);
+        let count = || tokens::count_messages(&ep.cfg.model, &req.messages);
+        let rule = match self.inner.prompt_counts.lock() {
+            Ok(c) if !c.rule.is_exact() => c.rule,
+            _ => return count(),
         };
-        if c.rule.is_exact() {
-            drop(c);
-            return tokens::count_messages(&ep.cfg.model, &req.messages);
-        }
-        let rule = c.rule;
+        // counted outside the lock: the other calls' tallies go on meanwhile
+        let counted = rule.picks(key).then(count);
+        let Ok(mut c) = self.inner.prompt_counts.lock() else {
+            return counted.unwrap_or(0);
+        };
         let prompt = req
             .prompt
             .as_ref()
             .map(|p| p.id.clone())
             .unwrap_or_default();
         let tally = c.tallies.entry((ep.cfg.name.clone(), prompt)).or_default();
-        tally
-            .add(rule, key, &ep.cfg.model, &req.messages)
-            .unwrap_or(0)
+        tally.add_count(&req.messages, counted);
+        counted.unwrap_or(0)
     }
 
     /// The mean completion tokens of `model`'s cached answers to the prompt `prompt_id` (read
