@@ -119,17 +119,8 @@ impl Llm {
         req: ChatRequest,
     ) -> impl Future<Output = Result<ChatResult>> + Send + use<> {
         let llm = self.clone();
-        // the conversation scope is task-local: it goes with the request into the new task
-        let req = match crate::affinity::key_of(&req) {
-            Some(k) => req.with_affinity(k),
-            None => req,
-        };
-        let task = tokio::spawn(async move {
-            match &target {
-                Target::Endpoint(n) => llm.chat(n, &req).await,
-                Target::Role(role) => llm.chat_role(*role, &req).await,
-            }
-        });
+        let req = scoped(req);
+        let task = tokio::spawn(async move { llm.chat_target(&target, &req).await });
         let guard = AbortOnDrop(task.abort_handle());
         async move {
             let _guard = guard;
@@ -150,21 +141,11 @@ impl Llm {
     ) -> impl Future<Output = Vec<Result<ChatResult>>> + Send + use<> {
         let llm = self.clone();
         let n = reqs.len();
-        // the conversation scope is task-local: it goes with each request into the new task
-        let reqs: Vec<ChatRequest> = reqs
-            .into_iter()
-            .map(|req| match crate::affinity::key_of(&req) {
-                Some(k) => req.with_affinity(k),
-                None => req,
-            })
-            .collect();
+        let reqs: Vec<ChatRequest> = reqs.into_iter().map(scoped).collect();
         let task = tokio::spawn(async move {
             let mut out = Vec::with_capacity(reqs.len());
             for req in reqs {
-                out.push(match &target {
-                    Target::Endpoint(n) => llm.chat(n, &req).await,
-                    Target::Role(role) => llm.chat_role(*role, &req).await,
-                });
+                out.push(llm.chat_target(&target, &req).await);
             }
             out
         });
@@ -176,6 +157,14 @@ impl Llm {
                     .map(|_| Err(LlmError::Unsupported(format!("call task failed: {e}"))))
                     .collect()
             })
+        }
+    }
+
+    /// One call to `target`, an endpoint or a role.
+    async fn chat_target(&self, target: &Target, req: &ChatRequest) -> Result<ChatResult> {
+        match target {
+            Target::Endpoint(n) => self.chat(n, req).await,
+            Target::Role(role) => self.chat_role(*role, req).await,
         }
     }
 
@@ -540,5 +529,14 @@ struct AbortOnDrop(tokio::task::AbortHandle);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// `req` with the conversation scope of the calling task: the scope is task-local, so it goes
+/// with the request into the task that makes the call.
+fn scoped(req: ChatRequest) -> ChatRequest {
+    match crate::affinity::key_of(&req) {
+        Some(k) => req.with_affinity(k),
+        None => req,
     }
 }
