@@ -72,6 +72,10 @@ pub struct Args {
     /// Keep the user agent's questions as they are.
     #[arg(long)]
     pub no_humanizer: bool,
+    /// Ask the user agent for its question alone, without a standalone rewrite (the turns
+    /// get no `rewrite`; [synth.generation] rewrites = false).
+    #[arg(long)]
+    pub no_rewrites: bool,
     /// Folder with edited prompt templates (<name>.j2; missing ones use the built-in).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
@@ -154,6 +158,9 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
     }
     if args.no_humanizer {
         c.generation.humanizer.enabled = false;
+    }
+    if args.no_rewrites {
+        c.generation.rewrites = false;
     }
     if args.name.is_some() {
         c.name = args.name.clone();

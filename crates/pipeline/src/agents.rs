@@ -26,15 +26,19 @@ pub use crate::text_rules::{
 };
 use crate::text_rules::{follow_up_example, proposal_max_tokens};
 
-/// `s` with room for the longest reply the user agent's schema allows in `lang`
-/// ([`proposal_max_tokens`]) where its `max_tokens` is lower (the synthesis and its dry run).
-pub(crate) fn with_proposal_room(mut s: Sampling, lang: &Language) -> Sampling {
-    let room = proposal_max_tokens(lang);
+/// `s` with room for the longest reply the user agent's schema allows in `lang`, with or
+/// without a standalone rewrite ([`proposal_max_tokens`]), where its `max_tokens` is lower
+/// (the synthesis and its dry run).
+pub(crate) fn with_proposal_room(mut s: Sampling, lang: &Language, rewrite: bool) -> Sampling {
+    let room = proposal_max_tokens(lang, rewrite);
     s.max_tokens = Some(s.max_tokens.map_or(room, |m| m.max(room)));
     s
 }
 
-/// What the user agent's prompt is rendered from, for the synthesis and its dry run alike.
+/// What the user agent's prompt is rendered from, for the synthesis and its dry run alike;
+/// `rewrite`: whether it asks for a standalone rewrite too
+/// ([`GenerationOptions::rewrites`](crate::config::GenerationOptions::rewrites)).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn user_context(
     lang: &Language,
     history: &[Utter],
@@ -43,12 +47,39 @@ pub(crate) fn user_context(
     first: bool,
     switch: bool,
     feedback: Option<&str>,
+    rewrite: bool,
 ) -> Value {
     json!({
         "language": lang.name(), "history": history, "asked": asked, "passages": passages,
         "first": first, "switch": switch, "feedback": feedback,
-        "example": follow_up_example(lang),
+        "example": follow_up_example(lang), "rewrite": rewrite,
     })
+}
+
+/// The user agent's output schema for `offered` passages: the chosen passage's number and
+/// the question, and its standalone version when `rewrite` (both shaped by
+/// [`question_pattern`] where the endpoint enforces patterns).
+pub(crate) fn proposal_schema(offered: usize, lang: &Language, rewrite: bool) -> JsonSchema {
+    let choices: Vec<usize> = (1..=offered).collect();
+    let pattern = question_pattern(lang);
+    let mut properties = json!({
+        "passage": {"type": "integer", "enum": choices},
+        "question": {"type": "string", "pattern": pattern},
+    });
+    let mut required = vec!["passage", "question"];
+    if rewrite {
+        properties["standalone"] = json!({"type": "string", "pattern": pattern});
+        required.push("standalone");
+    }
+    JsonSchema::new(
+        "user_turn",
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        }),
+    )
 }
 
 /// A passage as the prompts show it.
@@ -203,7 +234,7 @@ impl Agents<'_> {
     /// The user agent's sampling: the generator's, with room for the longest reply its
     /// schema allows ([`proposal_max_tokens`]) where `max_tokens` is lower.
     fn proposal_sampling(&self) -> Sampling {
-        with_proposal_room(self.generator_sampling(), self.language)
+        with_proposal_room(self.generator_sampling(), self.language, self.opts.rewrites)
     }
 
     /// Whether the verifier's judges write a justification ([`judges_justify`]).
@@ -319,18 +350,8 @@ impl Agents<'_> {
         sample: u32,
         log: &mut CallLog,
     ) -> Parsed<UserProposal> {
-        let choices: Vec<usize> = (1..=passages.len()).collect();
-        let pattern = question_pattern(self.language);
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "passage": {"type": "integer", "enum": choices},
-                "question": {"type": "string", "pattern": pattern},
-                "standalone": {"type": "string", "pattern": pattern}
-            },
-            "required": ["passage", "question", "standalone"],
-            "additionalProperties": false
-        });
+        let rewrite = self.opts.rewrites;
+        let schema = proposal_schema(passages.len(), self.language, rewrite);
         let ctx = user_context(
             self.language,
             history,
@@ -339,14 +360,12 @@ impl Agents<'_> {
             first,
             switch,
             feedback,
+            rewrite,
         );
         let req = self
             .prompts
             .user_for(self.language)
-            .request(
-                &ctx,
-                OutputSpec::Schema(JsonSchema::new("user_turn", schema)),
-            )?
+            .request(&ctx, OutputSpec::Schema(schema))?
             .with_sampling(self.proposal_sampling())
             .with_sample(sample);
         let Some(out) = self.call("user", req, false, log).await? else {
@@ -359,11 +378,16 @@ impl Agents<'_> {
                 .and_then(Value::as_str)
                 .unwrap_or_default(),
         );
-        let standalone = clean(
-            v.get("standalone")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        );
+        // a standalone version the prompt did not ask for is not used
+        let standalone = if rewrite {
+            clean(
+                v.get("standalone")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            )
+        } else {
+            String::new()
+        };
         if passage < 1 || passage as usize > passages.len() || question.is_empty() {
             log.roles.entry("user".into()).or_default().parse_failed += 1;
             return Ok(None);

@@ -91,6 +91,15 @@ pub struct GenerationOptions {
     /// canonical JSON when true, so configs from before it keep their fingerprint.
     #[serde(skip_serializing_if = "is_true")]
     pub answerability_judge: bool,
+    /// Whether the user agent writes a standalone rewrite of each question (the turn's
+    /// `rewrite`, and the relevance judge's query). `false` asks for the question alone: the
+    /// embedded default's half-billion-parameter model wrote Chinese rewrites that failed
+    /// their guards in 8 of 9 accepted turns (a passage sentence cut by the question mark,
+    /// docs/main-job.md), and they were about two fifths of the user agent's completion
+    /// tokens. Left out of the canonical JSON when true, so configs from before it keep their
+    /// fingerprint.
+    #[serde(skip_serializing_if = "is_true")]
+    pub rewrites: bool,
     /// Keep a question when answerability >= this (1-5).
     pub min_answerability: i64,
     /// Keep an answer when faithfulness >= this (1-5).
@@ -119,6 +128,7 @@ impl Default for GenerationOptions {
             max_attempts: 3,
             answer_attempts: 2,
             answerability_judge: true,
+            rewrites: true,
             min_answerability: 4,
             min_faithfulness: 4,
             uniqueness: UniquenessOptions::default(),
@@ -379,6 +389,19 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("switch_share")
+        );
+    }
+
+    #[test]
+    fn rewrites_default_on_and_keep_old_fingerprints() {
+        let text = serde_json::to_string(&GenerationOptions::default()).unwrap();
+        assert!(!text.contains("rewrites"), "{text}");
+        let off: SynthConfig = toml::from_str("[generation]\nrewrites = false\n").unwrap();
+        assert!(!off.generation.rewrites);
+        assert!(
+            serde_json::to_string(&off)
+                .unwrap()
+                .contains("\"rewrites\":false")
         );
     }
 

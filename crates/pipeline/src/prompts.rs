@@ -171,7 +171,7 @@ mod tests {
             ],
             "asked": ["年假最多能结转几天？"],
             "passages": [passage, {"title": "病假", "section": null, "text": "连续病假3天及以上的，须提交诊断证明。"}],
-            "first": false, "switch": false, "feedback": "copied_passage",
+            "first": false, "switch": false, "feedback": "copied_passage", "rewrite": true,
         });
         let lang = Language::from_code(if prompt.id().starts_with("synth/user_zh") {
             "zh"
@@ -194,13 +194,13 @@ mod tests {
     #[test]
     fn builtin_prompts_parse_and_render() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user.id(), "synth/user@5");
+        assert_eq!(p.user.id(), "synth/user@6");
         let passage = serde_json::json!({"title": "Annual Leave", "section": "Entitlement", "text": "25 days."});
         let msgs = p
             .user
             .render(&serde_json::json!({
                 "language": "Chinese", "history": [], "asked": [], "passages": [passage],
-                "first": true, "switch": false, "feedback": null,
+                "first": true, "switch": false, "feedback": null, "rewrite": true,
             }))
             .unwrap();
         assert_eq!(msgs.len(), 2);
@@ -214,7 +214,7 @@ mod tests {
             &p.user,
             serde_json::json!({
                 "language": "English", "history": [], "asked": [], "passages": [passage],
-                "first": false, "switch": false, "feedback": null,
+                "first": false, "switch": false, "feedback": null, "rewrite": true,
                 "example": crate::text_rules::follow_up_example(&Language::from_code("en")),
             }),
             "A previous attempt was rejected: ",
@@ -229,14 +229,43 @@ mod tests {
     }
 
     #[test]
+    fn without_rewrites_the_user_prompts_ask_for_the_question_alone() {
+        let p = SynthPrompts::builtin().unwrap();
+        let passage = serde_json::json!({"title": "年假", "section": null, "text": "未休完的年假最多可结转5天。"});
+        for prompt in [&p.user, &p.user_zh] {
+            let render = |rewrite: bool| {
+                let ctx = serde_json::json!({
+                    "language": "Chinese", "history": [], "asked": [], "passages": [passage],
+                    "first": true, "switch": false, "feedback": null, "rewrite": rewrite,
+                });
+                let msgs = prompt.render(&ctx).unwrap();
+                msgs.iter()
+                    .map(|m| m.content.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let (with, without) = (render(true), render(false));
+            assert_eq!(with.matches("\"standalone\"").count(), 2, "{with}");
+            assert!(!without.contains("standalone"), "{without}");
+            // the reply format still closes its object
+            assert!(without.contains(r#""question": "..."}"#), "{without}");
+            // nothing else changes: the standalone rule goes, the reply format loses a field
+            let reply = |l: &&str| l.contains(r#""passage": N"#);
+            let kept: Vec<&str> = with.lines().filter(|l| !l.contains("standalone")).collect();
+            let kept_without: Vec<&str> = without.lines().filter(|l| !reply(l)).collect();
+            assert_eq!(kept, kept_without);
+        }
+    }
+
+    #[test]
     fn a_chinese_corpus_gets_the_user_prompt_written_in_chinese() {
         let p = SynthPrompts::builtin().unwrap();
         assert_eq!(
             p.user_for(&Language::from_code("zh")).id(),
-            "synth/user_zh@2"
+            "synth/user_zh@3"
         );
         for other in ["en", "ja", "de"] {
-            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@5");
+            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@6");
         }
         let passage = serde_json::json!({"title": "年假", "section": "结转", "text": "未休完的年假最多可结转5天。"});
         // every reason code the generator feeds back is worded in Chinese
@@ -244,7 +273,7 @@ mod tests {
             &p.user_zh,
             serde_json::json!({
                 "history": [], "asked": [], "passages": [passage],
-                "first": false, "switch": false, "feedback": null,
+                "first": false, "switch": false, "feedback": null, "rewrite": true,
                 "example": crate::text_rules::follow_up_example(&Language::from_code("zh")),
             }),
             "上一次尝试被拒绝了：",

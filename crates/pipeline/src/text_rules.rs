@@ -30,14 +30,16 @@ fn question_max_chars(lang: &Language) -> u32 {
 }
 
 /// Completion tokens that hold the longest reply the user agent's schema allows where the
-/// pattern is enforced: a question and a standalone version at [`question_pattern`]'s
-/// length, at up to one token per character (two for CJK), and the JSON around them. A
+/// pattern is enforced: a question and (with `rewrite`) a standalone version at
+/// [`question_pattern`]'s length, at up to one token per character (two for CJK), and the
+/// JSON around them. A
 /// reply cut inside its JSON is lost whole; Qwen2.5-Coder-0.5B filled a standalone version
 /// with "4.2023.4.2023..." (a token per character) and lost 3 of 17 user calls of a
 /// main-job synthesis at `max_tokens = 160`, where the question itself was usable.
-pub fn proposal_max_tokens(lang: &Language) -> u32 {
+pub fn proposal_max_tokens(lang: &Language, rewrite: bool) -> u32 {
     let per_char = if lang.is_cjk() { 2 } else { 1 };
-    2 * (question_max_chars(lang) + 1) * per_char + 32
+    let strings = if rewrite { 2 } else { 1 };
+    strings * (question_max_chars(lang) + 1) * per_char + 32
 }
 
 /// The follow-up the user agent's prompt shows as an example, in the corpus language: an
@@ -873,8 +875,12 @@ mod tests {
     fn the_user_agents_room_holds_the_longest_patterned_reply() {
         let en = Language::from_code("en");
         // two strings of the pattern's 150 characters and a question mark, a token each
-        assert!(proposal_max_tokens(&en) >= 2 * 151 + 20);
+        assert!(proposal_max_tokens(&en, true) >= 2 * 151 + 20);
         let zh = Language::from_code("zh");
-        assert!(proposal_max_tokens(&zh) >= 2 * 2 * 41 + 20);
+        assert!(proposal_max_tokens(&zh, true) >= 2 * 2 * 41 + 20);
+        // the question alone: one string
+        assert!(proposal_max_tokens(&en, false) >= 151 + 20);
+        assert!(proposal_max_tokens(&en, false) < proposal_max_tokens(&en, true));
+        assert!(proposal_max_tokens(&zh, false) >= 2 * 41 + 20);
     }
 }

@@ -748,3 +748,86 @@ async fn questions_an_earlier_dialogue_asked_are_counted_in_the_report() {
         "{report}"
     );
 }
+
+/// `rewrites = false` (`mtr synth --no-rewrites`): the user agent is asked for its question
+/// alone (no standalone version in its schema or prompt), the turns get no rewrite, and no
+/// standalone version is counted as dropped, although the scripted agent still writes one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_rewrites_the_user_agent_writes_the_question_alone() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    for rewrites in [true, false] {
+        let agents = FakeAgents {
+            chinese: true,
+            ..Default::default()
+        };
+        let (user_calls, asked_standalone) =
+            (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let (calls, asked) = (user_calls.clone(), asked_standalone.clone());
+        let server = FakeServer::builder()
+            .respond(move |r| {
+                let props = r.schema.as_ref().map(|s| &s["properties"]);
+                if props.is_some_and(|p| p.get("question").is_some()) {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    if props.is_some_and(|p| p.get("standalone").is_some())
+                        || r.last_user.contains("standalone")
+                    {
+                        asked.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                agents.reply(r)
+            })
+            .dims(64)
+            .start()
+            .await
+            .unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let llm = llm(&server, &tmp.path().join("cache.sqlite")).await;
+        let cfg = SynthConfig {
+            dialogues: 2,
+            turns: 3,
+            seed: 7,
+            generation: mtr_pipeline::config::GenerationOptions {
+                rewrites,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let bench = tmp.path().join("bench");
+        let job = SynthJob::new(
+            corpora().join("zh"),
+            &bench,
+            cfg,
+            SynthPrompts::builtin().unwrap(),
+        );
+        let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
+            .await
+            .unwrap();
+        assert_eq!(out.turns, 6, "{:?}", out.stats.events);
+        let calls = user_calls.load(Ordering::Relaxed);
+        assert!(calls >= 6, "{calls}");
+        let asked = asked_standalone.load(Ordering::Relaxed);
+        let b = BenchmarkDir::open(&bench).unwrap().load().unwrap();
+        let with_rewrite = b
+            .dialogues
+            .iter()
+            .flat_map(|d| d.turns.iter())
+            .filter(|t| t.rewrite.is_some())
+            .count();
+        if rewrites {
+            assert_eq!(asked, calls);
+            assert_eq!(with_rewrite, 6);
+        } else {
+            assert_eq!(asked, 0);
+            assert_eq!(with_rewrite, 0);
+            assert!(
+                !out.stats
+                    .events
+                    .keys()
+                    .any(|k| k.starts_with("user/standalone")),
+                "{:?}",
+                out.stats.events
+            );
+        }
+    }
+}

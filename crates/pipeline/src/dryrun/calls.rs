@@ -271,13 +271,19 @@ impl<'a> Planner<'a> {
             layer == 0,
             false,
             None,
+            g.rewrites,
         );
+        // the schema the synthesis asks with (`Agents::user`)
+        let schema = crate::agents::proposal_schema(passages.len(), &prepared.language, g.rewrites);
         let req = p
             .user_for(&prepared.language)
-            .request(&ctx, OutputSpec::Json)?;
+            .request(&ctx, OutputSpec::Schema(schema))?;
         // the user agent's room, as the synthesis gives it (`Agents::user`)
-        let sampling =
-            crate::agents::with_proposal_room(self.gen_sampling.clone(), &prepared.language);
+        let sampling = crate::agents::with_proposal_room(
+            self.gen_sampling.clone(),
+            &prepared.language,
+            g.rewrites,
+        );
         let req = req.with_sampling(sampling).with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
         if layer > 0 && g.humanizer.enabled {

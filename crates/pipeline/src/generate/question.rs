@@ -101,7 +101,10 @@ impl Generator<'_> {
         }
         // the standalone version becomes the turn's rewrite only if it passes the same
         // guards, except the copy check (a pasted passage sentence still fails: it asks
-        // nothing)
+        // nothing); none was asked for without rewrites
+        if !o.rewrites {
+            return Ok(String::new());
+        }
         Ok(
             match standalone_problem(&p.standalone, language, &o.humanizer.meta_phrases) {
                 None => p.standalone.clone(),
