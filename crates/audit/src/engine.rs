@@ -17,6 +17,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use mtr_core::progress::SharedProgress;
 use mtr_llm::client::Target;
 use mtr_llm::{ChatRequest, ChatResult, Llm, LlmError};
+use rayon::prelude::*;
 
 pub use crate::answer::record;
 use crate::budget::Gate;
@@ -374,8 +375,11 @@ async fn answer_without_call(
 /// few hundred KB of requests rendered ahead of the calls.
 const RENDER_CHUNK: usize = 256;
 
-/// Most threads that render a chunk (the calling one included).
+/// Most threads that render a chunk.
 const RENDER_THREADS: usize = 8;
+
+/// Jobs a rendering thread takes at a time from a chunk.
+const RENDER_STEP: usize = 8;
 
 /// Threads that render a chunk: the machine's cores, at most [`RENDER_THREADS`].
 fn render_threads() -> usize {
@@ -384,11 +388,32 @@ fn render_threads() -> usize {
         .min(RENDER_THREADS)
 }
 
+/// The rendering threads, one pool per thread count (built when first used, kept for the
+/// process): threads started once, not once per chunk, and apart from the retrieval's pool.
+static RENDER_POOLS: [std::sync::OnceLock<Option<rayon::ThreadPool>>; RENDER_THREADS + 1] =
+    [const { std::sync::OnceLock::new() }; RENDER_THREADS + 1];
+
+/// The pool of `threads` rendering threads; `None` when it cannot be started.
+fn render_pool(threads: usize) -> Option<&'static rayon::ThreadPool> {
+    RENDER_POOLS
+        .get(threads)?
+        .get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("mtr-render-{i}"))
+                .build()
+                .ok()
+        })
+        .as_ref()
+}
+
 /// The requests of the jobs `chunk` (and their [`request_hash`]), in the chunk's order,
-/// rendered through `shared` on up to `threads` threads (the calling one and scoped helpers,
-/// each a contiguous part of the chunk). A rendering is a function of its unit alone, so the
-/// requests are those of rendering one job after the other; the engine's choices that depend
-/// on the order (which of two identical requests calls) are made afterwards, in job order.
+/// rendered through `shared` by a pool of `threads` threads ([`render_pool`], each taking
+/// [`RENDER_STEP`] jobs or more at a time) while the calling thread waits (it is the one that
+/// polls every judge's stream: it renders nothing itself, and the cores go to the renderers
+/// and the calls). A rendering is a function of its unit alone, so the requests are those of
+/// rendering one job after the other; the engine's choices that depend on the order (which
+/// of two identical requests calls) are made afterwards, in job order.
 fn render_chunk(
     shared: &Shared<'_>,
     units: &[Unit],
@@ -400,33 +425,27 @@ fn render_chunk(
         let ui = jobs[*k].0;
         shared.request(ui, &units[ui])
     };
-    let n = threads.min(chunk.len()).max(1);
-    if n == 1 {
+    let pool = (threads > 1 && chunk.len() > RENDER_STEP)
+        .then(|| render_pool(threads))
+        .flatten();
+    let Some(pool) = pool else {
         return chunk.iter().map(one).collect();
-    }
-    let per = chunk.len().div_ceil(n);
-    std::thread::scope(|s| {
-        let helpers: Vec<_> = chunk
-            .chunks(per)
-            .skip(1)
-            .map(|part| {
-                (
-                    part.len(),
-                    s.spawn(move || part.iter().map(one).collect::<Vec<_>>()),
-                )
-            })
-            .collect();
-        let mut out: Vec<_> = chunk[..per.min(chunk.len())].iter().map(one).collect();
-        for (len, h) in helpers {
-            match h.join() {
-                Ok(part) => out.extend(part),
-                Err(_) => out.extend(
-                    (0..len)
-                        .map(|_| Err(AuditError::Internal("a rendering thread panicked".into()))),
-                ),
-            }
-        }
-        out
+    };
+    let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| {
+            chunk
+                .par_iter()
+                .with_min_len(RENDER_STEP)
+                .map(one)
+                .collect::<Vec<_>>()
+        })
+    }));
+    // a rendering that panicked leaves the chunk unrendered: reported, not re-raised
+    rendered.unwrap_or_else(|_| {
+        chunk
+            .iter()
+            .map(|_| Err(AuditError::Internal("a rendering thread panicked".into())))
+            .collect()
     })
 }
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use mtr_core::{Benchmark, Passage};
 use mtr_retrieve::{Query, QueryFormulation, Retriever};
+use rayon::prelude::*;
 
 use crate::error::{AuditError, Result};
 use crate::plan::relevant_gold;
@@ -170,7 +171,8 @@ pub async fn retrieve_candidates(
 }
 
 /// Picks each turn's `m` negatives from its candidates. `gold` holds the gold passages,
-/// `loaded` the candidates' passages (the returned [`Negatives`] keeps those it uses).
+/// `loaded` the candidates' passages (the returned [`Negatives`] keeps those it uses). The
+/// turns are picked for on every core (each turn's pick is its own: the same as one by one).
 pub fn select_pools(
     bench: &Benchmark,
     turns: &[(usize, usize)],
@@ -179,29 +181,36 @@ pub fn select_pools(
     mut loaded: HashMap<String, Passage>,
     m: usize,
 ) -> Negatives {
-    let mut by_turn = BTreeMap::new();
     let text_of = |id: &str| {
         gold.get(id)
             .or_else(|| loaded.get(id))
-            .map(|p| p.text.clone())
+            .map(|p| p.text.as_str())
     };
-    for (i, &(d, t)) in turns.iter().enumerate() {
-        let turn = &bench.dialogues[d].turns[t];
-        let exclude: HashSet<&str> = relevant_gold(turn).into_iter().collect();
-        let gold_texts: HashSet<String> = exclude
-            .iter()
-            .filter_map(|g| gold.get(*g))
-            .map(|p| text_key(&p.text))
-            .collect();
-        let negs = select_negatives(
-            candidates[i].iter().map(String::as_str),
-            &exclude,
-            &text_of,
-            &gold_texts,
-            m,
-        );
-        by_turn.insert(turn.id.clone(), negs);
-    }
+    let picked: Vec<(&String, Vec<String>)> = turns
+        .par_iter()
+        .zip(candidates.par_iter())
+        .map(|(&(d, t), candidates)| {
+            let turn = &bench.dialogues[d].turns[t];
+            let exclude: HashSet<&str> = relevant_gold(turn).into_iter().collect();
+            let gold_texts: HashSet<String> = exclude
+                .iter()
+                .filter_map(|g| gold.get(*g))
+                .map(|p| text_key(&p.text))
+                .collect();
+            let negs = select_negatives(
+                candidates.iter().map(String::as_str),
+                &exclude,
+                &text_of,
+                &gold_texts,
+                m,
+            );
+            (&turn.id, negs)
+        })
+        .collect();
+    let by_turn: BTreeMap<String, Vec<String>> = picked
+        .into_iter()
+        .map(|(id, negs)| (id.clone(), negs))
+        .collect();
     let used: HashSet<&String> = by_turn.values().flatten().collect();
     loaded.retain(|id, _| used.contains(id));
     Negatives {

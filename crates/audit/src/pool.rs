@@ -87,12 +87,22 @@ pub fn permutations(
         .collect()
 }
 
-/// Normalised text used to detect the same passage under two ids (whitespace and case folded).
+/// Normalised text used to detect the same passage under two ids (whitespace and case folded):
+/// the words lowercased (`str::to_lowercase`), joined by one space. Written into one string: an
+/// ASCII word is lowercased byte by byte, which is what `to_lowercase` gives it.
 pub fn text_key(text: &str) -> String {
-    text.split_whitespace()
-        .map(|w| w.to_lowercase())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(text.len());
+    for (i, w) in text.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if w.is_ascii() {
+            out.extend(w.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            out.push_str(&w.to_lowercase());
+        }
+    }
+    out
 }
 
 /// Interleaves ranked candidate lists (e.g. BM25 and dense), keeping the first occurrence.
@@ -115,10 +125,10 @@ pub fn interleave(lists: &[Vec<String>]) -> Vec<String> {
 /// Picks up to `m` negatives from ranked candidates: never an excluded id (the turn's golds),
 /// never a passage whose text equals a gold's or an already chosen one's, so that no passage is
 /// shown twice in one prompt, and never an empty or blank passage.
-pub fn select_negatives<'a>(
+pub fn select_negatives<'a, T: AsRef<str>>(
     candidates: impl IntoIterator<Item = &'a str>,
     exclude: &HashSet<&str>,
-    text_of: &dyn Fn(&str) -> Option<String>,
+    text_of: &dyn Fn(&str) -> Option<T>,
     gold_texts: &HashSet<String>,
     m: usize,
 ) -> Vec<String> {
@@ -133,7 +143,7 @@ pub fn select_negatives<'a>(
             continue;
         }
         let Some(text) = text_of(id) else { continue };
-        let key = text_key(&text);
+        let key = text_key(text.as_ref());
         // an empty passage is nothing to tell apart from the gold
         if key.is_empty() || !seen_text.insert(key) {
             continue;
@@ -193,6 +203,29 @@ mod tests {
         }
         assert_eq!(trials, permutations("g", &negs, &[0, 3, 7], 5, "item"));
         assert_ne!(trials, permutations("g", &negs, &[0, 3, 7], 6, "item"));
+    }
+
+    /// The words lowercased and joined, as `str::to_lowercase` gives them (a final sigma
+    /// included), for ASCII and other words alike.
+    #[test]
+    fn a_text_key_is_the_lowercased_words_joined_by_one_space() {
+        let reference = |t: &str| {
+            t.split_whitespace()
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        for t in [
+            "",
+            "  \n\t ",
+            "The  Gold text",
+            " Mixed\tCASE\n words, PUNCT-uated! 42 ",
+            "ΟΔΟΣ ΣΟΦΟΣ Σ",
+            "İstanbul ÇAĞ straße ÉTÉ 北京 Ǆ",
+            "ascii Ünïcödé\u{a0}nbsp\u{3000}ideographic",
+        ] {
+            assert_eq!(text_key(t), reference(t), "{t:?}");
+        }
     }
 
     #[test]

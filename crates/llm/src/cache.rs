@@ -27,6 +27,7 @@
 //! `batch_file` (exported Batch files), `admin` (`mtr cache stats|prune`).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -74,6 +75,10 @@ pub struct Cache {
     conn: Mutex<Connection>,
     writer: Arc<Writer>,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
+    /// Whether the chat table may hold a row: it held one when this handle opened the file, or
+    /// this handle stored one since ([`Cache::put_chat`]). While false, the lookups of calls
+    /// that end at once are answered without asking SQLite ([`Cache::get_chat_unless_empty`]).
+    chat_rows: AtomicBool,
 }
 /// The cache's tables, created in one immediate transaction (it waits for another
 /// process's, where separate statements could interleave with it).
@@ -227,6 +232,11 @@ impl Cache {
             conn.execute_batch(SCHEMA)
         })
         .map_err(err)?;
+        let chat_rows = conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM chat)", [], |r| {
+                r.get::<_, bool>(0)
+            })
+            .map_err(err)?;
         let writer = Arc::new(Writer::default());
         let writer_conn = connect(&path)?;
         let w = writer.clone();
@@ -239,6 +249,7 @@ impl Cache {
             conn: Mutex::new(conn),
             writer,
             writer_thread: Mutex::new(Some(thread)),
+            chat_rows: AtomicBool::new(chat_rows),
         })
     }
     /// The row waiting for the writer under `key`, if any.
@@ -303,6 +314,29 @@ impl Cache {
         .unwrap_or(false)
     }
 
+    /// Whether the chat table may hold a row (see [`Cache::get_chat_unless_empty`]).
+    fn may_hold_chat(&self) -> bool {
+        self.chat_rows.load(Ordering::Acquire)
+    }
+
+    /// [`Cache::get_chat`], answered without a lookup while the chat table is known to be
+    /// empty: it held no row when this handle opened the file, and this handle stored none
+    /// since. For calls that end at once (a dry run plans them, an export writes them to its
+    /// file): a million of them then cost no SQLite lookup each, and the rows another process
+    /// stores during that minute are not seen (as if it had stored them a minute later).
+    pub(crate) fn get_chat_unless_empty(&self, key: &str) -> Result<Option<StoredChat>> {
+        if !self.may_hold_chat() {
+            return Ok(None);
+        }
+        self.get_chat(key)
+    }
+
+    /// [`Cache::contains_chat`], answered without a lookup while the chat table is known to
+    /// be empty (as [`Cache::get_chat_unless_empty`]).
+    pub(crate) fn contains_chat_unless_empty(&self, key: &str) -> bool {
+        self.may_hold_chat() && self.contains_chat(key)
+    }
+
     /// Queues the row for the writer thread; this handle reads it back at once.
     pub(crate) fn put_chat(
         &self,
@@ -324,6 +358,8 @@ impl Cache {
         if let Some(e) = &st.error {
             return Err(LlmError::cache(&self.path, e.clone()));
         }
+        // before the row can be read back: a lookup that sees it must not be skipped
+        self.chat_rows.store(true, Ordering::Release);
         st.pending.insert(key.to_string(), row);
         st.queue.push_back(key.to_string());
         drop(st);
@@ -393,6 +429,65 @@ mod tests {
         assert_eq!(get("cache_size"), -PAGE_CACHE_KIB);
         assert_eq!(get("wal_autocheckpoint"), WAL_CHECKPOINT_PAGES);
         assert_eq!(get("synchronous"), 1); // NORMAL
+    }
+
+    fn stored(model: &str) -> StoredChat {
+        StoredChat {
+            value: Some(serde_json::json!({"rating": 4})),
+            text: "{\"rating\": 4}".into(),
+            status: ParseStatus::Ok,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            model: model.into(),
+            finish_reason: None,
+            rating: None,
+        }
+    }
+
+    /// An empty cache answers the lookups of calls that end at once without SQLite, until
+    /// this handle stores a row: then the row is found, waiting for the writer or in the file.
+    #[test]
+    fn lookups_unless_empty_find_what_this_handle_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Cache::open(dir.path().join("c.sqlite")).unwrap();
+        assert!(!c.may_hold_chat());
+        assert_eq!(c.get_chat_unless_empty("k1").unwrap(), None);
+        assert!(!c.contains_chat_unless_empty("k1"));
+        c.put_chat("k1", Some("p@1"), &stored("m")).unwrap();
+        assert!(c.may_hold_chat());
+        assert_eq!(c.get_chat_unless_empty("k1").unwrap(), Some(stored("m")));
+        assert!(c.contains_chat_unless_empty("k1"));
+        c.flush().unwrap();
+        assert_eq!(c.get_chat_unless_empty("k1").unwrap(), Some(stored("m")));
+        assert!(c.contains_chat_unless_empty("k1"));
+        assert!(!c.contains_chat_unless_empty("k2"));
+        assert_eq!(c.get_chat_unless_empty("k2").unwrap(), None);
+    }
+
+    /// A cache file that holds the answer when it is opened is asked, as `get_chat` is; a
+    /// file without chat rows (only other tables) is not.
+    #[test]
+    fn lookups_unless_empty_find_what_the_file_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite");
+        {
+            let c = Cache::open(&path).unwrap();
+            c.put_embeddings("e", &[("v".into(), vec![1.0])]).unwrap();
+        }
+        assert!(!Cache::open(&path).unwrap().may_hold_chat());
+        {
+            let c = Cache::open(&path).unwrap();
+            c.put_chat("k1", None, &stored("m")).unwrap();
+        }
+        let c = Cache::open(&path).unwrap();
+        assert!(c.may_hold_chat());
+        assert_eq!(c.get_chat_unless_empty("k1").unwrap(), Some(stored("m")));
+        assert_eq!(
+            c.get_chat_unless_empty("k1").unwrap(),
+            c.get_chat("k1").unwrap()
+        );
+        assert!(c.contains_chat_unless_empty("k1"));
+        assert!(!c.contains_chat_unless_empty("k2"));
     }
 
     /// The main job starts two syntheses on one fresh cache; one died of "database is

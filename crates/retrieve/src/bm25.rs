@@ -4,7 +4,7 @@
 //! b = 0.75, Lucene's formula with one-byte field norms), with statistics over the whole index.
 //! Ties are broken by corpus order, so a run is the same on every machine and thread count.
 
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -222,12 +222,31 @@ impl Bm25Index {
         Ok(hits)
     }
 
-    /// Many queries in parallel (rayon), results in query order.
+    /// Many queries in parallel (rayon), results in query order. Identical queries (the same
+    /// text and exclusions: a search is a function of those) are searched once and share the
+    /// hits ([`distinct_queries`]).
     pub fn search_batch(&self, queries: &[Query], k: usize) -> Result<Vec<Vec<Hit>>> {
-        queries
+        let (first, of) = distinct_queries(queries);
+        let mut hits: Vec<Vec<Hit>> = first
             .par_iter()
-            .map(|q| self.search_excluding(&q.text, k, &q.exclude))
-            .collect()
+            .map(|&i| self.search_excluding(&queries[i].text, k, &queries[i].exclude))
+            .collect::<Result<_>>()?;
+        // each distinct query's hits, cloned for all its uses but the last, which takes them
+        let mut uses = vec![0usize; first.len()];
+        for &u in &of {
+            uses[u] += 1;
+        }
+        Ok(of
+            .into_iter()
+            .map(|u| {
+                uses[u] -= 1;
+                if uses[u] == 0 {
+                    std::mem::take(&mut hits[u])
+                } else {
+                    hits[u].clone()
+                }
+            })
+            .collect())
     }
 
     /// The stored passage with this id (`None` when absent; title and text are empty when the
@@ -290,6 +309,27 @@ impl Retriever for Bm25Index {
     ) -> BoxFuture<'a, Result<Vec<Vec<Hit>>>> {
         Box::pin(async move { self.search_batch(queries, k) })
     }
+}
+
+/// The distinct queries of `queries` (the same text and the same exclusions, in the same
+/// order): the index of each one's first occurrence, in query order, and for every query the
+/// position of its distinct query in that list.
+fn distinct_queries(queries: &[Query]) -> (Vec<usize>, Vec<usize>) {
+    let mut seen: HashMap<(&str, &[String]), usize> = HashMap::with_capacity(queries.len());
+    let mut first = Vec::new();
+    let of = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            *seen
+                .entry((q.text.as_str(), q.exclude.as_slice()))
+                .or_insert_with(|| {
+                    first.push(i);
+                    first.len() - 1
+                })
+        })
+        .collect();
+    (first, of)
 }
 
 /// A heap entry ordered so that the heap's maximum is the worst hit kept so far.
@@ -431,6 +471,26 @@ impl Collector for TopOrd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identical_queries_are_searched_once() {
+        let q = |text: &str, exclude: &[&str]| Query::new(text).excluding(exclude.iter().copied());
+        let queries = [
+            q("a b", &["p1"]),
+            q("a b", &[]),
+            q("a b", &["p1"]),
+            q("c", &["p1", "p2"]),
+            q("c", &["p2", "p1"]),
+            q("a b", &[]),
+        ];
+        let (first, of) = distinct_queries(&queries);
+        assert_eq!(first, vec![0, 1, 3, 4]);
+        assert_eq!(of, vec![0, 1, 0, 2, 3, 1]);
+        for (i, &u) in of.iter().enumerate() {
+            assert_eq!(queries[first[u]], queries[i]);
+        }
+        assert_eq!(distinct_queries(&[]), (vec![], vec![]));
+    }
 
     #[test]
     fn just_below_is_the_previous_float() {

@@ -501,6 +501,8 @@ mod tests {
     use super::*;
     use mtr_core::progress::NoProgress;
 
+    use crate::Query;
+
     fn p(id: &str, title: &str, text: &str) -> mtr_core::Result<Passage> {
         Ok(Passage {
             id: id.into(),
@@ -563,6 +565,36 @@ mod tests {
         assert_eq!(got.title, "Chicago");
         assert_eq!(bm25.passage_by_ord(2).unwrap().unwrap().id, "c3");
         assert!(bm25.passage("nope").unwrap().is_none());
+    }
+
+    /// A batch with repeated queries (searched once) gives each query the hits of searching it
+    /// alone.
+    #[test]
+    fn a_batch_with_repeated_queries_gives_each_its_own_search() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bm25 = small_index(tmp.path()).bm25().unwrap();
+        let texts = [
+            "arizona cardinals",
+            "cardinals",
+            "chicago city",
+            "arizona cardinals",
+        ];
+        let queries: Vec<Query> = texts
+            .iter()
+            .flat_map(|t| [Query::new(*t), Query::new(*t).excluding(["c1"])])
+            .chain([Query::new("cardinals"), Query::new("the of")])
+            .collect();
+        let batch = bm25.search_batch(&queries, 3).unwrap();
+        assert_eq!(batch.len(), queries.len());
+        for (q, hits) in queries.iter().zip(&batch) {
+            assert_eq!(
+                hits,
+                &bm25.search_excluding(&q.text, 3, &q.exclude).unwrap()
+            );
+        }
+        assert_eq!(batch[0], batch[6]);
+        assert_ne!(batch[0], batch[1]);
+        assert!(batch[9].is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
+use rayon::prelude::*;
 
 use crate::aggregate::{ItemScore, score_items};
 use crate::audit::{AuditJob, Outcome};
@@ -480,7 +481,9 @@ impl Bench<'_> {
     }
 
     /// T units per judge and item, each judge with its own permutations and its own balanced
-    /// gold positions; with the items left without negatives and the short pools.
+    /// gold positions; with the items left without negatives and the short pools. A judge's
+    /// units depend on its own balancer alone: each judge's are made on a thread of its own,
+    /// then put in the order of making them one by one (item by item, judge by judge).
     fn pool_units(
         &self,
         comp_items: &[usize],
@@ -488,34 +491,50 @@ impl Bench<'_> {
     ) -> (Vec<Unit>, usize, usize) {
         let s = &self.job.settings;
         let judges = &self.planned.judges;
-        let mut balancers: Vec<PositionBalancer> = judges
-            .iter()
-            .map(|j| PositionBalancer::new(crate::seed::derive(s.seed, &["judge", &j.name])))
-            .collect();
-        let mut units = Vec::new();
+        let mut items: Vec<(Unit, &[String])> = Vec::with_capacity(comp_items.len());
         let mut no_negatives = 0;
         let mut short = 0;
         for &k in comp_items {
             let base = base_unit(self.bench, &self.planned.plan, k);
-            let gold = base.passage_id.clone().unwrap_or_default();
-            let n = by_turn.get(&base.turn_id).cloned().unwrap_or_default();
+            let n = by_turn.get(&base.turn_id).map_or(&[][..], Vec::as_slice);
             if n.is_empty() {
                 no_negatives += 1;
                 continue;
             }
             short += usize::from(n.len() < s.negatives);
-            for (ji, judge) in judges.iter().enumerate() {
-                let positions = balancers[ji].assign(n.len() + 1, s.trials);
-                let key = format!("{}\u{1f}{gold}\u{1f}{}", base.turn_id, judge.name);
-                for trial in permutations(&gold, &n, &positions, s.seed, &key) {
-                    units.push(Unit {
-                        trial: Some(trial.index),
-                        gold_position: Some(trial.gold_position + 1),
-                        pool: Some(trial.order),
-                        judge: Some(ji),
-                        ..base.clone()
-                    });
-                }
+            items.push((base, n));
+        }
+        let per_judge: Vec<Vec<Vec<Unit>>> = judges
+            .par_iter()
+            .enumerate()
+            .map(|(ji, judge)| {
+                let mut balancer =
+                    PositionBalancer::new(crate::seed::derive(s.seed, &["judge", &judge.name]));
+                items
+                    .iter()
+                    .map(|(base, n)| {
+                        let gold = base.passage_id.clone().unwrap_or_default();
+                        let positions = balancer.assign(n.len() + 1, s.trials);
+                        let key = format!("{}\u{1f}{gold}\u{1f}{}", base.turn_id, judge.name);
+                        permutations(&gold, n, &positions, s.seed, &key)
+                            .into_iter()
+                            .map(|trial| Unit {
+                                trial: Some(trial.index),
+                                gold_position: Some(trial.gold_position + 1),
+                                pool: Some(trial.order),
+                                judge: Some(ji),
+                                ..base.clone()
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut units = Vec::with_capacity(items.len() * judges.len() * s.trials);
+        let mut per_judge: Vec<_> = per_judge.into_iter().map(Vec::into_iter).collect();
+        for _ in 0..items.len() {
+            for judge_units in &mut per_judge {
+                units.extend(judge_units.next().into_iter().flatten());
             }
         }
         (units, no_negatives, short)

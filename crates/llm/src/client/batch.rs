@@ -66,7 +66,7 @@ impl Llm {
         &self,
         ep: &Endpoint,
         req: &ChatRequest,
-        body: Value,
+        body: super::body::RequestBody<'_>,
         key: String,
         serialised: Option<&super::body::SerialisedCall>,
     ) -> Result<super::ChatResult> {
@@ -85,7 +85,7 @@ impl Llm {
             if !items.iter().any(|i| i.key == key) {
                 items.push(Queued {
                     key,
-                    body,
+                    body: body.into_value(),
                     output: req.output.clone(),
                     prompt_id: req.prompt.as_ref().map(|p| p.id.clone()),
                     sample: req.sample,

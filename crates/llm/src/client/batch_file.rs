@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Llm;
-use super::body::SerialisedCall;
+use super::body::{RequestBody, SerialisedCall};
 use crate::balance::Endpoint;
 use crate::cache::ExportItem;
 use crate::chat::{ChatRequest, OutputSpec};
@@ -69,8 +69,8 @@ pub(crate) struct Exporter {
 /// One Batch input line into `out` (cleared first), newline included: the bytes of
 /// `json!({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body})`
 /// (keys kept in that order), serialised without copying the body.
-fn write_line(out: &mut Vec<u8>, key: &str, body: &Value) {
-    // serialising a Value into a Vec cannot fail
+fn write_line(out: &mut Vec<u8>, key: &str, body: &impl Serialize) {
+    // serialising a body into a Vec cannot fail
     line_with(out, key, |out| {
         let _ = serde_json::to_writer(out, body);
     });
@@ -232,7 +232,7 @@ impl Llm {
         &self,
         ep: &Endpoint,
         req: &ChatRequest,
-        body: &Value,
+        body: &RequestBody<'_>,
         key: &str,
         serialised: Option<&SerialisedCall>,
     ) -> Option<Result<super::ChatResult>> {
@@ -249,7 +249,7 @@ impl Llm {
         ex: &mut Exporter,
         ep: &Endpoint,
         req: &ChatRequest,
-        body: &Value,
+        body: &RequestBody<'_>,
         key: &str,
         serialised: Option<&SerialisedCall>,
     ) -> Result<()> {
@@ -710,6 +710,23 @@ mod tests {
         let spent = llm.spent("audit:t").unwrap().unwrap();
         assert_eq!(spent.calls, 6);
         assert!((spent.cost_usd - 0.9).abs() < 1e-9, "{spent:?}");
+    }
+
+    /// An export asks the cache for every call only when it may hold answers: a client opened
+    /// on a file that holds half of them exports the other half (and one on an empty file
+    /// exports every call, as above).
+    #[tokio::test]
+    async fn an_export_on_a_cache_that_holds_answers_leaves_them_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = client(dir.path(), "c.sqlite").await;
+        let inputs = export(&llm, &dir.path().join("in.jsonl"), 6).await;
+        let answers: Vec<String> = inputs.iter().map(|i| answer(i, 2)).collect();
+        let half = write(dir.path(), "half.jsonl", &answers[..3]);
+        llm.import_batch_output(&half).unwrap();
+        drop(llm);
+        let again = client(dir.path(), "c.sqlite").await;
+        let inputs2 = export_some(&again, &dir.path().join("in2.jsonl"), 6, 3).await;
+        assert_eq!(inputs2, inputs[3..].to_vec());
     }
 
     /// Every row an import may write (chat rows but their time of writing, spend rows but

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use futures::stream::{self, Stream, StreamExt};
 use serde_json::{Value, json};
 
-use super::body::{cache_key, probability_rating, request_body, serialise_call};
+use super::body::{RequestBody, cache_key, probability_rating, serialise_call};
 use super::send::{read_choice, read_refusal};
 use super::{JudgeVerdicts, Llm, Target};
 use crate::balance::Endpoint;
@@ -188,7 +188,9 @@ impl Llm {
         req: &ChatRequest,
         sampling: &Sampling,
     ) -> Result<ChatResult> {
-        let body = request_body(&ep.cfg, req, sampling);
+        // serialised straight from the request: the body's `Value` is built only for a call
+        // that is sent or queued
+        let body = RequestBody::new(&ep.cfg, req, sampling);
         // a Batch call may be written to a file: its parts serialised once, for key and line
         let serialised = (self.inner.options.batch && !self.inner.options.dry_run)
             .then(|| serialise_call(&ep.cfg.model, req, &body));
@@ -213,7 +215,7 @@ impl Llm {
         }
         let reserved = self.reserve_call(ep, req, sampling)?;
         let answer = self
-            .ask(ep, req, body, &reserved, probability.as_ref())
+            .ask(ep, req, body.into_value(), &reserved, probability.as_ref())
             .await?;
         self.settle_answer(ep, req, key, reserved.estimate, answer)
     }
@@ -231,7 +233,13 @@ impl Llm {
         if self.inner.options.refresh {
             return Ok(None);
         }
-        let Some(hit) = cache.get_chat(key)? else {
+        // an export's calls end at once: an empty cache is not asked a million times
+        let hit = if self.inner.options.batch && self.is_exporting() {
+            cache.get_chat_unless_empty(key)?
+        } else {
+            cache.get_chat(key)?
+        };
+        let Some(hit) = hit else {
             return Ok(None);
         };
         self.inner.ledger.event(name, Event::CacheHit);

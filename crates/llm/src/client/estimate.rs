@@ -245,11 +245,15 @@ impl Llm {
         key: &str,
         prompt: &dyn Fn() -> u64,
     ) -> PlannedEndpoint {
-        let cached = self
-            .inner
-            .cache
-            .as_ref()
-            .is_some_and(|c| !self.inner.options.refresh && c.contains_chat(key));
+        // a dry run's calls end at once: an empty cache is not asked a million times
+        let cached = self.inner.cache.as_ref().is_some_and(|c| {
+            !self.inner.options.refresh
+                && if self.inner.options.dry_run {
+                    c.contains_chat_unless_empty(key)
+                } else {
+                    c.contains_chat(key)
+                }
+        });
         let mut p = PlannedEndpoint {
             model: ep.cfg.model.clone(),
             ..Default::default()
