@@ -60,8 +60,12 @@ impl From<Error> for mtr_core::Error {
             Error::Core(c) => c,
             Error::Stale { path, message } => mtr_core::InputError::new(path, message).into(),
             Error::Retrieve(r) => r.into(),
-            Error::Param { name, message } => mtr_core::InputError::new("<options>", message)
+            // a setting comes from the config file's [synth] section or from a flag of
+            // `mtr synth`: the error names the setting and both places, never a file it may
+            // not come from
+            Error::Param { name, message } => mtr_core::InputError::new(SETTINGS, message)
                 .field(name)
+                .hint(SETTINGS_HINT)
                 .into(),
             other => mtr_core::Error::Internal(other.to_string()),
         }
@@ -69,3 +73,26 @@ impl From<Error> for mtr_core::Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Where an invalid synthesis setting is reported (in place of a file name).
+const SETTINGS: &str = "synthesis settings";
+
+/// Where such a setting is set.
+const SETTINGS_HINT: &str = "set under [synth] in the config file (--config, else mtr.toml) or by the mtr synth flag for it";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_setting_names_the_setting_and_where_it_is_set() {
+        let e: mtr_core::Error = Error::param("dialogues", "must be at least 1").into();
+        let text = e.to_string();
+        assert_eq!(
+            text,
+            format!("{SETTINGS}: field `dialogues`: must be at least 1 (hint: {SETTINGS_HINT})")
+        );
+        assert!(!text.contains("<options>"), "{text}");
+        assert!(e.is_user_error());
+    }
+}
