@@ -449,22 +449,53 @@ fn render_chunk(
     })
 }
 
-/// The hash of a rendered request's JSON form: serialised into a buffer this thread reuses,
-/// then hashed whole (blake3 hashes a long input several chunks at a time, the many small
-/// writes of a serialiser one block at a time).
+/// The hash of a rendered request: each message's role and text (its length, then its bytes,
+/// as they are: no JSON escaping, a few KB per request) and the JSON form of every other field,
+/// serialised into a buffer this thread reuses. Two requests hash alike exactly when they are
+/// equal (the fields are listed whole below, so a field added to `ChatRequest` is a compile
+/// error here, never a field two different requests could differ in unseen).
 fn request_hash(req: &ChatRequest) -> Result<blake3::Hash> {
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
+    let ChatRequest {
+        messages,
+        output,
+        prompt,
+        sample,
+        sampling,
+        label,
+        rating,
+        affinity,
+        // a planning hint, never sent (and set after this hash)
+        planned_cached_share: _,
+    } = req;
+    let mut h = blake3::Hasher::new();
+    h.update(b"mtr-audit request v2\0");
+    h.update(&(messages.len() as u64).to_le_bytes());
+    for m in messages {
+        let role: &[u8] = match m.role {
+            mtr_llm::MessageRole::System => b"s",
+            mtr_llm::MessageRole::User => b"u",
+            mtr_llm::MessageRole::Assistant => b"a",
+        };
+        h.update(role);
+        h.update(&(m.content.len() as u64).to_le_bytes());
+        h.update(m.content.as_bytes());
+    }
     BUFFER.with(|b| {
         let mut b = b.borrow_mut();
         b.clear();
-        serde_json::to_writer(&mut *b, req).map_err(|e| AuditError::Internal(e.to_string()))?;
-        let h = blake3::hash(&b);
-        if b.capacity() > 1 << 20 {
+        serde_json::to_writer(
+            &mut *b,
+            &(output, prompt, sample, sampling, label, rating, affinity),
+        )
+        .map_err(|e| AuditError::Internal(e.to_string()))?;
+        h.update(&b);
+        if b.capacity() > 1 << 16 {
             *b = Vec::new();
         }
-        Ok(h)
+        Ok(h.finalize())
     })
 }
 
@@ -829,6 +860,57 @@ mod tests {
             assert_eq!(req.messages[0].content, format!("unit {}", jobs[k].0));
             assert_eq!(*hash, request_hash(req).unwrap());
         }
+    }
+
+    #[test]
+    fn requests_hash_alike_exactly_when_they_are_equal() {
+        let base = || {
+            let mut r = ChatRequest::new(vec![
+                ChatMessage::system("judge \"this\"\n"),
+                ChatMessage::user("passage: é ab"),
+            ]);
+            r.output = mtr_llm::OutputSpec::Json;
+            r.prompt = Some(mtr_llm::chat::PromptRef {
+                id: "audit/x@1".into(),
+                hash: "h".into(),
+            });
+            r
+        };
+        let mut variants: Vec<ChatRequest> = vec![base()];
+        let mut vary = |f: &dyn Fn(&mut ChatRequest)| {
+            let mut r = base();
+            f(&mut r);
+            variants.push(r);
+        };
+        // the same text split at another message boundary, or under another role
+        vary(&|r| {
+            r.messages[0].content.push_str("passage:");
+            r.messages[1].content = " é ab".into();
+        });
+        vary(&|r| r.messages[0].role = mtr_llm::MessageRole::User);
+        vary(&|r| r.messages[1].content.push(' '));
+        vary(&|r| r.messages.push(ChatMessage::assistant("")));
+        vary(&|r| r.output = mtr_llm::OutputSpec::Text);
+        vary(&|r| r.prompt = None);
+        vary(&|r| r.sample = 1);
+        vary(&|r| r.sampling = Some(mtr_llm::config::Sampling::default()));
+        vary(&|r| r.label = Some("relevance".into()));
+        vary(&|r| {
+            r.rating = Some(mtr_llm::chat::RatingSpec {
+                key: "rating".into(),
+                lo: 1,
+                hi: 5,
+            })
+        });
+        vary(&|r| r.affinity = Some("d1".into()));
+        let hashes: Vec<_> = variants.iter().map(|r| request_hash(r).unwrap()).collect();
+        let distinct: std::collections::HashSet<_> = hashes.iter().collect();
+        assert_eq!(distinct.len(), variants.len(), "{hashes:?}");
+        // equal requests hash alike; the planning hint is no part of a request
+        let mut hinted = base();
+        hinted.planned_cached_share = Some(0.5);
+        assert_eq!(request_hash(&hinted).unwrap(), hashes[0]);
+        assert_eq!(request_hash(&base()).unwrap(), hashes[0]);
     }
 
     #[test]

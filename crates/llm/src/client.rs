@@ -29,7 +29,7 @@ struct Inner {
     config: LlmConfig,
     options: LlmOptions,
     endpoints: BTreeMap<String, Arc<Endpoint>>,
-    cache: Option<Cache>,
+    cache: Option<Arc<Cache>>,
     ledger: Ledger,
     plan: Mutex<Plan>,
     /// How a dry run counts its prompts (see `client/estimate.rs`).
@@ -112,7 +112,7 @@ impl Llm {
                 // a dry run writes nothing: without a cache there is simply nothing cached yet
                 None
             } else {
-                Some(Cache::open(path)?)
+                Some(Arc::new(Cache::open(path)?))
             }
         };
         let ledger = Ledger::new(options.max_cost.or(config.max_cost));
@@ -243,7 +243,7 @@ impl Llm {
 
     /// The cache, unless `--no-cache`.
     pub fn cache(&self) -> Option<&Cache> {
-        self.inner.cache.as_ref()
+        self.inner.cache.as_deref()
     }
 
     fn endpoint(&self, name: &str) -> Result<&Arc<Endpoint>> {
@@ -295,6 +295,7 @@ mod body;
 mod call;
 mod embed;
 mod estimate;
+mod export_sink;
 mod rerank;
 mod send;
 pub mod spend;

@@ -5,8 +5,9 @@
 //! is written to the file as an OpenAI Batch input line (`custom_id` = its cache key, `url`
 //! `/v1/chat/completions`, `body` = exactly what would be sent to that endpoint) instead of
 //! being sent. The lines stream to a temporary file beside the target, and the requests are
-//! recorded in the cache file as export jobs (see `cache/batch_file.rs`) in chunks, so a
-//! million requests never sit in memory; [`Llm::finish_export`] moves the file into place.
+//! recorded in the cache file as export jobs (see `cache/batch_file.rs`) in chunks, both by
+//! writer threads (`client/export_sink.rs`), so a million requests never sit in memory and the
+//! calls never wait for the disk; [`Llm::finish_export`] moves the file into place.
 //!
 //! **Import** ([`Llm::import_batch_output`]): Batch output lines (OpenAI's and vLLM's:
 //! `custom_id`, `response.status_code`, `response.body`, `error`) are read one at a time and
@@ -19,7 +20,7 @@
 //! copy still in progress) is reported and skipped.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufWriter, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,7 @@ use serde_json::Value;
 
 use super::Llm;
 use super::body::{RequestBody, SerialisedCall};
+use super::export_sink::{CHUNK_BYTES, ExportSink};
 use crate::balance::Endpoint;
 use crate::cache::ExportItem;
 use crate::chat::{ChatRequest, OutputSpec};
@@ -48,7 +50,10 @@ const ERRORS_KEPT: usize = 5;
 /// The export in progress: the file being written and what it holds.
 pub(crate) struct Exporter {
     target: PathBuf,
-    file: BufWriter<tempfile::NamedTempFile>,
+    /// The writer of the file and of the recorded requests (a thread of its own).
+    sink: ExportSink,
+    /// Whole lines not yet handed to the writer.
+    pending: Vec<u8>,
     /// Submission id shared by this export's jobs (one per endpoint).
     sid: String,
     spend_job: Option<String>,
@@ -62,11 +67,9 @@ pub(crate) struct Exporter {
     /// Items not yet recorded in the cache file.
     items: Vec<ExportItem>,
     bytes: u64,
-    /// The line being written (its buffer reused from line to line).
-    line: Vec<u8>,
 }
 
-/// One Batch input line into `out` (cleared first), newline included: the bytes of
+/// One Batch input line appended to `out`, newline included: the bytes of
 /// `json!({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body})`
 /// (keys kept in that order), serialised without copying the body.
 fn write_line(out: &mut Vec<u8>, key: &str, body: &impl Serialize) {
@@ -81,9 +84,8 @@ fn write_line_of(out: &mut Vec<u8>, key: &str, body: &[u8]) {
     line_with(out, key, |out| out.extend_from_slice(body));
 }
 
-/// One request line into `out` (cleared first), its body written by `body`.
+/// One request line appended to `out`, its body written by `body`.
 fn line_with(out: &mut Vec<u8>, key: &str, body: impl FnOnce(&mut Vec<u8>)) {
-    out.clear();
     out.extend_from_slice(b"{\"custom_id\":");
     // serialising a str into a Vec cannot fail
     let _ = serde_json::to_writer(&mut *out, key);
@@ -159,11 +161,11 @@ impl Llm {
     /// making it (the client must be in batch mode, `LlmOptions::batch`). Imported answers will
     /// be booked under `spend_job` in the spend ledger.
     pub fn start_export(&self, target: &Path, spend_job: Option<&str>) -> Result<()> {
-        if self.inner.cache.is_none() {
+        let Some(cache) = &self.inner.cache else {
             return Err(LlmError::Config(
                 "--export-batch needs the cache (remove --no-cache)".into(),
             ));
-        }
+        };
         if !self.inner.options.batch {
             return Err(LlmError::Config(
                 "exporting needs the client in batch mode".into(),
@@ -190,7 +192,8 @@ impl Llm {
         h.update(&std::process::id().to_le_bytes());
         let exporter = Exporter {
             target: target.to_path_buf(),
-            file: BufWriter::with_capacity(1 << 20, tmp),
+            sink: ExportSink::start(tmp, cache.clone(), target)?,
+            pending: Vec::with_capacity(CHUNK_BYTES),
             sid: h.finalize().to_hex()[..16].to_string(),
             spend_job: spend_job.map(str::to_string),
             seen: HashSet::new(),
@@ -198,7 +201,6 @@ impl Llm {
             specs: HashMap::new(),
             items: Vec::new(),
             bytes: 0,
-            line: Vec::new(),
         };
         *self
             .inner
@@ -277,15 +279,16 @@ impl Llm {
         let Some(job) = ex.jobs.get_mut(name) else {
             return Ok(());
         };
-        let text = &mut ex.line;
+        let start = ex.pending.len();
         match serialised {
-            Some(s) => write_line_of(text, key, &s.body),
-            None => write_line(text, key, body),
+            Some(s) => write_line_of(&mut ex.pending, key, &s.body),
+            None => write_line(&mut ex.pending, key, body),
         }
-        ex.file
-            .write_all(text)
-            .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", ex.target.display())))?;
-        ex.bytes += text.len() as u64;
+        ex.bytes += (ex.pending.len() - start) as u64;
+        if ex.pending.len() >= CHUNK_BYTES {
+            let full = std::mem::replace(&mut ex.pending, Vec::with_capacity(CHUNK_BYTES));
+            ex.sink.lines(full)?;
+        }
         job.requests += 1;
         let prompt_id = req.prompt.as_ref().map(|p| p.id.as_str());
         let owned;
@@ -322,8 +325,8 @@ impl Llm {
             sample: req.sample,
         });
         if ex.items.len() >= ITEMS_PER_COMMIT {
-            cache.export_items(&ex.items)?;
-            ex.items.clear();
+            let full = std::mem::replace(&mut ex.items, Vec::with_capacity(ITEMS_PER_COMMIT));
+            ex.sink.items(full)?;
         }
         Ok(())
     }
@@ -343,22 +346,20 @@ impl Llm {
         let Some(cache) = &self.inner.cache else {
             return Ok(None);
         };
-        cache.export_items(&ex.items)?;
         if ex.jobs.is_empty() {
-            // nothing missing: no file (the temporary one goes with `ex`)
+            // nothing missing: no file (the writer removes the temporary one)
+            drop(ex.sink);
             return Ok(Some(ExportReport {
                 file: ex.target,
                 ..Default::default()
             }));
         }
+        ex.sink.lines(std::mem::take(&mut ex.pending))?;
+        ex.sink.items(std::mem::take(&mut ex.items))?;
         let target = ex.target.clone();
-        let io = |e: &dyn std::fmt::Display| {
-            LlmError::Config(format!("cannot write {}: {e}", target.display()))
-        };
-        ex.file.flush().map_err(|e| io(&e))?;
-        let tmp = ex.file.into_inner().map_err(|e| io(&e))?;
-        tmp.as_file().sync_all().map_err(|e| io(&e))?;
-        tmp.persist(&ex.target).map_err(|e| io(&e))?;
+        let tmp = ex.sink.finish()?;
+        tmp.persist(&ex.target)
+            .map_err(|e| LlmError::Config(format!("cannot write {}: {e}", target.display())))?;
         for job in ex.jobs.values() {
             cache.export_finish(&job.job, job.requests)?;
         }
@@ -661,11 +662,14 @@ mod tests {
     #[test]
     fn a_line_is_the_bytes_of_its_json_object() {
         let body = json!({"model": "m", "messages": [{"role": "user", "content": "a \"q\"\n\u{e9}"}], "z": 1, "a": null});
-        let mut out = b"old".to_vec();
+        let mut out = b"earlier line\n".to_vec();
         write_line(&mut out, "k\"1", &body);
         let want = json!({"custom_id": "k\"1", "method": "POST", "url": "/v1/chat/completions", "body": body});
-        assert_eq!(String::from_utf8(out.clone()).unwrap(), format!("{want}\n"));
-        let mut of = b"older".to_vec();
+        assert_eq!(
+            String::from_utf8(out.clone()).unwrap(),
+            format!("earlier line\n{want}\n")
+        );
+        let mut of = b"earlier line\n".to_vec();
         write_line_of(&mut of, "k\"1", body.to_string().as_bytes());
         assert_eq!(of, out);
     }
