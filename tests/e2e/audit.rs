@@ -117,6 +117,16 @@ async fn audit_on_the_fake_server_end_to_end() {
     let summary: serde_json::Value =
         serde_json::from_slice(&read(&out.join("summary.json"))).unwrap();
     assert_eq!(summary["complete"], true);
+    // the benchmark was given by its absolute path: no output names the local folders
+    let local = tmp.path().to_string_lossy().into_owned();
+    for f in std::fs::read_dir(&out).unwrap() {
+        let f = f.unwrap().path();
+        if f.is_file() {
+            let text = String::from_utf8_lossy(&read(&f)).into_owned();
+            assert!(!text.contains(&local), "{} names {local}", f.display());
+        }
+    }
+    assert_eq!(summary["benchmark"]["path"], "clapnq");
     let planned = summary["plan"]["judgements_planned"].as_u64().unwrap();
     let hits = summary["cost"]["total"]["cache_hits"].as_u64().unwrap();
     // and one per judge and missing-gold candidate, rated pointwise (verify_items.jsonl)

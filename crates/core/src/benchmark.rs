@@ -84,6 +84,16 @@ impl BenchmarkDir {
     pub fn root(&self) -> &Path {
         &self.root
     }
+    /// The folder as a report shows it: the path as given when it is relative, else the
+    /// folder's own name (an absolute path would publish the user's home folder with the
+    /// report, and make reports of one benchmark differ between machines).
+    pub fn display_name(&self) -> String {
+        if self.root.is_absolute() {
+            crate::formats::builder::source_name(&self.root)
+        } else {
+            self.root.display().to_string()
+        }
+    }
     pub fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
@@ -193,6 +203,23 @@ pub fn write_manifest(dir: &BenchmarkDir, manifest: &Manifest) -> Result<()> {
 mod tests {
     use super::*;
     use crate::model::{Gold, Tags, Turn};
+
+    #[test]
+    fn a_report_names_an_absolute_folder_by_its_own_name_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("handbook-bench");
+        std::fs::create_dir_all(&root).unwrap();
+        assert_eq!(BenchmarkDir::new(&root).display_name(), "handbook-bench");
+        assert_eq!(
+            BenchmarkDir::new(root.join(".")).display_name(),
+            "handbook-bench"
+        );
+        // a relative path is shown as given
+        assert_eq!(
+            BenchmarkDir::new("runs/handbook-bench").display_name(),
+            "runs/handbook-bench"
+        );
+    }
 
     #[test]
     fn write_then_read_back() {

@@ -57,7 +57,7 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
         verdict: None,
         benchmark: BenchmarkInfo {
             name: bench.manifest.name.clone(),
-            path: bench.dir.root().display().to_string(),
+            path: bench.dir.display_name(),
             source: bench.manifest.source.clone(),
             language: bench.manifest.language.clone(),
             fingerprint: planned.fingerprint.data.clone(),
