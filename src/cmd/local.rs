@@ -262,6 +262,7 @@ async fn ask(
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let req_text = prompt.clone();
     let mut req = ChatRequest::new(vec![ChatMessage::user(prompt)]);
     if let Some(p) = schema {
         let text =
@@ -333,6 +334,29 @@ async fn ask(
                 failed = true;
             }
             Err(e) => return Err(llm_error(ctx, e)),
+        }
+    }
+    if !generator && !args.dry_run {
+        // the relevance judges (rerankers, embedding models) score a passage for a query
+        // rather than answer: the question is scored against itself, which shows they work
+        for who in llm.judges().to_vec() {
+            if llm.reranker(&who).is_none() {
+                continue;
+            }
+            let question = std::slice::from_ref(&req_text);
+            match llm.rerank(&who, &req_text, question).await {
+                Ok(r) => println!(
+                    "{who}\t{}\trelevance\tcached={}\tscore={:.4} (the question as its own passage, 0-1)",
+                    r.model,
+                    r.cached,
+                    r.scores.first().copied().unwrap_or(f64::NAN)
+                ),
+                Err(e) if e.is_budget_stop() => {
+                    eprintln!("{e}");
+                    failed = true;
+                }
+                Err(e) => return Err(llm_error(ctx, e)),
+            }
         }
     }
     if args.dry_run {

@@ -265,7 +265,7 @@ async fn audit_on_the_fake_server_end_to_end() {
     assert_eq!(s["complete"], true);
 }
 
-fn local_model_installed() -> bool {
+pub(crate) fn local_model_installed() -> bool {
     let paths = mtr_llm::local::LocalPaths::default();
     let ok = paths.installed() && mtr_llm::local::resolve_model(&paths, "smollm2").is_ok();
     if !ok {

@@ -188,3 +188,95 @@ fn local_status_shows_where_each_model_comes_from() {
         "{smol}"
     );
 }
+
+#[test]
+fn ask_scores_with_a_relevance_judge_instead_of_chatting_to_it() {
+    let env = setup(0.0);
+    // judge `a` chats; judge `r` is an embedding model judging relevance (as the embedded
+    // default's multilingual-e5-small is): it was sent the chat question, and its server's
+    // 404 failed the whole command
+    let toml = format!(
+        "[llm]\ncache = \"{}\"\n[[llm.endpoints]]\nname = \"a\"\nbase_url = \"{}\"\nmodel = \"gpt-4o-mini\"\n[[llm.endpoints]]\nname = \"r\"\nbase_url = \"{}\"\nmodel = \"multilingual-e5-small\"\n[llm.endpoints.rerank]\napi = \"embeddings\"\nquery_prefix = \"query: \"\npassage_prefix = \"passage: \"\n[llm.roles]\njudges = [\"a\", \"r\"]\ngenerator = [\"a\"]\n",
+        env.dir.path().join("cache.sqlite").display(),
+        env.fake.base_url(),
+        env.fake.base_url()
+    );
+    std::fs::write(env.dir.path().join("mtr.toml"), toml).unwrap();
+    let out = mtr()
+        .current_dir(env.dir.path())
+        .args(["--quiet", "local", "ask", "how many days of annual leave?"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("a\tgpt-4o-mini\tsample=0"), "{stdout}");
+    assert!(
+        lines[1].starts_with("r\tmultilingual-e5-small\trelevance\tcached=false\tscore="),
+        "the question scored against itself: {stdout}"
+    );
+    let score: f64 = lines[1]
+        .split("score=")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0.0..=1.0).contains(&score), "{stdout}");
+    assert_eq!(env.fake.chat_calls(), 1, "only the chat judge chats");
+}
+
+#[test]
+fn ask_on_the_local_model_answers_with_every_judge() {
+    if !crate::audit::local_model_installed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("mtr.toml");
+    // the fastest local model as the chat judge; the embedding model judges relevance (on by
+    // default in the embedded configuration)
+    std::fs::write(
+        &cfg,
+        format!(
+            "[llm]\ncache = \"{}\"\n[llm.local]\njudges = [\"smollm2\"]\ngenerator = \"smollm2\"\n[llm.sampling.judges]\nmax_tokens = 12\n",
+            tmp.path().join("cache.sqlite").display()
+        ),
+    )
+    .unwrap();
+    let out = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args([
+            "--quiet",
+            "local",
+            "ask",
+            "How many days of annual leave do employees get?",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("smollm2") && l.contains("\tsample=0\t")),
+        "{stdout}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("-relevance\t")
+            && l.contains("\trelevance\t")
+            && l.contains("score=")),
+        "{stdout}"
+    );
+}

@@ -48,14 +48,20 @@ impl Llm {
         self.call(&ep, req, &sampling).await
     }
 
-    /// Every judge answers `req`, `n` samples each (sample indices 0..n), all concurrently.
+    /// Every chat judge answers `req`, `n` samples each (sample indices 0..n), all
+    /// concurrently. Relevance judges (rerank endpoints, [`Llm::reranker`]) are left out: they
+    /// score passages for a query ([`Llm::rerank`]) and cannot answer a chat request.
     pub async fn judge_all(&self, req: &ChatRequest) -> Vec<JudgeVerdicts> {
         let sampling = req
             .sampling
             .clone()
             .unwrap_or_else(|| self.inner.config.sampling.judges.clone());
         let n = sampling.n.max(1);
-        let futs = self.judges().iter().map(|name| {
+        let chat_judges = self
+            .judges()
+            .iter()
+            .filter(|name| self.reranker(name).is_none());
+        let futs = chat_judges.map(|name| {
             let sampling = sampling.clone();
             async move {
                 let ep = match self.endpoint(name) {

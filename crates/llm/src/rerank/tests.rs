@@ -340,3 +340,33 @@ fn split_answers_merge_with_the_query_first() {
     let cfg = RerankConfig::new(RerankApi::Embeddings);
     assert_eq!(cfg.parse(&m, 2).unwrap(), vec![1.0, 0.0]);
 }
+
+#[tokio::test]
+async fn asking_every_judge_asks_the_chat_judges_only() {
+    let fake = FakeServer::builder().start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut e5 = fake.endpoint("e5", "multilingual-e5-small");
+    e5.rerank = Some(local_e5());
+    let chat = fake.endpoint("chat", "m");
+    let cfg = LlmConfig {
+        roles: crate::config::Roles {
+            judges: vec!["chat".into(), "e5".into()],
+            ..Default::default()
+        },
+        endpoints: vec![chat, e5],
+        ..Default::default()
+    };
+    let opts = LlmOptions {
+        cache_path: Some(dir.path().join("c.sqlite")),
+        ..Default::default()
+    };
+    let llm = Llm::new(cfg, opts).await.unwrap();
+    let req = crate::ChatRequest::new(vec![crate::ChatMessage::user("hello")]);
+    let v = llm.judge_all(&req).await;
+    // the relevance judge is not sent a chat request it cannot answer (a llama.cpp embedding
+    // server answers /chat/completions with 404)
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].judge, "chat");
+    assert!(v[0].samples.iter().all(Result::is_ok));
+    assert_eq!(fake.chat_calls(), 1);
+}
