@@ -265,9 +265,11 @@ async fn audit_on_the_fake_server_end_to_end() {
     assert_eq!(s["complete"], true);
 }
 
-pub(crate) fn local_model_installed() -> bool {
+/// Whether the embedded local default is installed with `model` (skips the calling test when
+/// not, unless `MTR_TEST_REQUIRE_LOCAL_MODEL=1`).
+pub(crate) fn local_model_installed(model: &str) -> bool {
     let paths = mtr_llm::local::LocalPaths::default();
-    let ok = paths.installed() && mtr_llm::local::resolve_model(&paths, "smollm2").is_ok();
+    let ok = paths.installed() && mtr_llm::local::resolve_model(&paths, model).is_ok();
     if !ok {
         assert!(
             std::env::var("MTR_TEST_REQUIRE_LOCAL_MODEL").as_deref() != Ok("1"),
@@ -306,7 +308,7 @@ fn truncated(bench: &Path, out: &Path, turns: usize) -> PathBuf {
 #[test]
 fn audit_on_the_local_model_with_a_small_sample() {
     let tmp = tempfile::tempdir().unwrap();
-    if !local_model_installed() {
+    if !local_model_installed("smollm2") {
         return;
     }
     let Some(full) = import_clapnq(tmp.path()) else {

@@ -233,7 +233,7 @@ fn ask_scores_with_a_relevance_judge_instead_of_chatting_to_it() {
 
 #[test]
 fn ask_on_the_local_model_answers_with_every_judge() {
-    if !crate::audit::local_model_installed() {
+    if !crate::audit::local_model_installed("smollm2") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

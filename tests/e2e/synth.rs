@@ -320,20 +320,6 @@ async fn synth_on_the_fake_server_survives_a_kill() {
     );
 }
 
-fn local_model_installed() -> bool {
-    let paths = mtr_llm::local::LocalPaths::default();
-    let ok = paths.installed() && mtr_llm::local::resolve_model(&paths, "qwen0.5b").is_ok();
-    if !ok {
-        assert!(
-            std::env::var("MTR_TEST_REQUIRE_LOCAL_MODEL").as_deref() != Ok("1"),
-            "MTR_TEST_REQUIRE_LOCAL_MODEL=1 but the local model is not installed in {}",
-            paths.home.display()
-        );
-        eprintln!("skipping: the embedded local model is not installed (run `mtr local install`)");
-    }
-    ok
-}
-
 /// The embedded local model (Qwen2.5-Coder-0.5B generates and judges: it writes Chinese, the
 /// smaller SmolLM2 does not) on both handbooks, with small chunks and few candidates so that a
 /// CPU model finishes in minutes. The model is weak, so how many turns survive verification
@@ -345,7 +331,7 @@ fn local_model_installed() -> bool {
 /// (`resume::a_synthesis_whose_endpoint_fails_exits_1_naming_it`).
 #[test]
 fn synth_on_the_local_model_en_and_zh() {
-    if !local_model_installed() {
+    if !crate::audit::local_model_installed("qwen0.5b") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
