@@ -18,6 +18,7 @@ use crate::progress::Progress;
 pub mod beir;
 pub mod builder;
 pub mod cast;
+pub mod chatrag;
 pub mod corpus;
 mod dataset_file;
 pub mod export;
@@ -49,8 +50,9 @@ pub fn detect(path: &Path) -> Result<Format> {
     }
     // Most specific first: MTRAG folders also look like BEIR folders inside.
     type Sniff = fn(&Path) -> bool;
-    let checks: [(Format, Sniff); 7] = [
+    let checks: [(Format, Sniff); 8] = [
         (Format::Mtrag, mtrag::sniff),
+        (Format::Chatrag, chatrag::sniff),
         (Format::Beir, beir::sniff),
         (Format::Inscit, inscit::sniff),
         (Format::Qrecc, qrecc::sniff),
@@ -65,7 +67,7 @@ pub fn detect(path: &Path) -> Result<Format> {
         }
     }
     Err(InputError::new(path, "cannot tell the benchmark format of this file or folder")
-        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast)")
+        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac)")
         .into())
 }
 
@@ -93,6 +95,7 @@ pub fn import(
         Format::Qrecc => qrecc::import(src, out, opts, progress),
         Format::Inscit => inscit::import(src, out, opts, progress),
         Format::Cast => cast::import(src, out, opts, progress),
+        Format::Chatrag => chatrag::import(src, out, opts, progress),
     }
 }
 
@@ -243,6 +246,7 @@ mod tests {
             ("inscit", Format::Inscit),
             ("cast", Format::Cast),
             ("ikat", Format::Cast),
+            ("chatrag", Format::Chatrag),
         ] {
             assert_eq!(detect(&root.join(dir)).unwrap(), want, "{dir}");
         }

@@ -29,10 +29,12 @@ pub enum Format {
     Inscit,
     /// TREC CAsT / iKAT topics JSON plus TREC qrels.
     Cast,
+    /// NVIDIA's ChatRAG-Bench (`messages`, `ctxs`, `ground_truth_ctx`, `answers`, `documents.json`).
+    Chatrag,
 }
 
 impl Format {
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::Native,
         Format::Mtrag,
         Format::Beir,
@@ -41,6 +43,7 @@ impl Format {
         Format::Qrecc,
         Format::Inscit,
         Format::Cast,
+        Format::Chatrag,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +56,7 @@ impl Format {
             Format::Qrecc => "qrecc",
             Format::Inscit => "inscit",
             Format::Cast => "cast",
+            Format::Chatrag => "chatrag",
         }
     }
 }
@@ -76,6 +80,7 @@ impl FromStr for Format {
             "qrecc" => Format::Qrecc,
             "inscit" => Format::Inscit,
             "cast" | "ikat" | "trec-cast" | "trec-ikat" => Format::Cast,
+            "chatrag" | "chatrag-bench" => Format::Chatrag,
             _ => {
                 return Err(format!(
                     "unknown format `{s}` (expected one of: {})",
@@ -122,7 +127,8 @@ impl FromStr for Grouping {
 /// Options every importer understands (each uses the ones that apply to it).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ImportOptions {
-    /// MTRAG: import only this domain (`clapnq`, `govt`, ...); all domains when absent.
+    /// MTRAG: import only this domain (`clapnq`, `govt`, ...); ChatRAG-Bench: only this subset
+    /// (`doc2dial`, `topiocqa`, ...); all when absent.
     pub domain: Option<String>,
     /// BEIR: which qrels split (`test`, `dev`, ...); default test, then dev, then the only one.
     pub split: Option<String>,
