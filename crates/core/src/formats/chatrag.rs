@@ -31,7 +31,7 @@ use super::builder::{self, Builder, ImportReport, Origin};
 use super::dataset_file;
 use super::json_doc::JsonDoc;
 use super::options::ImportOptions;
-use super::scalar::scalar;
+use super::scalar::{id_token, scalar};
 use super::walk;
 use crate::error::{InputError, Result};
 use crate::model::{Dialogue, Gold, Passage, Tags, Turn};
@@ -111,7 +111,7 @@ fn context_of(m: &Map<String, Value>) -> Option<Context> {
             .trim()
             .to_string(),
         text: text.trim().to_string(),
-        document_idx: m.get("document_idx").and_then(scalar),
+        document_idx: m.get("document_idx").and_then(scalar).map(|d| id_token(&d)),
     })
 }
 
@@ -391,14 +391,14 @@ fn part_name(file: &Path, files: &[PathBuf]) -> String {
         .unwrap_or_else(|| "chatrag".into());
     let siblings = files.iter().filter(|f| f.parent() == parent).count();
     if siblings <= 1 {
-        return subset;
+        return id_token(&subset);
     }
     let stem = builder::name_from_path(file);
     let part = stem
         .trim_start_matches("test_")
         .trim_start_matches("dev_")
         .to_string();
-    format!("{subset}-{part}")
+    id_token(&format!("{subset}-{part}"))
 }
 
 fn pick_files(src: &Path, opts: &ImportOptions) -> Result<Vec<PathBuf>> {

@@ -19,8 +19,10 @@ pub mod beir;
 pub mod builder;
 pub mod cast;
 pub mod chatrag;
+pub mod coral;
 pub mod corpus;
 mod dataset_file;
+pub mod doc2dial;
 pub mod export;
 pub mod group;
 pub mod inscit;
@@ -29,12 +31,14 @@ pub mod judgements;
 pub mod mtrag;
 mod options;
 pub mod qrecc;
+pub mod quac;
 pub mod runs;
 mod scalar;
 #[cfg(test)]
 mod test_support;
 pub mod topiocqa;
 pub mod trec_dir;
+mod typed_doc;
 mod walk;
 
 pub use builder::ImportReport;
@@ -50,9 +54,12 @@ pub fn detect(path: &Path) -> Result<Format> {
     }
     // Most specific first: MTRAG folders also look like BEIR folders inside.
     type Sniff = fn(&Path) -> bool;
-    let checks: [(Format, Sniff); 8] = [
+    let checks: [(Format, Sniff); 11] = [
         (Format::Mtrag, mtrag::sniff),
         (Format::Chatrag, chatrag::sniff),
+        (Format::Coral, coral::sniff),
+        (Format::Doc2dial, doc2dial::sniff),
+        (Format::Quac, quac::sniff),
         (Format::Beir, beir::sniff),
         (Format::Inscit, inscit::sniff),
         (Format::Qrecc, qrecc::sniff),
@@ -96,6 +103,9 @@ pub fn import(
         Format::Inscit => inscit::import(src, out, opts, progress),
         Format::Cast => cast::import(src, out, opts, progress),
         Format::Chatrag => chatrag::import(src, out, opts, progress),
+        Format::Coral => coral::import(src, out, opts, progress),
+        Format::Doc2dial => doc2dial::import(src, out, opts, progress),
+        Format::Quac => quac::import(src, out, opts, progress),
     }
 }
 
@@ -247,6 +257,9 @@ mod tests {
             ("cast", Format::Cast),
             ("ikat", Format::Cast),
             ("chatrag", Format::Chatrag),
+            ("coral", Format::Coral),
+            ("doc2dial", Format::Doc2dial),
+            ("quac", Format::Quac),
         ] {
             assert_eq!(detect(&root.join(dir)).unwrap(), want, "{dir}");
         }

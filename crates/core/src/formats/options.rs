@@ -31,10 +31,17 @@ pub enum Format {
     Cast,
     /// NVIDIA's ChatRAG-Bench (`messages`, `ctxs`, `ground_truth_ctx`, `answers`, `documents.json`).
     Chatrag,
+    /// CORAL (conversations with `turns` of `question`, `response`, `golden_docs_pids`; passages
+    /// `ref_id`, `ref_string`).
+    Coral,
+    /// Doc2Dial's native release (`dial_data` dialogues, `doc_data` documents cut in sections).
+    Doc2dial,
+    /// QuAC's native release (`data[].paragraphs[].qas[]`).
+    Quac,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 12] = [
         Format::Native,
         Format::Mtrag,
         Format::Beir,
@@ -44,6 +51,9 @@ impl Format {
         Format::Inscit,
         Format::Cast,
         Format::Chatrag,
+        Format::Coral,
+        Format::Doc2dial,
+        Format::Quac,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +67,9 @@ impl Format {
             Format::Inscit => "inscit",
             Format::Cast => "cast",
             Format::Chatrag => "chatrag",
+            Format::Coral => "coral",
+            Format::Doc2dial => "doc2dial",
+            Format::Quac => "quac",
         }
     }
 }
@@ -81,6 +94,9 @@ impl FromStr for Format {
             "inscit" => Format::Inscit,
             "cast" | "ikat" | "trec-cast" | "trec-ikat" => Format::Cast,
             "chatrag" | "chatrag-bench" => Format::Chatrag,
+            "coral" => Format::Coral,
+            "doc2dial" => Format::Doc2dial,
+            "quac" => Format::Quac,
             _ => {
                 return Err(format!(
                     "unknown format `{s}` (expected one of: {})",
