@@ -12,15 +12,15 @@ use mtr_core::progress::SharedProgress;
 use mtr_llm::Llm;
 use mtr_retrieve::Retriever;
 
-use crate::aggregate::score_items;
 use crate::budget::{Gate, TimeBudget};
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::error::Result;
-use crate::prompts::AuditPrompts;
-use crate::record::Judgement;
+use crate::items::aggregate::score_items;
+use crate::judges::prompts::AuditPrompts;
+use crate::judges::record::Judgement;
 use crate::stages::{self, summarise::Finished};
-use crate::stats;
+use crate::statistics::dimensions;
 use crate::summary::Summary;
 
 /// Everything an audit needs besides the benchmark and the LLM client.
@@ -116,7 +116,7 @@ pub fn flagged_turns(
     let set: HashSet<Dimension> = settings.dimensions().into_iter().collect();
     items
         .iter()
-        .filter(|i| set.contains(&i.dimension) && stats::is_flagged(i, settings))
+        .filter(|i| set.contains(&i.dimension) && dimensions::is_flagged(i, settings))
         .map(|i| i.turn_id.clone())
         .collect()
 }

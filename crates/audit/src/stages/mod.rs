@@ -11,8 +11,8 @@
 //! 7. [`write`]: the output folder.
 //!
 //! Each stage hands the next a plain struct; the work itself lives in the modules the stages
-//! call ([`crate::plan`], [`crate::engine`], [`crate::verify`], [`crate::calibrate`],
-//! [`crate::stats`], [`crate::output`]).
+//! call ([`crate::items::plan`], [`crate::judges::engine`], [`crate::items::missing_gold`], [`crate::human::calibration`],
+//! [`crate::statistics::dimensions`], [`crate::output`]).
 
 pub mod calibrate;
 pub mod judge;

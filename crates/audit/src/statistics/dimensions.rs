@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use mtr_metrics::agreement::{self, Level};
 
-use crate::aggregate::ItemScore;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-pub use crate::interval::interval;
-use crate::record::Judgement;
-use crate::resample::{Resampling, cluster_interval, mean_at};
+use crate::items::aggregate::ItemScore;
+use crate::judges::record::Judgement;
+pub use crate::statistics::interval::interval;
+use crate::statistics::resample::{Resampling, cluster_interval, mean_at};
 use crate::summary::{
     Agreement, Bin, DimensionSummary, Estimate, FailureRates, JudgeScore, LengthBias,
     PoolLengthBias, PositionBias, RateBin,
@@ -75,7 +75,7 @@ pub fn dimension_summary(
     let scored: Vec<&&ItemScore> = items.iter().filter(|i| i.score.is_some()).collect();
     let values: Vec<f64> = scored.iter().filter_map(|i| i.score).collect();
     let clusters: Vec<&str> = scored.iter().map(|i| i.dialogue_id.as_str()).collect();
-    let mean = finite(crate::aggregate::mean(&values));
+    let mean = finite(crate::items::aggregate::mean(&values));
     let ci = interval(&values, &clusters, s, dim.name());
     let mut per_judge = BTreeMap::new();
     for j in judges {
@@ -93,7 +93,7 @@ pub fn dimension_summary(
             j.clone(),
             JudgeScore {
                 n: v.len(),
-                mean: finite(crate::aggregate::mean(&v)),
+                mean: finite(crate::items::aggregate::mean(&v)),
                 ci: interval(&v, &c, s, &format!("{}/{j}", dim.name())),
                 failed,
             },
@@ -255,7 +255,7 @@ pub const PROMPT_TOKEN_BINS: [u64; 6] = [0, 500, 1000, 2000, 4000, 8000];
 /// provider's count.
 pub fn failure_rates(
     judgements: &[Judgement],
-    prompt_tokens: &HashMap<crate::context::ItemKey, u64>,
+    prompt_tokens: &HashMap<crate::judges::context::ItemKey, u64>,
 ) -> BTreeMap<String, FailureRates> {
     let mut out = BTreeMap::new();
     let mut names: Vec<&str> = judgements.iter().map(|j| j.judge.as_str()).collect();
@@ -633,8 +633,8 @@ pub fn length_bias(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::score_items;
-    use crate::aggregate::tests::judgement;
+    use crate::items::aggregate::score_items;
+    use crate::items::aggregate::tests::judgement;
 
     /// Two judges that always pick the gold, each shown its own permutation (the gold at
     /// different positions), over `items` items of 3 trials.
@@ -716,7 +716,7 @@ mod tests {
             j.score = None;
             j.pick_position = None;
             j.pick_passage_id = None;
-            j.abstention = Some(crate::record::Abstention::None);
+            j.abstention = Some(crate::judges::record::Abstention::None);
         }
         let jr: Vec<&Judgement> = js.iter().collect();
         assert!((pick_kappa(&jr, 2).unwrap() - 1.0).abs() < 1e-12);
@@ -925,7 +925,7 @@ mod tests {
                 a.turn = t;
                 b.turn = t;
                 if strict.is_none() {
-                    b.parse_status = crate::record::ParseOutcome::Failed;
+                    b.parse_status = crate::judges::record::ParseOutcome::Failed;
                 }
                 js.push(a);
                 js.push(b);

@@ -23,13 +23,13 @@ use serde::Serialize;
 
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
-use crate::record::{pick_schema, rating_schema};
+use crate::judges::record::{pick_schema, rating_schema};
 
-const ALIGNMENT: &str = include_str!("../../../prompts/audit/alignment.j2");
-const COMPLETENESS: &str = include_str!("../../../prompts/audit/completeness.j2");
-const FAITHFULNESS: &str = include_str!("../../../prompts/audit/faithfulness.j2");
-const QUALITY: &str = include_str!("../../../prompts/audit/quality.j2");
-const HUMAN_COMPLETENESS: &str = include_str!("../../../prompts/audit/human_completeness.j2");
+const ALIGNMENT: &str = include_str!("../../../../prompts/audit/alignment.j2");
+const COMPLETENESS: &str = include_str!("../../../../prompts/audit/completeness.j2");
+const FAITHFULNESS: &str = include_str!("../../../../prompts/audit/faithfulness.j2");
+const QUALITY: &str = include_str!("../../../../prompts/audit/quality.j2");
+const HUMAN_COMPLETENESS: &str = include_str!("../../../../prompts/audit/human_completeness.j2");
 
 /// The four loaded templates, and the one of the human calibration's answer completeness.
 #[derive(Debug, Clone)]
@@ -363,7 +363,7 @@ impl AuditPrompts {
         let mut seen = HashSet::new();
         let unique: Vec<String> = passages
             .iter()
-            .filter(|p| seen.insert(crate::pool::text_key(p)))
+            .filter(|p| seen.insert(crate::items::pool::text_key(p)))
             .cloned()
             .collect();
         self.request(

@@ -11,9 +11,9 @@ use mtr_llm::{LlmConfig, Roles};
 use crate::audit::Outcome;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-use crate::plan::SkipReason;
-use crate::prompts::CONTEXT_MARGIN;
-use crate::testkit::{clapnq, llm_with_cache};
+use crate::items::plan::SkipReason;
+use crate::judges::prompts::CONTEXT_MARGIN;
+use crate::tests::kit::{clapnq, llm_with_cache};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_context_shortens_history_and_skips_what_cannot_fit() {
@@ -62,7 +62,7 @@ async fn a_small_context_shortens_history_and_skips_what_cannot_fit() {
         resamples: 50,
         ..Default::default()
     };
-    let job = crate::testkit::job(settings, &tmp.path().join("audit"), Vec::new());
+    let job = crate::tests::kit::job(settings, &tmp.path().join("audit"), Vec::new());
     let Outcome::Audited(s) = crate::audit::run(&bench, job, &llm).await.unwrap() else {
         panic!()
     };

@@ -18,9 +18,9 @@ use mtr_llm::tokens::{self, SampleRule, TokenTally};
 use serde::{Deserialize, Serialize};
 
 use crate::dimension::Dimension;
-use crate::engine::{JudgeRef, Unit};
 use crate::error::Result;
-use crate::prompts::{CONTEXT_MARGIN, ContextBudget, Fitted};
+use crate::judges::engine::{JudgeRef, Unit};
+use crate::judges::prompts::{CONTEXT_MARGIN, ContextBudget, Fitted};
 
 /// The budget of an ensemble: the smallest known context among its judges, less the judges'
 /// `max_tokens`. `None` when no judge declares a context size.
@@ -229,18 +229,18 @@ impl Deferred {
 
 /// A renderer that records, in [`Deferred`], the prompt length of each unit it renders.
 pub struct Recording<'a> {
-    pub render: &'a dyn crate::engine::Render,
+    pub render: &'a dyn crate::judges::engine::Render,
     pub lengths: &'a Deferred,
 }
 
-impl crate::engine::Render for Recording<'_> {
+impl crate::judges::engine::Render for Recording<'_> {
     fn render(&self, unit: &Unit) -> Result<mtr_llm::ChatRequest> {
         self.render.render(unit)
     }
     fn prompt_id(&self, dim: Dimension) -> String {
         self.render.prompt_id(dim)
     }
-    fn relevance(&self, unit: &Unit) -> Result<Option<crate::relevance::RelevanceInput>> {
+    fn relevance(&self, unit: &Unit) -> Result<Option<crate::judges::relevance::RelevanceInput>> {
         self.render.relevance(unit)
     }
     fn rendered(&self, ui: usize, unit: &Unit, req: &mtr_llm::ChatRequest) {
@@ -290,7 +290,7 @@ impl ContextInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prompts::{AuditPrompts, TurnView};
+    use crate::judges::prompts::{AuditPrompts, TurnView};
 
     fn unit(turn: usize) -> Unit {
         Unit {

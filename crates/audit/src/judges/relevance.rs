@@ -19,8 +19,8 @@ use mtr_llm::rerank::{RerankConfig, Reranked};
 use mtr_llm::{Llm, LlmError};
 
 use crate::dimension::Dimension;
-use crate::record::{Abstention, Judgement, ParseOutcome};
-use crate::unit::{JudgeRef, Unit};
+use crate::judges::record::{Abstention, Judgement, ParseOutcome};
+use crate::judges::unit::{JudgeRef, Unit};
 
 /// What a relevance judge is asked: the question (as a search query) and the passages.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,7 +100,7 @@ pub async fn judge(
 }
 
 fn base(unit: &Unit, judge: &JudgeRef, sample: u32) -> Judgement {
-    let mut j = crate::answer::record(
+    let mut j = crate::judges::answer::record(
         unit,
         judge,
         sample,

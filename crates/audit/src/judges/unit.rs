@@ -36,6 +36,6 @@ pub struct JudgeRef {
     /// How its 1-5 ratings are read (the written grade, or probability-weighted).
     pub rating_mode: RatingMode,
     /// A relevance judge (reranker, embedding model): judges alignment and discriminability
-    /// by scores, nothing else (see [`crate::relevance`]).
+    /// by scores, nothing else (see [`crate::judges::relevance`]).
     pub relevance: bool,
 }

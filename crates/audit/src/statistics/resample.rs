@@ -8,7 +8,7 @@
 
 use mtr_metrics::stats::ClusterDraws;
 
-use crate::interval::Interval;
+use crate::statistics::interval::Interval;
 
 /// Settings of one bootstrap: resamples, confidence level, seed.
 #[derive(Debug, Clone, Copy)]

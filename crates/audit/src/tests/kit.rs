@@ -12,7 +12,7 @@ use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
 
 use crate::audit::{AuditJob, Outcome};
 use crate::config::AuditSettings;
-use crate::prompts::AuditPrompts;
+use crate::judges::prompts::AuditPrompts;
 
 pub fn shared() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mtrag");
@@ -52,7 +52,7 @@ fn hash(s: &str) -> u64 {
 pub fn hashed_judge(req: &FakeRequest) -> FakeReply {
     let h = hash(&format!("{}\u{1f}{}", req.model, req.last_user));
     let schema = req.schema.clone().unwrap_or_default();
-    if let Some(max) = crate::record::pick_max(&schema) {
+    if let Some(max) = crate::judges::record::pick_max(&schema) {
         FakeReply::json(serde_json::json!({"justification": "hashed pick", "choice": 1 + h % max}))
     } else {
         FakeReply::json(serde_json::json!({"justification": "hashed rating", "rating": 1 + h % 5}))
@@ -114,7 +114,8 @@ pub async fn audit(
     out: &Path,
     index: &Path,
 ) -> Outcome {
-    let bm25 = crate::materials::bm25_index(bench, index, &mtr_core::progress::NoProgress).unwrap();
+    let bm25 =
+        crate::items::materials::bm25_index(bench, index, &mtr_core::progress::NoProgress).unwrap();
     audit_with(bench, llm, settings, out, vec![Arc::new(bm25)]).await
 }
 

@@ -15,8 +15,8 @@ use mtr_retrieve::{Query, QueryFormulation, Retriever};
 use rayon::prelude::*;
 
 use crate::error::{AuditError, Result};
-use crate::plan::relevant_gold;
-use crate::pool::{interleave, select_negatives, text_key};
+use crate::items::plan::relevant_gold;
+use crate::items::pool::{interleave, select_negatives, text_key};
 
 /// Streams the corpus once and keeps the passages whose id is in `ids`.
 pub fn load_passages(bench: &Benchmark, ids: &HashSet<String>) -> Result<HashMap<String, Passage>> {

@@ -1,7 +1,7 @@
 //! How a unit of the benchmark becomes a judge's request: the turn in its dialogue, the
 //! passages or answer the unit's dimension shows, fitted to the judges' context. The judge
 //! stage and the missing-gold check render through it (the human calibration set has its own
-//! renderer, [`crate::calibrate::HumanRender`]).
+//! renderer, [`crate::human::calibration::HumanRender`]).
 
 use std::collections::HashMap;
 
@@ -9,10 +9,12 @@ use mtr_core::{Benchmark, Passage};
 use mtr_llm::ChatRequest;
 
 use crate::dimension::Dimension;
-use crate::engine::{Render, Unit};
 use crate::error::{AuditError, Result};
-use crate::plan;
-use crate::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView, fit_to, passage_display};
+use crate::items::plan;
+use crate::judges::engine::{Render, Unit};
+use crate::judges::prompts::{
+    AuditPrompts, ContextBudget, Fitted, TurnView, fit_to, passage_display,
+};
 
 /// Renders benchmark units (`Unit::source` indexes `subjects`).
 pub struct BenchRender<'a> {
@@ -92,7 +94,7 @@ impl Render for BenchRender<'_> {
     fn prompt_id(&self, dim: Dimension) -> String {
         self.prompts.get(dim).id()
     }
-    fn relevance(&self, u: &Unit) -> Result<Option<crate::relevance::RelevanceInput>> {
+    fn relevance(&self, u: &Unit) -> Result<Option<crate::judges::relevance::RelevanceInput>> {
         let (d, t) = self.subjects[u.source];
         let dialogue = &self.bench.dialogues[d];
         let turn = &dialogue.turns[t];
@@ -107,8 +109,8 @@ impl Render for BenchRender<'_> {
                 .collect(),
             _ => u.passage_id.as_deref().into_iter().collect(),
         };
-        Ok(Some(crate::relevance::RelevanceInput {
-            query: crate::relevance::query(previous, &turn.user, turn.rewrite.as_deref()),
+        Ok(Some(crate::judges::relevance::RelevanceInput {
+            query: crate::judges::relevance::query(previous, &turn.user, turn.rewrite.as_deref()),
             passages: ids
                 .into_iter()
                 .map(|id| self.text(id))

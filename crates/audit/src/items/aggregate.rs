@@ -10,7 +10,7 @@
 //!
 //! Completeness items also look for missing gold: a non-gold passage picked by a strict
 //! majority of all planned (judge x trial) picks of the item is a *candidate*
-//! ([`SuggestionVerdict::Unverified`]); the pointwise check in [`crate::verify`] decides whether
+//! ([`SuggestionVerdict::Unverified`]); the pointwise check in [`crate::items::missing_gold`] decides whether
 //! it is a *probable missing gold*.
 
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dimension::Dimension;
-use crate::record::{Abstention, Judgement};
+use crate::judges::record::{Abstention, Judgement};
 
 /// A probable missing gold passage for a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -234,7 +234,7 @@ pub fn merge_suggestions(items: &[ItemScore]) -> Vec<Suggestion> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::record::{Judgement, ParseOutcome, judgement_id};
+    use crate::judges::record::{Judgement, ParseOutcome, judgement_id};
 
     pub fn judgement(
         dim: Dimension,
@@ -408,6 +408,9 @@ pub(crate) mod tests {
             (None, 0, true)
         );
         assert!(it.none_majority());
-        assert!(crate::stats::is_flagged(it, &Default::default()));
+        assert!(crate::statistics::dimensions::is_flagged(
+            it,
+            &Default::default()
+        ));
     }
 }

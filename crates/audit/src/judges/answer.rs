@@ -1,15 +1,15 @@
 //! An LLM answer read into a [`Judgement`] record: the score or pick, the parse status, the
 //! justification, tokens and cost; a value outside the schema's range is a failure, never a
-//! score. Apart from the engine so that relevance judges ([`crate::relevance`]) build their
+//! score. Apart from the engine so that relevance judges ([`crate::judges::relevance`]) build their
 //! records the same way without importing the engine.
 
 use mtr_llm::{ChatResult, ParseStatus};
 
-use crate::record::{
+use crate::judges::record::{
     Choice, Judgement, ParseOutcome, PickVerdict, RAW_EXCERPT_CHARS, RatingVerdict, judgement_id,
     raw_excerpt,
 };
-use crate::unit::{JudgeRef, Unit};
+use crate::judges::unit::{JudgeRef, Unit};
 
 /// Turns an LLM answer (or a per-item failure, as its message) into a record. Values outside
 /// the schema's range count as failures, never as scores.
@@ -113,9 +113,9 @@ pub fn record(
             Err(e) => return fail(j, e.to_string()),
         }
     } else if let Some(d) = &r.rating {
-        // a letter pick: the label probabilities of one token ([`crate::letters`]), read by
+        // a letter pick: the label probabilities of one token ([`crate::judges::letters`]), read by
         // the default rule here and by the configured one once the pools are judged
-        crate::letters::record_pick(&mut j, d, &crate::config::LetterPicks::default());
+        crate::judges::letters::record_pick(&mut j, d, &crate::config::LetterPicks::default());
     } else {
         let pool = unit.pool.as_deref().unwrap_or_default();
         match r.parse::<PickVerdict>() {
@@ -215,7 +215,7 @@ mod tests {
         );
         let j = record(&u, &judge(), 0, "p@2", Ok(r));
         assert!(j.ok());
-        assert_eq!(j.abstention, Some(crate::record::Abstention::None));
+        assert_eq!(j.abstention, Some(crate::judges::record::Abstention::None));
         assert_eq!(
             (j.score, j.pick_position, j.pick_passage_id),
             (None, None, None)
@@ -226,7 +226,10 @@ mod tests {
             None,
         );
         let j = record(&u, &judge(), 0, "p@2", Ok(r));
-        assert_eq!(j.abstention, Some(crate::record::Abstention::Several));
+        assert_eq!(
+            j.abstention,
+            Some(crate::judges::record::Abstention::Several)
+        );
         let r = answer(
             r#"{"justification": "g", "choice": 2}"#,
             ParseStatus::Ok,

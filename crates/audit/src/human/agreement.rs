@@ -1,5 +1,5 @@
 //! Calibration against human ratings (`--human-labels FILE`): how the judges' ratings compare
-//! with the annotators' (the files themselves are read by [`crate::human_labels`], whose types
+//! with the annotators' (the files themselves are read by [`crate::human::labels`], whose types
 //! are re-exported here).
 //!
 //! What is reported per (dimension, human metric): Pearson and Spearman between the ensemble
@@ -23,11 +23,11 @@ use mtr_metrics::agreement::{self, KappaWeights, Level};
 use serde::{Deserialize, Serialize};
 
 use crate::dimension::Dimension;
-pub use crate::human_labels::{
+pub use crate::human::labels::{
     HumanItem, HumanLabels, HumanRating, MtragJudged, judged_for, load, mtrag_metrics,
 };
-use crate::interval::Interval;
-use crate::resample::Resampling;
+use crate::statistics::interval::Interval;
+use crate::statistics::resample::Resampling;
 
 /// Agreement of judges with humans, and of humans with each other.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -282,7 +282,7 @@ fn judge_agreement(
     let all: Vec<usize> = (0..rows.len()).collect();
     let [p, s, pa, sa, k] = agreement_stats(&rows, &all, judge_scale, human_scale);
     let clusters: Vec<&str> = rows.iter().map(|r| r.cluster).collect();
-    let cis = crate::resample::cluster_intervals(&clusters, r, 5, |idx| {
+    let cis = crate::statistics::resample::cluster_intervals(&clusters, r, 5, |idx| {
         agreement_stats(&rows, idx, judge_scale, human_scale)
             .iter()
             .map(|x| x.0)
@@ -380,7 +380,7 @@ fn ceiling(units: &[&Unit], r: &Resampling) -> Ceiling {
     let all: Vec<usize> = (0..multi.len()).collect();
     let est = ceiling_stats(&multi, &all, &coders);
     let clusters: Vec<&str> = multi.iter().map(|u| u.cluster.as_str()).collect();
-    let cis = crate::resample::cluster_intervals(&clusters, r, 6, |idx| {
+    let cis = crate::statistics::resample::cluster_intervals(&clusters, r, 6, |idx| {
         ceiling_stats(&multi, idx, &coders).to_vec()
     });
     let annotations: usize = multi.iter().map(|u| u.annotators.len()).sum();
@@ -463,8 +463,9 @@ fn residuals(
         .iter()
         .map(|&src| {
             let est = stat(src, &all);
-            let cis =
-                crate::resample::cluster_intervals(&clusters, r, 2, |idx| stat(src, idx).to_vec());
+            let cis = crate::statistics::resample::cluster_intervals(&clusters, r, 2, |idx| {
+                stat(src, idx).to_vec()
+            });
             (
                 src.to_string(),
                 SourceResidual {
@@ -727,11 +728,11 @@ mod tests {
             comparisons: vec![c],
             failed_judgements: 0,
         };
-        let w = crate::calibrate::self_preference(&cal, &judges);
+        let w = crate::human::calibration::self_preference(&cal, &judges);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("Llama-3.1-405B"), "{w:?}");
         // the terminal table: ensemble and ceiling rows, with intervals
-        let t = crate::calibrate::text_table(&cal);
+        let t = crate::human::calibration::text_table(&cal);
         assert!(
             t.contains("annotators (ceiling)") && t.contains("ensemble"),
             "{t}"

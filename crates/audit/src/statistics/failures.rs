@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::record::Judgement;
+use crate::judges::record::Judgement;
 use crate::summary::Summary;
 
 /// A judge whose failed judgements pass the threshold.

@@ -17,12 +17,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use mtr_core::Passage;
 use serde::{Deserialize, Serialize};
 
-use crate::aggregate::{ItemScore, Suggestion, SuggestionVerdict};
 use crate::dimension::Dimension;
-use crate::engine::{Judging, Render, Unit, judge_units};
 use crate::error::Result;
-use crate::prompts::Fitted;
-use crate::record::Judgement;
+use crate::items::aggregate::{ItemScore, Suggestion, SuggestionVerdict};
+use crate::judges::engine::{Judging, Render, Unit, judge_units};
+use crate::judges::prompts::Fitted;
+use crate::judges::record::Judgement;
 
 /// Words per shingle of the overlap tag.
 pub const SHINGLE_WORDS: usize = 5;
@@ -149,7 +149,7 @@ pub fn apply(
             .iter()
             .map(|judge| {
                 by.get(&(s.turn_id.as_str(), s.passage_id.as_str(), judge.as_str()))
-                    .map(|v| crate::aggregate::mean(v))
+                    .map(|v| crate::items::aggregate::mean(v))
             })
             .collect();
         s.alignment_ratings = judges
@@ -187,7 +187,7 @@ pub async fn judge(
     if units.is_empty() {
         return Ok(Verified::default());
     }
-    let screened = crate::context::screen(units, fit)?;
+    let screened = crate::judges::context::screen(units, fit)?;
     let too_long = screened.too_long.values().sum();
     ctx.progress.stage(
         "verifying missing gold",
@@ -229,7 +229,7 @@ pub fn info(
         .map(|p| 1.0 / p.len() as f64)
         .collect();
     let mut out = DiscriminabilityInfo {
-        chance_rate: (!inv.is_empty()).then(|| crate::aggregate::mean(&inv)),
+        chance_rate: (!inv.is_empty()).then(|| crate::items::aggregate::mean(&inv)),
         verify_rating_at_least: at_least,
         ..Default::default()
     };
@@ -281,7 +281,7 @@ pub fn info(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::tests::judgement;
+    use crate::items::aggregate::tests::judgement;
 
     fn passage(id: &str, doc: Option<&str>, text: &str) -> Passage {
         Passage {

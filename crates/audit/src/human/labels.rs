@@ -1,5 +1,5 @@
 //! Human label files (`--human-labels FILE`), read into what the calibration judges and
-//! compares ([`crate::human`] holds the comparison).
+//! compares ([`crate::human::agreement`] holds the comparison).
 //!
 //! Two kinds of file are read:
 //! - MTRAG's human evaluation set (`human_evaluations_clapnq_govt.json`): tasks (conversation,

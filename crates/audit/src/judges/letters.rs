@@ -20,7 +20,7 @@ use mtr_llm::logprob::{RatingDistribution, RatingMode};
 
 use crate::config::LetterPicks;
 use crate::dimension::Dimension;
-use crate::record::{Abstention, Judgement};
+use crate::judges::record::{Abstention, Judgement};
 
 /// Most passages a pool may hold: every label is one digit, one token.
 pub const MAX_LABELS: usize = 9;
@@ -223,8 +223,8 @@ mod tests {
     }
 
     fn judgement(gold: usize) -> Judgement {
-        let r = crate::answer::record(
-            &crate::unit::Unit {
+        let r = crate::judges::answer::record(
+            &crate::judges::unit::Unit {
                 dimension: Dimension::Completeness,
                 dialogue_id: "d".into(),
                 turn_id: "d::1".into(),
@@ -246,7 +246,7 @@ mod tests {
                 source: 0,
                 judge: Some(0),
             },
-            &crate::unit::JudgeRef {
+            &crate::judges::unit::JudgeRef {
                 name: "q".into(),
                 model: "qm".into(),
                 rating_mode: RatingMode::Probability,
@@ -257,7 +257,7 @@ mod tests {
             Err("not asked".into()),
         );
         Judgement {
-            parse_status: crate::record::ParseOutcome::Ok,
+            parse_status: crate::judges::record::ParseOutcome::Ok,
             parse_detail: None,
             ..r
         }

@@ -1,5 +1,5 @@
 //! Runs judgements against the LLM layer and turns answers into [`Judgement`] records
-//! ([`crate::answer::record`]).
+//! ([`crate::judges::answer::record`]).
 //!
 //! Every judge gets its own stream of calls, as wide as its endpoint's capacity (replicas x
 //! max concurrency, doubled so cache hits and rendering never leave a slot idle), so a slow
@@ -19,12 +19,12 @@ use mtr_llm::client::Target;
 use mtr_llm::{ChatRequest, ChatResult, Llm, LlmError};
 use rayon::prelude::*;
 
-pub use crate::answer::record;
 use crate::budget::Gate;
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
-use crate::record::{Judgement, judgement_id};
-pub use crate::unit::{JudgeRef, Unit};
+pub use crate::judges::answer::record;
+use crate::judges::record::{Judgement, judgement_id};
+pub use crate::judges::unit::{JudgeRef, Unit};
 
 /// Renders the request for a unit (the same for every judge).
 pub trait Render: Send + Sync {
@@ -33,12 +33,12 @@ pub trait Render: Send + Sync {
     fn prompt_id(&self, dim: Dimension) -> String;
     /// What a relevance judge is asked for a unit (query and passages); `None` when this
     /// renderer has nothing for relevance judges.
-    fn relevance(&self, _unit: &Unit) -> Result<Option<crate::relevance::RelevanceInput>> {
+    fn relevance(&self, _unit: &Unit) -> Result<Option<crate::judges::relevance::RelevanceInput>> {
         Ok(None)
     }
     /// Told of each request the judging rendered for unit `ui` of the units being judged (a
     /// unit may be rendered more than once): a renderer that records prompt lengths while
-    /// judging ([`crate::context::Recording`]) reads them here instead of rendering the units
+    /// judging ([`crate::judges::context::Recording`]) reads them here instead of rendering the units
     /// a second time.
     fn rendered(&self, _ui: usize, _unit: &Unit, _req: &ChatRequest) {}
 }
@@ -65,7 +65,7 @@ pub(crate) fn reused_record<'e>(
     prompt_ids: &HashMap<Dimension, String>,
 ) -> Option<&'e Judgement> {
     let prompt = if j.relevance {
-        crate::relevance::PROMPT_ID
+        crate::judges::relevance::PROMPT_ID
     } else {
         prompt_ids[&u.dimension].as_str()
     };
@@ -167,7 +167,7 @@ pub(crate) fn jobs_of(units: &[Unit], judges: &[JudgeRef], samples: u32) -> Vec<
     for (ui, u) in units.iter().enumerate() {
         for (ji, judge) in judges.iter().enumerate() {
             if u.judge.is_some_and(|only| only != ji)
-                || (judge.relevance && !crate::relevance::judges(u.dimension))
+                || (judge.relevance && !crate::judges::relevance::judges(u.dimension))
             {
                 continue;
             }
@@ -361,9 +361,9 @@ async fn answer_without_call(
 ) -> Result<Answer> {
     Ok(match prepared {
         Prepared::Copy(k0) => Answer::CopyOf(k0),
-        Prepared::Relevance(input) => {
-            Answer::Relevance(crate::relevance::judge(llm, judge, unit, sample, input).await)
-        }
+        Prepared::Relevance(input) => Answer::Relevance(
+            crate::judges::relevance::judge(llm, judge, unit, sample, input).await,
+        ),
         Prepared::Skip => Answer::Skipped,
         Prepared::Call(_) => {
             return Err(AuditError::Internal("a call was left unmade".into()));
@@ -736,7 +736,7 @@ enum Prepared {
     Call(Box<ChatRequest>),
     Copy(usize),
     /// A relevance judge's query and passages.
-    Relevance(crate::relevance::RelevanceInput),
+    Relevance(crate::judges::relevance::RelevanceInput),
     /// Nothing for a relevance judge to judge.
     Skip,
 }

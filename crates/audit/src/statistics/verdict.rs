@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::dimension::Dimension;
-pub use crate::separation::{
+pub use crate::statistics::separation::{
     ABSTAINS_SHARE, ABSTENTION_WEAK, AGREEMENT_SEPARATES, AGREEMENT_WEAK, Behaviour,
     CONSTANT_SHARE, DimensionVerdict, JudgeSpread, MIN_ANSWERS, Separation, Verdict,
 };

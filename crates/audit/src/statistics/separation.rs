@@ -1,6 +1,6 @@
 //! The verdict on the judges as `summary.json` holds it: how far the judges separate items
 //! ([`Separation`]), how each judge's verdicts are spread ([`JudgeSpread`], [`Behaviour`]), and
-//! the thresholds that define those words. [`crate::verdict`] computes the verdict from a
+//! the thresholds that define those words. [`crate::statistics::verdict`] computes the verdict from a
 //! summary; these types live apart so that the summary can hold the verdict without importing
 //! the module that reads the summary.
 

@@ -14,10 +14,10 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use crate::audit::Outcome;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
+use crate::judges::prompts::passage_display;
+use crate::judges::record::Judgement;
 use crate::output;
-use crate::prompts::passage_display;
-use crate::record::Judgement;
-use crate::testkit::*;
+use crate::tests::kit::*;
 
 fn schema(name: &str) -> serde_json::Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -133,7 +133,7 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
     );
     assert!(s.cost.total.cache_hits < 10);
     assert!(
-        s.plan.skipped[&Dimension::Alignment][&crate::plan::SkipReason::NoGold] > 0,
+        s.plan.skipped[&Dimension::Alignment][&crate::items::plan::SkipReason::NoGold] > 0,
         "unanswerable turns are counted"
     );
     for d in Dimension::ALL {
@@ -449,12 +449,9 @@ async fn unparsable_judgements_are_counted_never_scored() {
     assert_eq!(q.per_judge["b"].n, 0);
     assert_eq!(q.per_judge["b"].failed, q.items);
     assert_eq!(s.failures["b"][&Dimension::Quality], q.items);
-    assert!(
-        read_items(&out)
-            .iter()
-            .filter(|j| j.judge == "b")
-            .all(|j| j.score.is_none() && j.parse_status == crate::record::ParseOutcome::Failed)
-    );
+    assert!(read_items(&out).iter().filter(|j| j.judge == "b").all(
+        |j| j.score.is_none() && j.parse_status == crate::judges::record::ParseOutcome::Failed
+    ));
     validate_folder(&out);
 }
 
@@ -494,7 +491,7 @@ async fn refusals_are_their_own_status_and_failed_answers_keep_their_text() {
     let b: Vec<&Judgement> = items.iter().filter(|j| j.judge == "b").collect();
     assert_eq!(b.len(), q.items);
     for j in &b {
-        assert_eq!(j.parse_status, crate::record::ParseOutcome::Refused);
+        assert_eq!(j.parse_status, crate::judges::record::ParseOutcome::Refused);
         assert_eq!(
             j.raw_excerpt.as_deref(),
             Some("I'm sorry, but I can't assist with that request.")
@@ -502,10 +499,10 @@ async fn refusals_are_their_own_status_and_failed_answers_keep_their_text() {
         assert!(!j.parse_detail.as_deref().unwrap().contains("empty answer"));
     }
     for j in items.iter().filter(|j| j.judge == "c") {
-        assert_eq!(j.parse_status, crate::record::ParseOutcome::Failed);
+        assert_eq!(j.parse_status, crate::judges::record::ParseOutcome::Failed);
         let ex = j.raw_excerpt.as_deref().unwrap();
         assert!(ex.starts_with("Well, hmm,"), "{ex}");
-        assert!(ex.chars().count() <= crate::record::RAW_EXCERPT_CHARS + 3);
+        assert!(ex.chars().count() <= crate::judges::record::RAW_EXCERPT_CHARS + 3);
     }
     // a refusal is not asked again (an unparsable answer is, by the LLM layer's retries)
     let retries = mtr_llm::config::RetryConfig::default().parse_retries as usize;
@@ -540,7 +537,7 @@ async fn dense_negatives_join_bm25_when_an_embedder_is_configured() {
         ..Default::default()
     };
     let llm = llm_with_cache(config, &tmp.path().join("c.sqlite")).await;
-    let idx = crate::materials::corpus_index(
+    let idx = crate::items::materials::corpus_index(
         &bench,
         &tmp.path().join("index"),
         &mtr_core::progress::NoProgress,
@@ -819,7 +816,7 @@ fn oracle(
 }
 
 /// Precision of missing-gold suggestions: (true golds, suggestions).
-fn precision(xs: &[&crate::aggregate::Suggestion], p: &Planted) -> (usize, usize) {
+fn precision(xs: &[&crate::items::aggregate::Suggestion], p: &Planted) -> (usize, usize) {
     let ok = xs
         .iter()
         .filter(|x| {
@@ -864,7 +861,7 @@ fn measure_planted(
     judges: usize,
     who: &str,
 ) -> Measured {
-    use crate::aggregate::SuggestionVerdict;
+    use crate::items::aggregate::SuggestionVerdict;
     let flagged = crate::audit::flagged_turns(items, settings, judges, 1);
     // recall is over the audited turns (a sampled audit sees only some)
     let audited: BTreeSet<String> = items.iter().map(|j| j.turn_id.clone()).collect();
@@ -975,7 +972,7 @@ fn measure_planted(
         );
     }
     let mut precision_by_class = Vec::new();
-    let probable: Vec<&crate::aggregate::Suggestion> = s
+    let probable: Vec<&crate::items::aggregate::Suggestion> = s
         .suggested_qrels
         .iter()
         .filter(|x| x.verdict == SuggestionVerdict::ProbableMissingGold)
@@ -996,7 +993,7 @@ fn measure_planted(
         "replaced, nothing relevant in the pool",
         "no defect",
     ] {
-        let mine: Vec<&crate::aggregate::Suggestion> = probable
+        let mine: Vec<&crate::items::aggregate::Suggestion> = probable
             .iter()
             .copied()
             .filter(|x| class(&x.turn_id) == c)
@@ -1175,7 +1172,7 @@ fn job(
     crate::audit::AuditJob {
         settings,
         out_dir: out.to_path_buf(),
-        prompts: crate::prompts::AuditPrompts::builtin().unwrap(),
+        prompts: crate::judges::prompts::AuditPrompts::builtin().unwrap(),
         retrievers: Vec::new(),
         config_hash: "test".into(),
         tool_version: "test".into(),
@@ -1274,7 +1271,7 @@ async fn generic_human_ratings_are_compared_with_item_scores() {
     };
     // two annotators: one equal to the ensemble item score (rounded), one off by one on every
     // third item
-    let items = crate::aggregate::score_items(&read_items(&first), 2, 3);
+    let items = crate::items::aggregate::score_items(&read_items(&first), 2, 3);
     let mut lines = String::new();
     for (n, it) in items.iter().filter(|i| i.score.is_some()).enumerate() {
         let x = it.score.unwrap().round();
@@ -1348,14 +1345,16 @@ async fn mtrag_human_calibration_on_the_real_file() {
         return;
     };
     let file = shared().unwrap().join("human_evaluations_clapnq_govt.json");
-    let crate::human::HumanLabels::Mtrag { items, .. } = crate::human::load(&file).unwrap() else {
+    let crate::human::agreement::HumanLabels::Mtrag { items, .. } =
+        crate::human::agreement::load(&file).unwrap()
+    else {
         panic!()
     };
     let medians: HashMap<String, (f64, f64)> = items
         .iter()
         .map(|i| {
             let med = |m: &str| {
-                crate::human::median(
+                crate::human::agreement::median(
                     &i.ratings
                         .get(m)
                         .map(|r| r.values().copied().collect::<Vec<_>>())
@@ -1573,7 +1572,7 @@ async fn probability_ratings_are_offered_per_judge_and_recorded_per_judgement() 
         .start()
         .await
         .unwrap();
-    let config = |mode| crate::testkit::probability_pair_config(&fake, mode);
+    let config = |mode| crate::tests::kit::probability_pair_config(&fake, mode);
     let cache = tmp.path().join("c.sqlite");
     let settings = AuditSettings {
         sample: Some(2),
@@ -1644,7 +1643,7 @@ async fn probability_ratings_are_offered_per_judge_and_recorded_per_judgement() 
 /// Judges that give every item a 5 and abstain ("none") on every pool.
 fn constant_judge(r: &FakeRequest) -> FakeReply {
     let schema = r.schema.clone().unwrap_or_default();
-    if crate::record::pick_max(&schema).is_some() {
+    if crate::judges::record::pick_max(&schema).is_some() {
         FakeReply::json(serde_json::json!({"justification": "constant", "choice": "none"}))
     } else {
         FakeReply::json(serde_json::json!({"justification": "constant", "rating": 5}))
@@ -1653,7 +1652,7 @@ fn constant_judge(r: &FakeRequest) -> FakeReply {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ensemble_of_constant_judges_is_reported_as_unable_to_separate() {
-    use crate::verdict::{Behaviour, Separation};
+    use crate::statistics::verdict::{Behaviour, Separation};
     let tmp = tempfile::tempdir().unwrap();
     let Some(bench) = clapnq(tmp.path()) else {
         return;
@@ -1715,7 +1714,7 @@ async fn an_ensemble_of_constant_judges_is_reported_as_unable_to_separate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ensemble_that_rates_true_golds_high_is_reported_as_separating() {
-    use crate::verdict::Separation;
+    use crate::statistics::verdict::Separation;
     let tmp = tempfile::tempdir().unwrap();
     let Some(src) = clapnq(tmp.path()) else {
         return;

@@ -17,10 +17,10 @@ use crate::audit::Outcome;
 use crate::budget::{BudgetPlan, TimeBudget};
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
+use crate::judges::record::Judgement;
 use crate::output;
-use crate::record::Judgement;
 use crate::summary::Summary;
-use crate::testkit::*;
+use crate::tests::kit::*;
 
 /// Expected seconds of one call: 100 answer tokens at 0.01 a second over 4 streams.
 const CALL_S: f64 = 100.0 / 0.01 / 4.0;
@@ -55,9 +55,12 @@ async fn setup(dir: &Path, speed: bool) -> Option<Setup> {
             e.output_tokens_per_s = Some(0.01);
         }
     }
-    let bm25 =
-        crate::materials::bm25_index(&bench, &dir.join("index"), &mtr_core::progress::NoProgress)
-            .unwrap();
+    let bm25 = crate::items::materials::bm25_index(
+        &bench,
+        &dir.join("index"),
+        &mtr_core::progress::NoProgress,
+    )
+    .unwrap();
     Some(Setup {
         bench,
         fake,
@@ -96,7 +99,7 @@ impl Setup {
 
     /// The audit within `budget_s` seconds (none: no budget).
     async fn run(&self, budget_s: Option<f64>, dry_run: bool) -> Outcome {
-        let job = crate::testkit::job(settings(), &self.out, vec![self.retriever.clone()]);
+        let job = crate::tests::kit::job(settings(), &self.out, vec![self.retriever.clone()]);
         let time = budget_s.map(|b| {
             let mut t = TimeBudget::new(Duration::from_secs_f64(b), Instant::now());
             let said = self.said.clone();
@@ -206,7 +209,7 @@ async fn a_budget_audits_the_dialogues_that_fit_and_a_rerun_the_rest() {
     assert_eq!(calls, first.len() as u64);
     let report = std::fs::read_to_string(t.out.join(output::REPORT_MD)).unwrap();
     assert!(report.contains("Time budget") && report.contains("3 left for a rerun"));
-    crate::tests_fake::validate_folder(&t.out);
+    crate::tests::fake::validate_folder(&t.out);
 
     // no budget: only the other three are judged, and the fingerprint is the same
     let again = t.audited(None).await;

@@ -9,11 +9,11 @@ use mtr_llm::logprob::RatingMode;
 use crate::audit::Outcome;
 use crate::config::{AuditSettings, LetterPicks};
 use crate::dimension::Dimension;
-use crate::letters::{Reading, choose};
-use crate::record::{Abstention, Judgement};
-use crate::testkit::probability_pair_config as config;
-use crate::testkit::*;
-use crate::tests_fake::validate_folder;
+use crate::judges::letters::{Reading, choose};
+use crate::judges::record::{Abstention, Judgement};
+use crate::tests::fake::validate_folder;
+use crate::tests::kit::probability_pair_config as config;
+use crate::tests::kit::*;
 
 /// The number of passages a completeness prompt shows (`[k] ` lines).
 fn labels(prompt: &str) -> usize {
@@ -253,13 +253,13 @@ async fn letter_picks_need_a_judge_that_reads_probabilities() {
     )
     .await;
     for (names, says) in [(&["p"][..], "rating_mode"), (&["x"][..], "no judge")] {
-        let bm25 = crate::materials::bm25_index(
+        let bm25 = crate::items::materials::bm25_index(
             &bench,
             &tmp.path().join("index"),
             &mtr_core::progress::NoProgress,
         )
         .unwrap();
-        let job = crate::testkit::job(
+        let job = crate::tests::kit::job(
             settings(names),
             &tmp.path().join("audit"),
             vec![std::sync::Arc::new(bm25)],

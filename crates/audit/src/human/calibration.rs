@@ -2,21 +2,21 @@
 //! tasks, so that the answers of one task stay together as a bootstrap cluster and the answer
 //! sources are compared on the same tasks), how they are rendered (MTRAG's `completeness` with
 //! its own prompt that shows the passages), and how the judgements are compared with the
-//! annotators ([`crate::human::compare`]).
+//! annotators ([`crate::human::agreement::compare`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use mtr_llm::ChatRequest;
 
-use crate::aggregate::{ItemScore, score_items};
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-use crate::engine::{Render, Unit};
 use crate::error::{AuditError, Result};
-use crate::human::{self, HumanCalibration, HumanItem, MtragJudged};
-use crate::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView, fit_to};
-use crate::record::Judgement;
-use crate::resample::Resampling;
+use crate::human::agreement::{self, HumanCalibration, HumanItem, MtragJudged};
+use crate::items::aggregate::{ItemScore, score_items};
+use crate::judges::engine::{Render, Unit};
+use crate::judges::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView, fit_to};
+use crate::judges::record::Judgement;
+use crate::statistics::resample::Resampling;
 use crate::summary::JudgeInfo;
 
 /// `passage_id` of the judgements of MTRAG's answer completeness (judged as a quality rating
@@ -205,13 +205,13 @@ pub fn mtrag(
         if !dims.contains(&dim) {
             continue;
         }
-        for metric in human::mtrag_metrics(dim) {
-            let judged = human::judged_for(dim, metric);
+        for metric in agreement::mtrag_metrics(dim) {
+            let judged = agreement::judged_for(dim, metric);
             let passage = match judged {
                 MtragJudged::AnswerCompleteness => Some(ANSWER_COMPLETENESS),
                 MtragJudged::Dimension(_) => None,
             };
-            let units: Vec<human::Unit> = items
+            let units: Vec<agreement::Unit> = items
                 .iter()
                 .filter_map(|it| {
                     let ann = it.ratings.get(*metric)?;
@@ -219,7 +219,7 @@ pub fn mtrag(
                         .get(&(dim, it.id.as_str(), passage))
                         .map(|i| i.per_judge.clone())
                         .unwrap_or_default();
-                    Some(human::Unit {
+                    Some(agreement::Unit {
                         per_judge,
                         annotators: ann.clone(),
                         cluster: it.task.clone(),
@@ -229,7 +229,7 @@ pub fn mtrag(
                 .collect();
             let (lo, hi) = dim.scale();
             let r = resampling(s, "human");
-            let mut c = human::compare(dim, metric, &units, [lo, hi], scale, &r);
+            let mut c = agreement::compare(dim, metric, &units, [lo, hi], scale, &r);
             c.judged_with = Some(match judged {
                 MtragJudged::AnswerCompleteness => prompts.human_completeness_prompt().id(),
                 MtragJudged::Dimension(d) => prompts.get(d).id(),
@@ -251,7 +251,7 @@ pub fn mtrag(
 /// Calibration against generic ratings of audited items.
 pub fn items(
     path: &std::path::Path,
-    ratings: &[human::HumanRating],
+    ratings: &[agreement::HumanRating],
     scored: &[ItemScore],
     dims: &[Dimension],
     s: &AuditSettings,
@@ -276,12 +276,12 @@ pub fn items(
     }
     let mut comparisons = Vec::new();
     for &dim in dims {
-        let units: Vec<human::Unit> = grouped
+        let units: Vec<agreement::Unit> = grouped
             .iter()
             .filter(|((d, _, _), _)| *d == dim)
             .map(|((d, t, p), ann)| {
                 let item = by_key.get(&(*d, t.as_str(), p.as_deref()));
-                human::Unit {
+                agreement::Unit {
                     per_judge: item.map(|i| i.per_judge.clone()).unwrap_or_default(),
                     annotators: ann.clone(),
                     // turns of one dialogue are a cluster
@@ -297,7 +297,7 @@ pub fn items(
         }
         let (lo, hi) = dim.scale();
         let r = resampling(s, "human");
-        comparisons.push(human::compare(
+        comparisons.push(agreement::compare(
             dim,
             dim.name(),
             &units,
@@ -328,7 +328,7 @@ pub fn self_preference(cal: &HumanCalibration, judges: &[JudgeInfo]) -> Vec<Stri
                 continue;
             };
             for (src, r) in by_source {
-                if crate::family::family(src, None).as_deref() != Some(fam.as_str()) {
+                if crate::judges::family::family(src, None).as_deref() != Some(fam.as_str()) {
                     continue;
                 }
                 if let (Some(d), Some(ci)) = (r.minus_others, &r.minus_others_ci)
@@ -420,7 +420,7 @@ pub fn text_table(h: &HumanCalibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::tests::judgement;
+    use crate::items::aggregate::tests::judgement;
 
     fn items(tasks: usize) -> Vec<HumanItem> {
         let mut out = Vec::new();

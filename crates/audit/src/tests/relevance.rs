@@ -14,8 +14,8 @@ use rand::seq::{IndexedRandom, SliceRandom};
 
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-use crate::record::Judgement;
-use crate::testkit::{audited, clapnq};
+use crate::judges::record::Judgement;
+use crate::tests::kit::{audited, clapnq};
 
 /// Area under the ROC curve of `pos` above `neg` (ties count half).
 fn auc(pos: &[f64], neg: &[f64]) -> f64 {
@@ -274,7 +274,7 @@ async fn a_relevance_judge_rates_and_picks_from_scores() {
     };
     // the reranker scores a passage by its length: the longest of a pool wins
     let fake = FakeServer::builder()
-        .respond(crate::testkit::hashed_judge)
+        .respond(crate::tests::kit::hashed_judge)
         .rerank(|_q, docs| {
             docs.iter()
                 .map(|d| (d.len() % 997) as f64 / 997.0)
@@ -297,7 +297,7 @@ async fn a_relevance_judge_rates_and_picks_from_scores() {
         },
         ..Default::default()
     };
-    let llm = crate::testkit::llm_with_cache(config, &tmp.path().join("c.sqlite")).await;
+    let llm = crate::tests::kit::llm_with_cache(config, &tmp.path().join("c.sqlite")).await;
     let settings = AuditSettings {
         sample: Some(2),
         resamples: 50,
@@ -327,7 +327,7 @@ async fn a_relevance_judge_rates_and_picks_from_scores() {
     );
     for j in &rel {
         assert!(j.ok(), "{j:?}");
-        assert_eq!(j.prompt, crate::relevance::PROMPT_ID);
+        assert_eq!(j.prompt, crate::judges::relevance::PROMPT_ID);
         if j.dimension == Dimension::Alignment {
             assert_eq!(j.rating_mode, Some(mtr_llm::logprob::RatingMode::Relevance));
             let s = j.score.unwrap();
