@@ -3,7 +3,6 @@
 //! human calibration set), verify the missing-gold candidates, calibrate against human labels,
 //! summarise, and write the output folder.
 
-use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,13 +13,9 @@ use mtr_retrieve::Retriever;
 
 use crate::budget::{Gate, TimeBudget};
 use crate::config::AuditSettings;
-use crate::dimension::Dimension;
 use crate::error::Result;
-use crate::items::aggregate::score_items;
 use crate::judges::prompts::AuditPrompts;
-use crate::judges::record::Judgement;
 use crate::stages::{self, summarise::Finished};
-use crate::statistics::dimensions;
 use crate::summary::Summary;
 
 /// Everything an audit needs besides the benchmark and the LLM client.
@@ -103,20 +98,4 @@ pub async fn run_within(
     let summary = stages::summarise::summarise(bench, &job, llm, finished);
     stages::write::write(&job.out_dir, &summary, &scored, &verified)?;
     Ok(Outcome::Audited(Box::new(summary)))
-}
-
-/// Turn ids the audit flagged in any dimension (for the planted-defect evaluation).
-pub fn flagged_turns(
-    items_jsonl: &[Judgement],
-    settings: &AuditSettings,
-    judges: usize,
-    samples: usize,
-) -> BTreeSet<String> {
-    let items = score_items(items_jsonl, judges, settings.trials * samples);
-    let set: HashSet<Dimension> = settings.dimensions().into_iter().collect();
-    items
-        .iter()
-        .filter(|i| set.contains(&i.dimension) && dimensions::is_flagged(i, settings))
-        .map(|i| i.turn_id.clone())
-        .collect()
 }

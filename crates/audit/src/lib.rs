@@ -9,20 +9,21 @@
 //! (calibration against people), [`budget`] (`--time-budget`, [`run_within`]); [`summary`],
 //! [`report`] and [`output`] are what the audit writes.
 
-pub mod audit;
+pub(crate) mod audit;
 pub mod budget;
 pub mod config;
-pub mod dimension;
-pub mod error;
+pub(crate) mod dimension;
+pub(crate) mod error;
 pub mod human;
 pub mod items;
 pub mod judges;
 pub mod labels;
 pub mod output;
 pub mod report;
-pub mod schema;
-pub mod seed;
-pub mod stages;
+#[cfg(test)]
+mod schema;
+pub(crate) mod seed;
+pub(crate) mod stages;
 pub mod statistics;
 pub mod summary;
 #[cfg(test)]

@@ -168,8 +168,6 @@ pub struct Verified {
     pub records: Vec<Judgement>,
     /// Why judging stopped early (budget), if it did.
     pub stopped: Option<String>,
-    /// Candidates whose prompt does not fit the judges' context (left unverified).
-    pub too_long: usize,
 }
 
 /// Rates every candidate pointwise with every judge (alignment prompt). `unit_of` gives the
@@ -188,7 +186,6 @@ pub async fn judge(
         return Ok(Verified::default());
     }
     let screened = crate::judges::context::screen(units, fit)?;
-    let too_long = screened.too_long.values().sum();
     ctx.progress.stage(
         "verifying missing gold",
         (screened.kept.len() * ctx.judges.len() * ctx.samples.max(1) as usize) as u64,
@@ -198,7 +195,6 @@ pub async fn judge(
     Ok(Verified {
         records: judged.records.into_iter().flatten().map(|j| *j).collect(),
         stopped: judged.stopped,
-        too_long,
     })
 }
 

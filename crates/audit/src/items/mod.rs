@@ -4,6 +4,6 @@
 
 pub mod aggregate;
 pub mod materials;
-pub mod missing_gold;
-pub mod plan;
-pub mod pool;
+pub(crate) mod missing_gold;
+pub(crate) mod plan;
+pub(crate) mod pool;

@@ -110,6 +110,7 @@ pub fn relevant_gold(turn: &mtr_core::Turn) -> Vec<&str> {
 }
 
 /// Builds the plan. `in_corpus` says whether a passage id exists in the corpus.
+#[cfg(test)]
 pub fn build(
     dialogues: &[Dialogue],
     dims: &[Dimension],

@@ -3,13 +3,13 @@
 //! embedders, [`letters`] for picks read from label probabilities), and what comes back
 //! ([`answer`], [`record`]); [`family`] names a judge's model family.
 
-pub mod answer;
-pub mod context;
-pub mod engine;
-pub mod family;
-pub mod letters;
+pub(crate) mod answer;
+pub(crate) mod context;
+pub(crate) mod engine;
+pub(crate) mod family;
+pub(crate) mod letters;
 pub mod prompts;
 pub mod record;
-pub mod relevance;
-pub mod render;
-pub mod unit;
+pub(crate) mod relevance;
+pub(crate) mod render;
+pub(crate) mod unit;

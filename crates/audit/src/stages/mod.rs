@@ -14,10 +14,10 @@
 //! call ([`crate::items::plan`], [`crate::judges::engine`], [`crate::items::missing_gold`], [`crate::human::calibration`],
 //! [`crate::statistics::dimensions`], [`crate::output`]).
 
-pub mod calibrate;
-pub mod judge;
-pub mod plan;
-pub mod reuse;
-pub mod summarise;
-pub mod verify;
-pub mod write;
+pub(crate) mod calibrate;
+pub(crate) mod judge;
+pub(crate) mod plan;
+pub(crate) mod reuse;
+pub(crate) mod summarise;
+pub(crate) mod verify;
+pub(crate) mod write;

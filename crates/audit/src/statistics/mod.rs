@@ -2,9 +2,9 @@
 //! bootstrap ([`resample`]) and its [`interval`]s, the verdict on the judges ([`verdict`],
 //! [`separation`]) and the judges that failed ([`failures`]).
 
-pub mod dimensions;
+pub(crate) mod dimensions;
 pub mod failures;
-pub mod interval;
-pub mod resample;
-pub mod separation;
-pub mod verdict;
+pub(crate) mod interval;
+pub(crate) mod resample;
+pub(crate) mod separation;
+pub(crate) mod verdict;

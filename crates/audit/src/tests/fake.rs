@@ -862,7 +862,7 @@ fn measure_planted(
     who: &str,
 ) -> Measured {
     use crate::items::aggregate::SuggestionVerdict;
-    let flagged = crate::audit::flagged_turns(items, settings, judges, 1);
+    let flagged = flagged_turns(items, settings, judges, 1);
     // recall is over the audited turns (a sampled audit sees only some)
     let audited: BTreeSet<String> = items.iter().map(|j| j.turn_id.clone()).collect();
     let seen = |set: &BTreeSet<String>| -> BTreeSet<String> {
@@ -923,7 +923,7 @@ fn measure_planted(
             dimensions: vec![d],
             ..settings.clone()
         };
-        let f = crate::audit::flagged_turns(items, &one, judges, 1);
+        let f = flagged_turns(items, &one, judges, 1);
         let hit = f.intersection(&defective).count();
         let r = |set: &BTreeSet<String>| {
             let set = seen(set);
@@ -1755,4 +1755,24 @@ async fn an_ensemble_that_rates_true_golds_high_is_reported_as_separating() {
     );
     assert!(!md.contains("judges' failure"), "{}", head[2]);
     assert!(md.contains("## Worst items\n"));
+}
+
+/// Turn ids the audit flagged in any dimension (for the planted-defect evaluation).
+fn flagged_turns(
+    items_jsonl: &[crate::judges::record::Judgement],
+    settings: &crate::AuditSettings,
+    judges: usize,
+    samples: usize,
+) -> std::collections::BTreeSet<String> {
+    let items =
+        crate::items::aggregate::score_items(items_jsonl, judges, settings.trials * samples);
+    let set: std::collections::HashSet<crate::Dimension> =
+        settings.dimensions().into_iter().collect();
+    items
+        .iter()
+        .filter(|i| {
+            set.contains(&i.dimension) && crate::statistics::dimensions::is_flagged(i, settings)
+        })
+        .map(|i| i.turn_id.clone())
+        .collect()
 }
