@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::aggregate::SuggestionVerdict;
+use crate::items::aggregate::SuggestionVerdict;
 use crate::dimension::Dimension;
 use crate::error::Result;
 use crate::summary::Summary;
