@@ -249,14 +249,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 
 /// `audit-<benchmark name>` (`audit-benchmark` for a benchmark without a name).
 fn default_output(bench: &mtr_core::Benchmark) -> PathBuf {
-    PathBuf::from(format!(
-        "audit-{}",
-        if bench.manifest.name.is_empty() {
-            "benchmark"
-        } else {
-            &bench.manifest.name
-        }
-    ))
+    super::common::default_output("audit", &bench.manifest.name)
 }
 
 /// The hard-negative retrievers: BM25 over `--index` or the index built in `index_dir`, and

@@ -20,6 +20,7 @@ pub mod judges;
 pub mod labels;
 pub mod output;
 pub mod report;
+pub mod review;
 #[cfg(test)]
 mod schema;
 pub(crate) mod seed;

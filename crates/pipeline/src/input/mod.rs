@@ -45,6 +45,27 @@ pub fn detect(path: &Path) -> Result<SourceKind> {
     .into())
 }
 
+/// Extensions a corpus file's name may end in, stripped from its name.
+const CORPUS_EXTENSIONS: &[&str] = &[
+    "gz", "bz2", "zst", "xz", "jsonl", "json", "ndjson", "parquet", "zip", "txt", "md",
+];
+
+/// The name of a corpus, for the default output folder (`synth-<name>`): the folder's name
+/// (`.` names the current folder), or the file's name without its extensions
+/// (`dump.jsonl.gz` is `dump`).
+pub fn corpus_name(path: &Path) -> String {
+    let mut name = mtr_core::formats::builder::source_name(path);
+    if !path.is_dir() {
+        while let Some((stem, ext)) = name.rsplit_once('.') {
+            if stem.is_empty() || !CORPUS_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) {
+                break;
+            }
+            name = stem.to_string();
+        }
+    }
+    name
+}
+
 /// Loads all documents of a corpus path, in a stable order. Documents with empty text are
 /// kept (curation counts and removes them) but duplicate ids are an input error.
 pub fn load(path: &Path) -> Result<Vec<Document>> {
@@ -197,6 +218,20 @@ fn split_title(raw: &str) -> (Option<String>, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn corpus_names_drop_folders_slashes_and_file_extensions() {
+        let dir = tempfile::tempdir().unwrap();
+        let wiki = dir.path().join("wiki");
+        std::fs::create_dir_all(&wiki).unwrap();
+        assert_eq!(corpus_name(&dir.path().join("wiki/")), "wiki");
+        assert_eq!(corpus_name(&wiki.join("..").join("wiki")), "wiki");
+        assert_eq!(corpus_name(&dir.path().join("dump.jsonl.gz")), "dump");
+        assert_eq!(
+            corpus_name(&dir.path().join("enwiki.v2.parquet")),
+            "enwiki.v2"
+        );
+    }
 
     #[test]
     fn folder_ids_titles_and_order() {
