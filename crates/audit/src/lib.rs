@@ -36,6 +36,7 @@ pub mod relevance;
 pub mod render;
 pub mod report;
 pub mod resample;
+pub mod reviewed;
 pub mod schema;
 pub mod seed;
 pub mod separation;
