@@ -21,6 +21,7 @@ pub mod labels;
 pub mod output;
 pub mod report;
 pub mod review;
+pub mod reviewed;
 #[cfg(test)]
 mod schema;
 pub(crate) mod seed;

@@ -50,6 +50,11 @@ pub struct Summary {
     pub cost: CostInfo,
     /// Agreement with human ratings (`--human-labels`).
     pub human: Option<crate::human::agreement::HumanCalibration>,
+    /// What reviewers' labels on a random sample say (`mtr report` with `review/labels.jsonl`):
+    /// per dimension the share failing by the judges, the reviewers and prediction-powered,
+    /// and each judge's agreement with the reviewers. Absent without labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::reviewed::Review>,
     /// Prompts fitted to the judges' context: shortened histories, items skipped as too long.
     #[serde(default)]
     pub context: crate::judges::context::ContextInfo,

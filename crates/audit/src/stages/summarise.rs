@@ -77,6 +77,7 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
         flagged_turns: st.flagged_turns,
         cost: cost(&scored.judgements, llm),
         human: f.human,
+        review: None,
         failure_rates: dimensions::failure_rates(&scored.judgements, &f.judged.prompt_tokens),
         context: f.judged.context.clone(),
         worst: st.worst,
