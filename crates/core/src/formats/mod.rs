@@ -34,7 +34,7 @@ mod scalar;
 mod test_support;
 pub mod topiocqa;
 pub mod trec_dir;
-mod walk;
+pub mod walk;
 
 pub use builder::ImportReport;
 pub use options::{Format, Grouping, ImportOptions};
