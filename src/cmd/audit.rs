@@ -271,7 +271,7 @@ async fn negative_retrievers(
             idx.check_corpus(&src).map_err(anyhow::Error::new)?;
             idx
         }
-        None => mtr_audit::materials::corpus_index(bench, index_dir, progress)
+        None => mtr_audit::items::materials::corpus_index(bench, index_dir, progress)
             .map_err(anyhow::Error::new)?,
     };
     retrievers.push(Arc::new(idx.bm25().map_err(anyhow::Error::new)?));
@@ -398,8 +398,8 @@ fn print_audited(
             super::spend::SPEND
         );
     }
-    let items = mtr_audit::failures::read_items(&out.join(mtr_audit::output::ITEMS));
-    let failed = mtr_audit::failures::from_summary(summary, Some(&items));
+    let items = mtr_audit::statistics::failures::read_items(&out.join(mtr_audit::output::ITEMS));
+    let failed = mtr_audit::statistics::failures::from_summary(summary, Some(&items));
     if !failed.is_empty() {
         let lines: Vec<String> = failed.iter().map(|f| f.message()).collect();
         return Err(crate::exit::Failed::internal(format!(
@@ -469,12 +469,13 @@ fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {
         "probable missing gold: {} of {} candidates (suggested_qrels.tsv)\n",
         s.suggested_qrels
             .iter()
-            .filter(|x| x.verdict == mtr_audit::aggregate::SuggestionVerdict::ProbableMissingGold)
+            .filter(|x| x.verdict
+                == mtr_audit::items::aggregate::SuggestionVerdict::ProbableMissingGold)
             .count(),
         s.suggested_qrels.len()
     ));
     if let Some(h) = &s.human {
-        t.push_str(&mtr_audit::calibrate::text_table(h));
+        t.push_str(&mtr_audit::human::calibration::text_table(h));
     }
     t.push_str(&format!("report: {}\n", out.join("report.html").display()));
     t
