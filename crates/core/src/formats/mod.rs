@@ -39,7 +39,7 @@ mod test_support;
 pub mod topiocqa;
 pub mod trec_dir;
 mod typed_doc;
-mod walk;
+pub mod walk;
 
 pub use builder::ImportReport;
 pub use options::{Format, Grouping, ImportOptions};
