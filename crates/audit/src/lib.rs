@@ -28,6 +28,7 @@ pub mod labels;
 pub mod letters;
 pub mod materials;
 pub mod output;
+pub mod paper_scale;
 pub mod plan;
 pub mod pool;
 pub mod prompts;
