@@ -20,3 +20,4 @@ mod retrieve;
 mod secrets;
 mod synth;
 mod synth_budget;
+mod synth_corpus;

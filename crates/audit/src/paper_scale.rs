@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dimension::Dimension;
-use crate::record::Judgement;
+use crate::judges::record::Judgement;
 
 /// Completeness as the paper's code computes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -90,10 +90,10 @@ pub fn of(judgements: &[Judgement]) -> Option<PaperScale> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Abstention;
+    use crate::judges::record::Abstention;
 
     fn judgement(dim: Dimension, judge: &str, turn: &str, score: Option<f64>) -> Judgement {
-        crate::aggregate::tests::judgement(dim, turn, Some("g"), judge, Some(0), score, None)
+        crate::items::aggregate::tests::judgement(dim, turn, Some("g"), judge, Some(0), score, None)
     }
 
     fn pick(judge: &str, turn: &str, score: Option<f64>) -> Judgement {
