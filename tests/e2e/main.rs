@@ -20,6 +20,7 @@ mod resume;
 mod retrieve;
 mod reviewed;
 mod secrets;
+mod setup_script;
 mod synth;
 mod synth_budget;
 mod synth_corpus;
