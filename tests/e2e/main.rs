@@ -17,6 +17,7 @@ mod llm;
 mod realdata;
 mod resume;
 mod retrieve;
+mod review;
 mod secrets;
 mod synth;
 mod synth_budget;
