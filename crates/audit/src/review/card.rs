@@ -49,7 +49,7 @@ impl Texts {
             ids.insert(f.passage_id.clone());
             ids.extend(f.gold_passage_id.iter().cloned());
         }
-        let passages = crate::materials::load_passages(&bench, &ids)?;
+        let passages = crate::items::materials::load_passages(&bench, &ids)?;
         Ok(Self {
             bench,
             turns,

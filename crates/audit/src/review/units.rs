@@ -102,7 +102,7 @@ fn read_file(path: &Path) -> Result<BTreeMap<ItemKey, AuditedUnit>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::tests::judgement;
+    use crate::items::aggregate::tests::judgement;
 
     #[test]
     fn units_are_distinct_items_with_the_first_trials_pool() {
