@@ -130,16 +130,21 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         LocalCommand::Stop => {
             let servers = local::known_servers(&LocalPaths::default());
             for s in servers {
-                let stopped = s.stop().await.map_err(|e| llm_error(ctx, e))?;
-                println!(
-                    "{}\t{}",
-                    s.name,
-                    if stopped {
-                        "stopped"
-                    } else {
-                        "was not running"
+                let outcome = s.stop().await.map_err(|e| llm_error(ctx, e))?;
+                match outcome {
+                    local::StopOutcome::Stopped => println!("{}\tstopped", s.name),
+                    local::StopOutcome::NotRunning => println!("{}\twas not running", s.name),
+                    local::StopOutcome::NotOurs(why) => {
+                        println!(
+                            "{}\tnot stopped: its state file named another process",
+                            s.name
+                        );
+                        eprintln!(
+                            "mtr: {}: {why}; that process was left alone and the stale state file removed",
+                            s.name
+                        );
                     }
-                );
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -31,14 +31,15 @@ pub struct Args {
     /// or a native benchmark folder.
     #[arg(long, value_name = "PATH")]
     pub corpus: PathBuf,
-    /// Output benchmark folder (native format).
+    /// Output benchmark folder (native format) [default: `synth-<corpus name>`, e.g.
+    /// `synth-wiki` for `--corpus wiki/`].
     #[arg(
         short = 'o',
         long = "output",
         visible_alias = "out",
         value_name = "DIR"
     )]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     /// Number of dialogues [default: 100, or [synth] dialogues].
     #[arg(long)]
     pub dialogues: Option<usize>,
@@ -174,12 +175,23 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(ctx, &args)?;
+    let out = match args.out.clone() {
+        Some(o) => o,
+        None => {
+            let o = super::common::default_output(
+                "synth",
+                &mtr_pipeline::input::corpus_name(&args.corpus),
+            );
+            eprintln!("writing to {} (no -o given)", o.display());
+            o
+        }
+    };
     let prompts = match &args.prompts {
         Some(dir) => SynthPrompts::from_dir(dir),
         None => SynthPrompts::builtin(),
     }
     .map_err(user_error)?;
-    let mut job = SynthJob::new(&args.corpus, &args.out, cfg, prompts);
+    let mut job = SynthJob::new(&args.corpus, &out, cfg, prompts);
     if let Some(w) = &args.work_dir {
         job.work_dir = w.clone();
     }
@@ -197,11 +209,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // every folder written and the cache must take writes before anything is paid
-    super::preflight::writable_dir(&args.out, "-o")?;
+    super::preflight::writable_dir(&out, "-o")?;
     super::preflight::writable_dir(&job.work_dir, "--work-dir")?;
     let llm = open_llm(ctx, &args.llm).await?;
     super::preflight::writable_cache(&llm)?;
-    let spend_job = mtr_llm::client::spend::job_tag("synth", &args.out);
+    let spend_job = mtr_llm::client::spend::job_tag("synth", &out);
     llm.set_spend_job(&spend_job);
     let outcome = mtr_pipeline::synthesize(&job, &llm, progress)
         .await

@@ -21,3 +21,4 @@ mod reviewed;
 mod secrets;
 mod synth;
 mod synth_budget;
+mod synth_corpus;

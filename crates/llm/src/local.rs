@@ -22,7 +22,8 @@
 //!
 //! Modules: `models` (known models, the installation's paths), `server` (one server process),
 //! `plan` (which servers, and the endpoints they become), `speed` (`mtr local speed`),
-//! `speed_file` (its `speed.json`), `keepalive` (how long a server stays up once idle).
+//! `speed_file` (its `speed.json`), `keepalive` (how long a server stays up once idle),
+//! `process` (telling a server's process from another that took its pid, and signalling it).
 
 use std::process::Command;
 
@@ -31,6 +32,7 @@ use crate::error::{LlmError, Result};
 pub mod keepalive;
 mod models;
 mod plan;
+mod process;
 mod server;
 mod speed;
 mod speed_file;
@@ -41,7 +43,9 @@ pub use models::{KNOWN_MODELS, KnownModel, LocalPaths, resolve_model};
 pub(crate) use plan::default_setup;
 pub use plan::{LocalPlan, local_plan};
 pub(crate) use server::ensure_crypto;
-pub use server::{LocalServer, ServerKind, ServerState, ServerStatus, healthy, known_servers};
+pub use server::{
+    LocalServer, ServerKind, ServerState, ServerStatus, StopOutcome, healthy, known_servers,
+};
 use server::{io_err, pid_alive};
 pub use speed::{SpeedReport, measure_speed};
 pub use speed_file::SpeedFile;

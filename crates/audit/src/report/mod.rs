@@ -11,10 +11,10 @@ pub mod svg;
 
 use doc::Block;
 
-use crate::aggregate::SuggestionVerdict;
 use crate::dimension::Dimension;
+use crate::items::aggregate::SuggestionVerdict;
+use crate::statistics::verdict::Verdict;
 use crate::summary::{DimensionSummary, Summary};
-use crate::verdict::Verdict;
 
 fn f(x: Option<f64>, digits: usize) -> String {
     match x {
@@ -46,7 +46,9 @@ pub fn excerpt(s: &str, max_chars: usize) -> String {
 
 /// The verdict on the judges: the summary's, or computed for a summary written before it.
 pub fn verdict(s: &Summary) -> Verdict {
-    s.verdict.clone().unwrap_or_else(|| crate::verdict::of(s))
+    s.verdict
+        .clone()
+        .unwrap_or_else(|| crate::statistics::verdict::of(s))
 }
 
 /// The report as blocks (rendered to Markdown and HTML).

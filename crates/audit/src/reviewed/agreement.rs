@@ -8,7 +8,7 @@
 use mtr_metrics::agreement::{KappaWeights, cohens_kappa, weighted_kappa};
 
 use crate::dimension::Dimension;
-use crate::resample::{Resampling, cluster_interval};
+use crate::statistics::resample::{Resampling, cluster_interval};
 
 use super::ReviewerAgreement;
 use super::sample::Reviewed;

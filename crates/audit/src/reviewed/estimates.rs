@@ -5,8 +5,8 @@
 
 use mtr_metrics::stats::{ConfidenceInterval, PpiItem, ppi_mean};
 
-use crate::aggregate::ItemScore;
-use crate::interval::Interval;
+use crate::items::aggregate::ItemScore;
+use crate::summary::Interval;
 
 use super::{ReviewEstimate, ThreeWay};
 

