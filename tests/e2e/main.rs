@@ -15,6 +15,7 @@ mod eval;
 mod labels;
 mod llm;
 mod realdata;
+mod realism;
 mod resume;
 mod retrieve;
 mod reviewed;

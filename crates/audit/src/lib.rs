@@ -19,6 +19,7 @@ pub mod items;
 pub mod judges;
 pub mod labels;
 pub mod output;
+pub mod paper_scale;
 pub mod report;
 pub mod review;
 pub mod reviewed;

@@ -68,6 +68,9 @@ pub struct Summary {
     /// `--time-budget`: what the budget let this run start, and what is left for a rerun.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_budget: Option<crate::budget::TimeBudgetInfo>,
+    /// Completeness as the MTR-Suite paper's code computes it (`[audit] paper_scale = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper_scale: Option<crate::paper_scale::PaperScale>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -87,6 +87,10 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
             info.deadline_stopped = planned.gate.ran_out();
             info
         }),
+        paper_scale: s
+            .paper_scale
+            .then(|| crate::paper_scale::of(&scored.judgements))
+            .flatten(),
     };
     summary.verdict = Some(crate::statistics::verdict::of(&summary));
     summary
