@@ -2,7 +2,7 @@
 //! over clusters such as dialogues, whose turns are not independent), per-stratum summaries,
 //! paired tests between systems, multiple-testing correction and effect sizes.
 //!
-//! Everything random takes a seed and uses `StdRng::seed_from_u64`, so the same inputs and seed
+//! Everything random takes a seed and uses `mtr_core::rng::stream` (ChaCha12 by name), so the same inputs and seed
 //! give the same numbers on every run.
 
 mod bootstrap;
