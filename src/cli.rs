@@ -40,7 +40,7 @@ pub enum LogFormat {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Convert a benchmark from another format (mtrag, beir, trec, topiocqa, qrecc, inscit, cast) into mtr's native format.
+    /// Convert a benchmark from another format (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac) into mtr's native format.
     Import(cmd::import::Args),
     /// Export a native benchmark to BEIR or TREC files.
     Export(cmd::export::Args),

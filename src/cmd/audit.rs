@@ -249,14 +249,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 
 /// `audit-<benchmark name>` (`audit-benchmark` for a benchmark without a name).
 fn default_output(bench: &mtr_core::Benchmark) -> PathBuf {
-    PathBuf::from(format!(
-        "audit-{}",
-        if bench.manifest.name.is_empty() {
-            "benchmark"
-        } else {
-            &bench.manifest.name
-        }
-    ))
+    super::common::default_output("audit", &bench.manifest.name)
 }
 
 /// The hard-negative retrievers: BM25 over `--index` or the index built in `index_dir`, and
@@ -278,7 +271,7 @@ async fn negative_retrievers(
             idx.check_corpus(&src).map_err(anyhow::Error::new)?;
             idx
         }
-        None => mtr_audit::materials::corpus_index(bench, index_dir, progress)
+        None => mtr_audit::items::materials::corpus_index(bench, index_dir, progress)
             .map_err(anyhow::Error::new)?,
     };
     retrievers.push(Arc::new(idx.bm25().map_err(anyhow::Error::new)?));
@@ -405,8 +398,8 @@ fn print_audited(
             super::spend::SPEND
         );
     }
-    let items = mtr_audit::failures::read_items(&out.join(mtr_audit::output::ITEMS));
-    let failed = mtr_audit::failures::from_summary(summary, Some(&items));
+    let items = mtr_audit::statistics::failures::read_items(&out.join(mtr_audit::output::ITEMS));
+    let failed = mtr_audit::statistics::failures::from_summary(summary, Some(&items));
     if !failed.is_empty() {
         let lines: Vec<String> = failed.iter().map(|f| f.message()).collect();
         return Err(crate::exit::Failed::internal(format!(
@@ -476,12 +469,13 @@ fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {
         "probable missing gold: {} of {} candidates (suggested_qrels.tsv)\n",
         s.suggested_qrels
             .iter()
-            .filter(|x| x.verdict == mtr_audit::aggregate::SuggestionVerdict::ProbableMissingGold)
+            .filter(|x| x.verdict
+                == mtr_audit::items::aggregate::SuggestionVerdict::ProbableMissingGold)
             .count(),
         s.suggested_qrels.len()
     ));
     if let Some(h) = &s.human {
-        t.push_str(&mtr_audit::calibrate::text_table(h));
+        t.push_str(&mtr_audit::human::calibration::text_table(h));
     }
     t.push_str(&format!("report: {}\n", out.join("report.html").display()));
     t

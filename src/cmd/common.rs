@@ -184,3 +184,31 @@ impl ImportFlags {
 fn parse_grouping(s: &str) -> Result<mtr_core::formats::Grouping, String> {
     s.parse()
 }
+
+/// The folder a command writes into when no `-o` is given: `<kind>-<name>` in the current
+/// folder (`audit-qrecc`, `synth-wiki`), `<kind>-benchmark` for an empty name. One rule for
+/// every command, so that a user can guess where the output went.
+pub fn default_output(kind: &str, name: &str) -> PathBuf {
+    let name = name.trim();
+    PathBuf::from(format!(
+        "{kind}-{}",
+        if name.is_empty() { "benchmark" } else { name }
+    ))
+}
+
+#[cfg(test)]
+mod default_output_tests {
+    use super::default_output;
+
+    #[test]
+    fn names_the_kind_and_the_source() {
+        assert_eq!(
+            default_output("audit", "qrecc").to_str(),
+            Some("audit-qrecc")
+        );
+        assert_eq!(
+            default_output("synth", " ").to_str(),
+            Some("synth-benchmark")
+        );
+    }
+}

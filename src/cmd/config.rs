@@ -50,7 +50,7 @@ fn defaults() -> Vec<(&'static str, toml::Value)> {
     add("llm", toml::Value::try_from(mtr_llm::LlmConfig::default()));
     add(
         "audit",
-        toml::Value::try_from(mtr_audit::config::AuditSettings::default()),
+        toml::Value::try_from(mtr_audit::AuditSettings::default()),
     );
     add(
         "synth",

@@ -17,7 +17,8 @@ use super::open::emit;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Source format: mtrag, beir, trec, topiocqa, qrecc, inscit, cast (also iKAT), or auto.
+    /// Source format: mtrag, beir, trec, topiocqa, qrecc, inscit, cast (also iKAT), chatrag,
+    /// coral, doc2dial, quac, or auto.
     #[arg(id = "source_format", value_name = "FORMAT", value_parser = parse_format)]
     pub format: FormatArg,
     /// The source folder (or file, for single-file formats).

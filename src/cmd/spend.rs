@@ -86,7 +86,7 @@ pub fn failed_endpoints(ledger: &mtr_llm::LedgerSnapshot, max_share: f64) -> Vec
     let mut out = Vec::new();
     for (name, u) in &ledger.endpoints {
         let (failed, ended) = (u.failed() as usize, u.ended() as usize);
-        if mtr_audit::failures::too_many(failed, ended, max_share) {
+        if mtr_audit::statistics::failures::too_many(failed, ended, max_share) {
             let what = if failed == ended {
                 format!("failed every call ({failed} of {ended})")
             } else {

@@ -27,18 +27,29 @@ pub enum Vectors {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The documents: a JSONL file ({id, title, text} per line), a folder of .md/.txt files,
-    /// or a native benchmark folder.
+    /// The documents, a file or a folder tree of: WikiExtractor output (`<doc>` blocks or
+    /// `--json` lines), JSON lines or JSON ({id, title, text}; BEIR and native benchmark
+    /// folders read their corpus.jsonl), MTRAG passage-level zips, Parquet (Hugging Face
+    /// dumps), or .md/.txt files; each may be .gz, .bz2, .zst or .xz.
     #[arg(long, value_name = "PATH")]
     pub corpus: PathBuf,
-    /// Output benchmark folder (native format).
+    /// The fields (or Parquet columns) holding a document's id, title and text, e.g.
+    /// `id=doc_id,text=body` [default: [synth] corpus_fields, else the usual names].
+    #[arg(long, value_name = "KEY=FIELD,..")]
+    pub corpus_fields: Option<mtr_pipeline::input::CorpusFields>,
+    /// Leave malformed corpus records out (their count is reported) instead of stopping at
+    /// them.
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Output benchmark folder (native format) [default: `synth-<corpus name>`, e.g.
+    /// `synth-wiki` for `--corpus wiki/`].
     #[arg(
         short = 'o',
         long = "output",
         visible_alias = "out",
         value_name = "DIR"
     )]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
     /// Number of dialogues [default: 100, or [synth] dialogues].
     #[arg(long)]
     pub dialogues: Option<usize>,
@@ -57,7 +68,8 @@ pub struct Args {
     /// Share of dialogues with a topic switch [default: 0.5].
     #[arg(long, value_name = "SHARE")]
     pub switch_share: Option<f64>,
-    /// Use at most this many documents after curation (0 = all).
+    /// Synthesize from a seeded uniform sample of N documents drawn over the whole input
+    /// (reservoir sampling with --seed, before curation; 0 = all).
     #[arg(long, value_name = "N")]
     pub max_documents: Option<usize>,
     /// Where chunk vectors come from.
@@ -143,6 +155,12 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
     if let Some(v) = args.max_documents {
         c.max_documents = v;
     }
+    if let Some(v) = &args.corpus_fields {
+        c.corpus_fields = v.clone();
+    }
+    if args.skip_bad {
+        c.skip_bad = true;
+    }
     if let Some(v) = args.vectors {
         c.vectors = match v {
             Vectors::Auto => VectorSource::Auto,
@@ -174,12 +192,23 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(ctx, &args)?;
+    let out = match args.out.clone() {
+        Some(o) => o,
+        None => {
+            let o = super::common::default_output(
+                "synth",
+                &mtr_pipeline::input::corpus_name(&args.corpus),
+            );
+            eprintln!("writing to {} (no -o given)", o.display());
+            o
+        }
+    };
     let prompts = match &args.prompts {
         Some(dir) => SynthPrompts::from_dir(dir),
         None => SynthPrompts::builtin(),
     }
     .map_err(user_error)?;
-    let mut job = SynthJob::new(&args.corpus, &args.out, cfg, prompts);
+    let mut job = SynthJob::new(&args.corpus, &out, cfg, prompts);
     if let Some(w) = &args.work_dir {
         job.work_dir = w.clone();
     }
@@ -197,11 +226,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // every folder written and the cache must take writes before anything is paid
-    super::preflight::writable_dir(&args.out, "-o")?;
+    super::preflight::writable_dir(&out, "-o")?;
     super::preflight::writable_dir(&job.work_dir, "--work-dir")?;
     let llm = open_llm(ctx, &args.llm).await?;
     super::preflight::writable_cache(&llm)?;
-    let spend_job = mtr_llm::client::spend::job_tag("synth", &args.out);
+    let spend_job = mtr_llm::client::spend::job_tag("synth", &out);
     llm.set_spend_job(&spend_job);
     let outcome = mtr_pipeline::synthesize(&job, &llm, progress)
         .await

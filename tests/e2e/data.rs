@@ -226,6 +226,10 @@ fn every_fixture_imports_and_validates() {
         ("inscit", 4),
         ("cast", 4),
         ("ikat", 2),
+        ("chatrag", 9),
+        ("coral", 3),
+        ("doc2dial", 2),
+        ("quac", 4),
     ] {
         let out_dir = tmp.path().join(name);
         let out = mtr()
@@ -364,4 +368,121 @@ fn validate_reports_every_problem_with_file_line_field() {
         .unwrap();
     assert!(out.status.success());
     assert!(stdout(&out).contains("skipped records (--lenient): duplicate-passage 1, empty-query 1, missing-gold-passage 1"), "{}", stdout(&out));
+}
+
+/// The benchmarks the MTR-Eval paper audited, as their releases ship them: each is detected by
+/// `mtr import auto` and by `mtr audit DIR`, imports and validates, and a malformed record of
+/// each names its file, line and field and exits 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paper_benchmarks_import_audit_and_name_bad_records() {
+    use mtr_llm::fake::FakeServer;
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeServer::builder()
+        .respond(crate::audit::hashed)
+        .start()
+        .await
+        .unwrap();
+    let cfg = crate::audit::config(tmp.path(), fake.base_url(), 0.0);
+    // the paper's scale is opt-in: on for ChatRAG-Bench, off (and absent) for the others
+    let paper_cfg = tmp.path().join("mtr-paper.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("paper_scale = true\n");
+    std::fs::write(&paper_cfg, text).unwrap();
+    for (name, format) in [
+        ("chatrag", "chatrag"),
+        ("coral", "coral"),
+        ("doc2dial", "doc2dial"),
+        ("quac", "quac"),
+    ] {
+        let src = tmp.path().join(name);
+        copy_dir(&fixture(name), &src);
+        let out = mtr()
+            .args(["import", "auto"])
+            .arg(&src)
+            .args(["--format", "json", "-o"])
+            .arg(tmp.path().join(format!("{name}-native")))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["format"], format, "{name}");
+        // the audit takes the release's folder as it is: detected, imported, judged
+        let audit_out = tmp.path().join(format!("audit-{name}"));
+        let config = if name == "chatrag" { &paper_cfg } else { &cfg };
+        let out = mtr()
+            .arg("--config")
+            .arg(config)
+            .args(["--quiet", "audit"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&audit_out)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("completeness"),
+            "{name}: {}",
+            stdout(&out)
+        );
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(audit_out.join("summary.json")).unwrap())
+                .unwrap();
+        let paper = &summary["paper_scale"];
+        if name == "chatrag" {
+            let c = paper["completeness"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&c), "{paper}");
+            assert_eq!(paper["per_judge"].as_object().unwrap().len(), 2, "{paper}");
+        } else {
+            assert!(paper.is_null(), "{name}: {paper}");
+        }
+    }
+
+    // one malformed record of each format: file, line (and JSON path) and field, exit 2
+    let bad = tmp.path().join("bad");
+    for (name, file, text, want) in [
+        (
+            "chatrag",
+            "data/coqa/dev.json",
+            "[\n{\"messages\": [{\"role\": \"user\", \"content\": \"q\"}], \"ctxs\": []},\n{\"messages\": [{\"role\": \"user\"}], \"ctxs\": []}\n]\n",
+            vec!["dev.json:3", "content"],
+        ),
+        (
+            "coral",
+            "test/new_test_conversation.json",
+            "[\n{\"conv_id\": \"a\", \"turns\": [\n {\"turn_id\": 1, \"response\": \"r\", \"golden_docs_pids\": [1]}]}\n]\n",
+            vec!["new_test_conversation.json:3", "question"],
+        ),
+        (
+            "doc2dial",
+            "doc2dial_dial_validation.json",
+            "{\"dial_data\": {\"ssa\": {\"d\": [\n {\"dial_id\": \"x\", \"turns\": [\n  {\"turn_id\": 1, \"role\": \"user\", \"references\": []}]}]}}}\n",
+            vec![
+                "doc2dial_dial_validation.json:3",
+                "dial_data.ssa.d[0].turns[0]",
+                "utterance",
+            ],
+        ),
+        (
+            "quac",
+            "val_v0.2.json",
+            "{\"data\": [{\"paragraphs\": [{\"id\": \"C_1\", \"context\": \"c\",\n \"qas\": [{\"id\": \"C_1_q#0\", \"followup\": \"y\", \"question\": 7}]}]}]}\n",
+            vec!["val_v0.2.json:2", "data[0].paragraphs[0].qas[0].question"],
+        ),
+    ] {
+        let src = bad.join(name);
+        copy_dir(&fixture(name), &src);
+        std::fs::write(src.join(file), text).unwrap();
+        let out = mtr()
+            .args(["import", name])
+            .arg(&src)
+            .arg("-o")
+            .arg(bad.join(format!("{name}-out")))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        for w in want {
+            assert!(err.contains(w), "{name}: `{w}` not in {err}");
+        }
+    }
 }

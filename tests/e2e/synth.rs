@@ -77,7 +77,7 @@ fn synth_to_the_end(config: &Path, out: &Path) {
 const IN_FLIGHT: u64 = 2 * 8 * 2;
 
 /// An mtr.toml with a generator, a judge and an embedder on the fake server.
-fn fake_config(dir: &Path, name: &str, base_url: &str) -> PathBuf {
+pub(crate) fn fake_config(dir: &Path, name: &str, base_url: &str) -> PathBuf {
     let p = dir.join(format!("{name}.toml"));
     let mut t = format!(
         "[llm]\ncache = \"{}\"\n",

@@ -3,7 +3,6 @@
 //! human calibration set), verify the missing-gold candidates, calibrate against human labels,
 //! summarise, and write the output folder.
 
-use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,15 +11,11 @@ use mtr_core::progress::SharedProgress;
 use mtr_llm::Llm;
 use mtr_retrieve::Retriever;
 
-use crate::aggregate::score_items;
 use crate::budget::{Gate, TimeBudget};
 use crate::config::AuditSettings;
-use crate::dimension::Dimension;
 use crate::error::Result;
-use crate::prompts::AuditPrompts;
-use crate::record::Judgement;
+use crate::judges::prompts::AuditPrompts;
 use crate::stages::{self, summarise::Finished};
-use crate::stats;
 use crate::summary::Summary;
 
 /// Everything an audit needs besides the benchmark and the LLM client.
@@ -103,20 +98,4 @@ pub async fn run_within(
     let summary = stages::summarise::summarise(bench, &job, llm, finished);
     stages::write::write(&job.out_dir, &summary, &scored, &verified)?;
     Ok(Outcome::Audited(Box::new(summary)))
-}
-
-/// Turn ids the audit flagged in any dimension (for the planted-defect evaluation).
-pub fn flagged_turns(
-    items_jsonl: &[Judgement],
-    settings: &AuditSettings,
-    judges: usize,
-    samples: usize,
-) -> BTreeSet<String> {
-    let items = score_items(items_jsonl, judges, settings.trials * samples);
-    let set: HashSet<Dimension> = settings.dimensions().into_iter().collect();
-    items
-        .iter()
-        .filter(|i| set.contains(&i.dimension) && stats::is_flagged(i, settings))
-        .map(|i| i.turn_id.clone())
-        .collect()
 }

@@ -46,12 +46,16 @@ pub struct AuditSettings {
     /// judges named here (see [`LetterPicks`]); absent: every chat judge writes its pick.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub letter_picks: Option<LetterPicks>,
+    /// Also state completeness as the MTR-Suite paper's released code computes it (summary's
+    /// `paper_scale`, see [`crate::paper_scale`]); off, nothing of it is written.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paper_scale: bool,
 }
 
 /// `[audit.letter_picks]`: the named judges' discriminability picks are read from one token's
 /// probabilities. The answer is prefilled up to the choice (`{"choice": `), one token is
 /// generated with its top alternatives, and the pick is the passage label (1..N) most
-/// probable there; the judge abstains by the rules of [`crate::letters`]. Each named judge's
+/// probable there; the judge abstains by the rules of [`crate::judges::letters`]. Each named judge's
 /// endpoint must read probabilities (`rating_mode = "probability"`, which its ratings then use
 /// too) and should continue a prefilled answer (`continues_assistant`: llama.cpp, vLLM, the
 /// embedded servers); pools hold at most 9 passages (one digit is one token).
@@ -66,7 +70,7 @@ pub struct LetterPicks {
     /// Abstain `several` when the two best labels' probabilities are closer than this.
     pub several_margin: f64,
     /// Divide each judge's probabilities by its mean distribution over the positions (on all
-    /// its pools of that size, when it judged at least [`crate::letters::MIN_PRIOR_POOLS`]),
+    /// its pools of that size, when it judged at least [`crate::judges::letters::MIN_PRIOR_POOLS`]),
     /// renormalised: a judge's preference for a position, not for a passage, is taken out.
     /// A pick then depends on the judge's other pools.
     pub debias_positions: bool,
@@ -108,6 +112,7 @@ impl Default for AuditSettings {
             max_failed_share: 0.2,
             verify_rating_at_least: 4.0,
             letter_picks: None,
+            paper_scale: false,
         }
     }
 }
@@ -183,10 +188,10 @@ impl LetterPicks {
                 )));
             }
         }
-        if negatives + 1 > crate::letters::MAX_LABELS {
+        if negatives + 1 > crate::judges::letters::MAX_LABELS {
             return Err(AuditError::Config(format!(
                 "letter picks read one digit: a pool holds at most {} passages, `negatives` is {negatives}",
-                crate::letters::MAX_LABELS
+                crate::judges::letters::MAX_LABELS
             )));
         }
         Ok(())

@@ -17,11 +17,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::aggregate::{SuggestionVerdict, score_items};
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
+use crate::items::aggregate::{SuggestionVerdict, score_items};
+use crate::judges::record::Judgement;
 use crate::output::{ITEMS, SUMMARY, read_summary};
-use crate::record::Judgement;
 
 /// A gold passage the judges rated as not answering its turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -194,8 +194,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::aggregate::Suggestion;
-    use crate::aggregate::tests::judgement;
+    use crate::items::aggregate::Suggestion;
+    use crate::items::aggregate::tests::judgement;
 
     /// A minimal summary, from JSON so that fields added later with defaults do not break it.
     fn summary() -> crate::Summary {

@@ -3,64 +3,38 @@
 //! answer faithfulness and answer quality, with confidence intervals and bias checks.
 //!
 //! [`audit::run`] does the whole job as the named [`stages`] (plan -> reuse -> judge -> verify
-//! -> calibrate -> summarise -> write); the modules are their steps: [`plan`] (what to judge),
-//! [`materials`] (passages, hard negatives), [`pool`] (balanced permutations), [`prompts`],
-//! [`engine`] (calls), [`aggregate`] (item scores, missing gold), [`stats`], [`human`]
-//! (calibration), [`summary`], [`report`] and [`output`] (the folder); [`budget`] plans
-//! `--time-budget` ([`run_within`]).
+//! -> calibrate -> summarise -> write); the folders hold their steps by concern: [`items`]
+//! (what to judge, the passages and pools, item scores, missing gold), [`judges`] (prompts,
+//! calls, answers), [`statistics`] (intervals, biases, the verdict on the judges), [`human`]
+//! (calibration against people), [`budget`] (`--time-budget`, [`run_within`]); [`summary`],
+//! [`report`] and [`output`] are what the audit writes.
 
-pub mod aggregate;
-pub mod answer;
-pub mod audit;
+pub(crate) mod audit;
 pub mod budget;
-pub mod calibrate;
 pub mod config;
-pub mod context;
-pub mod dimension;
-pub mod engine;
-pub mod error;
-pub mod failures;
-pub mod family;
+pub(crate) mod dimension;
+pub(crate) mod error;
 pub mod human;
-pub mod human_labels;
-pub mod interval;
+pub mod items;
+pub mod judges;
 pub mod labels;
-pub mod letters;
-pub mod materials;
 pub mod output;
-pub mod plan;
-pub mod pool;
-pub mod prompts;
-pub mod record;
-pub mod relevance;
-pub mod render;
+pub mod paper_scale;
 pub mod report;
-pub mod resample;
-pub mod schema;
-pub mod seed;
-pub mod separation;
-pub mod stages;
-pub mod stats;
+pub mod review;
+pub mod reviewed;
+#[cfg(test)]
+mod schema;
+pub(crate) mod seed;
+pub(crate) mod stages;
+pub mod statistics;
 pub mod summary;
 #[cfg(test)]
-mod testkit;
-#[cfg(test)]
-mod tests_budget;
-#[cfg(test)]
-mod tests_context;
-#[cfg(test)]
-mod tests_fake;
-#[cfg(test)]
-mod tests_letters;
-#[cfg(test)]
-mod tests_relevance;
-pub mod unit;
-pub mod verdict;
-pub mod verify;
+mod tests;
 
 pub use audit::{AuditJob, Outcome, run, run_within};
 pub use config::AuditSettings;
 pub use dimension::Dimension;
 pub use error::{AuditError, Result};
-pub use prompts::AuditPrompts;
+pub use judges::prompts::AuditPrompts;
 pub use summary::Summary;

@@ -11,9 +11,9 @@ use std::path::Path;
 use mtr_core::atomic::{AtomicFile, write_atomic};
 use mtr_core::jsonl::JsonlWriter;
 
-use crate::aggregate::{Suggestion, SuggestionVerdict};
 use crate::error::{AuditError, Result};
-use crate::record::Judgement;
+use crate::items::aggregate::{Suggestion, SuggestionVerdict};
+use crate::judges::record::Judgement;
 use crate::summary::Summary;
 
 pub const ITEMS: &str = "items.jsonl";

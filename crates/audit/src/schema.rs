@@ -4,7 +4,7 @@
 //! and `audit-verdict-rating.schema.json` / `audit-verdict-pick.schema.json` (what a judge
 //! must return).
 
-use crate::record::{Judgement, pick_schema, rating_schema};
+use crate::judges::record::{Judgement, pick_schema, rating_schema};
 use crate::summary::Summary;
 
 pub const ITEM_SCHEMA_FILE: &str = "audit-item.schema.json";

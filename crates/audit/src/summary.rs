@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregate::Suggestion;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-pub use crate::interval::Interval;
-use crate::plan::SkipReason;
+use crate::items::aggregate::Suggestion;
+use crate::items::plan::SkipReason;
+pub use crate::statistics::interval::Interval;
 
 /// Version of the summary format; bumped on incompatible changes.
 pub const SUMMARY_VERSION: u32 = 1;
@@ -22,7 +22,7 @@ pub struct Summary {
     /// The verdict on the judges: do they separate anything? (Shown first in the report;
     /// absent in summaries written before it existed, where the report computes it.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<crate::separation::Verdict>,
+    pub verdict: Option<crate::statistics::separation::Verdict>,
     /// Benchmark audited.
     pub benchmark: BenchmarkInfo,
     /// Data, config, prompt hashes and tool version.
@@ -44,15 +44,20 @@ pub struct Summary {
     pub suggested_qrels: Vec<Suggestion>,
     /// Discriminability facts: chance rate, abstentions, pool and candidate tags.
     #[serde(default)]
-    pub discriminability: Option<crate::verify::DiscriminabilityInfo>,
+    pub discriminability: Option<crate::items::missing_gold::DiscriminabilityInfo>,
     /// Turns flagged by any dimension.
     pub flagged_turns: usize,
     pub cost: CostInfo,
     /// Agreement with human ratings (`--human-labels`).
-    pub human: Option<crate::human::HumanCalibration>,
+    pub human: Option<crate::human::agreement::HumanCalibration>,
+    /// What reviewers' labels on a random sample say (`mtr report` with `review/labels.jsonl`):
+    /// per dimension the share failing by the judges, the reviewers and prediction-powered,
+    /// and each judge's agreement with the reviewers. Absent without labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::reviewed::Review>,
     /// Prompts fitted to the judges' context: shortened histories, items skipped as too long.
     #[serde(default)]
-    pub context: crate::context::ContextInfo,
+    pub context: crate::judges::context::ContextInfo,
     /// Failure rates of judgements by turn depth and by prompt length, overall and per judge:
     /// failures that cluster in late turns or long prompts move the ensemble means.
     #[serde(default)]
@@ -63,6 +68,9 @@ pub struct Summary {
     /// `--time-budget`: what the budget let this run start, and what is left for a rerun.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_budget: Option<crate::budget::TimeBudgetInfo>,
+    /// Completeness as the MTR-Suite paper's code computes it (`[audit] paper_scale = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper_scale: Option<crate::paper_scale::PaperScale>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -341,7 +349,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn add(&mut self, j: &crate::record::Judgement) {
+    pub fn add(&mut self, j: &crate::judges::record::Judgement) {
         self.calls += 1;
         self.cache_hits += usize::from(j.cache_hit);
         self.failed += usize::from(!j.ok());

@@ -346,32 +346,133 @@ pub fn without_source_preamble(answer: &str) -> String {
     }
 }
 
+/// What an answerer writes when it found nothing, whatever it calls its source: "I could
+/// not find", "no information", "is not specified", "未提及", "无法回答". None of these says
+/// anything about a handbook's rules, so each rejects the answer wherever it stands.
+const NOT_FOUND_PHRASES: [&str; 44] = [
+    "could not find",
+    "couldn't find",
+    "cannot find",
+    "can't find",
+    "unable to find",
+    "not able to find",
+    "does not mention",
+    "doesn't mention",
+    "is not mentioned",
+    "isn't mentioned",
+    "not mentioned in",
+    "no mention of",
+    "is not specified",
+    "isn't specified",
+    "not specified in",
+    "is not stated",
+    "isn't stated",
+    "not stated in",
+    "not explicitly stated",
+    "not explicitly mentioned",
+    "no information",
+    "no specific information",
+    "no details",
+    "cannot answer",
+    "can't answer",
+    "unable to answer",
+    "cannot be answered",
+    "cannot be determined",
+    "i don't know",
+    "i do not know",
+    "没有找到",
+    "未找到",
+    "找不到",
+    "没有提到",
+    "没有提及",
+    "未提及",
+    "并未提及",
+    "未提到",
+    "无法回答",
+    "无法确定",
+    "没有相关",
+    "无相关信息",
+    "未涉及",
+    "没有涉及",
+];
+
+/// Words an answerer calls its evidence by: with one of them before it, a negated verb
+/// ("does not provide", "未说明") says the source holds no answer; without one it may be the
+/// answer ("The company does not provide parking.", "未提供证明的，不予报销。").
+const SOURCE_SUBJECTS: [&str; 16] = [
+    "passage",
+    "text",
+    "document",
+    "context",
+    "excerpt",
+    "source",
+    "information",
+    "handbook",
+    "资料",
+    "内容",
+    "段落",
+    "文本",
+    "文档",
+    "文中",
+    "上下文",
+    "信息",
+];
+
+/// The negated verbs a source "does not" do when it holds no answer.
+const SOURCE_NEGATIONS: [&str; 30] = [
+    "does not provide",
+    "doesn't provide",
+    "does not specify",
+    "doesn't specify",
+    "does not state",
+    "doesn't state",
+    "does not say",
+    "doesn't say",
+    "does not contain",
+    "doesn't contain",
+    "does not include",
+    "doesn't include",
+    "does not give",
+    "doesn't give",
+    "does not indicate",
+    "doesn't indicate",
+    "does not address",
+    "doesn't address",
+    "does not detail",
+    "doesn't detail",
+    "does not answer",
+    "doesn't answer",
+    "没有提供",
+    "未提供",
+    "没有说明",
+    "未说明",
+    "没有明确",
+    "未明确",
+    "没有给出",
+    "未给出",
+];
+
 /// True when the answerer says the evidence does not hold the answer (it is told to say that
-/// it could not find it): the question is not answerable from its gold passage, whatever a
-/// judge then rates the answer's faithfulness.
+/// it could not find it, and writes "The passage does not provide ...", "no information",
+/// "资料中未提及" as often): the question is not answerable from its gold passage, whatever a
+/// judge then rates the answer's faithfulness. An answer that merely says "not" ("Meals are
+/// not reimbursed", "The company does not provide parking") is an answer.
 pub fn says_not_found(answer: &str) -> bool {
     let lower = answer.to_lowercase();
-    [
-        "could not find",
-        "couldn't find",
-        "cannot find",
-        "can't find",
-        "does not contain",
-        "doesn't contain",
-        "does not mention",
-        "doesn't mention",
-        "is not mentioned",
-        "没有找到",
-        "未找到",
-        "找不到",
-        "没有提到",
-        "没有提及",
-        "未提及",
-        "无法回答",
-        "没有相关",
-    ]
-    .iter()
-    .any(|p| lower.contains(p))
+    if NOT_FOUND_PHRASES.iter().any(|p| lower.contains(p)) {
+        return true;
+    }
+    // a negated verb whose sentence names the source before it
+    lower
+        .split(['.', '!', '?', ';', '。', '！', '？', '；'])
+        .any(|sentence| {
+            SOURCE_NEGATIONS.iter().any(|n| {
+                sentence.find(n).is_some_and(|at| {
+                    let before = &sentence[..at];
+                    SOURCE_SUBJECTS.iter().any(|s| before.contains(s))
+                })
+            })
+        })
 }
 
 /// True when `answer` only restates the passage's heading path: its title, its section, or
@@ -838,12 +939,38 @@ mod tests {
             "The passage does not mention a limit.",
             "没有找到相关规定。",
             "资料中未提及此事。",
+            // kept as verified turns by a main-job synthesis (Qwen2.5-Coder-0.5B)
+            "The passage does not provide a specific minimum amount for the bicycle lease.",
+            "The passage does not provide any special requirements for remote work equipment.",
+            "The text does not specify how many days can be carried over.",
+            "There is no information about parking in the handbook.",
+            "The notice period for contractors is not mentioned in the provided information.",
+            "The exact amount isn't stated.",
+            "The provided information doesn't say whether part-time staff are eligible.",
+            "I'm sorry, but I cannot answer that from what I have.",
+            "资料中没有提到加班费的标准。",
+            "文中未说明具体的报销上限。",
+            "提供的内容没有相关信息。",
+            "根据提供的资料，无法回答这个问题。",
+            "资料没有给出具体天数。",
         ] {
             assert!(says_not_found(a), "{a}");
         }
+        // real answers that merely say "not" (or 不, 未) are answers
         for a in [
             "Meals are not reimbursed on flights under 3 hours.",
+            "The company does not provide parking, but the office pays 50% of a public transport pass.",
+            "No, contractors do not get paid parental leave; only employees do.",
+            "You cannot carry over more than 5 days, and they must be used by 30 June.",
+            "It is not possible to work remotely from outside the EU for more than 30 days a year.",
+            "The allowance does not include hardware, which IT provides separately.",
+            "Up to 2,500 pounds, not counting the safety equipment, through salary sacrifice.",
+            "Unless specified otherwise in your contract, the notice period is one month.",
             "年假最多可结转5天。",
+            "未提供证明的，不予报销。",
+            "不需要，试用期员工也可以申请。",
+            "未休完的年假最多可以结转五天，须在次年3月31日前休完。",
+            "公司不提供停车位，但报销一半的公共交通月票。",
         ] {
             assert!(!says_not_found(a), "{a}");
         }

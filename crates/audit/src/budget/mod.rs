@@ -159,7 +159,7 @@ impl BudgetPlan {
 
     /// Counts the dialogues whose every judgement is made after the run (`records`: the
     /// judgements of the benchmark's units, `None` where not made).
-    pub fn finish(&mut self, records: &[Option<Box<crate::record::Judgement>>]) {
+    pub fn finish(&mut self, records: &[Option<Box<crate::judges::record::Judgement>>]) {
         let mut done: std::collections::HashMap<&str, usize> = Default::default();
         for r in records.iter().flatten() {
             *done.entry(r.dialogue_id.as_str()).or_default() += 1;

@@ -85,7 +85,7 @@ fn finished_dialogues_are_skipped_the_order_is_kept_and_the_run_is_counted() {
             .contains("auditing 1 of 4 planned dialogues, 1 done before")
     );
     let record = |d: &str| {
-        let mut j = crate::aggregate::tests::judgement(
+        let mut j = crate::items::aggregate::tests::judgement(
             crate::dimension::Dimension::Quality,
             "t",
             None,

@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use mtr_llm::PlannedEndpoint;
 
-use crate::engine::{Judging, Render, Unit, jobs_of, prompt_ids, reused_record};
 use crate::error::{AuditError, Result};
-use crate::record::Judgement;
+use crate::judges::engine::{Judging, Render, Unit, jobs_of, prompt_ids, reused_record};
+use crate::judges::record::Judgement;
 
 /// What one dialogue still needs.
 #[derive(Debug, Clone, Default, PartialEq)]

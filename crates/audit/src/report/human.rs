@@ -12,7 +12,7 @@ fn with_ci(x: Option<f64>, c: &Option<crate::summary::Interval>) -> String {
     }
 }
 
-pub(super) fn section(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
+pub(super) fn section(b: &mut Vec<Block>, h: &crate::human::agreement::HumanCalibration) {
     b.push(Block::Heading(2, "Human calibration".into()));
     let judged = h
         .judged_units
@@ -28,7 +28,7 @@ pub(super) fn section(b: &mut Vec<Block>, h: &crate::human::HumanCalibration) {
             Some(p) => format!("{} (`{p}`)", c.human_metric),
             None => c.human_metric.clone(),
         };
-        let mut push = |who: &str, a: &crate::human::JudgeAgreement| {
+        let mut push = |who: &str, a: &crate::human::agreement::JudgeAgreement| {
             rows.push(vec![
                 c.dimension.name().to_string(),
                 metric.clone(),

@@ -5,15 +5,16 @@
 
 pub mod doc;
 mod human;
+mod reviewed;
 pub mod robust;
 pub mod svg;
 
 use doc::Block;
 
-use crate::aggregate::SuggestionVerdict;
 use crate::dimension::Dimension;
+use crate::items::aggregate::SuggestionVerdict;
+use crate::statistics::verdict::Verdict;
 use crate::summary::{DimensionSummary, Summary};
-use crate::verdict::Verdict;
 
 fn f(x: Option<f64>, digits: usize) -> String {
     match x {
@@ -45,7 +46,9 @@ pub fn excerpt(s: &str, max_chars: usize) -> String {
 
 /// The verdict on the judges: the summary's, or computed for a summary written before it.
 pub fn verdict(s: &Summary) -> Verdict {
-    s.verdict.clone().unwrap_or_else(|| crate::verdict::of(s))
+    s.verdict
+        .clone()
+        .unwrap_or_else(|| crate::statistics::verdict::of(s))
 }
 
 /// The report as blocks (rendered to Markdown and HTML).
@@ -108,6 +111,9 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
     )));
 
     scores(&mut b, s, &v);
+    if let Some(r) = &s.review {
+        reviewed::section(&mut b, r, s.settings.confidence);
+    }
     robust::means(&mut b, s);
     skipped(&mut b, s);
     robust::context(&mut b, s);

@@ -1,14 +1,14 @@
 //! Stage 5, calibrate: the judges against the human labels (`--human-labels`). An MTRAG file's
 //! calibration judgements (judged in the judge stage) are written to `human_items.jsonl` and
 //! compared with the annotators; generic ratings of audited items are compared with the item
-//! scores ([`crate::calibrate`]).
+//! scores ([`crate::human::calibration`]).
 
 use crate::audit::AuditJob;
-use crate::calibrate;
 use crate::error::Result;
-use crate::human::{HumanCalibration, HumanLabels};
+use crate::human::agreement::{HumanCalibration, HumanLabels};
+use crate::human::calibration;
+use crate::judges::record::Judgement;
 use crate::output;
-use crate::record::Judgement;
 use crate::stages::judge::{Judgements, Scored};
 use crate::stages::plan::Planned;
 
@@ -23,9 +23,9 @@ pub fn calibrate(
     Ok(match (&judged.human_labels, judged.human_judged.take()) {
         (Some((path, HumanLabels::Mtrag { scale, items })), Some(hj)) => {
             let mut hjs: Vec<Judgement> = hj.records.into_iter().flatten().map(|j| *j).collect();
-            calibrate::name_prompts(&mut hjs, &job.prompts);
+            calibration::name_prompts(&mut hjs, &job.prompts);
             output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
-            Some(calibrate::mtrag(
+            Some(calibration::mtrag(
                 path,
                 *scale,
                 items,
@@ -36,7 +36,7 @@ pub fn calibrate(
                 &job.prompts,
             ))
         }
-        (Some((path, HumanLabels::Items(ratings))), _) => Some(calibrate::items(
+        (Some((path, HumanLabels::Items(ratings))), _) => Some(calibration::items(
             path,
             ratings,
             &scored.items,

@@ -1,6 +1,6 @@
 //! Stage 3, judge: the plan's items become units (one per rating item; for completeness T
 //! seeded permutations per judge of the gold and its hard negatives), every unit is fitted to
-//! the judges' context, and the ensemble judges them ([`crate::engine::judge_units`]). The
+//! the judges' context, and the ensemble judges them ([`crate::judges::engine::judge_units`]). The
 //! rating dimensions are judged while the hard negatives are retrieved (off the async
 //! workers); the discriminability test follows as soon as its pools exist. The human
 //! calibration set is judged last, with the same judges and prompts. [`score`] then turns the
@@ -13,22 +13,22 @@ use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 use rayon::prelude::*;
 
-use crate::aggregate::{ItemScore, score_items};
 use crate::audit::{AuditJob, Outcome};
 use crate::budget::{self, BudgetPlan, DialogueWork, TimeBudget};
-use crate::calibrate;
 use crate::config::AuditSettings;
-use crate::context::{self, ContextInfo, Deferred, ItemKey, Recording, Screened};
 use crate::dimension::Dimension;
-use crate::engine::{Judged, Judging, Unit, judge_units};
 use crate::error::{AuditError, Result};
-use crate::human::{self, HumanItem, HumanLabels};
-use crate::materials;
+use crate::human::agreement::{self, HumanItem, HumanLabels};
+use crate::human::calibration;
+use crate::items::aggregate::{ItemScore, score_items};
+use crate::items::materials;
+use crate::items::plan::{AuditPlan, SkipReason};
+use crate::items::pool::{PositionBalancer, permutations};
+use crate::judges::context::{self, ContextInfo, Deferred, ItemKey, Recording, Screened};
+use crate::judges::engine::{Judged, Judging, Unit, judge_units};
+use crate::judges::record::Judgement;
+use crate::judges::render::BenchRender;
 use crate::output;
-use crate::plan::{AuditPlan, SkipReason};
-use crate::pool::{PositionBalancer, permutations};
-use crate::record::Judgement;
-use crate::render::BenchRender;
 use crate::stages::plan::Planned;
 use crate::stages::reuse::Reuse;
 
@@ -92,7 +92,7 @@ struct Bench<'a> {
     subjects: &'a [(usize, usize)],
     judging: Judging<'a>,
     existing: &'a HashMap<String, Judgement>,
-    /// Judges whose picks are read from label probabilities ([`crate::letters`]).
+    /// Judges whose picks are read from label probabilities ([`crate::judges::letters`]).
     letter_judges: Vec<usize>,
 }
 
@@ -121,7 +121,8 @@ pub async fn judge(
         ));
     }
     let mut context = ContextInfo::new(planned.budget.as_ref());
-    let existing = crate::letters::reusable(&reuse.existing, job.settings.letter_picks.as_ref());
+    let existing =
+        crate::judges::letters::reusable(&reuse.existing, job.settings.letter_picks.as_ref());
     let BenchJudged {
         rating: mut judged,
         pools,
@@ -168,7 +169,7 @@ pub async fn judge(
         }
     }
     let human_labels = match &job.human_labels {
-        Some(p) => Some((p.clone(), human::load(p)?)),
+        Some(p) => Some((p.clone(), agreement::load(p)?)),
         None => None,
     };
     let human_judged = match &human_labels {
@@ -193,7 +194,7 @@ pub async fn judge(
 /// The judges (indices into the ensemble) `[audit.letter_picks]` names; an error when it
 /// names no judge of the ensemble, a relevance judge, or one whose endpoint does not read
 /// token probabilities.
-fn letter_judges(job: &AuditJob, judges: &[crate::unit::JudgeRef]) -> Result<Vec<usize>> {
+fn letter_judges(job: &AuditJob, judges: &[crate::judges::unit::JudgeRef]) -> Result<Vec<usize>> {
     let Some(l) = &job.settings.letter_picks else {
         return Ok(Vec::new());
     };
@@ -302,7 +303,7 @@ impl Bench<'_> {
             render: &render,
             lengths,
         });
-        let rating_render: &dyn crate::engine::Render = match &recording {
+        let rating_render: &dyn crate::judges::engine::Render = match &recording {
             Some(r) => r,
             None => &render,
         };
@@ -469,7 +470,7 @@ impl Bench<'_> {
             screened.prompt_tokens = d.finish(&b.units, &|u: &Unit| render.fitted(u))?;
         }
         if let Some(rule) = &self.job.settings.letter_picks {
-            crate::letters::reread(&mut judged.records, rule);
+            crate::judges::letters::reread(&mut judged.records, rule);
         }
         Ok(Some(Pools {
             judged,
@@ -552,14 +553,14 @@ async fn judge_human(
     context: &mut ContextInfo,
 ) -> Result<Judged> {
     let s = &job.settings;
-    let selected: Vec<HumanItem> = calibrate::sample(items, job.human_sample, s.seed);
-    let existing = calibrate::reusable_existing(reuse.earlier(output::HUMAN_ITEMS), &job.prompts);
-    let render = calibrate::HumanRender {
+    let selected: Vec<HumanItem> = calibration::sample(items, job.human_sample, s.seed);
+    let existing = calibration::reusable_existing(reuse.earlier(output::HUMAN_ITEMS), &job.prompts);
+    let render = calibration::HumanRender {
         items: &selected,
         prompts: &job.prompts,
         budget: planned.budget,
     };
-    let screened = context::screen(calibrate::units(&selected), &|u: &Unit| render.fitted(u))?;
+    let screened = context::screen(calibration::units(&selected), &|u: &Unit| render.fitted(u))?;
     context.human_shortened = screened.shortened.values().sum();
     context.human_too_long = screened.too_long.values().sum();
     let units = screened.kept;
@@ -611,7 +612,8 @@ pub fn score(j: &mut Judgements, s: &AuditSettings, planned: &Planned) -> Scored
         stopped = Some(format!("{} judgements were not made", total - done));
     }
     // a judge that failed (nearly) everything leaves an audit that is not complete
-    let failed_judges = crate::failures::from_judgements(&judgements, s.max_failed_share);
+    let failed_judges =
+        crate::statistics::failures::from_judgements(&judgements, s.max_failed_share);
     if stopped.is_none()
         && let Some(f) = failed_judges.first()
     {

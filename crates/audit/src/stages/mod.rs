@@ -11,13 +11,13 @@
 //! 7. [`write`]: the output folder.
 //!
 //! Each stage hands the next a plain struct; the work itself lives in the modules the stages
-//! call ([`crate::plan`], [`crate::engine`], [`crate::verify`], [`crate::calibrate`],
-//! [`crate::stats`], [`crate::output`]).
+//! call ([`crate::items::plan`], [`crate::judges::engine`], [`crate::items::missing_gold`], [`crate::human::calibration`],
+//! [`crate::statistics::dimensions`], [`crate::output`]).
 
-pub mod calibrate;
-pub mod judge;
-pub mod plan;
-pub mod reuse;
-pub mod summarise;
-pub mod verify;
-pub mod write;
+pub(crate) mod calibrate;
+pub(crate) mod judge;
+pub(crate) mod plan;
+pub(crate) mod reuse;
+pub(crate) mod summarise;
+pub(crate) mod verify;
+pub(crate) mod write;

@@ -1,5 +1,5 @@
 //! Stage 1, plan: the settings checked, the judges of the ensemble, the gold passages of the
-//! audited dialogues, the work list ([`crate::plan`]), the run's fingerprint and the judges'
+//! audited dialogues, the work list ([`crate::items::plan`]), the run's fingerprint and the judges'
 //! context budget. Nothing is called yet.
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,13 +10,13 @@ use mtr_llm::Llm;
 
 use crate::audit::AuditJob;
 use crate::budget::Gate;
-use crate::context;
 use crate::dimension::Dimension;
-use crate::engine::{JudgeRef, Judging};
 use crate::error::{AuditError, Result};
-use crate::materials;
-use crate::plan::{self, AuditPlan};
-use crate::prompts::ContextBudget;
+use crate::items::materials;
+use crate::items::plan::{self, AuditPlan};
+use crate::judges::context;
+use crate::judges::engine::{JudgeRef, Judging};
+use crate::judges::prompts::ContextBudget;
 use crate::summary::{FingerprintInfo, JudgeInfo};
 
 /// What the later stages know before anything is judged.
@@ -149,7 +149,7 @@ fn judges_of(llm: &Llm) -> Result<(Vec<JudgeRef>, Vec<JudgeInfo>)> {
         infos.push(JudgeInfo {
             name: name.clone(),
             model: e.model.clone(),
-            family: crate::family::family(&e.model, e.family.as_deref()),
+            family: crate::judges::family::family(&e.model, e.family.as_deref()),
             rating_mode: e.rating_mode,
         });
     }

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::audit::AuditJob;
+use crate::judges::record::Judgement;
 use crate::output;
-use crate::record::Judgement;
 
 /// Whether the folder's earlier judgements may be reused, and those of `items.jsonl`.
 pub struct Reuse {

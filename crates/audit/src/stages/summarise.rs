@@ -1,25 +1,25 @@
 //! Stage 6, summarise: everything `summary.json` holds, computed once from the judgements and
-//! item scores: per-dimension statistics ([`crate::stats`]), biases (position, length,
+//! item scores: per-dimension statistics ([`crate::statistics::dimensions`]), biases (position, length,
 //! self-preference), failures, the worst items with their text, the ensemble's warnings, cost,
-//! the discriminability facts, and the verdict on the judges ([`crate::verdict`]).
+//! the discriminability facts, and the verdict on the judges ([`crate::statistics::verdict`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
-use crate::aggregate::{ItemScore, Suggestion};
 use crate::audit::AuditJob;
-use crate::calibrate;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-use crate::human::HumanCalibration;
-use crate::prompts::passage_display;
-use crate::record::Judgement;
+use crate::human::agreement::HumanCalibration;
+use crate::human::calibration;
+use crate::items::aggregate::{ItemScore, Suggestion};
+use crate::judges::prompts::passage_display;
+use crate::judges::record::Judgement;
 use crate::report::excerpt;
 use crate::stages::judge::{Judgements, Scored};
 use crate::stages::plan::Planned;
-use crate::stats::{self, Lengths};
+use crate::statistics::dimensions::{self, Lengths};
 use crate::summary::*;
 
 /// What the earlier stages leave for the summary.
@@ -44,7 +44,7 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
     let mut warnings = f.warnings;
     warnings.extend(ensemble_warnings(planned, scored.stopped.as_deref()));
     let discriminability = planned.dims.contains(&Dimension::Completeness).then(|| {
-        crate::verify::info(
+        crate::items::missing_gold::info(
             &scored.items,
             &scored.judgements,
             f.suggested,
@@ -77,7 +77,8 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
         flagged_turns: st.flagged_turns,
         cost: cost(&scored.judgements, llm),
         human: f.human,
-        failure_rates: stats::failure_rates(&scored.judgements, &f.judged.prompt_tokens),
+        review: None,
+        failure_rates: dimensions::failure_rates(&scored.judgements, &f.judged.prompt_tokens),
         context: f.judged.context.clone(),
         worst: st.worst,
         warnings,
@@ -86,8 +87,12 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
             info.deadline_stopped = planned.gate.ran_out();
             info
         }),
+        paper_scale: s
+            .paper_scale
+            .then(|| crate::paper_scale::of(&scored.judgements))
+            .flatten(),
     };
-    summary.verdict = Some(crate::verdict::of(&summary));
+    summary.verdict = Some(crate::statistics::verdict::of(&summary));
     summary
 }
 
@@ -157,23 +162,23 @@ fn statistics(
                 .entry(dim)
                 .or_default() += 1;
         }
-        for i in di.iter().filter(|i| stats::is_flagged(i, s)) {
+        for i in di.iter().filter(|i| dimensions::is_flagged(i, s)) {
             flagged_turns.insert(i.turn_id.clone());
         }
         out.dimensions.insert(
             dim,
-            stats::dimension_summary(dim, &di, &dj, &judge_names, s),
+            dimensions::dimension_summary(dim, &di, &dj, &judge_names, s),
         );
         out.bias
             .length
-            .extend(stats::length_bias(dim, &di, &judge_names, lengths));
+            .extend(dimensions::length_bias(dim, &di, &judge_names, lengths));
         if dim == Dimension::Completeness {
-            out.bias.position = stats::position_bias(&dj, &judge_names);
-            out.bias.pool_length = stats::pool_length_bias(
+            out.bias.position = dimensions::position_bias(&dj, &judge_names);
+            out.bias.pool_length = dimensions::pool_length_bias(
                 &dj,
                 &judge_names,
                 lengths,
-                &calibrate::resampling(s, "pool-length"),
+                &calibration::resampling(s, "pool-length"),
             );
         }
         out.worst.insert(
@@ -197,7 +202,7 @@ fn self_preference(
         .manifest
         .generator
         .values()
-        .filter_map(|m| crate::family::family(m, None))
+        .filter_map(|m| crate::judges::family::family(m, None))
         .collect();
     for j in judges {
         if let Some(f) = &j.family
@@ -212,7 +217,7 @@ fn self_preference(
         }
     }
     if let Some(h) = human {
-        out.extend(calibrate::self_preference(h, judges));
+        out.extend(calibration::self_preference(h, judges));
     }
     out
 }

@@ -1,6 +1,6 @@
 //! Stage 4, verify: the discriminability test's missing-gold candidates ([`merge_suggestions`])
 //! are tagged (same document as the gold, shingle overlap) and, unless the audit stopped,
-//! rated pointwise by every judge with the alignment prompt ([`crate::verify`]), which decides
+//! rated pointwise by every judge with the alignment prompt ([`crate::items::missing_gold`]), which decides
 //! each candidate's verdict.
 
 use std::collections::HashMap;
@@ -8,14 +8,14 @@ use std::collections::HashMap;
 use mtr_core::Benchmark;
 use mtr_llm::Llm;
 
-use crate::aggregate::{Suggestion, merge_suggestions};
 use crate::audit::AuditJob;
 use crate::dimension::Dimension;
-use crate::engine::Unit;
 use crate::error::Result;
+use crate::items::aggregate::{Suggestion, merge_suggestions};
+use crate::judges::engine::Unit;
+use crate::judges::record::Judgement;
+use crate::judges::render::BenchRender;
 use crate::output;
-use crate::record::Judgement;
-use crate::render::BenchRender;
 use crate::stages::judge::{Judgements, Scored, base_unit};
 use crate::stages::plan::Planned;
 use crate::stages::reuse::Reuse;
@@ -38,7 +38,7 @@ pub async fn verify(
 ) -> Result<Verified> {
     let s = &job.settings;
     let mut suggested = merge_suggestions(&scored.items);
-    crate::verify::tag(&mut suggested, &planned.passages);
+    crate::items::missing_gold::tag(&mut suggested, &planned.passages);
     let mut records = Vec::new();
     if !suggested.is_empty() && scored.stopped.is_none() {
         let render = BenchRender {
@@ -66,7 +66,7 @@ pub async fn verify(
                 ..base_unit(bench, &planned.plan, k)
             })
         };
-        let v = crate::verify::judge(
+        let v = crate::items::missing_gold::judge(
             &planned.judging(llm, &job.progress),
             &suggested,
             &unit_of,
@@ -79,7 +79,7 @@ pub async fn verify(
             .stopped
             .take()
             .or(v.stopped.map(|st| format!("missing-gold check: {st}")));
-        crate::verify::apply(
+        crate::items::missing_gold::apply(
             &mut suggested,
             &v.records,
             &planned.judge_names(),

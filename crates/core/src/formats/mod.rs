@@ -18,8 +18,11 @@ use crate::progress::Progress;
 pub mod beir;
 pub mod builder;
 pub mod cast;
+pub mod chatrag;
+pub mod coral;
 pub mod corpus;
 mod dataset_file;
+pub mod doc2dial;
 pub mod export;
 pub mod group;
 pub mod inscit;
@@ -28,13 +31,15 @@ pub mod judgements;
 pub mod mtrag;
 mod options;
 pub mod qrecc;
+pub mod quac;
 pub mod runs;
 mod scalar;
 #[cfg(test)]
 mod test_support;
 pub mod topiocqa;
 pub mod trec_dir;
-mod walk;
+mod typed_doc;
+pub mod walk;
 
 pub use builder::ImportReport;
 pub use options::{Format, Grouping, ImportOptions};
@@ -49,8 +54,12 @@ pub fn detect(path: &Path) -> Result<Format> {
     }
     // Most specific first: MTRAG folders also look like BEIR folders inside.
     type Sniff = fn(&Path) -> bool;
-    let checks: [(Format, Sniff); 7] = [
+    let checks: [(Format, Sniff); 11] = [
         (Format::Mtrag, mtrag::sniff),
+        (Format::Chatrag, chatrag::sniff),
+        (Format::Coral, coral::sniff),
+        (Format::Doc2dial, doc2dial::sniff),
+        (Format::Quac, quac::sniff),
         (Format::Beir, beir::sniff),
         (Format::Inscit, inscit::sniff),
         (Format::Qrecc, qrecc::sniff),
@@ -65,7 +74,7 @@ pub fn detect(path: &Path) -> Result<Format> {
         }
     }
     Err(InputError::new(path, "cannot tell the benchmark format of this file or folder")
-        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast)")
+        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac)")
         .into())
 }
 
@@ -93,6 +102,10 @@ pub fn import(
         Format::Qrecc => qrecc::import(src, out, opts, progress),
         Format::Inscit => inscit::import(src, out, opts, progress),
         Format::Cast => cast::import(src, out, opts, progress),
+        Format::Chatrag => chatrag::import(src, out, opts, progress),
+        Format::Coral => coral::import(src, out, opts, progress),
+        Format::Doc2dial => doc2dial::import(src, out, opts, progress),
+        Format::Quac => quac::import(src, out, opts, progress),
     }
 }
 
@@ -243,6 +256,10 @@ mod tests {
             ("inscit", Format::Inscit),
             ("cast", Format::Cast),
             ("ikat", Format::Cast),
+            ("chatrag", Format::Chatrag),
+            ("coral", Format::Coral),
+            ("doc2dial", Format::Doc2dial),
+            ("quac", Format::Quac),
         ] {
             assert_eq!(detect(&root.join(dir)).unwrap(), want, "{dir}");
         }
@@ -250,6 +267,16 @@ mod tests {
             detect(&root.join("topiocqa/topiocqa_dev.json")).unwrap(),
             Format::Topiocqa
         );
+        // a ChatRAG-Bench subset folder and one of its files, a release's data file alone
+        for (path, want) in [
+            ("chatrag/data/doc2dial", Format::Chatrag),
+            ("chatrag/data/inscit/dev.json", Format::Chatrag),
+            ("coral/test/new_test_conversation.json", Format::Coral),
+            ("quac/val_v0.2.json", Format::Quac),
+            ("doc2dial/doc2dial_dial_validation.json", Format::Doc2dial),
+        ] {
+            assert_eq!(detect(&root.join(path)).unwrap(), want, "{path}");
+        }
         let tmp = tempfile::tempdir().unwrap();
         assert!(detect(tmp.path()).unwrap_err().is_user_error());
     }

@@ -29,10 +29,19 @@ pub enum Format {
     Inscit,
     /// TREC CAsT / iKAT topics JSON plus TREC qrels.
     Cast,
+    /// NVIDIA's ChatRAG-Bench (`messages`, `ctxs`, `ground_truth_ctx`, `answers`, `documents.json`).
+    Chatrag,
+    /// CORAL (conversations with `turns` of `question`, `response`, `golden_docs_pids`; passages
+    /// `ref_id`, `ref_string`).
+    Coral,
+    /// Doc2Dial's native release (`dial_data` dialogues, `doc_data` documents cut in sections).
+    Doc2dial,
+    /// QuAC's native release (`data[].paragraphs[].qas[]`).
+    Quac,
 }
 
 impl Format {
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 12] = [
         Format::Native,
         Format::Mtrag,
         Format::Beir,
@@ -41,6 +50,10 @@ impl Format {
         Format::Qrecc,
         Format::Inscit,
         Format::Cast,
+        Format::Chatrag,
+        Format::Coral,
+        Format::Doc2dial,
+        Format::Quac,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +66,10 @@ impl Format {
             Format::Qrecc => "qrecc",
             Format::Inscit => "inscit",
             Format::Cast => "cast",
+            Format::Chatrag => "chatrag",
+            Format::Coral => "coral",
+            Format::Doc2dial => "doc2dial",
+            Format::Quac => "quac",
         }
     }
 }
@@ -76,6 +93,10 @@ impl FromStr for Format {
             "qrecc" => Format::Qrecc,
             "inscit" => Format::Inscit,
             "cast" | "ikat" | "trec-cast" | "trec-ikat" => Format::Cast,
+            "chatrag" | "chatrag-bench" => Format::Chatrag,
+            "coral" => Format::Coral,
+            "doc2dial" => Format::Doc2dial,
+            "quac" => Format::Quac,
             _ => {
                 return Err(format!(
                     "unknown format `{s}` (expected one of: {})",
@@ -122,7 +143,8 @@ impl FromStr for Grouping {
 /// Options every importer understands (each uses the ones that apply to it).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ImportOptions {
-    /// MTRAG: import only this domain (`clapnq`, `govt`, ...); all domains when absent.
+    /// MTRAG: import only this domain (`clapnq`, `govt`, ...); ChatRAG-Bench: only this subset
+    /// (`doc2dial`, `topiocqa`, ...); all when absent.
     pub domain: Option<String>,
     /// BEIR: which qrels split (`test`, `dev`, ...); default test, then dev, then the only one.
     pub split: Option<String>,

@@ -49,3 +49,9 @@ pub(crate) fn conversation_turn(
     };
     Ok(Some((conv, turn)))
 }
+
+/// An id TREC files can hold: its whitespace runs as `_` (`Benefits Planner: Retirement#1_0`
+/// -> `Benefits_Planner:_Retirement#1_0`).
+pub(crate) fn id_token(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join("_")
+}

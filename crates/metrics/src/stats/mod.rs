@@ -1,6 +1,7 @@
 //! Uncertainty and significance for per-query scores: bootstrap confidence intervals (plain and
 //! over clusters such as dialogues, whose turns are not independent), per-stratum summaries,
-//! paired tests between systems, multiple-testing correction and effect sizes.
+//! paired tests between systems, multiple-testing correction and effect sizes, and the
+//! prediction-powered mean of labels on a random sample helped by predictions on every item.
 //!
 //! Everything random takes a seed and uses `mtr_core::rng::stream` (ChaCha12 by name), so the same inputs and seed
 //! give the same numbers on every run.
@@ -10,6 +11,7 @@ mod cluster;
 mod effect;
 mod interval;
 mod paired;
+mod ppi;
 mod strata;
 
 pub use bootstrap::{bootstrap_ci, cluster_bootstrap_ci, cluster_bootstrap_ci_many};
@@ -17,6 +19,7 @@ pub use cluster::{ClusterBootstrap, ClusterDraws};
 pub use effect::{EffectSize, cohens_d, paired_effect_size};
 pub use interval::{BootstrapOptions, ConfidenceInterval, percentile};
 pub use paired::{TestResult, holm, paired_bootstrap_test, paired_t_test, randomization_test};
+pub use ppi::{PpiEstimate, PpiItem, ppi_mean};
 pub use strata::{SMALL_STRATUM, Stratum, stratify};
 
 use crate::error::{MetricsError, Result};

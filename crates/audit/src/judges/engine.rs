@@ -1,0 +1,933 @@
+//! Runs judgements against the LLM layer and turns answers into [`Judgement`] records
+//! ([`crate::judges::answer::record`]).
+//!
+//! Every judge gets its own stream of calls, as wide as its endpoint's capacity (replicas x
+//! max concurrency, doubled so cache hits and rendering never leave a slot idle), so a slow
+//! judge never starves a fast one. Prompts are rendered lazily as slots free up: memory stays
+//! flat for any audit size. A budget stop (`--max-cost`) ends submission cleanly: what was
+//! answered is kept, and a rerun answers the rest (finished calls come from the cache). The
+//! time budget's [`Gate`] ends it the same way at its deadline, and keeps the dialogues its
+//! plan did not start from being judged at all.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::stream::{self, BoxStream, StreamExt};
+use mtr_core::progress::SharedProgress;
+use mtr_llm::client::Target;
+use mtr_llm::{ChatRequest, ChatResult, Llm, LlmError};
+use rayon::prelude::*;
+
+use crate::budget::Gate;
+use crate::dimension::Dimension;
+use crate::error::{AuditError, Result};
+pub use crate::judges::answer::record;
+use crate::judges::record::{Judgement, judgement_id};
+pub use crate::judges::unit::{JudgeRef, Unit};
+
+/// Renders the request for a unit (the same for every judge).
+pub trait Render: Send + Sync {
+    fn render(&self, unit: &Unit) -> Result<ChatRequest>;
+    /// Prompt id (`name@version`) of a dimension.
+    fn prompt_id(&self, dim: Dimension) -> String;
+    /// What a relevance judge is asked for a unit (query and passages); `None` when this
+    /// renderer has nothing for relevance judges.
+    fn relevance(&self, _unit: &Unit) -> Result<Option<crate::judges::relevance::RelevanceInput>> {
+        Ok(None)
+    }
+    /// Told of each request the judging rendered for unit `ui` of the units being judged (a
+    /// unit may be rendered more than once): a renderer that records prompt lengths while
+    /// judging ([`crate::judges::context::Recording`]) reads them here instead of rendering the units
+    /// a second time.
+    fn rendered(&self, _ui: usize, _unit: &Unit, _req: &ChatRequest) {}
+}
+
+/// What a judging run produced.
+#[derive(Debug)]
+pub struct Judged {
+    /// One slot per (unit, judge, sample) in that order (units with a `judge` only for that
+    /// judge); `None` = not judged (budget stop or dry run). Boxed: a million empty slots of a
+    /// dry run or Batch export take 8 MB, not the 0.5 GB of unboxed judgements.
+    pub records: Vec<Option<Box<Judgement>>>,
+    /// Why submission stopped early.
+    pub stopped: Option<String>,
+    /// Judgements reused from an earlier run of the same audit.
+    pub reused: usize,
+}
+
+/// The earlier run's record of (unit, judge, sample) when it stands (see [`reusable`]).
+pub(crate) fn reused_record<'e>(
+    existing: &'e HashMap<String, Judgement>,
+    u: &Unit,
+    j: &JudgeRef,
+    sample: u32,
+    prompt_ids: &HashMap<Dimension, String>,
+) -> Option<&'e Judgement> {
+    let prompt = if j.relevance {
+        crate::judges::relevance::PROMPT_ID
+    } else {
+        prompt_ids[&u.dimension].as_str()
+    };
+    let id = judgement_id(
+        u.dimension,
+        &u.turn_id,
+        u.passage_id.as_deref(),
+        u.trial,
+        &j.name,
+        sample,
+    );
+    existing.get(&id).filter(|old| reusable(old, u, j, prompt))
+}
+
+/// The prompt id of every dimension.
+pub(crate) fn prompt_ids(render: &dyn Render) -> HashMap<Dimension, String> {
+    Dimension::ALL
+        .iter()
+        .map(|d| (*d, render.prompt_id(*d)))
+        .collect()
+}
+
+fn reusable(old: &Judgement, unit: &Unit, judge: &JudgeRef, prompt: &str) -> bool {
+    old.ok()
+        && old.model == judge.model
+        && old.prompt == prompt
+        && old.pool == unit.pool
+        && old.gold_position == unit.gold_position
+        && (!unit.dimension.is_rating() || old.rating_mode.unwrap_or_default() == judge.rating_mode)
+}
+
+/// Who judges: the client, the ensemble, self-consistency samples per judge, progress.
+pub struct Judging<'a> {
+    pub llm: &'a Llm,
+    pub judges: &'a [JudgeRef],
+    pub samples: u32,
+    pub progress: &'a SharedProgress,
+    /// `--time-budget`: the dialogues the plan starts and the deadline of new calls.
+    pub gate: Gate,
+}
+
+/// One judgement to make: (unit index, judge index, sample).
+pub(crate) type Job = (usize, usize, u32);
+
+/// Judges every unit with every judge (`samples` each). `existing` holds records of an earlier
+/// run by judgement id; a valid one with the same prompt, model and pool is kept as it was.
+/// Progress advances by one per judgement made; the caller opens and closes the stage.
+pub async fn judge_units(
+    ctx: &Judging<'_>,
+    units: &[Unit],
+    render: &dyn Render,
+    existing: &HashMap<String, Judgement>,
+) -> Result<Judged> {
+    let jobs = jobs_of(units, ctx.judges, ctx.samples.max(1));
+    let prompt_ids = prompt_ids(render);
+    let mut c = Collector {
+        jobs: &jobs,
+        units,
+        ctx,
+        prompt_ids: &prompt_ids,
+        records: vec![None; jobs.len()],
+        reused: 0,
+        answers: HashMap::new(),
+        copies: Vec::new(),
+        stopped: None,
+        fatal: None,
+        stop: Arc::new(AtomicBool::new(false)),
+    };
+    let todo = c.reuse(existing);
+    let shared = Shared::new(render, units.len(), &todo, &jobs, ctx.judges);
+    let streams: Vec<_> = todo
+        .into_iter()
+        .enumerate()
+        .map(|(ji, mine)| judge_stream(ctx, &ctx.judges[ji], mine, &jobs, units, &shared, &c.stop))
+        .collect();
+    let mut all = stream::select_all(streams);
+    while let Some((k, out)) = all.next().await {
+        c.take(k, out);
+    }
+    c.fill_copies();
+    if ctx.gate.ran_out() && c.records.iter().any(Option::is_none) {
+        c.stopped
+            .get_or_insert_with(|| "the time budget was spent".to_string());
+    }
+    if let Some(e) = c.fatal {
+        return Err(e);
+    }
+    Ok(Judged {
+        records: c.records,
+        stopped: c.stopped,
+        reused: c.reused,
+    })
+}
+
+/// Every (unit, judge, sample) to judge, in that order: a unit with a `judge` only for that
+/// judge, and relevance judges only in the dimensions they judge.
+pub(crate) fn jobs_of(units: &[Unit], judges: &[JudgeRef], samples: u32) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (ui, u) in units.iter().enumerate() {
+        for (ji, judge) in judges.iter().enumerate() {
+            if u.judge.is_some_and(|only| only != ji)
+                || (judge.relevance && !crate::judges::relevance::judges(u.dimension))
+            {
+                continue;
+            }
+            for s in 0..samples {
+                jobs.push((ui, ji, s));
+            }
+        }
+    }
+    jobs
+}
+
+/// One judge's calls, as wide as its endpoint's capacity (doubled; where calls end at once, a
+/// dry run or an export, a chunk of calls per task, [`run_batch`]), stopping when `stop` is
+/// set or the time budget's gate closes. Prompts are rendered a chunk of jobs at a time on
+/// several threads ([`render_chunk`]) and taken in job order: the first job with a given
+/// request calls, later identical ones (two golds with the same text, say) copy its answer as
+/// a cache hit, whatever the timing.
+fn judge_stream<'a>(
+    ctx: &Judging<'_>,
+    judge: &JudgeRef,
+    mine: Vec<usize>,
+    jobs: &'a [Job],
+    units: &'a [Unit],
+    shared: &'a Shared<'a>,
+    stop: &Arc<AtomicBool>,
+) -> BoxStream<'a, (usize, Result<Answer>)> {
+    let render = shared.render;
+    let judge = judge.clone();
+    let stop = stop.clone();
+    let gate = ctx.gate.clone();
+    let llm = ctx.llm.clone();
+    let at_once = answers_at_once(&llm, &judge);
+    let width = llm.capacity(&Target::Endpoint(judge.name.clone())) * 2;
+    let mut first_of: HashMap<blake3::Hash, usize> = HashMap::new();
+    // the judge's calls go out in this order: what its servers' prompt caches will hold (only
+    // a dry run's plan reads it; real calls and exports leave it alone)
+    let mut prompt_cache = llm
+        .is_dry_run()
+        .then(|| llm.prompt_cache_model(&judge.name))
+        .flatten();
+    let relevance = judge.relevance;
+    let threads = render_threads();
+    let chunks: Vec<Vec<usize>> = mine.chunks(RENDER_CHUNK).map(<[usize]>::to_vec).collect();
+    let prepared = stream::iter(chunks)
+        // a chunk of the judge's requests rendered at a time, on several threads (a relevance
+        // judge's inputs are read one by one below): the requests come back in job order
+        .map(move |chunk| {
+            let rendered = if relevance {
+                Vec::new()
+            } else {
+                render_chunk(shared, units, jobs, &chunk, threads)
+            };
+            let mut rendered = rendered.into_iter();
+            stream::iter(
+                chunk
+                    .into_iter()
+                    .map(move |k| (k, rendered.next()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed) && gate.open()))
+        .map(move |(k, rendered)| {
+            let (ui, _, sample) = jobs[k];
+            let prepared = if relevance {
+                // a renderer without relevance inputs (human calibration): not judged
+                render
+                    .relevance(&units[ui])
+                    .map(|input| input.map_or(Prepared::Skip, Prepared::Relevance))
+            } else {
+                let rendered = rendered.unwrap_or_else(|| {
+                    Err(AuditError::Internal(format!("job {k} was not rendered")))
+                });
+                rendered.map(|(req, rendered)| {
+                    let req = req.with_sample(sample);
+                    match first_of.entry(request_identity(&rendered, sample)) {
+                        std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert(k);
+                            let mut req = req;
+                            req.planned_cached_share =
+                                prompt_cache.as_mut().map(|m| m.next_request(&req));
+                            Prepared::Call(Box::new(req))
+                        }
+                    }
+                })
+            };
+            (k, prepared)
+        });
+    if at_once {
+        // calls that end at once: a chunk's calls made one after the other in one task (a task
+        // per call would cost more in waking the runtime's workers than the call itself), while
+        // this stream's task renders the next chunks
+        let target = Target::Endpoint(judge.name.clone());
+        prepared
+            .ready_chunks(RENDER_CHUNK)
+            .map(move |batch| run_batch(&llm, &judge, &target, units, jobs, batch))
+            .buffer_unordered(CHUNKS_IN_FLIGHT)
+            .flat_map(stream::iter)
+            .boxed()
+    } else {
+        prepared
+            .map(move |(k, prepared)| {
+                let llm = llm.clone();
+                let judge = judge.clone();
+                let ui = jobs[k].0;
+                let sample = jobs[k].2;
+                // the call runs in its own task (`Llm::spawn_chat`): this stream's task only
+                // renders prompts and collects answers
+                async move {
+                    let out = match prepared {
+                        Ok(Prepared::Call(req)) => Ok(Answer::Called(
+                            llm.spawn_chat(Target::Endpoint(judge.name.clone()), *req)
+                                .await,
+                        )),
+                        Ok(other) => {
+                            answer_without_call(&llm, &judge, &units[ui], sample, other).await
+                        }
+                        Err(e) => Err(e),
+                    };
+                    (k, out)
+                }
+            })
+            .buffer_unordered(width.max(1))
+            .boxed()
+    }
+}
+
+/// Chunks of calls that end at once a judge's stream keeps going ([`run_batch`]).
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Whether every call of `judge` ends as soon as it is made: a dry run plans it, an export
+/// writes it to the file (but still sends a probability rating: not for a judge that reads
+/// ratings so).
+fn answers_at_once(llm: &Llm, judge: &JudgeRef) -> bool {
+    llm.is_dry_run()
+        || (llm.is_exporting() && judge.rating_mode != mtr_llm::logprob::RatingMode::Probability)
+}
+
+/// The answers of a batch of prepared jobs whose calls end at once: the calls made in one
+/// task ([`Llm::spawn_chats`], started now), in job order, the other jobs answered as
+/// [`answer_without_call`] does.
+fn run_batch<'a>(
+    llm: &Llm,
+    judge: &JudgeRef,
+    target: &Target,
+    units: &'a [Unit],
+    jobs: &'a [Job],
+    batch: Vec<(usize, Result<Prepared>)>,
+) -> impl Future<Output = Vec<(usize, Result<Answer>)>> + Send + use<'a> {
+    let mut requests = Vec::new();
+    let mut rest = Vec::with_capacity(batch.len());
+    for (k, prepared) in batch {
+        match prepared {
+            Ok(Prepared::Call(req)) => {
+                requests.push(*req);
+                rest.push((k, None));
+            }
+            other => rest.push((k, Some(other))),
+        }
+    }
+    let calls = llm.spawn_chats(target.clone(), requests);
+    let (llm, judge) = (llm.clone(), judge.clone());
+    async move {
+        let mut answers = calls.await.into_iter();
+        let mut out = Vec::with_capacity(rest.len());
+        for (k, prepared) in rest {
+            let (ui, _, sample) = jobs[k];
+            let answer = match prepared {
+                None => match answers.next() {
+                    Some(r) => Ok(Answer::Called(r)),
+                    None => Err(AuditError::Internal(format!("job {k} has no answer"))),
+                },
+                Some(Ok(p)) => answer_without_call(&llm, &judge, &units[ui], sample, p).await,
+                Some(Err(e)) => Err(e),
+            };
+            out.push((k, answer));
+        }
+        out
+    }
+}
+
+/// What a prepared job that calls nothing itself gives: a copy of an earlier job's answer, a
+/// skip, or a relevance judge's record.
+async fn answer_without_call(
+    llm: &Llm,
+    judge: &JudgeRef,
+    unit: &Unit,
+    sample: u32,
+    prepared: Prepared,
+) -> Result<Answer> {
+    Ok(match prepared {
+        Prepared::Copy(k0) => Answer::CopyOf(k0),
+        Prepared::Relevance(input) => Answer::Relevance(
+            crate::judges::relevance::judge(llm, judge, unit, sample, input).await,
+        ),
+        Prepared::Skip => Answer::Skipped,
+        Prepared::Call(_) => {
+            return Err(AuditError::Internal("a call was left unmade".into()));
+        }
+    })
+}
+
+/// Jobs of a judge whose requests are rendered together, in parallel ([`render_chunk`]): a
+/// few hundred KB of requests rendered ahead of the calls.
+const RENDER_CHUNK: usize = 256;
+
+/// Most threads that render a chunk.
+const RENDER_THREADS: usize = 8;
+
+/// Jobs a rendering thread takes at a time from a chunk.
+const RENDER_STEP: usize = 8;
+
+/// Threads that render a chunk: the machine's cores, at most [`RENDER_THREADS`].
+fn render_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(RENDER_THREADS)
+}
+
+/// The rendering threads, one pool per thread count (built when first used, kept for the
+/// process): threads started once, not once per chunk, and apart from the retrieval's pool.
+static RENDER_POOLS: [std::sync::OnceLock<Option<rayon::ThreadPool>>; RENDER_THREADS + 1] =
+    [const { std::sync::OnceLock::new() }; RENDER_THREADS + 1];
+
+/// The pool of `threads` rendering threads; `None` when it cannot be started.
+fn render_pool(threads: usize) -> Option<&'static rayon::ThreadPool> {
+    RENDER_POOLS
+        .get(threads)?
+        .get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("mtr-render-{i}"))
+                .build()
+                .ok()
+        })
+        .as_ref()
+}
+
+/// The requests of the jobs `chunk` (and their [`request_hash`]), in the chunk's order,
+/// rendered through `shared` by a pool of `threads` threads ([`render_pool`], each taking
+/// [`RENDER_STEP`] jobs or more at a time) while the calling thread waits (it is the one that
+/// polls every judge's stream: it renders nothing itself, and the cores go to the renderers
+/// and the calls). A rendering is a function of its unit alone, so the requests are those of
+/// rendering one job after the other; the engine's choices that depend on the order (which
+/// of two identical requests calls) are made afterwards, in job order.
+fn render_chunk(
+    shared: &Shared<'_>,
+    units: &[Unit],
+    jobs: &[Job],
+    chunk: &[usize],
+    threads: usize,
+) -> Vec<Result<(ChatRequest, blake3::Hash)>> {
+    let one = |k: &usize| {
+        let ui = jobs[*k].0;
+        shared.request(ui, &units[ui])
+    };
+    let pool = (threads > 1 && chunk.len() > RENDER_STEP)
+        .then(|| render_pool(threads))
+        .flatten();
+    let Some(pool) = pool else {
+        return chunk.iter().map(one).collect();
+    };
+    let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| {
+            chunk
+                .par_iter()
+                .with_min_len(RENDER_STEP)
+                .map(one)
+                .collect::<Vec<_>>()
+        })
+    }));
+    // a rendering that panicked leaves the chunk unrendered: reported, not re-raised
+    rendered.unwrap_or_else(|_| {
+        chunk
+            .iter()
+            .map(|_| Err(AuditError::Internal("a rendering thread panicked".into())))
+            .collect()
+    })
+}
+
+/// The hash of a rendered request: each message's role and text (its length, then its bytes,
+/// as they are: no JSON escaping, a few KB per request) and the JSON form of every other field,
+/// serialised into a buffer this thread reuses. Two requests hash alike exactly when they are
+/// equal (the fields are listed whole below, so a field added to `ChatRequest` is a compile
+/// error here, never a field two different requests could differ in unseen).
+fn request_hash(req: &ChatRequest) -> Result<blake3::Hash> {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let ChatRequest {
+        messages,
+        output,
+        prompt,
+        sample,
+        sampling,
+        label,
+        rating,
+        affinity,
+        // a planning hint, never sent (and set after this hash)
+        planned_cached_share: _,
+    } = req;
+    let mut h = blake3::Hasher::new();
+    h.update(b"mtr-audit request v2\0");
+    h.update(&(messages.len() as u64).to_le_bytes());
+    for m in messages {
+        let role: &[u8] = match m.role {
+            mtr_llm::MessageRole::System => b"s",
+            mtr_llm::MessageRole::User => b"u",
+            mtr_llm::MessageRole::Assistant => b"a",
+        };
+        h.update(role);
+        h.update(&(m.content.len() as u64).to_le_bytes());
+        h.update(m.content.as_bytes());
+    }
+    BUFFER.with(|b| {
+        let mut b = b.borrow_mut();
+        b.clear();
+        serde_json::to_writer(
+            &mut *b,
+            &(output, prompt, sample, sampling, label, rating, affinity),
+        )
+        .map_err(|e| AuditError::Internal(e.to_string()))?;
+        h.update(&b);
+        if b.capacity() > 1 << 16 {
+            *b = Vec::new();
+        }
+        Ok(h.finalize())
+    })
+}
+
+/// The identity of a job's request: its unit's rendered request (hashed once per rendering,
+/// [`request_hash`]) asked as sample `sample`. Jobs with equal renders and samples send
+/// identical requests (the second copies the first's answer); renders that differ only in
+/// their sample index (renderers give 0) would count as different, never the other way.
+fn request_identity(rendered: &blake3::Hash, sample: u32) -> blake3::Hash {
+    let mut h = blake3::Hasher::new();
+    h.update(rendered.as_bytes());
+    h.update(&sample.to_le_bytes());
+    h.finalize()
+}
+
+/// Most rendered requests [`Shared`] keeps waiting for the other judges (a few MB).
+const RENDERS_KEPT: usize = 4096;
+
+/// The judges' streams' shared renderer: a unit's request is the same for every judge and
+/// sample, so it is rendered once and handed to the others as a copy (a template rendering
+/// costs far more than a copy). A request is kept until every job that needs it took it, and
+/// at most [`RENDERS_KEPT`] at a time: beyond that (a judge far behind the others) the later
+/// jobs render it again, which gives the same request.
+struct Shared<'a> {
+    render: &'a dyn Render,
+    memo: std::sync::Mutex<Memo>,
+}
+
+/// What [`Shared`] keeps.
+struct Memo {
+    /// Rendered requests (and their [`request_hash`]) waiting for more jobs, by unit index.
+    kept: HashMap<usize, (ChatRequest, blake3::Hash)>,
+    /// Jobs (of judges that are shown the request) still to take each unit's request.
+    left: Vec<u32>,
+}
+
+impl<'a> Shared<'a> {
+    fn new(
+        render: &'a dyn Render,
+        n_units: usize,
+        todo: &[Vec<usize>],
+        jobs: &[Job],
+        judges: &[JudgeRef],
+    ) -> Self {
+        let mut left = vec![0u32; n_units];
+        for (ji, mine) in todo.iter().enumerate() {
+            if judges[ji].relevance {
+                continue;
+            }
+            for &k in mine {
+                left[jobs[k].0] += 1;
+            }
+        }
+        Self {
+            render,
+            memo: std::sync::Mutex::new(Memo {
+                kept: HashMap::new(),
+                left,
+            }),
+        }
+    }
+
+    /// Unit `ui`'s request and its [`request_hash`]: a kept copy, or rendered now (and kept
+    /// when more jobs need it).
+    fn request(&self, ui: usize, unit: &Unit) -> Result<(ChatRequest, blake3::Hash)> {
+        let lock = || self.memo.lock().unwrap_or_else(|p| p.into_inner());
+        let mut memo = lock();
+        let left = match memo.left.get_mut(ui) {
+            Some(n) => {
+                *n = n.saturating_sub(1);
+                *n
+            }
+            None => 0,
+        };
+        if left == 0 {
+            if let Some(req) = memo.kept.remove(&ui) {
+                return Ok(req);
+            }
+        } else if let Some(req) = memo.kept.get(&ui) {
+            return Ok(req.clone());
+        }
+        drop(memo);
+        let req = self.render.render(unit)?;
+        self.render.rendered(ui, unit, &req);
+        let hash = request_hash(&req)?;
+        if left > 0 {
+            let mut memo = lock();
+            if memo.kept.len() < RENDERS_KEPT {
+                memo.kept.insert(ui, (req.clone(), hash));
+            }
+        }
+        Ok((req, hash))
+    }
+}
+
+/// Collects the answers of a judging run into its records.
+struct Collector<'a> {
+    jobs: &'a [Job],
+    units: &'a [Unit],
+    ctx: &'a Judging<'a>,
+    prompt_ids: &'a HashMap<Dimension, String>,
+    records: Vec<Option<Box<Judgement>>>,
+    reused: usize,
+    /// Answers by job, for the jobs that copy them.
+    answers: HashMap<usize, std::result::Result<ChatResult, String>>,
+    /// (job, job whose answer it copies).
+    copies: Vec<(usize, usize)>,
+    /// Why submission stopped early (budget, Batch API).
+    stopped: Option<String>,
+    /// The first error that ends the run.
+    fatal: Option<AuditError>,
+    /// Set to end every judge's submission.
+    stop: Arc<AtomicBool>,
+}
+
+impl Collector<'_> {
+    /// Keeps the reusable records of an earlier run; the other jobs, per judge, to judge.
+    fn reuse(&mut self, existing: &HashMap<String, Judgement>) -> Vec<Vec<usize>> {
+        let mut todo: Vec<Vec<usize>> = vec![Vec::new(); self.ctx.judges.len()];
+        for (k, &(ui, ji, s)) in self.jobs.iter().enumerate() {
+            let (u, j) = (&self.units[ui], &self.ctx.judges[ji]);
+            match reused_record(existing, u, j, s, self.prompt_ids) {
+                Some(old) => {
+                    self.records[k] = Some(Box::new(old.clone()));
+                    self.reused += 1;
+                }
+                // a dialogue the time budget's plan does not start is not judged
+                None if !self.ctx.gate.allows(&u.dialogue_id) => {}
+                None => todo[ji].push(k),
+            }
+        }
+        todo
+    }
+
+    /// Records what came back for job `k` (copies wait for [`Self::fill_copies`]).
+    fn take(&mut self, k: usize, out: Result<Answer>) {
+        let progress = self.ctx.progress;
+        let res = match out {
+            Ok(Answer::Called(r)) => r,
+            Ok(Answer::Relevance(Ok(j))) => {
+                progress.advance(1);
+                self.records[k] = Some(Box::new(j));
+                return;
+            }
+            Ok(Answer::Relevance(Err(e))) => Err(e),
+            Ok(Answer::Skipped) => {
+                progress.advance(1);
+                return;
+            }
+            Ok(Answer::CopyOf(k0)) => {
+                self.copies.push((k, k0));
+                return;
+            }
+            Err(e) => {
+                self.stop.store(true, Ordering::Relaxed);
+                self.fatal.get_or_insert(e);
+                return;
+            }
+        };
+        let Some(res) = self.settle(res) else {
+            return;
+        };
+        // token and cost usage reach the progress display through the LLM client itself
+        progress.advance(1);
+        // whether the LLM cache answered depends on earlier (interrupted) runs: not recorded,
+        // so items.jsonl is the same whatever the interruptions
+        let own = res.clone().map(|mut r| {
+            r.cached = false;
+            r
+        });
+        self.records[k] = Some(Box::new(self.record(k, own)));
+        self.answers.insert(k, res);
+    }
+
+    /// A call's outcome: an answer or a per-item failure to record, or `None` when nothing is
+    /// recorded (dry run, queued for the Batch API, budget stop, an error that ends the run).
+    fn settle(
+        &mut self,
+        res: std::result::Result<ChatResult, LlmError>,
+    ) -> Option<std::result::Result<ChatResult, String>> {
+        match res {
+            Ok(r) => Some(Ok(r)),
+            Err(LlmError::DryRun) => {
+                self.ctx.progress.advance(1);
+                None
+            }
+            Err(LlmError::Batched) => {
+                // queued for the Batch API: the judgement is made on the next pass
+                self.ctx.progress.advance(1);
+                self.stopped
+                    .get_or_insert_with(|| "judgements queued for the Batch API".to_string());
+                None
+            }
+            Err(e) if e.is_budget_stop() => {
+                self.stop.store(true, Ordering::Relaxed);
+                self.stopped.get_or_insert_with(|| e.to_string());
+                None
+            }
+            Err(e @ (LlmError::Provider { .. } | LlmError::Parse { .. })) => {
+                Some(Err(e.to_string()))
+            }
+            Err(e) => {
+                self.stop.store(true, Ordering::Relaxed);
+                self.fatal.get_or_insert(AuditError::Llm(e.to_string()));
+                None
+            }
+        }
+    }
+
+    /// Jobs whose request was identical to an earlier job's get its answer, as a cache hit.
+    fn fill_copies(&mut self) {
+        let mut copies = std::mem::take(&mut self.copies);
+        copies.sort_unstable();
+        for (k, k0) in copies {
+            let Some(res) = self.answers.get(&k0) else {
+                continue;
+            };
+            let copied = res.clone().map(|mut r| {
+                r.cached = true;
+                r.cost_usd = 0.0;
+                r.answer_cost_usd = 0.0;
+                r
+            });
+            self.ctx.progress.advance(1);
+            self.records[k] = Some(Box::new(self.record(k, copied)));
+        }
+    }
+
+    fn record(&self, k: usize, res: std::result::Result<ChatResult, String>) -> Judgement {
+        let (ui, ji, sample) = self.jobs[k];
+        let unit = &self.units[ui];
+        let prompt = &self.prompt_ids[&unit.dimension];
+        record(unit, &self.ctx.judges[ji], sample, prompt, res)
+    }
+}
+
+/// A unit's request, rendered: to call, or identical to an earlier job's.
+enum Prepared {
+    Call(Box<ChatRequest>),
+    Copy(usize),
+    /// A relevance judge's query and passages.
+    Relevance(crate::judges::relevance::RelevanceInput),
+    /// Nothing for a relevance judge to judge.
+    Skip,
+}
+
+/// What came back for a job. Short-lived (one per job, consumed at once), so the size
+/// difference between the variants costs nothing worth a heap allocation per call.
+#[allow(clippy::large_enum_variant)]
+enum Answer {
+    Called(std::result::Result<ChatResult, LlmError>),
+    CopyOf(usize),
+    /// A relevance judge's record (a provider failure is already a failed record).
+    Relevance(std::result::Result<Judgement, LlmError>),
+    Skipped,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use mtr_llm::ChatMessage;
+    use mtr_llm::logprob::RatingMode;
+
+    use super::*;
+
+    /// Renders `unit <source>` and counts its renderings.
+    struct Counting(AtomicUsize);
+
+    impl Render for Counting {
+        fn render(&self, unit: &Unit) -> Result<ChatRequest> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(ChatRequest::new(vec![ChatMessage::user(format!(
+                "unit {}",
+                unit.source
+            ))]))
+        }
+        fn prompt_id(&self, _: Dimension) -> String {
+            "p@1".into()
+        }
+    }
+
+    fn unit(source: usize) -> Unit {
+        Unit {
+            dimension: Dimension::Quality,
+            dialogue_id: "d".into(),
+            turn_id: format!("d::{source}"),
+            turn: 1,
+            passage_id: None,
+            trial: None,
+            pool: None,
+            gold_position: None,
+            source,
+            judge: None,
+        }
+    }
+
+    /// Every job of each judge (none reused), as `Collector::reuse` lists them.
+    fn todo_of(jobs: &[Job], n_judges: usize) -> Vec<Vec<usize>> {
+        let mut todo = vec![Vec::new(); n_judges];
+        for (k, &(_, ji, _)) in jobs.iter().enumerate() {
+            todo[ji].push(k);
+        }
+        todo
+    }
+
+    fn judge(name: &str, relevance: bool) -> JudgeRef {
+        JudgeRef {
+            name: name.into(),
+            model: "m".into(),
+            rating_mode: RatingMode::default(),
+            relevance,
+        }
+    }
+
+    #[test]
+    fn each_unit_is_rendered_once_for_every_judge_and_sample() {
+        let units: Vec<Unit> = (0..5).map(unit).collect();
+        let judges = [judge("a", false), judge("b", false), judge("r", true)];
+        let jobs = jobs_of(&units, &judges, 2);
+        let todo = todo_of(&jobs, judges.len());
+        let render = Counting(AtomicUsize::new(0));
+        let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
+        // the judges' streams take turns, as they do under `select_all`
+        for k in todo[0].iter().zip(&todo[1]).flat_map(|(a, b)| [*a, *b]) {
+            let ui = jobs[k].0;
+            let (req, hash) = shared.request(ui, &units[ui]).unwrap();
+            assert_eq!(req, render.render(&units[ui]).unwrap());
+            assert_eq!(hash, request_hash(&req).unwrap());
+            render.0.fetch_sub(1, Ordering::Relaxed);
+        }
+        assert_eq!(render.0.load(Ordering::Relaxed), units.len());
+        // nothing is kept once every job took its copy
+        assert!(shared.memo.lock().unwrap().kept.is_empty());
+    }
+
+    #[test]
+    fn a_chunk_rendered_on_several_threads_gives_the_requests_of_one() {
+        let units: Vec<Unit> = (0..300).map(unit).collect();
+        let judges = [judge("a", false), judge("b", false)];
+        let jobs = jobs_of(&units, &judges, 2);
+        let todo = todo_of(&jobs, judges.len());
+        let render = Counting(AtomicUsize::new(0));
+        let rendered = |threads: usize| {
+            let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
+            let mut out = Vec::new();
+            for mine in &todo {
+                for chunk in mine.chunks(RENDER_CHUNK) {
+                    let part = render_chunk(&shared, &units, &jobs, chunk, threads);
+                    assert_eq!(part.len(), chunk.len());
+                    out.extend(part.into_iter().map(Result::unwrap));
+                }
+            }
+            out
+        };
+        let one = rendered(1);
+        assert_eq!(one.len(), jobs.len());
+        for threads in [2, 3, 8] {
+            assert_eq!(rendered(threads), one, "{threads} threads");
+        }
+        // each job got its own unit's request, in job order
+        for (k, (req, hash)) in todo.concat().into_iter().zip(&one) {
+            assert_eq!(req.messages[0].content, format!("unit {}", jobs[k].0));
+            assert_eq!(*hash, request_hash(req).unwrap());
+        }
+    }
+
+    #[test]
+    fn requests_hash_alike_exactly_when_they_are_equal() {
+        let base = || {
+            let mut r = ChatRequest::new(vec![
+                ChatMessage::system("judge \"this\"\n"),
+                ChatMessage::user("passage: é ab"),
+            ]);
+            r.output = mtr_llm::OutputSpec::Json;
+            r.prompt = Some(mtr_llm::chat::PromptRef {
+                id: "audit/x@1".into(),
+                hash: "h".into(),
+            });
+            r
+        };
+        let mut variants: Vec<ChatRequest> = vec![base()];
+        let mut vary = |f: &dyn Fn(&mut ChatRequest)| {
+            let mut r = base();
+            f(&mut r);
+            variants.push(r);
+        };
+        // the same text split at another message boundary, or under another role
+        vary(&|r| {
+            r.messages[0].content.push_str("passage:");
+            r.messages[1].content = " é ab".into();
+        });
+        vary(&|r| r.messages[0].role = mtr_llm::MessageRole::User);
+        vary(&|r| r.messages[1].content.push(' '));
+        vary(&|r| r.messages.push(ChatMessage::assistant("")));
+        vary(&|r| r.output = mtr_llm::OutputSpec::Text);
+        vary(&|r| r.prompt = None);
+        vary(&|r| r.sample = 1);
+        vary(&|r| r.sampling = Some(mtr_llm::config::Sampling::default()));
+        vary(&|r| r.label = Some("relevance".into()));
+        vary(&|r| {
+            r.rating = Some(mtr_llm::chat::RatingSpec {
+                key: "rating".into(),
+                lo: 1,
+                hi: 5,
+            })
+        });
+        vary(&|r| r.affinity = Some("d1".into()));
+        let hashes: Vec<_> = variants.iter().map(|r| request_hash(r).unwrap()).collect();
+        let distinct: std::collections::HashSet<_> = hashes.iter().collect();
+        assert_eq!(distinct.len(), variants.len(), "{hashes:?}");
+        // equal requests hash alike; the planning hint is no part of a request
+        let mut hinted = base();
+        hinted.planned_cached_share = Some(0.5);
+        assert_eq!(request_hash(&hinted).unwrap(), hashes[0]);
+        assert_eq!(request_hash(&base()).unwrap(), hashes[0]);
+    }
+
+    #[test]
+    fn a_full_memo_renders_again_and_gives_the_same_request() {
+        let units: Vec<Unit> = (0..RENDERS_KEPT + 10).map(unit).collect();
+        let judges = [judge("a", false), judge("b", false)];
+        let jobs = jobs_of(&units, &judges, 1);
+        let todo = todo_of(&jobs, judges.len());
+        let render = Counting(AtomicUsize::new(0));
+        let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
+        // the first judge runs far ahead of the second
+        for &k in todo[0].iter().chain(&todo[1]) {
+            let ui = jobs[k].0;
+            let (req, _) = shared.request(ui, &units[ui]).unwrap();
+            assert_eq!(req.messages[0].content, format!("unit {ui}"));
+        }
+        assert_eq!(render.0.load(Ordering::Relaxed), units.len() + 10);
+        assert!(shared.memo.lock().unwrap().kept.is_empty());
+    }
+}

@@ -1,0 +1,969 @@
+//! Statistics of an audit: dimension means with cluster-bootstrap confidence intervals (turns
+//! of one dialogue are resampled together), per-judge means, inter-judge agreement, score
+//! histograms, and bias diagnostics (gold pick-rate by position, score vs length).
+//!
+//! Item scores average whichever judges succeeded, so failures that are not at random (a
+//! strict judge failing on long late turns) move the mean toward the other judges. Beside that
+//! mean every dimension reports the complete-case mean (items every judge scored) and a
+//! judge-adjusted mean (additive judge effects estimated on the items all judges share), and
+//! the summary shows failure rates by turn depth and prompt length. Bias checks respect the
+//! clustering of trials in items: the position test is Rao-Scott corrected, and the length
+//! check compares the picked passage with the rest of its own pool.
+
+use std::collections::{BTreeMap, HashMap};
+
+use mtr_metrics::agreement::{self, Level};
+
+use crate::config::AuditSettings;
+use crate::dimension::Dimension;
+use crate::items::aggregate::ItemScore;
+use crate::judges::record::Judgement;
+pub use crate::statistics::interval::interval;
+use crate::statistics::resample::{Resampling, cluster_interval, mean_at};
+use crate::summary::{
+    Agreement, Bin, DimensionSummary, Estimate, FailureRates, JudgeScore, LengthBias,
+    PoolLengthBias, PositionBias, RateBin,
+};
+
+/// Whether an item is flagged as a probable label problem.
+pub fn is_flagged(item: &ItemScore, s: &AuditSettings) -> bool {
+    match (item.dimension, item.score) {
+        (Dimension::Completeness, Some(x)) => {
+            x < s.flag_share_below || item.suggestion.is_some() || item.none_majority()
+        }
+        (Dimension::Completeness, None) => item.suggestion.is_some() || item.none_majority(),
+        (_, Some(x)) => x < s.flag_rating_below,
+        (_, None) => false,
+    }
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+fn histogram(dim: Dimension, scores: &[f64]) -> Vec<Bin> {
+    let (lo, hi, width): (f64, f64, f64) = if dim.is_rating() {
+        (1.0, 5.0, 0.5)
+    } else {
+        (0.0, 1.0, 0.1)
+    };
+    let n = ((hi - lo) / width).round() as usize;
+    let mut bins: Vec<Bin> = (0..n)
+        .map(|i| Bin {
+            lower: lo + i as f64 * width,
+            upper: lo + (i + 1) as f64 * width,
+            count: 0,
+        })
+        .collect();
+    for &x in scores {
+        let i = (((x - lo) / width) + 1e-9)
+            .floor()
+            .clamp(0.0, (n - 1) as f64) as usize;
+        bins[i].count += 1;
+    }
+    bins
+}
+
+/// The summary of one dimension.
+pub fn dimension_summary(
+    dim: Dimension,
+    items: &[&ItemScore],
+    judgements: &[&Judgement],
+    judges: &[String],
+    s: &AuditSettings,
+) -> DimensionSummary {
+    let scored: Vec<&&ItemScore> = items.iter().filter(|i| i.score.is_some()).collect();
+    let values: Vec<f64> = scored.iter().filter_map(|i| i.score).collect();
+    let clusters: Vec<&str> = scored.iter().map(|i| i.dialogue_id.as_str()).collect();
+    let mean = finite(crate::items::aggregate::mean(&values));
+    let ci = interval(&values, &clusters, s, dim.name());
+    let mut per_judge = BTreeMap::new();
+    for j in judges {
+        let mine: Vec<(f64, &str)> = items
+            .iter()
+            .filter_map(|i| i.per_judge.get(j).map(|v| (*v, i.dialogue_id.as_str())))
+            .collect();
+        let v: Vec<f64> = mine.iter().map(|x| x.0).collect();
+        let c: Vec<&str> = mine.iter().map(|x| x.1).collect();
+        let failed = judgements
+            .iter()
+            .filter(|x| &x.judge == j && !x.ok())
+            .count();
+        per_judge.insert(
+            j.clone(),
+            JudgeScore {
+                n: v.len(),
+                mean: finite(crate::items::aggregate::mean(&v)),
+                ci: interval(&v, &c, s, &format!("{}/{j}", dim.name())),
+                failed,
+            },
+        );
+    }
+    let mut verdicts: BTreeMap<String, Vec<usize>> = judges
+        .iter()
+        .map(|j| (j.clone(), vec![0; if dim.is_rating() { 5 } else { 2 }]))
+        .collect();
+    for x in judgements.iter().filter(|x| x.ok()) {
+        let (Some(v), Some(score)) = (verdicts.get_mut(&x.judge), x.score) else {
+            continue;
+        };
+        let i = if dim.is_rating() {
+            (score.round() as usize).clamp(1, 5) - 1
+        } else {
+            usize::from(score > 0.5)
+        };
+        v[i] += 1;
+    }
+    let threshold = if dim.is_rating() {
+        s.flag_rating_below
+    } else {
+        s.flag_share_below
+    };
+    let resampling = |salt: &str| Resampling {
+        resamples: s.resamples,
+        level: s.confidence,
+        seed: crate::seed::derive(s.seed, &["bootstrap", dim.name(), salt]),
+    };
+    DimensionSummary {
+        title: dim.title().to_string(),
+        scale: [dim.scale().0, dim.scale().1],
+        items: items.len(),
+        scored: values.len(),
+        unscored: items.len() - values.len(),
+        mean,
+        ci,
+        complete_case: complete_case(items, judges, &resampling("complete-case")),
+        judge_adjusted: judge_adjusted(items, judges, &resampling("judge-adjusted")),
+        flagged: items.iter().filter(|i| is_flagged(i, s)).count(),
+        flag_threshold: threshold,
+        per_judge,
+        agreement: agreement_of(dim, items, judgements, judges),
+        histogram: histogram(dim, &values),
+        verdicts,
+    }
+}
+
+/// Mean over the items every judge scored, with its cluster-bootstrap interval.
+pub fn complete_case(items: &[&ItemScore], judges: &[String], r: &Resampling) -> Option<Estimate> {
+    if judges.is_empty() {
+        return None;
+    }
+    let full: Vec<&&ItemScore> = items
+        .iter()
+        .filter(|i| judges.iter().all(|j| i.per_judge.contains_key(j)))
+        .collect();
+    let values: Vec<f64> = full
+        .iter()
+        .map(|i| judges.iter().map(|j| i.per_judge[j]).sum::<f64>() / judges.len() as f64)
+        .collect();
+    let clusters: Vec<&str> = full.iter().map(|i| i.dialogue_id.as_str()).collect();
+    let all: Vec<usize> = (0..values.len()).collect();
+    Some(Estimate {
+        n: values.len(),
+        mean: mean_at(&values, &all),
+        ci: cluster_interval(&clusters, r, |idx| mean_at(&values, idx)),
+        offsets: BTreeMap::new(),
+    })
+}
+
+/// Judge offsets (judge score minus the ensemble mean, averaged over the complete items among
+/// `idx`) and the mean of the adjusted item scores over `idx`.
+fn adjusted_at(scores: &[Vec<Option<f64>>], idx: &[usize], k: usize) -> Option<(f64, Vec<f64>)> {
+    let mut offsets = vec![0.0; k];
+    let mut full = 0usize;
+    for &i in idx {
+        let row = &scores[i];
+        if row.iter().all(Option::is_some) {
+            let m = row.iter().flatten().sum::<f64>() / k as f64;
+            for (o, x) in offsets.iter_mut().zip(row.iter().flatten()) {
+                *o += x - m;
+            }
+            full += 1;
+        }
+    }
+    if full == 0 {
+        return None;
+    }
+    offsets.iter_mut().for_each(|o| *o /= full as f64);
+    let (mut sum, mut n) = (0.0, 0usize);
+    for &i in idx {
+        let adj: Vec<f64> = scores[i]
+            .iter()
+            .zip(&offsets)
+            .filter_map(|(x, o)| x.map(|x| x - o))
+            .collect();
+        if !adj.is_empty() {
+            sum += adj.iter().sum::<f64>() / adj.len() as f64;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| (sum / n as f64, offsets))
+}
+
+/// Mean over every scored item after subtracting additive judge effects (estimated on the
+/// items all judges scored), with its cluster-bootstrap interval (offsets re-estimated in
+/// every resample).
+pub fn judge_adjusted(items: &[&ItemScore], judges: &[String], r: &Resampling) -> Option<Estimate> {
+    let scored: Vec<&&ItemScore> = items.iter().filter(|i| !i.per_judge.is_empty()).collect();
+    let scores: Vec<Vec<Option<f64>>> = scored
+        .iter()
+        .map(|i| judges.iter().map(|j| i.per_judge.get(j).copied()).collect())
+        .collect();
+    let clusters: Vec<&str> = scored.iter().map(|i| i.dialogue_id.as_str()).collect();
+    let all: Vec<usize> = (0..scores.len()).collect();
+    let (mean, offsets) = adjusted_at(&scores, &all, judges.len())?;
+    Some(Estimate {
+        n: scores.len(),
+        mean: finite(mean),
+        ci: cluster_interval(&clusters, r, |idx| {
+            adjusted_at(&scores, idx, judges.len()).map(|x| x.0)
+        }),
+        offsets: judges.iter().cloned().zip(offsets).collect(),
+    })
+}
+
+fn rate_bins(edges: &[u64], values: &[(u64, bool)]) -> Vec<RateBin> {
+    edges
+        .iter()
+        .enumerate()
+        .map(|(k, &lower)| {
+            let upper = edges.get(k + 1).copied();
+            let inside: Vec<bool> = values
+                .iter()
+                .filter(|(v, _)| *v >= lower && upper.is_none_or(|u| *v < u))
+                .map(|(_, failed)| *failed)
+                .collect();
+            let failed = inside.iter().filter(|f| **f).count();
+            RateBin {
+                lower,
+                upper,
+                judgements: inside.len(),
+                failed,
+                rate: (!inside.is_empty()).then(|| failed as f64 / inside.len() as f64),
+            }
+        })
+        .collect()
+}
+
+/// Turn-number bins of the failure table.
+pub const TURN_BINS: [u64; 6] = [1, 2, 3, 4, 6, 9];
+/// Prompt-token bins of the failure table.
+pub const PROMPT_TOKEN_BINS: [u64; 6] = [0, 500, 1000, 2000, 4000, 8000];
+
+/// Failure rates by turn depth and prompt length, overall (`all`) and per judge. A
+/// judgement's prompt length is `prompt_tokens` of its item (tiktoken, as sent), else the
+/// provider's count.
+pub fn failure_rates(
+    judgements: &[Judgement],
+    prompt_tokens: &HashMap<crate::judges::context::ItemKey, u64>,
+) -> BTreeMap<String, FailureRates> {
+    let mut out = BTreeMap::new();
+    let mut names: Vec<&str> = judgements.iter().map(|j| j.judge.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut groups: Vec<(&str, Vec<&Judgement>)> = vec![("all", judgements.iter().collect())];
+    for n in names {
+        groups.push((n, judgements.iter().filter(|j| j.judge == n).collect()));
+    }
+    for (name, js) in groups {
+        let turns: Vec<(u64, bool)> = js.iter().map(|j| (j.turn as u64, !j.ok())).collect();
+        let tokens: Vec<(u64, bool)> = js
+            .iter()
+            .filter_map(|j| {
+                let key = (j.dimension, j.turn_id.clone(), j.passage_id.clone());
+                let t = prompt_tokens
+                    .get(&key)
+                    .copied()
+                    .or((j.prompt_tokens > 0).then_some(j.prompt_tokens))?;
+                Some((t, !j.ok()))
+            })
+            .collect();
+        out.insert(
+            name.to_string(),
+            FailureRates {
+                judgements: js.len(),
+                failed: js.iter().filter(|j| !j.ok()).count(),
+                by_turn: rate_bins(&TURN_BINS, &turns),
+                by_prompt_tokens: rate_bins(&PROMPT_TOKEN_BINS, &tokens),
+            },
+        );
+    }
+    out
+}
+
+fn agreement_of(
+    dim: Dimension,
+    items: &[&ItemScore],
+    judgements: &[&Judgement],
+    judges: &[String],
+) -> Agreement {
+    if judges.len() < 2 {
+        return Agreement {
+            krippendorff_alpha_ordinal: None,
+            fleiss_kappa: None,
+            units: 0,
+            note: Some("agreement needs at least two judges".into()),
+        };
+    }
+    let data: Vec<Vec<Option<f64>>> = judges
+        .iter()
+        .map(|j| items.iter().map(|i| i.per_judge.get(j).copied()).collect())
+        .collect();
+    let units = items.iter().filter(|i| i.per_judge.len() >= 2).count();
+    let alpha = agreement::krippendorff_alpha(&data, Level::Ordinal)
+        .ok()
+        .and_then(finite);
+    let mut note = None;
+    if alpha.is_none() {
+        note = Some(
+            "alpha undefined (fewer than two units rated by two judges, or no variation)".into(),
+        );
+    }
+    let fleiss = if dim == Dimension::Completeness {
+        pick_kappa(judgements, judges.len())
+    } else {
+        None
+    };
+    Agreement {
+        krippendorff_alpha_ordinal: alpha,
+        fleiss_kappa: fleiss,
+        units,
+        note,
+    }
+}
+
+/// Fleiss' kappa of discriminability answers. Units: (item, trial, sample) answered validly
+/// by every judge; categories: the *passage* picked (or the abstention, `none` / `several`).
+/// Each judge sees its own permutation of the pool, so positions are not comparable across
+/// judges; passages are. The chance agreement comes from the pooled category shares, which
+/// are small when pools share few passages: the kappa is then close to the raw agreement.
+pub fn pick_kappa(judgements: &[&Judgement], judges: usize) -> Option<f64> {
+    let mut by_unit: BTreeMap<(&str, Option<&str>, usize, u32), Vec<&str>> = BTreeMap::new();
+    for j in judgements.iter().filter(|j| j.ok()) {
+        let answer = match (&j.pick_passage_id, j.abstention) {
+            (Some(p), None) => p.as_str(),
+            (None, Some(a)) => a.name(),
+            _ => continue,
+        };
+        if let Some(t) = j.trial {
+            by_unit
+                .entry((j.turn_id.as_str(), j.passage_id.as_deref(), t, j.sample))
+                .or_default()
+                .push(answer);
+        }
+    }
+    let complete: Vec<&Vec<&str>> = by_unit.values().filter(|v| v.len() == judges).collect();
+    let mut categories: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in &complete {
+        for a in v.iter() {
+            let n = categories.len();
+            categories.entry(a).or_insert(n);
+        }
+    }
+    let counts: Vec<Vec<usize>> = complete
+        .iter()
+        .map(|v| {
+            let mut c = vec![0usize; categories.len()];
+            for a in v.iter() {
+                c[categories[a]] += 1;
+            }
+            c
+        })
+        .collect();
+    if counts.len() < 2 {
+        return None;
+    }
+    agreement::fleiss_kappa(&counts).ok().and_then(finite)
+}
+
+/// Gold pick-rate by position per judge, for the most common pool size.
+pub fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<PositionBias> {
+    let mut sizes: BTreeMap<usize, usize> = BTreeMap::new();
+    for j in judgements {
+        if let Some(p) = &j.pool {
+            *sizes.entry(p.len()).or_default() += 1;
+        }
+    }
+    let Some((&size, _)) = sizes.iter().max_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(b.0))) else {
+        return Vec::new();
+    };
+    judges
+        .iter()
+        .map(|name| {
+            let mut gold_at = vec![0usize; size];
+            let mut gold_picked = vec![0usize; size];
+            let mut picked_at = vec![0u64; size];
+            // picks per position within each item (the trials of one item are a cluster)
+            let mut per_item: BTreeMap<(&str, Option<&str>), Vec<u64>> = BTreeMap::new();
+            for j in judgements.iter().filter(|j| {
+                &j.judge == name && j.ok() && j.pool.as_ref().is_some_and(|p| p.len() == size)
+            }) {
+                let (Some(g), Some(p)) = (j.gold_position, j.pick_position) else {
+                    continue;
+                };
+                if g == 0 || g > size || p == 0 || p > size {
+                    continue;
+                }
+                gold_at[g - 1] += 1;
+                if g == p {
+                    gold_picked[g - 1] += 1;
+                }
+                picked_at[p - 1] += 1;
+                per_item
+                    .entry((j.turn_id.as_str(), j.passage_id.as_deref()))
+                    .or_insert_with(|| vec![0; size])[p - 1] += 1;
+            }
+            let total: u64 = picked_at.iter().sum();
+            let chi = if total > 0 && size >= 2 {
+                agreement::chi_square_uniform(&picked_at).ok()
+            } else {
+                None
+            };
+            let items: Vec<Vec<u64>> = per_item.into_values().collect();
+            let deff = design_effect(&items, size);
+            let adjusted = chi.as_ref().zip(deff).and_then(|(c, d)| {
+                chi_square_p(c.statistic / d, c.df).map(|p| (c.statistic / d, p))
+            });
+            PositionBias {
+                judge: name.clone(),
+                pool_size: size,
+                gold_at,
+                gold_picked,
+                picked_at: picked_at.iter().map(|&x| x as usize).collect(),
+                chi_square: adjusted.and_then(|a| finite(a.0)),
+                df: chi.as_ref().map(|c| c.df),
+                p_value: adjusted.and_then(|a| finite(a.1)),
+                items: items.len(),
+                design_effect: deff,
+                chi_square_independent: chi.as_ref().and_then(|c| finite(c.statistic)),
+                p_value_independent: chi.as_ref().and_then(|c| finite(c.p_value)),
+            }
+        })
+        .collect()
+}
+
+/// Upper tail of the chi-square distribution.
+fn chi_square_p(x: f64, df: usize) -> Option<f64> {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    let d = ChiSquared::new(df as f64).ok()?;
+    finite(d.sf(x))
+}
+
+/// Rao-Scott first-order design effect of the position shares when picks come in clusters
+/// (`items[c][k]`: picks of position k in item c): the mean over positions of the clustered
+/// (ratio-estimator) variance over the independent-trials variance, weighted by (1 - 1/P) as
+/// under uniform positions, and never below 1. `None` with fewer than two items.
+pub fn design_effect(items: &[Vec<u64>], size: usize) -> Option<f64> {
+    let c = items.len();
+    if c < 2 || size < 2 {
+        return None;
+    }
+    let m: Vec<f64> = items.iter().map(|v| v.iter().sum::<u64>() as f64).collect();
+    let total: f64 = m.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let mut num = 0.0;
+    let mut den = 0.0;
+    for k in 0..size {
+        let p = items.iter().map(|v| v[k] as f64).sum::<f64>() / total;
+        if p <= 0.0 || p >= 1.0 {
+            continue;
+        }
+        let var_cluster = c as f64 / (c as f64 - 1.0)
+            * items
+                .iter()
+                .zip(&m)
+                .map(|(v, mc)| (v[k] as f64 - p * mc).powi(2))
+                .sum::<f64>()
+            / (total * total);
+        let var_srs = p * (1.0 - p) / total;
+        num += (1.0 - 1.0 / size as f64) * var_cluster / var_srs;
+        den += 1.0 - 1.0 / size as f64;
+    }
+    (den > 0.0).then(|| (num / den).max(1.0))
+}
+
+/// Length of the picked passage against the rest of its pool, per judge and for all judges'
+/// picks together (`ensemble`).
+pub fn pool_length_bias(
+    judgements: &[&Judgement],
+    judges: &[String],
+    lengths: &Lengths,
+    r: &Resampling,
+) -> Vec<PoolLengthBias> {
+    struct Trial<'a> {
+        judge: &'a str,
+        item: String,
+        picked: f64,
+        gold: f64,
+        longest_picked: bool,
+        longest_gold: bool,
+    }
+    let mut trials = Vec::new();
+    for j in judgements.iter().filter(|j| j.ok()) {
+        let (Some(pool), Some(pick), Some(gold)) = (&j.pool, j.pick_position, j.gold_position)
+        else {
+            continue;
+        };
+        if pool.len() < 2 || pick == 0 || pick > pool.len() || gold == 0 || gold > pool.len() {
+            continue;
+        }
+        let Some(words) = pool
+            .iter()
+            .map(|p| lengths.passage_words.get(p).map(|&w| w as f64))
+            .collect::<Option<Vec<f64>>>()
+        else {
+            continue;
+        };
+        let total: f64 = words.iter().sum();
+        let rest = |i: usize| words[i] - (total - words[i]) / (words.len() - 1) as f64;
+        let max = words.iter().copied().fold(f64::MIN, f64::max);
+        trials.push(Trial {
+            judge: j.judge.as_str(),
+            item: format!(
+                "{}\u{1f}{}",
+                j.turn_id,
+                j.passage_id.as_deref().unwrap_or_default()
+            ),
+            picked: rest(pick - 1),
+            gold: rest(gold - 1),
+            longest_picked: words[pick - 1] >= max,
+            longest_gold: words[gold - 1] >= max,
+        });
+    }
+    let mut names = vec!["ensemble".to_string()];
+    names.extend(judges.iter().cloned());
+    names
+        .into_iter()
+        .map(|name| {
+            let mine: Vec<&Trial<'_>> = trials
+                .iter()
+                .filter(|t| name == "ensemble" || t.judge == name)
+                .collect();
+            let all: Vec<usize> = (0..mine.len()).collect();
+            let picked: Vec<f64> = mine.iter().map(|t| t.picked).collect();
+            let gold: Vec<f64> = mine.iter().map(|t| t.gold).collect();
+            let excess: Vec<f64> = mine.iter().map(|t| t.picked - t.gold).collect();
+            let share = |f: &dyn Fn(&Trial<'_>) -> bool| {
+                (!mine.is_empty())
+                    .then(|| mine.iter().filter(|t| f(t)).count() as f64 / mine.len() as f64)
+            };
+            let clusters: Vec<&str> = mine.iter().map(|t| t.item.as_str()).collect();
+            let r = Resampling {
+                seed: crate::seed::derive(r.seed, &["pool-length", &name]),
+                ..*r
+            };
+            PoolLengthBias {
+                picks: mine.len(),
+                picked_minus_rest: mean_at(&picked, &all),
+                gold_minus_rest: mean_at(&gold, &all),
+                excess: mean_at(&excess, &all),
+                excess_ci: cluster_interval(&clusters, &r, |idx| mean_at(&excess, idx)),
+                longest_picked: share(&|t| t.longest_picked),
+                longest_is_gold: share(&|t| t.longest_gold),
+                judge: name,
+            }
+        })
+        .collect()
+}
+
+/// Word counts used by the length-bias check.
+#[derive(Debug, Default, Clone)]
+pub struct Lengths {
+    pub passage_words: HashMap<String, usize>,
+    pub answer_words: HashMap<String, usize>,
+}
+
+/// Pearson correlation between item score and length (passage words for alignment and
+/// completeness, answer words for faithfulness and quality), for the ensemble and each judge.
+pub fn length_bias(
+    dim: Dimension,
+    items: &[&ItemScore],
+    judges: &[String],
+    lengths: &Lengths,
+) -> Vec<LengthBias> {
+    let what = if dim.needs_answer() {
+        "answer_words"
+    } else {
+        "passage_words"
+    };
+    let len_of = |i: &ItemScore| -> Option<usize> {
+        if dim.needs_answer() {
+            lengths.answer_words.get(&i.turn_id).copied()
+        } else {
+            i.passage_id
+                .as_ref()
+                .and_then(|p| lengths.passage_words.get(p).copied())
+        }
+    };
+    let mut out = Vec::new();
+    let mut names = vec!["ensemble".to_string()];
+    names.extend(judges.iter().cloned());
+    for name in names {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for i in items {
+            let s = if name == "ensemble" {
+                i.score
+            } else {
+                i.per_judge.get(&name).copied()
+            };
+            if let (Some(s), Some(l)) = (s, len_of(i)) {
+                x.push(s);
+                y.push(l as f64);
+            }
+        }
+        let c = if x.len() >= 3 {
+            agreement::pearson(&x, &y).ok()
+        } else {
+            None
+        };
+        out.push(LengthBias {
+            dimension: dim,
+            judge: name,
+            length_of: what.to_string(),
+            pearson: c.as_ref().and_then(|c| finite(c.r)),
+            p_value: c.as_ref().and_then(|c| finite(c.p_value)),
+            n: x.len(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::items::aggregate::score_items;
+    use crate::items::aggregate::tests::judgement;
+
+    /// Two judges that always pick the gold, each shown its own permutation (the gold at
+    /// different positions), over `items` items of 3 trials.
+    fn perfect_pair(items: usize) -> Vec<Judgement> {
+        let mut js = Vec::new();
+        for i in 0..items {
+            let turn = format!("d{i}::1");
+            let gold = format!("g{i}");
+            for (judge, offset) in [("a", 0usize), ("b", 3)] {
+                for t in 0..3 {
+                    let mut j = judgement(
+                        Dimension::Completeness,
+                        &turn,
+                        Some(&gold),
+                        judge,
+                        Some(t),
+                        Some(1.0),
+                        Some(&gold),
+                    );
+                    let pos = (i + t * 2 + offset) % 8 + 1;
+                    j.gold_position = Some(pos);
+                    j.pick_position = Some(pos);
+                    js.push(j);
+                }
+            }
+        }
+        js
+    }
+
+    /// The kappa as b79035c computed it: categories were pick positions.
+    fn position_kappa(js: &[&Judgement], judges: usize) -> Option<f64> {
+        let mut by_unit: BTreeMap<(&str, usize), Vec<usize>> = BTreeMap::new();
+        for j in js {
+            by_unit
+                .entry((j.turn_id.as_str(), j.trial.unwrap()))
+                .or_default()
+                .push(j.pick_position.unwrap());
+        }
+        let counts: Vec<Vec<usize>> = by_unit
+            .values()
+            .filter(|v| v.len() == judges)
+            .map(|v| {
+                let mut c = vec![0; 8];
+                for p in v {
+                    c[p - 1] += 1;
+                }
+                c
+            })
+            .collect();
+        agreement::fleiss_kappa(&counts).ok()
+    }
+
+    #[test]
+    fn kappa_of_two_judges_that_always_pick_the_gold_is_one_whatever_their_offsets() {
+        let js = perfect_pair(12);
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let judges = ["a".to_string(), "b".to_string()];
+        let items = score_items(&js, 2, 3);
+        let ir: Vec<&ItemScore> = items.iter().collect();
+        let d = dimension_summary(
+            Dimension::Completeness,
+            &ir,
+            &jr,
+            &judges,
+            &AuditSettings {
+                resamples: 50,
+                ..Default::default()
+            },
+        );
+        let k = d.agreement.fleiss_kappa.unwrap();
+        assert!((k - 1.0).abs() < 1e-12, "{k}");
+        // categories as positions (each judge sees its own order) call the same two perfect
+        // judges worse than chance
+        let old = position_kappa(&jr, 2).unwrap();
+        assert!(old < 0.0, "{old}");
+        // an abstention is a category of its own: agreeing abstentions agree
+        let mut js = perfect_pair(4);
+        for j in js.iter_mut().filter(|j| j.turn_id == "d0::1") {
+            j.score = None;
+            j.pick_position = None;
+            j.pick_passage_id = None;
+            j.abstention = Some(crate::judges::record::Abstention::None);
+        }
+        let jr: Vec<&Judgement> = js.iter().collect();
+        assert!((pick_kappa(&jr, 2).unwrap() - 1.0).abs() < 1e-12);
+        // and a disagreement lowers it
+        js[0].abstention = None;
+        js[0].score = Some(0.0);
+        js[0].pick_passage_id = Some("x".into());
+        js[0].pick_position = Some(1);
+        let jr: Vec<&Judgement> = js.iter().collect();
+        assert!(pick_kappa(&jr, 2).unwrap() < 1.0);
+    }
+
+    #[test]
+    fn histogram_bins_cover_the_scale() {
+        let h = histogram(Dimension::Alignment, &[1.0, 1.49, 5.0, 4.5, 3.0]);
+        assert_eq!(h.len(), 8);
+        assert_eq!(h[0].count, 2);
+        assert_eq!(h[7].count, 2);
+        assert_eq!(h[4].count, 1);
+        let h = histogram(Dimension::Completeness, &[0.0, 1.0, 1.0 / 3.0, 0.1]);
+        assert_eq!(h.len(), 10);
+        assert_eq!(
+            (h[0].count, h[1].count, h[3].count, h[9].count),
+            (1, 1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn summary_counts_failures_and_flags() {
+        let s = AuditSettings {
+            resamples: 200,
+            ..Default::default()
+        };
+        let mut js = Vec::new();
+        for (d, score_a, score_b) in [
+            ("d1", Some(5.0), Some(4.0)),
+            ("d2", Some(1.0), Some(2.0)),
+            ("d3", Some(4.0), None),
+            ("d4", Some(3.0), Some(3.0)),
+        ] {
+            js.push(judgement(
+                Dimension::Alignment,
+                &format!("{d}::1"),
+                Some("p"),
+                "a",
+                None,
+                score_a,
+                None,
+            ));
+            js.push(judgement(
+                Dimension::Alignment,
+                &format!("{d}::1"),
+                Some("p"),
+                "b",
+                None,
+                score_b,
+                None,
+            ));
+        }
+        let items = score_items(&js, 2, 1);
+        let judges = vec!["a".to_string(), "b".to_string()];
+        let ir: Vec<&ItemScore> = items.iter().collect();
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let sum = dimension_summary(Dimension::Alignment, &ir, &jr, &judges, &s);
+        assert_eq!(sum.items, 4);
+        assert_eq!(sum.scored, 4);
+        assert_eq!(sum.per_judge["b"].failed, 1);
+        assert_eq!(sum.per_judge["b"].n, 3);
+        assert_eq!(sum.flagged, 1); // d2: 1.5 < 3
+        let m = sum.mean.unwrap();
+        assert!((m - (4.5 + 1.5 + 4.0 + 3.0) / 4.0).abs() < 1e-12);
+        let ci = sum.ci.unwrap();
+        assert!(ci.lower <= m && m <= ci.upper);
+        assert_eq!(ci.clusters, 4);
+        assert_eq!(sum.verdicts["a"], vec![1, 0, 1, 1, 1]);
+        assert!(sum.agreement.krippendorff_alpha_ordinal.unwrap() > 0.5);
+    }
+
+    #[test]
+    fn position_table_counts_gold_and_picks() {
+        let mut js = Vec::new();
+        for (t, gold, pick) in [(0usize, 1usize, 1usize), (1, 2, 1), (2, 3, 1)] {
+            let mut j = judgement(
+                Dimension::Completeness,
+                "d::1",
+                Some("g"),
+                "a",
+                Some(t),
+                Some(f64::from(u8::from(gold == pick))),
+                Some("x"),
+            );
+            j.pool = Some(vec!["1".into(), "2".into(), "3".into()]);
+            j.gold_position = Some(gold);
+            j.pick_position = Some(pick);
+            js.push(j);
+        }
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let pb = position_bias(&jr, &["a".to_string()]);
+        assert_eq!(pb[0].gold_at, vec![1, 1, 1]);
+        assert_eq!(pb[0].gold_picked, vec![1, 0, 0]);
+        assert_eq!(pb[0].picked_at, vec![3, 0, 0]);
+        assert_eq!(pb[0].df, Some(2));
+        assert!((pb[0].chi_square_independent.unwrap() - 6.0).abs() < 1e-9);
+        // one item: the clustering cannot be estimated, so no corrected test
+        assert_eq!((pb[0].items, pb[0].chi_square), (1, None));
+    }
+
+    fn pick(item: &str, trial: usize, gold: usize, pick: usize, size: usize) -> Judgement {
+        let mut j = judgement(
+            Dimension::Completeness,
+            item,
+            Some("g"),
+            "a",
+            Some(trial),
+            Some(f64::from(u8::from(gold == pick))),
+            Some("x"),
+        );
+        j.pool = Some((1..=size).map(|k| format!("{item}/p{k}")).collect());
+        j.gold_position = Some(gold);
+        j.pick_position = Some(pick);
+        j
+    }
+
+    #[test]
+    fn position_test_clusters_trials_by_item() {
+        // 12 items x 3 trials of a 4-passage pool; the judge picks the same position in every
+        // trial of an item (item-level habit, not a per-trial position effect): positions
+        // 1,1,1,1,1,1,2,2,3,3,4,4 over items
+        let habit = [1, 1, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4];
+        let mut js = Vec::new();
+        for (i, &p) in habit.iter().enumerate() {
+            for t in 0..3 {
+                js.push(pick(&format!("d{i}::1"), t, (i + t) % 4 + 1, p, 4));
+            }
+        }
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let pb = &position_bias(&jr, &["a".to_string()])[0];
+        assert_eq!(pb.items, 12);
+        // as independent trials (36): counts 18,6,6,6, chi-square 12 on 3 df -> significant
+        assert!(pb.p_value_independent.unwrap() < 0.05, "{pb:?}");
+        // clustered by item the evidence is that of 12 items, and it is not significant
+        let deff = pb.design_effect.unwrap();
+        assert!((deff - 36.0 / 11.0).abs() < 1e-9, "{deff}");
+        assert!(pb.p_value.unwrap() > 0.2, "{pb:?}");
+        assert!((pb.chi_square.unwrap() - 12.0 * 11.0 / 36.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn length_check_compares_the_pick_with_the_rest_of_its_pool() {
+        // pools of 4: passage k has 10*k words (the 4th is the longest); the gold rotates
+        let mut lengths = Lengths::default();
+        let mut js = Vec::new();
+        for i in 0..10 {
+            let item = format!("d{i}::1");
+            for k in 1..=4 {
+                lengths.passage_words.insert(format!("{item}/p{k}"), 10 * k);
+            }
+            for t in 0..3 {
+                let gold = (i + t) % 4 + 1;
+                let mut long = pick(&item, t, gold, 4, 4);
+                long.judge = "long".into();
+                let mut fair = pick(&item, t, gold, gold, 4);
+                fair.judge = "fair".into();
+                js.push(long);
+                js.push(fair);
+            }
+        }
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let r = Resampling {
+            resamples: 300,
+            level: 0.95,
+            seed: 1,
+        };
+        let out = pool_length_bias(&jr, &["fair".to_string(), "long".to_string()], &lengths, &r);
+        let get = |n: &str| out.iter().find(|b| b.judge == n).unwrap();
+        let (fair, long) = (get("fair"), get("long"));
+        assert_eq!(
+            (fair.picks, long.picks, get("ensemble").picks),
+            (30, 30, 60)
+        );
+        // the gold-picker shows no preference beyond the gold's own length
+        assert!(fair.excess.unwrap().abs() < 1e-9);
+        assert!((fair.longest_picked.unwrap() - fair.longest_is_gold.unwrap()).abs() < 1e-9);
+        // the long-picker does, with an interval (clustered by item) above 0
+        assert!(long.excess.unwrap() > 10.0, "{long:?}");
+        let ci = long.excess_ci.as_ref().unwrap();
+        assert!(ci.lower > 0.0 && ci.clusters == 10, "{ci:?}");
+        assert_eq!(long.longest_picked, Some(1.0));
+    }
+
+    #[test]
+    fn complete_case_and_judge_adjusted_means_do_not_drift_with_failures() {
+        // every item's true quality is the same; the strict judge `s` says 2, the lenient
+        // judge `l` says 4, and `s` fails on every late turn (turn >= 4)
+        let s = AuditSettings {
+            resamples: 200,
+            ..Default::default()
+        };
+        let mut js = Vec::new();
+        for d in 0..8 {
+            for t in 1..=6 {
+                let id = format!("d{d}::{t}");
+                let mut a = judgement(Dimension::Quality, &id, None, "l", None, Some(4.0), None);
+                let strict = (t < 4).then_some(2.0);
+                let mut b = judgement(Dimension::Quality, &id, None, "s", None, strict, None);
+                a.turn = t;
+                b.turn = t;
+                if strict.is_none() {
+                    b.parse_status = crate::judges::record::ParseOutcome::Failed;
+                }
+                js.push(a);
+                js.push(b);
+            }
+        }
+        let items = score_items(&js, 2, 1);
+        let judges = vec!["l".to_string(), "s".to_string()];
+        let ir: Vec<&ItemScore> = items.iter().collect();
+        let jr: Vec<&Judgement> = js.iter().collect();
+        let sum = dimension_summary(Dimension::Quality, &ir, &jr, &judges, &s);
+        // today's mean drifts toward the lenient judge: (24 x 3 + 24 x 4) / 48 = 3.5
+        assert!((sum.mean.unwrap() - 3.5).abs() < 1e-9);
+        let cc = sum.complete_case.as_ref().unwrap();
+        assert_eq!(cc.n, 24);
+        assert!((cc.mean.unwrap() - 3.0).abs() < 1e-9);
+        let adj = sum.judge_adjusted.as_ref().unwrap();
+        assert_eq!(adj.n, 48);
+        assert!((adj.mean.unwrap() - 3.0).abs() < 1e-9, "{adj:?}");
+        assert!((adj.offsets["l"] - 1.0).abs() < 1e-9 && (adj.offsets["s"] + 1.0).abs() < 1e-9);
+        let ci = adj.ci.as_ref().unwrap();
+        assert!(ci.lower <= 3.0 + 1e-9 && 3.0 <= ci.upper + 1e-9 && ci.clusters == 8);
+        // and the failures show up where they are: late turns
+        let fr = failure_rates(&js, &HashMap::new());
+        let all = &fr["all"];
+        assert_eq!((all.judgements, all.failed), (96, 24));
+        let by_turn: Vec<(u64, Option<f64>)> =
+            fr["s"].by_turn.iter().map(|b| (b.lower, b.rate)).collect();
+        assert_eq!(
+            by_turn,
+            vec![
+                (1, Some(0.0)),
+                (2, Some(0.0)),
+                (3, Some(0.0)),
+                (4, Some(1.0)),
+                (6, Some(1.0)),
+                (9, None)
+            ]
+        );
+        assert_eq!(fr["l"].failed, 0);
+    }
+}
