@@ -379,7 +379,8 @@ fn write_output(
     let realism = mtr_retrieve::realism::measure(
         &dialogues,
         &mtr_retrieve::realism::RealismInput {
-            name: dir.display_name(),
+            // not the output folder's name: the report must not change with where it is written
+            name: "synthesized".to_string(),
             bm25,
             intervals: mtr_retrieve::realism::IntervalOptions {
                 seed: cfg.seed,
