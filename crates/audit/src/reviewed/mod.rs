@@ -31,12 +31,12 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::items::aggregate::{ItemScore, score_items};
 use crate::dimension::Dimension;
 use crate::error::Result;
-use crate::statistics::interval::Interval;
-use crate::output::ITEMS;
+use crate::items::aggregate::{ItemScore, score_items};
 use crate::judges::record::Judgement;
+use crate::output::ITEMS;
+use crate::statistics::interval::Interval;
 use crate::statistics::resample::Resampling;
 use crate::summary::Summary;
 

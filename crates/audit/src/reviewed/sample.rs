@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::items::aggregate::ItemScore;
 use crate::dimension::Dimension;
+use crate::items::aggregate::ItemScore;
 
 use super::labels_file::EffectiveLabels;
 
