@@ -219,7 +219,8 @@
     showCounts();
     const box = $("summary-tables");
     box.replaceChildren();
-    for (const [queue, groups] of Object.entries(s.labels)) {
+    for (const queue of ["sample", "flagged"]) {
+      const groups = s.labels[queue] || {};
       const t = el("table", "summary");
       const head = el("tr");
       for (const h of [queue === "sample" ? "Random sample: dimension" : "Flagged: kind", "items", "labelled by you", "labels (all reviewers)"]) head.appendChild(el("th", "", h));
