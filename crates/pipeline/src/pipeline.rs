@@ -316,7 +316,7 @@ fn write_output(
     });
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
-        config: mtr_core::fingerprint::hash_json(cfg),
+        config: mtr_core::fingerprint::config_hash(cfg),
         prompts: job.prompts.hash(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,
