@@ -90,6 +90,14 @@ pub fn load_edits(audit_dir: &Path, fingerprint: &str) -> anyhow::Result<LabelEd
     let l = mtr_audit::labels::read(audit_dir).map_err(anyhow::Error::new)?;
     mtr_audit::labels::check_fingerprint(&l, audit_dir, fingerprint).map_err(anyhow::Error::new)?;
     let reviewed = reviewed_edits(audit_dir)?;
+    let mut notes = l.notes;
+    if let Some(r) = &reviewed {
+        let removed: usize = r.removed.values().map(|p| p.len()).sum();
+        let added: usize = r.added.values().map(|p| p.len()).sum();
+        notes.push(format!(
+            "reviewed: reviewers rejected {removed} golds and accepted {added} suggested golds; the `reviewed` variant applies only those"
+        ));
+    }
     let mut edits = LabelEdits {
         fingerprint: l.fingerprint,
         flag_rating_below: l.flag_rating_below,
@@ -98,7 +106,7 @@ pub fn load_edits(audit_dir: &Path, fingerprint: &str) -> anyhow::Result<LabelEd
         dialogues_total: l.dialogues_total,
         audited_turns: l.audited_turns,
         complete: l.complete,
-        notes: l.notes,
+        notes,
         reviewed,
         ..LabelEdits::default()
     };

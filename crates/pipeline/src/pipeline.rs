@@ -316,7 +316,7 @@ fn write_output(
     });
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
-        config: mtr_core::fingerprint::hash_json(cfg),
+        config: mtr_core::fingerprint::config_hash(cfg),
         prompts: job.prompts.hash(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,
@@ -379,7 +379,8 @@ fn write_output(
     let realism = mtr_retrieve::realism::measure(
         &dialogues,
         &mtr_retrieve::realism::RealismInput {
-            name: dir.display_name(),
+            // not the output folder's name: the report must not change with where it is written
+            name: "synthesized".to_string(),
             bm25,
             intervals: mtr_retrieve::realism::IntervalOptions {
                 seed: cfg.seed,

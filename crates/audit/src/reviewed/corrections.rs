@@ -16,14 +16,23 @@ use std::path::Path;
 use crate::error::Result;
 use crate::labels::{AddedGold, AuditLabels, RemovedGold};
 
-use super::labels_file::EffectiveLabels;
+use crate::review::ItemKey;
+
+use super::EffectiveLabels;
 
 /// `(kind, turn, passage)` of a flagged-queue key (`missing|t|p`, `gold|t|p`).
-fn flagged_key(key: &str) -> Option<(&str, &str, &str)> {
-    let (kind, rest) = key.split_once('|')?;
-    let (turn, passage) = rest.rsplit_once('|')?;
-    (matches!(kind, "missing" | "gold") && !turn.is_empty() && !passage.is_empty())
-        .then_some((kind, turn, passage))
+fn flagged_key(key: &str) -> Option<(&'static str, String, String)> {
+    match ItemKey::parse(key)? {
+        ItemKey::Missing {
+            turn_id,
+            passage_id,
+        } => Some(("missing", turn_id, passage_id)),
+        ItemKey::Gold {
+            turn_id,
+            passage_id,
+        } => Some(("gold", turn_id, passage_id)),
+        ItemKey::Unit { .. } => None,
+    }
 }
 
 /// Counts of `yes`, `partly` and `no` among an item's reviewers (other labels ignored).
@@ -58,7 +67,7 @@ pub fn reviewed_edits(
         if kind == "missing" && (yes + partly) * 2 > all {
             let grade = if yes * 2 > all {
                 suggested_grade
-                    .get(&(turn.to_string(), passage.to_string()))
+                    .get(&(turn.clone(), passage.clone()))
                     .copied()
                     .unwrap_or(1)
                     .max(1)
@@ -66,14 +75,14 @@ pub fn reviewed_edits(
                 1
             };
             added.push(AddedGold {
-                turn_id: turn.to_string(),
-                passage_id: passage.to_string(),
+                turn_id: turn,
+                passage_id: passage,
                 grade,
             });
         } else if kind == "gold" && no * 2 > all {
             removed.push(RemovedGold {
-                turn_id: turn.to_string(),
-                passage_id: passage.to_string(),
+                turn_id: turn,
+                passage_id: passage,
                 score: f64::NAN,
             });
         }
@@ -96,11 +105,12 @@ pub fn reviewed_edits(
 pub fn read(audit_dir: &Path) -> Result<Option<AuditLabels>> {
     let audit = crate::labels::read(audit_dir)?;
     let summary = crate::output::read_summary(&audit_dir.join(crate::output::SUMMARY))?;
-    let Some(labels) =
-        super::labels_file::effective_labels(audit_dir, &super::audit_fingerprint(&summary))?
-    else {
+    let path = super::labels_path(audit_dir);
+    if !path.is_file() {
         return Ok(None);
-    };
+    }
+    let lines = crate::review::labels::read_lines(&path, &super::audit_fingerprint(&summary))?;
+    let labels = crate::review::labels::effective(&lines);
     let grades = summary
         .suggested_qrels
         .iter()

@@ -6,7 +6,7 @@
 use mtr_metrics::stats::{ConfidenceInterval, PpiItem, ppi_mean};
 
 use crate::items::aggregate::ItemScore;
-use crate::statistics::interval::Interval;
+use crate::summary::Interval;
 
 use super::{ReviewEstimate, ThreeWay};
 

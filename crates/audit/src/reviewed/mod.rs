@@ -23,7 +23,6 @@
 mod agreement;
 pub mod corrections;
 mod estimates;
-pub mod labels_file;
 pub mod sample;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,16 +30,16 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::items::aggregate::{ItemScore, score_items};
 use crate::dimension::Dimension;
 use crate::error::Result;
-use crate::statistics::interval::Interval;
-use crate::output::ITEMS;
+use crate::items::aggregate::{ItemScore, score_items};
 use crate::judges::record::Judgement;
+use crate::output::ITEMS;
 use crate::statistics::resample::Resampling;
+use crate::summary::Interval;
 use crate::summary::Summary;
 
-pub use labels_file::{EffectiveLabels, audit_fingerprint, effective_labels, labels_path};
+pub use crate::review::labels::{EffectiveLabels, audit_fingerprint, labels_path};
 
 /// What the reviewers' labels say about an audit (`summary.json`'s `review`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -317,9 +316,12 @@ pub fn review(s: &Summary, items: &[ItemScore], labels: &EffectiveLabels) -> Opt
 /// `Ok(false)`, and the summary untouched, without a labels file (or without a usable label).
 /// A labels file of another audit is a user error.
 pub fn attach(audit_dir: &Path, s: &mut Summary) -> Result<bool> {
-    let Some(labels) = effective_labels(audit_dir, &audit_fingerprint(s))? else {
+    let path = labels_path(audit_dir);
+    if !path.is_file() {
         return Ok(false);
-    };
+    }
+    let lines = crate::review::labels::read_lines(&path, &audit_fingerprint(s))?;
+    let labels = crate::review::labels::effective(&lines);
     let items_path = audit_dir.join(ITEMS);
     let judgements: Vec<Judgement> = if items_path.is_file() {
         mtr_core::jsonl::read_all(&items_path)?

@@ -6,10 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::items::aggregate::ItemScore;
 use crate::dimension::Dimension;
+use crate::items::aggregate::ItemScore;
 
-use super::labels_file::EffectiveLabels;
+use crate::review::{ItemKey, Queue};
+
+use super::EffectiveLabels;
 
 /// What one reviewer said of one sampled item.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,12 +44,7 @@ impl Reviewed<'_> {
 
 /// `"<dimension>|<turn_id>|<passage_id>"` of an item (passage empty for answer dimensions).
 pub fn item_key(it: &ItemScore) -> String {
-    format!(
-        "{}|{}|{}",
-        it.dimension.name(),
-        it.turn_id,
-        it.passage_id.as_deref().unwrap_or("")
-    )
+    ItemKey::unit(it.dimension, &it.turn_id, it.passage_id.as_deref()).to_string()
 }
 
 /// A reviewer's label read for an item of `dim`: a rating `1`-`5` for the rating dimensions
@@ -69,11 +66,9 @@ pub fn answer(dim: Dimension, gold: Option<&str>, label: &str, threshold: f64) -
     })
 }
 
-/// Whether a labels-file key belongs to the random sample (it starts with a dimension name).
+/// Whether a labels-file key belongs to the random sample.
 pub fn is_sample_key(key: &str) -> bool {
-    key.split('|')
-        .next()
-        .is_some_and(|d| Dimension::ALL.iter().any(|x| x.name() == d))
+    ItemKey::parse(key).is_some_and(|k| k.queue() == Queue::Sample)
 }
 
 /// The sampled items of `dim` that reviewers labelled, in item order, and the count of labels

@@ -225,7 +225,7 @@ fn attach_reads_the_labels_file_and_refuses_another_audits() {
         "no labels file: nothing to add"
     );
     assert!(s.review.is_none());
-    std::fs::create_dir_all(dir.path().join(labels_file::REVIEW_DIR)).unwrap();
+    std::fs::create_dir_all(dir.path().join(crate::review::REVIEW_DIR)).unwrap();
     let line = |fp: &str| {
         serde_json::json!({"item": "alignment|d0::1|p0-1", "queue": "sample", "label": "2",
             "reviewer": "ann", "time": "t", "seconds": 3.0, "fingerprint": fp})
