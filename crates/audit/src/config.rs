@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 
+/// Most passages a letter-picks pool may hold: every label is one digit, one token.
+pub const MAX_LABELS: usize = 9;
+
 /// What to audit and how. Serialised into `summary.json` so a report says how it was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -188,10 +191,10 @@ impl LetterPicks {
                 )));
             }
         }
-        if negatives + 1 > crate::judges::letters::MAX_LABELS {
+        if negatives + 1 > MAX_LABELS {
             return Err(AuditError::Config(format!(
                 "letter picks read one digit: a pool holds at most {} passages, `negatives` is {negatives}",
-                crate::judges::letters::MAX_LABELS
+                MAX_LABELS
             )));
         }
         Ok(())

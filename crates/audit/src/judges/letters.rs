@@ -22,9 +22,6 @@ use crate::config::LetterPicks;
 use crate::dimension::Dimension;
 use crate::judges::record::{Abstention, Judgement};
 
-/// Most passages a pool may hold: every label is one digit, one token.
-pub const MAX_LABELS: usize = 9;
-
 /// Fewest pools of one size a judge must have judged before its position prior is removed.
 pub const MIN_PRIOR_POOLS: usize = 10;
 
