@@ -6,8 +6,7 @@
 //! - `gen-parquet DIR N`: the same articles as a Hugging Face dump
 //!   (`DIR/data/train-0000k-of-0000K.parquet`, `id, url, title, text`, snappy);
 //! - `read PATH N SEED`: reads PATH and draws a seeded uniform sample of N documents, printing
-//!   the documents read and kept and the time taken; then hashes the input as `mtr synth` does
-//!   to tell whether its work dir is current (`workdir::input_fingerprint`), timed apart.
+//!   the documents read and kept and the time taken.
 //!
 //! Run with benchmarks/corpus/run.sh (it generates, measures with /usr/bin/time and cleans up).
 
