@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond Rust: Debian's headless Chromium for the
-# leaderboard page test (tests/e2e/bench.rs). Idempotent; run as root (CI) or with sudo.
+# leaderboard page test (tests/e2e/bench.rs) and its WebDriver (chromium-driver) for the review
+# page (mtr review). Idempotent; run as root (CI) or with sudo.
 # Python 3 (standard library only) is used by the same test for a loose screenshot check.
 set -euo pipefail
 
@@ -8,7 +9,7 @@ set -euo pipefail
 # ~/.cache/mtr, installed once (about 76 s and 615 MB; the test skips where it is absent).
 bash "$(dirname "$0")/../examples/ray/install.sh" || echo "ray: not installed; its test will skip" >&2
 
-if command -v chromium >/dev/null 2>&1; then
+if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
   echo "chromium: $(chromium --version 2>/dev/null || echo present)"
   exit 0
 fi
@@ -22,5 +23,5 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends chromium chromium-driver fonts-dejavu-core >/dev/null
 echo "chromium: $(chromium --version 2>/dev/null)"

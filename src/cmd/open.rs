@@ -33,10 +33,12 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Converts an LLM error into anyhow, marking user errors (config, missing install) so that
-/// the binary exits with 2.
+/// Converts an LLM error into anyhow. An error of the `[llm]` section names the config file
+/// (or `mtr.toml [llm]` where there is none); every other error goes on as it is, and
+/// `crate::exit` asks it whose it is: a local model that is not installed, or an environment
+/// variable such as `MTR_LOCAL_USE_SERVER` that names itself, is no error of the file.
 pub fn llm_error(ctx: &Ctx, e: LlmError) -> anyhow::Error {
-    if e.is_user_error() {
+    if matches!(e, LlmError::Config(_)) {
         let file = ctx
             .config
             .source
@@ -52,7 +54,13 @@ pub fn llm_error(ctx: &Ctx, e: LlmError) -> anyhow::Error {
 
 /// The `[llm]` section of the effective configuration.
 pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
-    ctx.config.section::<LlmConfig>("llm")
+    let config = ctx.config.section::<LlmConfig>("llm")?;
+    // the environment's override is checked here, in every command that reads `[llm]`
+    config
+        .local
+        .use_server_now()
+        .map_err(|e| llm_error(ctx, e))?;
+    Ok(config)
 }
 
 /// Builds the LLM client from `[llm]` and the flags, wired to the progress display, for a

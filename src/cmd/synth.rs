@@ -120,8 +120,10 @@ pub struct Args {
     pub dry_run: DryRunArgs,
 }
 
+/// A user error of the pipeline's own names its setting or file; an LLM error (a local model
+/// that is not installed, `MTR_LOCAL_USE_SERVER`) goes on as it is and says whose it is.
 fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
-    if e.is_user_error() {
+    if e.is_user_error() && !matches!(e, mtr_pipeline::Error::Llm(_)) {
         anyhow::Error::new(mtr_core::Error::from(e))
     } else {
         anyhow::Error::new(e)
@@ -299,6 +301,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 /// `--dry-run`: prepares the corpus and plans the calls (with prices when an LLM client
 /// opens), writing nothing.
 async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<ExitCode> {
+    // a section or variable that is wrong is refused; only a client that cannot open (no
+    // endpoint, nothing installed) leaves the plan without prices
+    super::open::llm_config(ctx)?;
     let progress = ctx.progress.as_ref();
     // a dry run writes nothing: a first run's stage artefacts (chunks, vectors: tens of
     // MB) go to a temporary folder; an existing work dir is read for what is done already

@@ -149,6 +149,13 @@ fn bench_writes_the_full_report_reproducibly() {
         stdout.contains("good") && stdout.contains("discriminative power"),
         "{stdout}"
     );
+    // the share of separated pairs names the systems it is over, in the summary and report
+    assert!(
+        stdout.contains("Over 3 systems: ") && stdout.contains("only under the same systems"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(out1.join("report.md")).unwrap();
+    assert!(report.contains("Over 3 systems: "), "{report}");
     assert!(
         bench_cmd(&bench, &runs, &out2, "1767225600")
             .output()

@@ -16,12 +16,19 @@ pub enum AuditError {
     /// A prompt template failed to load or render.
     #[error("prompt template `{name}`: {message}")]
     Prompt { name: String, message: String },
-    /// The LLM layer failed in a way that is not a per-item judgement failure.
-    #[error("LLM: {0}")]
-    Llm(String),
+    /// The LLM layer failed in a way that is not a per-item judgement failure (a local model
+    /// that is not installed is the user's to fix, and reads as in every command).
+    #[error(transparent)]
+    Llm(#[from] mtr_llm::LlmError),
     /// The retrieval layer failed (index build or search).
     #[error("retrieval: {0}")]
-    Retrieval(String),
+    Retrieval(#[from] mtr_retrieve::Error),
+    /// One negative retriever's search failed.
+    #[error("retrieval: {retriever}: {source}")]
+    Search {
+        retriever: String,
+        source: mtr_retrieve::Error,
+    },
     /// A statistic could not be computed.
     #[error("statistics: {0}")]
     Stats(String),
@@ -39,9 +46,33 @@ impl AuditError {
         match self {
             AuditError::Core(e) => e.is_user_error(),
             AuditError::Config(_) => true,
+            AuditError::Llm(e) => e.is_user_error(),
+            AuditError::Retrieval(e) | AuditError::Search { source: e, .. } => e.is_user_error(),
             _ => false,
         }
     }
 }
 
 pub type Result<T, E = AuditError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lower_crates_user_error_stays_the_users() {
+        let local = mtr_llm::LlmError::Local {
+            message: "not installed".into(),
+            hint: "mtr local install".into(),
+        };
+        assert!(AuditError::from(local).is_user_error());
+        assert!(!AuditError::from(mtr_llm::LlmError::DryRun).is_user_error());
+        let input = mtr_core::Error::from(mtr_core::InputError::new("index", "bad"));
+        assert!(AuditError::from(mtr_retrieve::Error::Core(input)).is_user_error());
+        let search = AuditError::Search {
+            retriever: "bm25".into(),
+            source: mtr_retrieve::Error::Internal("x".into()),
+        };
+        assert!(!search.is_user_error());
+    }
+}

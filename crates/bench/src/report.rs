@@ -294,7 +294,21 @@ fn discriminative_power(o: &mut String, r: &BenchResult) {
             d.range,
             d.sd
         );
+        let _ = writeln!(o, "{}\n", compared_systems(r));
     }
+}
+
+/// The systems a discriminative power was measured over: the share of separated pairs of a
+/// synthesized set and of a real one compare only under the same systems (same retrievers and
+/// query formulations), so the report and the summary name them.
+pub fn compared_systems(r: &BenchResult) -> String {
+    let mut names: Vec<&str> = r.systems.iter().map(|s| s.name.as_str()).collect();
+    names.sort_unstable();
+    format!(
+        "Over {} systems: {} (compare this share with another benchmark's only under the same systems).",
+        names.len(),
+        names.join(", ")
+    )
 }
 
 /// The main measure per group of each stratification.

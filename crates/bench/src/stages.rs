@@ -347,6 +347,7 @@ pub fn summary(r: &crate::result::BenchResult) -> String {
             d.share * 100.0,
             d.range
         );
+        let _ = writeln!(o, "  {}", crate::report::compared_systems(r));
     }
     if let Some(ls) = &r.label_sensitivity {
         o.push_str(&crate::sensitivity_report::text_summary(ls));

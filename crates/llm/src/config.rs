@@ -508,6 +508,21 @@ impl std::str::FromStr for UseServer {
     }
 }
 
+impl LocalConfig {
+    /// The server(s) this command uses of a model with two: env `MTR_LOCAL_USE_SERVER`, else
+    /// `use_server`. A bad value of the variable is an error that names it, in every command
+    /// that reads `[llm]`, whether or not a model has two servers.
+    pub fn use_server_now(&self) -> Result<UseServer> {
+        match std::env::var("MTR_LOCAL_USE_SERVER") {
+            Ok(v) if !v.trim().is_empty() => v.parse().map_err(|e: String| LlmError::Local {
+                message: format!("MTR_LOCAL_USE_SERVER: {e}"),
+                hint: "set MTR_LOCAL_USE_SERVER to both, judge or generator, or unset it".into(),
+            }),
+            _ => Ok(self.use_server),
+        }
+    }
+}
+
 /// Slots per chat server by default (see `benchmarks/local/README.md` for the measurement).
 pub const DEFAULT_SLOTS: u32 = 2;
 

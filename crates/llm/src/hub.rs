@@ -317,12 +317,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_known_model_is_pinned_like_the_setup_script() {
+    fn every_known_model_is_pinned_like_the_setup_lock() {
         for k in crate::local::KNOWN_MODELS {
             let p = pin(k.file).unwrap_or_else(|| panic!("{} has no pin", k.file));
+            let record = format!(" {} {} {}", p.file, p.sha256, p.bytes);
             assert!(
-                crate::local::SETUP_SCRIPT.contains(p.sha256),
-                "{}: the setup script checks another sha256",
+                crate::local::SETUP_LOCK
+                    .lines()
+                    .any(|l| l.starts_with("model ") && l.ends_with(&record)),
+                "{}: the setup lock pins another sha256 or size",
                 k.file
             );
             assert_eq!(p.sha256.len(), 64);

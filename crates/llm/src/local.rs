@@ -52,6 +52,8 @@ pub use speed_file::SpeedFile;
 
 /// The setup script, embedded so the binary works from any folder.
 pub const SETUP_SCRIPT: &str = include_str!("../../../scripts/setup-local-llm.sh");
+/// The lock the setup script installs from (every wheel's sha256), written beside it.
+pub const SETUP_LOCK: &str = include_str!("../../../scripts/local-llm.lock");
 /// The xllamacpp launcher, run with the venv's python.
 pub const LAUNCHER: &str = include_str!("../assets/xllamacpp_server.py");
 
@@ -63,6 +65,8 @@ pub fn install(args: &[String]) -> Result<std::process::ExitStatus> {
     std::fs::create_dir_all(&paths.home).map_err(|e| io_err("cannot create", &paths.home, e))?;
     let script = paths.home.join("setup-local-llm.sh");
     std::fs::write(&script, SETUP_SCRIPT).map_err(|e| io_err("cannot write", &script, e))?;
+    let lock = paths.home.join("local-llm.lock");
+    std::fs::write(&lock, SETUP_LOCK).map_err(|e| io_err("cannot write", &lock, e))?;
     Command::new("bash")
         .arg(&script)
         .args(args)

@@ -204,7 +204,23 @@ pub async fn synthesize(
     let finish = generator.run(&mut state, cfg.turns, &state_path).await?;
     let budget_stopped = matches!(finish, Finish::BudgetStopped { .. });
     let plan = plan.map(|b| after_run(b, &before, &state, cfg.turns, budget_stopped));
-    write_output(job, llm, &prepared, &state, &verifier, budget_stopped, plan)
+    let bm25 = search.as_ref().map(CorpusSearch::bm25);
+    let run = RunEnd {
+        verifier: &verifier,
+        budget_stopped,
+        time_budget: plan,
+        bm25,
+    };
+    write_output(job, llm, &prepared, &state, run)
+}
+
+/// How the generation ended, and the index the report measures the history gap with.
+struct RunEnd<'a> {
+    verifier: &'a str,
+    budget_stopped: bool,
+    time_budget: Option<BudgetPlan>,
+    /// None when the uniqueness check (and so the index) was off.
+    bm25: Option<&'a mtr_retrieve::Bm25Index>,
 }
 
 /// With `--time-budget`: the dialogues to start, from their remaining calls at the
@@ -280,10 +296,14 @@ fn write_output(
     llm: &Llm,
     prepared: &Prepared,
     state: &GenState,
-    verifier: &str,
-    budget_stopped: bool,
-    time_budget: Option<BudgetPlan>,
+    run: RunEnd<'_>,
 ) -> Result<SynthOutcome> {
+    let RunEnd {
+        verifier,
+        budget_stopped,
+        time_budget,
+        bm25,
+    } = run;
     let cfg = &job.config;
     let dialogues = benchmark_dialogues(prepared, state);
     let stats = report::SynthStats::compute(cfg, state);
@@ -296,7 +316,7 @@ fn write_output(
     });
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
-        config: mtr_core::fingerprint::hash_json(cfg),
+        config: mtr_core::fingerprint::config_hash(cfg),
         prompts: job.prompts.hash(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,
@@ -356,6 +376,18 @@ fn write_output(
         .iter()
         .map(|c| Ok::<Passage, mtr_core::Error>(c.to_passage()));
     let dir = mtr_core::benchmark::write_benchmark(&job.out, manifest, &dialogues, corpus)?;
+    let realism = mtr_retrieve::realism::measure(
+        &dialogues,
+        &mtr_retrieve::realism::RealismInput {
+            // not the output folder's name: the report must not change with where it is written
+            name: "synthesized".to_string(),
+            bm25,
+            intervals: mtr_retrieve::realism::IntervalOptions {
+                seed: cfg.seed,
+                ..Default::default()
+            },
+        },
+    )?;
     let text = report::render(
         cfg,
         prepared,
@@ -366,6 +398,7 @@ fn write_output(
         time_budget.as_ref(),
         &job.corpus,
         &fp,
+        &realism,
     );
     mtr_core::atomic::write_atomic(dir.path("synth_report.md"), text.as_bytes())?;
     Ok(SynthOutcome {

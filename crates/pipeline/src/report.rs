@@ -1,6 +1,7 @@
 //! Statistics of a synthesized benchmark and `synth_report.md`: how many dialogues and turns,
 //! topics per dialogue, switch rate, question and answer lengths, golds per turn, what every
-//! stage rejected and why, and what it cost (per role, in total and per dialogue).
+//! stage rejected and why, how realistic the dialogues are (`mtr_retrieve::realism`), and what
+//! it cost (per role, in total and per dialogue).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -9,6 +10,7 @@ use std::path::Path;
 use mtr_core::fingerprint::Fingerprint;
 use mtr_llm::LedgerSnapshot;
 use mtr_llm::plan::human_duration;
+use mtr_retrieve::realism::Realism;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::CallLog;
@@ -184,6 +186,7 @@ pub fn render(
     time_budget: Option<&BudgetPlan>,
     corpus: &Path,
     fp: &Fingerprint,
+    realism: &Realism,
 ) -> String {
     let mut o = String::new();
     header(&mut o, cfg, prepared, state, budget_stopped, corpus, fp);
@@ -192,9 +195,26 @@ pub fn render(
     }
     corpus_preparation(&mut o, cfg, prepared);
     dialogues(&mut o, cfg, s);
+    realism_section(&mut o, realism);
     rejections(&mut o, s);
     models_and_cost(&mut o, s);
     o
+}
+
+/// How realistic the dialogues are, measured as `mtr stats --realism` measures a real
+/// benchmark, so the two can be put side by side (`--compare`).
+fn realism_section(o: &mut String, realism: &Realism) {
+    let _ = writeln!(o, "## Realism\n");
+    let _ = writeln!(
+        o,
+        "Measured as `mtr stats --realism` measures any benchmark; `mtr stats --realism OUT --compare REAL` puts a real one beside it. The history gap needs the uniqueness check's BM25 index (n/a without it).\n"
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        mtr_retrieve::realism::render::render(&[realism])
+            .replace("### Language", "### Realism: language")
+    );
 }
 
 /// The title, a warning when the budget stopped generation, and what the benchmark was made

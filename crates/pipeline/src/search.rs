@@ -56,6 +56,11 @@ impl CorpusSearch {
         })
     }
 
+    /// The BM25 index over every chunk (the realism section's history gap uses it too).
+    pub fn bm25(&self) -> &Bm25Index {
+        &self.bm25
+    }
+
     pub fn uses_dense(&self) -> bool {
         self.dense.is_some()
     }

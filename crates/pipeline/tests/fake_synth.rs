@@ -130,6 +130,16 @@ async fn unique_questions_keep_one_gold() {
         report.contains("| turns | 9 of 9 planned (0 dropped"),
         "{report}"
     );
+    // the realism section, with the history gap under the uniqueness check's index
+    for want in [
+        "## Realism",
+        "### Realism: language `en`",
+        "| dialogues / turns | 3 / 9 |",
+        "history gap (recall@10 whole - alone) | +",
+        "turns switching topic",
+    ] {
+        assert!(report.contains(want), "`{want}` missing from {report}");
+    }
     assert!(out.stats.cost_total_usd > 0.0);
     // two of three dialogues switch topic (share 0.5, rounded), at a turn after the first
     let b = BenchmarkDir::open(tmp.path().join("bench"))

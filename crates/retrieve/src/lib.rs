@@ -7,6 +7,8 @@
 //! - [`query`]: conversational query formulation (`last`, `all`, `full:N`, `window:N`, ...).
 //! - [`fusion`]: reciprocal rank and weighted score fusion.
 //! - [`run`]: retrieval for every turn of a benchmark, written as TREC and JSONL runs.
+//! - [`realism`]: how realistic a benchmark's dialogues are (lengths, history gap, referring
+//!   back, topic switches), for `mtr stats --realism` and the synthesis report.
 //!
 //! The crate's API summary for other crates is in `API.md`.
 
@@ -21,6 +23,7 @@ pub mod index;
 pub mod llm;
 pub mod open;
 pub mod query;
+pub mod realism;
 pub mod retriever;
 pub mod run;
 

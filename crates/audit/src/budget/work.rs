@@ -78,10 +78,7 @@ pub fn estimate(
             continue;
         }
         req.planned_cached_share = prompt_caches[ji].as_mut().map(|m| m.next_request(&req));
-        let p = ctx
-            .llm
-            .estimate(&judge.name, &req)
-            .map_err(|e| AuditError::Llm(e.to_string()))?;
+        let p = ctx.llm.estimate(&judge.name, &req)?;
         let e = w.calls.entry(judge.name.clone()).or_default();
         e.add(&p);
         e.model = p.model;

@@ -65,7 +65,7 @@ pub fn negative_query(
         .map_err(|e: String| AuditError::Config(format!("negatives query `{spec}`: {e}")))?;
     f.formulate(d, turn)
         .map(|(q, _)| q)
-        .map_err(|e| AuditError::Retrieval(e.to_string()))
+        .map_err(AuditError::Retrieval)
 }
 
 /// Hard negatives per turn id (shared by every gold pool of the turn), best first.
@@ -120,7 +120,10 @@ pub fn candidates_blocking(
     for r in retrievers {
         let hits = handle
             .block_on(r.search(queries, k))
-            .map_err(|e| AuditError::Retrieval(format!("{}: {e}", r.name())))?;
+            .map_err(|source| AuditError::Search {
+                retriever: r.name().to_string(),
+                source,
+            })?;
         per_retriever.push(
             hits.into_iter()
                 .map(|h| h.into_iter().map(|x| x.id).collect())
@@ -264,6 +267,6 @@ pub fn retrieval_error(e: mtr_retrieve::Error) -> AuditError {
     if e.is_user_error() {
         AuditError::Core(e.into())
     } else {
-        AuditError::Retrieval(e.to_string())
+        AuditError::Retrieval(e)
     }
 }

@@ -698,7 +698,7 @@ impl Collector<'_> {
             }
             Err(e) => {
                 self.stop.store(true, Ordering::Relaxed);
-                self.fatal.get_or_insert(AuditError::Llm(e.to_string()));
+                self.fatal.get_or_insert(AuditError::Llm(e));
                 None
             }
         }

@@ -52,9 +52,12 @@ pub struct LabelLine {
 /// audits judge the same things the same way).
 pub fn audit_fingerprint(summary: &Summary) -> String {
     let f = &summary.fingerprint;
-    mtr_core::fingerprint::hash_bytes(
-        format!("{}\u{1f}{}\u{1f}{}", f.data, f.config, f.prompts).as_bytes(),
-    )
+    let mut h = blake3::Hasher::new();
+    for part in [&f.data, &f.config, &f.prompts] {
+        h.update(part.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().to_hex().to_string()
 }
 
 pub fn labels_path(audit_dir: &Path) -> PathBuf {

@@ -183,6 +183,8 @@ pub(crate) fn default_setup_in(
     paths: &LocalPaths,
     mut config: LlmConfig,
 ) -> Result<(LlmConfig, LocalServers)> {
+    // the variable is checked before anything else, whether or not a model has two servers
+    let use_server = config.local.use_server_now()?;
     let plan = local_plan(paths, &config.local)?;
     let speeds = SpeedFile::load(&paths.speed_file());
     let mut servers: LocalServers = BTreeMap::new();
@@ -241,7 +243,7 @@ pub(crate) fn default_setup_in(
         .iter()
         .find(|(j, _)| j.kind == gen_server.kind && !Arc::ptr_eq(j, gen_server))
     {
-        let chosen: Vec<Arc<LocalServer>> = match use_server(&config.local)? {
+        let chosen: Vec<Arc<LocalServer>> = match use_server {
             UseServer::Both => Vec::new(),
             UseServer::Judge => vec![judge.clone()],
             UseServer::Generator => vec![gen_server.clone()],
@@ -277,18 +279,6 @@ pub(crate) fn default_setup_in(
     config.roles.generator = vec![generator];
     config.roles.embedder = embedder.into_iter().collect();
     Ok((config, servers))
-}
-
-/// The server(s) this command uses of a model with two: env `MTR_LOCAL_USE_SERVER`, else
-/// `[llm.local] use_server`.
-fn use_server(cfg: &LocalConfig) -> Result<UseServer> {
-    match std::env::var("MTR_LOCAL_USE_SERVER") {
-        Ok(v) if !v.trim().is_empty() => v.parse().map_err(|e: String| LlmError::Local {
-            message: format!("MTR_LOCAL_USE_SERVER: {e}"),
-            hint: "set MTR_LOCAL_USE_SERVER to both, judge or generator, or unset it".into(),
-        }),
-        _ => Ok(cfg.use_server),
-    }
 }
 
 /// A local endpoint's speed: what `mtr local speed` measured for its server at its threads
