@@ -64,6 +64,8 @@ pub enum Command {
     Leaderboard(cmd::leaderboard::Args),
     /// Write the qrels an audit supports (noise-removed, sparsity-filled, corrected) as a TREC file.
     Qrels(cmd::qrels::Args),
+    /// Review an audit by hand in the browser: a random sample for estimates, flagged items for corrections.
+    Review(cmd::review::Args),
     /// Re-render the reports of an audit or bench output folder.
     Report(cmd::report::Args),
     /// Manage the embedded local LLM and embedding servers.

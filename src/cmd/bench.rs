@@ -100,8 +100,9 @@ pub struct Args {
     #[command(flatten)]
     pub llm: super::common::LlmArgs,
     /// An audit of this benchmark (`mtr audit -o DIR`): also score every system under the qrels
-    /// it supports (noise-removed, sparsity-filled, corrected) on the audited turns, in
-    /// bench.json's `label_sensitivity` and the report.
+    /// it supports (noise-removed, sparsity-filled, corrected, and reviewed when reviewers'
+    /// labels exist in `AUDIT_DIR/review/labels.jsonl`) on the audited turns, in bench.json's
+    /// `label_sensitivity` and the report.
     #[arg(long, value_name = "AUDIT_DIR")]
     pub audit: Option<PathBuf>,
     /// Changed turns listed per variant in the label-sensitivity section.

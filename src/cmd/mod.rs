@@ -26,6 +26,7 @@ pub mod preflight;
 pub mod qrels;
 pub mod report;
 pub mod retrieve;
+pub mod review;
 pub mod spend;
 pub mod stats;
 pub mod synth;
@@ -58,6 +59,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Leaderboard(a) => leaderboard::run(&ctx, a).await,
         Command::Qrels(a) => qrels::run(&ctx, a).await,
         Command::Report(a) => report::run(&ctx, a).await,
+        Command::Review(a) => review::run(&ctx, a).await,
         Command::Local(a) => local::run(&ctx, a).await,
         Command::Cache(a) => cache::run(&ctx, a).await,
         Command::Config(a) => config::run(&ctx, a).await,

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mtr_bench::sensitivity::{LabelEdits, Variant, apply};
+use mtr_bench::sensitivity::{LabelEdits, ReviewedEdits, Variant, apply};
 
 use super::Ctx;
 use super::common::ImportFlags;
@@ -32,7 +32,8 @@ pub struct ApplyArgs {
     /// The audit's output folder (`mtr audit -o DIR`).
     pub audit: PathBuf,
     /// noise-removed (golds the judges rejected dropped), sparsity-filled (verified missing
-    /// golds added) or corrected (both).
+    /// golds added), corrected (both) or reviewed (only the golds reviewers rejected dropped and
+    /// the suggestions they accepted added, from `AUDIT/review/labels.jsonl`).
     #[arg(long, default_value = "corrected", value_parser = parse_variant)]
     pub variant: Variant,
     /// The qrels file to write (TREC 4 columns); not inside the benchmark folder.
@@ -52,11 +53,43 @@ fn user_error(path: &Path, message: impl Into<String>) -> anyhow::Error {
     )))
 }
 
-/// Reads an audit folder's label findings and checks they were made on the benchmark with
-/// data fingerprint `fingerprint` (a mismatch is a user error naming both).
+fn audit_error(e: mtr_audit::AuditError) -> anyhow::Error {
+    match e {
+        mtr_audit::AuditError::Core(c) => anyhow::Error::new(c),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// The reviewers' decisions on the audit's flagged items (`review/labels.jsonl`), if any.
+fn reviewed_edits(audit_dir: &Path) -> anyhow::Result<Option<ReviewedEdits>> {
+    let Some(r) = mtr_audit::reviewed::corrections::read(audit_dir).map_err(audit_error)? else {
+        return Ok(None);
+    };
+    let mut edits = ReviewedEdits::default();
+    for x in r.removed {
+        edits
+            .removed
+            .entry(x.turn_id)
+            .or_default()
+            .insert(x.passage_id);
+    }
+    for x in r.added {
+        edits
+            .added
+            .entry(x.turn_id)
+            .or_default()
+            .insert(x.passage_id, x.grade);
+    }
+    Ok(Some(edits))
+}
+
+/// Reads an audit folder's label findings (and the reviewers' decisions, when there are any)
+/// and checks they were made on the benchmark with data fingerprint `fingerprint` (a mismatch
+/// is a user error naming both).
 pub fn load_edits(audit_dir: &Path, fingerprint: &str) -> anyhow::Result<LabelEdits> {
     let l = mtr_audit::labels::read(audit_dir).map_err(anyhow::Error::new)?;
     mtr_audit::labels::check_fingerprint(&l, audit_dir, fingerprint).map_err(anyhow::Error::new)?;
+    let reviewed = reviewed_edits(audit_dir)?;
     let mut edits = LabelEdits {
         fingerprint: l.fingerprint,
         flag_rating_below: l.flag_rating_below,
@@ -66,6 +99,7 @@ pub fn load_edits(audit_dir: &Path, fingerprint: &str) -> anyhow::Result<LabelEd
         audited_turns: l.audited_turns,
         complete: l.complete,
         notes: l.notes,
+        reviewed,
         ..LabelEdits::default()
     };
     for r in l.removed {
@@ -118,6 +152,12 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
     }
     let fingerprint = dir.compute_fingerprint().map_err(anyhow::Error::new)?;
     let edits = load_edits(&args.audit, &fingerprint)?;
+    if args.variant == Variant::Reviewed && edits.reviewed.is_none() {
+        return Err(user_error(
+            &mtr_audit::reviewed::labels_path(&args.audit),
+            "no reviewers' labels: the reviewed variant applies only what reviewers decided",
+        ));
+    }
     let qrels = dir.qrels().map_err(anyhow::Error::new)?;
     let (variant, applied, _) = apply(&qrels, &edits, args.variant);
     mtr_core::trec::write_qrels(&args.output, &variant).map_err(anyhow::Error::new)?;
@@ -139,10 +179,14 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
             edits.audited_turns.len()
         ));
     }
-    text.push_str(&format!(
-        "thresholds: golds with an ensemble alignment score below {} removed; verified probable missing golds added with their grade\n",
-        edits.flag_rating_below
-    ));
+    if args.variant == Variant::Reviewed {
+        text.push_str("reviewed: golds a majority of their reviewers rejected (no) removed; suggestions a majority accepted (yes or partly) added, with their grade when a majority said yes, else grade 1\n");
+    } else {
+        text.push_str(&format!(
+            "thresholds: golds with an ensemble alignment score below {} removed; verified probable missing golds added with their grade\n",
+            edits.flag_rating_below
+        ));
+    }
     super::open::emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `mtr report DIR`: re-renders the reports of an output folder from its result file, with no
 //! benchmark and no LLM: `report.md` and `report.html` of an audit folder (from
-//! `summary.json`), `report.md` of a bench folder (from `bench.json`); e.g. after upgrading mtr
+//! `summary.json`, plus the "Reviewed" estimates written into it when reviewers' labels exist in
+//! `DIR/review/labels.jsonl`), `report.md` of a bench folder (from `bench.json`); e.g. after upgrading mtr
 //! or to regenerate reports deleted by hand.
 
 #![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
@@ -37,10 +38,16 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             .hint("pass the folder `mtr audit -o DIR` or `mtr bench -o DIR` wrote"),
         )));
     }
-    let summary = mtr_audit::output::read_summary(&summary_path).map_err(|e| match e {
+    let audit_error = |e| match e {
         mtr_audit::AuditError::Core(c) => anyhow::Error::new(c),
         e => anyhow::Error::new(e),
-    })?;
+    };
+    let mut summary = mtr_audit::output::read_summary(&summary_path).map_err(audit_error)?;
+    // Reviewers' labels (`review/labels.jsonl`): the "Reviewed" estimates join the summary.
+    if mtr_audit::reviewed::attach(&args.dir, &mut summary).map_err(audit_error)? {
+        mtr_audit::output::write_summary(&summary_path, &summary)
+            .with_context(|| format!("writing {}", summary_path.display()))?;
+    }
     mtr_audit::output::write_reports(&args.dir, &summary)
         .with_context(|| format!("writing reports in {}", args.dir.display()))?;
     if args.print {

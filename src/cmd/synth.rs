@@ -27,10 +27,20 @@ pub enum Vectors {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The documents: a JSONL file ({id, title, text} per line), a folder of .md/.txt files,
-    /// or a native benchmark folder.
+    /// The documents, a file or a folder tree of: WikiExtractor output (`<doc>` blocks or
+    /// `--json` lines), JSON lines or JSON ({id, title, text}; BEIR and native benchmark
+    /// folders read their corpus.jsonl), MTRAG passage-level zips, Parquet (Hugging Face
+    /// dumps), or .md/.txt files; each may be .gz, .bz2, .zst or .xz.
     #[arg(long, value_name = "PATH")]
     pub corpus: PathBuf,
+    /// The fields (or Parquet columns) holding a document's id, title and text, e.g.
+    /// `id=doc_id,text=body` [default: [synth] corpus_fields, else the usual names].
+    #[arg(long, value_name = "KEY=FIELD,..")]
+    pub corpus_fields: Option<mtr_pipeline::input::CorpusFields>,
+    /// Leave malformed corpus records out (their count is reported) instead of stopping at
+    /// them.
+    #[arg(long)]
+    pub skip_bad: bool,
     /// Output benchmark folder (native format) [default: `synth-<corpus name>`, e.g.
     /// `synth-wiki` for `--corpus wiki/`].
     #[arg(
@@ -58,7 +68,8 @@ pub struct Args {
     /// Share of dialogues with a topic switch [default: 0.5].
     #[arg(long, value_name = "SHARE")]
     pub switch_share: Option<f64>,
-    /// Use at most this many documents after curation (0 = all).
+    /// Synthesize from a seeded uniform sample of N documents drawn over the whole input
+    /// (reservoir sampling with --seed, before curation; 0 = all).
     #[arg(long, value_name = "N")]
     pub max_documents: Option<usize>,
     /// Where chunk vectors come from.
@@ -150,6 +161,12 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
     }
     if let Some(v) = args.max_documents {
         c.max_documents = v;
+    }
+    if let Some(v) = &args.corpus_fields {
+        c.corpus_fields = v.clone();
+    }
+    if args.skip_bad {
+        c.skip_bad = true;
     }
     if let Some(v) = args.vectors {
         c.vectors = match v {

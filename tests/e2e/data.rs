@@ -383,6 +383,11 @@ async fn paper_benchmarks_import_audit_and_name_bad_records() {
         .await
         .unwrap();
     let cfg = crate::audit::config(tmp.path(), fake.base_url(), 0.0);
+    // the paper's scale is opt-in: on for ChatRAG-Bench, off (and absent) for the others
+    let paper_cfg = tmp.path().join("mtr-paper.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("paper_scale = true\n");
+    std::fs::write(&paper_cfg, text).unwrap();
     for (name, format) in [
         ("chatrag", "chatrag"),
         ("coral", "coral"),
@@ -403,9 +408,10 @@ async fn paper_benchmarks_import_audit_and_name_bad_records() {
         assert_eq!(report["format"], format, "{name}");
         // the audit takes the release's folder as it is: detected, imported, judged
         let audit_out = tmp.path().join(format!("audit-{name}"));
+        let config = if name == "chatrag" { &paper_cfg } else { &cfg };
         let out = mtr()
             .arg("--config")
-            .arg(&cfg)
+            .arg(config)
             .args(["--quiet", "audit"])
             .arg(&src)
             .arg("-o")
@@ -418,7 +424,17 @@ async fn paper_benchmarks_import_audit_and_name_bad_records() {
             "{name}: {}",
             stdout(&out)
         );
-        assert!(audit_out.join("summary.json").is_file(), "{name}");
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(audit_out.join("summary.json")).unwrap())
+                .unwrap();
+        let paper = &summary["paper_scale"];
+        if name == "chatrag" {
+            let c = paper["completeness"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&c), "{paper}");
+            assert_eq!(paper["per_judge"].as_object().unwrap().len(), 2, "{paper}");
+        } else {
+            assert!(paper.is_null(), "{name}: {paper}");
+        }
     }
 
     // one malformed record of each format: file, line (and JSON path) and field, exit 2

@@ -18,6 +18,8 @@ mod realdata;
 mod realism;
 mod resume;
 mod retrieve;
+mod review;
+mod reviewed;
 mod secrets;
 mod synth;
 mod synth_budget;

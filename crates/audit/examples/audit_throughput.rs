@@ -26,10 +26,10 @@ use std::time::{Duration, Instant};
 use mtr_audit::{AuditJob, AuditPrompts, AuditSettings, Outcome};
 use mtr_core::model::{Dialogue, Gold, Passage, Tags, Turn};
 use mtr_core::progress::Progress;
+use mtr_core::rng::{self, SeededRng};
 use mtr_llm::fake::{FakeReply, FakeRequest, FakeServer};
 use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 
 /// A stage: name, start, end, items.
 type Stage = (String, Instant, Option<Instant>, u64);
@@ -96,7 +96,7 @@ async fn raw_client_rate(llm: &Llm, judges: &[&str], n: usize, prompt_chars: usi
     done as f64 / t.elapsed().as_secs_f64()
 }
 
-fn words(rng: &mut StdRng, vocab: &[String], n: usize) -> String {
+fn words(rng: &mut SeededRng, vocab: &[String], n: usize) -> String {
     (0..n)
         .map(|_| vocab[rng.random_range(0..vocab.len())].as_str())
         .collect::<Vec<_>>()
@@ -108,7 +108,7 @@ fn synthetic(
     turns: usize,
     rewrites: bool,
 ) -> Result<mtr_core::Benchmark, Box<dyn Error>> {
-    let mut rng = StdRng::seed_from_u64(7);
+    let mut rng = rng::stream(7, rng::purpose::AS_GIVEN);
     let vocab: Vec<String> = (0..3000).map(|i| format!("w{i:x}")).collect();
     let n_passages = 5000.max(turns * 2);
     let corpus: Vec<Passage> = (0..n_passages)

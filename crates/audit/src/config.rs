@@ -46,6 +46,10 @@ pub struct AuditSettings {
     /// judges named here (see [`LetterPicks`]); absent: every chat judge writes its pick.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub letter_picks: Option<LetterPicks>,
+    /// Also state completeness as the MTR-Suite paper's released code computes it (summary's
+    /// `paper_scale`, see [`crate::paper_scale`]); off, nothing of it is written.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paper_scale: bool,
 }
 
 /// `[audit.letter_picks]`: the named judges' discriminability picks are read from one token's
@@ -108,6 +112,7 @@ impl Default for AuditSettings {
             max_failed_share: 0.2,
             verify_rating_at_least: 4.0,
             letter_picks: None,
+            paper_scale: false,
         }
     }
 }

@@ -19,8 +19,10 @@ pub mod items;
 pub mod judges;
 pub mod labels;
 pub mod output;
+pub mod paper_scale;
 pub mod report;
 pub mod review;
+pub mod reviewed;
 #[cfg(test)]
 mod schema;
 pub(crate) mod seed;

@@ -50,6 +50,11 @@ pub struct Summary {
     pub cost: CostInfo,
     /// Agreement with human ratings (`--human-labels`).
     pub human: Option<crate::human::agreement::HumanCalibration>,
+    /// What reviewers' labels on a random sample say (`mtr report` with `review/labels.jsonl`):
+    /// per dimension the share failing by the judges, the reviewers and prediction-powered,
+    /// and each judge's agreement with the reviewers. Absent without labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::reviewed::Review>,
     /// Prompts fitted to the judges' context: shortened histories, items skipped as too long.
     #[serde(default)]
     pub context: crate::judges::context::ContextInfo,
@@ -63,6 +68,9 @@ pub struct Summary {
     /// `--time-budget`: what the budget let this run start, and what is left for a rerun.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_budget: Option<crate::budget::TimeBudgetInfo>,
+    /// Completeness as the MTR-Suite paper's code computes it (`[audit] paper_scale = true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper_scale: Option<crate::paper_scale::PaperScale>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -380,7 +380,7 @@ fn fingerprint(
         .collect();
     Fingerprint {
         data: p.fingerprint.clone(),
-        config: hash_json(&config),
+        config: mtr_core::fingerprint::config_hash(&config),
         prompts: if prompt_hashes.is_empty() {
             "none".into()
         } else {

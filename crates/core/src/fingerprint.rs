@@ -59,6 +59,13 @@ pub fn hash_files(root: impl AsRef<Path>, names: &[&str]) -> Result<String> {
     Ok(hasher.finalize().to_hex().to_string())
 }
 
+/// The config hash of a report: `config` together with the seeded generator's name
+/// ([`crate::rng::NAME`]), so outputs drawn with another generator never claim the same
+/// configuration.
+pub fn config_hash<T: Serialize + ?Sized>(config: &T) -> String {
+    hash_json(&(config, crate::rng::NAME))
+}
+
 /// The fingerprint every report carries: what data, what config, what prompts, what tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Fingerprint {
@@ -73,6 +80,13 @@ pub struct Fingerprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_config_hash_names_the_seeded_generator() {
+        let cfg = serde_json::json!({"seed": 42});
+        assert_eq!(config_hash(&cfg), hash_json(&(&cfg, "chacha12")));
+        assert_ne!(config_hash(&cfg), hash_json(&cfg));
+    }
 
     #[test]
     fn stable_known_hash() {

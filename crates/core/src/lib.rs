@@ -13,6 +13,7 @@ pub mod formats;
 pub mod jsonl;
 pub mod model;
 pub mod progress;
+pub mod rng;
 pub mod stats;
 pub mod trec;
 pub mod validate;

@@ -4,10 +4,8 @@
 //! when nothing valid is found it returns the reason, which is fed back to the model on retry
 //! and finally recorded as [`ParseStatus::Failed`].
 //!
-//! The schema check covers the JSON Schema subset judges use: `type`, `enum`, `const`,
-//! `required`, `properties`, `additionalProperties: false`, `items`, `minimum`/`maximum`
-//! (and exclusive), `minLength`/`maxLength`, `minItems`/`maxItems`, `anyOf`/`oneOf`, and local
-//! `$ref`s to `#/$defs/...` or `#/definitions/...` (what schemars emits).
+//! The schema check is the `jsonschema` crate's, with errors worded for the model
+//! ([`crate::schema_check`]).
 
 use serde_json::{Map, Value};
 
@@ -186,165 +184,13 @@ fn last_rating(t: &str) -> Option<Value> {
     best.map(|(_, v)| v)
 }
 
-/// Checks `value` against the supported JSON Schema subset; the error names the JSON path.
+/// Checks `value` against `schema` (the `jsonschema` crate, full JSON Schema: `pattern`,
+/// `allOf`, `$ref`s and the rest); the error names the JSON path (see [`crate::schema_check`]).
 pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
-    validate_at(schema, schema, value, "$")
+    crate::schema_check::validate(schema, value)
 }
 
-fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    let mut s = schema;
-    for _ in 0..16 {
-        let Some(r) = s.get("$ref").and_then(Value::as_str) else {
-            break;
-        };
-        let Some(path) = r.strip_prefix("#/") else {
-            break;
-        };
-        let mut cur = root;
-        for part in path.split('/') {
-            match cur.get(part) {
-                Some(next) => cur = next,
-                None => return s,
-            }
-        }
-        s = cur;
-    }
-    s
-}
-
-fn type_ok(t: &str, v: &Value) -> bool {
-    match t {
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "string" => v.is_string(),
-        "boolean" => v.is_boolean(),
-        "null" => v.is_null(),
-        "number" => v.is_number(),
-        "integer" => {
-            v.as_i64().is_some()
-                || v.as_u64().is_some()
-                || v.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
-        _ => true,
-    }
-}
-
-fn validate_at(root: &Value, schema: &Value, v: &Value, path: &str) -> Result<(), String> {
-    let s = resolve(root, schema);
-    let Some(obj) = s.as_object() else {
-        return Ok(());
-    };
-    if let Some(t) = obj.get("type") {
-        let ok = match t {
-            Value::String(t) => type_ok(t, v),
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| type_ok(t, v)),
-            _ => true,
-        };
-        if !ok {
-            return Err(format!("{path}: expected type {t}, got {}", short(v)));
-        }
-    }
-    if let Some(Value::Array(options)) = obj.get("enum")
-        && !options.contains(v)
-    {
-        return Err(format!(
-            "{path}: {} is not one of {}",
-            short(v),
-            Value::Array(options.clone())
-        ));
-    }
-    if let Some(c) = obj.get("const")
-        && c != v
-    {
-        return Err(format!("{path}: expected {c}, got {}", short(v)));
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(alts)) = obj.get(key)
-            && !alts.iter().any(|a| validate_at(root, a, v, path).is_ok())
-        {
-            return Err(format!(
-                "{path}: {} matches none of the {key} alternatives",
-                short(v)
-            ));
-        }
-    }
-    if let Some(n) = v.as_f64() {
-        let num = |k: &str| obj.get(k).and_then(Value::as_f64);
-        if let Some(m) = num("minimum")
-            && n < m
-        {
-            return Err(format!("{path}: {n} is below the minimum {m}"));
-        }
-        if let Some(m) = num("maximum")
-            && n > m
-        {
-            return Err(format!("{path}: {n} is above the maximum {m}"));
-        }
-        if let Some(m) = num("exclusiveMinimum")
-            && n <= m
-        {
-            return Err(format!("{path}: {n} must be above {m}"));
-        }
-        if let Some(m) = num("exclusiveMaximum")
-            && n >= m
-        {
-            return Err(format!("{path}: {n} must be below {m}"));
-        }
-    }
-    if let Some(st) = v.as_str() {
-        let len = st.chars().count() as u64;
-        if let Some(m) = obj.get("minLength").and_then(Value::as_u64)
-            && len < m
-        {
-            return Err(format!("{path}: string shorter than {m}"));
-        }
-        if let Some(m) = obj.get("maxLength").and_then(Value::as_u64)
-            && len > m
-        {
-            return Err(format!("{path}: string longer than {m}"));
-        }
-    }
-    if let Some(items) = v.as_array() {
-        if let Some(m) = obj.get("minItems").and_then(Value::as_u64)
-            && (items.len() as u64) < m
-        {
-            return Err(format!("{path}: fewer than {m} items"));
-        }
-        if let Some(m) = obj.get("maxItems").and_then(Value::as_u64)
-            && (items.len() as u64) > m
-        {
-            return Err(format!("{path}: more than {m} items"));
-        }
-        if let Some(item_schema) = obj.get("items") {
-            for (i, it) in items.iter().enumerate() {
-                validate_at(root, item_schema, it, &format!("{path}[{i}]"))?;
-            }
-        }
-    }
-    if let Some(map) = v.as_object() {
-        if let Some(Value::Array(req)) = obj.get("required") {
-            for r in req.iter().filter_map(Value::as_str) {
-                if !map.contains_key(r) {
-                    return Err(format!("{path}: missing required field `{r}`"));
-                }
-            }
-        }
-        let props = obj.get("properties").and_then(Value::as_object);
-        for (k, val) in map {
-            match props.and_then(|p| p.get(k)) {
-                Some(ps) => validate_at(root, ps, val, &format!("{path}.{k}"))?,
-                None => {
-                    if obj.get("additionalProperties") == Some(&Value::Bool(false)) {
-                        return Err(format!("{path}: unexpected field `{k}`"));
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-fn short(v: &Value) -> String {
+pub(crate) fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 60 {
         format!("{}...", s.chars().take(60).collect::<String>())

@@ -24,6 +24,7 @@ pub mod prompt_cache;
 pub mod redact;
 pub mod rerank;
 pub mod schema_caps;
+mod schema_check;
 pub mod server_work;
 pub mod tokens;
 

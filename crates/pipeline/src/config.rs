@@ -8,6 +8,7 @@ use crate::chunk::ChunkOptions;
 use crate::cluster::TopicOptions;
 use crate::curate::CurationOptions;
 use crate::error::{Error, Result};
+use crate::input::CorpusFields;
 use crate::paths::PathOptions;
 
 /// Where chunk vectors (for topic paths, coarse topics and dense uniqueness retrieval) come
@@ -32,8 +33,18 @@ pub struct SynthConfig {
     pub dialogues: usize,
     pub turns: usize,
     pub seed: u64,
-    /// Use at most this many documents (after curation, in corpus order); 0 = all.
+    /// Read a seeded uniform sample of this many documents of the whole input (reservoir
+    /// sampling with `seed`, before curation); 0 = all.
     pub max_documents: usize,
+    /// The fields of a corpus record (or Parquet columns) holding a document's id, title and
+    /// text (`corpus_fields = { id = "doc_id", text = "body" }`, `--corpus-fields`); unset: the
+    /// usual names. Left out of the canonical JSON when unset.
+    #[serde(skip_serializing_if = "CorpusFields::is_empty")]
+    pub corpus_fields: CorpusFields,
+    /// Leave malformed corpus records out (counted in the report) instead of failing
+    /// (`--skip-bad`). Left out of the canonical JSON when false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub skip_bad: bool,
     pub vectors: VectorSource,
     pub curation: CurationOptions,
     pub chunking: ChunkOptions,
@@ -61,6 +72,8 @@ impl Default for SynthConfig {
             turns: 8,
             seed: 0,
             max_documents: 0,
+            corpus_fields: CorpusFields::default(),
+            skip_bad: false,
             vectors: VectorSource::Auto,
             curation: CurationOptions::default(),
             chunking: ChunkOptions::default(),
@@ -268,6 +281,10 @@ impl Default for HumanizerOptions {
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Why `answerability_judge = false` needs the relevance gate.

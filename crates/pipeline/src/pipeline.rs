@@ -326,7 +326,7 @@ fn write_output(
     });
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
-        config: mtr_core::fingerprint::hash_json(cfg),
+        config: mtr_core::fingerprint::config_hash(cfg),
         prompts: job.prompts.hash_for(styled.is_some()),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,

@@ -14,7 +14,7 @@ use crate::cluster::{kmeans_topics, path_topics};
 use crate::config::{SynthConfig, VectorSource};
 use crate::curate::{CurationReport, curate};
 use crate::error::{Error, Result};
-use crate::input::{self, Document};
+use crate::input::{self, Document, InputReport, ReadOptions};
 use crate::job::SynthJob;
 use crate::lang::Language;
 use crate::paths::{NeighbourGraph, greedy_paths};
@@ -46,6 +46,8 @@ pub struct Topics {
 pub struct Prepared {
     pub input_fingerprint: String,
     pub curation: CurationReport,
+    /// What reading the corpus found (files, documents, the sample drawn, records skipped).
+    pub input: InputReport,
     pub language: Language,
     pub documents: usize,
     pub chunks: Vec<Chunk>,
@@ -60,6 +62,8 @@ pub struct Prepared {
 struct CuratedMeta {
     report: CurationReport,
     language: String,
+    #[serde(default)]
+    input: InputReport,
 }
 
 /// Chunks above which `auto` does not embed with a *local* embedder: the bundled CPU model
@@ -116,12 +120,23 @@ pub async fn prepare(
 
     // 1. curation
     progress.stage("curate", 0);
-    let fp_cur = fingerprint(&[
+    let mut parts = vec![
         ("input", json!(input_fp)),
         ("curation", to_json(&cfg.curation)),
         ("max_documents", json!(cfg.max_documents)),
-    ]);
-    let (docs, report, language) = curated(job, &wd, &fp_cur)?;
+    ];
+    // left out when unset, so work dirs from before them keep their fingerprint
+    if cfg.max_documents > 0 {
+        parts.push(("sample", json!({ "reservoir_seed": cfg.seed })));
+    }
+    if !cfg.corpus_fields.is_empty() {
+        parts.push(("corpus_fields", to_json(&cfg.corpus_fields)));
+    }
+    if cfg.skip_bad {
+        parts.push(("skip_bad", json!(true)));
+    }
+    let fp_cur = fingerprint(&parts);
+    let (docs, report, input_report, language) = curated(job, &wd, &fp_cur)?;
     progress.finish_stage();
     if docs.is_empty() {
         return Err(mtr_core::Error::from(
@@ -210,6 +225,7 @@ pub async fn prepare(
     Ok(Prepared {
         input_fingerprint: input_fp,
         curation: report,
+        input: input_report,
         language,
         documents: docs.len(),
         chunks,
@@ -221,28 +237,36 @@ pub async fn prepare(
     })
 }
 
-/// The curated documents, the curation report and the corpus language: loaded from the work
-/// dir when `fp_cur` matches, else curated from the input (and cut at `max_documents`).
+/// The curated documents, the curation report, what reading found and the corpus language:
+/// loaded from the work dir when `fp_cur` matches, else read (a seeded uniform sample of
+/// `max_documents` when set) and curated.
 fn curated(
     job: &SynthJob,
     wd: &WorkDir,
     fp_cur: &str,
-) -> Result<(Vec<Document>, CurationReport, Language)> {
+) -> Result<(Vec<Document>, CurationReport, InputReport, Language)> {
     let cfg = &job.config;
     let curated = match wd.fresh::<CuratedMeta>("curated", fp_cur) {
         Some(m) => {
             let docs: Vec<Document> = wd.read_jsonl("curated.jsonl")?;
-            (docs, m.report, Language::from_code(&m.language))
+            (docs, m.report, m.input, Language::from_code(&m.language))
         }
         None => {
-            let raw = input::load(&job.corpus)?;
-            let mut c = curate(raw, &cfg.curation);
-            if cfg.max_documents > 0 && c.documents.len() > cfg.max_documents {
-                let cut = c.documents.len() - cfg.max_documents;
-                c.documents.truncate(cfg.max_documents);
-                c.report.removed.insert("max_documents".into(), cut);
-                c.report.kept = c.documents.len();
+            let loaded = input::read(
+                &job.corpus,
+                &ReadOptions {
+                    fields: cfg.corpus_fields.clone(),
+                    max_documents: cfg.max_documents,
+                    seed: cfg.seed,
+                    skip_bad: cfg.skip_bad,
+                },
+            )?;
+            let line = loaded.report.summary();
+            match &job.announce {
+                Some(say) if loaded.report.sample.is_some() || cfg.skip_bad => say(&line),
+                _ => tracing::info!("{line}"),
             }
+            let c = curate(loaded.documents, &cfg.curation);
             wd.write_jsonl("curated.jsonl", &c.documents)?;
             wd.mark(
                 "curated",
@@ -250,9 +274,10 @@ fn curated(
                 &CuratedMeta {
                     report: c.report.clone(),
                     language: c.language.code().to_string(),
+                    input: loaded.report.clone(),
                 },
             )?;
-            (c.documents, c.report, c.language)
+            (c.documents, c.report, loaded.report, c.language)
         }
     };
     Ok(curated)

@@ -311,6 +311,20 @@ fn corpus_preparation(o: &mut String, cfg: &SynthConfig, prepared: &Prepared) {
     let c = &prepared.curation;
     let _ = writeln!(o, "| stage | result |\n|---|---|");
     let _ = writeln!(o, "| input documents | {} |", c.input);
+    if let Some(x) = &prepared.input.sample {
+        let _ = writeln!(
+            o,
+            "| sampled (max_documents) | {} of {} documents, uniform over the whole input (reservoir sampling, seed {}) |",
+            x.kept, prepared.input.documents, x.seed
+        );
+    }
+    if prepared.input.malformed_skipped > 0 {
+        let _ = writeln!(
+            o,
+            "| malformed records skipped (skip_bad) | {} |",
+            prepared.input.malformed_skipped
+        );
+    }
     let _ = writeln!(
         o,
         "| boilerplate sections stripped | {} sections in {} documents |",

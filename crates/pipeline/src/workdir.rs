@@ -115,8 +115,9 @@ pub(crate) fn to_json<T: Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
-/// Content hash of a corpus path: the file's bytes, or every document file of a folder
-/// (relative path and bytes, sorted), or a benchmark's corpus file.
+/// Content hash of a corpus path: the file's bytes, or every corpus file of a folder
+/// (relative path and bytes, sorted; the files [`crate::input::files::list`] reads), or a
+/// benchmark's corpus file.
 pub fn input_fingerprint(path: &Path) -> Result<String> {
     if path.is_file() {
         return Ok(mtr_core::fingerprint::hash_file(path)?);
@@ -126,37 +127,15 @@ pub fn input_fingerprint(path: &Path) -> Result<String> {
             mtr_core::BenchmarkDir::new(path).corpus_path(),
         )?);
     }
-    let mut files = Vec::new();
-    collect(path, path, &mut files)?;
-    files.sort();
     let mut parts = Vec::new();
-    for (rel, p) in files {
-        parts.push((rel, mtr_core::fingerprint::hash_file(&p)?));
+    for f in crate::input::files::list(path)? {
+        let rel = f
+            .path
+            .strip_prefix(path)
+            .unwrap_or(&f.path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        parts.push((rel, mtr_core::fingerprint::hash_file(&f.path)?));
     }
     Ok(mtr_core::fingerprint::hash_json(&parts))
-}
-
-fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<()> {
-    for e in std::fs::read_dir(dir).map_err(|e| mtr_core::Error::io(dir, e))? {
-        let e = e.map_err(|e| mtr_core::Error::io(dir, e))?;
-        let p = e.path();
-        if e.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        if p.is_dir() {
-            collect(root, &p, out)?;
-        } else if matches!(
-            p.extension().and_then(|x| x.to_str()),
-            Some("md" | "markdown" | "txt" | "MD" | "TXT")
-        ) {
-            out.push((
-                p.strip_prefix(root)
-                    .unwrap_or(&p)
-                    .to_string_lossy()
-                    .replace('\\', "/"),
-                p.clone(),
-            ));
-        }
-    }
-    Ok(())
 }

@@ -5,6 +5,7 @@
 
 pub mod doc;
 mod human;
+mod reviewed;
 pub mod robust;
 pub mod svg;
 
@@ -110,6 +111,9 @@ pub fn blocks(s: &Summary) -> Vec<Block> {
     )));
 
     scores(&mut b, s, &v);
+    if let Some(r) = &s.review {
+        reviewed::section(&mut b, r, s.settings.confidence);
+    }
     robust::means(&mut b, s);
     skipped(&mut b, s);
     robust::context(&mut b, s);

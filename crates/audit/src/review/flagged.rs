@@ -11,9 +11,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::items::aggregate::SuggestionVerdict;
 use crate::dimension::Dimension;
 use crate::error::Result;
+use crate::items::aggregate::SuggestionVerdict;
 use crate::summary::Summary;
 
 use super::key::ItemKey;

@@ -107,7 +107,7 @@ fn fingerprint(
     } else {
         bench.manifest.fingerprint.clone()
     };
-    let config = mtr_core::fingerprint::hash_json(&(
+    let config = mtr_core::fingerprint::config_hash(&(
         &job.config_hash,
         &job.settings,
         judges

@@ -77,6 +77,7 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
         flagged_turns: st.flagged_turns,
         cost: cost(&scored.judgements, llm),
         human: f.human,
+        review: None,
         failure_rates: dimensions::failure_rates(&scored.judgements, &f.judged.prompt_tokens),
         context: f.judged.context.clone(),
         worst: st.worst,
@@ -86,6 +87,10 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
             info.deadline_stopped = planned.gate.ran_out();
             info
         }),
+        paper_scale: s
+            .paper_scale
+            .then(|| crate::paper_scale::of(&scored.judgements))
+            .flatten(),
     };
     summary.verdict = Some(crate::statistics::verdict::of(&summary));
     summary

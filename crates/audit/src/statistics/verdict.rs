@@ -8,6 +8,12 @@
 //! verdict for an older `summary.json` too) and says, per dimension and in one line for the
 //! whole ensemble, whether the judges separate anything. The rule and its thresholds are
 //! documented in `docs/audit.md` ("The verdict on the judges").
+//!
+//! Once reviewers have labelled a random sample (`summary.review`), a dimension's verdict rests
+//! on each judge's agreement with them instead: the best judge's kappa with the reviewers, on
+//! the same thresholds ([`AGREEMENT_SEPARATES`], [`AGREEMENT_WEAK`]; separating also needs the
+//! kappa's interval above 0). One judge that agrees with the reviewers is informative even when
+//! the others are constant or disagree with it.
 
 use std::collections::BTreeMap;
 
@@ -216,6 +222,10 @@ fn dimension_verdict(s: &Summary, dim: Dimension) -> Option<DimensionVerdict> {
             reason = format!("{abst} of {all} answers abstained; {reason}");
         }
     }
+    if let Some((sep, why)) = reviewed_separation(s, dim) {
+        separation = sep;
+        reason = why;
+    }
     Some(DimensionVerdict {
         separation,
         agreement,
@@ -223,6 +233,53 @@ fn dimension_verdict(s: &Summary, dim: Dimension) -> Option<DimensionVerdict> {
         judges,
         reason,
     })
+}
+
+/// The separation the reviewers' labels show in `dim`: how far the judge that agrees best with
+/// the reviewers agrees with them. `None` without a review of `dim` or a judge's kappa.
+fn reviewed_separation(s: &Summary, dim: Dimension) -> Option<(Separation, String)> {
+    let r = s.review.as_ref()?.dimensions.get(&dim)?;
+    let judges: Vec<(&crate::reviewed::ReviewerAgreement, f64)> = r
+        .agreement
+        .iter()
+        .filter(|a| a.who != "ensemble")
+        .filter_map(|a| Some((a, a.kappa?)))
+        .collect();
+    let (best, k) = judges
+        .iter()
+        .copied()
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.who.cmp(&a.0.who)))?;
+    let above_zero = best.ci.as_ref().is_none_or(|c| c.lower > 0.0);
+    let separation = if k >= AGREEMENT_SEPARATES && above_zero {
+        Separation::Separates
+    } else if k >= AGREEMENT_WEAK {
+        Separation::Weak
+    } else {
+        Separation::CannotSeparate
+    };
+    let interval = best
+        .ci
+        .as_ref()
+        .map(|c| format!(" [{:.2}, {:.2}]", c.lower, c.upper))
+        .unwrap_or_default();
+    let lead = if separation == Separation::CannotSeparate {
+        format!(
+            "no judge agrees with the reviewers: the best, `{}`",
+            best.who
+        )
+    } else {
+        format!("`{}` agrees with the reviewers", best.who)
+    };
+    let others: Vec<String> = judges
+        .iter()
+        .filter(|(a, _)| a.who != best.who)
+        .map(|(a, k)| format!("`{}` κ {k:.2}", a.who))
+        .collect();
+    let mut reason = format!("{lead}: κ {k:.2}{interval} on {} reviewed items", best.n);
+    if !others.is_empty() {
+        reason.push_str(&format!("; {}", others.join(", ")));
+    }
+    Some((separation, reason))
 }
 
 /// The verdict on the judges of an audit.

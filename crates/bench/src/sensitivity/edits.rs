@@ -30,6 +30,25 @@ pub struct LabelEdits {
     pub complete: bool,
     /// Notes to pass on to the reader.
     pub notes: Vec<String>,
+    /// What reviewers decided in the audit's flagged queue, when they did: the `reviewed`
+    /// variant applies these edits only.
+    pub reviewed: Option<ReviewedEdits>,
+}
+
+/// The edits reviewers accepted: golds they rejected, suggested golds they accepted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReviewedEdits {
+    /// Turn id -> gold passages a reviewer rejected.
+    pub removed: BTreeMap<String, BTreeSet<String>>,
+    /// Turn id -> suggested passage a reviewer accepted -> grade.
+    pub added: BTreeMap<String, BTreeMap<String, i32>>,
+}
+
+fn keep_turns<V: Clone>(m: &BTreeMap<String, V>, keep: &BTreeSet<&str>) -> BTreeMap<String, V> {
+    m.iter()
+        .filter(|(t, _)| keep.contains(t.as_str()))
+        .map(|(t, p)| (t.clone(), p.clone()))
+        .collect()
 }
 
 impl LabelEdits {
@@ -42,19 +61,45 @@ impl LabelEdits {
                 .filter(|t| keep.contains(t.as_str()))
                 .cloned()
                 .collect(),
-            removed: self
-                .removed
-                .iter()
-                .filter(|(t, _)| keep.contains(t.as_str()))
-                .map(|(t, p)| (t.clone(), p.clone()))
-                .collect(),
-            added: self
-                .added
-                .iter()
-                .filter(|(t, _)| keep.contains(t.as_str()))
-                .map(|(t, p)| (t.clone(), p.clone()))
-                .collect(),
+            removed: keep_turns(&self.removed, keep),
+            added: keep_turns(&self.added, keep),
+            reviewed: self.reviewed.as_ref().map(|r| ReviewedEdits {
+                removed: keep_turns(&r.removed, keep),
+                added: keep_turns(&r.added, keep),
+            }),
             ..self.clone()
+        }
+    }
+
+    /// The variants these edits support: the judges' three, and `reviewed` when reviewers
+    /// decided anything.
+    pub fn variants(&self) -> Vec<Variant> {
+        let mut v = Variant::ALL.to_vec();
+        if self.reviewed.is_some() {
+            v.push(Variant::Reviewed);
+        }
+        v
+    }
+
+    /// Turn id -> golds variant `v` removes (empty when it removes none).
+    pub fn removals(&self, v: Variant) -> &BTreeMap<String, BTreeSet<String>> {
+        static NONE: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        match (v, &self.reviewed) {
+            (Variant::Reviewed, Some(r)) => &r.removed,
+            (Variant::Reviewed, None) => &NONE,
+            (v, _) if v.removes() => &self.removed,
+            _ => &NONE,
+        }
+    }
+
+    /// Turn id -> passage -> grade variant `v` adds (empty when it adds none).
+    pub fn additions(&self, v: Variant) -> &BTreeMap<String, BTreeMap<String, i32>> {
+        static NONE: BTreeMap<String, BTreeMap<String, i32>> = BTreeMap::new();
+        match (v, &self.reviewed) {
+            (Variant::Reviewed, Some(r)) => &r.added,
+            (Variant::Reviewed, None) => &NONE,
+            (v, _) if v.adds() => &self.added,
+            _ => &NONE,
         }
     }
 }
@@ -69,6 +114,9 @@ pub enum Variant {
     SparsityFilled,
     /// Both.
     Corrected,
+    /// Only what reviewers decided: the suggested golds they accepted added, the golds they
+    /// rejected removed.
+    Reviewed,
 }
 
 impl Variant {
@@ -83,15 +131,22 @@ impl Variant {
             Variant::NoiseRemoved => "noise-removed",
             Variant::SparsityFilled => "sparsity-filled",
             Variant::Corrected => "corrected",
+            Variant::Reviewed => "reviewed",
         }
     }
 
     pub(super) fn removes(self) -> bool {
-        matches!(self, Variant::NoiseRemoved | Variant::Corrected)
+        matches!(
+            self,
+            Variant::NoiseRemoved | Variant::Corrected | Variant::Reviewed
+        )
     }
 
     pub(super) fn adds(self) -> bool {
-        matches!(self, Variant::SparsityFilled | Variant::Corrected)
+        matches!(
+            self,
+            Variant::SparsityFilled | Variant::Corrected | Variant::Reviewed
+        )
     }
 }
 
@@ -106,10 +161,11 @@ impl FromStr for Variant {
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         Variant::ALL
             .into_iter()
+            .chain([Variant::Reviewed])
             .find(|v| v.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown variant `{s}`; variants are noise-removed, sparsity-filled, corrected"
+                    "unknown variant `{s}`; variants are noise-removed, sparsity-filled, corrected, reviewed"
                 )
             })
     }
@@ -135,8 +191,8 @@ pub fn apply(qrels: &Qrels, edits: &LabelEdits, v: Variant) -> (Qrels, Applied, 
     let mut out = qrels.clone();
     let mut a = Applied::default();
     let mut changed = BTreeSet::new();
-    if v.removes() {
-        for (qid, ps) in &edits.removed {
+    {
+        for (qid, ps) in edits.removals(v) {
             if let Some(docs) = out.get_mut(qid) {
                 for p in ps {
                     if docs.get(p).is_some_and(|g| *g > 0) {
@@ -148,8 +204,8 @@ pub fn apply(qrels: &Qrels, edits: &LabelEdits, v: Variant) -> (Qrels, Applied, 
             }
         }
     }
-    if v.adds() {
-        for (qid, ps) in &edits.added {
+    {
+        for (qid, ps) in edits.additions(v) {
             let docs = out.entry(qid.clone()).or_default();
             for (p, g) in ps {
                 if *g > 0 && docs.get(p).is_none_or(|old| *old <= 0) {

@@ -3,7 +3,9 @@
 //! [`LabelEdits`]) says which gold passages do not answer their turn and which passages are
 //! probable missing golds. From them come three alternative qrels ([`Variant`]):
 //! `noise-removed` (the rejected golds dropped), `sparsity-filled` (the verified missing golds
-//! added with their grade) and `corrected` (both). Every system is scored under the original
+//! added with their grade) and `corrected` (both); and when reviewers worked through the
+//! audit's flagged items, `reviewed` (only the golds they rejected dropped and the suggestions
+//! they accepted added). Every system is scored under the original
 //! qrels and under each variant **on the audited turns only** (an audit of a `--sample` of
 //! dialogues says nothing about the other turns, so they never enter a mean), and for each
 //! variant we report:
@@ -40,7 +42,7 @@ pub use crate::result::{
     AuditScope, Flip, LabelSensitivity, RankInterval, SystemScore, SystemShift, TurnShift,
     TurnSystemShift, VariantResult,
 };
-pub use edits::{Applied, LabelEdits, Variant, apply};
+pub use edits::{Applied, LabelEdits, ReviewedEdits, Variant, apply};
 
 /// One system to analyse.
 #[derive(Debug, Clone, Copy)]
@@ -265,7 +267,7 @@ pub fn compute(inp: &Input) -> Result<LabelSensitivity> {
     let ranks0 = base.ranks();
 
     let mut variants = Vec::new();
-    for v in Variant::ALL {
+    for v in edits.variants() {
         let (qv, applied, changed) = apply(&orig_q, &edits, v);
         let setv = QuerySet::build(inp.dialogues, &qv);
         let sv = Scored::new(setv, &cluster_of, inp, &boot, Some((&base, &changed)))?;
@@ -526,24 +528,16 @@ fn moved_turns(
             Some(TurnShift {
                 qid: qid.clone(),
                 dialogue: base.set.dialogues[base.set.queries[i0].dialogue].clone(),
-                removed: if v.removes() {
-                    edits
-                        .removed
-                        .get(qid)
-                        .map(|p| p.iter().cloned().collect())
-                        .unwrap_or_default()
-                } else {
-                    Vec::new()
-                },
-                added: if v.adds() {
-                    edits
-                        .added
-                        .get(qid)
-                        .map(|p| p.keys().cloned().collect())
-                        .unwrap_or_default()
-                } else {
-                    Vec::new()
-                },
+                removed: edits
+                    .removals(v)
+                    .get(qid)
+                    .map(|p| p.iter().cloned().collect())
+                    .unwrap_or_default(),
+                added: edits
+                    .additions(v)
+                    .get(qid)
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default(),
                 left_the_mean: iv.is_none(),
                 largest_shift,
                 systems: shifts,
@@ -631,6 +625,7 @@ mod tests {
             added: [("d2::1".to_string(), [("n2".to_string(), 1)].into())].into(),
             complete: true,
             notes: Vec::new(),
+            reviewed: None,
         };
         (dialogues, qrels, a, b, edits)
     }
@@ -653,6 +648,51 @@ mod tests {
         assert_eq!(q["d3::1"].len(), 2);
         assert_eq!("corrected".parse::<Variant>().unwrap(), Variant::Corrected);
         assert!("fixed".parse::<Variant>().is_err());
+    }
+
+    #[test]
+    fn the_reviewed_variant_applies_only_what_reviewers_decided() {
+        let (dialogues, qrels, a, b, mut edits) = fixture();
+        // without reviewers' decisions there is no reviewed variant, and applying it is a no-op
+        assert_eq!(edits.variants(), Variant::ALL.to_vec());
+        let (q, applied, _) = apply(&qrels, &edits, Variant::Reviewed);
+        assert_eq!((q, applied.turns_changed), (qrels.clone(), 0));
+        // reviewers kept g5 (the judges removed it) and accepted n2
+        edits.reviewed = Some(ReviewedEdits {
+            removed: [("d3::1".to_string(), ["bad".to_string()].into())].into(),
+            added: [("d2::1".to_string(), [("n2".to_string(), 1)].into())].into(),
+        });
+        let (q, applied, changed) = apply(&qrels, &edits, Variant::Reviewed);
+        assert_eq!((applied.golds_removed, applied.golds_added), (1, 1));
+        assert_eq!(changed, ["d2::1", "d3::1"].map(String::from).into());
+        assert_eq!(q["d5::1"]["g5"], 1);
+        assert_eq!("reviewed".parse::<Variant>().unwrap(), Variant::Reviewed);
+        let set = QuerySet::build(&dialogues, &qrels);
+        let settings = Settings {
+            resamples: 200,
+            permutations: 200,
+            ..Settings::default()
+        };
+        let systems = [
+            SystemRun { name: "A", run: &a },
+            SystemRun { name: "B", run: &b },
+        ];
+        let inp = Input {
+            dialogues: &dialogues,
+            set: &set,
+            systems: &systems,
+            edits: &edits,
+            settings: &settings,
+            moved_turns: 10,
+            original_values: None,
+        };
+        let r = compute(&inp).unwrap();
+        let v = r.variant(Variant::Reviewed).unwrap();
+        assert_eq!(v.turns, 4, "d5 keeps its gold");
+        assert_eq!((v.systems[0].rank, v.systems[1].rank), (2, 1));
+        let d3 = v.moved_turns.iter().find(|t| t.qid == "d3::1").unwrap();
+        assert_eq!(d3.removed, ["bad"]);
+        assert!(v.moved_turns.iter().all(|t| t.qid != "d5::1"));
     }
 
     #[test]

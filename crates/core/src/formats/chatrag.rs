@@ -520,6 +520,45 @@ mod tests {
     }
 
     #[test]
+    fn a_history_no_sample_ended_with_starts_a_dialogue_and_parts_are_named() {
+        let m = |role: &str, content: &str| Message {
+            role: role.into(),
+            content: content.into(),
+        };
+        let read = |messages: Vec<Message>| Read {
+            messages,
+            answers: Vec::new(),
+            gold: Vec::new(),
+            document: None,
+            topic: None,
+            rewrite: None,
+            line: 1,
+        };
+        let reads = vec![
+            read(vec![m("user", "a")]),
+            read(vec![m("user", "b")]),
+            read(vec![m("user", "a"), m("assistant", "x"), m("user", "a2")]),
+            // a history truncated by the release: no sample ended with it
+            read(vec![m("user", "zz"), m("assistant", "y"), m("user", "b2")]),
+            read(vec![
+                m("user", "a"),
+                m("assistant", "x"),
+                m("user", "a2"),
+                m("assistant", "any answer"),
+                m("user", "a3"),
+            ]),
+        ];
+        assert_eq!(conversations(&reads), vec![vec![0, 2, 4], vec![1], vec![3]]);
+        let files = [
+            PathBuf::from("data/doqa/test_cooking.json"),
+            PathBuf::from("data/doqa/test_movies.json"),
+            PathBuf::from("data/coqa/dev.json"),
+        ];
+        assert_eq!(part_name(&files[0], &files), "doqa-cooking");
+        assert_eq!(part_name(&files[2], &files), "coqa");
+    }
+
+    #[test]
     fn a_subset_alone_and_a_bad_record() {
         let opts = ImportOptions {
             domain: Some("inscit".into()),

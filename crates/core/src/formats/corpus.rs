@@ -274,8 +274,10 @@ fn read_json_doc(doc: &JsonDoc, b: &mut Builder, opts: CorpusOptions) -> Result<
     Ok(())
 }
 
-const ID_FIELDS: [&str; 5] = ["_id", "id", "docid", "pid", "passage_id"];
-const TEXT_FIELDS: [&str; 4] = ["text", "contents", "passage_text", "body"];
+/// The fields a corpus record's id may be in, most likely first (the pipeline's readers try them too).
+pub const ID_FIELDS: [&str; 5] = ["_id", "id", "docid", "pid", "passage_id"];
+/// The fields a corpus record's text may be in.
+pub const TEXT_FIELDS: [&str; 4] = ["text", "contents", "passage_text", "body"];
 
 /// A passage from a loosely-shaped JSON object.
 pub fn passage_from_json(

@@ -39,7 +39,7 @@ mod test_support;
 pub mod topiocqa;
 pub mod trec_dir;
 mod typed_doc;
-mod walk;
+pub mod walk;
 
 pub use builder::ImportReport;
 pub use options::{Format, Grouping, ImportOptions};
@@ -267,6 +267,16 @@ mod tests {
             detect(&root.join("topiocqa/topiocqa_dev.json")).unwrap(),
             Format::Topiocqa
         );
+        // a ChatRAG-Bench subset folder and one of its files, a release's data file alone
+        for (path, want) in [
+            ("chatrag/data/doc2dial", Format::Chatrag),
+            ("chatrag/data/inscit/dev.json", Format::Chatrag),
+            ("coral/test/new_test_conversation.json", Format::Coral),
+            ("quac/val_v0.2.json", Format::Quac),
+            ("doc2dial/doc2dial_dial_validation.json", Format::Doc2dial),
+        ] {
+            assert_eq!(detect(&root.join(path)).unwrap(), want, "{path}");
+        }
         let tmp = tempfile::tempdir().unwrap();
         assert!(detect(tmp.path()).unwrap_err().is_user_error());
     }

@@ -3,7 +3,7 @@
 //! paired tests between systems, multiple-testing correction and effect sizes, and the
 //! prediction-powered mean of labels on a random sample helped by predictions on every item.
 //!
-//! Everything random takes a seed and uses `StdRng::seed_from_u64`, so the same inputs and seed
+//! Everything random takes a seed and uses `mtr_core::rng::stream` (ChaCha12 by name), so the same inputs and seed
 //! give the same numbers on every run.
 
 mod bootstrap;

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rand::rngs::StdRng;
+use mtr_core::rng;
+use rand::RngExt;
 use rand::seq::SliceRandom;
-use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::record::TurnRecord;
@@ -87,9 +87,9 @@ pub fn initial_state(
 ) -> GenState {
     let p = m.paths.len();
     let mut order: Vec<usize> = (0..p).collect();
-    order.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x7061_7468));
+    order.shuffle(&mut rng::stream(seed, rng::purpose::PATH_ORDER));
     let mut who: Vec<usize> = (0..n).collect();
-    who.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x7377_6974));
+    who.shuffle(&mut rng::stream(seed, rng::purpose::SWITCHERS));
     let n_switch = ((switch_share * n as f64).round() as usize).min(n);
     let mut switching = vec![false; n];
     for &i in &who[..n_switch] {
@@ -107,8 +107,7 @@ pub fn initial_state(
     let dialogues = (0..n)
         .map(|i| {
             let path = order[i % p.max(1)];
-            let mut rng =
-                StdRng::seed_from_u64(seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut rng = rng::stream(seed, rng::purpose::dialogue(i as u64));
             let (mut switch_at, mut switch_path) = (None, None);
             if switching[i] && turns >= 2 && p >= 2 {
                 switch_at = Some(rng.random_range(1..turns));
@@ -203,6 +202,32 @@ pub fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first draws of this use of the seeded generator ([`mtr_core::rng`]): a dependency
+    /// update that changes them fails here, not silently in a report.
+    #[test]
+    fn golden_first_draws() {
+        let chunks = Vec::new();
+        let by_id = std::collections::HashMap::new();
+        let paths: Vec<Vec<u32>> = (0..6u32).map(|p| vec![p]).collect();
+        let m = Material {
+            chunks: &chunks,
+            by_id: &by_id,
+            paths: &paths,
+            path_topics: &[0, 0, 1, 1, 2, 2],
+        };
+        let state = initial_state("fp".into(), &m, 8, 5, 0.5, 7);
+        let drawn: Vec<_> = state
+            .dialogues
+            .iter()
+            .map(|d| (d.path, d.switch_at, d.switch_path))
+            .collect();
+        assert_eq!(
+            format!("{drawn:?}"),
+            "[(5, None, None), (2, None, None), (0, Some(3), Some(3)), (1, Some(1), Some(5)), \
+             (4, Some(2), Some(1)), (3, None, None), (5, Some(2), Some(2)), (2, None, None)]"
+        );
+    }
 
     #[test]
     fn dialogues_that_share_a_path_draw_from_it_in_different_rounds() {

@@ -1,14 +1,34 @@
-//! Loading the documents to synthesize from: a JSONL file (`{id, title, text}` like the shared
-//! corpora, BEIR's `{_id, ...}` also accepted), a folder of `.md`/`.txt` files, or a native
-//! benchmark folder (its `corpus.jsonl`). Documents come back in a stable order (file order,
-//! or sorted relative paths) so that everything downstream is reproducible.
+//! Reading the documents to synthesize from, whatever form a researcher has them in:
+//! WikiExtractor output (both forms) in any folder tree, folders of JSON lines or JSON files,
+//! BEIR's and mtr's `corpus.jsonl`, MTRAG's passage-level zips, Parquet files or folders (the
+//! Hugging Face dump layout included), folders of `.md`/`.txt` files, each compressed or not
+//! ([`files`] tells which files are read as what, [`compressed`] decompresses while reading).
+//! Everything streams: one record at a time goes into the [`collect::Collector`], which keeps
+//! all documents, or with `--max-documents N` a seeded uniform sample of N drawn over the
+//! whole input (reservoir sampling), so a dump is never held in memory whole. Field names come
+//! from [`fields::CorpusFields`]. A malformed record fails the read naming the file, line (or
+//! row group and row) and field of the first and counting the rest, unless `skip_bad` is set.
+//! Documents come back in input order (files sorted, records as they come).
 
-use std::path::{Path, PathBuf};
+pub mod collect;
+pub mod compressed;
+pub mod fields;
+pub mod files;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
+pub mod json;
+pub mod parquet;
+pub mod text;
+pub mod wikiextractor;
 
-use mtr_core::{BenchmarkDir, Error as CoreError, InputError, jsonl};
+use std::path::Path;
+
+use mtr_core::{BenchmarkDir, Error as CoreError, InputError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+pub use fields::CorpusFields;
+use files::Format;
 
 /// One source document before curation and chunking.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,7 +42,7 @@ pub struct Document {
 /// What kind of source a corpus path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
-    Jsonl,
+    File,
     Folder,
     Benchmark,
 }
@@ -36,13 +56,148 @@ pub fn detect(path: &Path) -> Result<SourceKind> {
         return Ok(SourceKind::Folder);
     }
     if path.is_file() {
-        return Ok(SourceKind::Jsonl);
+        return Ok(SourceKind::File);
     }
-    Err(CoreError::from(
-        InputError::new(path, "no such file or folder")
-            .hint("--corpus takes a JSONL file ({id,title,text} per line), a folder of .md/.txt files or a benchmark folder"),
-    )
-    .into())
+    Err(CoreError::from(InputError::new(path, "no such file or folder")).into())
+}
+
+/// How to read a corpus.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    pub fields: CorpusFields,
+    /// Keep a seeded uniform sample of this many documents (0: all).
+    pub max_documents: usize,
+    /// The sample's seed.
+    pub seed: u64,
+    /// Skip malformed records (counted) instead of failing.
+    pub skip_bad: bool,
+}
+
+/// What reading found, for the log and the synthesis report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputReport {
+    /// Corpus files read.
+    pub files: usize,
+    /// Well-formed documents in the input.
+    pub documents: u64,
+    /// Malformed records skipped (`--skip-bad`).
+    #[serde(default)]
+    pub malformed_skipped: u64,
+    /// The sample drawn (`--max-documents`), when the input had more documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
+}
+
+/// A seeded uniform sample of the input's documents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    pub kept: usize,
+    pub seed: u64,
+}
+
+impl InputReport {
+    /// One line for the log: what was read and sampled.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "read {} documents from {} corpus file{}",
+            self.documents,
+            self.files,
+            if self.files == 1 { "" } else { "s" }
+        );
+        if let Some(x) = &self.sample {
+            s.push_str(&format!(
+                "; --max-documents {}: a uniform sample over the whole input (reservoir sampling, seed {})",
+                x.kept, x.seed
+            ));
+        }
+        if self.malformed_skipped > 0 {
+            s.push_str(&format!(
+                "; {} malformed records skipped (--skip-bad)",
+                self.malformed_skipped
+            ));
+        }
+        s
+    }
+}
+
+/// The documents read and what reading found.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub documents: Vec<Document>,
+    pub report: InputReport,
+}
+
+/// Reads a corpus path as `opts` says.
+pub fn read(path: &Path, opts: &ReadOptions) -> Result<Loaded> {
+    let files = files::list(path)?;
+    let sample = (opts.max_documents > 0).then_some((opts.max_documents, opts.seed));
+    let mut out = collect::Collector::new(sample);
+    let root = if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(path)
+    };
+    for f in &files {
+        match f.format {
+            Format::Text => text::read(root, &f.path, &mut out)?,
+            Format::WikiExtractor => {
+                wikiextractor::read(compressed::open(&f.path)?, &f.path, &opts.fields, &mut out)?
+            }
+            Format::JsonLines => {
+                json::read_lines(compressed::open(&f.path)?, &f.path, &opts.fields, &mut out)?
+            }
+            Format::Json => json::read_document(
+                compressed::read_text(&f.path)?,
+                &f.path,
+                &opts.fields,
+                &mut out,
+            )?,
+            Format::Parquet => parquet::read(&f.path, &opts.fields, &mut out)?,
+            Format::Zip => json::read_zip(&f.path, &opts.fields, &mut out)?,
+        }
+    }
+    let (documents, read, bad) = out.finish();
+    let mut report = InputReport {
+        files: files.len(),
+        documents: read,
+        ..Default::default()
+    };
+    if let Some((first, n)) = bad {
+        if !opts.skip_bad {
+            let more = match n - 1 {
+                0 => String::new(),
+                1 => " (and 1 more malformed record)".to_string(),
+                k => format!(" (and {k} more malformed records)"),
+            };
+            let hint = "fix the record, or pass --skip-bad to leave malformed records out";
+            return Err(CoreError::from(InputError {
+                message: format!("{}{more}", first.message),
+                hint: Some(match first.hint {
+                    Some(h) => format!("{h}; {hint}"),
+                    None => hint.to_string(),
+                }),
+                ..first
+            })
+            .into());
+        }
+        tracing::warn!("{n} malformed records skipped; the first: {first}");
+        report.malformed_skipped = n;
+    }
+    if documents.is_empty() {
+        return Err(CoreError::from(InputError::new(path, "the corpus has no documents")).into());
+    }
+    if opts.max_documents > 0 && read > opts.max_documents as u64 {
+        report.sample = Some(Sample {
+            kept: documents.len(),
+            seed: opts.seed,
+        });
+    }
+    Ok(Loaded { documents, report })
+}
+
+/// Loads every document of a corpus path, in input order.
+pub fn load(path: &Path) -> Result<Vec<Document>> {
+    Ok(read(path, &ReadOptions::default())?.documents)
 }
 
 /// Extensions a corpus file's name may end in, stripped from its name.
@@ -66,158 +221,24 @@ pub fn corpus_name(path: &Path) -> String {
     name
 }
 
-/// Loads all documents of a corpus path, in a stable order. Documents with empty text are
-/// kept (curation counts and removes them) but duplicate ids are an input error.
-pub fn load(path: &Path) -> Result<Vec<Document>> {
-    let docs = match detect(path)? {
-        SourceKind::Jsonl => load_jsonl(path)?,
-        SourceKind::Folder => load_folder(path)?,
-        SourceKind::Benchmark => load_jsonl(&BenchmarkDir::new(path).corpus_path())?,
-    };
-    if docs.is_empty() {
-        return Err(CoreError::from(InputError::new(path, "the corpus has no documents")).into());
-    }
-    Ok(docs)
-}
-
-/// Reads `{id|_id|doc_id, title?, text|contents|body}` records.
-pub fn load_jsonl(path: &Path) -> Result<Vec<Document>> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashMap::new();
-    jsonl::for_each(path, |line, v: serde_json::Value| {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| InputError::new(path, "expected a JSON object").line(line))?;
-        let id = ["id", "_id", "doc_id", "docid"]
-            .iter()
-            .find_map(|k| obj.get(*k))
-            .and_then(scalar_string)
-            .ok_or_else(|| {
-                InputError::new(path, "missing document id")
-                    .line(line)
-                    .field("id")
-                    .hint("each line needs an `id` (or `_id`)")
-            })?;
-        let text = ["text", "contents", "body"]
-            .iter()
-            .find_map(|k| obj.get(*k))
-            .ok_or_else(|| {
-                InputError::new(path, "missing document text")
-                    .line(line)
-                    .field("text")
-            })?;
-        let text = text
-            .as_str()
-            .ok_or_else(|| {
-                InputError::new(path, "`text` must be a string")
-                    .line(line)
-                    .field("text")
-            })?
-            .to_string();
-        let title = obj
-            .get("title")
-            .and_then(|t| t.as_str())
-            .unwrap_or_default()
-            .to_string();
-        if let Some(first) = seen.insert(id.clone(), line) {
-            return Err(InputError::new(
-                path,
-                format!("duplicate document id `{id}` (first on line {first})"),
-            )
-            .line(line)
-            .field("id")
-            .into());
-        }
-        out.push(Document { id, title, text });
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-fn scalar_string(v: &serde_json::Value) -> Option<String> {
-    match v {
-        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// Reads every `.md`, `.markdown` and `.txt` file below `root` (hidden entries skipped), sorted
-/// by relative path. The id is the relative path without extension (`/` separated); the title
-/// is the first level-1 Markdown heading (removed from the text) or else the file stem.
-pub fn load_folder(root: &Path) -> Result<Vec<Document>> {
-    let mut files = Vec::new();
-    walk(root, &mut files)?;
-    files.sort();
-    let mut out = Vec::with_capacity(files.len());
-    for f in files {
-        let rel = f.strip_prefix(root).unwrap_or(&f);
-        let id = rel
-            .with_extension("")
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        let raw = jsonl::read_text(&f)?;
-        let raw = raw.replace("\r\n", "\n");
-        let (title, text) = split_title(&raw);
-        let title = title.unwrap_or_else(|| {
-            f.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-        out.push(Document { id, title, text });
-    }
-    if out.is_empty() {
-        return Err(CoreError::from(
-            InputError::new(root, "the folder has no .md or .txt files")
-                .hint("point --corpus at a JSONL file or a folder of documents"),
-        )
-        .into());
-    }
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| CoreError::io(dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| CoreError::io(dir, e))?;
-        let p = entry.path();
-        let name = entry.file_name();
-        if name.to_string_lossy().starts_with('.') {
-            continue;
-        }
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if matches!(
-            p.extension()
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .as_deref(),
-            Some("md" | "markdown" | "txt")
-        ) {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
-/// Splits a leading `# Title` line off a Markdown text (leading blank lines skipped).
-fn split_title(raw: &str) -> (Option<String>, String) {
-    let trimmed = raw.trim_start_matches(['\n', ' ', '\t']);
-    if let Some(rest) = trimmed.strip_prefix("# ") {
-        let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
-        return (
-            Some(line.trim().to_string()),
-            body.trim_start_matches('\n').to_string(),
-        );
-    }
-    (None, raw.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::fixtures::{
+        numbered, wikiextractor_docs, wikiextractor_json, write_compressed,
+    };
+
+    fn wiki_docs(first: usize, n: usize) -> String {
+        wikiextractor_docs(&numbered(first, n))
+    }
+
+    fn wiki_json(first: usize, n: usize) -> String {
+        wikiextractor_json(&numbered(first, n))
+    }
+
+    fn ids(docs: &[Document]) -> Vec<&str> {
+        docs.iter().map(|d| d.id.as_str()).collect()
+    }
 
     #[test]
     fn corpus_names_drop_folders_slashes_and_file_extensions() {
@@ -234,13 +255,152 @@ mod tests {
     }
 
     #[test]
+    fn wikiextractor_trees_in_both_forms_and_every_compression() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("wiki");
+        std::fs::create_dir_all(plain.join("AA")).unwrap();
+        std::fs::create_dir_all(plain.join("AB")).unwrap();
+        std::fs::write(plain.join("AA/wiki_00"), wiki_docs(0, 3)).unwrap();
+        write_compressed(&plain.join("AA/wiki_01.bz2"), wiki_docs(3, 3).as_bytes()).unwrap();
+        write_compressed(&plain.join("AB/wiki_00.gz"), wiki_docs(6, 2).as_bytes()).unwrap();
+        write_compressed(&plain.join("AB/wiki_01.zst"), wiki_docs(8, 1).as_bytes()).unwrap();
+        write_compressed(&plain.join("AB/wiki_02.xz"), wiki_docs(9, 1).as_bytes()).unwrap();
+        std::fs::write(plain.join("README.md"), "# Not a document\n").unwrap();
+        let docs = load(&plain).unwrap();
+        assert_eq!(
+            ids(&docs),
+            ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]
+        );
+        assert_eq!(docs[4].title, "Article 4");
+        assert_eq!(
+            docs[4].text,
+            "Article 4 is about topic 4.\n\nIt has a second paragraph."
+        );
+        let json = dir.path().join("wiki-json");
+        std::fs::create_dir_all(json.join("AA")).unwrap();
+        std::fs::write(json.join("AA/wiki_00"), wiki_json(0, 4)).unwrap();
+        write_compressed(&json.join("AA/wiki_01.gz"), wiki_json(4, 2).as_bytes()).unwrap();
+        let docs = load(&json).unwrap();
+        assert_eq!(ids(&docs), ["0", "1", "2", "3", "4", "5"]);
+        assert_eq!(docs[5].title, "Article 5");
+    }
+
+    #[test]
+    fn a_sample_is_uniform_over_all_files_seeded_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in 0..10 {
+            std::fs::write(
+                dir.path().join(format!("part-{f}.jsonl")),
+                (0..100)
+                    .map(|i| format!("{{\"id\":\"{f}-{i}\",\"text\":\"t\"}}\n"))
+                    .collect::<String>(),
+            )
+            .unwrap();
+        }
+        let opts = |seed| ReadOptions {
+            max_documents: 50,
+            seed,
+            ..Default::default()
+        };
+        let a = read(dir.path(), &opts(1)).unwrap();
+        assert_eq!(a.documents.len(), 50);
+        assert_eq!(a.documents, read(dir.path(), &opts(1)).unwrap().documents);
+        assert_ne!(a.documents, read(dir.path(), &opts(2)).unwrap().documents);
+        // drawn from every part of the input, not the first files
+        let files: std::collections::BTreeSet<_> = a
+            .documents
+            .iter()
+            .map(|d| d.id.split('-').next().unwrap().to_string())
+            .collect();
+        assert!(files.len() >= 8, "{files:?}");
+        assert_eq!(a.report.documents, 1000);
+        assert_eq!(a.report.sample, Some(Sample { kept: 50, seed: 1 }));
+        assert!(
+            a.report.summary().contains("uniform sample"),
+            "{}",
+            a.report.summary()
+        );
+    }
+
+    #[test]
+    fn malformed_records_fail_with_the_first_and_a_count_unless_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.jsonl");
+        std::fs::write(
+            &p,
+            "{\"id\":\"a\",\"text\":\"ok\"}\n{\"id\":\"b\"}\nnot json\n{\"id\":\"c\",\"text\":\"ok\"}\n{\"text\":\"no id\"}\n",
+        )
+        .unwrap();
+        let e = read(&p, &ReadOptions::default()).unwrap_err().to_string();
+        assert!(
+            e.contains("c.jsonl:2: field `text`") && e.contains("and 2 more malformed records"),
+            "{e}"
+        );
+        let skipped = read(
+            &p,
+            &ReadOptions {
+                skip_bad: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(ids(&skipped.documents), ["a", "c"]);
+        assert_eq!(skipped.report.malformed_skipped, 3);
+    }
+
+    #[test]
+    fn benchmark_and_beir_folders_are_read_from_their_corpus_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("corpus.jsonl"),
+            "{\"_id\":\"d1\",\"title\":\"T\",\"text\":\"passage\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("queries.jsonl"),
+            "{\"_id\":\"q1\",\"text\":\"a question\"}\n",
+        )
+        .unwrap();
+        assert_eq!(ids(&load(dir.path()).unwrap()), ["d1"]);
+    }
+
+    #[test]
+    fn mtrag_passage_zips_and_json_arrays_read() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let zip_path = dir.path().join("clapnq.jsonl.zip");
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+        z.start_file("clapnq.jsonl", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(b"{\"id\":\"822086267_7384-8758-0-1375\",\"text\":\"p1\",\"title\":\"T\"}\n{\"id\":\"822086267_7384-8758-1376-2000\",\"text\":\"p2\",\"title\":\"T\"}\n")
+            .unwrap();
+        z.finish().unwrap();
+        let docs = load(&zip_path).unwrap();
+        assert_eq!(docs.len(), 2);
+        write_compressed(
+            &dir.path().join("a.json.gz"),
+            b"[{\"doc_id\":\"x\",\"body\":\"b\"},\n{\"doc_id\":\"y\",\"body\":\"c\"}]",
+        )
+        .unwrap();
+        let mapped = read(
+            &dir.path().join("a.json.gz"),
+            &ReadOptions {
+                fields: "id=doc_id,text=body".parse().unwrap(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(ids(&mapped.documents), ["x", "y"]);
+    }
+
+    #[test]
     fn folder_ids_titles_and_order() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("b.md"), "# Bee\n\nBody b.\n").unwrap();
         std::fs::write(dir.path().join("a.txt"), "Plain a.").unwrap();
         std::fs::write(dir.path().join("sub/c.md"), "\u{feff}# 标题\r\n正文。\r\n").unwrap();
-        std::fs::write(dir.path().join("ignored.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("ignored.csv"), "a,b\n").unwrap();
         let docs = load(dir.path()).unwrap();
         let ids: Vec<_> = docs.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "sub/c"]);

@@ -1,0 +1,136 @@
+//! Which files of a corpus path are read, and as what. A file is taken by its name (a
+//! compression extension first stripped: `.gz`, `.bz2`, `.zst`, `.xz`): `.jsonl`/`.ndjson`
+//! JSON lines, `.json` JSON lines or an array (by its first character), `.parquet`, `.zip`
+//! (MTRAG's passage-level corpora), `.md`/`.txt` one document each; a file without one of
+//! these extensions (WikiExtractor's `AA/wiki_00`) by its first bytes: `<doc ` is
+//! WikiExtractor output, `{` JSON lines, anything else is not a corpus file. A `.txt` file that
+//! starts with `<doc ` is WikiExtractor output too. In a folder that holds records (any of the
+//! formats above but Markdown and text) the `.md`/`.txt` files are its documentation (a
+//! dump's README.md), not documents. A BEIR or native benchmark folder is read from its
+//! `corpus.jsonl` alone. Listed in sorted order, hidden entries skipped, so that reading and
+//! the input fingerprint are reproducible.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use mtr_core::formats::walk;
+use mtr_core::{BenchmarkDir, Error as CoreError, InputError};
+
+use super::compressed::{self, Compression};
+use super::wikiextractor;
+use crate::error::Result;
+
+/// How a corpus file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One document per file (`.md`, `.markdown`, `.txt`).
+    Text,
+    /// `<doc ...> ... </doc>` blocks.
+    WikiExtractor,
+    /// One JSON record per line.
+    JsonLines,
+    /// A JSON array of records (or JSON lines), read whole.
+    Json,
+    Parquet,
+    /// A zip archive of JSON-lines or JSON files.
+    Zip,
+}
+
+/// A file to read and its format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorpusFile {
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+/// How deep a folder is searched (WikiExtractor's `AA/`, a Hugging Face dump's
+/// `<config>/data/`).
+const MAX_DEPTH: usize = 8;
+
+/// The corpus files of `path` (a file, a folder, a BEIR or native benchmark folder), sorted.
+pub fn list(path: &Path) -> Result<Vec<CorpusFile>> {
+    if path.is_dir() && (BenchmarkDir::is_native(path) || mtr_core::formats::beir::sniff(path)) {
+        let corpus = path.join("corpus.jsonl");
+        return Ok(vec![CorpusFile {
+            path: corpus,
+            format: Format::JsonLines,
+        }]);
+    }
+    if path.is_file() {
+        let format = format_of(path)?.unwrap_or(Format::JsonLines);
+        return Ok(vec![CorpusFile {
+            path: path.to_path_buf(),
+            format,
+        }]);
+    }
+    if !path.exists() {
+        return Err(
+            CoreError::from(InputError::new(path, "no such file or folder").hint(
+                "--corpus takes a folder or file of documents: WikiExtractor output, JSON lines, \
+                 JSON, Parquet, a zip of JSON lines, .md/.txt files (compressed with .gz, .bz2, \
+                 .zst or .xz or not)",
+            ))
+            .into(),
+        );
+    }
+    let mut out = Vec::new();
+    for p in walk::files(path, MAX_DEPTH)? {
+        if let Some(format) = format_of(&p)? {
+            out.push(CorpusFile { path: p, format });
+        }
+    }
+    if out.iter().any(|f| f.format != Format::Text) {
+        out.retain(|f| f.format != Format::Text);
+    }
+    if out.is_empty() {
+        return Err(CoreError::from(
+            InputError::new(path, "the folder has no corpus files").hint(
+                "point --corpus at WikiExtractor output, JSON lines, JSON, Parquet or .md/.txt \
+                 files (compressed or not)",
+            ),
+        )
+        .into());
+    }
+    Ok(out)
+}
+
+/// The format of one file (None: not a corpus file).
+fn format_of(p: &Path) -> Result<Option<Format>> {
+    let name = walk::file_name(p);
+    let (_, bare) = Compression::of(&name);
+    let lower = bare.to_ascii_lowercase();
+    let ext = Path::new(&lower)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
+    Ok(match ext {
+        "jsonl" | "ndjson" => Some(Format::JsonLines),
+        "json" => Some(match first_bytes(p)?.trim_ascii_start().first() {
+            Some(b'[') => Format::Json,
+            _ => Format::JsonLines,
+        }),
+        "parquet" => Some(Format::Parquet),
+        "zip" => Some(Format::Zip),
+        "md" | "markdown" => Some(Format::Text),
+        "txt" if wikiextractor::sniff(&first_bytes(p)?) => Some(Format::WikiExtractor),
+        "txt" => Some(Format::Text),
+        _ => {
+            let head = first_bytes(p)?;
+            if wikiextractor::sniff(&head) {
+                Some(Format::WikiExtractor)
+            } else if head.trim_ascii_start().starts_with(b"{") {
+                Some(Format::JsonLines)
+            } else {
+                None
+            }
+        }
+    })
+}
+
+/// The first bytes of a (decompressed) file, to tell its format.
+fn first_bytes(p: &Path) -> Result<Vec<u8>> {
+    let mut r = compressed::open(p)?;
+    let head = r.fill_buf().map_err(|e| CoreError::io(p, e))?;
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    Ok(head[..head.len().min(64)].to_vec())
+}

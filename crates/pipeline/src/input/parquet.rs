@@ -1,0 +1,269 @@
+//! Parquet corpora (Hugging Face `datasets` dumps such as wikimedia/wikipedia:
+//! `data/train-00000-of-00041.parquet` with `id, url, title, text`; any flat table with an id
+//! and a text column). Read row group by row group and, within one, a batch of rows at a time
+//! from just the id, title and text columns (the parquet crate's column readers, without
+//! Arrow), so that memory holds one batch of text, never a file. A row whose id or text is
+//! null or not UTF-8 is a malformed record named by row group, row and column.
+
+use std::fs::File;
+use std::path::Path;
+
+use mtr_core::{Error as CoreError, InputError};
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::file::reader::{FileReader, RowGroupReader, SerializedFileReader};
+
+use super::Document;
+use super::collect::Collector;
+use super::fields::CorpusFields;
+use crate::error::Result;
+
+/// Rows read per batch: a thousand Wikipedia articles are a few MB of text.
+const BATCH: usize = 1024;
+
+/// Reads every row of the Parquet file at `path`.
+pub fn read(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
+    let file = File::open(path).map_err(|e| CoreError::io(path, e))?;
+    let reader = SerializedFileReader::new(file).map_err(|e| unreadable(path, &e))?;
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let names: Vec<String> = schema.columns().iter().map(|c| c.path().string()).collect();
+    let find = |candidates: Vec<&str>| {
+        candidates
+            .iter()
+            .find_map(|want| names.iter().position(|n| n == want))
+    };
+    let missing = |what: &str, candidates: Vec<&str>| {
+        CoreError::from(
+            InputError::new(
+                path,
+                format!(
+                    "no {what} column (looked for {}; the file has {})",
+                    candidates.join(", "),
+                    names.join(", ")
+                ),
+            )
+            .field(candidates.first().copied().unwrap_or(what))
+            .hint("--corpus-fields names the columns, e.g. id=doc_id,text=body"),
+        )
+    };
+    let id_col = find(fields.id_names()).ok_or_else(|| missing("id", fields.id_names()))?;
+    let text_col = find(fields.text_names()).ok_or_else(|| missing("text", fields.text_names()))?;
+    let title_col = find(fields.title_names());
+    for g in 0..reader.num_row_groups() {
+        let rg = reader.get_row_group(g).map_err(|e| unreadable(path, &e))?;
+        let open = |i: usize| Column::open(rg.as_ref(), i, &names[i], path);
+        let mut id = open(id_col)?;
+        let mut text = open(text_col)?;
+        let mut title = title_col.map(open).transpose()?;
+        let mut row = 0usize;
+        loop {
+            let n = id.next_batch(path)?;
+            if n == 0 {
+                break;
+            }
+            let same = text.next_batch(path)? == n
+                && title.as_mut().map_or(Ok(n), |t| t.next_batch(path))? == n;
+            if !same {
+                return Err(CoreError::from(InputError::new(
+                    path,
+                    format!("row group {g}: the columns have different numbers of rows"),
+                ))
+                .into());
+            }
+            for r in 0..n {
+                let at = |field: &str, message: &str| {
+                    InputError::new(path, format!("row group {g}, row {}: {message}", row + r))
+                        .field(field)
+                };
+                let doc_id = match id.string(r) {
+                    Cell::Text(s) if !s.trim().is_empty() => s,
+                    Cell::Text(_) | Cell::Null => {
+                        out.malformed(at(&id.name, "no document id"));
+                        continue;
+                    }
+                    Cell::NotUtf8 => {
+                        out.malformed(at(&id.name, "the id is not UTF-8 text"));
+                        continue;
+                    }
+                };
+                let body = match text.string(r) {
+                    Cell::Text(s) => s,
+                    Cell::Null => {
+                        out.malformed(at(&text.name, "no document text"));
+                        continue;
+                    }
+                    Cell::NotUtf8 => {
+                        out.malformed(at(&text.name, "the text is not UTF-8"));
+                        continue;
+                    }
+                };
+                let heading = match title.as_ref().map(|t| t.string(r)) {
+                    Some(Cell::Text(s)) => s,
+                    _ => String::new(),
+                };
+                let (idx, id_name) = (row + r, id.name.clone());
+                out.document(
+                    Document {
+                        id: doc_id,
+                        title: heading,
+                        text: body,
+                    },
+                    || InputError::new(path, format!("row group {g}, row {idx}")).field(id_name),
+                );
+            }
+            row += n;
+        }
+    }
+    Ok(())
+}
+
+fn unreadable(path: &Path, e: &parquet::errors::ParquetError) -> CoreError {
+    CoreError::from(
+        InputError::new(path, format!("not a readable Parquet file: {e}"))
+            .hint("re-download it, or convert it with pyarrow"),
+    )
+}
+
+/// A column's typed reader.
+enum Values {
+    Bytes(ColumnReaderImpl<ByteArrayType>, Vec<ByteArray>),
+    Int32(ColumnReaderImpl<Int32Type>, Vec<i32>),
+    Int64(ColumnReaderImpl<Int64Type>, Vec<i64>),
+}
+
+/// One column of a row group, read a batch at a time.
+struct Column {
+    name: String,
+    max_def: i16,
+    values: Values,
+    defs: Vec<i16>,
+    /// Index into the batch's values of each row (None: null).
+    slots: Vec<Option<usize>>,
+}
+
+/// A cell of a text column.
+enum Cell {
+    Text(String),
+    Null,
+    NotUtf8,
+}
+
+impl Column {
+    fn open(rg: &dyn RowGroupReader, i: usize, name: &str, path: &Path) -> Result<Self> {
+        let descr = rg.metadata().column(i).column_descr_ptr();
+        if descr.max_rep_level() > 0 {
+            return Err(CoreError::from(
+                InputError::new(
+                    path,
+                    "a list column cannot be a document's id, title or text",
+                )
+                .field(name),
+            )
+            .into());
+        }
+        let values = match rg.get_column_reader(i).map_err(|e| unreadable(path, &e))? {
+            ColumnReader::ByteArrayColumnReader(r) => Values::Bytes(r, Vec::new()),
+            ColumnReader::Int32ColumnReader(r) => Values::Int32(r, Vec::new()),
+            ColumnReader::Int64ColumnReader(r) => Values::Int64(r, Vec::new()),
+            _ => {
+                return Err(CoreError::from(
+                    InputError::new(path, "the column is neither text nor an integer").field(name),
+                )
+                .into());
+            }
+        };
+        Ok(Self {
+            name: name.to_string(),
+            max_def: descr.max_def_level(),
+            values,
+            defs: Vec::new(),
+            slots: Vec::new(),
+        })
+    }
+
+    /// Reads the next batch of rows; returns how many (0 at the end of the row group).
+    fn next_batch(&mut self, path: &Path) -> Result<usize> {
+        self.defs.clear();
+        let defs = (self.max_def > 0).then_some(&mut self.defs);
+        let read = match &mut self.values {
+            Values::Bytes(r, v) => {
+                v.clear();
+                r.read_records(BATCH, defs, None, v)
+            }
+            Values::Int32(r, v) => {
+                v.clear();
+                r.read_records(BATCH, defs, None, v)
+            }
+            Values::Int64(r, v) => {
+                v.clear();
+                r.read_records(BATCH, defs, None, v)
+            }
+        };
+        let (rows, _, _) = read.map_err(|e| unreadable(path, &e))?;
+        self.slots.clear();
+        if self.max_def > 0 {
+            let mut next = 0;
+            for d in &self.defs {
+                if *d == self.max_def {
+                    self.slots.push(Some(next));
+                    next += 1;
+                } else {
+                    self.slots.push(None);
+                }
+            }
+        } else {
+            self.slots.extend((0..rows).map(Some));
+        }
+        Ok(rows)
+    }
+
+    /// Row `r` of the batch as text.
+    fn string(&self, r: usize) -> Cell {
+        let Some(Some(i)) = self.slots.get(r) else {
+            return Cell::Null;
+        };
+        match &self.values {
+            Values::Bytes(_, v) => match v.get(*i).map(|b| std::str::from_utf8(b.data())) {
+                Some(Ok(s)) => Cell::Text(s.to_string()),
+                Some(Err(_)) => Cell::NotUtf8,
+                None => Cell::Null,
+            },
+            Values::Int32(_, v) => v.get(*i).map_or(Cell::Null, |x| Cell::Text(x.to_string())),
+            Values::Int64(_, v) => v.get(*i).map_or(Cell::Null, |x| Cell::Text(x.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::fixtures::write_parquet;
+
+    #[test]
+    fn rows_become_documents_across_row_groups_and_nulls_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("train-00000-of-00001.parquet");
+        let rows: Vec<(Option<&str>, &str, Option<&str>)> = vec![
+            (Some("1"), "One", Some("first text")),
+            (Some("2"), "Two", Some("second text")),
+            (Some("3"), "Three", None),
+            (None, "Four", Some("fourth")),
+            (Some("5"), "Five", Some("fifth text")),
+        ];
+        write_parquet(&p, &rows, 2).unwrap();
+        let mut c = Collector::new(None);
+        read(&p, &CorpusFields::default(), &mut c).unwrap();
+        let (docs, read_n, bad) = c.finish();
+        let ids: Vec<_> = docs.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!((ids, read_n), (vec!["1", "2", "5"], 3));
+        assert_eq!(docs[1].title, "Two");
+        assert_eq!(docs[2].text, "fifth text");
+        let (first, n) = bad.unwrap();
+        assert_eq!((first.field.as_deref(), n), (Some("text"), 2));
+        assert!(first.to_string().contains("row group 1, row 0"), "{first}");
+        // a mapping to a column the file lacks names the columns it has
+        let mut c = Collector::new(None);
+        let e = read(&p, &"text=body".parse().unwrap(), &mut c).unwrap_err();
+        assert!(e.to_string().contains("id, url, title, text"), "{e}");
+    }
+}

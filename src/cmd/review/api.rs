@@ -1,0 +1,179 @@
+//! The JSON API the page calls (every route behind the token, see [`super::server`]):
+//! - `GET /api/state`: the reviewer, and per queue its size, labels done (by this reviewer),
+//!   the first unlabelled card, and per dimension or kind the same counts;
+//! - `GET /api/card?queue=sample|flagged&index=N`: one card with this reviewer's label;
+//! - `POST /api/label` `{queue, index, item, label, seconds, note}`: records a label
+//!   (`label: null` undoes), synced to disk before the answer;
+//! - `GET /api/summary`: label counts per queue, dimension and label, and every reviewer's
+//!   count (the estimates of `mtr report`'s "Reviewed" section are to be added here).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use mtr_audit::review::Queue;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::session::{Rejected, Session};
+
+pub type Shared = Arc<Session>;
+
+#[derive(Debug, Default, Serialize)]
+pub struct Progress {
+    pub total: usize,
+    pub labelled: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct QueueState {
+    pub total: usize,
+    pub labelled: usize,
+    /// The first card this reviewer has not labelled (`total` when all are).
+    pub first_unlabelled: usize,
+    /// By dimension (sample) or kind (flagged).
+    pub by: BTreeMap<String, Progress>,
+}
+
+fn queue_state(s: &Session, queue: Queue) -> QueueState {
+    let labels = s.labels();
+    let mut st = QueueState {
+        total: s.len(queue),
+        labelled: 0,
+        first_unlabelled: s.len(queue),
+        by: BTreeMap::new(),
+    };
+    for i in 0..s.len(queue) {
+        let Some(item) = s.item(queue, i) else { break };
+        let group = item.split('|').next().unwrap_or_default().to_string();
+        let done = labels
+            .get(item)
+            .is_some_and(|r| r.contains_key(&s.reviewer));
+        let g = st.by.entry(group).or_default();
+        g.total += 1;
+        if done {
+            g.labelled += 1;
+            st.labelled += 1;
+        } else if st.first_unlabelled == st.total {
+            st.first_unlabelled = i;
+        }
+    }
+    st
+}
+
+pub async fn state(State(s): State<Shared>) -> Json<serde_json::Value> {
+    Json(json!({
+        "reviewer": s.reviewer,
+        "benchmark": s.queues.summary.benchmark.name,
+        "queues": {
+            "sample": queue_state(&s, Queue::Sample),
+            "flagged": queue_state(&s, Queue::Flagged),
+        }
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CardQuery {
+    pub queue: String,
+    pub index: usize,
+}
+
+fn bad(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({"error": message.into()}))).into_response()
+}
+
+fn parse_queue(q: &str) -> Result<Queue, Box<Response>> {
+    Queue::parse(q)
+        .ok_or_else(|| Box::new(bad(StatusCode::BAD_REQUEST, format!("unknown queue `{q}`"))))
+}
+
+pub async fn card(State(s): State<Shared>, Query(q): Query<CardQuery>) -> Response {
+    let queue = match parse_queue(&q.queue) {
+        Ok(q) => q,
+        Err(r) => return *r,
+    };
+    let Some(card) = s.card(queue, q.index) else {
+        return bad(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no card {} #{} (or its turn is not in the benchmark)",
+                q.queue, q.index
+            ),
+        );
+    };
+    let label = s.label_of(&card.item);
+    Json(json!({"index": q.index, "total": s.len(queue), "card": card, "label": label}))
+        .into_response()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelRequest {
+    pub queue: String,
+    pub index: usize,
+    pub item: String,
+    /// `null`: undo.
+    pub label: Option<String>,
+    #[serde(default)]
+    pub seconds: f64,
+    #[serde(default)]
+    pub note: String,
+}
+
+pub async fn label(State(s): State<Shared>, Json(r): Json<LabelRequest>) -> Response {
+    let queue = match parse_queue(&r.queue) {
+        Ok(q) => q,
+        Err(resp) => return *resp,
+    };
+    match s.record(
+        queue,
+        r.index,
+        &r.item,
+        r.label.as_deref(),
+        r.seconds,
+        &r.note,
+    ) {
+        Ok(()) => Json(json!({"ok": true, "state": queue_state(&s, queue)})).into_response(),
+        Err(Rejected::Invalid(m)) => bad(StatusCode::UNPROCESSABLE_ENTITY, m),
+        Err(Rejected::Failed(e)) => {
+            tracing::error!("saving a label: {e:#}");
+            bad(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the label was not saved: {e:#}"),
+            )
+        }
+    }
+}
+
+/// Counts of labels per queue, dimension (or kind) and label, over every reviewer.
+pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
+    let labels = s.labels();
+    let mut counts: BTreeMap<&str, BTreeMap<String, BTreeMap<String, usize>>> = BTreeMap::new();
+    let mut reviewers: BTreeMap<String, usize> = BTreeMap::new();
+    for queue in [Queue::Sample, Queue::Flagged] {
+        let per = counts.entry(queue.name()).or_default();
+        for i in 0..s.len(queue) {
+            let Some(item) = s.item(queue, i) else { break };
+            let group = item.split('|').next().unwrap_or_default().to_string();
+            let g = per.entry(group).or_default();
+            *g.entry("items".into()).or_default() += 0;
+            for (who, l) in labels.get(item).into_iter().flatten() {
+                *g.entry(l.clone()).or_default() += 1;
+                *reviewers.entry(who.clone()).or_default() += 1;
+            }
+        }
+    }
+    Json(json!({
+        "queues": {
+            "sample": queue_state(&s, Queue::Sample),
+            "flagged": queue_state(&s, Queue::Flagged),
+        },
+        "labels": counts,
+        "reviewers": reviewers,
+        // the prediction-powered estimates (mtr report's "Reviewed" section) go here
+        "estimates": serde_json::Value::Null,
+    }))
+}

@@ -1,0 +1,256 @@
+//! What a review session holds: the two queues read from the audit folder, the benchmark's
+//! texts for the cards, and the labels so far (kept in step with `review/labels.jsonl`, which
+//! every label is appended to before its answer goes back).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::Context as _;
+use mtr_audit::review::card::{self, Card, Texts};
+use mtr_audit::review::flagged::{self, FlaggedItem};
+use mtr_audit::review::labels::{self, EffectiveLabels, LabelLine};
+use mtr_audit::review::sample::{self, Sample};
+use mtr_audit::review::{Queue, audit_fingerprint, units};
+
+use crate::cmd::Ctx;
+
+fn audit_error(e: mtr_audit::AuditError) -> anyhow::Error {
+    match e {
+        mtr_audit::AuditError::Core(c) => anyhow::Error::new(c),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// The queues of an audit folder (no benchmark needed).
+pub struct Queues {
+    pub audit_dir: PathBuf,
+    pub summary: mtr_audit::Summary,
+    pub fingerprint: String,
+    pub sample: Sample,
+    pub flagged: Vec<FlaggedItem>,
+}
+
+impl Queues {
+    /// Reads the audit, draws (first run) or reads the sample, and builds the flagged queue.
+    pub fn load(audit_dir: &Path, per_dimension: usize, seed: Option<u64>) -> anyhow::Result<Self> {
+        let summary = mtr_audit::review::read_audit_summary(audit_dir).map_err(audit_error)?;
+        let fingerprint = audit_fingerprint(&summary);
+        let units = units::read(audit_dir).map_err(audit_error)?;
+        let seed = seed.unwrap_or(summary.settings.seed);
+        let sample = sample::load_or_draw(
+            audit_dir,
+            || Ok(units.clone()),
+            per_dimension,
+            seed,
+            &fingerprint,
+        )
+        .map_err(audit_error)?;
+        let flagged = flagged::queue(audit_dir, &summary, &units).map_err(audit_error)?;
+        // refuse another audit's labels before anything is served
+        labels::read_lines(&labels::labels_path(audit_dir), &fingerprint).map_err(audit_error)?;
+        Ok(Self {
+            audit_dir: audit_dir.to_path_buf(),
+            summary,
+            fingerprint,
+            sample,
+            flagged,
+        })
+    }
+
+    /// The effective labels on disk now.
+    pub fn labels(&self) -> anyhow::Result<EffectiveLabels> {
+        let lines = labels::read_lines(&labels::labels_path(&self.audit_dir), &self.fingerprint)
+            .map_err(audit_error)?;
+        Ok(labels::effective(&lines))
+    }
+}
+
+/// Where the audited benchmark is: `--bench`, else the path summary.json records, relative
+/// to the current folder, then to the audit folder's parent.
+fn bench_path(audit_dir: &Path, given: Option<&Path>, recorded: &str) -> anyhow::Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    let recorded = Path::new(recorded);
+    let parent = audit_dir.parent().unwrap_or(Path::new("."));
+    [recorded.to_path_buf(), parent.join(recorded)]
+        .into_iter()
+        .find(|p| !recorded.as_os_str().is_empty() && p.exists())
+        .ok_or_else(|| {
+            anyhow::Error::new(mtr_core::Error::from(
+                mtr_core::InputError::new(
+                    audit_dir,
+                    format!(
+                        "cannot find the benchmark the audit was made on (summary.json records `{}`)",
+                        recorded.display()
+                    ),
+                )
+                .hint("give it with --bench PATH (the cards show its texts)"),
+            ))
+        })
+}
+
+/// Opens the audited benchmark (checking it is the one audited) and reads the cards' texts.
+pub fn load_texts(
+    ctx: &Ctx,
+    audit_dir: &Path,
+    given: Option<&Path>,
+    q: &Queues,
+) -> anyhow::Result<Texts> {
+    let path = bench_path(audit_dir, given, &q.summary.benchmark.path)?;
+    let dir = crate::cmd::open::open_benchmark(ctx, &path, &Default::default())?;
+    let fp = dir.compute_fingerprint().map_err(anyhow::Error::new)?;
+    if fp != q.summary.benchmark.fingerprint {
+        return Err(anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new(
+                &path,
+                format!(
+                    "this is not the benchmark the audit was made on (fingerprint {}, the audit's {})",
+                    mtr_core::fingerprint::short(&fp),
+                    mtr_core::fingerprint::short(&q.summary.benchmark.fingerprint)
+                ),
+            )
+            .hint("give the audited benchmark with --bench PATH"),
+        )));
+    }
+    let bench = dir
+        .load()
+        .with_context(|| format!("reading benchmark {}", path.display()))?;
+    Texts::load(bench, &q.sample.units, &q.flagged).map_err(audit_error)
+}
+
+/// Why a label was not recorded.
+#[derive(Debug)]
+pub enum Rejected {
+    /// The request does not match the queue (stale page, wrong item, bad label).
+    Invalid(String),
+    /// The labels file could not be written.
+    Failed(anyhow::Error),
+}
+
+/// A running review: queues, texts, this reviewer, and the labels so far.
+pub struct Session {
+    pub queues: Queues,
+    pub texts: Texts,
+    pub reviewer: String,
+    pub labels_path: PathBuf,
+    labels: Mutex<EffectiveLabels>,
+    /// Item key -> (queue, index).
+    index: HashMap<String, (Queue, usize)>,
+}
+
+impl Session {
+    pub fn new(
+        audit_dir: PathBuf,
+        reviewer: String,
+        queues: Queues,
+        texts: Texts,
+    ) -> anyhow::Result<Self> {
+        let labels = queues.labels()?;
+        let mut index = HashMap::new();
+        for (i, u) in queues.sample.units.iter().enumerate() {
+            index.insert(u.item.clone(), (Queue::Sample, i));
+        }
+        for (i, f) in queues.flagged.iter().enumerate() {
+            index.insert(f.item.clone(), (Queue::Flagged, i));
+        }
+        Ok(Self {
+            labels_path: labels::labels_path(&audit_dir),
+            queues,
+            texts,
+            reviewer,
+            labels: Mutex::new(labels),
+            index,
+        })
+    }
+
+    pub fn len(&self, queue: Queue) -> usize {
+        match queue {
+            Queue::Sample => self.queues.sample.units.len(),
+            Queue::Flagged => self.queues.flagged.len(),
+        }
+    }
+
+    /// The item key at `index` of `queue`.
+    pub fn item(&self, queue: Queue, index: usize) -> Option<&str> {
+        match queue {
+            Queue::Sample => self.queues.sample.units.get(index).map(|u| u.item.as_str()),
+            Queue::Flagged => self.queues.flagged.get(index).map(|f| f.item.as_str()),
+        }
+    }
+
+    pub fn card(&self, queue: Queue, index: usize) -> Option<Card> {
+        match queue {
+            Queue::Sample => card::sample_card(&self.texts, self.queues.sample.units.get(index)?),
+            Queue::Flagged => card::flagged_card(&self.texts, self.queues.flagged.get(index)?),
+        }
+    }
+
+    /// A snapshot of the labels.
+    pub fn labels(&self) -> EffectiveLabels {
+        self.labels.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// This reviewer's label of `item`.
+    pub fn label_of(&self, item: &str) -> Option<String> {
+        let l = self.labels.lock().ok()?;
+        l.get(item)?.get(&self.reviewer).cloned()
+    }
+
+    /// Checks and appends a label (or an undo: `label` none) of the item at `index` of
+    /// `queue`; `item` must name it (a stale page never labels another item).
+    pub fn record(
+        &self,
+        queue: Queue,
+        index: usize,
+        item: &str,
+        label: Option<&str>,
+        seconds: f64,
+        note: &str,
+    ) -> Result<(), Rejected> {
+        let at = self.item(queue, index);
+        if at != Some(item) {
+            return Err(Rejected::Invalid(format!(
+                "item `{item}` is not at {} #{index}",
+                queue.name()
+            )));
+        }
+        if let Some(l) = label {
+            let key = mtr_audit::review::ItemKey::parse(item)
+                .ok_or_else(|| Rejected::Invalid(format!("`{item}` is not an item key")))?;
+            let pool = match self.index.get(item) {
+                Some((Queue::Sample, i)) => self.queues.sample.units[*i].pool.as_deref(),
+                _ => None,
+            };
+            labels::check_label(&key, pool, l).map_err(Rejected::Invalid)?;
+        }
+        if !seconds.is_finite() || seconds < 0.0 {
+            return Err(Rejected::Invalid("`seconds` must be a time >= 0".into()));
+        }
+        if note.len() > 4000 {
+            return Err(Rejected::Invalid(
+                "the note is longer than 4000 bytes".into(),
+            ));
+        }
+        let line = LabelLine {
+            item: item.to_string(),
+            queue,
+            label: label.map(str::to_string),
+            reviewer: self.reviewer.clone(),
+            time: labels::now_rfc3339(),
+            seconds: (seconds * 1000.0).round() / 1000.0,
+            fingerprint: self.queues.fingerprint.clone(),
+            note: note.trim().to_string(),
+        };
+        // one in-process writer at a time; the file lock orders the processes
+        let mut held = self
+            .labels
+            .lock()
+            .map_err(|_| Rejected::Failed(anyhow::anyhow!("labels lock poisoned")))?;
+        labels::append(&self.labels_path, std::slice::from_ref(&line))
+            .map_err(|e| Rejected::Failed(audit_error(e)))?;
+        labels::apply(&mut held, &line);
+        Ok(())
+    }
+}
