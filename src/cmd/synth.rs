@@ -88,6 +88,13 @@ pub struct Args {
     /// get no `rewrite`; [synth.generation] rewrites = false).
     #[arg(long)]
     pub no_rewrites: bool,
+    /// Style of the user agent and the humanizer: concise (one short question: the default on
+    /// the embedded local model), production (context, constraints, asides, long-tailed
+    /// lengths, follow-ups leaning on the history: the default with any other endpoint) or
+    /// like:BENCH (lengths and referring back drawn from a real benchmark); [synth.style]
+    /// profile.
+    #[arg(long, value_name = "PROFILE", value_parser = parse_style)]
+    pub style: Option<String>,
     /// Folder with edited prompt templates (<name>.j2; missing ones use the built-in).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
@@ -181,6 +188,9 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
     }
     if args.no_rewrites {
         c.generation.rewrites = false;
+    }
+    if args.style.is_some() {
+        c.style.profile = args.style.clone();
     }
     if args.name.is_some() {
         c.name = args.name.clone();
@@ -358,4 +368,10 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `--style`: a profile name mtr knows (the benchmark of `like:` is read when the job starts).
+fn parse_style(s: &str) -> Result<String, String> {
+    s.parse::<mtr_pipeline::style::ProfileName>()?;
+    Ok(s.to_string())
 }

@@ -14,10 +14,11 @@ use mtr_llm::{ChatRequest, ChatResult, JsonSchema, Llm, LlmError, OutputSpec, Ro
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::config::GenerationOptions;
+use crate::config::{GenerationOptions, HumanizerOptions};
 use crate::error::{Error, Result};
 use crate::lang::Language;
 use crate::prompts::SynthPrompts;
+use crate::style::{Style, TurnStyle};
 // the text rules lived here; their paths under `agents` stay for the crates and tests that
 // name them
 pub use crate::text_rules::{
@@ -54,6 +55,52 @@ pub(crate) fn user_context(
         "first": first, "switch": switch, "feedback": feedback,
         "example": follow_up_example(lang), "rewrite": rewrite,
     })
+}
+
+/// The shortest and longest a styled humanizer's rewrite may be, times the original.
+const STYLED_HUMANIZER_RATIO: (f64, f64) = (0.6, 1.6);
+
+/// The user agent's output schema under a styled profile: no pattern (a message of several
+/// sentences, as long as the draw asks), the caller's guards still apply.
+pub(crate) fn styled_proposal_schema(offered: usize, rewrite: bool) -> JsonSchema {
+    let choices: Vec<usize> = (1..=offered).collect();
+    let mut properties = json!({
+        "passage": {"type": "integer", "enum": choices},
+        "question": {"type": "string"},
+    });
+    let mut required = vec!["passage", "question"];
+    if rewrite {
+        properties["standalone"] = json!({"type": "string"});
+        required.push("standalone");
+    }
+    JsonSchema::new(
+        "user_turn",
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// `s` with room for a styled message of `t.length` units (two tokens a word, three a CJK
+/// character, a short standalone question with `rewrite`, the JSON around them).
+pub(crate) fn styled_proposal_room(
+    mut s: Sampling,
+    lang: &Language,
+    rewrite: bool,
+    t: &TurnStyle,
+) -> Sampling {
+    let per_unit = if lang.is_cjk() { 3 } else { 2 };
+    let standalone = if rewrite {
+        proposal_max_tokens(lang, false)
+    } else {
+        0
+    };
+    let room = t.length as u32 * per_unit + standalone + 48;
+    s.max_tokens = Some(s.max_tokens.map_or(room, |m| m.max(room)));
+    s
 }
 
 /// The user agent's output schema for `offered` passages: the chosen passage's number and
@@ -216,6 +263,11 @@ pub struct Agents<'a> {
     pub language: &'a Language,
     /// Endpoint name of the verifier's judge.
     pub verifier: String,
+    /// The styled profile in force (`production`, `like:BENCH`); None: `concise`, today's
+    /// prompts and caps.
+    pub style: Option<&'a Style>,
+    /// The synthesis seed, for the style's per-turn draws.
+    pub seed: u64,
 }
 
 /// The outcome of one call: `None` when the output could not be parsed.
@@ -347,12 +399,11 @@ impl Agents<'_> {
         first: bool,
         switch: bool,
         feedback: Option<&str>,
-        sample: u32,
+        (sample, style): (u32, Option<TurnStyle>),
         log: &mut CallLog,
     ) -> Parsed<UserProposal> {
         let rewrite = self.opts.rewrites;
-        let schema = proposal_schema(passages.len(), self.language, rewrite);
-        let ctx = user_context(
+        let mut ctx = user_context(
             self.language,
             history,
             asked,
@@ -362,12 +413,32 @@ impl Agents<'_> {
             feedback,
             rewrite,
         );
-        let req = self
-            .prompts
-            .user_for(self.language)
-            .request(&ctx, OutputSpec::Schema(schema))?
-            .with_sampling(self.proposal_sampling())
-            .with_sample(sample);
+        let req = match style {
+            None => self
+                .prompts
+                .user_for(self.language)
+                .request(
+                    &ctx,
+                    OutputSpec::Schema(proposal_schema(passages.len(), self.language, rewrite)),
+                )?
+                .with_sampling(self.proposal_sampling()),
+            Some(t) => {
+                ctx["style"] = json!(t);
+                self.prompts
+                    .user_styled
+                    .request(
+                        &ctx,
+                        OutputSpec::Schema(styled_proposal_schema(passages.len(), rewrite)),
+                    )?
+                    .with_sampling(styled_proposal_room(
+                        self.generator_sampling(),
+                        self.language,
+                        rewrite,
+                        &t,
+                    ))
+            }
+        }
+        .with_sample(sample);
         let Some(out) = self.call("user", req, false, log).await? else {
             return Ok(None);
         };
@@ -405,13 +476,23 @@ impl Agents<'_> {
         &self,
         history: &[Utter],
         question: &str,
-        switch: bool,
+        (switch, style): (bool, Option<TurnStyle>),
         log: &mut CallLog,
     ) -> Result<Option<std::result::Result<String, HumanizerGuard>>> {
-        let ctx = json!({"language": self.language.name(), "history": history, "question": question, "switch": switch});
-        let req = self
-            .prompts
-            .humanize
+        let ctx = json!({"language": self.language.name(), "history": history, "question": question, "switch": switch, "style": style});
+        let (prompt, guard) = match style {
+            None => (&self.prompts.humanize, self.opts.humanizer.clone()),
+            // a styled rewrite keeps the message's length: the concise ratios would cut it
+            Some(_) => (
+                &self.prompts.humanize_styled,
+                HumanizerOptions {
+                    min_ratio: STYLED_HUMANIZER_RATIO.0,
+                    max_ratio: STYLED_HUMANIZER_RATIO.1,
+                    ..self.opts.humanizer.clone()
+                },
+            ),
+        };
+        let req = prompt
             .request(&ctx, OutputSpec::Text)?
             .with_sampling(self.generator_sampling());
         let Some(out) = self.call("humanizer", req, false, log).await? else {
@@ -420,7 +501,7 @@ impl Agents<'_> {
         Ok(Some(humanizer_guard(
             question,
             &clean(&out.text),
-            &self.opts.humanizer,
+            &guard,
             self.language,
         )))
     }
@@ -705,4 +786,45 @@ pub fn score_schema(name: &str, justify: bool) -> JsonSchema {
         justify,
         vec![("score", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]}))],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_styled_message_gets_room_for_its_length() {
+        let en = Language::from_code("en");
+        let room = |length: usize| {
+            let t = TurnStyle {
+                length,
+                unit: "words",
+                refer_back: false,
+            };
+            let unset = Sampling {
+                max_tokens: None,
+                ..Default::default()
+            };
+            styled_proposal_room(unset, &en, true, &t)
+                .max_tokens
+                .unwrap_or(0)
+        };
+        assert!(room(120) > room(20));
+        // two tokens a word and a standalone question of the concise pattern's length
+        assert!(room(120) >= 240 + proposal_max_tokens(&en, false));
+        // a configured max_tokens above the room stays
+        let t = TurnStyle {
+            length: 10,
+            unit: "words",
+            refer_back: false,
+        };
+        let s = Sampling {
+            max_tokens: Some(4000),
+            ..Default::default()
+        };
+        assert_eq!(
+            styled_proposal_room(s, &en, false, &t).max_tokens,
+            Some(4000)
+        );
+    }
 }

@@ -51,6 +51,10 @@ pub struct SynthConfig {
     pub paths: PathOptions,
     pub topics: TopicOptions,
     pub generation: GenerationOptions,
+    /// `[synth.style]`: the user agent's and the humanizer's style profile (left out of the
+    /// hash when unset, so a `concise` synthesis keeps its fingerprints).
+    #[serde(skip_serializing_if = "crate::style::StyleOptions::is_default")]
+    pub style: crate::style::StyleOptions,
     /// Benchmark name in the manifest (default: the output folder's name).
     pub name: Option<String>,
     /// License recorded in the manifest (default: "see source corpus").
@@ -76,6 +80,7 @@ impl Default for SynthConfig {
             paths: PathOptions::default(),
             topics: TopicOptions::default(),
             generation: GenerationOptions::default(),
+            style: crate::style::StyleOptions::default(),
             name: None,
             license: None,
             max_failed_share: 0.2,

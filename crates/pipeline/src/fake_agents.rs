@@ -128,6 +128,11 @@ impl FakeAgents {
             .bytes()
             .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
         let pick = (h % n as u64) as usize + 1;
+        if !self.chinese
+            && let Some(styled) = styled_question(prompt, pick, h)
+        {
+            return json!({"passage": pick, "question": styled, "standalone": format!("{styled} (standalone)")});
+        }
         let words = passage_words(prompt, pick, if self.chinese { 10 } else { 6 });
         let retry = prompt.contains("A previous attempt was rejected");
         if let (RepeatScript::Questions, false) = (self.repeat, retry) {
@@ -316,6 +321,102 @@ fn section<'a>(prompt: &'a str, heading: &str) -> &'a str {
     let rest = &prompt[start + heading.len()..];
     let end = rest.find("\n## ").unwrap_or(rest.len());
     rest[..end].trim_matches('\n')
+}
+
+/// Words the styled scripted messages fill their context sentence with (drawn by the
+/// prompt's hash, so two messages share few word sequences).
+const FILLER_EN: [&str; 48] = [
+    "I",
+    "we",
+    "my",
+    "team",
+    "work",
+    "office",
+    "month",
+    "week",
+    "new",
+    "contract",
+    "manager",
+    "started",
+    "recently",
+    "next",
+    "plan",
+    "trip",
+    "home",
+    "remote",
+    "family",
+    "because",
+    "need",
+    "know",
+    "soon",
+    "before",
+    "after",
+    "really",
+    "usually",
+    "colleague",
+    "asked",
+    "told",
+    "heard",
+    "probably",
+    "maybe",
+    "still",
+    "already",
+    "project",
+    "deadline",
+    "schedule",
+    "budget",
+    "request",
+    "approval",
+    "form",
+    "system",
+    "policy",
+    "change",
+    "summer",
+    "winter",
+    "city",
+];
+
+/// The scripted answer to a styled user prompt (English): a message of the length the prompt
+/// asks for ("Write about N words"), a context sentence of filler words and a question about
+/// two words of the chosen passage that refers back ("And for those ...?") when the prompt
+/// says to lean on the conversation, and names its subject otherwise. None for any other
+/// prompt.
+fn styled_question(prompt: &str, pick: usize, h: u64) -> Option<String> {
+    let at = prompt.find("Write about ")?;
+    let rest = &prompt[at + "Write about ".len()..];
+    let n: usize = rest.split_whitespace().next()?.parse().ok()?;
+    let body = passage_words(prompt, pick, 12);
+    let pw: Vec<&str> = body.split_whitespace().collect();
+    let off = if pw.len() > 2 {
+        (h as usize / 7) % (pw.len() - 1)
+    } else {
+        0
+    };
+    let topic = pw[off.min(pw.len().saturating_sub(1))..]
+        .iter()
+        .take(2)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let question = if prompt.contains("Lean on the conversation") {
+        format!("And for those {topic}?")
+    } else {
+        format!("Which rules cover {topic}?")
+    };
+    let pad = n.saturating_sub(question.split_whitespace().count());
+    let mut x = h | 1;
+    let filler: Vec<&str> = (0..pad)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            FILLER_EN[(x >> 33) as usize % FILLER_EN.len()]
+        })
+        .collect();
+    if filler.is_empty() {
+        return Some(question);
+    }
+    Some(format!("{}. {question}", capitalise(&filler.join(" "))))
 }
 
 /// The first `n` words (CJK: characters) of the body of passage `[pick]` in a user prompt.

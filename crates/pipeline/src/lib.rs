@@ -30,6 +30,7 @@ pub mod prompts;
 pub mod repetition;
 pub mod report;
 pub mod search;
+pub mod style;
 pub mod text_rules;
 pub mod vectors;
 pub mod workdir;

@@ -82,6 +82,10 @@ pub async fn synthesize(
     let prepared = prepare(job, Some(llm), false, progress).await?;
     let wd = WorkDir::create(&job.work_dir)?;
     let g = &cfg.generation;
+    // the style profile: `concise` (None) keeps today's prompts, caps and fingerprints
+    let profile = crate::style::profile_name(&cfg.style, llm.config().is_local_default())?;
+    let style = crate::style::Style::resolve(&profile, &prepared.language)?;
+    let styled = style.as_ref().map(|s| s.name.clone());
     let verifier = match &g.verifier {
         Some(v) => v.clone(),
         None => llm.judges().first().cloned().ok_or_else(|| {
@@ -150,7 +154,7 @@ pub async fn synthesize(
         ("dialogues", json!(cfg.dialogues)),
         ("turns", json!(cfg.turns)),
         ("seed", json!(cfg.seed)),
-        ("prompts", json!(job.prompts.hash())),
+        ("prompts", json!(job.prompts.hash_for(styled.is_some()))),
         ("llm", json!(llm.config().results_hash())),
         ("verifier", json!(verifier)),
         (
@@ -191,6 +195,8 @@ pub async fn synthesize(
             opts: g,
             language: &prepared.language,
             verifier: verifier.clone(),
+            style: style.as_ref(),
+            seed: cfg.seed,
         },
         search: search.as_ref(),
         material,
@@ -206,6 +212,7 @@ pub async fn synthesize(
     let plan = plan.map(|b| after_run(b, &before, &state, cfg.turns, budget_stopped));
     let bm25 = search.as_ref().map(CorpusSearch::bm25);
     let run = RunEnd {
+        styled,
         verifier: &verifier,
         budget_stopped,
         time_budget: plan,
@@ -216,6 +223,8 @@ pub async fn synthesize(
 
 /// How the generation ended, and the index the report measures the history gap with.
 struct RunEnd<'a> {
+    /// The styled profile in force (`production`, `like:NAME`); None: `concise`.
+    styled: Option<String>,
     verifier: &'a str,
     budget_stopped: bool,
     time_budget: Option<BudgetPlan>,
@@ -299,6 +308,7 @@ fn write_output(
     run: RunEnd<'_>,
 ) -> Result<SynthOutcome> {
     let RunEnd {
+        styled,
         verifier,
         budget_stopped,
         time_budget,
@@ -317,7 +327,7 @@ fn write_output(
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
         config: mtr_core::fingerprint::config_hash(cfg),
-        prompts: job.prompts.hash(),
+        prompts: job.prompts.hash_for(styled.is_some()),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,
     };
@@ -335,11 +345,16 @@ fn write_output(
         "graph": {"method": prepared.topics.graph_method, "k": prepared.topics.graph_k},
         "verifier": verifier,
         "models": stats.models,
-        "prompts": job.prompts.hashes(),
+        "prompts": job.prompts.hashes_for(styled.is_some()),
         "llm_config_hash": llm.config().results_hash(),
         "fingerprint": fp,
         "parameters": cfg,
     });
+    // the style a benchmark was written in (a concise one's record stays as it was)
+    let mut synth = synth;
+    if let Some(name) = &styled {
+        synth["style"] = json!(name);
+    }
     match toml::Value::try_from(tomlable(synth)) {
         Ok(toml::Value::Table(t)) => {
             extra.insert("synth".into(), toml::Value::Table(t));
@@ -379,8 +394,8 @@ fn write_output(
     let realism = mtr_retrieve::realism::measure(
         &dialogues,
         &mtr_retrieve::realism::RealismInput {
-            // not the output folder's name: the report must not change with where it is written
-            name: "synthesized".to_string(),
+            // not the folder's name: the report must not depend on where it was written
+            name: "this benchmark".into(),
             bm25,
             intervals: mtr_retrieve::realism::IntervalOptions {
                 seed: cfg.seed,

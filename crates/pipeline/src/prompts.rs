@@ -33,7 +33,20 @@ const SOURCES: [(&str, &str); 7] = [
     ),
 ];
 
-/// The seven prompts of the pipeline.
+/// The prompts of the styled profiles (`production`, `like:BENCH`), apart from the seven:
+/// a `concise` synthesis neither uses nor hashes them, so its fingerprints stay as they were.
+const STYLED_SOURCES: [(&str, &str); 2] = [
+    (
+        "user_styled",
+        include_str!("../../../prompts/synth/user_styled.j2"),
+    ),
+    (
+        "humanize_styled",
+        include_str!("../../../prompts/synth/humanize_styled.j2"),
+    ),
+];
+
+/// The seven prompts of the pipeline, and the two of the styled profiles.
 #[derive(Debug)]
 pub struct SynthPrompts {
     pub user: Prompt,
@@ -47,6 +60,10 @@ pub struct SynthPrompts {
     pub answerability: Prompt,
     pub uniqueness: Prompt,
     pub faithfulness: Prompt,
+    /// The user agent's prompt under a styled profile (any corpus language).
+    pub user_styled: Prompt,
+    /// The humanizer's prompt under a styled profile.
+    pub humanize_styled: Prompt,
 }
 
 impl SynthPrompts {
@@ -69,7 +86,7 @@ impl SynthPrompts {
 
     fn build(mut load: impl FnMut(&str, &str) -> mtr_llm::Result<Prompt>) -> Result<Self> {
         let mut got = BTreeMap::new();
-        for (name, src) in SOURCES {
+        for (name, src) in SOURCES.into_iter().chain(STYLED_SOURCES) {
             let p = load(name, src).map_err(|e| Error::param("prompts", e.to_string()))?;
             got.insert(name, p);
         }
@@ -85,6 +102,8 @@ impl SynthPrompts {
             answerability: take("answerability")?,
             uniqueness: take("uniqueness")?,
             faithfulness: take("faithfulness")?,
+            user_styled: take("user_styled")?,
+            humanize_styled: take("humanize_styled")?,
         })
     }
 
@@ -109,9 +128,23 @@ impl SynthPrompts {
         ]
     }
 
+    /// The prompts a synthesis uses: the seven, and with a styled profile its two.
+    pub fn used(&self, styled: bool) -> Vec<&Prompt> {
+        let mut v = self.all().to_vec();
+        if styled {
+            v.extend([&self.user_styled, &self.humanize_styled]);
+        }
+        v
+    }
+
     /// `id -> hash` of every prompt.
     pub fn hashes(&self) -> BTreeMap<String, String> {
-        self.all()
+        self.hashes_for(false)
+    }
+
+    /// `id -> hash` of the prompts used ([`SynthPrompts::used`]).
+    pub fn hashes_for(&self, styled: bool) -> BTreeMap<String, String> {
+        self.used(styled)
             .iter()
             .map(|p| (p.id(), p.hash().to_string()))
             .collect()
@@ -120,6 +153,12 @@ impl SynthPrompts {
     /// One hash over all prompts (the fingerprint's `prompts` field).
     pub fn hash(&self) -> String {
         mtr_llm::prompts_hash(self.all())
+    }
+
+    /// One hash over the prompts used ([`SynthPrompts::used`]); [`SynthPrompts::hash`]
+    /// without a styled profile.
+    pub fn hash_for(&self, styled: bool) -> String {
+        mtr_llm::prompts_hash(self.used(styled))
     }
 }
 

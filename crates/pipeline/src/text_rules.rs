@@ -144,6 +144,32 @@ pub fn question_problem(
     lang: &Language,
     meta: &[String],
 ) -> Option<&'static str> {
+    question_problem_within(question, standalone, evidence, lang, meta, None)
+}
+
+/// [`question_problem`] for a styled profile's message (`crate::style`): `too_long` only past
+/// `max_len` words (CJK: characters), and a message of several sentences asks when its last
+/// sentence does ("I work part-time in Porto. How many days of leave do I get?").
+pub fn styled_question_problem(
+    question: &str,
+    standalone: &str,
+    evidence: &str,
+    lang: &Language,
+    meta: &[String],
+    max_len: usize,
+) -> Option<&'static str> {
+    question_problem_within(question, standalone, evidence, lang, meta, Some(max_len))
+}
+
+/// The guards, with a styled profile's cap (`Some`) or the concise one.
+fn question_problem_within(
+    question: &str,
+    standalone: &str,
+    evidence: &str,
+    lang: &Language,
+    meta: &[String],
+    styled_max: Option<usize>,
+) -> Option<&'static str> {
     let lower = format!("{} {}", question.to_lowercase(), standalone.to_lowercase());
     if meta.iter().any(|m| lower.contains(&m.to_lowercase())) {
         return Some("meta_phrase");
@@ -154,7 +180,8 @@ pub fn question_problem(
     } else {
         question.split_whitespace().count()
     };
-    if len > if cjk { 80 } else { 40 } {
+    let max = styled_max.unwrap_or(if cjk { 80 } else { 40 });
+    if len > max {
         return Some("too_long");
     }
     let q = letters(question);
@@ -168,10 +195,24 @@ pub fn question_problem(
             return Some("copied_passage");
         }
     }
-    if !asks(question, cjk) {
+    let last_sentence_asks = || {
+        styled_max.is_some()
+            && last_sentence(question).is_some_and(|last| last != question && asks(last, cjk))
+    };
+    if !asks(question, cjk) && !last_sentence_asks() {
         return Some("not_a_question");
     }
     None
+}
+
+/// The last sentence of `text` (after the last `.`, `!`, `。`, `！` followed by more text).
+fn last_sentence(text: &str) -> Option<&str> {
+    let t = text.trim_end();
+    let body = t.trim_end_matches(['?', '？', '.', '!', '。', '！']);
+    let at = body.rfind(['.', '!', '?', '。', '！', '？'])?;
+    let end = body[at..].chars().next().map_or(1, char::len_utf8);
+    let rest = t[at + end..].trim();
+    (!rest.is_empty()).then_some(rest)
 }
 
 /// Chinese words that make a sentence a question (吗, 什么, 几, 是否, ...).
@@ -974,6 +1015,47 @@ mod tests {
         ] {
             assert!(!says_not_found(a), "{a}");
         }
+    }
+
+    #[test]
+    fn a_styled_message_may_be_long_and_ask_in_its_last_sentence() {
+        let meta = HumanizerOptions::default().meta_phrases;
+        let en = Language::from_code("en");
+        let msg = "I just moved to the Porto office and I work part-time, three days a week, so I am not sure the usual rules apply to me. How many days of annual leave do I get?";
+        // concise: one sentence that asks, or nothing
+        assert_eq!(
+            question_problem(msg, "", "", &en, &meta),
+            Some("not_a_question")
+        );
+        assert_eq!(styled_question_problem(msg, "", "", &en, &meta, 80), None);
+        assert_eq!(
+            styled_question_problem(msg, "", "", &en, &meta, 20),
+            Some("too_long")
+        );
+        // statements alone still ask nothing
+        assert_eq!(
+            styled_question_problem(
+                "I work part-time. The office is in Porto.",
+                "",
+                "",
+                &en,
+                &meta,
+                80
+            ),
+            Some("not_a_question")
+        );
+        let zh = Language::from_code("zh");
+        assert_eq!(
+            styled_question_problem(
+                "我刚入职，在上海办公室工作。年假最多能结转几天？",
+                "",
+                "",
+                &zh,
+                &meta,
+                200
+            ),
+            None
+        );
     }
 
     #[test]

@@ -95,6 +95,10 @@ async fn answers_cut_at_max_tokens_are_retried_or_dropped() {
         dialogues: 3,
         turns: 3,
         seed: 7,
+        // the concise style these checks were written for (a fake endpoint gets production)
+        style: mtr_pipeline::style::StyleOptions {
+            profile: Some("concise".into()),
+        },
         ..Default::default()
     };
     let (tmp, out) = synthesize_on(&server, config).await;
@@ -149,6 +153,10 @@ async fn the_user_agent_always_has_room_for_its_longest_reply() {
         dialogues: 2,
         turns: 2,
         seed: 7,
+        // the concise style these checks were written for (a fake endpoint gets production)
+        style: mtr_pipeline::style::StyleOptions {
+            profile: Some("concise".into()),
+        },
         ..Default::default()
     };
     config.generation.max_tokens = 160;

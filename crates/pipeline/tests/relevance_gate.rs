@@ -106,6 +106,10 @@ async fn try_run(
         dialogues: 2,
         turns: 2,
         seed: 7,
+        // the concise style these checks were written for (a fake endpoint gets production)
+        style: mtr_pipeline::style::StyleOptions {
+            profile: Some("concise".into()),
+        },
         ..Default::default()
     };
     cfg.generation.relevance.judge = setting.into();

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::generate::{DialogueState, GenState, Material};
 use crate::job::SynthJob;
 use crate::prepare::Prepared;
+use crate::style::{Style, profile_name};
 
 /// One planned call: the agent role, the endpoint it goes to and its estimate there.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +34,7 @@ pub fn plan_dialogues(
     prepared: &Prepared,
     state: &GenState,
 ) -> Result<Vec<DialogueCalls>> {
-    let planner = Planner::new(job, llm, prepared);
+    let planner = Planner::new(job, llm, prepared)?;
     let mut requests = state
         .dialogues
         .iter()
@@ -149,6 +150,26 @@ fn placeholder(lang_cjk: bool, n: usize, dialogue: usize) -> Vec<Utter> {
         .collect()
 }
 
+/// `question` repeated (words, or CJK characters) to `n` units: the placeholder of a styled
+/// question of the drawn length.
+fn lengthened(question: &str, n: usize, cjk: bool) -> String {
+    if cjk {
+        question.chars().cycle().take(n.max(1)).collect()
+    } else {
+        let words: Vec<&str> = question.split_whitespace().collect();
+        if words.is_empty() {
+            return question.to_string();
+        }
+        words
+            .iter()
+            .cycle()
+            .take(n.max(1))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 /// What every planned call needs: the job, the endpoints and the generator's sampling.
 struct Planner<'a> {
     job: &'a SynthJob,
@@ -158,10 +179,12 @@ struct Planner<'a> {
     verifier: String,
     gen_sampling: mtr_llm::Sampling,
     justify: bool,
+    /// The styled profile the synthesis will use (None: `concise`).
+    style: Option<Style>,
 }
 
 impl<'a> Planner<'a> {
-    fn new(job: &'a SynthJob, llm: &'a Llm, prepared: &'a Prepared) -> Self {
+    fn new(job: &'a SynthJob, llm: &'a Llm, prepared: &'a Prepared) -> Result<Self> {
         let g = &job.config.generation;
         let gen_ep = llm
             .role_endpoints(Role::Generator)
@@ -180,7 +203,9 @@ impl<'a> Planner<'a> {
                 .map_or(g.max_tokens, |m| m.min(g.max_tokens)),
         );
         let justify = crate::agents::judges_justify(llm, &verifier);
-        Self {
+        let profile = profile_name(&job.config.style, llm.config().is_local_default())?;
+        let style = Style::resolve(&profile, &prepared.language)?;
+        Ok(Self {
             job,
             llm,
             prepared,
@@ -188,7 +213,8 @@ impl<'a> Planner<'a> {
             verifier,
             gen_sampling,
             justify,
-        }
+            style,
+        })
     }
 
     fn call(&self, role: &'static str, ep: &str, req: ChatRequest) -> Result<Request> {
@@ -263,7 +289,14 @@ impl<'a> Planner<'a> {
             .first()
             .map(|u| u.text.clone())
             .unwrap_or_else(|| "How many days of annual leave do new employees get?".into());
-        let ctx = crate::agents::user_context(
+        // a styled profile's draw for this turn, as the synthesis makes it; the question the
+        // later calls read is then as long as the draw
+        let styled = self
+            .style
+            .as_ref()
+            .map(|s| s.turn(self.job.config.seed, dialogue, layer, layer > 0));
+        let question = styled.map_or(question.clone(), |t| lengthened(&question, t.length, cjk));
+        let mut ctx = crate::agents::user_context(
             &prepared.language,
             &history,
             &asked,
@@ -273,22 +306,51 @@ impl<'a> Planner<'a> {
             None,
             g.rewrites,
         );
-        // the schema the synthesis asks with (`Agents::user`)
-        let schema = crate::agents::proposal_schema(passages.len(), &prepared.language, g.rewrites);
-        let req = p
-            .user_for(&prepared.language)
-            .request(&ctx, OutputSpec::Schema(schema))?;
-        // the user agent's room, as the synthesis gives it (`Agents::user`)
-        let sampling = crate::agents::with_proposal_room(
-            self.gen_sampling.clone(),
-            &prepared.language,
-            g.rewrites,
-        );
-        let req = req.with_sampling(sampling).with_sample(0);
+        // the prompt, schema and room the synthesis asks with (`Agents::user`)
+        let req = match styled {
+            None => p
+                .user_for(&prepared.language)
+                .request(
+                    &ctx,
+                    OutputSpec::Schema(crate::agents::proposal_schema(
+                        passages.len(),
+                        &prepared.language,
+                        g.rewrites,
+                    )),
+                )?
+                .with_sampling(crate::agents::with_proposal_room(
+                    self.gen_sampling.clone(),
+                    &prepared.language,
+                    g.rewrites,
+                )),
+            Some(t) => {
+                ctx["style"] = json!(t);
+                p.user_styled
+                    .request(
+                        &ctx,
+                        OutputSpec::Schema(crate::agents::styled_proposal_schema(
+                            passages.len(),
+                            g.rewrites,
+                        )),
+                    )?
+                    .with_sampling(crate::agents::styled_proposal_room(
+                        self.gen_sampling.clone(),
+                        &prepared.language,
+                        g.rewrites,
+                        &t,
+                    ))
+            }
+        };
+        let req = req.with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
         if layer > 0 && g.humanizer.enabled {
-            let ctx = json!({"language": language, "history": history, "question": question, "switch": false});
-            let req = p.humanize.request(&ctx, OutputSpec::Text)?;
+            let ctx = json!({"language": language, "history": history, "question": question, "switch": false, "style": styled});
+            let prompt = if styled.is_some() {
+                &p.humanize_styled
+            } else {
+                &p.humanize
+            };
+            let req = prompt.request(&ctx, OutputSpec::Text)?;
             calls.push(self.call(
                 "humanizer",
                 gen_ep,

@@ -13,7 +13,10 @@ use super::state::DialogueState;
 use super::turn::{Step, TurnInput, reject};
 use crate::agents::{CallLog, UserProposal, Utter};
 use crate::error::Result;
-use crate::text_rules::{copies_example, in_language, question_problem, standalone_problem};
+use crate::style::TurnStyle;
+use crate::text_rules::{
+    copies_example, in_language, question_problem, standalone_problem, styled_question_problem,
+};
 
 impl Generator<'_> {
     /// The user agent's proposal: one of the offered passages and a question about it.
@@ -36,11 +39,19 @@ impl Generator<'_> {
                 input.first,
                 input.switch,
                 feedback,
-                sample,
+                (sample, self.turn_style(st, input)),
                 log,
             )
             .await?;
         proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))
+    }
+
+    /// This turn's draw of the styled profile (None: `concise`); the same for every attempt.
+    fn turn_style(&self, st: &DialogueState, input: &TurnInput) -> Option<TurnStyle> {
+        let follow_up = !input.first && !input.switch;
+        self.agents
+            .style
+            .map(|s| s.turn(self.agents.seed, st.index, input.layer, follow_up))
     }
 
     /// The text guards of a proposal; the standalone version it keeps (empty when that fails
@@ -85,13 +96,20 @@ impl Generator<'_> {
             let f = Some("near_duplicate");
             return Err(reject(st, "user/near_duplicate", "near_duplicate", f));
         }
-        if let Some(problem) = question_problem(
-            &p.question,
-            &p.standalone,
-            &input.passages[p.passage].text,
-            language,
-            &o.humanizer.meta_phrases,
-        ) {
+        let evidence = &input.passages[p.passage].text;
+        let meta = &o.humanizer.meta_phrases;
+        let problem = match self.agents.style {
+            None => question_problem(&p.question, &p.standalone, evidence, language, meta),
+            Some(s) => styled_question_problem(
+                &p.question,
+                &p.standalone,
+                evidence,
+                language,
+                meta,
+                s.max_length(),
+            ),
+        };
+        if let Some(problem) = problem {
             return Err(reject(
                 st,
                 &format!("user/{problem}"),
@@ -135,7 +153,12 @@ impl Generator<'_> {
         }
         match self
             .agents
-            .humanize(&input.history, asked, input.switch, log)
+            .humanize(
+                &input.history,
+                asked,
+                (input.switch, self.turn_style(st, input)),
+                log,
+            )
             .await?
         {
             Some(Ok(h))

@@ -53,6 +53,10 @@ fn job(out: &Path, budget: Option<Duration>) -> SynthJob {
         seed: 5,
         // the dry run's topic paths are lexical: the run's are the same, so are its prompts
         vectors: VectorSource::Lexical,
+        // the concise style these plans were measured for (a fake endpoint gets production)
+        style: crate::style::StyleOptions {
+            profile: Some("concise".into()),
+        },
         ..Default::default()
     };
     let mut job = SynthJob::new(corpus, out, cfg, SynthPrompts::builtin().unwrap());
@@ -260,4 +264,36 @@ async fn the_plan_counts_on_the_prompt_caches_where_the_servers_keep_them() {
     assert!(six < one && one < none, "{planned:?}");
     // the instructions and the conversation are shared, the passages and questions are not
     assert!(six > 0.3 * none, "{planned:?}");
+}
+
+/// The dry run plans a styled profile's longer messages: the prompts of the user agent and of
+/// every call that reads the question grow with the profile (the completion room of each user
+/// call follows its draw: `agents::tests::a_styled_message_gets_room_for_its_length`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dry_run_plans_longer_production_questions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake_server().await;
+    let llm = llm(&fake, &tmp.path().join("cache.sqlite")).await;
+    let progress = mtr_core::progress::NoProgress;
+    let plan = |profile: &'static str| {
+        let mut j = job(&tmp.path().join(profile), None);
+        j.config.style.profile = Some(profile.into());
+        j
+    };
+    let concise = crate::dry_run(&plan("concise"), &llm, &progress)
+        .await
+        .unwrap();
+    let production = crate::dry_run(&plan("production"), &llm, &progress)
+        .await
+        .unwrap();
+    let role = |p: &crate::dryrun::DryRunPlan, r: &str| p.roles[r].plan.clone();
+    let (cu, pu) = (role(&concise, "user"), role(&production, "user"));
+    assert!(pu.prompt_tokens > cu.prompt_tokens, "{cu:?} {pu:?}");
+    for r in ["answerer", "faithfulness", "uniqueness"] {
+        assert!(
+            role(&production, r).prompt_tokens > role(&concise, r).prompt_tokens,
+            "{r}"
+        );
+    }
+    assert_eq!(fake.chat_calls(), 0, "a dry run calls nothing");
 }
