@@ -75,3 +75,38 @@ pub enum Command {
     /// Show the effective configuration.
     Config(cmd::config::Args),
 }
+
+impl Command {
+    /// What an interrupted command kept, said on stderr after Ctrl-C or SIGTERM.
+    pub fn interrupt_note(&self) -> &'static str {
+        match self {
+            // every label the page acknowledged was flushed to the labels file before its answer
+            Command::Review(_) => {
+                "every label acknowledged is in the audit's review/labels.jsonl: run the same command again to go on"
+            }
+            _ => {
+                "answers received so far are kept in the LLM cache: run the same command again to resume"
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Cli;
+
+    #[test]
+    fn an_interrupted_review_speaks_of_its_labels_and_an_audit_of_its_cache() {
+        let review = Cli::try_parse_from(["mtr", "review", "audit-x", "--no-browser"]).unwrap();
+        assert!(
+            review
+                .command
+                .interrupt_note()
+                .contains("review/labels.jsonl")
+        );
+        let audit = Cli::try_parse_from(["mtr", "audit", "bench-x", "--dry-run"]).unwrap();
+        assert!(audit.command.interrupt_note().contains("LLM cache"));
+    }
+}

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
             return exit::Status::Internal.into();
         }
     };
+    let interrupt_note = cli.command.interrupt_note();
     let outcome = runtime.block_on(async {
         tokio::select! {
             r = cmd::dispatch(cli) => Some(r),
@@ -55,9 +56,7 @@ fn main() -> ExitCode {
         None => {
             // the command's future is dropped: calls in flight are cancelled, and the LLM cache
             // writes out every answer received when the runtime drops the last client
-            eprintln!(
-                "mtr: interrupted; answers received so far are kept in the LLM cache: run the same command again to resume"
-            );
+            eprintln!("mtr: interrupted; {interrupt_note}");
             exit::Status::Interrupted.into()
         }
         Some(Ok(code)) => code,
