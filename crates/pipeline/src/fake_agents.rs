@@ -131,14 +131,14 @@ impl FakeAgents {
         if !self.chinese
             && let Some(styled) = styled_question(prompt, pick, h)
         {
-            return json!({"passage": pick, "question": styled, "standalone": format!("{styled} (standalone)")});
+            return json!({"passage": pick, "question": styled, "standalone": standalone_of(&styled)});
         }
         let words = passage_words(prompt, pick, if self.chinese { 10 } else { 6 });
         let retry = prompt.contains("A previous attempt was rejected");
         if let (RepeatScript::Questions, false) = (self.repeat, retry) {
             if let Some(last) = last_asked(prompt) {
                 let question = format!("So, {}", last.trim());
-                return json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")});
+                return json!({"passage": pick, "question": question, "standalone": standalone_of(&question)});
             }
         }
         if let (RepeatScript::Restatements, false) = (self.repeat, retry) {
@@ -162,7 +162,7 @@ impl FakeAgents {
             )
         };
         let question = capitalise(&question);
-        json!({"passage": pick, "question": question, "standalone": format!("{question} (standalone)")})
+        json!({"passage": pick, "question": question, "standalone": standalone_of(&question)})
     }
 
     /// Keeps the last few words (and the "more specifically" marker of a regenerated
@@ -458,5 +458,15 @@ fn capitalise(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
+    }
+}
+
+/// The scripted standalone version of a question: the question marked as standalone, still
+/// ending with its question mark so that it matches the schema's question pattern (which the
+/// LLM layer checks with the jsonschema crate).
+fn standalone_of(question: &str) -> String {
+    match question.strip_suffix(['?', '？']) {
+        Some(stem) => format!("{stem} (standalone)?"),
+        None => format!("{question} (standalone)"),
     }
 }
