@@ -407,6 +407,12 @@ async fn the_server_checks_token_and_body_and_loses_nothing() {
         state["queues"]["sample"]["labelled"].as_u64().unwrap() as usize,
         total
     );
+    // the Summary tab shows the Reviewed figures of `mtr report` once labels exist
+    let summary = get_json(&a, "/api/summary");
+    let dims = summary["estimates"]["dimensions"].as_object().unwrap();
+    assert!(!dims.is_empty(), "{summary}");
+    assert!(dims.values().all(|d| d["ppi"]["n"].as_u64().unwrap() > 0));
+    assert!(summary["estimates"]["publish"].as_str().unwrap().len() > 10);
     drop(b);
 
     // a writer killed with SIGKILL mid-stream: the file parses, every acknowledged label is in it

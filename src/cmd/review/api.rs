@@ -5,7 +5,8 @@
 //! - `POST /api/label` `{queue, index, item, label, seconds, note}`: records a label
 //!   (`label: null` undoes), synced to disk before the answer;
 //! - `GET /api/summary`: label counts per queue, dimension and label, and every reviewer's
-//!   count (the estimates of `mtr report`'s "Reviewed" section are to be added here).
+//!   count, and the figures of `mtr report`'s "Reviewed" section (`estimates`: per dimension the
+//!   share failing by the judges, the reviewers and prediction-powered; null without labels).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -173,7 +174,22 @@ pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
         },
         "labels": counts,
         "reviewers": reviewers,
-        // the prediction-powered estimates (mtr report's "Reviewed" section) go here
-        "estimates": serde_json::Value::Null,
+        "estimates": estimates(&s.queues.audit_dir, &s.queues.summary),
     }))
+}
+
+/// The "Reviewed" figures of `mtr report` for the Summary tab, computed from the labels on disk
+/// (every reviewer's, other processes' too); null while no usable label exists. An error is
+/// logged and shown as no figures, never as made-up ones.
+fn estimates(audit_dir: &std::path::Path, summary: &mtr_audit::Summary) -> serde_json::Value {
+    let mut summary = summary.clone();
+    let computed = mtr_audit::reviewed::attach(audit_dir, &mut summary).map(|_| summary.review);
+    match computed {
+        Ok(Some(review)) => serde_json::to_value(review).unwrap_or(serde_json::Value::Null),
+        Ok(None) => serde_json::Value::Null,
+        Err(e) => {
+            tracing::warn!("review estimates: {e}");
+            serde_json::Value::Null
+        }
+    }
 }

@@ -236,9 +236,31 @@
     }
     const who = Object.entries(s.reviewers).map(([k, v]) => k + " (" + v + ")").join(", ");
     box.appendChild(el("p", "", "Reviewers: " + (who || "none yet")));
-    $("estimates").textContent = s.estimates
-      ? JSON.stringify(s.estimates)
-      : "Not computed on this page yet: run `mtr report AUDIT_DIR` for the Reviewed section.";
+    renderEstimates(s.estimates);
+  }
+
+  // The "Reviewed" figures (as `mtr report` writes them): per dimension the share failing
+  // three ways with 95% intervals, and the sentence saying which number to publish.
+  function renderEstimates(r) {
+    const box = $("estimates");
+    box.textContent = "";
+    if (!r) {
+      box.textContent = "No usable label on the random sample yet.";
+      return;
+    }
+    const fmt = (e) => e.estimate == null ? "-"
+      : (100 * e.estimate).toFixed(1) + "%" + (e.ci ? " [" + (100 * e.ci.lower).toFixed(1) + ", " + (100 * e.ci.upper).toFixed(1) + "]" : "") + " (n=" + e.n + ")";
+    const t = el("table");
+    const head = el("tr");
+    for (const h of ["dimension", "fails when", "judges only", "reviewers only", "prediction-powered"]) head.appendChild(el("th", "", h));
+    t.appendChild(head);
+    for (const [dim, d] of Object.entries(r.dimensions)) {
+      const tr = el("tr");
+      for (const v of [dim, d.fails, fmt(d.judges), fmt(d.reviewers), fmt(d.ppi)]) tr.appendChild(el("td", "", v));
+      t.appendChild(tr);
+    }
+    box.appendChild(t);
+    box.appendChild(el("p", "", r.publish));
   }
 
   function onKey(ev) {
