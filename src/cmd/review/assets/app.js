@@ -250,7 +250,7 @@
     }
     const fmt = (e) => e.estimate == null ? "-"
       : (100 * e.estimate).toFixed(1) + "%" + (e.ci ? " [" + (100 * e.ci.lower).toFixed(1) + ", " + (100 * e.ci.upper).toFixed(1) + "]" : "") + " (n=" + e.n + ")";
-    const t = el("table");
+    const t = el("table", "summary");
     const head = el("tr");
     for (const h of ["dimension", "fails when", "judges only", "reviewers only", "prediction-powered"]) head.appendChild(el("th", "", h));
     t.appendChild(head);
