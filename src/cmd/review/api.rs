@@ -15,6 +15,7 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use mtr_audit::review::ItemKey;
 use mtr_audit::review::Queue;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -49,7 +50,7 @@ fn queue_state(s: &Session, queue: Queue) -> QueueState {
     };
     for i in 0..s.len(queue) {
         let Some(item) = s.item(queue, i) else { break };
-        let group = item.split('|').next().unwrap_or_default().to_string();
+        let group = ItemKey::parse(item).map_or("", |k| k.group()).to_string();
         let done = labels
             .get(item)
             .is_some_and(|r| r.contains_key(&s.reviewer));
@@ -158,7 +159,7 @@ pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
         let per = counts.entry(queue.name()).or_default();
         for i in 0..s.len(queue) {
             let Some(item) = s.item(queue, i) else { break };
-            let group = item.split('|').next().unwrap_or_default().to_string();
+            let group = ItemKey::parse(item).map_or("", |k| k.group()).to_string();
             let g = per.entry(group).or_default();
             *g.entry("items".into()).or_default() += 0;
             for (who, l) in labels.get(item).into_iter().flatten() {

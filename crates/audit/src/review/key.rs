@@ -69,6 +69,16 @@ impl ItemKey {
         }
     }
 
+    /// The key's first field: its dimension for a sample unit, `missing` or `gold` for a
+    /// flagged item (how the page groups its counts).
+    pub fn group(&self) -> &'static str {
+        match self {
+            ItemKey::Unit { dimension, .. } => dimension.name(),
+            ItemKey::Missing { .. } => "missing",
+            ItemKey::Gold { .. } => "gold",
+        }
+    }
+
     pub fn turn_id(&self) -> &str {
         match self {
             ItemKey::Unit { turn_id, .. }
