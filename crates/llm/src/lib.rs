@@ -14,7 +14,6 @@ pub mod extract;
 pub mod fake;
 #[cfg(feature = "fake")]
 mod fake_server;
-pub mod hub;
 pub mod ledger;
 pub mod local;
 pub mod logprob;
