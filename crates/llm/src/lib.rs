@@ -11,6 +11,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod extract;
+#[cfg(feature = "fake")]
 pub mod fake;
 #[cfg(feature = "fake")]
 mod fake_server;
