@@ -16,6 +16,7 @@ pub(crate) mod dimension;
 pub(crate) mod error;
 pub mod human;
 pub mod items;
+pub(crate) mod job;
 pub mod judges;
 pub mod labels;
 pub mod output;
@@ -32,9 +33,10 @@ pub mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use audit::{AuditJob, Outcome, run, run_within};
+pub use audit::{run, run_within};
 pub use config::AuditSettings;
 pub use dimension::Dimension;
 pub use error::{AuditError, Result};
+pub use job::{AuditJob, Outcome};
 pub use judges::prompts::AuditPrompts;
 pub use summary::Summary;

@@ -3,10 +3,10 @@
 //! compared with the annotators; generic ratings of audited items are compared with the item
 //! scores ([`crate::human::calibration`]).
 
-use crate::audit::AuditJob;
 use crate::error::Result;
 use crate::human::agreement::{HumanCalibration, HumanLabels};
 use crate::human::calibration;
+use crate::job::AuditJob;
 use crate::judges::record::Judgement;
 use crate::output;
 use crate::stages::judge::{Judgements, Scored};

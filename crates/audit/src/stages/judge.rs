@@ -13,7 +13,6 @@ use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 use rayon::prelude::*;
 
-use crate::audit::{AuditJob, Outcome};
 use crate::budget::{self, BudgetPlan, DialogueWork, TimeBudget};
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
@@ -24,6 +23,7 @@ use crate::items::aggregate::{ItemScore, score_items};
 use crate::items::materials;
 use crate::items::plan::{AuditPlan, SkipReason};
 use crate::items::pool::{PositionBalancer, permutations};
+use crate::job::{AuditJob, Outcome};
 use crate::judges::context::{self, ContextInfo, Deferred, ItemKey, Recording, Screened};
 use crate::judges::engine::{Judged, Judging, Unit, judge_units};
 use crate::judges::record::Judgement;

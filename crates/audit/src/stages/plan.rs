@@ -8,12 +8,12 @@ use mtr_core::progress::SharedProgress;
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
-use crate::audit::AuditJob;
 use crate::budget::Gate;
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 use crate::items::materials;
 use crate::items::plan::{self, AuditPlan};
+use crate::job::AuditJob;
 use crate::judges::context;
 use crate::judges::engine::{JudgeRef, Judging};
 use crate::judges::prompts::ContextBudget;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::audit::AuditJob;
+use crate::job::AuditJob;
 use crate::judges::record::Judgement;
 use crate::output;
 

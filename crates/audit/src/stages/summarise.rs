@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
-use crate::audit::AuditJob;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::human::agreement::HumanCalibration;
 use crate::human::calibration;
 use crate::items::aggregate::{ItemScore, Suggestion};
+use crate::job::AuditJob;
 use crate::judges::prompts::passage_display;
 use crate::judges::record::Judgement;
 use crate::report::excerpt;

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use mtr_core::Benchmark;
 use mtr_llm::Llm;
 
-use crate::audit::AuditJob;
 use crate::dimension::Dimension;
 use crate::error::Result;
 use crate::items::aggregate::{Suggestion, merge_suggestions};
+use crate::job::AuditJob;
 use crate::judges::engine::Unit;
 use crate::judges::record::Judgement;
 use crate::judges::render::BenchRender;
