@@ -1,12 +1,13 @@
-//! The audit, end to end: [`run`] calls the job's stages in order ([`crate::stages`]): plan
-//! the items, reuse an earlier run's judgements, judge every unit with every judge (and the
-//! human calibration set), verify the missing-gold candidates, calibrate against human labels,
-//! summarise, and write the output folder.
+//! The audit, end to end: [`run`] calls the job's stages in order ([`crate::stages`]), each
+//! with the results of the earlier ones: plan the items, reuse an earlier run's judgements,
+//! judge every unit with every judge, judge the human calibration set, score, verify the
+//! missing-gold candidates, calibrate against human labels, summarise, and write the output
+//! folder.
 
 use mtr_core::Benchmark;
 use mtr_llm::Llm;
 
-use crate::budget::{Gate, TimeBudget};
+use crate::budget::TimeBudget;
 use crate::error::Result;
 use crate::job::{AuditJob, Outcome};
 use crate::stages::{self, summarise::Finished};
@@ -24,34 +25,42 @@ pub async fn run_within(
     llm: &Llm,
     time: Option<TimeBudget>,
 ) -> Result<Outcome> {
-    let mut warnings = Vec::new();
-    let mut planned = stages::plan::plan(bench, &job, llm)?;
-    if let Some(t) = time.as_ref().filter(|_| !planned.dry_run) {
-        planned.gate = Gate::until(t.deadline());
+    let time = time.as_ref();
+    let planned = stages::plan::plan(bench, &job, llm, time)?;
+    let judging = planned.judging(llm, &job.progress);
+    let reuse = stages::reuse::reuse(&job.out_dir, &planned.fingerprint.data);
+    let (judged, judgements) =
+        stages::judge::judge(bench, &job, &judging, &planned, &reuse, time).await?;
+    let human_judged =
+        stages::human::judge_human(&job, &judging, &planned, &reuse, judged.stopped.is_some())
+            .await?;
+    if planned.dry_run {
+        return Ok(stages::judge::dry_run(llm, &judged, &judgements));
     }
-    let reuse = stages::reuse::reuse(&job, &planned.fingerprint.data, &mut warnings);
-    let mut judged = stages::judge::judge(
+    let scored = stages::score::score(judged, &human_judged, &job.settings, &planned);
+    let verified = stages::verify::verify(
         bench,
         &job,
-        llm,
-        &mut planned,
+        &judging,
+        &planned,
+        &judgements,
         &reuse,
-        &mut warnings,
-        time.as_ref(),
+        &scored,
     )
     .await?;
-    if planned.dry_run {
-        return Ok(stages::judge::dry_run(llm, &judged));
-    }
-    let mut scored = stages::judge::score(&mut judged, &job.settings, &planned);
-    let verified =
-        stages::verify::verify(bench, &job, llm, &planned, &judged, &reuse, &mut scored).await?;
-    let human = stages::calibrate::calibrate(&job, &planned, &mut judged, &scored)?;
+    let human = stages::calibrate::calibrate(&job, &planned, &human_judged, &scored)?;
+    let warnings = reuse
+        .warning
+        .iter()
+        .chain(&judgements.warnings)
+        .cloned()
+        .collect();
     let finished = Finished {
         planned: &planned,
-        judged: &judged,
+        judged: &judgements,
+        human_judged: &human_judged,
         scored: &scored,
-        suggested: &verified.suggested,
+        verified: &verified,
         human,
         warnings,
     };

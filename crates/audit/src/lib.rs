@@ -2,12 +2,12 @@
 //! alignment, evidence completeness (a seeded, position-balanced discriminability test),
 //! answer faithfulness and answer quality, with confidence intervals and bias checks.
 //!
-//! [`audit::run`] does the whole job as the named [`stages`] (plan -> reuse -> judge -> verify
-//! -> calibrate -> summarise -> write); the folders hold their steps by concern: [`items`]
-//! (what to judge, the passages and pools, item scores, missing gold), [`judges`] (prompts,
-//! calls, answers), [`statistics`] (intervals, biases, the verdict on the judges), [`human`]
-//! (calibration against people), [`budget`] (`--time-budget`, [`run_within`]); [`summary`],
-//! [`report`] and [`output`] are what the audit writes.
+//! [`audit::run`] does the whole job as the named [`stages`] (plan -> reuse -> judge -> human
+//! -> score -> verify -> calibrate -> summarise -> write); the folders hold their steps by
+//! concern: [`items`] (what to judge, the passages and pools, item scores, missing gold),
+//! [`judges`] (prompts, calls, answers), [`statistics`] (intervals, biases, the verdict on the
+//! judges), [`human`] (calibration against people), [`budget`] (`--time-budget`,
+//! [`run_within`]); [`summary`], [`report`] and [`output`] are what the audit writes.
 
 pub(crate) mod audit;
 pub mod budget;
