@@ -33,7 +33,7 @@ pub mod summary;
 mod tests;
 
 pub use audit::{AuditJob, Outcome, run, run_within};
-pub use config::AuditSettings;
+pub use config::{AuditSettings, NegativesQuery};
 pub use dimension::Dimension;
 pub use error::{AuditError, Result};
 pub use judges::prompts::AuditPrompts;
