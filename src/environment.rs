@@ -50,7 +50,7 @@ pub const VARIABLES: &[EnvVar] = &[
     },
     EnvVar {
         name: "XDG_CONFIG_HOME",
-        meaning: "mtr.toml is looked for in $XDG_CONFIG_HOME/mtr/ (default ~/.config) when ./mtr.toml is absent",
+        meaning: "where mtr.toml is looked for when ./mtr.toml is absent: $XDG_CONFIG_HOME/mtr/ [default: ~/.config]",
         affects: Affects::Every,
     },
     EnvVar {
@@ -85,17 +85,17 @@ pub const VARIABLES: &[EnvVar] = &[
     },
     EnvVar {
         name: "XDG_CACHE_HOME",
-        meaning: "what is safe to delete, under $XDG_CACHE_HOME/mtr (default ~/.cache): import and index caches",
+        meaning: "what is safe to delete (import and index caches) goes under $XDG_CACHE_HOME/mtr [default: ~/.cache]",
         affects: Affects::Commands(FILES),
     },
     EnvVar {
         name: "XDG_DATA_HOME",
-        meaning: "what costs work or money to rebuild, under $XDG_DATA_HOME/mtr (default ~/.local/share): models, venv, LLM cache, spend ledger",
+        meaning: "what costs work or money to rebuild (models, venv, LLM cache, spend ledger) goes under $XDG_DATA_HOME/mtr [default: ~/.local/share]",
         affects: Affects::Commands(LOCAL),
     },
     EnvVar {
         name: "XDG_STATE_HOME",
-        meaning: "the local servers' state, under $XDG_STATE_HOME/mtr (default ~/.local/state)",
+        meaning: "the local servers' state goes under $XDG_STATE_HOME/mtr [default: ~/.local/state]",
         affects: Affects::Commands(LOCAL),
     },
     EnvVar {
@@ -120,12 +120,12 @@ pub const VARIABLES: &[EnvVar] = &[
     },
     EnvVar {
         name: "MTR_LOCAL_CORES",
-        meaning: "the cores the local servers may use side by side (default: the machine's)",
+        meaning: "the cores the local servers may use side by side [default: the machine's]",
         affects: Affects::Commands(LOCAL),
     },
     EnvVar {
         name: "HF_ENDPOINT",
-        meaning: "the Hugging Face Hub models are downloaded from (default the public Hub)",
+        meaning: "the Hugging Face Hub models are downloaded from [default: https://huggingface.co]",
         affects: Affects::Commands(&["local"]),
     },
     EnvVar {
@@ -431,6 +431,8 @@ mod tests {
             .render_long_help()
             .to_string();
         assert!(start.contains("HF_TOKEN"), "{start}");
+        // defaults are written as everywhere in the help: [default: ...]
+        assert!(!audit.contains("(default"), "{audit}");
         let top = cmd.render_long_help().to_string();
         assert!(
             top.contains("NO_COLOR") && !top.contains("MTR_KEEP_ALIVE"),
