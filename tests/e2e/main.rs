@@ -23,6 +23,7 @@ mod review;
 mod reviewed;
 mod secrets;
 mod setup_script;
+mod shell;
 mod synth;
 mod synth_budget;
 mod synth_corpus;

@@ -34,7 +34,7 @@ pub mod summary;
 mod tests;
 
 pub use audit::{run, run_within};
-pub use config::AuditSettings;
+pub use config::{AuditSettings, NegativesQuery};
 pub use dimension::Dimension;
 pub use error::{AuditError, Result};
 pub use job::{AuditJob, Outcome};
