@@ -15,8 +15,8 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use mtr_audit::review::ItemKey;
 use mtr_audit::review::Queue;
+use mtr_audit::review::labels::EffectiveLabels;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -41,7 +41,10 @@ pub struct QueueState {
 }
 
 fn queue_state(s: &Session, queue: Queue) -> QueueState {
-    let labels = s.labels();
+    s.with_labels(|labels, _| queue_state_of(s, queue, labels))
+}
+
+fn queue_state_of(s: &Session, queue: Queue, labels: &EffectiveLabels) -> QueueState {
     let mut st = QueueState {
         total: s.len(queue),
         labelled: 0,
@@ -50,11 +53,8 @@ fn queue_state(s: &Session, queue: Queue) -> QueueState {
     };
     for i in 0..s.len(queue) {
         let Some(item) = s.item(queue, i) else { break };
-        let group = ItemKey::parse(item).map_or("", |k| k.group()).to_string();
-        let done = labels
-            .get(item)
-            .is_some_and(|r| r.contains_key(&s.reviewer));
-        let g = st.by.entry(group).or_default();
+        let done = labelled_by(labels, item, &s.reviewer);
+        let g = st.by.entry(s.group(queue, i).to_string()).or_default();
         g.total += 1;
         if done {
             g.labelled += 1;
@@ -64,6 +64,24 @@ fn queue_state(s: &Session, queue: Queue) -> QueueState {
         }
     }
     st
+}
+
+fn labelled_by(labels: &EffectiveLabels, item: &str, reviewer: &str) -> bool {
+    labels.get(item).is_some_and(|r| r.contains_key(reviewer))
+}
+
+/// The card to show after a label at `index`: the first this reviewer has not labelled after
+/// it, else the first before it (a skipped one), else the end of the queue (`total`).
+fn next_unlabelled(s: &Session, queue: Queue, index: usize, labels: &EffectiveLabels) -> usize {
+    let total = s.len(queue);
+    let unlabelled = |i: &usize| {
+        s.item(queue, *i)
+            .is_some_and(|item| !labelled_by(labels, item, &s.reviewer))
+    };
+    (index + 1..total)
+        .find(unlabelled)
+        .or_else(|| (0..index.min(total)).find(unlabelled))
+        .unwrap_or(total)
 }
 
 pub async fn state(State(s): State<Shared>) -> Json<serde_json::Value> {
@@ -138,7 +156,15 @@ pub async fn label(State(s): State<Shared>, Json(r): Json<LabelRequest>) -> Resp
         r.seconds,
         &r.note,
     ) {
-        Ok(()) => Json(json!({"ok": true, "state": queue_state(&s, queue)})).into_response(),
+        Ok(()) => {
+            let (state, next) = s.with_labels(|labels, _| {
+                (
+                    queue_state_of(&s, queue, labels),
+                    next_unlabelled(&s, queue, r.index, labels),
+                )
+            });
+            Json(json!({"ok": true, "state": state, "next": next})).into_response()
+        }
         Err(Rejected::Invalid(m)) => bad(StatusCode::UNPROCESSABLE_ENTITY, m),
         Err(Rejected::Failed(e)) => {
             tracing::error!("saving a label: {e:#}");
@@ -152,31 +178,36 @@ pub async fn label(State(s): State<Shared>, Json(r): Json<LabelRequest>) -> Resp
 
 /// Counts of labels per queue, dimension (or kind) and label, over every reviewer.
 pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
-    let labels = s.labels();
-    let mut counts: BTreeMap<&str, BTreeMap<String, BTreeMap<String, usize>>> = BTreeMap::new();
-    let mut reviewers: BTreeMap<String, usize> = BTreeMap::new();
-    for queue in [Queue::Sample, Queue::Flagged] {
-        let per = counts.entry(queue.name()).or_default();
-        for i in 0..s.len(queue) {
-            let Some(item) = s.item(queue, i) else { break };
-            let group = ItemKey::parse(item).map_or("", |k| k.group()).to_string();
-            let g = per.entry(group).or_default();
-            *g.entry("items".into()).or_default() += 0;
-            for (who, l) in labels.get(item).into_iter().flatten() {
-                *g.entry(l.clone()).or_default() += 1;
-                *reviewers.entry(who.clone()).or_default() += 1;
+    let (body, version) = s.with_labels(|labels, version| {
+        let mut counts: BTreeMap<&str, BTreeMap<String, BTreeMap<String, usize>>> = BTreeMap::new();
+        let mut reviewers: BTreeMap<String, usize> = BTreeMap::new();
+        for queue in [Queue::Sample, Queue::Flagged] {
+            let per = counts.entry(queue.name()).or_default();
+            for i in 0..s.len(queue) {
+                let Some(item) = s.item(queue, i) else { break };
+                let g = per.entry(s.group(queue, i).to_string()).or_default();
+                *g.entry("items".into()).or_default() += 0;
+                for (who, l) in labels.get(item).into_iter().flatten() {
+                    *g.entry(l.clone()).or_default() += 1;
+                    *reviewers.entry(who.clone()).or_default() += 1;
+                }
             }
         }
-    }
-    Json(json!({
-        "queues": {
-            "sample": queue_state(&s, Queue::Sample),
-            "flagged": queue_state(&s, Queue::Flagged),
-        },
-        "labels": counts,
-        "reviewers": reviewers,
-        "estimates": estimates(&s.queues.audit_dir, &s.queues.summary),
-    }))
+        let body = json!({
+            "queues": {
+                "sample": queue_state_of(&s, Queue::Sample, labels),
+                "flagged": queue_state_of(&s, Queue::Flagged, labels),
+            },
+            "labels": counts,
+            "reviewers": reviewers,
+        });
+        (body, version)
+    });
+    let mut body = body;
+    body["estimates"] = s.estimates(version, || {
+        estimates(&s.queues.audit_dir, &s.queues.summary)
+    });
+    Json(body)
 }
 
 /// The "Reviewed" figures of `mtr report` for the Summary tab, computed from the labels on disk
