@@ -44,44 +44,57 @@ fn queue_state(s: &Session, queue: Queue) -> QueueState {
     s.with_labels(|labels, _| queue_state_of(s, queue, labels))
 }
 
-fn queue_state_of(s: &Session, queue: Queue, labels: &EffectiveLabels) -> QueueState {
-    let mut st = QueueState {
-        total: s.len(queue),
-        labelled: 0,
-        first_unlabelled: s.len(queue),
-        by: BTreeMap::new(),
-    };
-    for i in 0..s.len(queue) {
-        let Some(item) = s.item(queue, i) else { break };
-        let done = labelled_by(labels, item, &s.reviewer);
-        let g = st.by.entry(s.group(queue, i).to_string()).or_default();
-        g.total += 1;
-        if done {
-            g.labelled += 1;
-            st.labelled += 1;
-        } else if st.first_unlabelled == st.total {
-            st.first_unlabelled = i;
+/// Which cards of `queue` this reviewer has labelled. Built from the labels (what has been
+/// labelled, far fewer than a large flagged queue's cards), not by looking up every card.
+fn labelled_mask(s: &Session, queue: Queue, labels: &EffectiveLabels) -> Vec<bool> {
+    let mut mask = vec![false; s.len(queue)];
+    for (item, by) in labels {
+        if by.contains_key(&s.reviewer)
+            && let Some((q, i)) = s.position(item)
+            && q == queue
+            && let Some(m) = mask.get_mut(i)
+        {
+            *m = true;
         }
     }
-    st
+    mask
 }
 
-fn labelled_by(labels: &EffectiveLabels, item: &str, reviewer: &str) -> bool {
-    labels.get(item).is_some_and(|r| r.contains_key(reviewer))
+fn queue_state_of(s: &Session, queue: Queue, labels: &EffectiveLabels) -> QueueState {
+    queue_state_from(s, queue, &labelled_mask(s, queue, labels))
+}
+
+fn queue_state_from(s: &Session, queue: Queue, mask: &[bool]) -> QueueState {
+    let mut by: BTreeMap<String, Progress> = s
+        .group_totals(queue)
+        .iter()
+        .map(|(g, &total)| (g.clone(), Progress { total, labelled: 0 }))
+        .collect();
+    let mut labelled = 0;
+    for (i, _) in mask.iter().enumerate().filter(|(_, done)| **done) {
+        labelled += 1;
+        if let Some(g) = by.get_mut(s.group(queue, i)) {
+            g.labelled += 1;
+        }
+    }
+    QueueState {
+        total: mask.len(),
+        labelled,
+        first_unlabelled: mask.iter().position(|done| !done).unwrap_or(mask.len()),
+        by,
+    }
 }
 
 /// The card to show after a label at `index`: the first this reviewer has not labelled after
 /// it, else the first before it (a skipped one), else the end of the queue (`total`).
-fn next_unlabelled(s: &Session, queue: Queue, index: usize, labels: &EffectiveLabels) -> usize {
-    let total = s.len(queue);
-    let unlabelled = |i: &usize| {
-        s.item(queue, *i)
-            .is_some_and(|item| !labelled_by(labels, item, &s.reviewer))
-    };
-    (index + 1..total)
-        .find(unlabelled)
-        .or_else(|| (0..index.min(total)).find(unlabelled))
-        .unwrap_or(total)
+fn next_unlabelled(mask: &[bool], index: usize) -> usize {
+    let after = index.saturating_add(1).min(mask.len());
+    mask[after..]
+        .iter()
+        .position(|done| !done)
+        .map(|i| after + i)
+        .or_else(|| mask[..index.min(mask.len())].iter().position(|done| !done))
+        .unwrap_or(mask.len())
 }
 
 pub async fn state(State(s): State<Shared>) -> Json<serde_json::Value> {
@@ -158,9 +171,10 @@ pub async fn label(State(s): State<Shared>, Json(r): Json<LabelRequest>) -> Resp
     ) {
         Ok(()) => {
             let (state, next) = s.with_labels(|labels, _| {
+                let mask = labelled_mask(&s, queue, labels);
                 (
-                    queue_state_of(&s, queue, labels),
-                    next_unlabelled(&s, queue, r.index, labels),
+                    queue_state_from(&s, queue, &mask),
+                    next_unlabelled(&mask, r.index),
                 )
             });
             Json(json!({"ok": true, "state": state, "next": next})).into_response()
@@ -179,18 +193,27 @@ pub async fn label(State(s): State<Shared>, Json(r): Json<LabelRequest>) -> Resp
 /// Counts of labels per queue, dimension (or kind) and label, over every reviewer.
 pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
     let (body, version) = s.with_labels(|labels, version| {
+        // every group listed (an `items` entry of 0 keeps the empty ones), then the labels
         let mut counts: BTreeMap<&str, BTreeMap<String, BTreeMap<String, usize>>> = BTreeMap::new();
-        let mut reviewers: BTreeMap<String, usize> = BTreeMap::new();
         for queue in [Queue::Sample, Queue::Flagged] {
             let per = counts.entry(queue.name()).or_default();
-            for i in 0..s.len(queue) {
-                let Some(item) = s.item(queue, i) else { break };
-                let g = per.entry(s.group(queue, i).to_string()).or_default();
-                *g.entry("items".into()).or_default() += 0;
-                for (who, l) in labels.get(item).into_iter().flatten() {
-                    *g.entry(l.clone()).or_default() += 1;
-                    *reviewers.entry(who.clone()).or_default() += 1;
-                }
+            for g in s.group_totals(queue).keys() {
+                per.entry(g.clone()).or_default().insert("items".into(), 0);
+            }
+        }
+        let mut reviewers: BTreeMap<String, usize> = BTreeMap::new();
+        for (item, by) in labels {
+            let Some((queue, i)) = s.position(item) else {
+                continue;
+            };
+            let g = counts
+                .entry(queue.name())
+                .or_default()
+                .entry(s.group(queue, i).to_string())
+                .or_default();
+            for (who, l) in by {
+                *g.entry(l.clone()).or_default() += 1;
+                *reviewers.entry(who.clone()).or_default() += 1;
             }
         }
         let body = json!({
@@ -223,5 +246,20 @@ fn estimates(audit_dir: &std::path::Path, summary: &mtr_audit::Summary) -> serde
             tracing::warn!("review estimates: {e}");
             serde_json::Value::Null
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_unlabelled;
+
+    #[test]
+    fn the_next_card_is_the_next_unlabelled_then_a_skipped_one_then_the_end() {
+        let mask = [true, false, true, true, false, true];
+        assert_eq!(next_unlabelled(&mask, 1), 4, "past the labelled ones");
+        assert_eq!(next_unlabelled(&mask, 4), 1, "back to the skipped one");
+        assert_eq!(next_unlabelled(&[true, true, true], 1), 3, "the end");
+        assert_eq!(next_unlabelled(&[], 0), 0);
+        assert_eq!(next_unlabelled(&mask, 9), 1, "an index past the end");
     }
 }

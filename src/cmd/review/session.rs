@@ -3,7 +3,7 @@
 //! every request, incrementally, so other processes' labels show at once; every label is
 //! appended to it before its answer goes back).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -121,6 +121,14 @@ pub fn load_texts(
     Texts::load(bench, &q.sample.units, &q.flagged).map_err(audit_error)
 }
 
+/// The index of a queue's per-queue tables.
+fn slot(queue: Queue) -> usize {
+    match queue {
+        Queue::Sample => 0,
+        Queue::Flagged => 1,
+    }
+}
+
 /// Why a label was not recorded.
 #[derive(Debug)]
 pub enum Rejected {
@@ -139,8 +147,10 @@ pub struct Session {
     labels: Mutex<LabelsTail>,
     /// Item key -> (queue, index).
     index: HashMap<String, (Queue, usize)>,
-    /// Per queue, the group (dimension or kind) of each card, computed once.
+    /// Per queue, the group (dimension or kind) of each card, and the cards per group,
+    /// computed once.
     groups: [Vec<String>; 2],
+    group_totals: [BTreeMap<String, usize>; 2],
     /// The Summary tab's estimates and the labels file's version they were computed at
     /// (computing them reads the audit's items: only again once a label was added).
     estimates: Mutex<Option<(u64, serde_json::Value)>>,
@@ -168,6 +178,14 @@ impl Session {
             queues.sample.units.iter().map(|u| group(&u.item)).collect(),
             queues.flagged.iter().map(|f| group(&f.item)).collect(),
         ];
+        let totals = |gs: &Vec<String>| {
+            let mut t: BTreeMap<String, usize> = BTreeMap::new();
+            for g in gs {
+                *t.entry(g.clone()).or_default() += 1;
+            }
+            t
+        };
+        let group_totals = [totals(&groups[0]), totals(&groups[1])];
         Ok(Self {
             labels_path,
             queues,
@@ -176,6 +194,7 @@ impl Session {
             labels: Mutex::new(labels),
             index,
             groups,
+            group_totals,
             estimates: Mutex::new(None),
         })
     }
@@ -203,11 +222,19 @@ impl Session {
 
     /// The group (dimension or kind) of the card at `index` of `queue`.
     pub fn group(&self, queue: Queue, index: usize) -> &str {
-        let groups = match queue {
-            Queue::Sample => &self.groups[0],
-            Queue::Flagged => &self.groups[1],
-        };
-        groups.get(index).map_or("", String::as_str)
+        self.groups[slot(queue)]
+            .get(index)
+            .map_or("", String::as_str)
+    }
+
+    /// The cards of `queue` per group.
+    pub fn group_totals(&self, queue: Queue) -> &BTreeMap<String, usize> {
+        &self.group_totals[slot(queue)]
+    }
+
+    /// Where an item is reviewed: (queue, index).
+    pub fn position(&self, item: &str) -> Option<(Queue, usize)> {
+        self.index.get(item).copied()
     }
 
     pub fn len(&self, queue: Queue) -> usize {
