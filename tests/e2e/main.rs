@@ -24,6 +24,7 @@ mod review_browser;
 mod reviewed;
 mod secrets;
 mod setup_script;
+mod shell;
 mod synth;
 mod synth_budget;
 mod synth_corpus;

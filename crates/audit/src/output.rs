@@ -15,11 +15,11 @@ use crate::error::{AuditError, Result};
 use crate::items::aggregate::{Suggestion, SuggestionVerdict};
 use crate::judges::record::Judgement;
 use crate::summary::Summary;
+pub use crate::summary::{SUMMARY, read_summary, write_summary};
 
 pub const ITEMS: &str = "items.jsonl";
 pub const HUMAN_ITEMS: &str = "human_items.jsonl";
 pub const VERIFY_ITEMS: &str = "verify_items.jsonl";
-pub const SUMMARY: &str = "summary.json";
 pub const REPORT_MD: &str = "report.md";
 pub const REPORT_HTML: &str = "report.html";
 pub const SUGGESTED_QRELS: &str = "suggested_qrels.tsv";
@@ -101,24 +101,6 @@ pub fn write_suggestions(path: &Path, suggestions: &[Suggestion]) -> Result<()> 
     f.write_all(body.as_bytes()).map_err(|e| io(path, e))?;
     f.commit()?;
     Ok(())
-}
-
-pub fn write_summary(path: &Path, s: &Summary) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(s).map_err(|e| io(path, e))?;
-    text.push('\n');
-    write_atomic(path, text.as_bytes())?;
-    Ok(())
-}
-
-pub fn read_summary(path: &Path) -> Result<Summary> {
-    let text = mtr_core::jsonl::read_text(path)?;
-    serde_json::from_str(&text).map_err(|e| {
-        AuditError::Core(
-            mtr_core::InputError::new(path, format!("not an audit summary: {e}"))
-                .line(e.line() as u64)
-                .into(),
-        )
-    })
 }
 
 /// Renders and writes `report.md` and `report.html` from a summary.

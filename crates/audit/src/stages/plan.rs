@@ -8,12 +8,12 @@ use mtr_core::progress::SharedProgress;
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
-use crate::audit::AuditJob;
-use crate::budget::Gate;
+use crate::budget::{Gate, TimeBudget};
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 use crate::items::materials;
 use crate::items::plan::{self, AuditPlan};
+use crate::job::AuditJob;
 use crate::judges::context;
 use crate::judges::engine::{JudgeRef, Judging};
 use crate::judges::prompts::ContextBudget;
@@ -27,7 +27,8 @@ pub struct Planned {
     /// Self-consistency samples per judge (at least 1).
     pub samples: u32,
     pub dry_run: bool,
-    /// Passages by id: the golds, and (after the judge stage) the hard negatives.
+    /// The gold passages by id (the judge stage adds the hard negatives:
+    /// [`crate::stages::judge::Judgements::passages`]).
     pub passages: HashMap<String, Passage>,
     pub plan: AuditPlan,
     pub fingerprint: FingerprintInfo,
@@ -54,8 +55,14 @@ impl Planned {
     }
 }
 
-/// Checks the settings, finds the judges, loads the gold passages and builds the plan.
-pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
+/// Checks the settings, finds the judges, loads the gold passages and builds the plan; with a
+/// time budget (`time`, not on a dry run) no judgement call starts after its deadline.
+pub fn plan(
+    bench: &Benchmark,
+    job: &AuditJob,
+    llm: &Llm,
+    time: Option<&TimeBudget>,
+) -> Result<Planned> {
     let s = &job.settings;
     s.validate()?;
     let dims = s.dimensions();
@@ -81,6 +88,10 @@ pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
     );
     let fingerprint = fingerprint(bench, job, &dims, &judges)?;
     let budget = context::budget_for(llm, &judges);
+    let gate = match time {
+        Some(t) if !dry_run => Gate::until(t.deadline()),
+        _ => Gate::default(),
+    };
     Ok(Planned {
         dims,
         judges,
@@ -91,7 +102,7 @@ pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
         plan,
         fingerprint,
         budget,
-        gate: Gate::default(),
+        gate,
     })
 }
 

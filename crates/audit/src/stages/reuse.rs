@@ -3,11 +3,11 @@
 //! data leaves none, with a warning.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::audit::AuditJob;
 use crate::judges::record::Judgement;
 use crate::output;
+use crate::summary::{SUMMARY, read_summary};
 
 /// Whether the folder's earlier judgements may be reused, and those of `items.jsonl`.
 pub struct Reuse {
@@ -15,6 +15,8 @@ pub struct Reuse {
     same_data: bool,
     /// `items.jsonl` of the earlier run, by judgement id.
     pub existing: HashMap<String, Judgement>,
+    /// Said when the folder held an audit of other data.
+    pub warning: Option<String>,
 }
 
 impl Reuse {
@@ -28,19 +30,19 @@ impl Reuse {
     }
 }
 
-/// Reads the folder's `summary.json` and `items.jsonl`; `data` is this run's data fingerprint.
-pub fn reuse(job: &AuditJob, data: &str, warnings: &mut Vec<String>) -> Reuse {
-    let previous = output::read_summary(&job.out_dir.join(output::SUMMARY)).ok();
+/// Reads the folder `out_dir`'s `summary.json` and `items.jsonl`; `data` is this run's data
+/// fingerprint.
+pub fn reuse(out_dir: &Path, data: &str) -> Reuse {
+    let previous = read_summary(&out_dir.join(SUMMARY)).ok();
     let same_data = previous.as_ref().is_none_or(|p| p.fingerprint.data == data);
-    if !same_data {
-        warnings.push(
-            "the output folder held an audit of other data; its judgements were not reused".into(),
-        );
-    }
+    let warning = (!same_data).then(|| {
+        "the output folder held an audit of other data; its judgements were not reused".to_string()
+    });
     let mut reuse = Reuse {
-        dir: job.out_dir.clone(),
+        dir: out_dir.to_path_buf(),
         same_data,
         existing: HashMap::new(),
+        warning,
     };
     reuse.existing = reuse.earlier(output::ITEMS);
     reuse

@@ -1,4 +1,4 @@
-//! Stage 6, summarise: everything `summary.json` holds, computed once from the judgements and
+//! Stage 8, summarise: everything `summary.json` holds, computed once from the judgements and
 //! item scores: per-dimension statistics ([`crate::statistics::dimensions`]), biases (position, length,
 //! self-preference), failures, the worst items with their text, the ensemble's warnings, cost,
 //! the discriminability facts, and the verdict on the judges ([`crate::statistics::verdict`]).
@@ -8,17 +8,21 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
-use crate::audit::AuditJob;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::human::agreement::HumanCalibration;
 use crate::human::calibration;
-use crate::items::aggregate::{ItemScore, Suggestion};
+use crate::items::aggregate::ItemScore;
+use crate::job::AuditJob;
+use crate::judges::context::ContextInfo;
 use crate::judges::prompts::passage_display;
 use crate::judges::record::Judgement;
 use crate::report::excerpt;
-use crate::stages::judge::{Judgements, Scored};
+use crate::stages::human::HumanJudged;
+use crate::stages::judge::Judgements;
 use crate::stages::plan::Planned;
+use crate::stages::score::Scored;
+use crate::stages::verify::Verified;
 use crate::statistics::dimensions::{self, Lengths};
 use crate::summary::*;
 
@@ -26,9 +30,10 @@ use crate::summary::*;
 pub struct Finished<'a> {
     pub planned: &'a Planned,
     pub judged: &'a Judgements,
+    pub human_judged: &'a HumanJudged,
     pub scored: &'a Scored,
     /// Missing-gold candidates with their verdicts.
-    pub suggested: &'a [Suggestion],
+    pub verified: &'a Verified,
     pub human: Option<HumanCalibration>,
     pub warnings: Vec<String>,
 }
@@ -37,18 +42,20 @@ pub struct Finished<'a> {
 pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) -> Summary {
     let s = &job.settings;
     let (planned, scored) = (f.planned, f.scored);
-    let lengths = lengths(bench, planned);
-    let st = statistics(bench, s, planned, scored, &lengths);
+    let passages = f.judged.passages(planned);
+    let stopped = f.verified.stopped(scored);
+    let lengths = lengths(bench, planned, passages);
+    let st = statistics(bench, s, planned, scored, passages, &lengths);
     let mut bias = st.bias;
     bias.self_preference = self_preference(bench, &planned.judge_infos, f.human.as_ref());
     let mut warnings = f.warnings;
-    warnings.extend(ensemble_warnings(planned, scored.stopped.as_deref()));
+    warnings.extend(ensemble_warnings(planned, stopped.as_deref()));
     let discriminability = planned.dims.contains(&Dimension::Completeness).then(|| {
         crate::items::missing_gold::info(
             &scored.items,
             &scored.judgements,
-            f.suggested,
-            &planned.passages,
+            &f.verified.suggested,
+            passages,
             s.verify_rating_at_least,
         )
     });
@@ -66,20 +73,24 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
         fingerprint: planned.fingerprint.clone(),
         settings: s.clone(),
         judges: planned.judge_infos.clone(),
-        complete: scored.stopped.is_none(),
-        stopped: scored.stopped.clone(),
+        complete: stopped.is_none(),
+        stopped,
         plan: plan_info(bench, planned, f.judged, scored),
         dimensions: st.dimensions,
         bias,
         failures: st.failures,
-        suggested_qrels: f.suggested.to_vec(),
+        suggested_qrels: f.verified.suggested.clone(),
         discriminability,
         flagged_turns: st.flagged_turns,
         cost: cost(&scored.judgements, llm),
         human: f.human,
         review: None,
         failure_rates: dimensions::failure_rates(&scored.judgements, &f.judged.prompt_tokens),
-        context: f.judged.context.clone(),
+        context: ContextInfo {
+            human_shortened: f.human_judged.shortened,
+            human_too_long: f.human_judged.too_long,
+            ..f.judged.context.clone()
+        },
         worst: st.worst,
         warnings,
         time_budget: f.judged.time_budget.as_ref().map(|b| {
@@ -101,9 +112,9 @@ fn words(s: &str) -> usize {
 }
 
 /// Words of every loaded passage and of every audited turn's answer.
-fn lengths(bench: &Benchmark, planned: &Planned) -> Lengths {
+fn lengths(bench: &Benchmark, planned: &Planned, passages: &HashMap<String, Passage>) -> Lengths {
     let mut lengths = Lengths::default();
-    for (id, p) in &planned.passages {
+    for (id, p) in passages {
         lengths.passage_words.insert(id.clone(), words(&p.text));
     }
     for &d in &planned.plan.selected {
@@ -132,6 +143,7 @@ fn statistics(
     s: &AuditSettings,
     planned: &Planned,
     scored: &Scored,
+    passages: &HashMap<String, Passage>,
     lengths: &Lengths,
 ) -> Statistics {
     let judge_names = planned.judge_names();
@@ -181,10 +193,8 @@ fn statistics(
                 &calibration::resampling(s, "pool-length"),
             );
         }
-        out.worst.insert(
-            dim,
-            worst_items(bench, &planned.passages, &di, &dj, s.worst),
-        );
+        out.worst
+            .insert(dim, worst_items(bench, passages, &di, &dj, s.worst));
     }
     out.flagged_turns = flagged_turns.len();
     out
@@ -297,7 +307,7 @@ fn plan_info(
                 (*d, n.saturating_sub(too_long.get(d).copied().unwrap_or(0)))
             })
             .collect(),
-        skipped: plan.skipped.clone(),
+        skipped: judged.skipped.clone(),
         judgements_planned: scored.planned,
         judgements_done: scored.done,
     }

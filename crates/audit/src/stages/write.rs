@@ -1,4 +1,4 @@
-//! Stage 7, write: the output folder (`items.jsonl`, `suggested_qrels.tsv`,
+//! Stage 9, write: the output folder (`items.jsonl`, `suggested_qrels.tsv`,
 //! `verify_items.jsonl`, `summary.json`, `report.md`, `report.html`; `human_items.jsonl` is
 //! written by the calibrate stage). Every file is written atomically ([`crate::output`]).
 
@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::error::{AuditError, Result};
 use crate::output;
-use crate::stages::judge::Scored;
+use crate::stages::score::Scored;
 use crate::stages::verify::Verified;
 use crate::summary::Summary;
 
@@ -19,6 +19,6 @@ pub fn write(dir: &Path, summary: &Summary, scored: &Scored, verified: &Verified
     output::write_judgements(&dir.join(output::ITEMS), &scored.judgements)?;
     output::write_suggestions(&dir.join(output::SUGGESTED_QRELS), &verified.suggested)?;
     output::write_judgements(&dir.join(output::VERIFY_ITEMS), &verified.records)?;
-    output::write_summary(&dir.join(output::SUMMARY), summary)?;
+    crate::summary::write_summary(&dir.join(crate::summary::SUMMARY), summary)?;
     output::write_reports(dir, summary)
 }
