@@ -72,8 +72,13 @@ pub struct ReviewedDimension {
     pub reviewers: ReviewEstimate,
     /// Prediction-powered share failing (PPI++).
     pub ppi: ReviewEstimate,
-    /// PPI++'s tuned weight of the judges, in `[0, 1]` (0: the judges add nothing).
+    /// PPI++'s tuned weight of the ensemble's prediction, in `[0, 1]` (0: the judges add
+    /// nothing), when the ensemble's prediction is the only predictor (few reviewed dialogues).
     pub lambda: Option<f64>,
+    /// Each predictor's tuned weight (`ensemble`, then each judge's own score), when there
+    /// are enough reviewed dialogues to use every judge; else the ensemble's `lambda` alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub weights: BTreeMap<String, f64>,
     /// The mean 1-5 rating three ways (rating dimensions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_rating: Option<ThreeWay>,
@@ -103,6 +108,9 @@ pub struct ThreeWay {
     pub reviewers: ReviewEstimate,
     pub ppi: ReviewEstimate,
     pub lambda: Option<f64>,
+    /// As [`ReviewedDimension::weights`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub weights: BTreeMap<String, f64>,
 }
 
 /// Agreement of a judge (or of one reviewer) with the reviewers.
@@ -135,7 +143,7 @@ fn pct(x: Option<f64>) -> String {
 fn publish_line(dim: Dimension, d: &ReviewedDimension) -> String {
     let Some(ppi) = d.ppi.estimate else {
         return format!(
-            "{}: too few reviewed items for an interval ({}); review more of the random sample before publishing any share, and never the judges' {} alone.",
+            "{}: too few reviewed items for an interval ({}; an interval needs two scored items from two dialogues); review more of the random sample before publishing any share, and never the judges' {} alone.",
             dim.name(),
             d.reviewers.n,
             pct(d.judges.estimate)
@@ -144,8 +152,9 @@ fn publish_line(dim: Dimension, d: &ReviewedDimension) -> String {
     let ci = d.ppi.ci.as_ref().map_or(String::new(), |c| {
         format!(" [{}, {}]", pct(Some(c.lower)), pct(Some(c.upper)))
     });
-    let gain = match (&d.ppi.ci, &d.reviewers.ci, d.lambda) {
-        (_, _, Some(0.0)) => {
+    let no_signal = d.lambda == Some(0.0) || d.weights.values().all(|w| *w == 0.0);
+    let gain = match (&d.ppi.ci, &d.reviewers.ci, no_signal) {
+        (_, _, true) => {
             "the judges carry no signal here, so it equals the reviewers' own estimate".to_string()
         }
         (Some(p), Some(r), _) if r.upper > r.lower => format!(
@@ -185,6 +194,7 @@ fn dimension(
         .enumerate()
         .map(|(i, it)| (sample::item_key(it), i))
         .collect();
+    let judge_names: Vec<String> = s.judges.iter().map(|j| j.name.clone()).collect();
     let at = |r: &sample::Reviewed<'_>| index.get(&sample::item_key(r.item)).copied();
     let share = estimates::Quantity {
         predictions: items
@@ -203,6 +213,8 @@ fn dimension(
             .iter()
             .filter_map(|r| Some((at(r)?, r.mean_fails())))
             .collect(),
+        judges: judge_names.clone(),
+        range: (0.0, 1.0),
     };
     let share = estimates::three_ways(&share, s.settings.confidence);
     let mean_rating = dim.is_rating().then(|| {
@@ -215,6 +227,8 @@ fn dimension(
                 .iter()
                 .filter_map(|r| Some((at(r)?, r.mean_rating()?)))
                 .collect(),
+            judges: judge_names.clone(),
+            range: (1.0, 5.0),
         };
         estimates::three_ways(&q, s.settings.confidence)
     });
@@ -251,6 +265,7 @@ fn dimension(
         reviewers: share.reviewers,
         ppi: share.ppi,
         lambda: share.lambda,
+        weights: share.weights,
         mean_rating,
         agreement,
         reviewers_agreement: agreement::between_reviewers(dim, &reviewed, &resampling("reviewers")),
