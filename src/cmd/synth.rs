@@ -24,15 +24,8 @@ pub struct Args {
     /// dumps), or .md/.txt files; each may be .gz, .bz2, .zst or .xz.
     #[arg(long, value_name = "PATH")]
     pub corpus: PathBuf,
-    /// Output benchmark folder (native format) [default: `synth-<corpus name>`, e.g.
-    /// `synth-wiki` for `--corpus wiki/`].
-    #[arg(
-        short = 'o',
-        long = "output",
-        visible_alias = "out",
-        value_name = "DIR"
-    )]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: super::common::Output<Written>,
     /// Folder with edited prompt templates (<name>.j2; missing ones use the built-in).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
@@ -59,6 +52,16 @@ pub struct Args {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub dry_run: DryRunArgs,
+}
+
+/// What `mtr synth -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "DIR";
+    const HELP: &'static str = "Output benchmark folder (native format) [default: `synth-<corpus name>`, e.g. `synth-wiki` for `--corpus wiki/`]";
+    const REQUIRED: bool = false;
 }
 
 section_flags! {
@@ -162,7 +165,7 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(ctx, &args)?;
-    let out = match args.out.clone() {
+    let out = match args.out.given().map(PathBuf::from) {
         Some(o) => o,
         None => {
             let o = super::common::default_output(
@@ -282,10 +285,8 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
         job.work_dir = t.path().join("work");
         Some(t)
     };
-    let llm_args = LlmArgs {
-        dry_run: true,
-        ..args.llm.clone()
-    };
+    let mut llm_args = args.llm.clone();
+    llm_args.options.dry_run = true;
     match open_llm(ctx, &llm_args).await {
         Ok(llm) => {
             let plan = mtr_pipeline::dry_run(&job, &llm, progress)
