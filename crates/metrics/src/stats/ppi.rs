@@ -222,19 +222,56 @@ pub fn ppi_mean(items: &[PpiItem], level: f64) -> Result<PpiEstimate> {
     })
 }
 
+/// What the simulated audits of this module's and [`super::ppi_many`]'s tests share: items
+/// with a latent value (a dialogue effect plus item noise) that fail above [`sim::THRESHOLD`],
+/// and a simple random sample of them labelled.
+#[cfg(test)]
+pub(super) mod sim {
+    use rand::RngExt;
+    use rand::rngs::StdRng;
+    use statrs::distribution::{ContinuousCDF, Normal};
+
+    /// Dialogue effect of the latent value (the item noise has 1).
+    pub const DIALOGUE_SD: f64 = 0.7;
+    /// An item fails above this latent value.
+    pub const THRESHOLD: f64 = 1.0;
+
+    /// A standard normal draw (Box-Muller).
+    pub fn normal(rng: &mut StdRng) -> f64 {
+        let u: f64 = rng.random::<f64>().max(1e-300);
+        let v: f64 = rng.random::<f64>();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// The share of failing items of the population the benchmarks are drawn from.
+    pub fn truth() -> f64 {
+        let sd = (1.0 + DIALOGUE_SD * DIALOGUE_SD).sqrt();
+        1.0 - Normal::standard().cdf(THRESHOLD / sd)
+    }
+
+    /// Which of `n` items a simple random sample of `labelled` keeps (partial Fisher-Yates).
+    pub fn labelled_sample(rng: &mut StdRng, n: usize, labelled: usize) -> Vec<bool> {
+        let labelled = labelled.min(n);
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in 0..labelled {
+            let j = rng.random_range(i..n);
+            order.swap(i, j);
+        }
+        let mut keep = vec![false; n];
+        for &i in &order[..labelled] {
+            keep[i] = true;
+        }
+        keep
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rand::rngs::StdRng;
     use rand::{RngExt, SeedableRng};
 
+    use super::sim::{DIALOGUE_SD, THRESHOLD, labelled_sample, normal, truth};
     use super::*;
-
-    /// A standard normal draw (Box-Muller).
-    fn normal(rng: &mut StdRng) -> f64 {
-        let u: f64 = rng.random::<f64>().max(1e-300);
-        let v: f64 = rng.random::<f64>();
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
 
     #[derive(Clone, Copy)]
     enum Judge {
@@ -248,15 +285,6 @@ mod tests {
 
     const DIALOGUES: usize = 200;
     const LABELLED: usize = 150;
-    /// Dialogue effect and item noise of the latent value; an item fails above THRESHOLD.
-    const DIALOGUE_SD: f64 = 0.7;
-    const THRESHOLD: f64 = 1.0;
-
-    /// The share of failing items of the population the benchmarks are drawn from.
-    fn truth() -> f64 {
-        let sd = (1.0 + DIALOGUE_SD * DIALOGUE_SD).sqrt();
-        1.0 - Normal::standard().cdf(THRESHOLD / sd)
-    }
 
     /// One simulated benchmark: dialogues of 1-8 turns, a judge's verdict on every item, and
     /// a person's label on a random LABELLED of them.
@@ -290,18 +318,8 @@ mod tests {
                 });
             }
         }
-        // keep the labels of a simple random sample of LABELLED items (partial Fisher-Yates)
-        let n = items.len();
-        let labelled = labelled.min(n);
-        let mut order: Vec<usize> = (0..n).collect();
-        for i in 0..labelled {
-            let j = rng.random_range(i..n);
-            order.swap(i, j);
-        }
-        let mut keep = vec![false; n];
-        for &i in &order[..labelled] {
-            keep[i] = true;
-        }
+        // keep the labels of a simple random sample of `labelled` items
+        let keep = labelled_sample(rng, items.len(), labelled);
         for (it, k) in items.iter_mut().zip(keep) {
             if !k {
                 it.label = None;
@@ -334,6 +352,10 @@ mod tests {
             r.width_labels += (e.labels_only.upper - e.labels_only.lower) / REPS as f64;
             r.lambda += e.lambda / REPS as f64;
         }
+        eprintln!(
+            "covered {} of {REPS}; widths: ppi {:.3}, labels {:.3}; lambda {:.2}",
+            r.covered, r.width_ppi, r.width_labels, r.lambda
+        );
         r
     }
 

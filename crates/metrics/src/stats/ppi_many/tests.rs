@@ -4,25 +4,10 @@
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::*;
+use crate::stats::ppi::sim::{DIALOGUE_SD, THRESHOLD, labelled_sample, normal, truth};
 use crate::stats::{PpiItem, ppi_mean};
-
-fn normal(rng: &mut StdRng) -> f64 {
-    let u: f64 = rng.random::<f64>().max(1e-300);
-    let v: f64 = rng.random::<f64>();
-    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-}
-
-const DIALOGUE_SD: f64 = 0.7;
-/// An item fails (its gold does not answer) when its latent value is above this.
-const THRESHOLD: f64 = 1.0;
-
-fn truth() -> f64 {
-    let sd = (1.0 + DIALOGUE_SD * DIALOGUE_SD).sqrt();
-    1.0 - Normal::standard().cdf(THRESHOLD / sd)
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Others {
@@ -59,17 +44,7 @@ fn draw(rng: &mut StdRng, others: Others, dialogues: usize, labelled: usize) -> 
             });
         }
     }
-    let n = items.len();
-    let labelled = labelled.min(n);
-    let mut order: Vec<usize> = (0..n).collect();
-    for i in 0..labelled {
-        let j = rng.random_range(i..n);
-        order.swap(i, j);
-    }
-    let mut keep = vec![false; n];
-    for &i in &order[..labelled] {
-        keep[i] = true;
-    }
+    let keep = labelled_sample(rng, items.len(), labelled);
     for (it, k) in items.iter_mut().zip(keep) {
         if !k {
             it.label = None;
