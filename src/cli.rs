@@ -1,7 +1,7 @@
 //! The command line: global flags and one subcommand per job. Each subcommand's arguments are
 //! defined next to its implementation in `cmd/`.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::cmd;
 
@@ -14,7 +14,24 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The whole command line as clap sees it: the derived definitions plus what is generated
+/// for every help (the "Environment:" sections). Parsing, completions and man pages all use it.
+pub fn command() -> clap::Command {
+    crate::environment::with_sections(Cli::command())
+}
+
+/// Parses the process's arguments with [`command`]; prints help or the error and exits as
+/// `Cli::parse` does.
+pub fn parse() -> Cli {
+    let mut cmd = command();
+    let mut matches = cmd.get_matches_mut();
+    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
+}
+
+/// The flags every command takes. They sit under their own heading, after the command's own
+/// options, in every `--help` (a heading set here applies to every field below it).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// More log output on stderr (-v info, -vv debug, -vvv trace) [default: warnings and errors
     /// only; the result goes to stdout].
@@ -74,6 +91,18 @@ pub enum Command {
     Cache(cmd::cache::Args),
     /// Show the effective configuration.
     Config(cmd::config::Args),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    ///
+    /// Install it where the shell looks when it starts, e.g. `mtr completions bash >
+    /// ~/.local/share/bash-completion/completions/mtr`, `mtr completions zsh > ~/.zfunc/_mtr`
+    /// (with `fpath+=(~/.zfunc)` before `compinit`), `mtr completions fish >
+    /// ~/.config/fish/completions/mtr.fish`.
+    Completions(cmd::completions::Args),
+    /// Write the man pages: mtr.1 and one page per subcommand (mtr-audit.1, mtr-local-start.1, ...).
+    ///
+    /// Install them into a folder of MANPATH, e.g. `mtr man --out ~/.local/share/man/man1`;
+    /// without --out, mtr.1 goes to stdout (`mtr man | man -l -`).
+    Man(cmd::man::Args),
 }
 
 impl Command {
@@ -96,6 +125,50 @@ mod tests {
     use clap::Parser;
 
     use super::Cli;
+
+    /// Checks `cmd` and every command under it: the global flags, and only they, sit under
+    /// "Global options", and that heading comes after the command's own options.
+    fn check_headings(cmd: &mut clap::Command, path: &str, seen: &mut usize) {
+        *seen += 1;
+        for arg in cmd.get_arguments() {
+            let global =
+                ["verbose", "quiet", "log_format", "config"].contains(&arg.get_id().as_str());
+            assert_eq!(
+                arg.get_help_heading() == Some("Global options"),
+                global,
+                "{path}: {}",
+                arg.get_id()
+            );
+        }
+        let help = cmd.render_long_help().to_string();
+        let heading = help
+            .find("\nGlobal options:\n")
+            .unwrap_or_else(|| panic!("{path}: {help}"));
+        let own = help
+            .find("\nOptions:\n")
+            .unwrap_or_else(|| panic!("{path}: {help}"));
+        assert!(own < heading, "{path}: {help}");
+        // clap's own `help` subcommands take no options
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .filter(|n| n != "help")
+            .collect();
+        for name in names {
+            if let Some(sub) = cmd.find_subcommand_mut(&name) {
+                check_headings(sub, &format!("{path} {name}"), seen);
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_shows_its_own_options_before_the_global_ones() {
+        let mut cmd = super::command();
+        cmd.build();
+        let mut seen = 0;
+        check_headings(&mut cmd, "mtr", &mut seen);
+        assert!(seen > 25, "{seen} commands");
+    }
 
     #[test]
     fn an_interrupted_review_speaks_of_its_labels_and_an_audit_of_its_cache() {

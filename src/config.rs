@@ -1,12 +1,40 @@
-//! Configuration: `mtr.toml` looked up in the current folder, then `$XDG_CONFIG_HOME/mtr/`
-//! (or `~/.config/mtr/`), overridden by `MTR_SECTION__KEY` environment variables and then by
-//! command-line flags. Sections are deserialised by the crate that owns them. Secrets are never
-//! stored here: endpoints name the environment variable holding their key (`api_key_env`).
+//! Configuration: one mechanism layers every setting, defaults < `mtr.toml` (looked up in the
+//! current folder, then `$XDG_CONFIG_HOME/mtr/` or `~/.config/mtr/`) < `MTR_SECTION__KEY`
+//! environment variables < command-line flags. A setting is declared once, as a field of the
+//! section struct of the crate that owns it (its type, its default in `Default`, its doc);
+//! the flags over it are declared with [`flags::section_flags!`]. A bad value names where it
+//! came from: the file, line and key, or the environment variable, or the flag. Secrets are
+//! never stored here: endpoints name the environment variable holding their key
+//! (`api_key_env`).
+
+pub mod flags;
+mod layers;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+pub use flags::{Flags, NoFlags};
+
+/// A section of `mtr.toml` a command reads: its name; its defaults are its `Default` (every
+/// section struct is `#[serde(default)]`, so a key the layers leave unset keeps it).
+pub trait Section: Serialize + DeserializeOwned + Default {
+    const NAME: &'static str;
+}
+
+impl Section for mtr_audit::AuditSettings {
+    const NAME: &'static str = "audit";
+}
+
+impl Section for mtr_pipeline::SynthConfig {
+    const NAME: &'static str = "synth";
+}
+
+impl Section for mtr_llm::LlmConfig {
+    const NAME: &'static str = "llm";
+}
 
 /// The effective configuration as a TOML table, plus where it came from.
 #[derive(Debug, Clone, Default)]
@@ -15,6 +43,10 @@ pub struct Config {
     pub source: Option<PathBuf>,
     /// The dotted keys set by `MTR_SECTION__KEY` environment variables.
     pub env: Vec<String>,
+    /// The environment variable that set each dotted key of `env`.
+    env_vars: Vec<(String, String)>,
+    /// The config file's text, to find the line of a bad key.
+    text: String,
 }
 
 /// Where a value of the effective configuration came from.
@@ -42,45 +74,83 @@ impl Config {
             Some(p) => Some(p.to_path_buf()),
             None => lookup(),
         };
+        let text = match &source {
+            Some(p) => std::fs::read_to_string(p)
+                .with_context(|| format!("reading config {}", p.display()))?,
+            None => String::new(),
+        };
         let mut table = match &source {
-            Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("reading config {}", p.display()))?;
-                toml::from_str::<toml::Table>(&text).map_err(|e| {
-                    let line = e
-                        .span()
-                        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-                    anyhow::Error::new(mtr_core::Error::from(
-                        mtr_core::InputError::new(p, e.message().to_string())
-                            .line(line.unwrap_or(0) as u64),
-                    ))
-                })?
-            }
+            Some(p) => toml::from_str::<toml::Table>(&text).map_err(|e| {
+                let line = e
+                    .span()
+                    .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                anyhow::Error::new(mtr_core::Error::from(
+                    mtr_core::InputError::new(p, e.message().to_string())
+                        .line(line.unwrap_or(0) as u64),
+                ))
+            })?,
             None => toml::Table::new(),
         };
-        let env = apply_env(&mut table, std::env::vars());
-        Ok(Self { table, source, env })
+        let env_vars = apply_env(&mut table, std::env::vars());
+        Ok(Self::from_layers(table, source, text, env_vars))
     }
 
-    /// Deserialises one section (`[llm]`, `[audit]`, ...); a missing section gives the default.
-    /// A section that does not parse is the user's error, in every command: it names the file
-    /// and the field (`mtr.toml: field `audit.resamples`: invalid type: ...`).
+    /// A configuration from the file's table (environment already applied), the file and its
+    /// text, and the variables that were applied (dotted key, variable).
+    fn from_layers(
+        table: toml::Table,
+        source: Option<PathBuf>,
+        text: String,
+        env_vars: Vec<(String, String)>,
+    ) -> Self {
+        Self {
+            table,
+            source,
+            env: env_vars.iter().map(|(k, _)| k.clone()).collect(),
+            env_vars,
+            text,
+        }
+    }
+
+    /// One section with every layer applied: its defaults, the file, the environment and the
+    /// `flags` the user gave. A value that does not parse is the user's error, in every
+    /// command, naming where it came from: the file, line and key (`mtr.toml:3: field
+    /// `audit.resamples`: invalid type: ...`), the environment variable, or the flag.
+    pub fn settings<T: Section>(&self, flags: &dyn Flags) -> Result<T> {
+        self.layered(T::NAME, flags)
+    }
+
+    /// Deserialises one section (`[llm]`, `[audit]`, ...) without flags; a missing section
+    /// gives the default.
     pub fn section<T: DeserializeOwned + Default>(&self, name: &str) -> Result<T> {
-        let Some(v) = self.table.get(name) else {
-            return Ok(T::default());
+        self.layered(name, &NoFlags)
+    }
+
+    fn layered<T: DeserializeOwned + Default>(&self, name: &str, flags: &dyn Flags) -> Result<T> {
+        let given = flags
+            .table()
+            .with_context(|| format!("the flags over [{name}]"))?;
+        let value = match self.table.get(name) {
+            None if given.is_empty() => return Ok(T::default()),
+            None => toml::Value::Table(given.clone()),
+            Some(toml::Value::Table(t)) => {
+                let mut t = t.clone();
+                merge(&mut t, &given);
+                toml::Value::Table(t)
+            }
+            Some(other) => other.clone(),
         };
-        serde_path_to_error::deserialize(v.clone()).map_err(|e| {
-            let field = match e.path().to_string().as_str() {
-                "." => name.to_string(),
-                path => format!("{name}.{path}"),
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = match e.path().to_string().as_str() {
+                "." => Vec::new(),
+                p => vec![p.to_string()],
             };
-            let file = self
-                .source
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("mtr.toml"));
-            anyhow::Error::new(mtr_core::Error::from(
-                mtr_core::InputError::new(file, e.into_inner().message().to_string()).field(field),
-            ))
+            let key = std::iter::once(name.to_string())
+                .chain(path)
+                .collect::<Vec<_>>()
+                .join(".");
+            let message = e.into_inner().message().to_string();
+            anyhow::Error::new(mtr_core::Error::from(self.blame(&key, &given, message)))
         })
     }
 
@@ -150,7 +220,7 @@ fn merge(into: &mut toml::Table, from: &toml::Table) {
     }
 }
 
-fn lookup_path<'a>(table: &'a toml::Table, dotted: &str) -> Option<&'a toml::Value> {
+pub(crate) fn lookup_path<'a>(table: &'a toml::Table, dotted: &str) -> Option<&'a toml::Value> {
     let mut parts = dotted.split('.');
     let mut cur = table.get(parts.next()?)?;
     for p in parts {
@@ -201,8 +271,11 @@ fn render(out: &mut String, prefix: &str, table: &toml::Table, origin: &dyn Fn(&
 }
 
 /// `MTR_AUDIT__SAMPLE=20` sets `audit.sample = 20`; values parse as TOML where possible.
-/// Returns the dotted keys it set.
-fn apply_env(table: &mut toml::Table, vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
+/// Returns the dotted keys it set, each with its variable.
+fn apply_env(
+    table: &mut toml::Table,
+    vars: impl Iterator<Item = (String, String)>,
+) -> Vec<(String, String)> {
     let mut set = Vec::new();
     for (k, v) in vars {
         let Some(rest) = k.strip_prefix("MTR_") else {
@@ -217,12 +290,12 @@ fn apply_env(table: &mut toml::Table, vars: impl Iterator<Item = (String, String
             .and_then(|mut t| t.remove("v"))
             .unwrap_or(toml::Value::String(v));
         set_path(table, &path, value);
-        set.push(path.join("."));
+        set.push((path.join("."), k));
     }
     set
 }
 
-fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
+pub(crate) fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
@@ -298,11 +371,7 @@ mod tests {
         );
         assert_eq!(t["audit"]["sample"].as_integer(), Some(20));
         assert_eq!(t["llm"]["model"].as_str(), Some("qwen"));
-        let c = Config {
-            table: t,
-            source: None,
-            env: Vec::new(),
-        };
+        let c = Config::from_layers(t, None, String::new(), Vec::new());
         let shown = c.show();
         assert!(!shown.contains("sk-secret"), "{shown}");
         assert!(shown.contains("OPENAI_API_KEY"));
@@ -316,11 +385,7 @@ mod tests {
             &mut t,
             vec![("MTR_AUDIT__SAMPLE".to_string(), "7".to_string())].into_iter(),
         );
-        let c = Config {
-            table: t,
-            source: None,
-            env,
-        };
+        let c = Config::from_layers(t, None, String::new(), env);
         let defaults: toml::Table = toml::from_str(
             "[audit]\nresamples = 1000\nsample = 50\nlevel = 0.95\n[audit.judges]\nn = 2\n",
         )
@@ -347,12 +412,7 @@ mod tests {
             "[[llm.endpoints]]\nname = \"a\"\nbase_url = \"http://user:pa55-in-url@10.0.0.5:8000/v1\"\nbase_urls = [\"https://u2:other-pw-9@h2/v1\"]\n",
         )
         .unwrap();
-        let shown = Config {
-            table: t,
-            source: None,
-            env: Vec::new(),
-        }
-        .show();
+        let shown = Config::from_layers(t, None, String::new(), Vec::new()).show();
         assert!(
             !shown.contains("pa55-in-url") && !shown.contains("other-pw-9"),
             "{shown}"
@@ -361,5 +421,144 @@ mod tests {
             shown.contains("http://user:***@10.0.0.5:8000/v1"),
             "{shown}"
         );
+    }
+
+    /// A config file `text` under the environment `vars`, as `Config::load` builds it.
+    fn layers(text: &str, vars: &[(&str, &str)]) -> Config {
+        let mut t: toml::Table = toml::from_str(text).unwrap();
+        let env = apply_env(
+            &mut t,
+            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        Config::from_layers(t, Some(PathBuf::from("mtr.toml")), text.into(), env)
+    }
+
+    flags::section_flags! {
+        /// Flags over `[audit]`, as a command declares them.
+        pub struct TestFlags for mtr_audit::AuditSettings {
+            /// Worst items shown.
+            worst: Option<usize> => "worst",
+            /// Pool size.
+            negatives: Option<usize> => "negatives",
+            /// Negatives' queries.
+            negatives_query: Option<mtr_audit::NegativesQuery> => "negatives_query",
+            /// Judges of the letter picks.
+            #[arg(value_delimiter = ',')]
+            pick_judges: Option<Vec<String>> => "letter_picks.judges",
+            /// No dense negatives.
+            bm25_only: bool => "dense_negatives" = false,
+        }
+    }
+
+    #[derive(clap::Parser)]
+    struct TestCli {
+        #[command(flatten)]
+        flags: TestFlags,
+    }
+
+    fn flags(args: &[&str]) -> TestFlags {
+        use clap::Parser as _;
+        TestCli::try_parse_from(std::iter::once("mtr").chain(args.iter().copied()))
+            .unwrap()
+            .flags
+    }
+
+    #[test]
+    fn a_flag_beats_the_environment_which_beats_the_file_which_beats_the_default() {
+        let c = layers(
+            "[audit]\nseed = 1\nnegatives = 5\nworst = 20\n",
+            &[("MTR_AUDIT__NEGATIVES", "6"), ("MTR_AUDIT__WORST", "30")],
+        );
+        let s: mtr_audit::AuditSettings = c.settings(&flags(&["--worst", "40"])).unwrap();
+        assert_eq!((s.seed, s.negatives, s.worst), (1, 6, 40));
+        assert_eq!(s.resamples, 2000, "the default where no layer sets it");
+        let s: mtr_audit::AuditSettings = c.settings(&NoFlags).unwrap();
+        assert_eq!(s.worst, 30);
+        // a flag with a dotted key sets a nested table; a switch sets its fixed value
+        let s: mtr_audit::AuditSettings = c
+            .settings(&flags(&["--pick-judges", "a,b", "--bm25-only"]))
+            .unwrap();
+        assert_eq!(
+            s.letter_picks.map(|l| l.judges),
+            Some(vec!["a".into(), "b".into()])
+        );
+        assert!(!s.dense_negatives);
+    }
+
+    #[test]
+    fn a_bad_environment_value_names_the_variable() {
+        let c = layers("[audit]\nseed = 1\n", &[("MTR_AUDIT__RESAMPLES", "many")]);
+        let e = c
+            .settings::<mtr_audit::AuditSettings>(&NoFlags)
+            .unwrap_err();
+        let text = format!("{e:#}");
+        assert!(
+            text.starts_with("MTR_AUDIT__RESAMPLES: field `audit.resamples`"),
+            "{text}"
+        );
+        assert!(!text.contains("mtr.toml"), "{text}");
+        // an unknown key set by a variable names it too
+        let c = layers("", &[("MTR_AUDIT__NEGATIVS", "3")]);
+        let e = c
+            .settings::<mtr_audit::AuditSettings>(&NoFlags)
+            .unwrap_err();
+        assert!(format!("{e:#}").starts_with("MTR_AUDIT__NEGATIVS"), "{e:#}");
+        // a flag beats the bad variable: nothing of it is read
+        let c = layers("", &[("MTR_AUDIT__WORST", "many")]);
+        let s: mtr_audit::AuditSettings = c.settings(&flags(&["--worst", "4"])).unwrap();
+        assert_eq!(s.worst, 4);
+    }
+
+    #[test]
+    fn a_bad_file_value_names_the_file_line_and_key() {
+        let c = layers(
+            "[llm]\nmax_cost = 1.0\n\n[audit]\nresamples = \"many\"\n",
+            &[],
+        );
+        let e = c
+            .settings::<mtr_audit::AuditSettings>(&NoFlags)
+            .unwrap_err();
+        let text = format!("{e:#}");
+        assert!(
+            text.starts_with("mtr.toml:5: field `audit.resamples`: invalid type"),
+            "{text}"
+        );
+        let c = layers("[audit]\nnegatives_query = \"sideways\"\n", &[]);
+        let e = c
+            .settings::<mtr_audit::AuditSettings>(&NoFlags)
+            .unwrap_err();
+        let text = format!("{e:#}");
+        assert!(
+            text.starts_with("mtr.toml:2: field `audit.negatives_query`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn typed_flags_are_parsed_once_by_clap() {
+        let f = flags(&["--negatives-query", "window:2"]);
+        assert_eq!(
+            f.negatives_query,
+            Some(mtr_audit::NegativesQuery::Formulation(
+                mtr_retrieve::QueryFormulation::Window(2)
+            ))
+        );
+        let e = <TestCli as clap::Parser>::try_parse_from(["mtr", "--negatives-query", "sideways"]);
+        assert!(e.is_err());
+        let s: mtr_audit::AuditSettings = layers("", &[]).settings(&f).unwrap();
+        assert_eq!(s.negatives_query.to_string(), "window:2");
+    }
+
+    #[test]
+    fn help_states_the_default_of_the_declaration() {
+        let h = flags::help::<mtr_audit::AuditSettings>(&[" Worst items shown."], "worst");
+        assert_eq!(h, "Worst items shown [default: [audit] worst, else 10]");
+        let h = flags::help::<mtr_pipeline::SynthConfig>(&[" Share."], "generation.switch_share");
+        assert_eq!(
+            h,
+            "Share [default: [synth.generation] switch_share, else 0.5]"
+        );
+        let h = flags::help::<mtr_audit::AuditSettings>(&[" Sample."], "sample");
+        assert!(h.ends_with("[default: [audit] sample, else unset]"), "{h}");
     }
 }

@@ -9,12 +9,11 @@
 mod cli;
 mod cmd;
 mod config;
+mod environment;
 mod exit;
 mod progress;
 
 use std::process::ExitCode;
-
-use clap::Parser;
 
 /// mimalloc instead of glibc malloc: an audit spends a seventh of its CPU in the allocator
 /// (serde_json values, HTTP buffers), and the audit throughput benchmark, which uses the same
@@ -24,7 +23,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     reset_sigpipe();
-    let cli = cli::Cli::parse();
+    let cli = cli::parse();
     if let Err(e) = progress::init_logging(&cli.global) {
         eprintln!("mtr: cannot set up logging: {e}");
         return exit::Status::Internal.into();
@@ -48,8 +47,8 @@ fn main() -> ExitCode {
         }
     });
     // the command lets go of the local servers it used: their idle time runs from now
-    let left = mtr_llm::local::keepalive::release_all();
-    if let Some(line) = mtr_llm::local::keepalive::notice(&left) {
+    let left = mtr_local::keepalive::release_all();
+    if let Some(line) = mtr_local::keepalive::notice(&left) {
         eprintln!("{line}");
     }
     match outcome {

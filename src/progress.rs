@@ -1,14 +1,15 @@
 //! Logging and progress display. On a terminal, long jobs show an indicatif bar with done/total,
 //! rate, tokens, cost and ETA (a counter with the elapsed time when the total is not known, never
 //! `0/0`); elsewhere (CI, pipes) they log a plain line every few seconds at `-v`. By default a
-//! command prints its result on stdout and only warnings and errors on stderr.
+//! command prints its result on stdout and only warnings and errors on stderr. Log lines
+//! written while a bar shows go above it ([`AboveBars`]), never through it.
 
-use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use mtr_core::progress::Progress;
 use tracing_subscriber::EnvFilter;
 
@@ -32,8 +33,9 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
     let filter = EnvFilter::try_from_env("MTR_LOG").unwrap_or_else(|_| EnvFilter::new(level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        // every log line passes the redactor: no configured key or URL password is logged
-        .with_writer(|| mtr_llm::redact::RedactingWriter(std::io::stderr()))
+        // every log line passes the redactor (no configured key or URL password is logged),
+        // then goes to stderr above the progress bar, if one shows
+        .with_writer(|| mtr_llm::redact::RedactingWriter(AboveBars::stderr()))
         .with_ansi(colour(
             std::io::stderr().is_terminal(),
             std::env::var_os("NO_COLOR"),
@@ -44,6 +46,42 @@ pub fn init_logging(g: &GlobalArgs) -> anyhow::Result<()> {
         LogFormat::Text => builder.try_init(),
     };
     res.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The progress bars on stderr: [`TermProgress`] adds its bar here, and the log writer lifts
+/// them out of the way of every line. Drawn only on a terminal.
+static BARS: LazyLock<MultiProgress> = LazyLock::new(MultiProgress::new);
+
+/// Writes to `out` with the progress bars cleared for the time of the write and drawn again
+/// below it, so a log line lands above the bars instead of through them. Where the bars are
+/// not drawn (no terminal, `--quiet`) the bytes pass through unchanged.
+pub struct AboveBars<W> {
+    bars: MultiProgress,
+    out: W,
+}
+
+impl AboveBars<std::io::Stderr> {
+    fn stderr() -> Self {
+        Self {
+            bars: BARS.clone(),
+            out: std::io::stderr(),
+        }
+    }
+}
+
+impl<W: Write> Write for AboveBars<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let out = &mut self.out;
+        self.bars.suspend(|| out.write(buf))
+    }
+    /// One suspension for the whole line (the fmt layer writes each event in one call).
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        let out = &mut self.out;
+        self.bars.suspend(|| out.write_all(buf))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Whether stderr gets ANSI colours: on a terminal, unless `NO_COLOR` is set to a non-empty
@@ -89,7 +127,7 @@ impl TermProgress {
     pub fn new(quiet: bool) -> Self {
         let tty = std::io::stderr().is_terminal() && !quiet;
         let bar = tty.then(|| {
-            let b = ProgressBar::new(0);
+            let b = BARS.add(ProgressBar::new(0));
             b.set_style(bar_style(0));
             b
         });
@@ -208,6 +246,59 @@ mod tests {
             "an empty NO_COLOR counts as unset"
         );
         assert!(!colour(false, None));
+    }
+
+    /// An in-memory terminal as a log sink.
+    struct Screen(indicatif::InMemoryTerm);
+
+    impl Write for Screen {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            use indicatif::TermLike as _;
+            let text = String::from_utf8_lossy(buf);
+            self.0.write_line(text.trim_end_matches('\n'))?;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_log_line_lands_above_the_bar() {
+        let term = indicatif::InMemoryTerm::new(6, 100);
+        let target = indicatif::ProgressDrawTarget::term_like(Box::new(term.clone()));
+        let bars = MultiProgress::with_draw_target(target);
+        let bar = bars.add(ProgressBar::new(10));
+        bar.set_style(bar_style(10));
+        bar.set_prefix("judging");
+        bar.set_position(3);
+        bar.tick();
+        assert!(term.contents().contains("3/10"), "{}", term.contents());
+        let mut log = AboveBars {
+            bars: bars.clone(),
+            out: Screen(term.clone()),
+        };
+        log.write_all(b" WARN endpoint slow, retrying\n").unwrap();
+        let screen = term.contents();
+        let lines: Vec<&str> = screen.lines().collect();
+        assert_eq!(lines[0], " WARN endpoint slow, retrying", "{screen}");
+        assert!(
+            lines[1].contains("judging") && lines[1].contains("3/10"),
+            "{screen}"
+        );
+    }
+
+    #[test]
+    fn without_a_terminal_log_lines_pass_unchanged() {
+        let bars = MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden());
+        let _bar = bars.add(ProgressBar::new(10));
+        let mut log = AboveBars {
+            bars,
+            out: Vec::new(),
+        };
+        let line = b"2026-12-05T05:00:00Z  INFO judge: 3/10 (1.0/s, ETA 7s)\n";
+        log.write_all(line).unwrap();
+        assert_eq!(log.out, line);
     }
 
     #[test]

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use mtr_audit::budget::TimeBudget;
-use mtr_audit::{AuditJob, AuditPrompts, AuditSettings, Dimension, Outcome};
+use mtr_audit::{AuditJob, AuditPrompts, AuditSettings, Dimension, NegativesQuery, Outcome};
 
 use super::Ctx;
+use crate::config::flags::section_flags;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,26 +28,6 @@ pub struct Args {
         value_name = "DIR"
     )]
     pub out: Option<PathBuf>,
-    /// Dimensions to audit (comma-separated): alignment, completeness, faithfulness, quality
-    /// [default: [audit] dimensions, else all four].
-    #[arg(long, value_delimiter = ',')]
-    pub dimensions: Vec<String>,
-    /// Audit a seeded sample of N dialogues [default: [audit] sample, else every dialogue].
-    #[arg(long)]
-    pub sample: Option<usize>,
-    /// Seed of every random choice [default: [audit] seed, else 42].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Hard negatives per discriminability pool (M) [default: [audit] negatives, else 7].
-    #[arg(long)]
-    pub negatives: Option<usize>,
-    /// Permutations per judge and pool (T) [default: [audit] trials, else 3].
-    #[arg(long)]
-    pub trials: Option<usize>,
-    /// Query formulation for hard negatives: auto (the turn's rewrite, else full), or one of
-    /// last, all, full, full:N, window:N, rewrite [default: [audit] negatives_query, else auto].
-    #[arg(long)]
-    pub negatives_query: Option<String>,
     /// An existing BM25 index of the benchmark's corpus [default: built in OUT/.index].
     #[arg(long)]
     pub index: Option<PathBuf>,
@@ -60,12 +41,6 @@ pub struct Args {
     /// Folder with prompt templates overriding the built-in `prompts/audit/*.j2`.
     #[arg(long)]
     pub prompts: Option<PathBuf>,
-    /// Worst items per dimension shown with their text [default: [audit] worst, else 10].
-    #[arg(long)]
-    pub worst: Option<usize>,
-    /// Bootstrap resamples for confidence intervals [default: [audit] resamples, else 2000].
-    #[arg(long)]
-    pub resamples: Option<usize>,
     /// Audit only the dialogues (in plan order) whose expected judging time, at the
     /// endpoints' configured or measured speed (`mtr local speed`), fits this budget after the
     /// preparation (e.g. 90s, 15m, 1h); the others are left for a rerun, which goes on where
@@ -73,6 +48,8 @@ pub struct Args {
     /// speed nothing is cut, but the deadline holds [default: none].
     #[arg(long, value_name = "DURATION", value_parser = mtr_pipeline::dryrun::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub settings: AuditFlags,
     #[command(flatten)]
     pub import: super::common::ImportFlags,
     #[command(flatten)]
@@ -83,54 +60,35 @@ pub struct Args {
     pub batch: super::common::BatchArgs,
 }
 
+section_flags! {
+    /// The flags over `[audit]`: each sets the key it names, over the file and the environment.
+    pub struct AuditFlags for AuditSettings {
+        /// Dimensions to audit (comma-separated): alignment, completeness, faithfulness,
+        /// quality.
+        #[arg(value_delimiter = ',')]
+        dimensions: Option<Vec<Dimension>> => "dimensions",
+        /// Audit a seeded sample of N dialogues; unset, every dialogue is audited.
+        #[arg(value_name = "N")]
+        sample: Option<usize> => "sample",
+        /// Seed of every random choice.
+        seed: Option<u64> => "seed",
+        /// Hard negatives per discriminability pool (M).
+        negatives: Option<usize> => "negatives",
+        /// Permutations per judge and pool (T).
+        trials: Option<usize> => "trials",
+        /// Query formulation for hard negatives: auto (the turn's rewrite, else full), or one
+        /// of last, all, full, full:N, window:N, rewrite.
+        #[arg(value_name = "FORMULATION")]
+        negatives_query: Option<NegativesQuery> => "negatives_query",
+        /// Worst items per dimension shown with their text.
+        worst: Option<usize> => "worst",
+        /// Bootstrap resamples for confidence intervals.
+        resamples: Option<usize> => "resamples",
+    }
+}
+
 fn settings(ctx: &Ctx, a: &Args) -> anyhow::Result<AuditSettings> {
-    let mut s: AuditSettings = ctx.config.section("audit")?;
-    if !a.dimensions.is_empty() {
-        s.dimensions = a
-            .dimensions
-            .iter()
-            .map(|d| {
-                Dimension::parse(d).ok_or_else(|| {
-                    anyhow::anyhow!(mtr_core::Error::from(
-                        mtr_core::InputError::new(
-                            "--dimensions",
-                            format!("unknown dimension `{d}`")
-                        )
-                        .hint("use alignment, completeness, faithfulness, quality")
-                    ))
-                })
-            })
-            .collect::<anyhow::Result<_>>()?;
-    }
-    if let Some(x) = a.sample {
-        s.sample = Some(x);
-    }
-    if let Some(x) = a.seed {
-        s.seed = x;
-    }
-    if let Some(x) = a.negatives {
-        s.negatives = x;
-    }
-    if let Some(x) = a.trials {
-        s.trials = x;
-    }
-    if let Some(x) = &a.negatives_query {
-        // the names every command uses; an unknown one fails here, before any work
-        if x != "auto"
-            && let Err(e) = x.parse::<mtr_retrieve::QueryFormulation>()
-        {
-            return Err(anyhow::anyhow!(mtr_core::Error::from(
-                mtr_core::InputError::new("command line", e).field("--negatives-query")
-            )));
-        }
-        s.negatives_query = x.clone();
-    }
-    if let Some(x) = a.worst {
-        s.worst = x;
-    }
-    if let Some(x) = a.resamples {
-        s.resamples = x;
-    }
+    let s: AuditSettings = ctx.config.settings(&a.settings)?;
     s.validate().map_err(|e| {
         anyhow::anyhow!(mtr_core::Error::from(mtr_core::InputError::new(
             "[audit]",

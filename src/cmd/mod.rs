@@ -13,6 +13,7 @@ pub mod batch_file;
 pub mod bench;
 pub mod cache;
 pub mod common;
+pub mod completions;
 pub mod config;
 pub mod eval;
 pub mod export;
@@ -21,6 +22,7 @@ pub mod index;
 pub mod leaderboard;
 pub mod local;
 pub mod local_hub;
+pub mod man;
 pub mod open;
 pub mod preflight;
 pub mod qrels;
@@ -40,6 +42,12 @@ pub struct Ctx {
 }
 
 pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    // the shell's files come from the command line's definitions alone, whatever mtr.toml holds
+    match &cli.command {
+        Command::Completions(a) => return completions::run(a),
+        Command::Man(a) => return man::run(a),
+        _ => {}
+    }
     let config = Config::load(cli.global.config.as_deref())?;
     let ctx = Ctx {
         config,
@@ -63,5 +71,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Local(a) => local::run(&ctx, a).await,
         Command::Cache(a) => cache::run(&ctx, a).await,
         Command::Config(a) => config::run(&ctx, a).await,
+        Command::Completions(a) => completions::run(&a),
+        Command::Man(a) => man::run(&a),
     }
 }

@@ -237,7 +237,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .flat_map(|(d, dl)| (0..dl.turns.len()).map(move |t| (d, t)))
         .collect();
     let (t, c) = (Instant::now(), cpu_seconds());
-    let queries = mtr_audit::items::materials::negative_queries(&bench, &turns_idx, "auto")?;
+    let queries = mtr_audit::items::materials::negative_queries(
+        &bench,
+        &turns_idx,
+        &mtr_audit::NegativesQuery::Auto,
+    )?;
     let handle = tokio::runtime::Handle::current();
     let retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = vec![Arc::new(bm25.clone())];
     let dir = bench.dir.clone();

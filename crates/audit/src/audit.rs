@@ -1,55 +1,17 @@
-//! The audit, end to end: [`run`] calls the job's stages in order ([`crate::stages`]): plan
-//! the items, reuse an earlier run's judgements, judge every unit with every judge (and the
-//! human calibration set), verify the missing-gold candidates, calibrate against human labels,
-//! summarise, and write the output folder.
-
-use std::path::PathBuf;
-use std::sync::Arc;
+//! The audit, end to end: [`run`] calls the job's stages in order ([`crate::stages`]), each
+//! with the results of the earlier ones: plan the items, reuse an earlier run's judgements,
+//! judge every unit with every judge, judge the human calibration set, score, verify the
+//! missing-gold candidates, calibrate against human labels, summarise, and write the output
+//! folder.
 
 use mtr_core::Benchmark;
-use mtr_core::progress::SharedProgress;
 use mtr_llm::Llm;
-use mtr_retrieve::Retriever;
 
-use crate::budget::{Gate, TimeBudget};
-use crate::config::AuditSettings;
+use crate::budget::TimeBudget;
 use crate::error::Result;
-use crate::judges::prompts::AuditPrompts;
+use crate::job::{AuditJob, Outcome};
+use crate::judges::engine::Judging;
 use crate::stages::{self, summarise::Finished};
-use crate::summary::Summary;
-
-/// Everything an audit needs besides the benchmark and the LLM client.
-#[derive(Clone)]
-pub struct AuditJob {
-    pub settings: AuditSettings,
-    pub out_dir: PathBuf,
-    pub prompts: AuditPrompts,
-    /// Retrievers for hard negatives (BM25, and dense when an embedder is configured).
-    pub retrievers: Vec<Arc<dyn Retriever>>,
-    /// Hash of the effective configuration (the binary's `Config::hash`).
-    pub config_hash: String,
-    pub tool_version: String,
-    pub git_commit: Option<String>,
-    pub human_labels: Option<PathBuf>,
-    /// Judge a seeded sample of this many human-rated answers (MTRAG file).
-    pub human_sample: Option<usize>,
-    pub progress: SharedProgress,
-}
-
-/// What an audit run produced.
-#[derive(Debug)]
-pub enum Outcome {
-    /// The folder was written (complete, or stopped by the budget: see `Summary::complete`).
-    Audited(Box<Summary>),
-    /// `--dry-run`: calls, tokens and cost that the audit would spend; nothing was written.
-    DryRun {
-        plan: mtr_llm::Plan,
-        judgements: usize,
-        reused: usize,
-        /// `--time-budget`: the dialogues a run would start.
-        time_budget: Option<Box<crate::budget::BudgetPlan>>,
-    },
-}
 
 /// Runs an audit of `bench` and writes the folder (or, under `--dry-run`, only plans it).
 pub async fn run(bench: &Benchmark, job: AuditJob, llm: &Llm) -> Result<Outcome> {
@@ -64,38 +26,63 @@ pub async fn run_within(
     llm: &Llm,
     time: Option<TimeBudget>,
 ) -> Result<Outcome> {
-    let mut warnings = Vec::new();
-    let mut planned = stages::plan::plan(bench, &job, llm)?;
-    if let Some(t) = time.as_ref().filter(|_| !planned.dry_run) {
-        planned.gate = Gate::until(t.deadline());
+    let time = time.as_ref();
+    let planned = stages::plan::plan(bench, &job, llm, time)?;
+    // who judges: the client, the ensemble, its samples, the progress display, the gate
+    let judging = Judging {
+        llm,
+        judges: &planned.judges,
+        samples: planned.samples,
+        progress: &job.progress,
+        gate: planned.gate.clone(),
+    };
+    let reuse = stages::reuse::reuse(
+        &job.out_dir,
+        &planned.fingerprint.data,
+        job.human_labels.is_some(),
+    );
+    let (judged, judgements) =
+        stages::judge::judge(bench, &job, &judging, &planned, &reuse, time).await?;
+    let human_judged =
+        stages::human::judge_human(&job, &judging, &planned, &reuse, judged.stopped.is_some())
+            .await?;
+    if planned.dry_run {
+        return Ok(stages::judge::dry_run(llm, &judged, &judgements));
     }
-    let reuse = stages::reuse::reuse(&job, &planned.fingerprint.data, &mut warnings);
-    let mut judged = stages::judge::judge(
+    let scored = stages::score::score(judged, &human_judged, &job.settings, &planned);
+    let verified = stages::verify::verify(
         bench,
         &job,
-        llm,
-        &mut planned,
+        &judging,
+        &planned,
+        &judgements,
         &reuse,
-        &mut warnings,
-        time.as_ref(),
+        &scored,
     )
     .await?;
-    if planned.dry_run {
-        return Ok(stages::judge::dry_run(llm, &judged));
-    }
-    let mut scored = stages::judge::score(&mut judged, &job.settings, &planned);
-    let verified =
-        stages::verify::verify(bench, &job, llm, &planned, &judged, &reuse, &mut scored).await?;
-    let human = stages::calibrate::calibrate(&job, &planned, &mut judged, &scored)?;
+    let calibrated = stages::calibrate::calibrate(&job, &planned, &human_judged, &scored);
+    let warnings = reuse
+        .warning
+        .iter()
+        .chain(&judgements.warnings)
+        .cloned()
+        .collect();
     let finished = Finished {
         planned: &planned,
-        judged: &judged,
+        judged: &judgements,
+        human_judged: &human_judged,
         scored: &scored,
-        suggested: &verified.suggested,
-        human,
+        verified: &verified,
+        human: calibrated.human,
         warnings,
     };
     let summary = stages::summarise::summarise(bench, &job, llm, finished);
-    stages::write::write(&job.out_dir, &summary, &scored, &verified)?;
+    stages::write::write(
+        &job.out_dir,
+        &summary,
+        &scored,
+        &verified,
+        calibrated.records.as_deref(),
+    )?;
     Ok(Outcome::Audited(Box::new(summary)))
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use mtr_retrieve::QueryFormulation;
+
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 
@@ -37,7 +39,8 @@ pub struct AuditSettings {
     pub dense_negatives: bool,
     /// Query formulation for hard negatives: `auto` (the turn's rewrite when it has one, else
     /// `full:512`) or any `mtr retrieve` formulation (`last`, `all`, `full:N`, `window:N`).
-    pub negatives_query: String,
+    #[schemars(with = "String")]
+    pub negatives_query: NegativesQuery,
     /// A judge whose failed judgements pass this share (or that failed every one) makes the
     /// audit incomplete, and `mtr audit` exit with 1 naming it and its first error.
     pub max_failed_share: f64,
@@ -53,6 +56,55 @@ pub struct AuditSettings {
     /// `paper_scale`, see [`crate::paper_scale`]); off, nothing of it is written.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub paper_scale: bool,
+}
+
+/// `negatives_query`: how a turn becomes the query its hard negatives are retrieved with.
+/// Parsed once, from the file, the environment or `--negatives-query`; written by its name
+/// (`auto`, `full:512`, ...).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum NegativesQuery {
+    /// The turn's rewrite when it has one, else `full:512`.
+    #[default]
+    Auto,
+    /// One `mtr retrieve` formulation for every turn.
+    Formulation(QueryFormulation),
+}
+
+impl std::str::FromStr for NegativesQuery {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s.trim() == "auto" {
+            return Ok(Self::Auto);
+        }
+        s.parse().map(Self::Formulation).map_err(|e: String| {
+            format!("{e} (or `auto`: the turn's rewrite when it has one, else full:512)")
+        })
+    }
+}
+
+impl std::fmt::Display for NegativesQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Formulation(q) => f.write_str(&q.name()),
+        }
+    }
+}
+
+impl From<NegativesQuery> for String {
+    fn from(q: NegativesQuery) -> String {
+        q.to_string()
+    }
+}
+
+impl TryFrom<String> for NegativesQuery {
+    type Error = String;
+
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        s.parse()
+    }
 }
 
 /// `[audit.letter_picks]`: the named judges' discriminability picks are read from one token's
@@ -111,7 +163,7 @@ impl Default for AuditSettings {
             resamples: 2000,
             confidence: 0.95,
             dense_negatives: true,
-            negatives_query: "auto".into(),
+            negatives_query: NegativesQuery::Auto,
             max_failed_share: 0.2,
             verify_rating_at_least: 4.0,
             letter_picks: None,
@@ -226,6 +278,24 @@ mod tests {
         assert!(
             serde_json::from_value::<AuditSettings>(serde_json::json!({"negativs": 5})).is_err()
         );
+    }
+
+    #[test]
+    fn negatives_query_is_parsed_once_and_written_by_its_name() {
+        assert_eq!("auto".parse(), Ok(NegativesQuery::Auto));
+        let q: NegativesQuery = "window:2".parse().unwrap();
+        assert_eq!(q, NegativesQuery::Formulation(QueryFormulation::Window(2)));
+        assert_eq!(q.to_string(), "window:2");
+        let s: AuditSettings = toml::from_str("negatives_query = \"full:256\"").unwrap();
+        assert_eq!(
+            s.negatives_query,
+            NegativesQuery::Formulation(QueryFormulation::Full { budget: 256 })
+        );
+        // the default is written as before: summaries and fingerprints keep their text
+        let json = serde_json::to_value(AuditSettings::default()).unwrap();
+        assert_eq!(json["negatives_query"], "auto");
+        let bad = toml::from_str::<AuditSettings>("negatives_query = \"sideways\"");
+        assert!(bad.unwrap_err().to_string().contains("sideways"));
     }
 
     #[test]

@@ -77,6 +77,17 @@ impl Dimension {
     }
 }
 
+/// `--dimensions alignment,quality`: an unknown name is refused with the four known ones.
+impl std::str::FromStr for Dimension {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::parse(s).ok_or_else(|| {
+            format!("unknown dimension `{s}`: use alignment, completeness, faithfulness, quality")
+        })
+    }
+}
+
 impl std::fmt::Display for Dimension {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

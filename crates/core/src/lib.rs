@@ -7,6 +7,7 @@
 
 pub mod atomic;
 pub mod benchmark;
+pub mod dirs;
 pub mod error;
 pub mod fingerprint;
 pub mod formats;

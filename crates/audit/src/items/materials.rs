@@ -14,6 +14,7 @@ use mtr_core::{Benchmark, Passage};
 use mtr_retrieve::{Query, QueryFormulation, Retriever};
 use rayon::prelude::*;
 
+use crate::config::NegativesQuery;
 use crate::error::{AuditError, Result};
 use crate::items::plan::relevant_gold;
 use crate::items::pool::{interleave, select_negatives, text_key};
@@ -45,24 +46,24 @@ pub fn gold_ids(bench: &Benchmark, dialogues: &[usize]) -> HashSet<String> {
 /// The query used to retrieve a turn's negatives: `auto` = the benchmark's rewrite when the
 /// turn has one, else the conversation (`full:512`); otherwise any retrieval formulation name.
 pub fn negative_query(
-    spec: &str,
+    spec: &NegativesQuery,
     bench: &Benchmark,
     dialogue: usize,
     turn: usize,
 ) -> Result<String> {
     let d = &bench.dialogues[dialogue];
     let t = &d.turns[turn];
-    let f = if spec == "auto" {
-        if let Some(r) = t.rewrite.as_deref().filter(|r| !r.trim().is_empty()) {
-            return Ok(r.to_string());
+    let f = match spec {
+        NegativesQuery::Auto => {
+            if let Some(r) = t.rewrite.as_deref().filter(|r| !r.trim().is_empty()) {
+                return Ok(r.to_string());
+            }
+            QueryFormulation::Full {
+                budget: mtr_retrieve::query::DEFAULT_FULL_BUDGET,
+            }
         }
-        "full:512"
-    } else {
-        spec
+        NegativesQuery::Formulation(f) => *f,
     };
-    let f: QueryFormulation = f
-        .parse()
-        .map_err(|e: String| AuditError::Config(format!("negatives query `{spec}`: {e}")))?;
     f.formulate(d, turn)
         .map(|(q, _)| q)
         .map_err(AuditError::Retrieval)
@@ -80,7 +81,7 @@ pub struct Negatives {
 pub fn negative_queries(
     bench: &Benchmark,
     turns: &[(usize, usize)],
-    query_spec: &str,
+    query_spec: &NegativesQuery,
 ) -> Result<Vec<Query>> {
     turns
         .iter()

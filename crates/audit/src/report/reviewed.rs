@@ -6,7 +6,7 @@
 
 use super::doc::Block;
 use super::f;
-use crate::reviewed::{Review, ReviewEstimate, ReviewerAgreement};
+use crate::summary::{Review, ReviewEstimate, ReviewerAgreement};
 
 fn share(e: &ReviewEstimate) -> String {
     let pct = |x: f64| format!("{:.1}", x * 100.0);

@@ -66,7 +66,7 @@ impl Queue {
 
 /// The audit's summary, or a user error saying the folder is not an audit folder.
 pub fn read_audit_summary(audit_dir: &Path) -> Result<Summary> {
-    let path = audit_dir.join(crate::output::SUMMARY);
+    let path = audit_dir.join(crate::summary::SUMMARY);
     if !path.is_file() {
         return Err(user_error(
             audit_dir,
@@ -74,7 +74,7 @@ pub fn read_audit_summary(audit_dir: &Path) -> Result<Summary> {
             "give the output folder of `mtr audit` (-o DIR)",
         ));
     }
-    crate::output::read_summary(&path)
+    crate::summary::read_summary(&path)
 }
 
 /// A user error (exit 2) about `path`.

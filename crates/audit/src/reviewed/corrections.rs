@@ -104,7 +104,7 @@ pub fn reviewed_edits(
 /// [`reviewed_edits`] of an audit folder, read with its labels file; `None` without one.
 pub fn read(audit_dir: &Path) -> Result<Option<AuditLabels>> {
     let audit = crate::labels::read(audit_dir)?;
-    let summary = crate::output::read_summary(&audit_dir.join(crate::output::SUMMARY))?;
+    let summary = crate::summary::read_summary(&audit_dir.join(crate::summary::SUMMARY))?;
     let path = super::labels_path(audit_dir);
     if !path.is_file() {
         return Ok(None);

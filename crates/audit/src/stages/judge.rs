@@ -1,41 +1,34 @@
 //! Stage 3, judge: the plan's items become units (one per rating item; for completeness T
 //! seeded permutations per judge of the gold and its hard negatives), every unit is fitted to
-//! the judges' context, and the ensemble judges them ([`crate::judges::engine::judge_units`]). The
-//! rating dimensions are judged while the hard negatives are retrieved (off the async
-//! workers); the discriminability test follows as soon as its pools exist. The human
-//! calibration set is judged last, with the same judges and prompts. [`score`] then turns the
-//! records into item scores and says whether the audit stopped early.
+//! the judges' context, and the ensemble judges them ([`crate::judges::engine::judge_units`]).
+//! The rating dimensions are judged while the hard negatives are retrieved (off the async
+//! workers); the discriminability test follows as soon as its pools exist. The stage hands on
+//! the records ([`Judged`]) and what judging found ([`Judgements`]: the pools' passages, the
+//! items skipped, the context fitting, the time budget's plan).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 use rayon::prelude::*;
 
-use crate::audit::{AuditJob, Outcome};
 use crate::budget::{self, BudgetPlan, DialogueWork, TimeBudget};
-use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
-use crate::human::agreement::{self, HumanItem, HumanLabels};
-use crate::human::calibration;
-use crate::items::aggregate::{ItemScore, score_items};
 use crate::items::materials;
 use crate::items::plan::{AuditPlan, SkipReason};
 use crate::items::pool::{PositionBalancer, permutations};
+use crate::job::{AuditJob, Outcome};
 use crate::judges::context::{self, ContextInfo, Deferred, ItemKey, Recording, Screened};
 use crate::judges::engine::{Judged, Judging, Unit, judge_units};
 use crate::judges::record::Judgement;
 use crate::judges::render::BenchRender;
-use crate::output;
 use crate::stages::plan::Planned;
 use crate::stages::reuse::Reuse;
 
-/// What the ensemble was asked and answered.
+/// What judging the benchmark's units found, beside the records ([`Judged`]) that [`score`]
+/// turns into item scores.
 pub struct Judgements {
-    /// The benchmark's units: the dimensions in order, each in plan order.
-    pub judged: Judged,
     /// (dialogue index, turn index) per plan item: what `Unit::source` indexes.
     pub subjects: Vec<(usize, usize)>,
     /// Plan items of the completeness dimension.
@@ -45,12 +38,22 @@ pub struct Judgements {
     pub context: ContextInfo,
     /// Counted prompt tokens per item.
     pub prompt_tokens: HashMap<ItemKey, u64>,
-    /// The human label file (`--human-labels`), loaded.
-    pub human_labels: Option<(PathBuf, HumanLabels)>,
-    /// The calibration set's judgements (MTRAG file, when the audit was not stopped).
-    pub human_judged: Option<Judged>,
+    /// The plan's skipped would-be items, with those judging skipped (no hard negatives, too
+    /// long for the judges' context).
+    pub skipped: Skipped,
+    /// The plan's gold passages with the hard negatives of the discriminability pools (`None`
+    /// without pools: the plan's golds are all).
+    pool_passages: Option<HashMap<String, Passage>>,
     /// `--time-budget`: the plan of the dialogues started, and what this run finished.
     pub time_budget: Option<BudgetPlan>,
+    pub warnings: Vec<String>,
+}
+
+impl Judgements {
+    /// Every passage shown: the plan's golds and the hard negatives.
+    pub fn passages<'a>(&'a self, planned: &'a Planned) -> &'a HashMap<String, Passage> {
+        self.pool_passages.as_ref().unwrap_or(&planned.passages)
+    }
 }
 
 /// The discriminability test's judgements and what building its pools found.
@@ -90,22 +93,22 @@ struct Bench<'a> {
     job: &'a AuditJob,
     planned: &'a Planned,
     subjects: &'a [(usize, usize)],
-    judging: Judging<'a>,
+    judging: &'a Judging<'a>,
     existing: &'a HashMap<String, Judgement>,
     /// Judges whose picks are read from label probabilities ([`crate::judges::letters`]).
     letter_judges: Vec<usize>,
 }
 
-/// Judges the benchmark's units, then the human calibration set.
+/// Judges the benchmark's units: the records (the dimensions in order, each in plan order),
+/// and what judging them found.
 pub async fn judge(
     bench: &Benchmark,
     job: &AuditJob,
-    llm: &Llm,
-    planned: &mut Planned,
+    judging: &Judging<'_>,
+    planned: &Planned,
     reuse: &Reuse,
-    warnings: &mut Vec<String>,
     time: Option<&TimeBudget>,
-) -> Result<Judgements> {
+) -> Result<(Judged, Judgements)> {
     let subjects: Vec<(usize, usize)> = planned
         .plan
         .items
@@ -120,6 +123,7 @@ pub async fn judge(
             "the completeness dimension needs a retriever for hard negatives".into(),
         ));
     }
+    let letter_judges = letter_judges(job, &planned.judges)?;
     let mut context = ContextInfo::new(planned.budget.as_ref());
     let existing =
         crate::judges::letters::reusable(&reuse.existing, job.settings.letter_picks.as_ref());
@@ -131,26 +135,30 @@ pub async fn judge(
     } = Bench {
         bench,
         job,
-        planned: &*planned,
+        planned,
         subjects: &subjects,
-        judging: planned.judging(llm, &job.progress),
+        judging,
         existing: &existing,
-        letter_judges: letter_judges(job, &planned.judges)?,
+        letter_judges,
     }
     .judge(&comp_items, &mut context, time)
     .await?;
+    let mut skipped = planned.plan.skipped.clone();
+    let mut warnings = Vec::new();
+    let mut pool_passages = None;
     if let Some(pools) = pools {
-        for _ in 0..pools.no_negatives {
-            planned
-                .plan
-                .skip(Dimension::Completeness, SkipReason::NoNegatives);
-        }
+        skip(
+            &mut skipped,
+            Dimension::Completeness,
+            SkipReason::NoNegatives,
+            pools.no_negatives,
+        );
         context.add(&pools.screened);
         prompt_tokens.extend(pools.screened.prompt_tokens);
         if pools.short > 0 {
             warnings.push(format!("{} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", pools.short, job.settings.negatives));
         }
-        planned.passages = pools.passages;
+        pool_passages = Some(pools.passages);
         judged.records.extend(pools.judged.records);
         judged.reused += pools.judged.reused;
         judged.stopped = judged.stopped.or(pools.judged.stopped);
@@ -162,33 +170,22 @@ pub async fn judge(
     judged
         .records
         .sort_by_key(|r| r.as_ref().map(|j| j.dimension));
-    let comp_count = comp_items.len() - skipped(&planned.plan, SkipReason::NoNegatives);
+    let comp_count = comp_items.len() - skipped_count(&skipped, SkipReason::NoNegatives);
     for (d, n) in &context.too_long {
-        for _ in 0..*n {
-            planned.plan.skip(*d, SkipReason::TooLong);
-        }
+        skip(&mut skipped, *d, SkipReason::TooLong, *n);
     }
-    let human_labels = match &job.human_labels {
-        Some(p) => Some((p.clone(), agreement::load(p)?)),
-        None => None,
-    };
-    let human_judged = match &human_labels {
-        Some((_, HumanLabels::Mtrag { items, .. })) if judged.stopped.is_none() => {
-            Some(judge_human(job, llm, planned, reuse, items, &mut context).await?)
-        }
-        _ => None,
-    };
-    Ok(Judgements {
-        judged,
+    let judgements = Judgements {
         subjects,
         comp_items,
         comp_count,
         context,
         prompt_tokens,
-        human_labels,
-        human_judged,
+        skipped,
+        pool_passages,
         time_budget,
-    })
+        warnings,
+    };
+    Ok((judged, judgements))
 }
 
 /// The judges (indices into the ensemble) `[audit.letter_picks]` names; an error when it
@@ -232,9 +229,19 @@ fn finish_budget(b: &mut BudgetPlan, judged: &mut Judged, dry_run: bool) {
     }
 }
 
+/// Skipped would-be items, by dimension and reason.
+type Skipped = BTreeMap<Dimension, BTreeMap<SkipReason, usize>>;
+
+/// Adds `n` would-be items of `d` skipped for `why` (none: no entry).
+fn skip(skipped: &mut Skipped, d: Dimension, why: SkipReason, n: usize) {
+    if n > 0 {
+        *skipped.entry(d).or_default().entry(why).or_default() += n;
+    }
+}
+
 /// Completeness would-be items skipped for `why`.
-fn skipped(plan: &AuditPlan, why: SkipReason) -> usize {
-    plan.skipped
+fn skipped_count(skipped: &Skipped, why: SkipReason) -> usize {
+    skipped
         .get(&Dimension::Completeness)
         .and_then(|m| m.get(&why))
         .copied()
@@ -322,15 +329,13 @@ impl Bench<'_> {
                 let built = self.build_pools(comp_items, false).await?;
                 let budget = self.plan_budget(time, &rating_units, &render, built.as_ref())?;
                 stage(expected);
-                let rating =
-                    judge_units(&self.judging, &rating_units, rating_render, self.existing);
+                let rating = judge_units(self.judging, &rating_units, rating_render, self.existing);
                 let (rating, pools) = futures::join!(rating, self.judge_pools(built));
                 (rating, pools, Some(budget))
             }
             None => {
                 stage(expected);
-                let rating =
-                    judge_units(&self.judging, &rating_units, rating_render, self.existing);
+                let rating = judge_units(self.judging, &rating_units, rating_render, self.existing);
                 let pools = async {
                     let built = self.build_pools(comp_items, defer).await?;
                     self.judge_pools(built).await
@@ -362,16 +367,10 @@ impl Bench<'_> {
         built: Option<&PoolWork>,
     ) -> Result<BudgetPlan> {
         let mut work = HashMap::new();
-        budget::estimate(
-            &self.judging,
-            rating_units,
-            render,
-            self.existing,
-            &mut work,
-        )?;
+        budget::estimate(self.judging, rating_units, render, self.existing, &mut work)?;
         if let Some(b) = built {
             let render = self.render(&b.passages);
-            budget::estimate(&self.judging, &b.units, &render, self.existing, &mut work)?;
+            budget::estimate(self.judging, &b.units, &render, self.existing, &mut work)?;
         }
         let ordered: Vec<(String, DialogueWork)> = self
             .planned
@@ -462,9 +461,9 @@ impl Bench<'_> {
                     render: &render,
                     lengths,
                 };
-                judge_units(&self.judging, &b.units, &recording, self.existing).await?
+                judge_units(self.judging, &b.units, &recording, self.existing).await?
             }
-            None => judge_units(&self.judging, &b.units, &render, self.existing).await?,
+            None => judge_units(self.judging, &b.units, &render, self.existing).await?,
         };
         if let Some(d) = b.deferred {
             screened.prompt_tokens = d.finish(&b.units, &|u: &Unit| render.fitted(u))?;
@@ -542,93 +541,12 @@ impl Bench<'_> {
     }
 }
 
-/// The human calibration set (MTRAG file): a seeded sample of its answers, screened and judged
-/// with the audit's judges and prompts.
-async fn judge_human(
-    job: &AuditJob,
-    llm: &Llm,
-    planned: &Planned,
-    reuse: &Reuse,
-    items: &[HumanItem],
-    context: &mut ContextInfo,
-) -> Result<Judged> {
-    let s = &job.settings;
-    let selected: Vec<HumanItem> = calibration::sample(items, job.human_sample, s.seed);
-    let existing = calibration::reusable_existing(reuse.earlier(output::HUMAN_ITEMS), &job.prompts);
-    let render = calibration::HumanRender {
-        items: &selected,
-        prompts: &job.prompts,
-        budget: planned.budget,
-    };
-    let screened = context::screen(calibration::units(&selected), &|u: &Unit| render.fitted(u))?;
-    context.human_shortened = screened.shortened.values().sum();
-    context.human_too_long = screened.too_long.values().sum();
-    let units = screened.kept;
-    job.progress.stage(
-        "human calibration",
-        (units.len() * planned.judges.len() * planned.samples as usize) as u64,
-    );
-    let judging = planned.judging(llm, &job.progress);
-    let judged = judge_units(&judging, &units, &render, &existing).await?;
-    job.progress.finish_stage();
-    Ok(judged)
-}
-
 /// `--dry-run`: what the audit would call, nothing written.
-pub fn dry_run(llm: &Llm, j: &Judgements) -> Outcome {
+pub fn dry_run(llm: &Llm, judged: &Judged, j: &Judgements) -> Outcome {
     Outcome::DryRun {
         plan: llm.plan(),
-        judgements: j.judged.records.len() - j.judged.reused,
-        reused: j.judged.reused,
+        judgements: judged.records.len() - judged.reused,
+        reused: judged.reused,
         time_budget: j.time_budget.clone().map(Box::new),
-    }
-}
-
-/// What was judged, scored.
-pub struct Scored {
-    /// Judgements planned and made.
-    pub planned: usize,
-    pub done: usize,
-    pub judgements: Vec<Judgement>,
-    /// Why the audit is not complete.
-    pub stopped: Option<String>,
-    pub items: Vec<ItemScore>,
-}
-
-/// Item scores of the judgements made, and why the audit stopped early, if it did: a budget
-/// stop, judgements not made, or a judge that failed (nearly) everything.
-pub fn score(j: &mut Judgements, s: &AuditSettings, planned: &Planned) -> Scored {
-    let human_stopped = j.human_judged.as_ref().and_then(|h| h.stopped.clone());
-    let records = std::mem::take(&mut j.judged.records);
-    let total = records.len();
-    let judgements: Vec<Judgement> = records.into_iter().flatten().map(|j| *j).collect();
-    let done = judgements.len();
-    let mut stopped = j
-        .judged
-        .stopped
-        .clone()
-        .or(human_stopped.map(|s| format!("human calibration: {s}")));
-    if stopped.is_none() && done < total {
-        stopped = Some(format!("{} judgements were not made", total - done));
-    }
-    // a judge that failed (nearly) everything leaves an audit that is not complete
-    let failed_judges =
-        crate::statistics::failures::from_judgements(&judgements, s.max_failed_share);
-    if stopped.is_none()
-        && let Some(f) = failed_judges.first()
-    {
-        stopped = Some(f.message());
-    }
-    let items = score_items(
-        &judgements,
-        planned.judges.len(),
-        s.trials * planned.samples as usize,
-    );
-    Scored {
-        planned: total,
-        done,
-        judgements,
-        stopped,
-        items,
     }
 }

@@ -4,18 +4,17 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use mtr_core::progress::SharedProgress;
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
-use crate::audit::AuditJob;
-use crate::budget::Gate;
+use crate::budget::{Gate, TimeBudget};
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 use crate::items::materials;
 use crate::items::plan::{self, AuditPlan};
+use crate::job::AuditJob;
 use crate::judges::context;
-use crate::judges::engine::{JudgeRef, Judging};
+use crate::judges::engine::JudgeRef;
 use crate::judges::prompts::ContextBudget;
 use crate::summary::{FingerprintInfo, JudgeInfo};
 
@@ -27,7 +26,8 @@ pub struct Planned {
     /// Self-consistency samples per judge (at least 1).
     pub samples: u32,
     pub dry_run: bool,
-    /// Passages by id: the golds, and (after the judge stage) the hard negatives.
+    /// The gold passages by id (the judge stage adds the hard negatives:
+    /// [`crate::stages::judge::Judgements::passages`]).
     pub passages: HashMap<String, Passage>,
     pub plan: AuditPlan,
     pub fingerprint: FingerprintInfo,
@@ -38,30 +38,26 @@ pub struct Planned {
 }
 
 impl Planned {
-    /// Who judges: the client, the ensemble, its samples, the progress display.
-    pub fn judging<'a>(&'a self, llm: &'a Llm, progress: &'a SharedProgress) -> Judging<'a> {
-        Judging {
-            llm,
-            judges: &self.judges,
-            samples: self.samples,
-            progress,
-            gate: self.gate.clone(),
-        }
-    }
-
     pub fn judge_names(&self) -> Vec<String> {
         self.judges.iter().map(|j| j.name.clone()).collect()
     }
 }
 
-/// Checks the settings, finds the judges, loads the gold passages and builds the plan.
-pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
+/// Checks the settings, finds the judges, loads the gold passages and builds the plan; with a
+/// time budget (`time`, not on a dry run) no judgement call starts after its deadline.
+pub fn plan(
+    bench: &Benchmark,
+    job: &AuditJob,
+    llm: &Llm,
+    time: Option<&TimeBudget>,
+) -> Result<Planned> {
     let s = &job.settings;
     s.validate()?;
     let dims = s.dimensions();
     let (judges, judge_infos) = judges_of(llm)?;
     let samples = llm.sampling(mtr_llm::Role::Judges).n.max(1);
     let dry_run = llm.options().dry_run;
+    let fingerprint = fingerprint(bench, job, &dims, &judges)?;
     // passages of the golds, then the plan
     let selected = plan::sample_dialogues(bench.dialogues.len(), s.sample, s.seed);
     job.progress.stage("loading gold passages", 0);
@@ -79,8 +75,11 @@ pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
                 .is_some_and(|p| p.text.trim().is_empty() && p.title.trim().is_empty())
         },
     );
-    let fingerprint = fingerprint(bench, job, &dims, &judges)?;
     let budget = context::budget_for(llm, &judges);
+    let gate = match time {
+        Some(t) if !dry_run => Gate::until(t.deadline()),
+        _ => Gate::default(),
+    };
     Ok(Planned {
         dims,
         judges,
@@ -91,7 +90,7 @@ pub fn plan(bench: &Benchmark, job: &AuditJob, llm: &Llm) -> Result<Planned> {
         plan,
         fingerprint,
         budget,
-        gate: Gate::default(),
+        gate,
     })
 }
 

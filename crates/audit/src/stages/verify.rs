@@ -1,4 +1,4 @@
-//! Stage 4, verify: the discriminability test's missing-gold candidates ([`merge_suggestions`])
+//! Stage 6, verify: the discriminability test's missing-gold candidates ([`merge_suggestions`])
 //! are tagged (same document as the gold, shingle overlap) and, unless the audit stopped,
 //! rated pointwise by every judge with the alignment prompt ([`crate::items::missing_gold`]), which decides
 //! each candidate's verdict.
@@ -6,44 +6,58 @@
 use std::collections::HashMap;
 
 use mtr_core::Benchmark;
-use mtr_llm::Llm;
 
-use crate::audit::AuditJob;
 use crate::dimension::Dimension;
 use crate::error::Result;
 use crate::items::aggregate::{Suggestion, merge_suggestions};
-use crate::judges::engine::Unit;
+use crate::items::missing_gold::DiscriminabilityInfo;
+use crate::job::AuditJob;
+use crate::judges::engine::{Judging, Unit};
 use crate::judges::record::Judgement;
 use crate::judges::render::BenchRender;
-use crate::output;
-use crate::stages::judge::{Judgements, Scored, base_unit};
+use crate::stages::judge::{Judgements, base_unit};
 use crate::stages::plan::Planned;
 use crate::stages::reuse::Reuse;
+use crate::stages::score::Scored;
 
 /// The candidates with their verdicts, and the pointwise judgements (`verify_items.jsonl`).
 pub struct Verified {
     pub suggested: Vec<Suggestion>,
     pub records: Vec<Judgement>,
+    /// Why the check stopped early, if it did.
+    pub stopped: Option<String>,
+    /// Discriminability facts: chance rate, abstentions, pool and candidate tags (with the
+    /// completeness dimension).
+    pub discriminability: Option<DiscriminabilityInfo>,
 }
 
-/// Tags and rates the candidates; a stop of the check is added to `scored.stopped`.
+impl Verified {
+    /// Why the audit is not complete: the scoring's reason, else the check's.
+    pub fn stopped(&self, scored: &Scored) -> Option<String> {
+        scored.stopped.clone().or_else(|| self.stopped.clone())
+    }
+}
+
+/// Tags and rates the candidates (not when the audit stopped before the check).
 pub async fn verify(
     bench: &Benchmark,
     job: &AuditJob,
-    llm: &Llm,
+    judging: &Judging<'_>,
     planned: &Planned,
     judged: &Judgements,
     reuse: &Reuse,
-    scored: &mut Scored,
+    scored: &Scored,
 ) -> Result<Verified> {
     let s = &job.settings;
+    let passages = judged.passages(planned);
     let mut suggested = merge_suggestions(&scored.items);
-    crate::items::missing_gold::tag(&mut suggested, &planned.passages);
+    crate::items::missing_gold::tag(&mut suggested, passages);
     let mut records = Vec::new();
+    let mut stopped = None;
     if !suggested.is_empty() && scored.stopped.is_none() {
         let render = BenchRender {
             bench,
-            passages: &planned.passages,
+            passages,
             prompts: &job.prompts,
             subjects: &judged.subjects,
             budget: planned.budget,
@@ -67,18 +81,15 @@ pub async fn verify(
             })
         };
         let v = crate::items::missing_gold::judge(
-            &planned.judging(llm, &job.progress),
+            judging,
             &suggested,
             &unit_of,
             &render,
             &|u: &Unit| render.fitted(u),
-            &reuse.earlier(output::VERIFY_ITEMS),
+            &reuse.verify,
         )
         .await?;
-        scored.stopped = scored
-            .stopped
-            .take()
-            .or(v.stopped.map(|st| format!("missing-gold check: {st}")));
+        stopped = v.stopped.map(|st| format!("missing-gold check: {st}"));
         crate::items::missing_gold::apply(
             &mut suggested,
             &v.records,
@@ -87,5 +98,19 @@ pub async fn verify(
         );
         records = v.records;
     }
-    Ok(Verified { suggested, records })
+    let discriminability = planned.dims.contains(&Dimension::Completeness).then(|| {
+        crate::items::missing_gold::info(
+            &scored.items,
+            &scored.judgements,
+            &suggested,
+            passages,
+            s.verify_rating_at_least,
+        )
+    });
+    Ok(Verified {
+        suggested,
+        records,
+        stopped,
+        discriminability,
+    })
 }

@@ -239,7 +239,7 @@ fn dimension_verdict(s: &Summary, dim: Dimension) -> Option<DimensionVerdict> {
 /// the reviewers agrees with them. `None` without a review of `dim` or a judge's kappa.
 fn reviewed_separation(s: &Summary, dim: Dimension) -> Option<(Separation, String)> {
     let r = s.review.as_ref()?.dimensions.get(&dim)?;
-    let judges: Vec<(&crate::reviewed::ReviewerAgreement, f64)> = r
+    let judges: Vec<(&crate::summary::ReviewerAgreement, f64)> = r
         .agreement
         .iter()
         .filter(|a| a.who != "ensemble")

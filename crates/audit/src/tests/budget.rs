@@ -13,10 +13,10 @@ use mtr_core::Benchmark;
 use mtr_llm::fake::FakeServer;
 use mtr_llm::{Llm, LlmConfig, LlmOptions};
 
-use crate::audit::Outcome;
 use crate::budget::{BudgetPlan, TimeBudget};
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
+use crate::job::Outcome;
 use crate::judges::record::Judgement;
 use crate::output;
 use crate::summary::Summary;

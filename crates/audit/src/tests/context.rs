@@ -8,10 +8,10 @@ use mtr_llm::ChatMessage;
 use mtr_llm::fake::{FakeReply, FakeRequest, FakeServer};
 use mtr_llm::{LlmConfig, Roles};
 
-use crate::audit::Outcome;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::items::plan::SkipReason;
+use crate::job::Outcome;
 use crate::judges::prompts::CONTEXT_MARGIN;
 use crate::tests::kit::{clapnq, llm_with_cache};
 

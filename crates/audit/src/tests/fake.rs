@@ -11,9 +11,9 @@ use mtr_core::{Benchmark, Dialogue, Passage};
 use mtr_llm::fake::{FakeReply, FakeRequest, FakeServer};
 use rand::seq::{IndexedRandom, SliceRandom};
 
-use crate::audit::Outcome;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
+use crate::job::Outcome;
 use crate::judges::prompts::passage_display;
 use crate::judges::record::Judgement;
 use crate::output;
@@ -1168,8 +1168,8 @@ fn job(
     out: &Path,
     human: Option<std::path::PathBuf>,
     human_sample: Option<usize>,
-) -> crate::audit::AuditJob {
-    crate::audit::AuditJob {
+) -> crate::job::AuditJob {
+    crate::job::AuditJob {
         settings,
         out_dir: out.to_path_buf(),
         prompts: crate::judges::prompts::AuditPrompts::builtin().unwrap(),

@@ -10,8 +10,8 @@ use mtr_core::formats::{Format, ImportOptions, import};
 use mtr_llm::fake::{FakeReply, FakeRequest, FakeServer};
 use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
 
-use crate::audit::{AuditJob, Outcome};
 use crate::config::AuditSettings;
+use crate::job::{AuditJob, Outcome};
 use crate::judges::prompts::AuditPrompts;
 
 pub fn shared() -> Option<PathBuf> {

@@ -6,9 +6,9 @@
 use mtr_llm::fake::{FakeReply, FakeRequest, FakeServer};
 use mtr_llm::logprob::RatingMode;
 
-use crate::audit::Outcome;
 use crate::config::{AuditSettings, LetterPicks};
 use crate::dimension::Dimension;
+use crate::job::Outcome;
 use crate::judges::letters::{Reading, choose};
 use crate::judges::record::{Abstention, Judgement};
 use crate::tests::fake::validate_folder;

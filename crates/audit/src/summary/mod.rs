@@ -11,6 +11,11 @@ use crate::dimension::Dimension;
 use crate::items::aggregate::Suggestion;
 use crate::items::plan::SkipReason;
 pub use crate::statistics::interval::Interval;
+pub use file::{SUMMARY, read_summary, write_summary};
+pub use review::{Review, ReviewEstimate, ReviewedDimension, ReviewerAgreement, ThreeWay};
+
+mod file;
+pub mod review;
 
 /// Version of the summary format; bumped on incompatible changes.
 pub const SUMMARY_VERSION: u32 = 1;
@@ -54,7 +59,7 @@ pub struct Summary {
     /// per dimension the share failing by the judges, the reviewers and prediction-powered,
     /// and each judge's agreement with the reviewers. Absent without labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review: Option<crate::reviewed::Review>,
+    pub review: Option<Review>,
     /// Prompts fitted to the judges' context: shortened histories, items skipped as too long.
     #[serde(default)]
     pub context: crate::judges::context::ContextInfo,
