@@ -12,10 +12,10 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod extract;
+#[cfg(feature = "fake")]
 pub mod fake;
 #[cfg(feature = "fake")]
 mod fake_server;
-pub mod hub;
 pub mod ledger;
 pub mod local;
 pub mod logprob;
