@@ -39,7 +39,7 @@ pub struct Args {
     /// preparation (e.g. 90s, 15m, 1h); the others are left for a rerun, which goes on where
     /// this one stopped. No judgement call starts once the budget is spent. With an unknown
     /// speed nothing is cut, but the deadline holds [default: none].
-    #[arg(long, value_name = "DURATION", value_parser = mtr_pipeline::dryrun::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = mtr_llm::budget::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
     #[command(flatten)]
     pub settings: AuditFlags,

@@ -40,7 +40,7 @@ pub struct Args {
     /// the others are left for a rerun, which goes on where this one stopped. With an unknown
     /// speed nothing is cut, but no dialogue starts once the budget is spent [default: none].
     /// A dialogue left out still starts when the finished turns run ahead of the plan.
-    #[arg(long, value_name = "DURATION", value_parser = mtr_pipeline::dryrun::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = mtr_llm::budget::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
     /// Under --time-budget, start only the dialogues the plan takes, even when the finished
     /// turns run ahead of it.
