@@ -226,9 +226,19 @@ pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
         });
         (body, version)
     });
+    // computing the estimates reads the audit's items (a second or more on a large audit): on
+    // the blocking pool, so the other requests go on meanwhile
+    let shared = s.clone();
+    let computed = tokio::task::spawn_blocking(move || {
+        shared.estimates(version, || {
+            estimates(&shared.queues.audit_dir, &shared.queues.summary)
+        })
+    })
+    .await;
     let mut body = body;
-    body["estimates"] = s.estimates(version, || {
-        estimates(&s.queues.audit_dir, &s.queues.summary)
+    body["estimates"] = computed.unwrap_or_else(|e| {
+        tracing::warn!("review estimates: {e}");
+        serde_json::Value::Null
     });
     Json(body)
 }
