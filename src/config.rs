@@ -127,9 +127,13 @@ impl Config {
     }
 
     fn layered<T: DeserializeOwned + Default>(&self, name: &str, flags: &dyn Flags) -> Result<T> {
-        let given = flags
-            .table()
-            .with_context(|| format!("the flags over [{name}]"))?;
+        // a value TOML cannot hold (an integer above i64::MAX) is the user's
+        let given = flags.table().map_err(|e| {
+            anyhow::Error::new(mtr_core::Error::from(
+                mtr_core::InputError::new("command line", e.to_string())
+                    .field(format!("a flag over [{name}]")),
+            ))
+        })?;
         let value = match self.table.get(name) {
             None if given.is_empty() => return Ok(T::default()),
             None => toml::Value::Table(given.clone()),
@@ -545,6 +549,14 @@ mod tests {
         );
         let e = <TestCli as clap::Parser>::try_parse_from(["mtr", "--negatives-query", "sideways"]);
         assert!(e.is_err());
+        // a value TOML cannot hold is the user's error too (exit 2), not an internal one
+        let huge = (u64::MAX).to_string();
+        let big = flags(&["--worst", &huge]);
+        let e = layers("", &[])
+            .settings::<mtr_audit::AuditSettings>(&big)
+            .unwrap_err();
+        assert_eq!(crate::exit::status_of(&e).code(), 2, "{e:#}");
+        assert!(format!("{e:#}").starts_with("command line"), "{e:#}");
         let s: mtr_audit::AuditSettings = layers("", &[]).settings(&f).unwrap();
         assert_eq!(s.negatives_query.to_string(), "window:2");
     }

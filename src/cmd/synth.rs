@@ -154,9 +154,14 @@ fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
 }
 
 fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
-    let mut c: SynthConfig = ctx.config.settings(&args.settings)?;
+    layered(&ctx.config, &args.settings)
+}
+
+/// `[synth]` with every layer applied, checked.
+fn layered(config: &crate::config::Config, flags: &SynthFlags) -> anyhow::Result<SynthConfig> {
+    let mut c: SynthConfig = config.settings(flags)?;
     // a smaller --path-size brings the smallest path down with it
-    if args.settings.path_size.is_some() {
+    if flags.path_size.is_some() {
         c.paths.min_size = c.paths.min_size.min(c.paths.size.div_ceil(2)).max(1);
     }
     c.validate().map_err(user_error)?;
@@ -333,4 +338,54 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
 fn parse_style(s: &str) -> Result<String, String> {
     s.parse::<mtr_pipeline::style::ProfileName>()?;
     Ok(s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(args: &[&str]) -> SynthFlags {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            flags: SynthFlags,
+        }
+        <Cli as clap::Parser>::try_parse_from(std::iter::once("mtr").chain(args.iter().copied()))
+            .unwrap()
+            .flags
+    }
+
+    #[test]
+    fn flags_set_the_keys_they_name() {
+        let f = flags(&[
+            "--chunk-tokens",
+            "48-120",
+            "--path-size",
+            "4",
+            "--switch-share",
+            "0.25",
+            "--no-humanizer",
+            "--vectors",
+            "lexical",
+            "--style",
+            "production",
+        ]);
+        let c = layered(&crate::config::Config::default(), &f).unwrap();
+        assert_eq!((c.chunking.min_tokens, c.chunking.max_tokens), (48, 120));
+        assert_eq!(
+            c.chunking.encoding, "o200k_base",
+            "the other chunking keys are kept"
+        );
+        assert_eq!((c.paths.size, c.paths.min_size), (4, 2));
+        assert_eq!(c.generation.switch_share, 0.25);
+        assert!(!c.generation.humanizer.enabled && c.generation.uniqueness.enabled);
+        assert_eq!(c.vectors, VectorSource::Lexical);
+        assert_eq!(c.style.profile.as_deref(), Some("production"));
+        // no flag: the defaults, and the same canonical JSON (fingerprints unchanged)
+        let none = layered(&crate::config::Config::default(), &flags(&[])).unwrap();
+        assert_eq!(
+            serde_json::to_string(&none).unwrap(),
+            serde_json::to_string(&SynthConfig::default()).unwrap()
+        );
+    }
 }
