@@ -104,7 +104,8 @@ fn is_user_error(c: &(dyn std::error::Error + 'static)) -> bool {
         .or_else(|| says(c, mtr_metrics::MetricsError::is_user_error))
         .or_else(|| says(c, mtr_audit::AuditError::is_user_error))
         .or_else(|| says(c, mtr_pipeline::Error::is_user_error))
-        .or_else(|| says(c, mtr_llm::LlmError::is_user_error));
+        .or_else(|| says(c, mtr_llm::LlmError::is_user_error))
+        .or_else(|| says(c, mtr_local::LocalError::is_user_error));
     if let Some(user) = said {
         return user;
     }

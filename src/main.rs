@@ -47,8 +47,8 @@ fn main() -> ExitCode {
         }
     });
     // the command lets go of the local servers it used: their idle time runs from now
-    let left = mtr_llm::local::keepalive::release_all();
-    if let Some(line) = mtr_llm::local::keepalive::notice(&left) {
+    let left = mtr_local::keepalive::release_all();
+    if let Some(line) = mtr_local::keepalive::notice(&left) {
         eprintln!("{line}");
     }
     match outcome {

@@ -1,6 +1,6 @@
 """Local llama.cpp server throughput: generated tokens/s for 1 slot vs N slots, side by side.
 
-Starts mtr's own launcher (crates/llm/assets/xllamacpp_server.py) once per configuration,
+Starts mtr's own launcher (crates/local/assets/xllamacpp_server.py) once per configuration,
 sends the same set of distinct judge-sized requests (about 250 prompt tokens, up to MAX_TOKENS
 generated, temperature 0) from CONCURRENCY client threads, and reports aggregate generated
 tokens per second over the wall time, requests per second and mean latency. Configurations

@@ -1,6 +1,6 @@
 """Does a local llama.cpp server answer a request with what was written for another one?
 
-Starts mtr's launcher (crates/llm/assets/xllamacpp_server.py) twice on a free port, once as it
+Starts mtr's launcher (crates/local/assets/xllamacpp_server.py) twice on a free port, once as it
 is and once with llama.cpp's RAM prompt cache turned back on (--cache-ram 8192 MiB and
 --cache-idle-slots, xllamacpp's defaults), and sends each the same rounds of concurrent
 requests pinned to slots (`id_slot`, as `[llm.local] slot_affinity` pins a dialogue's calls):
@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCHER = ROOT / "crates/llm/assets/xllamacpp_server.py"
+LAUNCHER = ROOT / "crates/local/assets/xllamacpp_server.py"
 WORDS = "policy leave expense travel laptop password holiday manager approval receipt budget office remote".split()
 
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use mtr_llm::LlmError;
-use mtr_llm::local::{self, LocalPaths, LocalServer};
+use mtr_local::{self as local, LocalPaths, LocalServer};
 
 use super::Ctx;
 use super::common::{BatchArgs, DryRunArgs, LlmArgs};
@@ -75,8 +75,8 @@ pub enum LocalCommand {
 
 fn planned_servers(ctx: &Ctx) -> anyhow::Result<Vec<Arc<LocalServer>>> {
     let cfg = llm_config(ctx)?;
-    let plan =
-        local::local_plan(&LocalPaths::default(), &cfg.local).map_err(|e| llm_error(ctx, e))?;
+    let plan = mtr_llm::local::local_plan(&LocalPaths::default(), &cfg.local)
+        .map_err(|e| llm_error(ctx, e))?;
     let mut out: Vec<Arc<LocalServer>> = Vec::new();
     for s in plan
         .judges
@@ -106,7 +106,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 a.push("--no-qwen05".to_string());
             }
             super::local_hub::prefetch(&LocalPaths::default(), with_qwen15, no_qwen05).await;
-            let status = local::install(&a).map_err(|e| llm_error(ctx, e))?;
+            let status = local::install(&a)?;
             Ok(if status.success() {
                 ExitCode::SUCCESS
             } else {
@@ -121,7 +121,6 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 let url = s
                     .ensure_running()
                     .await
-                    .map_err(|e| llm_error(ctx, e))
                     .with_context(|| format!("starting {}", s.name))?;
                 println!("{}\t{}\t{}", s.name, s.alias, url);
             }
@@ -130,7 +129,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         LocalCommand::Stop => {
             let servers = local::known_servers(&LocalPaths::default());
             for s in servers {
-                let outcome = s.stop().await.map_err(|e| llm_error(ctx, e))?;
+                let outcome = s.stop().await?;
                 match outcome {
                     local::StopOutcome::Stopped => println!("{}\tstopped", s.name),
                     local::StopOutcome::NotRunning => println!("{}\twas not running", s.name),
@@ -218,9 +217,7 @@ async fn speed(ctx: &Ctx, runs: usize, missing: bool) -> anyhow::Result<ExitCode
     }
     println!("server\tthreads\tprompt_tokens\tprompt_tok_s\tgenerated_tokens\tgeneration_tok_s");
     for s in todo {
-        let r = local::measure_speed(s, runs)
-            .await
-            .map_err(|e| llm_error(ctx, e))?;
+        let r = local::measure_speed(s, runs, mtr_llm::tokens::count_text).await?;
         println!(
             "{}\t{}\t{}\t{:.1}\t{}\t{:.1}",
             r.server,
@@ -231,7 +228,7 @@ async fn speed(ctx: &Ctx, runs: usize, missing: bool) -> anyhow::Result<ExitCode
             r.generation_tok_s
         );
         speeds.insert(r);
-        speeds.save(&path).map_err(|e| llm_error(ctx, e))?;
+        speeds.save(&path)?;
     }
     println!(
         "saved to {} (the local endpoints' speeds for --dry-run wall times)",

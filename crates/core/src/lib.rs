@@ -7,10 +7,12 @@
 
 pub mod atomic;
 pub mod benchmark;
+pub mod dirs;
 pub mod error;
 pub mod fingerprint;
 pub mod formats;
 pub mod jsonl;
+pub mod language;
 pub mod model;
 pub mod progress;
 pub mod rng;

@@ -17,8 +17,8 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit};
 
 use crate::config::EndpointConfig;
 use crate::error::{LlmError, Result};
-use crate::local::LocalServer;
 use crate::provider::Replica;
+use mtr_local::LocalServer;
 
 /// A configured endpoint at run time.
 pub(crate) struct Endpoint {
@@ -237,7 +237,7 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::local::{LocalPaths, ServerKind};
+    use mtr_local::{LocalPaths, ServerKind};
 
     fn server(name: &str) -> Arc<LocalServer> {
         Arc::new(LocalServer {
@@ -251,7 +251,6 @@ mod tests {
             paths: LocalPaths {
                 home: std::env::temp_dir(),
             },
-            rating_mode: Default::default(),
             keep_alive: Default::default(),
             assigned: Default::default(),
         })

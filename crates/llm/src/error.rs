@@ -14,6 +14,10 @@ pub enum LlmError {
     /// The embedded local default is not installed or could not start; `hint` says the fix.
     #[error("local model server: {message} (fix: {hint})")]
     Local { message: String, hint: String },
+    /// A local server failed (not installed, could not start, a bad keep-alive): `mtr-local`'s
+    /// error, passed on as it is.
+    #[error(transparent)]
+    LocalServer(#[from] mtr_local::LocalError),
     /// The provider failed after every retry (HTTP status, timeout, connection refused).
     #[error("endpoint `{endpoint}`: {message}{}", .status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
     Provider {
@@ -62,7 +66,7 @@ impl LlmError {
         matches!(
             self,
             LlmError::Config(_) | LlmError::Local { .. } | LlmError::Prompt { .. }
-        )
+        ) || matches!(self, LlmError::LocalServer(e) if e.is_user_error())
     }
 
     /// True when this is the deliberate `--max-cost` stop (resumable).

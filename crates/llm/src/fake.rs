@@ -1,9 +1,9 @@
 //! Scripting the fake OpenAI-compatible server of tests and benchmarks: what it sees of a chat
 //! request ([`FakeRequest`]), how it answers ([`FakeReply`]), its default answer (a minimal
-//! instance of the requested schema) and its deterministic embeddings. These are plain data
-//! and functions, compiled always, so that scripted agents (`mtr_pipeline::fake_agents`) need
-//! no server; the server itself (`FakeServer`, axum on 127.0.0.1) is behind the cargo
-//! feature `fake`, which only tests and benchmarks turn on, so the product does not ship it.
+//! instance of the requested schema) and its deterministic embeddings, and the server itself
+//! (`FakeServer`, axum on 127.0.0.1). All of it is behind the cargo feature `fake`, which only
+//! tests and benchmarks turn on (as do the scripted agents, `mtr_pipeline::fake_agents`, under
+//! mtr-pipeline's own `fake`), so the product does not ship it.
 //!
 //! ```no_run
 //! # async fn demo() {

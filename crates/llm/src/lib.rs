@@ -5,16 +5,17 @@
 //! Start with [`Llm::new`] (see `crates/llm/API.md` for the contract other crates code against).
 
 pub mod affinity;
+pub mod budget;
 pub mod cache;
 pub mod chat;
 pub mod client;
 pub mod config;
 pub mod error;
 pub mod extract;
+#[cfg(feature = "fake")]
 pub mod fake;
 #[cfg(feature = "fake")]
 mod fake_server;
-pub mod hub;
 pub mod ledger;
 pub mod local;
 pub mod logprob;

@@ -90,7 +90,7 @@ impl Replica {
         timeout: Duration,
         max_concurrency: usize,
     ) -> Result<Self> {
-        crate::local::ensure_crypto();
+        mtr_local::ensure_crypto();
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))

@@ -3,8 +3,8 @@
 //! check, constrained decoding, parsing, cache). Skipped with a note when the local model is
 //! not installed, unless MTR_TEST_REQUIRE_LOCAL_MODEL=1 (CI), where it fails instead.
 
-use mtr_llm::local::{LocalPaths, resolve_model};
 use mtr_llm::{ChatMessage, ChatRequest, JsonSchema, LlmConfig, LlmOptions, ParseStatus, Role};
+use mtr_local::{LocalPaths, resolve_model};
 use serde_json::json;
 
 /// Whether the model is installed, and if not, why.

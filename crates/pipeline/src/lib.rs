@@ -17,6 +17,7 @@ pub mod config;
 pub mod curate;
 pub mod dryrun;
 pub mod error;
+#[cfg(feature = "fake")]
 pub mod fake_agents;
 pub mod generate;
 pub mod input;

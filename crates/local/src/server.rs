@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::process::{self, ProcessIdentity, Verified};
 use super::{INSTALL_HINT, KeepAlive, LAUNCHER, LocalPaths, keepalive};
-use crate::error::{LlmError, Result};
+use crate::error::{LocalError, Result};
 
 /// What a local server serves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,15 +39,13 @@ pub struct LocalServer {
     pub n_ctx: u32,
     pub start_timeout: Duration,
     pub paths: LocalPaths,
-    /// How ratings are read from this model as a judge (`[llm.local.models.<name>]`).
-    pub rating_mode: crate::logprob::RatingMode,
     /// How long it stays up once idle, if this process starts it ([`keepalive`]).
     pub keep_alive: KeepAlive,
     /// Calls of this process assigned to this server (in flight or waiting for a slot), over
     /// every endpoint that uses it: the generator's server is also a replica of its model's
     /// judge, and the judge's calls must go where the generator's do not already queue
-    /// (see [`crate::balance`]). Clones share it.
-    pub(crate) assigned: Arc<AtomicUsize>,
+    /// (see `mtr_llm`'s `balance`). Clones share it.
+    pub assigned: Arc<AtomicUsize>,
 }
 
 /// The state file of a running server.
@@ -125,7 +123,7 @@ pub struct ServerStatus {
 
 /// Installs the ring rustls provider unless one is installed (the binary does it in main; tests
 /// and other crates' tests get it here).
-pub(crate) fn ensure_crypto() {
+pub fn ensure_crypto() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -149,20 +147,20 @@ pub(super) fn pid_alive(pid: u32) -> bool {
 }
 
 pub(super) fn free_port() -> Result<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| LlmError::Local {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| LocalError::Server {
         message: format!("cannot find a free port on 127.0.0.1: {e}"),
         hint: "check the loopback interface".into(),
     })?;
     l.local_addr()
         .map(|a| a.port())
-        .map_err(|e| LlmError::Local {
+        .map_err(|e| LocalError::Server {
             message: e.to_string(),
             hint: String::new(),
         })
 }
 
-pub(super) fn io_err(what: &str, p: &Path, e: std::io::Error) -> LlmError {
-    LlmError::Local {
+pub(super) fn io_err(what: &str, p: &Path, e: std::io::Error) -> LocalError {
+    LocalError::Server {
         message: format!("{what} {}: {e}", p.display()),
         hint: "check permissions of $MTR_HOME".into(),
     }
@@ -244,7 +242,7 @@ impl LocalServer {
             }
         }
         if !self.paths.installed() {
-            return Err(LlmError::Local {
+            return Err(LocalError::Server {
                 message: format!(
                     "the local model environment is not installed ({} is missing)",
                     self.paths.venv_python().display()
@@ -280,7 +278,7 @@ impl LocalServer {
                         continue;
                     }
                     if Instant::now() > deadline {
-                        return Err(LlmError::Local {
+                        return Err(LocalError::Server {
                             message: format!(
                                 "timed out waiting for another process to start `{}`",
                                 self.name
@@ -333,7 +331,7 @@ impl LocalServer {
         // Its own process group: Ctrl-C on an mtr command does not kill the shared server.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         tracing::info!(server = %self.name, port, "starting local server (log: {})", log_path.display());
-        let mut child = cmd.spawn().map_err(|e| LlmError::Local {
+        let mut child = cmd.spawn().map_err(|e| LocalError::Server {
             message: format!("cannot start `{}`: {e}", self.name),
             hint: INSTALL_HINT.into(),
         })?;
@@ -364,12 +362,12 @@ impl LocalServer {
             start_ticks: identity.as_ref().map(|i| i.start_ticks),
             exe: identity.as_ref().map(|i| i.exe.clone()),
         };
-        let text = serde_json::to_string_pretty(&state).map_err(|e| LlmError::Local {
+        let text = serde_json::to_string_pretty(&state).map_err(|e| LocalError::Server {
             message: e.to_string(),
             hint: String::new(),
         })?;
         mtr_core::atomic::write_atomic(self.state_path(), text.as_bytes()).map_err(|e| {
-            LlmError::Local {
+            LocalError::Server {
                 message: e.to_string(),
                 hint: "check permissions of $MTR_HOME".into(),
             }
@@ -441,7 +439,7 @@ impl LocalServer {
                             .join("\n")
                     })
                     .unwrap_or_default();
-                return Err(LlmError::Local {
+                return Err(LocalError::Server {
                     message: format!(
                         "local server `{}` {} ; last log lines:\n{tail}",
                         self.name,
@@ -578,7 +576,6 @@ pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
             n_ctx: 4096,
             start_timeout: Duration::from_secs(120),
             paths: paths.clone(),
-            rating_mode: Default::default(),
             keep_alive: KeepAlive::Default,
             assigned: Default::default(),
         });
@@ -589,20 +586,8 @@ pub fn known_servers(paths: &LocalPaths) -> Vec<LocalServer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::LocalConfig;
-    use crate::local::plan::chat_server;
-    use crate::local::testkit::{QWEN05_FILE, installed, tiny_installation};
-
-    /// The port a fake server listens on.
-    fn port_of(fake: &crate::fake::FakeServer) -> u16 {
-        fake.base_url()
-            .trim_end_matches("/v1")
-            .rsplit(':')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    }
+    use crate::testkit::servers::{chat_server, healthy_port};
+    use crate::testkit::{QWEN05_FILE, installed, tiny_installation};
 
     /// The state file of `server` running as process `pid` on `port`, started by `launcher`
     /// (the identity of `pid` recorded, as when mtr starts a server).
@@ -644,8 +629,8 @@ mod tests {
     async fn a_state_file_naming_a_process_mtr_did_not_start_is_removed_and_the_process_left_alone()
     {
         let dir = tempfile::tempdir().unwrap();
-        let paths = installed(dir.path(), &[QWEN05_FILE]);
-        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]).unwrap();
+        let server = chat_server(&paths, "qwen0.5b", "", KeepAlive::Default);
         let mut sleep = Command::new("sleep").arg("60").spawn().unwrap();
         let its = state_of(&server, sleep.id(), 1, &launcher_id());
         let now = SystemTime::now()
@@ -693,8 +678,8 @@ mod tests {
     #[tokio::test]
     async fn the_server_mtr_started_is_stopped_whatever_the_layout_of_its_state_file() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = tiny_installation(dir.path());
-        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        let paths = tiny_installation(dir.path()).unwrap();
+        let server = chat_server(&paths, "qwen0.5b", "", KeepAlive::Default);
         let mut server = (*server).clone();
         server.keep_alive = KeepAlive::Forever;
         for previous in [false, true] {
@@ -715,10 +700,9 @@ mod tests {
     #[tokio::test]
     async fn a_server_started_while_waiting_for_the_lock_is_used_not_started_again() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = installed(dir.path(), &[QWEN05_FILE]);
-        let fake = crate::fake::FakeServer::builder().start().await.unwrap();
-        let port = port_of(&fake);
-        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]).unwrap();
+        let port = healthy_port().await;
+        let server = chat_server(&paths, "qwen0.5b", "", KeepAlive::Default);
         std::fs::create_dir_all(paths.state_dir()).unwrap();
         // another task holds the lock: it is starting the server
         std::fs::write(server.lock_path(), "1").unwrap();
@@ -742,10 +726,9 @@ mod tests {
     #[tokio::test]
     async fn a_chat_server_started_by_another_launcher_is_restarted_not_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = installed(dir.path(), &[QWEN05_FILE]);
-        let fake = crate::fake::FakeServer::builder().start().await.unwrap();
-        let port = port_of(&fake);
-        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]).unwrap();
+        let port = healthy_port().await;
+        let server = chat_server(&paths, "qwen0.5b", "", KeepAlive::Default);
         std::fs::create_dir_all(paths.state_dir()).unwrap();
         // the old server: a live process (a stand-in) answering health checks on `port`
         let mut old = Command::new("sleep").arg("60").spawn().unwrap();

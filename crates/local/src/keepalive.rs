@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use super::LocalServer;
 use super::process::ProcessIdentity;
-use crate::error::{LlmError, Result};
+use crate::error::{LocalError, Result};
 
 /// Idle time after which a server a command started on its own stops.
 pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(300);
@@ -70,7 +70,7 @@ impl KeepAlive {
             .filter(|s| !s.trim().is_empty());
         match env.as_deref().or(config) {
             None => Ok(Self::Default),
-            Some(s) => Self::parse(s).map_err(|message| LlmError::Local {
+            Some(s) => Self::parse(s).map_err(|message| LocalError::Server {
                 message,
                 hint: "set [llm.local] keep_alive or MTR_KEEP_ALIVE to e.g. 5m, 0 or -1".into(),
             }),
@@ -346,19 +346,19 @@ mod server_tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::config::LocalConfig;
-    use crate::local::plan::chat_server;
-    use crate::local::testkit::tiny_installation;
-    use crate::local::{StopOutcome, pid_alive};
+    use crate::StopOutcome;
+    use crate::server::pid_alive;
+    use crate::testkit::servers::chat_server;
+    use crate::testkit::tiny_installation;
 
     /// A server a command started on its own is gone once idle for its keep-alive; one kept
     /// by `mtr local start` (started by it, or taken over from a command) is not.
     #[tokio::test]
     async fn a_server_a_command_started_stops_when_idle_and_one_kept_by_local_start_does_not() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = tiny_installation(dir.path());
-        let cfg: LocalConfig = toml::from_str("keep_alive = \"1s\"\n").unwrap();
-        let server = |spec: &str, suffix: &str| chat_server(&paths, &cfg, spec, suffix).unwrap().0;
+        let paths = tiny_installation(dir.path()).unwrap();
+        let idle = KeepAlive::Idle(Duration::from_secs(1));
+        let server = |spec: &str, suffix: &str| chat_server(&paths, spec, suffix, idle);
         let alone = server("qwen0.5b", "");
         let mut started_kept = (*server("smollm2", "")).clone();
         started_kept.keep_alive = KeepAlive::Forever;

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{LocalServer, ServerKind, SpeedReport};
-use crate::error::{LlmError, Result};
+use crate::error::{LocalError, Result};
 
 /// The contents of `speed.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -85,8 +85,8 @@ impl SpeedFile {
     }
 }
 
-fn speed_err(what: &str, path: &Path, e: String) -> LlmError {
-    LlmError::Local {
+fn speed_err(what: &str, path: &Path, e: String) -> LocalError {
+    LocalError::Server {
         message: format!("{what} {}: {e}", path.display()),
         hint: "run `mtr local speed` to measure the local models again".into(),
     }
@@ -95,9 +95,9 @@ fn speed_err(what: &str, path: &Path, e: String) -> LlmError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::LocalConfig;
-    use crate::local::plan::chat_server;
-    use crate::local::testkit::{QWEN05_FILE, installed};
+    use crate::KeepAlive;
+    use crate::testkit::servers::chat_server;
+    use crate::testkit::{QWEN05_FILE, installed};
 
     fn report(server: &str, threads: u32, prompt: f64, generation: f64) -> SpeedReport {
         SpeedReport {
@@ -152,12 +152,12 @@ mod tests {
     #[test]
     fn the_file_beside_the_servers_state_files_is_no_server() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = installed(dir.path(), &[QWEN05_FILE]);
+        let paths = installed(dir.path(), &[QWEN05_FILE]).unwrap();
         let mut f = SpeedFile::default();
         f.insert(report("local-a", 1, 50.0, 15.0));
         f.save(&paths.speed_file()).unwrap();
         assert_eq!(paths.speed_file(), paths.state_dir().join("speed.json"));
-        assert!(crate::local::known_servers(&paths).is_empty());
+        assert!(crate::known_servers(&paths).is_empty());
     }
 
     #[test]
@@ -176,8 +176,8 @@ mod tests {
     #[test]
     fn figures_count_only_for_the_same_server_and_threads() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = installed(dir.path(), &[QWEN05_FILE]);
-        let (server, _) = chat_server(&paths, &LocalConfig::default(), "qwen0.5b", "").unwrap();
+        let paths = installed(dir.path(), &[QWEN05_FILE]).unwrap();
+        let server = chat_server(&paths, "qwen0.5b", "", KeepAlive::Default);
         let mut f = SpeedFile::default();
         assert_eq!(f.endpoint_speeds(&server), (None, None), "nothing measured");
         f.insert(report(&server.name, server.threads + 1, 50.0, 15.0));

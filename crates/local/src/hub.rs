@@ -152,7 +152,7 @@ impl HubClient {
     }
 
     pub fn new(endpoint: &str, token: Option<String>, connect_timeout: Duration) -> Result<Self> {
-        crate::local::ensure_crypto();
+        crate::ensure_crypto();
         let http = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .read_timeout(READ_TIMEOUT)
@@ -318,11 +318,11 @@ mod tests {
 
     #[test]
     fn every_known_model_is_pinned_like_the_setup_lock() {
-        for k in crate::local::KNOWN_MODELS {
+        for k in crate::KNOWN_MODELS {
             let p = pin(k.file).unwrap_or_else(|| panic!("{} has no pin", k.file));
             let record = format!(" {} {} {}", p.file, p.sha256, p.bytes);
             assert!(
-                crate::local::SETUP_LOCK
+                crate::SETUP_LOCK
                     .lines()
                     .any(|l| l.starts_with("model ") && l.ends_with(&record)),
                 "{}: the setup lock pins another sha256 or size",

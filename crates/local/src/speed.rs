@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::{LocalServer, ServerKind, ensure_crypto};
-use crate::error::{LlmError, Result};
+use crate::error::{LocalError, Result};
 
 /// Measured speed of one local server, averaged over runs: the server's total, with its
 /// requests one at a time on a machine otherwise at rest.
@@ -49,14 +49,18 @@ struct Totals {
 /// Starts (if needed) a local server and measures its speed, `runs` times: a chat server on a
 /// ~200-token prompt with a ~100-token answer (each prompt differs, so the prompt cache does
 /// not help), the embeddings server on batches of [`EMBED_TEXTS`] passages (tokens counted as
-/// `--dry-run` counts them).
-pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedReport> {
+/// `--dry-run` counts them: `count_tokens(model, text)`, the LLM client's own count).
+pub async fn measure_speed(
+    server: &LocalServer,
+    runs: usize,
+    count_tokens: fn(&str, &str) -> u64,
+) -> Result<SpeedReport> {
     let url = server.ensure_running().await?;
     ensure_crypto();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(600))
         .build()
-        .map_err(|e| LlmError::Local {
+        .map_err(|e| LocalError::Server {
             message: e.to_string(),
             hint: String::new(),
         })?;
@@ -70,7 +74,7 @@ pub async fn measure_speed(server: &LocalServer, runs: usize) -> Result<SpeedRep
                 .unwrap_or_default(),
         ),
         ServerKind::Embeddings => (
-            embed_runs(&client, server, &url, runs).await?,
+            embed_runs(&client, server, &url, runs, count_tokens).await?,
             String::new(),
         ),
     };
@@ -112,13 +116,13 @@ async fn post(
         .send()
         .await
         .and_then(|r| r.error_for_status())
-        .map_err(|e| LlmError::Local {
+        .map_err(|e| LocalError::Server {
             message: format!("speed run failed: {e}"),
             hint: format!("see {}", server.log_path().display()),
         })?
         .json()
         .await
-        .map_err(|e| LlmError::Local {
+        .map_err(|e| LocalError::Server {
             message: format!("speed run answer: {e}"),
             hint: String::new(),
         })
@@ -164,6 +168,7 @@ async fn embed_runs(
     server: &LocalServer,
     url: &str,
     runs: usize,
+    count_tokens: fn(&str, &str) -> u64,
 ) -> Result<Totals> {
     let mut t = Totals::default();
     for run in 0..runs {
@@ -179,7 +184,7 @@ async fn embed_runs(
         t.prompt_ms += started.elapsed().as_secs_f64() * 1000.0;
         t.prompt_n += texts
             .iter()
-            .map(|x| crate::tokens::count_text(&server.alias, &format!("passage: {x}")))
+            .map(|x| count_tokens(&server.alias, &format!("passage: {x}")))
             .sum::<u64>();
     }
     Ok(t)

@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::config::mtr_home;
-use crate::error::{LlmError, Result};
+use mtr_core::dirs::mtr_home;
+
+use crate::error::{LocalError, Result};
 
 /// A chat model known by a short name.
 #[derive(Debug, Clone, Copy)]
@@ -86,7 +87,7 @@ pub fn resolve_model(paths: &LocalPaths, spec: &str) -> Result<(PathBuf, String)
             } else {
                 format!(" {}", k.setup_flag)
             };
-            return Err(LlmError::Local {
+            return Err(LocalError::Server {
                 message: format!(
                     "local model `{}` is not installed ({} is missing)",
                     k.short,
@@ -112,7 +113,7 @@ pub fn resolve_model(paths: &LocalPaths, spec: &str) -> Result<(PathBuf, String)
         .unwrap_or_else(|| "unknown".into());
         return Ok((p, family));
     }
-    Err(LlmError::Local {
+    Err(LocalError::Server {
         message: format!(
             "local model `{spec}` is neither a known name ({}) nor an existing GGUF file",
             KNOWN_MODELS
