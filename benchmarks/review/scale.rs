@@ -12,7 +12,7 @@
 //! - the start: from launching the process to the URL printed (the audit and benchmark read);
 //! - the first card: the page, `/api/state` and `/api/card` of the first unlabelled card, one
 //!   after the other, as the page loads them;
-//! - labels: `LABELS` labels (default 1,000), alternately on the random sample and the flagged
+//! - labels: `LABELS` labels (default 1,000) by a new reviewer, alternately on the random sample and the flagged
 //!   queue, each a `POST /api/label` answered once the line is synced to disk; p50, p99, max;
 //! - `/api/summary` the first time (the estimates computed) and again (cached).
 //!
@@ -439,13 +439,16 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// One run: start the server, load the first card, save labels, read the summary.
 fn measure(work: &Path, mtr: &Path, labels: usize, run: usize) -> Res<()> {
+    // a reviewer of its own, who starts at the first card
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?;
+    let reviewer = &format!("bench-{}-{run}", since.as_secs());
     let t0 = Instant::now();
     let mut child = Command::new(mtr)
         .args(["--quiet", "review"])
         .arg(work.join("audit"))
         .arg("--bench")
         .arg(work.join("bench"))
-        .args(["--no-browser", "--port", "0", "--reviewer", "bench"])
+        .args(["--no-browser", "--port", "0", "--reviewer", reviewer])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()?;
