@@ -86,7 +86,8 @@ pub struct LlmArgs {
     /// [default: no limit].
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
-    /// LLM cache file [default: [llm] cache, else $MTR_HOME/llm-cache.sqlite].
+    /// LLM cache file [default: [llm] cache, else llm-cache.sqlite in mtr's data folder
+    /// (`mtr local paths`).
     #[arg(long, value_name = "PATH")]
     pub llm_cache: Option<PathBuf>,
     /// Set from [`DryRunArgs`] by the commands that plan without calling.
