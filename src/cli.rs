@@ -126,6 +126,50 @@ mod tests {
 
     use super::Cli;
 
+    /// Checks `cmd` and every command under it: the global flags, and only they, sit under
+    /// "Global options", and that heading comes after the command's own options.
+    fn check_headings(cmd: &mut clap::Command, path: &str, seen: &mut usize) {
+        *seen += 1;
+        for arg in cmd.get_arguments() {
+            let global =
+                ["verbose", "quiet", "log_format", "config"].contains(&arg.get_id().as_str());
+            assert_eq!(
+                arg.get_help_heading() == Some("Global options"),
+                global,
+                "{path}: {}",
+                arg.get_id()
+            );
+        }
+        let help = cmd.render_long_help().to_string();
+        let heading = help
+            .find("\nGlobal options:\n")
+            .unwrap_or_else(|| panic!("{path}: {help}"));
+        let own = help
+            .find("\nOptions:\n")
+            .unwrap_or_else(|| panic!("{path}: {help}"));
+        assert!(own < heading, "{path}: {help}");
+        // clap's own `help` subcommands take no options
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .filter(|n| n != "help")
+            .collect();
+        for name in names {
+            if let Some(sub) = cmd.find_subcommand_mut(&name) {
+                check_headings(sub, &format!("{path} {name}"), seen);
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_shows_its_own_options_before_the_global_ones() {
+        let mut cmd = super::command();
+        cmd.build();
+        let mut seen = 0;
+        check_headings(&mut cmd, "mtr", &mut seen);
+        assert!(seen > 25, "{seen} commands");
+    }
+
     #[test]
     fn an_interrupted_review_speaks_of_its_labels_and_an_audit_of_its_cache() {
         let review = Cli::try_parse_from(["mtr", "review", "audit-x", "--no-browser"]).unwrap();

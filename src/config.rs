@@ -548,14 +548,21 @@ mod tests {
 
     #[test]
     fn help_states_the_default_of_the_declaration() {
-        let h = flags::help::<mtr_audit::AuditSettings>(&[" Worst items shown."], "worst");
+        let h = flags::help::<mtr_audit::AuditSettings>(&[" Worst items shown."], "worst", None);
         assert_eq!(h, "Worst items shown [default: [audit] worst, else 10]");
-        let h = flags::help::<mtr_pipeline::SynthConfig>(&[" Share."], "generation.switch_share");
+        let h =
+            flags::help::<mtr_pipeline::SynthConfig>(&[" Share."], "generation.switch_share", None);
         assert_eq!(
             h,
             "Share [default: [synth.generation] switch_share, else 0.5]"
         );
-        let h = flags::help::<mtr_audit::AuditSettings>(&[" Sample."], "sample");
+        let h = flags::help::<mtr_audit::AuditSettings>(&[" Sample."], "sample", None);
         assert!(h.ends_with("[default: [audit] sample, else unset]"), "{h}");
+        // a default left out of the serialised section: the opposite of what the switch sets
+        let h = flags::help::<mtr_pipeline::SynthConfig>(&[" Skip."], "skip_bad", Some(false));
+        assert!(
+            h.ends_with("[default: [synth] skip_bad, else false]"),
+            "{h}"
+        );
     }
 }

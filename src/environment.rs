@@ -18,8 +18,14 @@ pub struct EnvVar {
 /// Which commands read a variable (a command's subcommands read what it reads).
 pub enum Affects {
     Every,
+    /// Every command that loads the configuration: all but [`NO_CONFIG`].
+    Configured,
     Commands(&'static [&'static str]),
 }
+
+/// The commands that read no configuration: they write the shell's files from the command
+/// line's definitions alone.
+const NO_CONFIG: &[&str] = &["completions", "man"];
 
 /// The commands that call an LLM or embedding endpoint.
 const CALLS_LLM: &[&str] = &["audit", "synth", "bench", "index", "retrieve", "local"];
@@ -35,28 +41,28 @@ const FILES: &[&str] = &[
     "stats", "qrels", "review",
 ];
 
-/// The table. `mtr --help` lists the [`Affects::Every`] ones; each command lists those that
-/// affect it.
+/// The table. `mtr --help` lists the [`Affects::Every`] and [`Affects::Configured`] ones; each
+/// command lists those that affect it.
 pub const VARIABLES: &[EnvVar] = &[
     EnvVar {
         name: "MTR_CONFIG",
         meaning: "the configuration file, as --config",
-        affects: Affects::Every,
+        affects: Affects::Configured,
     },
     EnvVar {
         name: "MTR_<SECTION>__<KEY>",
         meaning: "one configuration key: MTR_AUDIT__SAMPLE=20 is [audit] sample = 20 (over mtr.toml, under the flags)",
-        affects: Affects::Every,
+        affects: Affects::Configured,
     },
     EnvVar {
         name: "XDG_CONFIG_HOME",
         meaning: "where mtr.toml is looked for when ./mtr.toml is absent: $XDG_CONFIG_HOME/mtr/ [default: ~/.config]",
-        affects: Affects::Every,
+        affects: Affects::Configured,
     },
     EnvVar {
         name: "HOME",
         meaning: "the default of the XDG_* folders",
-        affects: Affects::Every,
+        affects: Affects::Configured,
     },
     EnvVar {
         name: "MTR_LOG",
@@ -158,7 +164,8 @@ pub const VARIABLES: &[EnvVar] = &[
 impl EnvVar {
     fn affects(&self, command: Option<&str>) -> bool {
         match (&self.affects, command) {
-            (Affects::Every, _) => true,
+            (Affects::Every, _) | (Affects::Configured, None) => true,
+            (Affects::Configured, Some(c)) => !NO_CONFIG.contains(&c),
             (Affects::Commands(_), None) => false,
             (Affects::Commands(list), Some(c)) => list.contains(&c),
         }
@@ -166,7 +173,7 @@ impl EnvVar {
 }
 
 /// The variables that affect `command` (a top-level subcommand's name), or, for `None`, the
-/// ones every command reads.
+/// ones (nearly) every command reads.
 pub fn affecting(command: Option<&str>) -> impl Iterator<Item = &'static EnvVar> {
     VARIABLES.iter().filter(move |v| v.affects(command))
 }
@@ -433,6 +440,12 @@ mod tests {
         assert!(start.contains("HF_TOKEN"), "{start}");
         // defaults are written as everywhere in the help: [default: ...]
         assert!(!audit.contains("(default"), "{audit}");
+        let man = cmd.find_subcommand_mut("man").unwrap().render_long_help();
+        let man = man.to_string();
+        assert!(
+            man.contains("NO_COLOR") && !man.contains("MTR_CONFIG"),
+            "{man}"
+        );
         let top = cmd.render_long_help().to_string();
         assert!(
             top.contains("NO_COLOR") && !top.contains("MTR_KEEP_ALIVE"),

@@ -19,15 +19,8 @@ use crate::config::flags::section_flags;
 pub struct Args {
     /// Benchmark folder (native, or any format `mtr import` reads).
     pub src: PathBuf,
-    /// Output folder [default: `audit-<benchmark name>`]. Rerunning into the same folder
-    /// resumes: finished judgements are kept as they are.
-    #[arg(
-        short = 'o',
-        long = "output",
-        visible_alias = "out",
-        value_name = "DIR"
-    )]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: super::common::Output<Written>,
     /// An existing BM25 index of the benchmark's corpus [default: built in OUT/.index].
     #[arg(long)]
     pub index: Option<PathBuf>,
@@ -58,6 +51,16 @@ pub struct Args {
     pub dry_run: super::common::DryRunArgs,
     #[command(flatten)]
     pub batch: super::common::BatchArgs,
+}
+
+/// What `mtr audit -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "DIR";
+    const HELP: &'static str = "Output folder [default: `audit-<benchmark name>`]. Rerunning into the same folder resumes: finished judgements are kept as they are";
+    const REQUIRED: bool = false;
 }
 
 section_flags! {
@@ -118,7 +121,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let bench = dir
         .load()
         .with_context(|| format!("loading {}", dir.root().display()))?;
-    let out = args.out.clone().unwrap_or_else(|| default_output(&bench));
+    let out = args
+        .out
+        .given()
+        .map_or_else(|| default_output(&bench), PathBuf::from);
     // every folder written and the cache must take writes before anything is paid
     if !args.dry_run.dry_run {
         super::preflight::writable_dir(&out, "-o")?;

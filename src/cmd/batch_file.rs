@@ -56,7 +56,10 @@ pub async fn import(
     files: &[std::path::PathBuf],
 ) -> anyhow::Result<ExitCode> {
     let args = LlmArgs {
-        llm_cache: Some(cache),
+        options: mtr_llm::LlmOptions {
+            cache_path: Some(cache),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let llm = super::open::open_llm(ctx, &args).await?;

@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long = "run", value_name = "[NAME=]FILE")]
     pub runs: Vec<String>,
     #[command(flatten)]
-    pub output: super::common::OutputDirArgs,
+    pub output: super::common::Output<super::common::Folder>,
     /// Index folder for the retrievers, built when missing [default: BENCH/.mtr/index, or a
     /// cache folder when BENCH is not writable].
     #[arg(long, value_name = "DIR")]
@@ -161,7 +161,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("index {}", plan.index_path.display()))?;
         let llm = if plan.needs_llm() {
             // the output folder and the LLM cache must take writes before anything is paid
-            super::preflight::writable_dir(&args.output.output, "--output")?;
+            super::preflight::writable_dir(args.output.path(), "--output")?;
             let l = super::open::open_llm(ctx, &args.llm).await?;
             super::preflight::writable_cache(&l)?;
             Some(l)
@@ -208,7 +208,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let outcome = stages::score(&prepared, &systems, &ablations, &settings, &prov, edits)?;
     ctx.progress.finish_stage();
     let runs = mtr_bench::output::retriever_runs(&systems);
-    let written = mtr_bench::output::write_results(&args.output.output, &outcome, &runs)?;
+    let written = mtr_bench::output::write_results(args.output.path(), &outcome, &runs)?;
 
     for w in &outcome.result.warnings {
         tracing::warn!("{w}");
@@ -217,7 +217,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     text.push_str(&format!(
         "\nwrote {} files to {}\n",
         written.len(),
-        args.output.output.display()
+        args.output.path().display()
     ));
     super::open::emit(&text)?;
     Ok(ExitCode::SUCCESS)

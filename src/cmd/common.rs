@@ -4,7 +4,7 @@
 //! that call an LLM; `--dry-run` and `--batch` only where they do something). Commands flatten
 //! these into their own `Args`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mtr_retrieve::QueryFormulation;
 
@@ -70,32 +70,14 @@ pub fn default_formulation(bench: &mtr_core::Benchmark) -> QueryFormulation {
     }
 }
 
-/// LLM flags of every command that calls an LLM or an embedder (flatten into its `Args`).
-/// `--dry-run` and `--batch` are separate groups ([`DryRunArgs`], [`BatchArgs`]) because only
-/// some of these commands can honour them; the command copies them in here before opening
-/// the client.
+/// LLM flags of every command that calls an LLM or an embedder (flatten into its `Args`):
+/// `mtr_llm::LlmOptions` itself, declared once in mtr-llm. `--dry-run` and `--batch` are
+/// separate groups ([`DryRunArgs`], [`BatchArgs`]) because only some of these commands can
+/// honour them; [`LlmArgs::with`] sets them before the client opens.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LlmArgs {
-    /// Neither read nor write the LLM response cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Ignore cached answers (ask again) but store the fresh ones.
-    #[arg(long)]
-    pub refresh: bool,
-    /// Stop cleanly before LLM spending would pass this many USD (a rerun resumes)
-    /// [default: no limit].
-    #[arg(long, value_name = "USD")]
-    pub max_cost: Option<f64>,
-    /// LLM cache file [default: [llm] cache, else llm-cache.sqlite in mtr's data folder
-    /// (`mtr local paths`).
-    #[arg(long, value_name = "PATH")]
-    pub llm_cache: Option<PathBuf>,
-    /// Set from [`DryRunArgs`] by the commands that plan without calling.
-    #[arg(skip)]
-    pub dry_run: bool,
-    /// Set from [`BatchArgs`] by the commands that run a second pass over Batch API answers.
-    #[arg(skip)]
-    pub batch: bool,
+    #[command(flatten)]
+    pub options: mtr_llm::LlmOptions,
     /// Set from [`BatchArgs`]: the Batch input file cache misses are written to.
     #[arg(skip)]
     pub export_batch: Option<PathBuf>,
@@ -123,22 +105,69 @@ pub struct BatchArgs {
     pub export_batch: Option<PathBuf>,
 }
 
+/// `args.dry_run`, `args.batch`: the options read as the flags they are.
+impl std::ops::Deref for LlmArgs {
+    type Target = mtr_llm::LlmOptions;
+
+    fn deref(&self) -> &mtr_llm::LlmOptions {
+        &self.options
+    }
+}
+
 impl LlmArgs {
     /// These flags with `--dry-run` and `--batch` as the command received them.
     pub fn with(mut self, dry_run: DryRunArgs, batch: BatchArgs) -> Self {
-        self.dry_run = dry_run.dry_run;
-        self.batch = batch.batch || batch.export_batch.is_some();
+        self.options.dry_run = dry_run.dry_run;
+        self.options.batch = batch.batch || batch.export_batch.is_some();
         self.export_batch = batch.export_batch;
         self
     }
 }
 
-/// `-o/--output DIR`: the folder a command writes.
+/// What a command's `-o` names: its value name, its help and whether it must be given. Each
+/// command that writes declares one (a marker type) and flattens [`Output`] of it.
+pub trait OutputKind: Clone + Default + std::fmt::Debug + Send + Sync + 'static {
+    const VALUE_NAME: &'static str;
+    const HELP: &'static str;
+    const REQUIRED: bool;
+}
+
+/// `-o/--output PATH` (alias `--out`): where a command writes. The one definition of the flag.
 #[derive(Debug, Clone, clap::Args)]
-pub struct OutputDirArgs {
-    /// The output folder.
-    #[arg(short, long, value_name = "DIR")]
-    pub output: PathBuf,
+pub struct Output<K: OutputKind> {
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "out",
+        value_name = K::VALUE_NAME,
+        help = K::HELP,
+        required = K::REQUIRED
+    )]
+    output: Option<PathBuf>,
+    #[arg(skip)]
+    kind: std::marker::PhantomData<K>,
+}
+
+impl<K: OutputKind> Output<K> {
+    /// The path given, if any (a kind that is not required has a default of its own).
+    pub fn given(&self) -> Option<&Path> {
+        self.output.as_deref()
+    }
+
+    /// The path of a required kind (clap refuses a command line without it).
+    pub fn path(&self) -> &Path {
+        self.given().unwrap_or(Path::new(""))
+    }
+}
+
+/// `-o DIR` of the commands that write a folder and say no more of it.
+#[derive(Debug, Clone, Default)]
+pub struct Folder;
+
+impl OutputKind for Folder {
+    const VALUE_NAME: &'static str = "DIR";
+    const HELP: &'static str = "The output folder";
+    const REQUIRED: bool = true;
 }
 
 /// Import options shared by every command that reads a benchmark in any format.

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use super::Ctx;
+use crate::config::Section;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,21 +41,25 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The default of every section a command reads (`[llm]`, `[audit]`, `[synth]`).
+/// The default of every section a command reads (`[llm]`, `[audit]`, `[synth]`), from the
+/// same declarations `Config::settings` layers.
 fn defaults() -> Vec<(&'static str, toml::Value)> {
-    let mut out = Vec::new();
-    let mut add = |name: &'static str, v: Result<toml::Value, toml::ser::Error>| match v {
-        Ok(v) => out.push((name, v)),
-        Err(e) => tracing::debug!("defaults of [{name}] not shown: {e}"),
-    };
-    add("llm", toml::Value::try_from(mtr_llm::LlmConfig::default()));
-    add(
-        "audit",
-        toml::Value::try_from(mtr_audit::AuditSettings::default()),
-    );
-    add(
-        "synth",
-        toml::Value::try_from(mtr_pipeline::SynthConfig::default()),
-    );
-    out
+    [
+        default_of::<mtr_llm::LlmConfig>(),
+        default_of::<mtr_audit::AuditSettings>(),
+        default_of::<mtr_pipeline::SynthConfig>(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn default_of<S: Section>() -> Option<(&'static str, toml::Value)> {
+    match toml::Value::try_from(S::default()) {
+        Ok(v) => Some((S::NAME, v)),
+        Err(e) => {
+            tracing::debug!("defaults of [{}] not shown: {e}", S::NAME);
+            None
+        }
+    }
 }

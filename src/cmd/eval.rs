@@ -92,9 +92,18 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Trec)]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short = 'o', long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::common::Output<Written>,
+}
+
+/// What `mtr eval -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "FILE";
+    const HELP: &'static str = "Write to this file (atomically) instead of stdout";
+    const REQUIRED: bool = false;
 }
 
 pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -179,7 +188,7 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     // work; the process exit returns the memory.
     std::mem::forget(qrels);
 
-    match &args.output {
+    match args.output.given() {
         Some(path) => {
             mtr_core::atomic::write_atomic(path, &out)
                 .with_context(|| format!("writing {}", path.display()))?;

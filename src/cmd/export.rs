@@ -14,7 +14,7 @@ use mtr_retrieve::QueryFormulation;
 
 use super::Ctx;
 use super::common::{
-    FORMULATIONS, FormatArgs, ImportFlags, OutputDirArgs, QueryArgs, default_formulation,
+    FORMULATIONS, Folder, FormatArgs, ImportFlags, Output, QueryArgs, default_formulation,
 };
 use super::open::{emit, open_benchmark};
 
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub to: Target,
     #[command(flatten)]
-    pub output: OutputDirArgs,
+    pub output: Output<Folder>,
     #[command(flatten)]
     pub query: QueryArgs,
     #[command(flatten)]
@@ -71,7 +71,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         ),
     };
     let field = query_field(formulation)?;
-    let out = &args.output.output;
+    let out = args.output.path();
     let report = match args.to {
         Target::Beir => export_beir(&dir, out, field),
         Target::Trec => export_trec(&dir, out, field),

@@ -23,13 +23,23 @@ pub struct Args {
     pub format: FormatArg,
     /// The source folder (or file, for single-file formats).
     pub src: PathBuf,
-    /// The native benchmark folder to write (created; an existing benchmark is replaced).
-    #[arg(short, long, value_name = "DIR")]
-    pub output: PathBuf,
+    #[command(flatten)]
+    pub output: super::common::Output<Written>,
     #[command(flatten)]
     pub import: ImportFlags,
     #[command(flatten)]
     pub print: FormatArgs,
+}
+
+/// What `mtr import -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "DIR";
+    const HELP: &'static str =
+        "The native benchmark folder to write (created; an existing benchmark is replaced)";
+    const REQUIRED: bool = true;
 }
 
 /// A format or `auto`.
@@ -51,7 +61,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("detecting the format of {}", args.src.display()))?,
     };
     let opts = args.import.options();
-    let report = formats::import(format, &args.src, &args.output, &opts, &*ctx.progress)
+    let report = formats::import(format, &args.src, args.output.path(), &opts, &*ctx.progress)
         .with_context(|| format!("importing {} as {format}", args.src.display()))?;
     let secs = started.elapsed().as_secs_f64();
     let mut o = String::new();

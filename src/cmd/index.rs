@@ -21,9 +21,8 @@ use super::open::open_llm;
 pub struct Args {
     /// A native benchmark folder, or a JSONL corpus (`{id,title,text}` or BEIR `{_id,title,text}`).
     pub src: PathBuf,
-    /// The index folder to write (an existing mtr index there is replaced; its embeddings are kept).
-    #[arg(short, long, value_name = "DIR")]
-    pub output: PathBuf,
+    #[command(flatten)]
+    pub output: super::common::Output<Written>,
     /// Analyzer language: en (alias english), zh (aliases chinese, zh-cn, zh-tw, zh-hans,
     /// zh-hant), or auto (the benchmark's language, else detected from the corpus).
     #[arg(long, default_value = "auto")]
@@ -52,6 +51,16 @@ pub struct Args {
     pub llm: LlmArgs,
 }
 
+/// What `mtr index -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "DIR";
+    const HELP: &'static str = "The index folder to write (an existing mtr index there is replaced; its embeddings are kept)";
+    const REQUIRED: bool = true;
+}
+
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let src = CorpusSource::detect(&args.src).map_err(anyhow::Error::new)?;
     let opts = IndexOptions {
@@ -62,7 +71,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         merge: true,
     };
     let start = Instant::now();
-    let builder = IndexBuilder::new(&args.output, opts);
+    let builder = IndexBuilder::new(args.output.path(), opts);
     let progress = ctx.progress.clone();
     let idx = tokio::task::spawn_blocking(move || builder.build(&src, progress.as_ref()))
         .await?
@@ -70,7 +79,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let bm25_secs = start.elapsed().as_secs_f64();
     let meta = idx.meta().clone();
     let mut summary = serde_json::json!({
-        "index": args.output,
+        "index": args.output.path(),
         "passages": meta.num_passages,
         "analyzer": meta.analyzer,
         "bm25": { "k1": meta.bm25.k1, "b": meta.bm25.b },
@@ -117,7 +126,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         println!(
             "indexed {} passages into {} ({:?} analyzer, BM25 k1={} b={}) in {:.1} s ({:.0} passages/s)",
             meta.num_passages,
-            args.output.display(),
+            args.output.path().display(),
             meta.analyzer,
             meta.bm25.k1,
             meta.bm25.b,

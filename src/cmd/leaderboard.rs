@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Ctx;
-use super::common::{FormatArgs, OutputDirArgs};
+use super::common::{Folder, FormatArgs, Output};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -14,7 +14,7 @@ pub struct Args {
     #[arg(required = true, value_name = "RESULT")]
     pub results: Vec<PathBuf>,
     #[command(flatten)]
-    pub output: OutputDirArgs,
+    pub output: Output<Folder>,
     #[command(flatten)]
     pub print: FormatArgs,
 }
@@ -33,7 +33,7 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .collect();
     let results = mtr_bench::leaderboard::load(&files)?;
     let lb = mtr_bench::leaderboard::merge(&results)?;
-    let written = mtr_bench::leaderboard::write_site(&args.output.output, &lb)?;
+    let written = mtr_bench::leaderboard::write_site(args.output.path(), &lb)?;
     for w in &lb.warnings {
         tracing::warn!("{w}");
     }

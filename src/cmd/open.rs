@@ -67,10 +67,8 @@ pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
 /// command that cannot use the Batch API (its calls depend on each other's answers, or are
 /// embeddings).
 pub async fn open_llm(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_llm::Llm> {
-    let args = LlmArgs {
-        batch: false,
-        ..args.clone()
-    };
+    let mut args = args.clone();
+    args.options.batch = false;
     open_llm_batching(ctx, &args).await
 }
 
@@ -79,13 +77,8 @@ pub async fn open_llm_batching(ctx: &Ctx, args: &LlmArgs) -> anyhow::Result<mtr_
     let config = llm_config(ctx)?;
     let progress: mtr_core::progress::SharedProgress = ctx.progress.clone();
     let options = LlmOptions {
-        cache_path: args.llm_cache.clone(),
-        no_cache: args.no_cache,
-        refresh: args.refresh,
-        max_cost: args.max_cost,
-        dry_run: args.dry_run,
-        batch: args.batch,
         progress: Some(progress),
+        ..args.options.clone()
     };
     mtr_llm::Llm::new(config, options)
         .await

@@ -19,6 +19,17 @@ pub struct Args {
     pub command: QrelsCommand,
 }
 
+/// What `mtr qrels -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "FILE";
+    const HELP: &'static str =
+        "The qrels file to write (TREC 4 columns); not inside the benchmark folder";
+    const REQUIRED: bool = true;
+}
+
 #[derive(Debug, clap::Subcommand)]
 pub enum QrelsCommand {
     /// Write the qrels an audit supports as a TREC qrels file (never in place).
@@ -36,9 +47,8 @@ pub struct ApplyArgs {
     /// the suggestions they accepted added, from `AUDIT/review/labels.jsonl`).
     #[arg(long, default_value = "corrected", value_parser = parse_variant)]
     pub variant: Variant,
-    /// The qrels file to write (TREC 4 columns); not inside the benchmark folder.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
+    #[command(flatten)]
+    pub output: super::common::Output<Written>,
     #[command(flatten)]
     pub import: ImportFlags,
 }
@@ -151,10 +161,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let dir = super::open::open_benchmark(ctx, &args.bench, &args.import.options())?;
     let root = resolved(dir.root());
-    let out = resolved(&args.output);
+    let out = resolved(args.output.path());
     if out.starts_with(&root) || out.starts_with(resolved(&args.bench)) {
         return Err(user_error(
-            &args.output,
+            args.output.path(),
             "the output lies inside the benchmark folder: `mtr qrels apply` never changes a benchmark in place; write the qrels elsewhere",
         ));
     }
@@ -168,7 +178,7 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
     }
     let qrels = dir.qrels().map_err(anyhow::Error::new)?;
     let (variant, applied, _) = apply(&qrels, &edits, args.variant);
-    mtr_core::trec::write_qrels(&args.output, &variant).map_err(anyhow::Error::new)?;
+    mtr_core::trec::write_qrels(args.output.path(), &variant).map_err(anyhow::Error::new)?;
     let mut text = format!(
         "{}: {} gold passages removed, {} added, {} turns changed ({} left without a relevant passage); wrote {} ({} queries)\n",
         args.variant,
@@ -176,7 +186,7 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
         applied.golds_added,
         applied.turns_changed,
         applied.turns_left_without_gold,
-        args.output.display(),
+        args.output.path().display(),
         variant.len()
     );
     if edits.sampled {

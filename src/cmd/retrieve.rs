@@ -36,9 +36,8 @@ pub struct Args {
     /// Passages per query.
     #[arg(long, default_value_t = 100)]
     pub k: usize,
-    /// The TREC run to write (also writes RUN.jsonl and RUN.meta.json).
-    #[arg(short, long, value_name = "RUN")]
-    pub output: PathBuf,
+    #[command(flatten)]
+    pub output: super::common::Output<Written>,
     /// Query-side analyzer language: en (alias english), zh (aliases chinese, zh-cn, zh-tw,
     /// zh-hans, zh-hant) or auto (the index's); must match the index.
     #[arg(long, default_value = "auto")]
@@ -47,6 +46,16 @@ pub struct Args {
     pub format: FormatArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
+}
+
+/// What `mtr retrieve -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "RUN";
+    const HELP: &'static str = "The TREC run to write (also writes RUN.jsonl and RUN.meta.json)";
+    const REQUIRED: bool = true;
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -102,10 +111,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     .await
     .map_err(anyhow::Error::new)?;
     out.meta.index_fingerprint = Some(idx.fingerprint().to_string());
-    mtr_retrieve::write_run_files(&out, &args.output)
+    mtr_retrieve::write_run_files(&out, args.output.path())
         .map_err(anyhow::Error::new)
-        .with_context(|| format!("writing {}", args.output.display()))?;
-    let (_, jsonl, meta) = mtr_retrieve::run::run_file_paths(&args.output);
+        .with_context(|| format!("writing {}", args.output.path().display()))?;
+    let (_, jsonl, meta) = mtr_retrieve::run::run_file_paths(args.output.path());
     if args.format.json() {
         let summary = serde_json::json!({
             "run": out.name,
@@ -113,7 +122,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             "queries": out.meta.num_queries,
             "k": args.k,
             "seconds": start.elapsed().as_secs_f64(),
-            "files": [&args.output, &jsonl, &meta],
+            "files": [args.output.path(), &jsonl, &meta],
             "rewrite_fallbacks": out.meta.rewrite_fallbacks,
             "cost_usd": llm.as_ref().map_or(0.0, |l| l.ledger().total_cost_usd),
         });
@@ -126,7 +135,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         out.meta.num_queries,
         args.k,
         start.elapsed().as_secs_f64(),
-        args.output.display(),
+        args.output.path().display(),
         jsonl.display(),
         meta.display()
     );

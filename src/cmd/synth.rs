@@ -8,22 +8,13 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use mtr_pipeline::config::VectorSource;
+
+use crate::config::flags::section_flags;
 use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
 
 use super::Ctx;
 use super::common::{DryRunArgs, LlmArgs};
 use super::open::open_llm;
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Vectors {
-    /// The embedder role when configured (the bundled CPU embedder only up to 2,000
-    /// chunks), else lexical.
-    Auto,
-    /// Embed chunks with the embedder role (enables dense uniqueness retrieval).
-    Embedder,
-    /// Local hashed TF-IDF vectors (no model; BM25-only uniqueness retrieval).
-    Lexical,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,68 +24,8 @@ pub struct Args {
     /// dumps), or .md/.txt files; each may be .gz, .bz2, .zst or .xz.
     #[arg(long, value_name = "PATH")]
     pub corpus: PathBuf,
-    /// The fields (or Parquet columns) holding a document's id, title and text, e.g.
-    /// `id=doc_id,text=body` [default: [synth] corpus_fields, else the usual names].
-    #[arg(long, value_name = "KEY=FIELD,..")]
-    pub corpus_fields: Option<mtr_pipeline::input::CorpusFields>,
-    /// Leave malformed corpus records out (their count is reported) instead of stopping at
-    /// them.
-    #[arg(long)]
-    pub skip_bad: bool,
-    /// Output benchmark folder (native format) [default: `synth-<corpus name>`, e.g.
-    /// `synth-wiki` for `--corpus wiki/`].
-    #[arg(
-        short = 'o',
-        long = "output",
-        visible_alias = "out",
-        value_name = "DIR"
-    )]
-    pub out: Option<PathBuf>,
-    /// Number of dialogues [default: 100, or [synth] dialogues].
-    #[arg(long)]
-    pub dialogues: Option<usize>,
-    /// Turns per dialogue [default: 8].
-    #[arg(long)]
-    pub turns: Option<usize>,
-    /// Seed of every random choice [default: 0].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Chunk size range in tokens, MIN-MAX [default: 256-512].
-    #[arg(long, value_name = "MIN-MAX")]
-    pub chunk_tokens: Option<String>,
-    /// Chunks per topic path [default: 8].
-    #[arg(long)]
-    pub path_size: Option<usize>,
-    /// Share of dialogues with a topic switch [default: 0.5].
-    #[arg(long, value_name = "SHARE")]
-    pub switch_share: Option<f64>,
-    /// Synthesize from a seeded uniform sample of N documents drawn over the whole input
-    /// (reservoir sampling with --seed, before curation; 0 = all).
-    #[arg(long, value_name = "N")]
-    pub max_documents: Option<usize>,
-    /// Where chunk vectors come from.
-    #[arg(long, value_enum)]
-    pub vectors: Option<Vectors>,
-    /// Endpoint of the verifier's judge [default: the first of [llm.roles] judges].
-    #[arg(long, value_name = "ENDPOINT")]
-    pub verifier: Option<String>,
-    /// Skip the corpus-wide uniqueness check (not recommended).
-    #[arg(long)]
-    pub no_uniqueness: bool,
-    /// Keep the user agent's questions as they are.
-    #[arg(long)]
-    pub no_humanizer: bool,
-    /// Ask the user agent for its question alone, without a standalone rewrite (the turns
-    /// get no `rewrite`; [synth.generation] rewrites = false).
-    #[arg(long)]
-    pub no_rewrites: bool,
-    /// Style of the user agent and the humanizer: concise (one short question: the default on
-    /// the embedded local model), production (context, constraints, asides, long-tailed
-    /// lengths, follow-ups leaning on the history: the default with any other endpoint) or
-    /// like:BENCH (lengths and referring back drawn from a real benchmark); [synth.style]
-    /// profile.
-    #[arg(long, value_name = "PROFILE", value_parser = parse_style)]
-    pub style: Option<String>,
+    #[command(flatten)]
+    pub out: super::common::Output<Written>,
     /// Folder with edited prompt templates (<name>.j2; missing ones use the built-in).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
@@ -104,12 +35,6 @@ pub struct Args {
     /// Forget checkpoints and artefacts of earlier runs (the LLM cache still applies).
     #[arg(long)]
     pub fresh: bool,
-    /// Benchmark name in the manifest [default: the output folder's name].
-    #[arg(long)]
-    pub name: Option<String>,
-    /// License recorded in the manifest (that of the source corpus).
-    #[arg(long)]
-    pub license: Option<String>,
     /// Start only the dialogues whose expected time, at the endpoints' configured or measured
     /// speed (`mtr local speed`), fits this budget after the preparation (e.g. 90s, 14m, 1h);
     /// the others are left for a rerun, which goes on where this one stopped. With an unknown
@@ -122,9 +47,100 @@ pub struct Args {
     #[arg(long, requires = "time_budget")]
     pub plan_only: bool,
     #[command(flatten)]
+    pub settings: SynthFlags,
+    #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
     pub dry_run: DryRunArgs,
+}
+
+/// What `mtr synth -o` names.
+#[derive(Debug, Clone, Default)]
+pub struct Written;
+
+impl super::common::OutputKind for Written {
+    const VALUE_NAME: &'static str = "DIR";
+    const HELP: &'static str = "Output benchmark folder (native format) [default: `synth-<corpus name>`, e.g. `synth-wiki` for `--corpus wiki/`]";
+    const REQUIRED: bool = false;
+}
+
+section_flags! {
+    /// The flags over `[synth]`: each sets the key it names, over the file and the environment.
+    pub struct SynthFlags for SynthConfig {
+        /// The fields (or Parquet columns) holding a document's id, title and text, e.g.
+        /// `id=doc_id,text=body`; unset, the usual names.
+        #[arg(value_name = "KEY=FIELD,..")]
+        corpus_fields: Option<mtr_pipeline::input::CorpusFields> => "corpus_fields",
+        /// Leave malformed corpus records out (their count is reported) instead of stopping at
+        /// them.
+        skip_bad: bool => "skip_bad" = true,
+        /// Number of dialogues.
+        #[arg(value_name = "N")]
+        dialogues: Option<usize> => "dialogues",
+        /// Turns per dialogue.
+        #[arg(value_name = "N")]
+        turns: Option<usize> => "turns",
+        /// Seed of every random choice.
+        seed: Option<u64> => "seed",
+        /// Chunk size range in tokens, MIN-MAX.
+        #[arg(value_name = "MIN-MAX")]
+        chunk_tokens: Option<ChunkTokens> => "chunking",
+        /// Chunks per topic path (its smallest path is lowered to half of it where above).
+        #[arg(value_name = "N")]
+        path_size: Option<usize> => "paths.size",
+        /// Share of dialogues with a topic switch.
+        #[arg(value_name = "SHARE")]
+        switch_share: Option<f64> => "generation.switch_share",
+        /// Synthesize from a seeded uniform sample of N documents drawn over the whole input
+        /// (reservoir sampling with --seed, before curation; 0 = all).
+        #[arg(value_name = "N")]
+        max_documents: Option<usize> => "max_documents",
+        /// Where chunk vectors come from: auto (the embedder role when configured, the bundled
+        /// CPU embedder only up to 2,000 chunks, else lexical), embedder (embed chunks with
+        /// the embedder role: dense uniqueness retrieval), lexical (local hashed TF-IDF
+        /// vectors: no model, BM25-only uniqueness retrieval).
+        #[arg(value_name = "SOURCE")]
+        vectors: Option<VectorSource> => "vectors",
+        /// Endpoint of the verifier's judge; unset, the first of [llm.roles] judges.
+        #[arg(value_name = "ENDPOINT")]
+        verifier: Option<String> => "generation.verifier",
+        /// Skip the corpus-wide uniqueness check (not recommended).
+        no_uniqueness: bool => "generation.uniqueness.enabled" = false,
+        /// Keep the user agent's questions as they are.
+        no_humanizer: bool => "generation.humanizer.enabled" = false,
+        /// Ask the user agent for its question alone, without a standalone rewrite (the turns
+        /// get no `rewrite`).
+        no_rewrites: bool => "generation.rewrites" = false,
+        /// Style of the user agent and the humanizer: concise (one short question: the default
+        /// on the embedded local model), production (context, constraints, asides,
+        /// long-tailed lengths, follow-ups leaning on the history: the default with any other
+        /// endpoint) or like:BENCH (lengths and referring back drawn from a real benchmark).
+        #[arg(value_name = "PROFILE", value_parser = parse_style)]
+        style: Option<String> => "style.profile",
+        /// Benchmark name in the manifest; unset, the output folder's name.
+        name: Option<String> => "name",
+        /// License recorded in the manifest (that of the source corpus).
+        license: Option<String> => "license",
+    }
+}
+
+/// `--chunk-tokens MIN-MAX`: the chunker's `min_tokens` and `max_tokens`.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct ChunkTokens {
+    min_tokens: usize,
+    max_tokens: usize,
+}
+
+impl std::str::FromStr for ChunkTokens {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (min_tokens, max_tokens) = mtr_pipeline::chunk::parse_range(s)?;
+        Ok(Self {
+            min_tokens,
+            max_tokens,
+        })
+    }
 }
 
 /// A user error of the pipeline's own names its setting or file; an LLM error (a local model
@@ -138,65 +154,10 @@ fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
 }
 
 fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
-    let mut c: SynthConfig = ctx.config.section("synth")?;
-    if let Some(v) = args.dialogues {
-        c.dialogues = v;
-    }
-    if let Some(v) = args.turns {
-        c.turns = v;
-    }
-    if let Some(v) = args.seed {
-        c.seed = v;
-    }
-    if let Some(r) = &args.chunk_tokens {
-        let (a, b) = mtr_pipeline::chunk::parse_range(r)
-            .map_err(|m| user_error(mtr_pipeline::Error::param("--chunk-tokens", m)))?;
-        c.chunking.min_tokens = a;
-        c.chunking.max_tokens = b;
-    }
-    if let Some(v) = args.path_size {
-        c.paths.size = v;
-        c.paths.min_size = c.paths.min_size.min(v.div_ceil(2)).max(1);
-    }
-    if let Some(v) = args.switch_share {
-        c.generation.switch_share = v;
-    }
-    if let Some(v) = args.max_documents {
-        c.max_documents = v;
-    }
-    if let Some(v) = &args.corpus_fields {
-        c.corpus_fields = v.clone();
-    }
-    if args.skip_bad {
-        c.skip_bad = true;
-    }
-    if let Some(v) = args.vectors {
-        c.vectors = match v {
-            Vectors::Auto => VectorSource::Auto,
-            Vectors::Embedder => VectorSource::Embedder,
-            Vectors::Lexical => VectorSource::Lexical,
-        };
-    }
-    if let Some(v) = &args.verifier {
-        c.generation.verifier = Some(v.clone());
-    }
-    if args.no_uniqueness {
-        c.generation.uniqueness.enabled = false;
-    }
-    if args.no_humanizer {
-        c.generation.humanizer.enabled = false;
-    }
-    if args.no_rewrites {
-        c.generation.rewrites = false;
-    }
-    if args.style.is_some() {
-        c.style.profile = args.style.clone();
-    }
-    if args.name.is_some() {
-        c.name = args.name.clone();
-    }
-    if args.license.is_some() {
-        c.license = args.license.clone();
+    let mut c: SynthConfig = ctx.config.settings(&args.settings)?;
+    // a smaller --path-size brings the smallest path down with it
+    if args.settings.path_size.is_some() {
+        c.paths.min_size = c.paths.min_size.min(c.paths.size.div_ceil(2)).max(1);
     }
     c.validate().map_err(user_error)?;
     Ok(c)
@@ -204,7 +165,7 @@ fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(ctx, &args)?;
-    let out = match args.out.clone() {
+    let out = match args.out.given().map(PathBuf::from) {
         Some(o) => o,
         None => {
             let o = super::common::default_output(
@@ -324,10 +285,8 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
         job.work_dir = t.path().join("work");
         Some(t)
     };
-    let llm_args = LlmArgs {
-        dry_run: true,
-        ..args.llm.clone()
-    };
+    let mut llm_args = args.llm.clone();
+    llm_args.options.dry_run = true;
     match open_llm(ctx, &llm_args).await {
         Ok(llm) => {
             let plan = mtr_pipeline::dry_run(&job, &llm, progress)

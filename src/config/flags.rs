@@ -35,8 +35,10 @@ pub fn put<V: Serialize + ?Sized>(
 }
 
 /// A flag's help: its doc lines, then where its default comes from and what that default is,
-/// read from `S::default()` (`[default: [audit] seed, else 42]`).
-pub fn help<S: Section>(doc: &[&str], key: &str) -> String {
+/// read from `S::default()` (`[default: [audit] seed, else 42]`). A switch's setting that the
+/// section leaves out of its serialised form when it has its default (`skip_serializing_if`)
+/// has the opposite of the value the switch sets (`switch`, the default the switch turns).
+pub fn help<S: Section>(doc: &[&str], key: &str, switch: Option<bool>) -> String {
     let text = doc
         .iter()
         .map(|l| l.trim())
@@ -51,15 +53,25 @@ pub fn help<S: Section>(doc: &[&str], key: &str) -> String {
     let default = toml::Value::try_from(S::default())
         .ok()
         .and_then(|v| super::lookup_path(v.as_table()?, key).cloned());
-    let value = default.map_or_else(|| "unset".to_string(), |v| plain(&v));
+    let value = match (default, switch) {
+        (Some(v), _) => plain(&v),
+        (None, Some(b)) => b.to_string(),
+        (None, None) => "unset".to_string(),
+    };
     format!("{text} [default: [{table}] {name}, else {value}]")
 }
 
-/// A value as a user types it on the command line: strings unquoted, lists comma-separated.
+/// A value as a user types it on the command line: strings unquoted, lists comma-separated,
+/// tables as `key=value` pairs.
 fn plain(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
         toml::Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(","),
+        toml::Value::Table(t) => t
+            .iter()
+            .map(|(k, v)| format!("{k}={}", plain(v)))
+            .collect::<Vec<_>>()
+            .join(","),
         other => other.to_string(),
     }
 }
@@ -78,7 +90,7 @@ fn plain(v: &toml::Value) -> String {
 /// ```
 ///
 /// A flag `name: Option<T> => "key"` is `--name <T>`, which sets `key` when given; a switch
-/// `name: bool => "key" = VALUE` is `--name`, which sets `key` to `VALUE`. Extra
+/// `name: bool => "key" = VALUE` is `--name`, which sets `key` to the bool `VALUE`. Extra
 /// `#[arg(...)]` attributes go on to clap. The help is the doc lines and the default.
 macro_rules! section_flags {
     (
@@ -95,7 +107,11 @@ macro_rules! section_flags {
         #[derive(Debug, Clone, Default, clap::Args)]
         pub struct $name {
             $(
-                #[arg(long, help = $crate::config::flags::help::<$section>(&[$($doc),*], $key))]
+                #[arg(long, help = $crate::config::flags::help::<$section>(
+                    &[$($doc),*],
+                    $key,
+                    [$(!$set),*].first().copied(),
+                ))]
                 $(#[arg($($arg)*)])*
                 pub $field: $ty,
             )*

@@ -221,6 +221,47 @@ async fn an_audit_exported_answered_by_a_vllm_standin_and_imported_equals_a_dire
     assert!(!i1.is_empty());
 }
 
+/// Two exports of the same audit, each from a fresh cache, are the same bytes: the judges'
+/// calls finish in another order every run, and the file does not show it (issue 44).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_is_the_same_file_every_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bench = tmp.path().join("bench");
+    let o = mtr()
+        .args(["--quiet", "import", "mtrag"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mtrag-empty-passages"))
+        .arg("-o")
+        .arg(&bench)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fake = FakeServer::builder().respond(hashed).start().await.unwrap();
+    let export = |run: &str| {
+        let dir = tmp.path().join(run);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = config(&dir, fake.base_url(), 1.0);
+        let file = dir.join("requests.jsonl");
+        let o = mtr()
+            .arg("--config")
+            .arg(&cfg)
+            .args(["--quiet", "audit"])
+            .arg(&bench)
+            .arg("-o")
+            .arg(dir.join("audit"))
+            .args(["--sample", "2", "--dimensions", "alignment,completeness"])
+            .arg("--export-batch")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{err}");
+        std::fs::read(&file).unwrap()
+    };
+    let (one, two) = (export("one"), export("two"));
+    assert!(one.iter().filter(|b| **b == b'\n').count() > 1);
+    assert!(one == two, "two exports of one audit differ");
+}
+
 /// The Python of the Ray venv (`examples/ray/install.sh`), if Ray is installed.
 fn ray_python() -> Option<PathBuf> {
     let venv = std::env::var_os("MTR_RAY_VENV")

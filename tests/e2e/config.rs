@@ -86,3 +86,108 @@ fn config_show_prints_defaults_and_where_each_value_came_from() {
     }
     assert!(!text.contains("sk-never-shown"), "{text}");
 }
+
+/// Runs `args` in a folder with `toml` as its mtr.toml (none when empty) and the environment
+/// `vars`; returns the exit code and stderr.
+fn run_with(toml: &str, vars: &[(&str, &str)], args: &[&str]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    if !toml.is_empty() {
+        std::fs::write(dir.path().join("mtr.toml"), toml).unwrap();
+    }
+    let mut c = mtr(dir.path());
+    c.env("XDG_CONFIG_HOME", dir.path().join("xdg"));
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_bad_environment_value_names_the_variable_not_the_file() {
+    for toml in ["", "[audit]\nseed = 1\n"] {
+        let (code, err) = run_with(
+            toml,
+            &[("MTR_AUDIT__RESAMPLES", "many")],
+            &["audit", "no-such-benchmark"],
+        );
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("MTR_AUDIT__RESAMPLES"), "{err}");
+        assert!(!err.contains("mtr.toml"), "{err}");
+    }
+}
+
+#[test]
+fn a_bad_file_value_names_the_file_line_and_key() {
+    let (code, err) = run_with(
+        "[audit]\nseed = 1\nresamples = \"many\"\n",
+        &[],
+        &["audit", "no-such-benchmark"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("mtr.toml:3: field `audit.resamples`"), "{err}");
+}
+
+#[test]
+fn a_flag_beats_the_environment_which_beats_the_file() {
+    // the flag replaces the bad variable, which replaces the bad file value: the command goes
+    // on to the benchmark, which does not exist
+    let (code, err) = run_with(
+        "[audit]\nresamples = \"many\"\n",
+        &[("MTR_AUDIT__RESAMPLES", "also-bad")],
+        &["audit", "no-such-benchmark", "--resamples", "50"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no-such-benchmark"), "{err}");
+    assert!(!err.contains("resamples"), "{err}");
+    // without the flag the variable is what is wrong, not the file
+    let (_, err) = run_with(
+        "[audit]\nresamples = \"many\"\n",
+        &[("MTR_AUDIT__RESAMPLES", "also-bad")],
+        &["audit", "no-such-benchmark"],
+    );
+    assert!(err.contains("MTR_AUDIT__RESAMPLES"), "{err}");
+}
+
+#[test]
+fn typed_settings_refuse_an_unknown_name_wherever_it_is_given() {
+    let (code, err) = run_with(
+        "",
+        &[],
+        &[
+            "audit",
+            "no-such-benchmark",
+            "--negatives-query",
+            "sideways",
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("sideways"), "{err}");
+    let (code, err) = run_with(
+        "[audit]\nnegatives_query = \"sideways\"\n",
+        &[],
+        &["audit", "no-such-benchmark"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("mtr.toml:2: field `audit.negatives_query`") && err.contains("sideways"),
+        "{err}"
+    );
+    let (code, err) = run_with(
+        "",
+        &[("MTR_SYNTH__VECTORS", "dense")],
+        &["synth", "--corpus", "corpus.jsonl", "-o", "out"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("MTR_SYNTH__VECTORS"), "{err}");
+    let (code, err) = run_with(
+        "",
+        &[],
+        &["synth", "--corpus", "corpus.jsonl", "--vectors", "dense"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("dense"), "{err}");
+}

@@ -21,6 +21,7 @@ mod realism;
 mod resume;
 mod retrieve;
 mod review;
+mod review_browser;
 mod reviewed;
 mod secrets;
 mod setup_script;

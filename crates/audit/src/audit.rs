@@ -10,6 +10,7 @@ use mtr_llm::Llm;
 use crate::budget::TimeBudget;
 use crate::error::Result;
 use crate::job::{AuditJob, Outcome};
+use crate::judges::engine::Judging;
 use crate::stages::{self, summarise::Finished};
 
 /// Runs an audit of `bench` and writes the folder (or, under `--dry-run`, only plans it).
@@ -27,8 +28,19 @@ pub async fn run_within(
 ) -> Result<Outcome> {
     let time = time.as_ref();
     let planned = stages::plan::plan(bench, &job, llm, time)?;
-    let judging = planned.judging(llm, &job.progress);
-    let reuse = stages::reuse::reuse(&job.out_dir, &planned.fingerprint.data);
+    // who judges: the client, the ensemble, its samples, the progress display, the gate
+    let judging = Judging {
+        llm,
+        judges: &planned.judges,
+        samples: planned.samples,
+        progress: &job.progress,
+        gate: planned.gate.clone(),
+    };
+    let reuse = stages::reuse::reuse(
+        &job.out_dir,
+        &planned.fingerprint.data,
+        job.human_labels.is_some(),
+    );
     let (judged, judgements) =
         stages::judge::judge(bench, &job, &judging, &planned, &reuse, time).await?;
     let human_judged =
@@ -48,7 +60,7 @@ pub async fn run_within(
         &scored,
     )
     .await?;
-    let human = stages::calibrate::calibrate(&job, &planned, &human_judged, &scored)?;
+    let calibrated = stages::calibrate::calibrate(&job, &planned, &human_judged, &scored);
     let warnings = reuse
         .warning
         .iter()
@@ -61,10 +73,16 @@ pub async fn run_within(
         human_judged: &human_judged,
         scored: &scored,
         verified: &verified,
-        human,
+        human: calibrated.human,
         warnings,
     };
     let summary = stages::summarise::summarise(bench, &job, llm, finished);
-    stages::write::write(&job.out_dir, &summary, &scored, &verified)?;
+    stages::write::write(
+        &job.out_dir,
+        &summary,
+        &scored,
+        &verified,
+        calibrated.records.as_deref(),
+    )?;
     Ok(Outcome::Audited(Box::new(summary)))
 }

@@ -4,7 +4,6 @@
 //! Every file is written atomically and in a fixed order, so the same inputs and seed give
 //! byte-identical files.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -28,22 +27,6 @@ fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
     AuditError::Output {
         path: path.to_path_buf(),
         message: e.to_string(),
-    }
-}
-
-/// Judgements of an earlier run in `dir/name`, by id. A missing file gives none; an
-/// unreadable one is reported and ignored (its judgements are redone, from the LLM cache).
-pub fn read_existing(dir: &Path, name: &str) -> HashMap<String, Judgement> {
-    let p = dir.join(name);
-    if !p.is_file() {
-        return HashMap::new();
-    }
-    match mtr_core::jsonl::read_all::<Judgement>(&p) {
-        Ok(v) => v.into_iter().map(|j| (j.id.clone(), j)).collect(),
-        Err(e) => {
-            tracing::warn!("ignoring {}: {e}", p.display());
-            HashMap::new()
-        }
     }
 }
 

@@ -13,9 +13,17 @@ pub enum BenchError {
     #[error(transparent)]
     Core(#[from] mtr_core::Error),
     /// The retrieval layer failed while producing a run.
-    #[error("retriever `{system}`: {message}")]
-    Retrieve { system: String, message: String },
+    #[cfg(feature = "retrieve")]
+    #[error("retriever `{system}`: {source}")]
+    Retrieve {
+        system: String,
+        #[source]
+        source: mtr_retrieve::Error,
+    },
     /// A bug or broken invariant inside bench.
+    /// A measure that failed for a reason that is not the user's.
+    #[error(transparent)]
+    Metrics(#[from] mtr_metrics::MetricsError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -32,7 +40,13 @@ impl BenchError {
     }
 
     pub fn is_user_error(&self) -> bool {
-        matches!(self, BenchError::Core(e) if e.is_user_error())
+        match self {
+            BenchError::Core(e) => e.is_user_error(),
+            #[cfg(feature = "retrieve")]
+            BenchError::Retrieve { source, .. } => source.is_user_error(),
+            BenchError::Metrics(e) => e.is_user_error(),
+            BenchError::Internal(_) => false,
+        }
     }
 }
 

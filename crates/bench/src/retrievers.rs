@@ -54,13 +54,13 @@ pub async fn run_all(
     formulations: &[QueryFormulation],
 ) -> Result<(Vec<SystemInput>, Vec<AblationInput>)> {
     let err = |system: &str, e: mtr_retrieve::Error| -> BenchError {
-        if e.is_user_error() {
-            BenchError::Core(e.into())
-        } else {
-            BenchError::Retrieve {
+        match e {
+            // a bad input is the input's error, under no retriever's name
+            mtr_retrieve::Error::Core(c) if c.is_user_error() => BenchError::Core(c),
+            source => BenchError::Retrieve {
                 system: system.to_string(),
-                message: e.to_string(),
-            }
+                source,
+            },
         }
     };
     let scored: BTreeSet<&str> = setup.set.queries.iter().map(|q| q.qid.as_str()).collect();

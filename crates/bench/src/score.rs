@@ -130,7 +130,7 @@ impl Scorer {
             if e.is_user_error() {
                 BenchError::Core(e.into())
             } else {
-                BenchError::Internal(e.to_string())
+                BenchError::Metrics(e)
             }
         })?;
         let qids = ev.qids();

@@ -89,7 +89,7 @@ impl BenchmarkDir {
     /// report, and make reports of one benchmark differ between machines).
     pub fn display_name(&self) -> String {
         if self.root.is_absolute() {
-            crate::formats::builder::source_name(&self.root)
+            source_name(&self.root)
         } else {
             self.root.display().to_string()
         }
@@ -197,6 +197,24 @@ pub fn write_manifest(dir: &BenchmarkDir, manifest: &Manifest) -> Result<()> {
     let text =
         toml::to_string_pretty(manifest).map_err(|e| Error::Internal(format!("manifest: {e}")))?;
     write_atomic(dir.path(MANIFEST), text.as_bytes())
+}
+
+/// The last component of an import source (`/home/me/data/mtrag/` -> `mtrag`), never a path.
+pub fn source_name(src: &Path) -> String {
+    let abs = if src.is_absolute() {
+        src.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(src))
+            .unwrap_or_else(|_| src.to_path_buf())
+    };
+    // `.` and `..` name the folder they stand for
+    let clean = abs.canonicalize().unwrap_or(abs);
+    clean
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "source".into())
 }
 
 #[cfg(test)]

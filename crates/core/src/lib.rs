@@ -12,6 +12,7 @@ pub mod error;
 pub mod fingerprint;
 pub mod formats;
 pub mod jsonl;
+pub mod language;
 pub mod model;
 pub mod progress;
 pub mod rng;

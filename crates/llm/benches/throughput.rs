@@ -179,10 +179,24 @@ async fn run() {
     if no_cache {
         return;
     }
+    cache_hits(&fake, llm, cfg, opts, n, k, hits).await;
+}
+
+/// The cache-hit phase: `hits` of the requests answered above, asked again of a fresh client
+/// on the same cache file, one by one and then concurrently.
+async fn cache_hits(
+    fake: &FakeServer,
+    first: Llm,
+    cfg: LlmConfig,
+    opts: LlmOptions,
+    n: usize,
+    k: usize,
+    hits: usize,
+) {
     println!("== cache hits: {hits} requests already cached ==");
     // a fresh client on the same file: the first one's last answers reach the file when it
     // is dropped
-    drop(llm);
+    drop(first);
     let llm = Llm::new(cfg, opts).await.unwrap();
     let before = fake.chat_calls();
     // the requests the first endpoint answered (the cache key includes the model)

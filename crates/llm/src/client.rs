@@ -295,6 +295,7 @@ mod body;
 mod call;
 mod embed;
 mod estimate;
+mod export_order;
 mod export_sink;
 mod rerank;
 mod send;

@@ -643,22 +643,35 @@ impl LlmConfig {
     }
 }
 
-/// Per-run options, usually from command-line flags.
+/// Per-run options: the LLM flags of every command that calls an LLM or an embedder (with the
+/// `cli` feature, the binary flattens this struct into its commands' arguments as it is).
+/// `dry_run`, `batch` and `progress` are no flags of their own: the commands that can honour
+/// them set them.
 #[derive(Clone, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct LlmOptions {
-    /// Cache file; overrides `[llm] cache`.
-    pub cache_path: Option<PathBuf>,
-    /// Do not read or write the cache.
+    /// Neither read nor write the LLM response cache.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub no_cache: bool,
-    /// Do not read the cache, but write fresh answers into it.
+    /// Ignore cached answers (ask again) but store the fresh ones.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub refresh: bool,
-    /// Stop cleanly before the ledger would pass this many USD.
+    /// Stop cleanly before LLM spending would pass this many USD (a rerun resumes)
+    /// [default: [llm] max_cost, else no limit].
+    #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
     pub max_cost: Option<f64>,
+    /// LLM cache file [default: [llm] cache, else llm-cache.sqlite in mtr's data folder
+    /// (`mtr local paths`)].
+    #[cfg_attr(feature = "cli", arg(long = "llm-cache", value_name = "PATH"))]
+    pub cache_path: Option<PathBuf>,
     /// Plan and estimate; call nothing.
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub dry_run: bool,
-    /// Submit through the Batch API (see API.md for status).
+    /// Submit through the Batch API.
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub batch: bool,
     /// Receives token and cost usage as calls finish.
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub progress: Option<mtr_core::progress::SharedProgress>,
 }
 

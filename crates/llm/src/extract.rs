@@ -190,15 +190,6 @@ pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
     crate::schema_check::validate(schema, value)
 }
 
-pub(crate) fn short(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 60 {
-        format!("{}...", s.chars().take(60).collect::<String>())
-    } else {
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! Start with [`Llm::new`] (see `crates/llm/API.md` for the contract other crates code against).
 
 pub mod affinity;
+pub mod budget;
 pub mod cache;
 pub mod chat;
 pub mod client;

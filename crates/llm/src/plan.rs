@@ -271,17 +271,6 @@ pub fn wall_seconds_of(
     .map(|(parallel, _)| parallel)
 }
 
-/// A budget as it was given: `14m`, `2h`, `45s`, else [`human_duration`] (`1m 30s`).
-pub fn budget_text(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s if s < 60 => format!("{s}s"),
-        _ => human_duration(secs),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,8 +13,6 @@ use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use crate::extract::short;
-
 /// Compiled validators kept at most (a run uses a handful of schemas).
 const VALIDATORS_KEPT: usize = 256;
 
@@ -136,6 +134,16 @@ fn describe(e: &ValidationError<'_>) -> String {
             format!("{path}: {} does not match the pattern {pattern}", short(v))
         }
         _ => format!("{path}: {e}"),
+    }
+}
+
+/// A value as an error message quotes it: its JSON, cut after 60 characters.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        format!("{}...", s.chars().take(60).collect::<String>())
+    } else {
+        s
     }
 }
 

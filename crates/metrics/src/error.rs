@@ -21,6 +21,10 @@ pub enum MetricsError {
         #[source]
         source: std::io::Error,
     },
+    /// An error of the data layer that is neither an input's nor a file's (a broken
+    /// invariant): it keeps its kind, never becomes the user's.
+    #[error(transparent)]
+    Core(mtr_core::Error),
 }
 
 impl MetricsError {
@@ -35,10 +39,11 @@ impl MetricsError {
     }
     /// True when the user can fix this by fixing an input file or an option.
     pub fn is_user_error(&self) -> bool {
-        matches!(
-            self,
-            MetricsError::Input(_) | MetricsError::InvalidArgument(_)
-        )
+        match self {
+            MetricsError::Input(_) | MetricsError::InvalidArgument(_) => true,
+            MetricsError::Io { .. } => false,
+            MetricsError::Core(e) => e.is_user_error(),
+        }
     }
 }
 
@@ -56,6 +61,7 @@ impl From<MetricsError> for mtr_core::Error {
                 mtr_core::Error::Input(Box::new(InputError::new("command line", m)))
             }
             MetricsError::Io { path, source } => mtr_core::Error::Io { path, source },
+            MetricsError::Core(e) => e,
         }
     }
 }
@@ -68,9 +74,23 @@ impl From<mtr_core::Error> for MetricsError {
                 MetricsError::Input(Box::new(v.remove(0)))
             }
             mtr_core::Error::Io { path, source } => MetricsError::Io { path, source },
-            other => MetricsError::InvalidArgument(other.to_string()),
+            other => MetricsError::Core(other),
         }
     }
 }
 
 pub type Result<T, E = MetricsError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_data_layer_error_keeps_its_kind() {
+        let internal = MetricsError::from(mtr_core::Error::Internal("a broken invariant".into()));
+        assert!(!internal.is_user_error(), "{internal}");
+        assert!(!mtr_core::Error::from(internal).is_user_error());
+        let input = MetricsError::from(mtr_core::Error::from(InputError::new("run", "bad line")));
+        assert!(input.is_user_error(), "{input}");
+    }
+}

@@ -12,6 +12,7 @@ pub mod agreement;
 mod compute;
 pub mod error;
 pub mod eval;
+mod evaluation;
 #[cfg(test)]
 mod golden_tests;
 pub mod input;

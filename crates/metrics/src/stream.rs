@@ -15,7 +15,7 @@ use memmap2::Mmap;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::eval::{
+use crate::evaluation::{
     EvalOptions, Evaluation, MissingQueries, QueryScores, finish, missing_error, score_missing,
     score_query,
 };

@@ -8,9 +8,7 @@
 //! rejection, never turned into a score. The text rules that shape and check what the agents
 //! write are in [`crate::text_rules`].
 
-use std::collections::BTreeMap;
-
-use mtr_llm::{ChatRequest, ChatResult, JsonSchema, Llm, LlmError, OutputSpec, Role, Sampling};
+use mtr_llm::{ChatRequest, ChatResult, Llm, LlmError, OutputSpec, Role, Sampling};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -19,6 +17,14 @@ use crate::error::{Error, Result};
 use crate::lang::Language;
 use crate::prompts::SynthPrompts;
 use crate::style::{Style, TurnStyle};
+
+mod schema;
+mod usage;
+
+pub use schema::{answerability_schema, score_schema, uniqueness_schema};
+pub(crate) use schema::{proposal_schema, styled_proposal_schema};
+use usage::usd_to_pico;
+pub use usage::{CallLog, RoleUsage};
 // the text rules lived here; their paths under `agents` stay for the crates and tests that
 // name them
 pub use crate::text_rules::{
@@ -60,30 +66,6 @@ pub(crate) fn user_context(
 /// The shortest and longest a styled humanizer's rewrite may be, times the original.
 const STYLED_HUMANIZER_RATIO: (f64, f64) = (0.6, 1.6);
 
-/// The user agent's output schema under a styled profile: no pattern (a message of several
-/// sentences, as long as the draw asks), the caller's guards still apply.
-pub(crate) fn styled_proposal_schema(offered: usize, rewrite: bool) -> JsonSchema {
-    let choices: Vec<usize> = (1..=offered).collect();
-    let mut properties = json!({
-        "passage": {"type": "integer", "enum": choices},
-        "question": {"type": "string"},
-    });
-    let mut required = vec!["passage", "question"];
-    if rewrite {
-        properties["standalone"] = json!({"type": "string"});
-        required.push("standalone");
-    }
-    JsonSchema::new(
-        "user_turn",
-        json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false
-        }),
-    )
-}
-
 /// `s` with room for a styled message of `t.length` units (two tokens a word, three a CJK
 /// character, a short standalone question with `rewrite`, the JSON around them).
 pub(crate) fn styled_proposal_room(
@@ -101,32 +83,6 @@ pub(crate) fn styled_proposal_room(
     let room = t.length as u32 * per_unit + standalone + 48;
     s.max_tokens = Some(s.max_tokens.map_or(room, |m| m.max(room)));
     s
-}
-
-/// The user agent's output schema for `offered` passages: the chosen passage's number and
-/// the question, and its standalone version when `rewrite` (both shaped by
-/// [`question_pattern`] where the endpoint enforces patterns).
-pub(crate) fn proposal_schema(offered: usize, lang: &Language, rewrite: bool) -> JsonSchema {
-    let choices: Vec<usize> = (1..=offered).collect();
-    let pattern = question_pattern(lang);
-    let mut properties = json!({
-        "passage": {"type": "integer", "enum": choices},
-        "question": {"type": "string", "pattern": pattern},
-    });
-    let mut required = vec!["passage", "question"];
-    if rewrite {
-        properties["standalone"] = json!({"type": "string", "pattern": pattern});
-        required.push("standalone");
-    }
-    JsonSchema::new(
-        "user_turn",
-        json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false
-        }),
-    )
 }
 
 /// A passage as the prompts show it.
@@ -163,82 +119,6 @@ impl PromptPassage {
 pub struct Utter {
     pub speaker: String,
     pub text: String,
-}
-
-/// Usage of one agent role.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RoleUsage {
-    pub calls: u64,
-    /// Calls answered from the LLM cache (paid in an earlier run).
-    pub cached: u64,
-    pub parse_failed: u64,
-    /// Free-text answers cut at `max_tokens` (`finish_reason: length`) after the retry with
-    /// twice the room: failed attempts, never used (a cut answer would enter the benchmark).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub truncated: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// List price of the calls (what they cost when first made, cache hits included), in
-    /// picodollars: integer sums are exact and survive the JSON checkpoint bit for bit, so a
-    /// resumed run reports the same cost as an uninterrupted one.
-    pub cost_pusd: u64,
-}
-
-impl RoleUsage {
-    pub fn cost_usd(&self) -> f64 {
-        pico_to_usd(self.cost_pusd)
-    }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-fn usd_to_pico(usd: f64) -> u64 {
-    (usd.max(0.0) * 1e12).round() as u64
-}
-
-fn pico_to_usd(p: u64) -> f64 {
-    p as f64 / 1e12
-}
-
-/// Usage per agent role (`user`, `humanizer`, `answerer`, `answerability`, `uniqueness`,
-/// `faithfulness`) and the models that answered.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CallLog {
-    pub roles: BTreeMap<String, RoleUsage>,
-    /// Role -> model ids that answered its calls.
-    pub models: BTreeMap<String, Vec<String>>,
-}
-
-impl CallLog {
-    pub fn cost(&self) -> f64 {
-        pico_to_usd(self.roles.values().map(|r| r.cost_pusd).sum())
-    }
-    pub fn calls(&self) -> u64 {
-        self.roles.values().map(|r| r.calls).sum()
-    }
-    pub fn merge(&mut self, other: &CallLog) {
-        for (k, v) in &other.roles {
-            let e = self.roles.entry(k.clone()).or_default();
-            e.calls += v.calls;
-            e.cached += v.cached;
-            e.parse_failed += v.parse_failed;
-            e.truncated += v.truncated;
-            e.prompt_tokens += v.prompt_tokens;
-            e.completion_tokens += v.completion_tokens;
-            e.cost_pusd += v.cost_pusd;
-        }
-        for (k, ms) in &other.models {
-            let e = self.models.entry(k.clone()).or_default();
-            for m in ms {
-                if !e.contains(m) {
-                    e.push(m.clone());
-                    e.sort();
-                }
-            }
-        }
-    }
 }
 
 /// True when the answer was cut at `max_tokens`.
@@ -726,66 +606,6 @@ pub fn judges_justify(llm: &Llm, endpoint: &str) -> bool {
     !llm.config()
         .endpoint(endpoint)
         .is_some_and(|e| e.verdict_first)
-}
-
-/// `properties` and `required` of a judge's output, with a free-text `justification` first
-/// when `justify`.
-fn judge_schema(name: &str, justify: bool, fields: Vec<(&str, Value)>) -> JsonSchema {
-    let mut properties = serde_json::Map::new();
-    if justify {
-        properties.insert("justification".into(), json!({"type": "string"}));
-    }
-    for (k, v) in fields {
-        properties.insert(k.into(), v);
-    }
-    let required: Vec<&String> = properties.keys().collect();
-    let schema = json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false
-    });
-    JsonSchema::new(name, schema)
-}
-
-/// The answerability judge's output: (a justification,) the quoted answering sentence, a score.
-pub fn answerability_schema(justify: bool) -> JsonSchema {
-    judge_schema(
-        "answerability",
-        justify,
-        vec![
-            ("quote", json!({"type": "string"})),
-            ("score", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]})),
-        ],
-    )
-}
-
-/// The uniqueness judge's output for `n` candidates: (a justification,) a grade and a quote for
-/// each.
-pub fn uniqueness_schema(n: usize, justify: bool) -> JsonSchema {
-    judge_schema(
-        "uniqueness",
-        justify,
-        vec![
-            (
-                "grades",
-                json!({"type": "array", "items": {"type": "integer", "enum": [0, 1, 2]}, "minItems": n, "maxItems": n}),
-            ),
-            (
-                "quotes",
-                json!({"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}),
-            ),
-        ],
-    )
-}
-
-/// A 1-5 score (after a justification when `justify`).
-pub fn score_schema(name: &str, justify: bool) -> JsonSchema {
-    judge_schema(
-        name,
-        justify,
-        vec![("score", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]}))],
-    )
 }
 
 #[cfg(test)]

@@ -26,6 +26,18 @@ pub enum VectorSource {
     Lexical,
 }
 
+/// `--vectors auto|embedder|lexical`, by the names of the config file.
+impl std::str::FromStr for VectorSource {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Self::deserialize(
+            serde::de::value::StrDeserializer::<serde::de::value::Error>::new(s.trim()),
+        )
+        .map_err(|_| format!("unknown vector source `{s}`: use auto, embedder or lexical"))
+    }
+}
+
 /// `[synth]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -411,6 +423,19 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("switch_share")
+        );
+    }
+
+    #[test]
+    fn vector_sources_parse_by_their_config_names() {
+        assert_eq!("lexical".parse(), Ok(VectorSource::Lexical));
+        assert_eq!("embedder".parse(), Ok(VectorSource::Embedder));
+        assert_eq!("auto".parse(), Ok(VectorSource::Auto));
+        assert!(
+            "dense"
+                .parse::<VectorSource>()
+                .unwrap_err()
+                .contains("dense")
         );
     }
 

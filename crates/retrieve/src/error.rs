@@ -17,6 +17,10 @@ pub enum Error {
     /// The embedding model (a server or an in-process model) failed.
     #[error("embedder {model}: {message}")]
     Embed { model: String, message: String },
+    /// The LLM layer refused the embedder's call for a reason the user can fix (its
+    /// configuration, a local model's set-up).
+    #[error("embedder: {0}")]
+    Llm(#[from] mtr_llm::LlmError),
     /// A bug or broken invariant inside mtr-retrieve.
     #[error("internal error: {0}")]
     Internal(String),
@@ -27,7 +31,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// True when fixing the user's input (or command line) fixes the error.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, Error::Core(e) if e.is_user_error())
+        match self {
+            Error::Core(e) => e.is_user_error(),
+            Error::Llm(e) => e.is_user_error(),
+            _ => false,
+        }
     }
 
     pub(crate) fn index(path: impl AsRef<Path>, e: impl std::fmt::Display) -> Self {

@@ -36,14 +36,21 @@ impl Embedder for LlmEmbedder {
     }
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>> {
         Box::pin(async move {
-            self.llm.embed(texts).await.map_err(|e| {
-                if e.is_user_error() {
-                    Error::Core(mtr_core::Error::Internal(format!("embedder: {e}")))
-                } else {
-                    Error::embed(&self.model, e)
-                }
-            })
+            self.llm
+                .embed(texts)
+                .await
+                .map_err(|e| embed_error(&self.model, e))
         })
+    }
+}
+
+/// An embedding call's error: the LLM layer's own where the user can fix it (so it keeps its
+/// kind up to the binary), else an embedder failure of `model`.
+fn embed_error(model: &str, e: mtr_llm::LlmError) -> Error {
+    if e.is_user_error() {
+        Error::Llm(e)
+    } else {
+        Error::embed(model, e)
     }
 }
 
@@ -130,5 +137,19 @@ impl Rewriter for LlmRewriter {
                 text
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_embedder_error_the_user_can_fix_stays_the_users() {
+        let e = embed_error("e5", mtr_llm::LlmError::Config("no embedder role".into()));
+        assert!(e.is_user_error(), "{e}");
+        assert!(e.to_string().contains("no embedder role"), "{e}");
+        let lost = embed_error("e5", mtr_llm::LlmError::Unsupported("no embeddings".into()));
+        assert!(!lost.is_user_error(), "{lost}");
     }
 }

@@ -15,8 +15,8 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use mtr_audit::review::ItemKey;
 use mtr_audit::review::Queue;
+use mtr_audit::review::labels::EffectiveLabels;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -41,29 +41,60 @@ pub struct QueueState {
 }
 
 fn queue_state(s: &Session, queue: Queue) -> QueueState {
-    let labels = s.labels();
-    let mut st = QueueState {
-        total: s.len(queue),
-        labelled: 0,
-        first_unlabelled: s.len(queue),
-        by: BTreeMap::new(),
-    };
-    for i in 0..s.len(queue) {
-        let Some(item) = s.item(queue, i) else { break };
-        let group = ItemKey::parse(item).map_or("", |k| k.group()).to_string();
-        let done = labels
-            .get(item)
-            .is_some_and(|r| r.contains_key(&s.reviewer));
-        let g = st.by.entry(group).or_default();
-        g.total += 1;
-        if done {
-            g.labelled += 1;
-            st.labelled += 1;
-        } else if st.first_unlabelled == st.total {
-            st.first_unlabelled = i;
+    s.with_labels(|labels, _| queue_state_of(s, queue, labels))
+}
+
+/// Which cards of `queue` this reviewer has labelled. Built from the labels (what has been
+/// labelled, far fewer than a large flagged queue's cards), not by looking up every card.
+fn labelled_mask(s: &Session, queue: Queue, labels: &EffectiveLabels) -> Vec<bool> {
+    let mut mask = vec![false; s.len(queue)];
+    for (item, by) in labels {
+        if by.contains_key(&s.reviewer)
+            && let Some((q, i)) = s.position(item)
+            && q == queue
+            && let Some(m) = mask.get_mut(i)
+        {
+            *m = true;
         }
     }
-    st
+    mask
+}
+
+fn queue_state_of(s: &Session, queue: Queue, labels: &EffectiveLabels) -> QueueState {
+    queue_state_from(s, queue, &labelled_mask(s, queue, labels))
+}
+
+fn queue_state_from(s: &Session, queue: Queue, mask: &[bool]) -> QueueState {
+    let mut by: BTreeMap<String, Progress> = s
+        .group_totals(queue)
+        .iter()
+        .map(|(g, &total)| (g.clone(), Progress { total, labelled: 0 }))
+        .collect();
+    let mut labelled = 0;
+    for (i, _) in mask.iter().enumerate().filter(|(_, done)| **done) {
+        labelled += 1;
+        if let Some(g) = by.get_mut(s.group(queue, i)) {
+            g.labelled += 1;
+        }
+    }
+    QueueState {
+        total: mask.len(),
+        labelled,
+        first_unlabelled: mask.iter().position(|done| !done).unwrap_or(mask.len()),
+        by,
+    }
+}
+
+/// The card to show after a label at `index`: the first this reviewer has not labelled after
+/// it, else the first before it (a skipped one), else the end of the queue (`total`).
+fn next_unlabelled(mask: &[bool], index: usize) -> usize {
+    let after = index.saturating_add(1).min(mask.len());
+    mask[after..]
+        .iter()
+        .position(|done| !done)
+        .map(|i| after + i)
+        .or_else(|| mask[..index.min(mask.len())].iter().position(|done| !done))
+        .unwrap_or(mask.len())
 }
 
 pub async fn state(State(s): State<Shared>) -> Json<serde_json::Value> {
@@ -138,7 +169,16 @@ pub async fn label(State(s): State<Shared>, Json(r): Json<LabelRequest>) -> Resp
         r.seconds,
         &r.note,
     ) {
-        Ok(()) => Json(json!({"ok": true, "state": queue_state(&s, queue)})).into_response(),
+        Ok(()) => {
+            let (state, next) = s.with_labels(|labels, _| {
+                let mask = labelled_mask(&s, queue, labels);
+                (
+                    queue_state_from(&s, queue, &mask),
+                    next_unlabelled(&mask, r.index),
+                )
+            });
+            Json(json!({"ok": true, "state": state, "next": next})).into_response()
+        }
         Err(Rejected::Invalid(m)) => bad(StatusCode::UNPROCESSABLE_ENTITY, m),
         Err(Rejected::Failed(e)) => {
             tracing::error!("saving a label: {e:#}");
@@ -152,31 +192,55 @@ pub async fn label(State(s): State<Shared>, Json(r): Json<LabelRequest>) -> Resp
 
 /// Counts of labels per queue, dimension (or kind) and label, over every reviewer.
 pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
-    let labels = s.labels();
-    let mut counts: BTreeMap<&str, BTreeMap<String, BTreeMap<String, usize>>> = BTreeMap::new();
-    let mut reviewers: BTreeMap<String, usize> = BTreeMap::new();
-    for queue in [Queue::Sample, Queue::Flagged] {
-        let per = counts.entry(queue.name()).or_default();
-        for i in 0..s.len(queue) {
-            let Some(item) = s.item(queue, i) else { break };
-            let group = ItemKey::parse(item).map_or("", |k| k.group()).to_string();
-            let g = per.entry(group).or_default();
-            *g.entry("items".into()).or_default() += 0;
-            for (who, l) in labels.get(item).into_iter().flatten() {
+    let (body, version) = s.with_labels(|labels, version| {
+        // every group listed (an `items` entry of 0 keeps the empty ones), then the labels
+        let mut counts: BTreeMap<&str, BTreeMap<String, BTreeMap<String, usize>>> = BTreeMap::new();
+        for queue in [Queue::Sample, Queue::Flagged] {
+            let per = counts.entry(queue.name()).or_default();
+            for g in s.group_totals(queue).keys() {
+                per.entry(g.clone()).or_default().insert("items".into(), 0);
+            }
+        }
+        let mut reviewers: BTreeMap<String, usize> = BTreeMap::new();
+        for (item, by) in labels {
+            let Some((queue, i)) = s.position(item) else {
+                continue;
+            };
+            let g = counts
+                .entry(queue.name())
+                .or_default()
+                .entry(s.group(queue, i).to_string())
+                .or_default();
+            for (who, l) in by {
                 *g.entry(l.clone()).or_default() += 1;
                 *reviewers.entry(who.clone()).or_default() += 1;
             }
         }
-    }
-    Json(json!({
-        "queues": {
-            "sample": queue_state(&s, Queue::Sample),
-            "flagged": queue_state(&s, Queue::Flagged),
-        },
-        "labels": counts,
-        "reviewers": reviewers,
-        "estimates": estimates(&s.queues.audit_dir, &s.queues.summary),
-    }))
+        let body = json!({
+            "queues": {
+                "sample": queue_state_of(&s, Queue::Sample, labels),
+                "flagged": queue_state_of(&s, Queue::Flagged, labels),
+            },
+            "labels": counts,
+            "reviewers": reviewers,
+        });
+        (body, version)
+    });
+    // computing the estimates reads the audit's items (a second or more on a large audit): on
+    // the blocking pool, so the other requests go on meanwhile
+    let shared = s.clone();
+    let computed = tokio::task::spawn_blocking(move || {
+        shared.estimates(version, || {
+            estimates(&shared.queues.audit_dir, &shared.queues.summary)
+        })
+    })
+    .await;
+    let mut body = body;
+    body["estimates"] = computed.unwrap_or_else(|e| {
+        tracing::warn!("review estimates: {e}");
+        serde_json::Value::Null
+    });
+    Json(body)
 }
 
 /// The "Reviewed" figures of `mtr report` for the Summary tab, computed from the labels on disk
@@ -192,5 +256,20 @@ fn estimates(audit_dir: &std::path::Path, summary: &mtr_audit::Summary) -> serde
             tracing::warn!("review estimates: {e}");
             serde_json::Value::Null
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_unlabelled;
+
+    #[test]
+    fn the_next_card_is_the_next_unlabelled_then_a_skipped_one_then_the_end() {
+        let mask = [true, false, true, true, false, true];
+        assert_eq!(next_unlabelled(&mask, 1), 4, "past the labelled ones");
+        assert_eq!(next_unlabelled(&mask, 4), 1, "back to the skipped one");
+        assert_eq!(next_unlabelled(&[true, true, true], 1), 3, "the end");
+        assert_eq!(next_unlabelled(&[], 0), 0);
+        assert_eq!(next_unlabelled(&mask, 9), 1, "an index past the end");
     }
 }

@@ -1,17 +1,18 @@
 //! What a review session holds: the two queues read from the audit folder, the benchmark's
-//! texts for the cards, and the labels so far (kept in step with `review/labels.jsonl`, which
-//! every label is appended to before its answer goes back).
+//! texts for the cards, and the labels so far (read from `review/labels.jsonl` as it is now on
+//! every request, incrementally, so other processes' labels show at once; every label is
+//! appended to it before its answer goes back).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::Context as _;
 use mtr_audit::review::card::{self, Card, Texts};
 use mtr_audit::review::flagged::{self, FlaggedItem};
-use mtr_audit::review::labels::{self, EffectiveLabels, LabelLine};
+use mtr_audit::review::labels::{self, EffectiveLabels, LabelLine, LabelsTail};
 use mtr_audit::review::sample::{self, Sample};
-use mtr_audit::review::{Queue, audit_fingerprint, units};
+use mtr_audit::review::{ItemKey, Queue, audit_fingerprint, units};
 
 use crate::cmd::Ctx;
 
@@ -120,6 +121,14 @@ pub fn load_texts(
     Texts::load(bench, &q.sample.units, &q.flagged).map_err(audit_error)
 }
 
+/// The index of a queue's per-queue tables.
+fn slot(queue: Queue) -> usize {
+    match queue {
+        Queue::Sample => 0,
+        Queue::Flagged => 1,
+    }
+}
+
 /// Why a label was not recorded.
 #[derive(Debug)]
 pub enum Rejected {
@@ -135,9 +144,16 @@ pub struct Session {
     pub texts: Texts,
     pub reviewer: String,
     pub labels_path: PathBuf,
-    labels: Mutex<EffectiveLabels>,
+    labels: Mutex<LabelsTail>,
     /// Item key -> (queue, index).
     index: HashMap<String, (Queue, usize)>,
+    /// Per queue, the group (dimension or kind) of each card, and the cards per group,
+    /// computed once.
+    groups: [Vec<String>; 2],
+    group_totals: [BTreeMap<String, usize>; 2],
+    /// The Summary tab's estimates and the labels file's version they were computed at
+    /// (computing them reads the audit's items: only again once a label was added).
+    estimates: Mutex<Option<(u64, serde_json::Value)>>,
 }
 
 impl Session {
@@ -147,7 +163,9 @@ impl Session {
         queues: Queues,
         texts: Texts,
     ) -> anyhow::Result<Self> {
-        let labels = queues.labels()?;
+        let labels_path = labels::labels_path(&audit_dir);
+        let mut labels = LabelsTail::new(&labels_path, &queues.fingerprint);
+        labels.refresh().map_err(audit_error)?;
         let mut index = HashMap::new();
         for (i, u) in queues.sample.units.iter().enumerate() {
             index.insert(u.item.clone(), (Queue::Sample, i));
@@ -155,14 +173,68 @@ impl Session {
         for (i, f) in queues.flagged.iter().enumerate() {
             index.insert(f.item.clone(), (Queue::Flagged, i));
         }
+        let group = |item: &str| ItemKey::parse(item).map_or("", |k| k.group()).to_string();
+        let groups = [
+            queues.sample.units.iter().map(|u| group(&u.item)).collect(),
+            queues.flagged.iter().map(|f| group(&f.item)).collect(),
+        ];
+        let totals = |gs: &Vec<String>| {
+            let mut t: BTreeMap<String, usize> = BTreeMap::new();
+            for g in gs {
+                *t.entry(g.clone()).or_default() += 1;
+            }
+            t
+        };
+        let group_totals = [totals(&groups[0]), totals(&groups[1])];
         Ok(Self {
-            labels_path: labels::labels_path(&audit_dir),
+            labels_path,
             queues,
             texts,
             reviewer,
             labels: Mutex::new(labels),
             index,
+            groups,
+            group_totals,
+            estimates: Mutex::new(None),
         })
+    }
+
+    /// The estimates at labels-file `version`: the ones computed before if the file has not
+    /// changed since, else `compute()`'s.
+    pub fn estimates(
+        &self,
+        version: u64,
+        compute: impl FnOnce() -> serde_json::Value,
+    ) -> serde_json::Value {
+        let mut cached = match self.estimates.lock() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match &*cached {
+            Some((v, value)) if *v == version => value.clone(),
+            _ => {
+                let value = compute();
+                *cached = Some((version, value.clone()));
+                value
+            }
+        }
+    }
+
+    /// The group (dimension or kind) of the card at `index` of `queue`.
+    pub fn group(&self, queue: Queue, index: usize) -> &str {
+        self.groups[slot(queue)]
+            .get(index)
+            .map_or("", String::as_str)
+    }
+
+    /// The cards of `queue` per group.
+    pub fn group_totals(&self, queue: Queue) -> &BTreeMap<String, usize> {
+        &self.group_totals[slot(queue)]
+    }
+
+    /// Where an item is reviewed: (queue, index).
+    pub fn position(&self, item: &str) -> Option<(Queue, usize)> {
+        self.index.get(item).copied()
     }
 
     pub fn len(&self, queue: Queue) -> usize {
@@ -187,15 +259,23 @@ impl Session {
         }
     }
 
-    /// A snapshot of the labels.
-    pub fn labels(&self) -> EffectiveLabels {
-        self.labels.lock().map(|l| l.clone()).unwrap_or_default()
+    /// Runs `f` on the labels as the file holds them now (every reviewer's, other processes'
+    /// too) and the file's version (it changes with every line added). A file that cannot be
+    /// read now is logged and the labels read before are used.
+    pub fn with_labels<R>(&self, f: impl FnOnce(&EffectiveLabels, u64) -> R) -> R {
+        let mut tail = match self.labels.lock() {
+            Ok(t) => t,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Err(e) = tail.refresh() {
+            tracing::warn!("reading the labels: {e}");
+        }
+        f(tail.labels(), tail.version())
     }
 
     /// This reviewer's label of `item`.
     pub fn label_of(&self, item: &str) -> Option<String> {
-        let l = self.labels.lock().ok()?;
-        l.get(item)?.get(&self.reviewer).cloned()
+        self.with_labels(|l, _| l.get(item)?.get(&self.reviewer).cloned())
     }
 
     /// Checks and appends a label (or an undo: `label` none) of the item at `index` of
@@ -250,7 +330,11 @@ impl Session {
             .map_err(|_| Rejected::Failed(anyhow::anyhow!("labels lock poisoned")))?;
         labels::append(&self.labels_path, std::slice::from_ref(&line))
             .map_err(|e| Rejected::Failed(audit_error(e)))?;
-        labels::apply(&mut held, &line);
+        // reads this line back with any other writer's before it (the label is saved already:
+        // a file another process spoilt is logged, not reported as this label's failure)
+        if let Err(e) = held.refresh() {
+            tracing::warn!("reading the labels back: {e}");
+        }
         Ok(())
     }
 }

@@ -1,8 +1,9 @@
 //! `--time-budget` for the audit: which of the planned dialogues this run audits. Before any
 //! judgement is asked for, every dialogue's remaining calls (those an earlier run's
 //! `items.jsonl` does not answer; cached calls are free) are estimated by the same estimator as
-//! the dry run ([`mtr_llm::Llm::estimate`]) and timed at the endpoints' configured or measured
-//! speed; dialogues are taken in plan order while the time already spent plus their cumulative
+//! the dry run ([`mtr_llm::Llm::estimate`]) and planned by mtr-llm's one time-budget planner
+//! ([`mtr_llm::budget::select`]): timed at the endpoints' configured or measured speed,
+//! dialogues are taken in plan order while the time already spent plus their cumulative
 //! expected time fits the budget, the others are not started and left for a rerun. Where an
 //! endpoint's speed is unknown nothing is cut and the budget is only a deadline. Either way no
 //! new judgement call starts once the budget is spent ([`Gate`]); what was judged is written,
@@ -11,13 +12,11 @@
 mod gate;
 mod work;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mtr_llm::PlannedEndpoint;
-pub use mtr_llm::plan::{Speeds, budget_text};
-use mtr_llm::plan::{human_duration, wall_seconds_of};
+pub use mtr_llm::budget::{Speeds, budget_text, parse_duration};
+use mtr_llm::plan::human_duration;
 use serde::{Deserialize, Serialize};
 
 pub use self::gate::Gate;
@@ -89,7 +88,7 @@ pub struct BudgetPlan {
 
 /// Takes the dialogues not done before in order while `fixed_s` plus their cumulative expected
 /// time fits `budget_s` (the first that does not fit ends the plan); all of them when a speed
-/// is unknown.
+/// is unknown ([`mtr_llm::budget::select`]).
 pub fn select(
     work: &[(String, DialogueWork)],
     speeds: &dyn Speeds,
@@ -97,57 +96,27 @@ pub fn select(
     fixed_s: f64,
 ) -> BudgetPlan {
     let n = work.len();
-    let mut plan = BudgetPlan {
+    let units: Vec<_> = work
+        .iter()
+        .map(|(_, w)| (!w.done_before()).then_some(&w.calls))
+        .collect();
+    let s = mtr_llm::budget::select(&units, speeds, budget_s, fixed_s);
+    BudgetPlan {
         info: TimeBudgetInfo {
             budget_s,
             preparation_s: fixed_s,
-            expected_s: Some(0.0),
+            expected_s: s.expected_s,
             dialogues_planned: n,
-            dialogues_done_before: work.iter().filter(|(_, w)| w.done_before()).count(),
+            dialogues_done_before: s.done_before,
+            dialogues_started: s.started(),
+            dialogues_left: n - s.done_before,
             ..Default::default()
         },
         dialogues: work.iter().map(|(id, _)| id.clone()).collect(),
-        selected: vec![false; n],
-        seconds: vec![None; n],
+        selected: s.selected,
+        seconds: s.seconds,
         jobs: work.iter().map(|(_, w)| w.jobs).collect(),
-    };
-    let mut taken: BTreeMap<String, PlannedEndpoint> = BTreeMap::new();
-    let mut fits = true;
-    for (i, (_, w)) in work.iter().enumerate() {
-        if w.done_before() {
-            continue;
-        }
-        let mut with = taken.clone();
-        for (name, p) in &w.calls {
-            let e = with.entry(name.clone()).or_default();
-            e.add(p);
-            e.model.clone_from(&p.model);
-        }
-        let (Some(before), Some(after)) = (plan.info.expected_s, wall_seconds_of(&with, speeds))
-        else {
-            // a speed is unknown: nothing is cut, the budget is a deadline only
-            plan.info.expected_s = None;
-            continue;
-        };
-        plan.seconds[i] = Some(after - before);
-        if fits && fixed_s + after <= budget_s {
-            plan.selected[i] = true;
-            plan.info.expected_s = Some(after);
-            taken = with;
-        } else {
-            fits = false;
-        }
     }
-    if plan.info.expected_s.is_none() {
-        plan.seconds = vec![None; n];
-        for (s, (_, w)) in plan.selected.iter_mut().zip(work) {
-            *s = !w.done_before();
-        }
-    }
-    let i = &mut plan.info;
-    i.dialogues_started = plan.selected.iter().filter(|s| **s).count();
-    i.dialogues_left = n - i.dialogues_done_before;
-    plan
 }
 
 impl BudgetPlan {

@@ -1,6 +1,7 @@
 //! The plan's selection on made-up work at a made-up speed.
 
 use super::*;
+use mtr_llm::PlannedEndpoint;
 
 /// Every endpoint answers 10 output tokens a second, one call at a time.
 struct TenPerSecond;

@@ -8,9 +8,9 @@
 //! not timed. Relevance judges (rerankers) answer in one short call without an answer to
 //! write: they are not timed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use mtr_llm::PlannedEndpoint;
+use mtr_llm::budget::{Work, add_calls};
 
 use crate::error::{AuditError, Result};
 use crate::judges::engine::{Judging, Render, Unit, jobs_of, prompt_ids, reused_record};
@@ -24,7 +24,7 @@ pub struct DialogueWork {
     /// Of them, those an earlier run made.
     pub reused: usize,
     /// The calls of the others, per endpoint.
-    pub calls: BTreeMap<String, PlannedEndpoint>,
+    pub calls: Work,
 }
 
 impl DialogueWork {
@@ -79,9 +79,7 @@ pub fn estimate(
         }
         req.planned_cached_share = prompt_caches[ji].as_mut().map(|m| m.next_request(&req));
         let p = ctx.llm.estimate(&judge.name, &req)?;
-        let e = w.calls.entry(judge.name.clone()).or_default();
-        e.add(&p);
-        e.model = p.model;
+        add_calls(&mut w.calls, &judge.name, &p);
     }
     Ok(())
 }

@@ -728,7 +728,7 @@ mod tests {
             comparisons: vec![c],
             failed_judgements: 0,
         };
-        let w = crate::human::calibration::self_preference(&cal, &judges);
+        let w = crate::human::self_preference::warnings(&cal, &judges);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("Llama-3.1-405B"), "{w:?}");
         // the terminal table: ensemble and ceiling rows, with intervals

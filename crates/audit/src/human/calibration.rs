@@ -16,21 +16,11 @@ use crate::items::aggregate::{ItemScore, score_items};
 use crate::judges::engine::{Render, Unit};
 use crate::judges::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView, fit_to};
 use crate::judges::record::Judgement;
-use crate::statistics::resample::Resampling;
-use crate::summary::JudgeInfo;
+use crate::statistics::resample;
 
 /// `passage_id` of the judgements of MTRAG's answer completeness (judged as a quality rating
 /// with the `human_completeness` prompt).
 pub const ANSWER_COMPLETENESS: &str = "answer_completeness";
-
-/// Bootstrap settings of the audit.
-pub fn resampling(s: &AuditSettings, salt: &str) -> Resampling {
-    Resampling {
-        resamples: s.resamples,
-        level: s.confidence,
-        seed: crate::seed::derive(s.seed, &["bootstrap", salt]),
-    }
-}
 
 /// A seeded sample of whole tasks holding at least `n` answers (all answers without `n`),
 /// in file order.
@@ -228,7 +218,7 @@ pub fn mtrag(
                 })
                 .collect();
             let (lo, hi) = dim.scale();
-            let r = resampling(s, "human");
+            let r = resample::bootstrap(s, "human");
             let mut c = agreement::compare(dim, metric, &units, [lo, hi], scale, &r);
             c.judged_with = Some(match judged {
                 MtragJudged::AnswerCompleteness => prompts.human_completeness_prompt().id(),
@@ -296,7 +286,7 @@ pub fn items(
             continue;
         }
         let (lo, hi) = dim.scale();
-        let r = resampling(s, "human");
+        let r = resample::bootstrap(s, "human");
         comparisons.push(agreement::compare(
             dim,
             dim.name(),
@@ -314,40 +304,6 @@ pub fn items(
         comparisons,
         failed_judgements: 0,
     }
-}
-
-/// Self-preference warnings: a judge whose model family wrote one of the answer sources and
-/// whose judge-minus-human residual on that source exceeds the other sources' (the interval of
-/// the difference above zero).
-pub fn self_preference(cal: &HumanCalibration, judges: &[JudgeInfo]) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in &cal.comparisons {
-        for j in judges {
-            let Some(fam) = &j.family else { continue };
-            let Some(by_source) = c.residual_by_source.get(&j.name) else {
-                continue;
-            };
-            for (src, r) in by_source {
-                if crate::judges::family::family(src, None).as_deref() != Some(fam.as_str()) {
-                    continue;
-                }
-                if let (Some(d), Some(ci)) = (r.minus_others, &r.minus_others_ci)
-                    && ci.lower > 0.0
-                {
-                    out.push(format!(
-                        "judge `{}` ({fam}) rates answers of `{src}` (its own family) {d:+.2} above the annotators relative to other answers ({} vs {}, {:.0}% CI {:+.2} to {:+.2})",
-                        j.name,
-                        c.dimension,
-                        c.human_metric,
-                        ci.level * 100.0,
-                        ci.lower,
-                        ci.upper
-                    ));
-                }
-            }
-        }
-    }
-    out
 }
 
 fn cell(x: Option<f64>, ci: &Option<crate::summary::Interval>) -> String {

@@ -31,6 +31,24 @@ fn rating(e: &ReviewEstimate) -> String {
     }
 }
 
+/// The judges' weight: the ensemble's λ, or each predictor's weight where every judge was a
+/// predictor (weights of 0, the predictors left out, are not shown).
+fn weights(lambda: Option<f64>, w: &std::collections::BTreeMap<String, f64>) -> String {
+    if lambda.is_some() || w.is_empty() {
+        return f(lambda, 2);
+    }
+    let shown: Vec<String> = w
+        .iter()
+        .filter(|(_, x)| **x != 0.0)
+        .map(|(k, x)| format!("`{k}` {x:.2}"))
+        .collect();
+    if shown.is_empty() {
+        "0".into()
+    } else {
+        shown.join(", ")
+    }
+}
+
 fn agreement_row(dim: &str, a: &ReviewerAgreement, who: String) -> Vec<String> {
     vec![
         dim.to_string(),
@@ -45,7 +63,7 @@ fn agreement_row(dim: &str, a: &ReviewerAgreement, who: String) -> Vec<String> {
 pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
     b.push(Block::Heading(2, "Reviewed".into()));
     b.push(Block::Para(format!(
-        "{} items of the random sample labelled by {} reviewer{} ({}){}. Three estimates per dimension: the judges alone (every scored item; biased by the judges by an unknown amount), the reviewers alone (their random sample), and prediction-powered (PPI++: the reviewers' mean corrected by the judges' scores on every item, with the judges' weight λ tuned to the data; unbiased whatever the judges are worth). Several reviewers on one item count once, with their mean. Intervals: {:.0}%, normal, variance clustered by dialogue.",
+        "{} items of the random sample labelled by {} reviewer{} ({}){}. Three estimates per dimension: the judges alone (every scored item; biased by the judges by an unknown amount), the reviewers alone (their random sample), and prediction-powered (PPI++: the reviewers' mean corrected by the judges' scores on every item, with the judges' weight λ tuned to the data: the ensemble's, or with enough reviewed dialogues one weight per judge and the ensemble; unbiased whatever the judges are worth). Several reviewers on one item count once, with their mean. Intervals: {:.0}%, variance clustered by dialogue, Student's t with (reviewed dialogues - 1) degrees of freedom.",
         r.sample_items,
         r.reviewers.len(),
         if r.reviewers.len() == 1 { "" } else { "s" },
@@ -75,7 +93,7 @@ pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
                 share(&d.judges),
                 share(&d.reviewers),
                 share(&d.ppi),
-                f(d.lambda, 2),
+                weights(d.lambda, &d.weights),
             ]
         })
         .collect();
@@ -103,7 +121,7 @@ pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
                 rating(&m.judges),
                 rating(&m.reviewers),
                 rating(&m.ppi),
-                f(m.lambda, 2),
+                weights(m.lambda, &m.weights),
             ])
         })
         .collect();

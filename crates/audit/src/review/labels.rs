@@ -164,6 +164,12 @@ pub fn read_lines(path: &Path, fingerprint: &str) -> Result<Vec<LabelLine>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io_error(path, e)),
     };
+    let complete = complete_lines(path, &bytes);
+    parse_lines(path, fingerprint, complete, 1)
+}
+
+/// The bytes up to and with the last newline (a killed writer's partial line is no label).
+fn complete_lines<'a>(path: &Path, bytes: &'a [u8]) -> &'a [u8] {
     let complete = match bytes.iter().rposition(|&b| b == b'\n') {
         Some(i) => &bytes[..=i],
         None => &[][..],
@@ -171,9 +177,24 @@ pub fn read_lines(path: &Path, fingerprint: &str) -> Result<Vec<LabelLine>> {
     if complete.len() < bytes.len() {
         tracing::warn!("{}: ignoring a partial last line", path.display());
     }
+    complete
+}
+
+/// Parses complete lines (`first_line` is the file's line number of the first), checked
+/// against the audit's fingerprint.
+fn parse_lines(
+    path: &Path,
+    fingerprint: &str,
+    complete: &[u8],
+    first_line: u64,
+) -> Result<Vec<LabelLine>> {
     let mut out = Vec::new();
-    for (i, line) in complete.split(|&b| b == b'\n').enumerate() {
-        let no = i as u64 + 1;
+    if complete.is_empty() {
+        return Ok(out);
+    }
+    let body = complete.strip_suffix(b"\n").unwrap_or(complete);
+    for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+        let no = first_line + i as u64;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -208,6 +229,86 @@ pub fn read_lines(path: &Path, fingerprint: &str) -> Result<Vec<LabelLine>> {
         out.push(l);
     }
     Ok(out)
+}
+
+/// The effective labels of a labels file as it is now, kept up to date cheaply: each
+/// [`LabelsTail::refresh`] reads only the complete lines appended since the last one (one
+/// `stat` when nothing changed), so a running review sees other processes' labels (a second
+/// reviewer, `--import`) at once without reading the whole file again.
+#[derive(Debug)]
+pub struct LabelsTail {
+    path: PathBuf,
+    fingerprint: String,
+    /// Bytes of complete lines read so far.
+    offset: u64,
+    /// Lines read so far (for the line numbers of errors).
+    lines: u64,
+    labels: EffectiveLabels,
+}
+
+impl LabelsTail {
+    /// A tail that has read nothing yet (call [`LabelsTail::refresh`]).
+    pub fn new(path: &Path, fingerprint: &str) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            fingerprint: fingerprint.to_string(),
+            offset: 0,
+            lines: 0,
+            labels: EffectiveLabels::new(),
+        }
+    }
+
+    /// Reads the complete lines appended since the last call; a file that shrank (replaced or
+    /// removed) is read again from its start. A bad line is an error and is not skipped: the
+    /// next call meets it again.
+    pub fn refresh(&mut self) -> Result<()> {
+        let mut f = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.reset();
+                return Ok(());
+            }
+            Err(e) => return Err(io_error(&self.path, e)),
+        };
+        let len = f.metadata().map_err(|e| io_error(&self.path, e))?.len();
+        if len < self.offset {
+            self.reset();
+        }
+        if len == self.offset {
+            return Ok(());
+        }
+        let mut bytes = Vec::with_capacity((len - self.offset) as usize);
+        f.seek(SeekFrom::Start(self.offset))
+            .and_then(|_| f.read_to_end(&mut bytes))
+            .map_err(|e| io_error(&self.path, e))?;
+        let complete = match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(i) => &bytes[..=i],
+            None => return Ok(()),
+        };
+        let lines = parse_lines(&self.path, &self.fingerprint, complete, self.lines + 1)?;
+        for l in &lines {
+            apply(&mut self.labels, l);
+        }
+        self.offset += complete.len() as u64;
+        self.lines += complete.iter().filter(|&&b| b == b'\n').count() as u64;
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.offset = 0;
+        self.lines = 0;
+        self.labels.clear();
+    }
+
+    /// The effective labels as of the last refresh.
+    pub fn labels(&self) -> &EffectiveLabels {
+        &self.labels
+    }
+
+    /// How far the file has been read: changes whenever a label line was added.
+    pub fn version(&self) -> u64 {
+        self.offset
+    }
 }
 
 /// The effective labels of `lines`: per item and reviewer, the last line (an undo removes it).
@@ -353,6 +454,44 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_tail_sees_appended_lines_only_once_complete() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join(LABELS_FILE);
+        let mut tail = LabelsTail::new(&p, "fp");
+        tail.refresh().unwrap();
+        assert!(tail.labels().is_empty() && tail.version() == 0);
+        append(&p, &[line("quality|t|", Some("3"), "ann")]).unwrap();
+        tail.refresh().unwrap();
+        assert_eq!(tail.labels()["quality|t|"]["ann"], "3");
+        // another writer's line, first half then the rest: seen once complete
+        let other = serde_json::to_string(&line("quality|u|", Some("1"), "bob")).unwrap();
+        let (head, rest) = other.split_at(20);
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(head.as_bytes()).unwrap();
+        tail.refresh().unwrap();
+        assert!(!tail.labels().contains_key("quality|u|"));
+        f.write_all(format!("{rest}\n").as_bytes()).unwrap();
+        tail.refresh().unwrap();
+        assert_eq!(tail.labels()["quality|u|"]["bob"], "1");
+        // an undo, and the same labels as reading the whole file
+        append(&p, &[line("quality|t|", None, "ann")]).unwrap();
+        tail.refresh().unwrap();
+        assert_eq!(tail.labels(), &effective(&read_lines(&p, "fp").unwrap()));
+        assert_eq!(tail.labels().len(), 1);
+        // a bad line: an error with its line number, met again on the next call
+        f.write_all(b"{\"item\": 3}\n").unwrap();
+        let e = tail.refresh().unwrap_err();
+        assert!(e.to_string().contains(&format!("{}:4", p.display())), "{e}");
+        assert!(tail.refresh().is_err());
+        // a file replaced by a shorter one is read again from its start
+        std::fs::remove_file(&p).unwrap();
+        append(&p, &[line("alignment|t|g", Some("2"), "cy")]).unwrap();
+        tail.refresh().unwrap();
+        assert_eq!(tail.labels().len(), 1);
+        assert_eq!(tail.labels()["alignment|t|g"]["cy"], "2");
     }
 
     #[test]

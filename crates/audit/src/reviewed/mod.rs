@@ -57,7 +57,7 @@ fn pct(x: Option<f64>) -> String {
 fn publish_line(dim: Dimension, d: &ReviewedDimension) -> String {
     let Some(ppi) = d.ppi.estimate else {
         return format!(
-            "{}: too few reviewed items for an interval ({}); review more of the random sample before publishing any share, and never the judges' {} alone.",
+            "{}: too few reviewed items for an interval ({}; an interval needs two scored items from two dialogues); review more of the random sample before publishing any share, and never the judges' {} alone.",
             dim.name(),
             d.reviewers.n,
             pct(d.judges.estimate)
@@ -66,8 +66,9 @@ fn publish_line(dim: Dimension, d: &ReviewedDimension) -> String {
     let ci = d.ppi.ci.as_ref().map_or(String::new(), |c| {
         format!(" [{}, {}]", pct(Some(c.lower)), pct(Some(c.upper)))
     });
-    let gain = match (&d.ppi.ci, &d.reviewers.ci, d.lambda) {
-        (_, _, Some(0.0)) => {
+    let no_signal = d.lambda == Some(0.0) || d.weights.values().all(|w| *w == 0.0);
+    let gain = match (&d.ppi.ci, &d.reviewers.ci, no_signal) {
+        (_, _, true) => {
             "the judges carry no signal here, so it equals the reviewers' own estimate".to_string()
         }
         (Some(p), Some(r), _) if r.upper > r.lower => format!(
@@ -107,6 +108,7 @@ fn dimension(
         .enumerate()
         .map(|(i, it)| (sample::item_key(it), i))
         .collect();
+    let judge_names: Vec<String> = s.judges.iter().map(|j| j.name.clone()).collect();
     let at = |r: &sample::Reviewed<'_>| index.get(&sample::item_key(r.item)).copied();
     let share = estimates::Quantity {
         predictions: items
@@ -125,6 +127,8 @@ fn dimension(
             .iter()
             .filter_map(|r| Some((at(r)?, r.mean_fails())))
             .collect(),
+        judges: judge_names.clone(),
+        range: (0.0, 1.0),
     };
     let share = estimates::three_ways(&share, s.settings.confidence);
     let mean_rating = dim.is_rating().then(|| {
@@ -137,6 +141,8 @@ fn dimension(
                 .iter()
                 .filter_map(|r| Some((at(r)?, r.mean_rating()?)))
                 .collect(),
+            judges: judge_names.clone(),
+            range: (1.0, 5.0),
         };
         estimates::three_ways(&q, s.settings.confidence)
     });
@@ -173,6 +179,7 @@ fn dimension(
         reviewers: share.reviewers,
         ppi: share.ppi,
         lambda: share.lambda,
+        weights: share.weights,
         mean_rating,
         agreement,
         reviewers_agreement: agreement::between_reviewers(dim, &reviewed, &resampling("reviewers")),

@@ -107,6 +107,26 @@ pub(crate) fn fixture(labelled: usize) -> (Vec<ItemScore>, EffectiveLabels) {
 }
 
 #[test]
+fn one_informative_judge_beside_constant_ones_narrows_the_share_interval() {
+    // the ensemble never rates below 3 here, so PPI on its verdict alone gained nothing: the
+    // interval was the reviewers' own; with each judge's score as a predictor, e5 narrows it
+    let s = summary();
+    let (items, labels) = fixture(60);
+    let r = review(&s, &items, &labels).unwrap();
+    let a = &r.dimensions[&Dimension::Alignment];
+    let width = |e: &ReviewEstimate| e.ci.as_ref().map(|c| c.upper - c.lower).unwrap();
+    assert!(
+        width(&a.ppi) < 0.8 * width(&a.reviewers),
+        "ppi {:?} reviewers {:?}",
+        a.ppi,
+        a.reviewers
+    );
+    assert!(a.weights["e5"] != 0.0, "{:?}", a.weights);
+    let m = a.mean_rating.as_ref().unwrap();
+    assert!(width(&m.ppi) < 0.8 * width(&m.reviewers), "{m:?}");
+}
+
+#[test]
 fn three_estimates_agreement_and_the_ceiling() {
     let s = summary();
     let (items, labels) = fixture(60);
@@ -124,7 +144,11 @@ fn three_estimates_agreement_and_the_ceiling() {
     assert!(rev > 0.2, "{rev}");
     let pc = a.ppi.ci.as_ref().unwrap();
     assert!(pc.lower < ppi && ppi < pc.upper && pc.resamples == 0);
-    assert!(a.lambda.is_some());
+    // 60 reviewed items from many dialogues: every judge is a predictor, the constant ones
+    // get no weight
+    assert_eq!(a.lambda, None);
+    assert_eq!(a.weights["qwen"], 0.0);
+    assert_eq!(a.weights["smol"], 0.0);
     let m = a.mean_rating.as_ref().unwrap();
     assert!(m.ppi.estimate.is_some() && m.reviewers.n == 60);
     let k = |who: &str| a.agreement.iter().find(|x| x.who == who).unwrap().clone();
@@ -238,4 +262,32 @@ fn attach_reads_the_labels_file_and_refuses_another_audits() {
     std::fs::write(labels_path(dir.path()), line(&audit_fingerprint(&s))).unwrap();
     // no items.jsonl: the label matches no scored item, so there is nothing to review
     assert!(!attach(dir.path(), &mut s).unwrap());
+}
+
+#[test]
+fn intervals_stay_within_what_a_share_and_a_rating_can_be() {
+    // three reviewed dialogues, one failing item: Student's t with 2 degrees of freedom
+    // reached below 0% (and a rating's interval past 5)
+    let s = summary();
+    let (items, _) = fixture(0);
+    let mut labels = EffectiveLabels::new();
+    for (k, it) in items.iter().take(3 * TURNS).enumerate() {
+        let label = if k == 0 { "1" } else { "5" };
+        labels.insert(
+            sample::item_key(it),
+            BTreeMap::from([("ann".to_string(), label.to_string())]),
+        );
+    }
+    let r = review(&s, &items, &labels).unwrap();
+    let a = &r.dimensions[&Dimension::Alignment];
+    for e in [&a.judges, &a.reviewers, &a.ppi] {
+        let c = e.ci.as_ref().unwrap();
+        assert!(0.0 <= c.lower && c.upper <= 1.0, "{e:?}");
+    }
+    assert_eq!(a.reviewers.ci.as_ref().unwrap().lower, 0.0);
+    let m = a.mean_rating.as_ref().unwrap();
+    for e in [&m.judges, &m.reviewers, &m.ppi] {
+        let c = e.ci.as_ref().unwrap();
+        assert!(1.0 <= c.lower && c.upper <= 5.0, "{e:?}");
+    }
 }

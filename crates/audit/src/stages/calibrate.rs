@@ -1,33 +1,39 @@
 //! Stage 7, calibrate: the judges against the human labels (`--human-labels`). An MTRAG file's
-//! calibration judgements (judged in the human stage) are written to `human_items.jsonl` and
-//! compared with the annotators; generic ratings of audited items are compared with the item
+//! calibration judgements (judged in the human stage) are compared with the annotators, and
+//! handed on for `human_items.jsonl`; generic ratings of audited items are compared with the item
 //! scores ([`crate::human::calibration`]).
 
-use crate::error::Result;
 use crate::human::agreement::{HumanCalibration, HumanLabels};
 use crate::human::calibration;
 use crate::job::AuditJob;
 use crate::judges::record::Judgement;
-use crate::output;
 use crate::stages::human::HumanJudged;
 use crate::stages::plan::Planned;
 use crate::stages::score::Scored;
 
-/// The calibration, when human labels were given (and, for an MTRAG file, judged).
+/// The judges against the human labels, and the calibration set's judgements to keep.
+pub struct Calibrated {
+    /// The calibration, when human labels were given (and, for an MTRAG file, judged).
+    pub human: Option<HumanCalibration>,
+    /// The MTRAG calibration set's judgements under their own prompts' ids, for
+    /// `human_items.jsonl`.
+    pub records: Option<Vec<Judgement>>,
+}
+
+/// Compares the judges with the human labels.
 pub fn calibrate(
     job: &AuditJob,
     planned: &Planned,
     human: &HumanJudged,
     scored: &Scored,
-) -> Result<Option<HumanCalibration>> {
+) -> Calibrated {
     let s = &job.settings;
-    Ok(match (&human.labels, &human.judged) {
+    match (&human.labels, &human.judged) {
         (Some((path, HumanLabels::Mtrag { scale, items })), Some(hj)) => {
             let mut hjs: Vec<Judgement> =
                 hj.records.iter().flatten().map(|j| (**j).clone()).collect();
             calibration::name_prompts(&mut hjs, &job.prompts);
-            output::write_judgements(&job.out_dir.join(output::HUMAN_ITEMS), &hjs)?;
-            Some(calibration::mtrag(
+            let human = calibration::mtrag(
                 path,
                 *scale,
                 items,
@@ -36,15 +42,25 @@ pub fn calibrate(
                 &planned.dims,
                 s,
                 &job.prompts,
-            ))
+            );
+            Calibrated {
+                human: Some(human),
+                records: Some(hjs),
+            }
         }
-        (Some((path, HumanLabels::Items(ratings))), _) => Some(calibration::items(
-            path,
-            ratings,
-            &scored.items,
-            &planned.dims,
-            s,
-        )),
-        _ => None,
-    })
+        (Some((path, HumanLabels::Items(ratings))), _) => Calibrated {
+            human: Some(calibration::items(
+                path,
+                ratings,
+                &scored.items,
+                &planned.dims,
+                s,
+            )),
+            records: None,
+        },
+        _ => Calibrated {
+            human: None,
+            records: None,
+        },
+    }
 }

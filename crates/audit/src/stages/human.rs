@@ -11,7 +11,6 @@ use crate::human::calibration;
 use crate::job::AuditJob;
 use crate::judges::context;
 use crate::judges::engine::{Judged, Judging, Unit, judge_units};
-use crate::output;
 use crate::stages::plan::Planned;
 use crate::stages::reuse::Reuse;
 
@@ -50,9 +49,8 @@ pub async fn judge_human(
             });
         }
     };
-    let s = &job.settings;
-    let selected = calibration::sample(items, job.human_sample, s.seed);
-    let existing = calibration::reusable_existing(reuse.earlier(output::HUMAN_ITEMS), &job.prompts);
+    let existing = calibration::reusable_existing(reuse.human.clone(), &job.prompts);
+    let selected = calibration::sample(items, job.human_sample, job.settings.seed);
     let render = calibration::HumanRender {
         items: &selected,
         prompts: &job.prompts,

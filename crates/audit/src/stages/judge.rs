@@ -123,6 +123,7 @@ pub async fn judge(
             "the completeness dimension needs a retriever for hard negatives".into(),
         ));
     }
+    let letter_judges = letter_judges(job, &planned.judges)?;
     let mut context = ContextInfo::new(planned.budget.as_ref());
     let existing =
         crate::judges::letters::reusable(&reuse.existing, job.settings.letter_picks.as_ref());
@@ -138,7 +139,7 @@ pub async fn judge(
         subjects: &subjects,
         judging,
         existing: &existing,
-        letter_judges: letter_judges(job, &planned.judges)?,
+        letter_judges,
     }
     .judge(&comp_items, &mut context, time)
     .await?;

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use mtr_core::progress::SharedProgress;
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
@@ -15,7 +14,7 @@ use crate::items::materials;
 use crate::items::plan::{self, AuditPlan};
 use crate::job::AuditJob;
 use crate::judges::context;
-use crate::judges::engine::{JudgeRef, Judging};
+use crate::judges::engine::JudgeRef;
 use crate::judges::prompts::ContextBudget;
 use crate::summary::{FingerprintInfo, JudgeInfo};
 
@@ -39,17 +38,6 @@ pub struct Planned {
 }
 
 impl Planned {
-    /// Who judges: the client, the ensemble, its samples, the progress display.
-    pub fn judging<'a>(&'a self, llm: &'a Llm, progress: &'a SharedProgress) -> Judging<'a> {
-        Judging {
-            llm,
-            judges: &self.judges,
-            samples: self.samples,
-            progress,
-            gate: self.gate.clone(),
-        }
-    }
-
     pub fn judge_names(&self) -> Vec<String> {
         self.judges.iter().map(|j| j.name.clone()).collect()
     }
@@ -69,6 +57,7 @@ pub fn plan(
     let (judges, judge_infos) = judges_of(llm)?;
     let samples = llm.sampling(mtr_llm::Role::Judges).n.max(1);
     let dry_run = llm.options().dry_run;
+    let fingerprint = fingerprint(bench, job, &dims, &judges)?;
     // passages of the golds, then the plan
     let selected = plan::sample_dialogues(bench.dialogues.len(), s.sample, s.seed);
     job.progress.stage("loading gold passages", 0);
@@ -86,7 +75,6 @@ pub fn plan(
                 .is_some_and(|p| p.text.trim().is_empty() && p.title.trim().is_empty())
         },
     );
-    let fingerprint = fingerprint(bench, job, &dims, &judges)?;
     let budget = context::budget_for(llm, &judges);
     let gate = match time {
         Some(t) if !dry_run => Gate::until(t.deadline()),

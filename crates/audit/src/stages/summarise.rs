@@ -8,10 +8,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
-use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::human::agreement::HumanCalibration;
-use crate::human::calibration;
+use crate::human::self_preference;
 use crate::items::aggregate::ItemScore;
 use crate::job::AuditJob;
 use crate::judges::context::ContextInfo;
@@ -23,7 +22,8 @@ use crate::stages::judge::Judgements;
 use crate::stages::plan::Planned;
 use crate::stages::score::Scored;
 use crate::stages::verify::Verified;
-use crate::statistics::dimensions::{self, Lengths};
+use crate::statistics::dimensions::Lengths;
+use crate::statistics::per_dimension::{self, Scores};
 use crate::summary::*;
 
 /// What the earlier stages leave for the summary.
@@ -45,20 +45,27 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
     let passages = f.judged.passages(planned);
     let stopped = f.verified.stopped(scored);
     let lengths = lengths(bench, planned, passages);
-    let st = statistics(bench, s, planned, scored, passages, &lengths);
-    let mut bias = st.bias;
-    bias.self_preference = self_preference(bench, &planned.judge_infos, f.human.as_ref());
+    let worst = worst(bench, planned, scored, passages, s.worst);
     let mut warnings = f.warnings;
     warnings.extend(ensemble_warnings(planned, stopped.as_deref()));
-    let discriminability = planned.dims.contains(&Dimension::Completeness).then(|| {
-        crate::items::missing_gold::info(
-            &scored.items,
-            &scored.judgements,
-            &f.verified.suggested,
-            passages,
-            s.verify_rating_at_least,
-        )
-    });
+    let plan = plan_info(bench, planned, f.judged, scored);
+    let cost = cost(&scored.judgements, llm);
+    let mut self_preference = generator_family(bench, &planned.judge_infos);
+    let judge_names = planned.judge_names();
+    let st = per_dimension::of(
+        s,
+        &Scores {
+            dims: &planned.dims,
+            judge_names: &judge_names,
+            items: &scored.items,
+            judgements: &scored.judgements,
+            lengths: &lengths,
+            prompt_tokens: &f.judged.prompt_tokens,
+        },
+    );
+    if let Some(h) = &f.human {
+        self_preference.extend(self_preference::warnings(h, &planned.judge_infos));
+    }
     let mut summary = Summary {
         summary_version: SUMMARY_VERSION,
         verdict: None,
@@ -75,23 +82,26 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
         judges: planned.judge_infos.clone(),
         complete: stopped.is_none(),
         stopped,
-        plan: plan_info(bench, planned, f.judged, scored),
+        plan,
         dimensions: st.dimensions,
-        bias,
+        bias: BiasInfo {
+            self_preference,
+            ..st.bias
+        },
         failures: st.failures,
         suggested_qrels: f.verified.suggested.clone(),
-        discriminability,
+        discriminability: f.verified.discriminability.clone(),
         flagged_turns: st.flagged_turns,
-        cost: cost(&scored.judgements, llm),
+        cost,
         human: f.human,
         review: None,
-        failure_rates: dimensions::failure_rates(&scored.judgements, &f.judged.prompt_tokens),
+        failure_rates: st.failure_rates,
         context: ContextInfo {
             human_shortened: f.human_judged.shortened,
             human_too_long: f.human_judged.too_long,
             ..f.judged.context.clone()
         },
-        worst: st.worst,
+        worst,
         warnings,
         time_budget: f.judged.time_budget.as_ref().map(|b| {
             let mut info = b.info.clone();
@@ -127,39 +137,15 @@ fn lengths(bench: &Benchmark, planned: &Planned, passages: &HashMap<String, Pass
     lengths
 }
 
-/// The per-dimension part of the summary.
-struct Statistics {
-    dimensions: BTreeMap<Dimension, DimensionSummary>,
-    /// Position, length and pool-length biases (self-preference is added apart).
-    bias: BiasInfo,
-    failures: BTreeMap<String, BTreeMap<Dimension, usize>>,
-    worst: BTreeMap<Dimension, Vec<WorstItem>>,
-    flagged_turns: usize,
-}
-
-/// Each dimension's statistics, failures, biases and worst items.
-fn statistics(
+/// The lowest-scoring items of every dimension.
+fn worst(
     bench: &Benchmark,
-    s: &AuditSettings,
     planned: &Planned,
     scored: &Scored,
     passages: &HashMap<String, Passage>,
-    lengths: &Lengths,
-) -> Statistics {
-    let judge_names = planned.judge_names();
-    let mut out = Statistics {
-        dimensions: BTreeMap::new(),
-        bias: BiasInfo {
-            position: Vec::new(),
-            length: Vec::new(),
-            self_preference: Vec::new(),
-            pool_length: Vec::new(),
-        },
-        failures: BTreeMap::new(),
-        worst: BTreeMap::new(),
-        flagged_turns: 0,
-    };
-    let mut flagged_turns = BTreeSet::new();
+    n: usize,
+) -> BTreeMap<Dimension, Vec<WorstItem>> {
+    let mut out = BTreeMap::new();
     for &dim in &planned.dims {
         let di: Vec<&ItemScore> = scored.items.iter().filter(|i| i.dimension == dim).collect();
         let dj: Vec<&Judgement> = scored
@@ -167,46 +153,14 @@ fn statistics(
             .iter()
             .filter(|j| j.dimension == dim)
             .collect();
-        for j in dj.iter().filter(|j| !j.ok()) {
-            *out.failures
-                .entry(j.judge.clone())
-                .or_default()
-                .entry(dim)
-                .or_default() += 1;
-        }
-        for i in di.iter().filter(|i| dimensions::is_flagged(i, s)) {
-            flagged_turns.insert(i.turn_id.clone());
-        }
-        out.dimensions.insert(
-            dim,
-            dimensions::dimension_summary(dim, &di, &dj, &judge_names, s),
-        );
-        out.bias
-            .length
-            .extend(dimensions::length_bias(dim, &di, &judge_names, lengths));
-        if dim == Dimension::Completeness {
-            out.bias.position = dimensions::position_bias(&dj, &judge_names);
-            out.bias.pool_length = dimensions::pool_length_bias(
-                &dj,
-                &judge_names,
-                lengths,
-                &calibration::resampling(s, "pool-length"),
-            );
-        }
-        out.worst
-            .insert(dim, worst_items(bench, passages, &di, &dj, s.worst));
+        out.insert(dim, worst_items(bench, passages, &di, &dj, n));
     }
-    out.flagged_turns = flagged_turns.len();
     out
 }
 
-/// Judges of the benchmark generator's model family, and judges that rate their own family's
-/// answers above the annotators (human calibration).
-fn self_preference(
-    bench: &Benchmark,
-    judges: &[JudgeInfo],
-    human: Option<&HumanCalibration>,
-) -> Vec<String> {
+/// Judges of the benchmark generator's model family (the human calibration adds the judges
+/// that rate their own family's answers above the annotators).
+fn generator_family(bench: &Benchmark, judges: &[JudgeInfo]) -> Vec<String> {
     let mut out = Vec::new();
     let generator_families: BTreeSet<String> = bench
         .manifest
@@ -225,9 +179,6 @@ fn self_preference(
                 bench.manifest.generator.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
             ));
         }
-    }
-    if let Some(h) = human {
-        out.extend(calibration::self_preference(h, judges));
     }
     out
 }

@@ -10,11 +10,11 @@ use mtr_core::Benchmark;
 use crate::dimension::Dimension;
 use crate::error::Result;
 use crate::items::aggregate::{Suggestion, merge_suggestions};
+use crate::items::missing_gold::DiscriminabilityInfo;
 use crate::job::AuditJob;
 use crate::judges::engine::{Judging, Unit};
 use crate::judges::record::Judgement;
 use crate::judges::render::BenchRender;
-use crate::output;
 use crate::stages::judge::{Judgements, base_unit};
 use crate::stages::plan::Planned;
 use crate::stages::reuse::Reuse;
@@ -26,6 +26,9 @@ pub struct Verified {
     pub records: Vec<Judgement>,
     /// Why the check stopped early, if it did.
     pub stopped: Option<String>,
+    /// Discriminability facts: chance rate, abstentions, pool and candidate tags (with the
+    /// completeness dimension).
+    pub discriminability: Option<DiscriminabilityInfo>,
 }
 
 impl Verified {
@@ -83,7 +86,7 @@ pub async fn verify(
             &unit_of,
             &render,
             &|u: &Unit| render.fitted(u),
-            &reuse.earlier(output::VERIFY_ITEMS),
+            &reuse.verify,
         )
         .await?;
         stopped = v.stopped.map(|st| format!("missing-gold check: {st}"));
@@ -95,9 +98,19 @@ pub async fn verify(
         );
         records = v.records;
     }
+    let discriminability = planned.dims.contains(&Dimension::Completeness).then(|| {
+        crate::items::missing_gold::info(
+            &scored.items,
+            &scored.judgements,
+            &suggested,
+            passages,
+            s.verify_rating_at_least,
+        )
+    });
     Ok(Verified {
         suggested,
         records,
         stopped,
+        discriminability,
     })
 }

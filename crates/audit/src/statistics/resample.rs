@@ -8,6 +8,7 @@
 
 use mtr_metrics::stats::ClusterDraws;
 
+use crate::config::AuditSettings;
 use crate::statistics::interval::Interval;
 
 /// Settings of one bootstrap: resamples, confidence level, seed.
@@ -16,6 +17,15 @@ pub struct Resampling {
     pub resamples: usize,
     pub level: f64,
     pub seed: u64,
+}
+
+/// Bootstrap settings of the audit.
+pub fn bootstrap(s: &AuditSettings, salt: &str) -> Resampling {
+    Resampling {
+        resamples: s.resamples,
+        level: s.confidence,
+        seed: crate::seed::derive(s.seed, &["bootstrap", salt]),
+    }
 }
 
 /// Percentile interval of `stat` over cluster-bootstrap resamples of `clusters` (one label per

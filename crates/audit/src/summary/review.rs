@@ -40,8 +40,13 @@ pub struct ReviewedDimension {
     pub reviewers: ReviewEstimate,
     /// Prediction-powered share failing (PPI++).
     pub ppi: ReviewEstimate,
-    /// PPI++'s tuned weight of the judges, in `[0, 1]` (0: the judges add nothing).
+    /// PPI++'s tuned weight of the ensemble's prediction, in `[0, 1]` (0: the judges add
+    /// nothing), when the ensemble's prediction is the only predictor (few reviewed dialogues).
     pub lambda: Option<f64>,
+    /// Each predictor's tuned weight (`ensemble`, then each judge's own score), when there
+    /// are enough reviewed dialogues to use every judge; else the ensemble's `lambda` alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub weights: BTreeMap<String, f64>,
     /// The mean 1-5 rating three ways (rating dimensions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_rating: Option<ThreeWay>,
@@ -71,6 +76,9 @@ pub struct ThreeWay {
     pub reviewers: ReviewEstimate,
     pub ppi: ReviewEstimate,
     pub lambda: Option<f64>,
+    /// As [`ReviewedDimension::weights`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub weights: BTreeMap<String, f64>,
 }
 
 /// Agreement of a judge (or of one reviewer) with the reviewers.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::json_doc::{JsonDoc, Rec};
-use crate::benchmark::{self, BenchmarkDir, DIALOGUES, Manifest, QRELS};
+use crate::benchmark::{self, BenchmarkDir, DIALOGUES, Manifest, QRELS, source_name};
 use crate::error::{Error, InputError, Result};
 use crate::jsonl::JsonlWriter;
 use crate::model::{Dialogue, Passage, qrels_from_dialogues};
@@ -253,7 +253,7 @@ impl Builder {
             );
         }
         if manifest.language.is_empty() {
-            manifest.language = crate::stats::detect_language(
+            manifest.language = crate::language::detect_language(
                 dialogues
                     .iter()
                     .flat_map(|d| d.turns.iter().map(|t| t.user.as_str())),
@@ -439,24 +439,6 @@ pub fn mark_gold_only(manifest: &mut Manifest) {
     manifest
         .extra
         .insert("corpus".into(), toml::Value::String("gold-only".into()));
-}
-
-/// The last component of an import source (`/home/me/data/mtrag/` -> `mtrag`), never a path.
-pub fn source_name(src: &Path) -> String {
-    let abs = if src.is_absolute() {
-        src.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(src))
-            .unwrap_or_else(|_| src.to_path_buf())
-    };
-    // `.` and `..` name the folder they stand for
-    let clean = abs.canonicalize().unwrap_or(abs);
-    clean
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "source".into())
 }
 
 /// A name for a benchmark from its source path (the folder or file stem).

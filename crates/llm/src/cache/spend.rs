@@ -7,24 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::writer::Writer;
+use super::writer::{SpendRow, Writer};
 use super::{Cache, now};
 use crate::error::Result;
-
-/// One paid call of the spend ledger.
-#[derive(Debug, Clone)]
-pub(super) struct SpendRow {
-    /// Unique per paid call (a batch answer: its batch id and custom id, so collecting the
-    /// same batch twice books it once).
-    pub(super) id: String,
-    pub(super) job: Option<String>,
-    pub(super) endpoint: String,
-    pub(super) model: String,
-    pub(super) created: i64,
-    pub(super) prompt_tokens: i64,
-    pub(super) completion_tokens: i64,
-    pub(super) cost_usd: f64,
-}
 
 /// What the spend ledger holds for one job.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

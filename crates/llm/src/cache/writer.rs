@@ -13,7 +13,6 @@ use std::thread::JoinHandle;
 use rusqlite::{Connection, params};
 
 use super::Cache;
-use super::spend::SpendRow;
 use crate::error::{LlmError, Result};
 
 /// A chat row waiting for the writer thread.
@@ -40,6 +39,21 @@ pub(super) struct Writer {
     pub(super) work: Condvar,
     /// A commit finished.
     pub(super) committed: Condvar,
+}
+
+/// One paid call of the spend ledger.
+#[derive(Debug, Clone)]
+pub(super) struct SpendRow {
+    /// Unique per paid call (a batch answer: its batch id and custom id, so collecting the
+    /// same batch twice books it once).
+    pub(super) id: String,
+    pub(super) job: Option<String>,
+    pub(super) endpoint: String,
+    pub(super) model: String,
+    pub(super) created: i64,
+    pub(super) prompt_tokens: i64,
+    pub(super) completion_tokens: i64,
+    pub(super) cost_usd: f64,
 }
 
 #[derive(Default)]

@@ -8,14 +8,16 @@
 //! pages stopped every call behind it, and the whole file went to disk in the final
 //! `sync_all`, seconds at the end of the command. Here one thread writes the file (whole
 //! aligned blocks straight to the disk where the file system takes them, [`FileWriter`]) and
-//! another records the requests, each behind a bounded queue; the final `sync_all` (kept: it
-//! is what makes the file durable before it is moved into place) has little left to do.
+//! another records the requests, each behind a bounded queue. The file's lines are written in
+//! byte order (`export_order.rs`: the same file every run, whatever order the calls finished
+//! in), so they reach the disk at the end, sorted runs of a large export merged into it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
+use super::export_order::{RUN_BYTES, SortedLines};
 use crate::cache::{Cache, ExportItem};
 use crate::error::{LlmError, Result};
 
@@ -59,11 +61,22 @@ impl ExportSink {
             CHUNKS_PENDING,
             target,
             move |rx: &Receiver<Option<Vec<u8>>>| {
-                let mut out = FileWriter::new(file);
+                let dir = file
+                    .path()
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                let mut lines = SortedLines::new(&dir, RUN_BYTES);
                 while let Ok(chunk) = rx.recv() {
                     match chunk {
-                        Some(lines) => out.write(&lines).map_err(|e| cannot_write(&name, &e))?,
-                        None => return out.finish().map_err(|e| cannot_write(&name, &e)),
+                        Some(chunk) => lines.add(&chunk).map_err(|e| cannot_write(&name, &e))?,
+                        None => {
+                            let mut out = FileWriter::new(file);
+                            lines
+                                .write_to(|b| out.write(b))
+                                .map_err(|e| cannot_write(&name, &e))?;
+                            return out.finish().map_err(|e| cannot_write(&name, &e));
+                        }
                     }
                 }
                 Err(cannot_write(&name, &"the export stopped before its end"))
@@ -437,20 +450,57 @@ mod tests {
             .count()
     }
 
-    #[test]
-    fn the_lines_sent_are_the_file_in_their_order() {
+    /// The file a sink writes from `chunks` of lines sent in this order.
+    fn exported(chunks: &[Vec<u8>]) -> Vec<u8> {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("requests.jsonl");
         let mut sink = ExportSink::start(temp(dir.path()), cache(dir.path()), &target).unwrap();
-        let mut expected = Vec::new();
-        // more than the channel holds and more than a writeback window in all
-        for i in 0..40u8 {
-            let chunk = vec![b'a' + i % 26; CHUNK_BYTES + usize::from(i)];
-            expected.extend_from_slice(&chunk);
-            sink.lines(chunk).unwrap();
+        for c in chunks {
+            sink.lines(c.clone()).unwrap();
         }
         let file = sink.finish().unwrap();
-        assert_eq!(std::fs::read(file.path()).unwrap(), expected);
+        std::fs::read(file.path()).unwrap()
+    }
+
+    #[test]
+    fn the_same_lines_finished_in_another_order_are_the_same_file() {
+        // Batch input lines as the calls of two judges write them, in two orders the calls
+        // could finish in, chunked differently
+        let line = |judge: usize, i: usize| {
+            format!(
+                "{{\"custom_id\":\"{:064x}\",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":{{\"model\":\"judge-{judge}\",\"item\":{i}}}}}\n",
+                (2 * i + judge) * 7919 % 100_003
+            )
+        };
+        let mut lines: Vec<String> = (0..300).flat_map(|i| [line(0, i), line(1, i)]).collect();
+        let first: Vec<Vec<u8>> = lines.chunks(7).map(|c| c.concat().into_bytes()).collect();
+        lines.reverse();
+        lines.rotate_left(113);
+        let second: Vec<Vec<u8>> = lines.chunks(50).map(|c| c.concat().into_bytes()).collect();
+        let (a, b) = (exported(&first), exported(&second));
+        assert_eq!(a.len(), b.len());
+        assert!(a == b, "two completion orders gave two files");
+        let text = String::from_utf8(a).unwrap();
+        let ids: Vec<&str> = text.lines().map(|l| &l[14..78]).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "lines in custom_id order"
+        );
+    }
+
+    #[test]
+    fn every_line_sent_is_in_the_file() {
+        // more than the channel holds and more than a writeback window in all
+        let chunks: Vec<Vec<u8>> = (0..40u8)
+            .map(|i| {
+                let mut c = vec![b'a' + i % 26; CHUNK_BYTES + usize::from(i)];
+                c.push(b'\n');
+                c
+            })
+            .collect();
+        let mut expected = chunks.clone();
+        expected.sort();
+        assert!(exported(&chunks) == expected.concat());
     }
 
     /// `n` bytes of lines, each different.

@@ -12,6 +12,7 @@ mod effect;
 mod interval;
 mod paired;
 mod ppi;
+mod ppi_many;
 mod strata;
 
 pub use bootstrap::{bootstrap_ci, cluster_bootstrap_ci, cluster_bootstrap_ci_many};
@@ -20,6 +21,9 @@ pub use effect::{EffectSize, cohens_d, paired_effect_size};
 pub use interval::{BootstrapOptions, ConfidenceInterval, percentile};
 pub use paired::{TestResult, holm, paired_bootstrap_test, paired_t_test, randomization_test};
 pub use ppi::{PpiEstimate, PpiItem, ppi_mean};
+pub use ppi_many::{
+    MIN_DEGREES as PPI_MANY_MIN_DEGREES, PpiManyEstimate, PpiManyItem, ppi_mean_many,
+};
 pub use strata::{SMALL_STRATUM, Stratum, stratify};
 
 use crate::error::{MetricsError, Result};

@@ -1,24 +1,20 @@
 //! `--time-budget`: which dialogues a run starts. Before generation, every dialogue's remaining
-//! first-attempt calls (`calls.rs`) are timed at the endpoints' configured or measured speed
-//! (`mtr local speed`); dialogues are taken in the plan's order while the preparation already
-//! spent plus their cumulative expected time fits the budget, the others are left for a rerun.
-//! Where an endpoint's speed is unknown nothing is cut and the budget is only a deadline: the
+//! first-attempt calls (`calls.rs`) are planned by mtr-llm's one time-budget planner
+//! ([`mtr_llm::budget::select`]): timed at the endpoints' configured or measured speed (`mtr
+//! local speed`), dialogues are taken in the plan's order while the preparation already spent
+//! plus their cumulative expected time fits the budget, the others are left for a rerun. Where
+//! an endpoint's speed is unknown nothing is cut and the budget is only a deadline: the
 //! generator starts no new dialogue once the time spent plus that dialogue's expected time
-//! passes it (a dialogue in flight is never interrupted). The dry run prints the same plan.
+//! passes it (a dialogue in flight is never interrupted). The dry run prints the same plan;
+//! what is synthesis's own here is the record ([`BudgetPlan`]) and its line.
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use mtr_llm::PlannedEndpoint;
-pub use mtr_llm::plan::{Speeds, budget_text};
-use mtr_llm::plan::{human_duration, wall_seconds_of};
+use mtr_llm::budget::add_calls;
+pub use mtr_llm::budget::{Speeds, Work as DialogueWork, budget_text, parse_duration};
+use mtr_llm::plan::human_duration;
 use serde::{Deserialize, Serialize};
 
 use super::calls::DialogueCalls;
 use crate::generate::GenState;
-
-/// A dialogue's remaining calls per endpoint (their tokens and costs added up).
-pub type DialogueWork = BTreeMap<String, PlannedEndpoint>;
 
 /// The time budget's plan: how many of the planned dialogues start in this run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -71,9 +67,7 @@ pub fn remaining_work(
             (d.layers_done < turns).then(|| {
                 let mut w = DialogueWork::new();
                 for call in c.iter().skip(d.layers_done).flatten() {
-                    let e = w.entry(call.endpoint.clone()).or_default();
-                    e.add(&call.plan);
-                    e.model = call.plan.model.clone();
+                    add_calls(&mut w, &call.endpoint, &call.plan);
                 }
                 w
             })
@@ -82,57 +76,28 @@ pub fn remaining_work(
 }
 
 /// Takes the unfinished dialogues in order while `fixed_s` plus their cumulative expected time
-/// fits `budget_s`; all of them when a speed is unknown.
+/// fits `budget_s`; all of them when a speed is unknown ([`mtr_llm::budget::select`]).
 pub fn select(
     work: &[Option<DialogueWork>],
     speeds: &dyn Speeds,
     budget_s: f64,
     fixed_s: f64,
 ) -> BudgetPlan {
-    let mut plan = BudgetPlan {
+    let units: Vec<Option<&DialogueWork>> = work.iter().map(Option::as_ref).collect();
+    let s = mtr_llm::budget::select(&units, speeds, budget_s, fixed_s);
+    let start = s.started();
+    BudgetPlan {
         budget_s,
         planned: work.len(),
-        done_before: work.iter().filter(|w| w.is_none()).count(),
+        done_before: s.done_before,
+        start,
+        left: work.len() - s.done_before - start,
         fixed_s,
-        expected_s: Some(0.0),
-        selected: vec![false; work.len()],
-        seconds: vec![None; work.len()],
+        expected_s: s.expected_s,
+        selected: s.selected,
+        seconds: s.seconds,
         ..Default::default()
-    };
-    let mut taken = DialogueWork::new();
-    let mut fits = true;
-    for (i, w) in work.iter().enumerate() {
-        let Some(w) = w else { continue };
-        let mut with = taken.clone();
-        for (name, p) in w {
-            let e = with.entry(name.clone()).or_default();
-            e.add(p);
-            e.model = p.model.clone();
-        }
-        let (Some(before), Some(after)) = (plan.expected_s, wall_seconds_of(&with, speeds)) else {
-            // a speed is unknown: nothing is cut, the budget is a deadline only
-            plan.expected_s = None;
-            plan.selected[i] = true;
-            continue;
-        };
-        plan.seconds[i] = Some(after - before);
-        if fits && fixed_s + after <= budget_s {
-            plan.selected[i] = true;
-            plan.expected_s = Some(after);
-            taken = with;
-        } else {
-            fits = false;
-        }
     }
-    if plan.expected_s.is_none() {
-        plan.seconds = vec![None; work.len()];
-        for (s, w) in plan.selected.iter_mut().zip(work) {
-            *s = w.is_some();
-        }
-    }
-    plan.start = plan.selected.iter().filter(|s| **s).count();
-    plan.left = plan.planned - plan.done_before - plan.start;
-    plan
 }
 
 impl BudgetPlan {
@@ -167,43 +132,10 @@ impl BudgetPlan {
     }
 }
 
-/// Parses a duration: `90s`, `14m`, `1h`, `1h30m`, `2.5m`, or plain seconds.
-pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let t = text.trim();
-    let bad = || format!("`{text}` is not a duration (e.g. 90s, 14m, 1h30m)");
-    if t.is_empty() {
-        return Err(bad());
-    }
-    if let Ok(secs) = t.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs).map_err(|_| bad());
-    }
-    let mut total = 0.0f64;
-    let mut number = String::new();
-    for c in t.chars() {
-        if c.is_ascii_digit() || c == '.' {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            'h' => 3600.0,
-            'm' => 60.0,
-            's' => 1.0,
-            ' ' if number.is_empty() => continue,
-            _ => return Err(bad()),
-        };
-        let n: f64 = number.parse().map_err(|_| bad())?;
-        total += n * unit;
-        number.clear();
-    }
-    if !number.is_empty() {
-        return Err(bad());
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| bad())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mtr_llm::PlannedEndpoint;
 
     /// Every endpoint answers 10 output tokens a second, one call at a time.
     struct TenPerSecond {
@@ -300,24 +232,5 @@ mod tests {
             "{}",
             p.line(false)
         );
-    }
-
-    #[test]
-    fn durations_parse_as_written() {
-        let secs = |t: &str| parse_duration(t).map(|d| d.as_secs_f64());
-        assert_eq!(secs("90s"), Ok(90.0));
-        assert_eq!(secs("14m"), Ok(840.0));
-        assert_eq!(secs("1h"), Ok(3600.0));
-        assert_eq!(secs("1h30m"), Ok(5400.0));
-        assert_eq!(secs("1h 30m"), Ok(5400.0));
-        assert_eq!(secs("2.5m"), Ok(150.0));
-        assert_eq!(secs("45"), Ok(45.0));
-        for bad in ["", "m", "10x", "1h30", "-5", "1..2s"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-        assert_eq!(budget_text(840.0), "14m");
-        assert_eq!(budget_text(7200.0), "2h");
-        assert_eq!(budget_text(90.0), "1m 30s");
-        assert_eq!(budget_text(45.0), "45s");
     }
 }

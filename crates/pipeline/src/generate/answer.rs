@@ -3,9 +3,9 @@
 //! passage's headings, an echo of the question, a repeat of an earlier answer) and then (c) for faithfulness by the verifier's
 //! judge. Why no answer passed decides what the user agent is told on its next attempt.
 
+use super::attempt::{Step, Stop, TurnInput};
 use super::schedule::Generator;
 use super::state::DialogueState;
-use super::turn::{Step, Stop, TurnInput};
 use crate::agents::{CallLog, PromptPassage};
 use crate::text_rules::{in_language, names_only_headings, says_not_found};
 

@@ -25,12 +25,13 @@
 //! the order in which dialogues' turns finish.
 //!
 //! Files: `schedule.rs` (the loop over all dialogues), `turn.rs` (one turn's attempts as named
-//! steps), `question.rs` (user agent, question guards, humanizer), `verify.rs` (answerability
+//! steps, sharing `attempt.rs`), `question.rs` (user agent, question guards, humanizer), `verify.rs` (answerability
 //! and the corpus-wide uniqueness check with its hard negatives), `answer.rs` (answerer and
 //! faithfulness), `state.rs` (dialogue state and checkpoint), `record.rs` (accepted turns and
 //! their benchmark form).
 
 mod answer;
+mod attempt;
 mod question;
 mod record;
 mod schedule;

@@ -7,10 +7,10 @@
 //! [`check_question`]: Generator::check_question
 //! [`humanize`]: Generator::humanize
 
+use super::attempt::{Step, TurnInput, reject};
 use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
-use super::turn::{Step, TurnInput, reject};
 use crate::agents::{CallLog, UserProposal, Utter};
 use crate::error::Result;
 use crate::style::TurnStyle;

@@ -23,10 +23,10 @@
 //! [`unique`]: Generator::unique
 //! [`relevance`]: Generator::relevance
 
+use super::attempt::{Step, TurnInput, reject};
 use super::record::RelevanceScores;
 use super::schedule::Generator;
 use super::state::DialogueState;
-use super::turn::{Step, TurnInput, reject};
 use crate::agents::{CallLog, PromptPassage};
 use crate::error::Result;
 use crate::search::CorpusSearch;

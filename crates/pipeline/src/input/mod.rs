@@ -209,7 +209,7 @@ const CORPUS_EXTENSIONS: &[&str] = &[
 /// (`.` names the current folder), or the file's name without its extensions
 /// (`dump.jsonl.gz` is `dump`).
 pub fn corpus_name(path: &Path) -> String {
-    let mut name = mtr_core::formats::builder::source_name(path);
+    let mut name = mtr_core::benchmark::source_name(path);
     if !path.is_dir() {
         while let Some((stem, ext)) = name.rsplit_once('.') {
             if stem.is_empty() || !CORPUS_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) {

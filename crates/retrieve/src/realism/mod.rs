@@ -107,7 +107,7 @@ pub struct RealismInput<'a> {
 /// The language of each dialogue, from its user questions.
 pub fn dialogue_language(d: &Dialogue) -> String {
     let text: Vec<&str> = d.turns.iter().map(|t| t.user.as_str()).collect();
-    mtr_core::stats::language_of(&text.join("\n"))
+    mtr_core::language::language_of(&text.join("\n"))
 }
 
 /// The dialogues of each language, most dialogues first (ties by code).

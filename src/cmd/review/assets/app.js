@@ -20,6 +20,8 @@
     busy: false,
   };
 
+  let pending = 0;
+
   async function api(path, body) {
     const opts = { headers: { "x-mtr-token": token } };
     if (body !== undefined) {
@@ -27,10 +29,16 @@
       opts.headers["content-type"] = "application/json";
       opts.body = JSON.stringify(body);
     }
-    const r = await fetch(path, opts);
-    const data = await r.json().catch(() => ({}));
-    if (!r.ok) throw new Error(data.error || "HTTP " + r.status);
-    return data;
+    // requests in flight, as data-pending on <body> (0 when the page is at rest)
+    document.body.dataset.pending = String(++pending);
+    try {
+      const r = await fetch(path, opts);
+      const data = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(data.error || "HTTP " + r.status);
+      return data;
+    } finally {
+      document.body.dataset.pending = String(--pending);
+    }
   }
 
   function status(text, error) {
@@ -44,8 +52,11 @@
       const s = state.queues[q];
       $("count-" + q).textContent = "(" + s.labelled + "/" + s.total + ")";
     }
-    const s = state.queues[state.tab];
-    const pct = s && s.total ? (100 * s.labelled) / s.total : 0;
+    // the tab's queue; on the summary tab, both queues together
+    const qs = state.tab === "summary" ? ["sample", "flagged"] : [state.tab];
+    const done = qs.reduce((n, q) => n + state.queues[q].labelled, 0);
+    const total = qs.reduce((n, q) => n + state.queues[q].total, 0);
+    const pct = total ? (100 * done) / total : 0;
     $("progress-bar").style.width = pct + "%";
   }
 
@@ -131,7 +142,16 @@
     }
   }
 
+  // What the page shows now, as data attributes of #card-view (what a browser test waits on).
+  function shown(queue, item) {
+    const v = $("card-view");
+    v.dataset.queue = queue;
+    v.dataset.index = String(state.index[queue]);
+    v.dataset.item = item;
+  }
+
   function renderDone() {
+    shown(state.tab, "");
     $("card").hidden = true;
     $("choices").replaceChildren();
     const total = state.queues[state.tab].total;
@@ -156,6 +176,7 @@
     state.shownAt = performance.now();
     $("card").hidden = false;
     renderCard();
+    shown(q, state.card.item);
   }
 
   async function save(label) {
@@ -180,7 +201,8 @@
       } else {
         state.undo.push({ queue: q, index: index });
         status("saved " + label + " for " + state.card.item);
-        await show(index + 1);
+        // the next card this reviewer has not labelled (after a skipped one: on from there)
+        await show(typeof r.next === "number" ? r.next : index + 1);
       }
     } catch (e) {
       status("not saved: " + e.message, true);
@@ -202,6 +224,7 @@
 
   async function switchTab(tab, resume) {
     state.tab = tab;
+    status("");
     for (const t of ["sample", "flagged", "summary"]) {
       $("tab-" + t).setAttribute("aria-selected", String(t === tab));
     }

@@ -1,0 +1,137 @@
+//! What each agent must answer, as JSON schemas: the user agent's proposal (a passage's
+//! number, the question, its standalone version) and the verifier's judges' verdicts.
+
+use mtr_llm::JsonSchema;
+use serde_json::{Value, json};
+
+use crate::lang::Language;
+use crate::text_rules::question_pattern;
+
+/// The user agent's output schema under a styled profile: no pattern (a message of several
+/// sentences, as long as the draw asks), the caller's guards still apply.
+pub(crate) fn styled_proposal_schema(offered: usize, rewrite: bool) -> JsonSchema {
+    let choices: Vec<usize> = (1..=offered).collect();
+    let mut properties = json!({
+        "passage": {"type": "integer", "enum": choices},
+        "question": {"type": "string"},
+    });
+    let mut required = vec!["passage", "question"];
+    if rewrite {
+        properties["standalone"] = json!({"type": "string"});
+        required.push("standalone");
+    }
+    JsonSchema::new(
+        "user_turn",
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// The user agent's output schema for `offered` passages: the styled one
+/// ([`styled_proposal_schema`]) with the question, and its standalone version, shaped by
+/// [`question_pattern`] where the endpoint enforces patterns.
+pub(crate) fn proposal_schema(offered: usize, lang: &Language, rewrite: bool) -> JsonSchema {
+    let pattern = json!(question_pattern(lang));
+    let mut schema = styled_proposal_schema(offered, rewrite);
+    let properties = &mut schema.schema["properties"];
+    for field in ["question", "standalone"] {
+        if let Some(p) = properties.get_mut(field) {
+            p["pattern"] = pattern.clone();
+        }
+    }
+    schema
+}
+
+/// `properties` and `required` of a judge's output, with a free-text `justification` first
+/// when `justify`.
+fn judge_schema(name: &str, justify: bool, fields: Vec<(&str, Value)>) -> JsonSchema {
+    let mut properties = serde_json::Map::new();
+    if justify {
+        properties.insert("justification".into(), json!({"type": "string"}));
+    }
+    for (k, v) in fields {
+        properties.insert(k.into(), v);
+    }
+    let required: Vec<&String> = properties.keys().collect();
+    let schema = json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    });
+    JsonSchema::new(name, schema)
+}
+
+/// The answerability judge's output: (a justification,) the quoted answering sentence, a score.
+pub fn answerability_schema(justify: bool) -> JsonSchema {
+    judge_schema(
+        "answerability",
+        justify,
+        vec![
+            ("quote", json!({"type": "string"})),
+            ("score", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]})),
+        ],
+    )
+}
+
+/// The uniqueness judge's output for `n` candidates: (a justification,) a grade and a quote for
+/// each.
+pub fn uniqueness_schema(n: usize, justify: bool) -> JsonSchema {
+    judge_schema(
+        "uniqueness",
+        justify,
+        vec![
+            (
+                "grades",
+                json!({"type": "array", "items": {"type": "integer", "enum": [0, 1, 2]}, "minItems": n, "maxItems": n}),
+            ),
+            (
+                "quotes",
+                json!({"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}),
+            ),
+        ],
+    )
+}
+
+/// A 1-5 score (after a justification when `justify`).
+pub fn score_schema(name: &str, justify: bool) -> JsonSchema {
+    judge_schema(
+        name,
+        justify,
+        vec![("score", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]}))],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_proposal_schema_is_the_styled_one_with_the_question_pattern() {
+        let en = Language::from_code("en");
+        let pattern = question_pattern(&en);
+        let with = proposal_schema(3, &en, true);
+        let expected = json!({
+            "type": "object",
+            "properties": {
+                "passage": {"type": "integer", "enum": [1, 2, 3]},
+                "question": {"type": "string", "pattern": pattern},
+                "standalone": {"type": "string", "pattern": pattern},
+            },
+            "required": ["passage", "question", "standalone"],
+            "additionalProperties": false
+        });
+        assert_eq!(with.name, "user_turn");
+        // the bytes the cache key and the request body are made of
+        assert_eq!(with.schema.to_string(), expected.to_string());
+        let without = proposal_schema(2, &en, false).schema;
+        assert_eq!(without["required"], json!(["passage", "question"]));
+        assert!(without["properties"].get("standalone").is_none());
+        let styled = styled_proposal_schema(2, false).schema;
+        assert!(styled["properties"]["question"].get("pattern").is_none());
+    }
+}
