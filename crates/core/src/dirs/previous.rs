@@ -189,21 +189,24 @@ mod tests {
         std::fs::create_dir_all(root.join("imports/k")).unwrap();
     }
 
-    fn dirs_in(base: &Path) -> Dirs {
-        Dirs {
+    /// A previous layout in `old/` of a temporary folder, and new folders beside it.
+    fn previous_and_new() -> (tempfile::TempDir, PathBuf, Dirs) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("old");
+        layout(&root);
+        let base = tmp.path();
+        let dirs = Dirs {
             cache: base.join("cache"),
             data: base.join("data"),
             state: base.join("state"),
             config: base.join("config"),
-        }
+        };
+        (tmp, root, dirs)
     }
 
     #[test]
     fn each_entry_goes_to_its_folder_once_and_the_venv_names_its_new_place() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("old");
-        layout(&root);
-        let dirs = dirs_in(tmp.path());
+        let (_tmp, root, dirs) = previous_and_new();
         let moved = move_previous_layout(&root, &dirs).unwrap();
         let names: Vec<&str> = moved.moved.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["models", "venv", "llm-cache.sqlite", "local"]);
@@ -229,10 +232,7 @@ mod tests {
 
     #[test]
     fn an_entry_whose_destination_exists_is_left_in_place_and_said() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("old");
-        layout(&root);
-        let dirs = dirs_in(tmp.path());
+        let (_tmp, root, dirs) = previous_and_new();
         std::fs::create_dir_all(dirs.data.join("models")).unwrap();
         let moved = move_previous_layout(&root, &dirs).unwrap();
         assert!(root.join("models/m.gguf").is_file());
