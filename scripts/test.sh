@@ -15,6 +15,8 @@ disk "before the build"
 trap 'disk "at the end"' EXIT
 
 echo "== installing test dependencies"
+# mtr's first run moves an installation of the previous layout (~/.cache/mtr) to its folders
+cargo run --locked -q --bin mtr -- local paths
 bash scripts/setup-local-llm.sh
 if [ -x scripts/install-test-deps.sh ]; then bash scripts/install-test-deps.sh; fi
 

@@ -205,10 +205,7 @@ fn lookup() -> Option<PathBuf> {
     if local.is_file() {
         return Some(local);
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    let p = base.join("mtr").join("mtr.toml");
+    let p = mtr_core::dirs::Dirs::from_env().config_file();
     p.is_file().then_some(p)
 }
 

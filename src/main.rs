@@ -28,6 +28,11 @@ fn main() -> ExitCode {
         eprintln!("mtr: cannot set up logging: {e}");
         return exit::Status::Internal.into();
     }
+    // the previous layout's files (all in ~/.cache/mtr) move to their folders, once
+    match mtr_core::dirs::previous::move_from_env() {
+        Ok(moved) => moved.notice().iter().for_each(|line| eprintln!("{line}")),
+        Err(e) => eprintln!("mtr: warning: the previous layout's files were not all moved: {e}"),
+    }
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

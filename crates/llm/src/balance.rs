@@ -248,9 +248,7 @@ mod tests {
             slots: 2,
             n_ctx: 512,
             start_timeout: Duration::from_secs(1),
-            paths: LocalPaths {
-                home: std::env::temp_dir(),
-            },
+            paths: LocalPaths::in_dir(&std::env::temp_dir()),
             keep_alive: Default::default(),
             assigned: Default::default(),
         })

@@ -23,7 +23,7 @@ pub struct LlmConfig {
     pub roles: Roles,
     /// `[llm.sampling.judges]`, `[llm.sampling.generator]`: sampling per role.
     pub sampling: SamplingConfig,
-    /// Response cache file (default `$MTR_HOME/llm-cache.sqlite`).
+    /// Response cache file (default `llm-cache.sqlite` in mtr's data folder).
     pub cache: Option<PathBuf>,
     /// Default `--max-cost` in USD for every command (a flag overrides it).
     pub max_cost: Option<f64>,
@@ -660,7 +660,8 @@ pub struct LlmOptions {
     /// [default: [llm] max_cost, else no limit].
     #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
     pub max_cost: Option<f64>,
-    /// LLM cache file [default: [llm] cache, else $MTR_HOME/llm-cache.sqlite].
+    /// LLM cache file [default: [llm] cache, else llm-cache.sqlite in mtr's data folder
+    /// (`mtr local paths`)].
     #[cfg_attr(feature = "cli", arg(long = "llm-cache", value_name = "PATH"))]
     pub cache_path: Option<PathBuf>,
     /// Plan and estimate; call nothing.
@@ -687,11 +688,9 @@ impl fmt::Debug for LlmOptions {
     }
 }
 
-pub use mtr_core::dirs::mtr_home;
-
-/// The default cache file.
+/// The default cache file: `llm-cache.sqlite` in mtr's data folder (`mtr_core::dirs`).
 pub fn default_cache_path() -> PathBuf {
-    mtr_home().join("llm-cache.sqlite")
+    mtr_core::dirs::Dirs::from_env().llm_cache()
 }
 
 #[cfg(test)]

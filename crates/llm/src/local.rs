@@ -327,9 +327,7 @@ mod tests {
     #[test]
     fn not_installed_gives_the_fix() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = LocalPaths {
-            home: dir.path().to_path_buf(),
-        };
+        let paths = LocalPaths::in_dir(dir.path());
         let e = local_plan(&paths, &LocalConfig::default()).unwrap_err();
         assert!(e.is_user_error());
         assert!(e.to_string().contains("mtr local install"), "{e}");

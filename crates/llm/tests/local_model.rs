@@ -15,7 +15,7 @@ fn installed() -> Result<(), String> {
     }
     Err(format!(
         "local model not installed under {} (run `mtr local install`)",
-        paths.home.display()
+        paths.data.display()
     ))
 }
 

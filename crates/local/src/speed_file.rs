@@ -1,4 +1,4 @@
-//! `$MTR_HOME/local/speed.json`: the speeds `mtr local speed` measured, one entry per local
+//! `local/speed.json` of the state folder: the speeds `mtr local speed` measured, one entry per local
 //! server, so that the embedded local endpoints carry them (`prompt_tokens_per_s`,
 //! `output_tokens_per_s`) and a `--dry-run` can tell the wall time on this machine. An entry
 //! counts only for a server with the threads it was measured at.

@@ -14,9 +14,7 @@ pub const QWEN05_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 /// An installation under `home` as the setup script leaves it: the venv's python and the
 /// given model files (empty stand-ins; no test here starts a server).
 pub fn installed(home: &Path, models: &[&str]) -> io::Result<LocalPaths> {
-    let paths = LocalPaths {
-        home: home.to_path_buf(),
-    };
+    let paths = LocalPaths::in_dir(home);
     std::fs::create_dir_all(home.join("venv/bin"))?;
     std::fs::write(paths.venv_python(), "")?;
     std::fs::create_dir_all(paths.models())?;
@@ -31,9 +29,7 @@ pub fn installed(home: &Path, models: &[&str]) -> io::Result<LocalPaths> {
 /// arguments stay those mtr gives the launcher (launcher, model, port, ...), as a real chat
 /// server's do.
 pub fn tiny_installation(home: &Path) -> io::Result<LocalPaths> {
-    let paths = LocalPaths {
-        home: home.to_path_buf(),
-    };
+    let paths = LocalPaths::in_dir(home);
     let www = home.join("www");
     std::fs::create_dir_all(www.join("v1"))?;
     std::fs::write(www.join("v1/models"), "{}")?;

@@ -208,7 +208,7 @@ pub fn source_key(src: &Path, format: Format, opts: &ImportOptions) -> Result<St
 }
 
 /// Where the import of `src` is cached: `<src>/.mtr/imports/<key>` when `src` is a writable
-/// folder, else `$XDG_CACHE_HOME/mtr/imports/<key>` (or `~/.cache/...`).
+/// folder, else `imports/<key>` in mtr's cache folder ([`crate::dirs`]).
 fn cache_dir_for(src: &Path, key: &str) -> Result<PathBuf> {
     let short = &key[..key.len().min(20)];
     if src.is_dir() {
@@ -217,14 +217,7 @@ fn cache_dir_for(src: &Path, key: &str) -> Result<PathBuf> {
             return Ok(local.join(short));
         }
     }
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".cache"),
-            None => std::env::temp_dir(),
-        },
-    };
-    Ok(base.join("mtr").join("imports").join(short))
+    Ok(crate::dirs::Dirs::from_env().imports().join(short))
 }
 
 fn is_writable(dir: &Path) -> bool {
