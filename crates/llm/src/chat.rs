@@ -139,6 +139,11 @@ pub struct ChatRequest {
     /// Never sent, cached or serialised.
     #[serde(skip)]
     pub planned_cached_share: Option<f64>,
+    /// A time budget's deadline for sending: a call still waiting for a rate limit or a
+    /// server slot when it passes is not sent and ends with [`crate::LlmError::NotStarted`]
+    /// (a call already sent goes on, its retries included). Never sent, cached or serialised.
+    #[serde(skip)]
+    pub start_by: Option<std::time::Instant>,
 }
 
 impl ChatRequest {
@@ -153,6 +158,7 @@ impl ChatRequest {
             rating: None,
             affinity: None,
             planned_cached_share: None,
+            start_by: None,
         }
     }
     /// The answer is a `lo..=hi` rating written under `key` (read from token probabilities
@@ -168,6 +174,11 @@ impl ChatRequest {
     /// Expect JSON matching `schema`.
     pub fn with_schema(mut self, schema: JsonSchema) -> Self {
         self.output = OutputSpec::Schema(schema);
+        self
+    }
+    /// Not sent once `deadline` has passed ([`ChatRequest::start_by`]; `None`: no deadline).
+    pub fn start_by(mut self, deadline: Option<std::time::Instant>) -> Self {
+        self.start_by = deadline;
         self
     }
     /// Expect any JSON value.

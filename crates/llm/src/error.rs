@@ -45,6 +45,12 @@ pub enum LlmError {
     /// `--dry-run`: the call was counted in the plan, not made.
     #[error("dry run: call planned, not made")]
     DryRun,
+    /// The call's start deadline ([`crate::ChatRequest::start_by`], a time budget's) passed
+    /// while it waited for a rate limit or a server slot: it was not sent.
+    #[error(
+        "not started: the time budget's deadline passed while the call waited for a server slot"
+    )]
+    NotStarted,
     /// `--batch`: the call was queued for the Batch API; run [`crate::Llm::run_batches`], then
     /// ask again (the answer then comes from the cache).
     #[error("queued for the Batch API: call run_batches(), then ask again")]

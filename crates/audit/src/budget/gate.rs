@@ -60,6 +60,18 @@ impl Gate {
         false
     }
 
+    /// The deadline, if there is one (the client sends no call after it).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.0.as_ref().map(|s| s.deadline)
+    }
+
+    /// Records that the deadline kept a call from starting (the client refused to send it).
+    pub fn note_ran_out(&self) {
+        if let Some(s) = &self.0 {
+            s.ran_out.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Whether the deadline kept a call from starting.
     pub fn ran_out(&self) -> bool {
         self.0

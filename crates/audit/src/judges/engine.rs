@@ -269,20 +269,34 @@ fn judge_stream<'a>(
             .flat_map(stream::iter)
             .boxed()
     } else {
+        // a call admitted before the deadline may wait behind slow answers (of this stream
+        // or another judging run on the same endpoint) for a server slot: the client does not
+        // send it once the deadline has passed
+        let gate = ctx.gate.clone();
         prepared
             .map(move |(k, prepared)| {
                 let llm = llm.clone();
                 let judge = judge.clone();
+                let gate = gate.clone();
                 let ui = jobs[k].0;
                 let sample = jobs[k].2;
                 // the call runs in its own task (`Llm::spawn_chat`): this stream's task only
                 // renders prompts and collects answers
                 async move {
                     let out = match prepared {
-                        Ok(Prepared::Call(req)) => Ok(Answer::Called(
-                            llm.spawn_chat(Target::Endpoint(judge.name.clone()), *req)
-                                .await,
-                        )),
+                        Ok(Prepared::Call(req)) => {
+                            let req = (*req).start_by(gate.deadline());
+                            match llm
+                                .spawn_chat(Target::Endpoint(judge.name.clone()), req)
+                                .await
+                            {
+                                Err(LlmError::NotStarted) => {
+                                    gate.note_ran_out();
+                                    Ok(Answer::NotStarted)
+                                }
+                                answer => Ok(Answer::Called(answer)),
+                            }
+                        }
                         Ok(other) => {
                             answer_without_call(&llm, &judge, &units[ui], sample, other).await
                         }
@@ -469,6 +483,8 @@ fn request_hash(req: &ChatRequest) -> Result<blake3::Hash> {
         affinity,
         // a planning hint, never sent (and set after this hash)
         planned_cached_share: _,
+        // when the call may no longer start: not part of what is asked
+        start_by: _,
     } = req;
     let mut h = blake3::Hasher::new();
     h.update(b"mtr-audit request v2\0");
@@ -644,6 +660,9 @@ impl Collector<'_> {
                 progress.advance(1);
                 return;
             }
+            // the deadline passed while the call waited for a slot: not judged, as a job the
+            // gate kept out of the stream
+            Ok(Answer::NotStarted) => return,
             Ok(Answer::CopyOf(k0)) => {
                 self.copies.push((k, k0));
                 return;
@@ -750,6 +769,8 @@ enum Answer {
     /// A relevance judge's record (a provider failure is already a failed record).
     Relevance(std::result::Result<Judgement, LlmError>),
     Skipped,
+    /// A call the time budget's deadline kept from being sent.
+    NotStarted,
 }
 
 #[cfg(test)]

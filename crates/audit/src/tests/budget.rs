@@ -34,13 +34,26 @@ struct Setup {
     retriever: Arc<dyn mtr_retrieve::Retriever>,
     out: std::path::PathBuf,
     said: Arc<Mutex<Vec<String>>>,
+    /// When each chat request was answered by the fake server (after its latency).
+    arrivals: Arc<Mutex<Vec<Instant>>>,
 }
 
 /// Two judges on the fake server; with `speed` their answers are expected to take [`CALL_S`].
 async fn setup(dir: &Path, speed: bool) -> Option<Setup> {
+    setup_answering_in(dir, speed, Duration::ZERO).await
+}
+
+/// [`setup`] with a fake server that takes `latency` for every answer.
+async fn setup_answering_in(dir: &Path, speed: bool, latency: Duration) -> Option<Setup> {
     let bench = clapnq(dir)?;
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let seen = arrivals.clone();
     let fake = FakeServer::builder()
-        .respond(hashed_judge)
+        .respond(move |r| {
+            seen.lock().unwrap().push(Instant::now());
+            hashed_judge(r)
+        })
+        .latency(latency)
         .start()
         .await
         .unwrap();
@@ -69,6 +82,7 @@ async fn setup(dir: &Path, speed: bool) -> Option<Setup> {
         retriever: Arc::new(bm25),
         out: dir.join("audit"),
         said: Arc::default(),
+        arrivals,
     })
 }
 
@@ -280,4 +294,26 @@ async fn an_unknown_speed_leaves_the_deadline_which_stops_the_run_cleanly() {
     let s = t.audited(Some(3600.0)).await;
     assert!(s.complete, "{:?}", s.stopped);
     assert_eq!(s.time_budget.unwrap().dialogues_audited, 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_for_a_slot_when_the_deadline_passes_is_never_sent() {
+    let tmp = tempfile::tempdir().unwrap();
+    // every answer takes 6 s; the budget (no speed: a deadline only) ends after 2 s, while the
+    // first calls are still out and the calls admitted behind them (two judging runs share
+    // each judge's four server slots) wait for a slot
+    let Some(t) = setup_answering_in(tmp.path(), false, Duration::from_secs(6)).await else {
+        return;
+    };
+    let s = t.audited(Some(2.0)).await;
+    // only the first calls (two judges, four slots each) can be sent before the deadline,
+    // since none ends before it; a slow machine sends fewer, never more. Before, the calls
+    // waiting for a slot were sent when the first answers came, 4 s past the deadline
+    let sent = t.arrivals.lock().unwrap().len();
+    assert!(
+        sent <= 8,
+        "{sent} calls were sent; at most 8 could be before the deadline"
+    );
+    assert!(!s.complete);
+    assert_eq!(s.stopped.as_deref(), Some("the time budget was spent"));
 }

@@ -311,10 +311,19 @@ impl Llm {
             .filter(|_| ep.cfg.slot_affinity)
             .map(|k| crate::affinity::key_hash(&k));
         loop {
-            let resp = match self.send_with(ep, &body, reserved.tokens, false, pin).await {
+            let start_by = req.start_by.filter(|_| attempts == 0);
+            let resp = match self
+                .send_with(ep, &body, reserved.tokens, false, pin, start_by)
+                .await
+            {
                 Ok((v, n)) => {
                     attempts += n;
                     v
+                }
+                // never sent: nothing failed, the reservation is given back
+                Err(LlmError::NotStarted) => {
+                    self.inner.ledger.release(reserved.estimate);
+                    return Err(LlmError::NotStarted);
                 }
                 Err(e) => {
                     self.fail_call(ep, reserved.estimate, usage, &e);

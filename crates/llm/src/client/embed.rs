@@ -142,7 +142,7 @@ impl Llm {
         if let (Some(t), Some(m)) = (input_type, body.as_object_mut()) {
             m.insert("input_type".into(), Value::from(t));
         }
-        let resp = match self.send_with(ep, &body, tok, true, None).await {
+        let resp = match self.send_with(ep, &body, tok, true, None, None).await {
             Ok((v, _)) => v,
             Err(e) => {
                 self.inner.ledger.release(estimate);

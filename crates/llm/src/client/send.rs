@@ -59,12 +59,18 @@ impl Llm {
         tokens: u64,
         embeddings: bool,
         pin: Option<u64>,
+        start_by: Option<std::time::Instant>,
     ) -> Result<(Value, u32)> {
         let mut delays = Delays::new(&self.inner.config.retry);
         let mut attempts = 0u32;
         loop {
             ep.rate_limit(tokens).await;
             let slot = ep.slot(pin).await?;
+            // a first attempt that waited past its deadline is not sent (retries of a call
+            // already sent go on)
+            if attempts == 0 && start_by.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Err(LlmError::NotStarted);
+            }
             attempts += 1;
             let res = if embeddings {
                 slot.replica.embeddings(body).await

@@ -341,6 +341,28 @@ async fn budget_stop_is_clean_and_resumable() {
 }
 
 #[tokio::test]
+async fn a_call_past_its_start_deadline_is_never_sent_and_nothing_failed() {
+    let (fake, dir) = grading_server().await;
+    let llm = client(
+        config(vec![fake.endpoint("a", "gpt-4o-mini")]),
+        &dir,
+        |_| {},
+    )
+    .await;
+    // the deadline has passed when the call has its slot: not sent, not a failure
+    let late = req(1).start_by(Some(Instant::now()));
+    let err = llm.chat("a", &late).await.unwrap_err();
+    assert!(matches!(err, LlmError::NotStarted), "{err}");
+    assert_eq!(fake.chat_calls(), 0);
+    let l = llm.ledger();
+    assert_eq!(l.endpoints.get("a").map_or(0, |e| e.provider_failed), 0);
+    // a deadline still ahead lets the call go
+    let early = req(2).start_by(Some(Instant::now() + Duration::from_secs(3600)));
+    llm.chat("a", &early).await.unwrap();
+    assert_eq!(fake.chat_calls(), 1);
+}
+
+#[tokio::test]
 async fn dry_run_plans_without_calling() {
     let (fake, dir) = grading_server().await;
     let mut e = fake.endpoint("a", "gpt-4o-mini");
