@@ -11,7 +11,7 @@
 
 pub(crate) mod audit;
 pub mod budget;
-pub mod config;
+pub(crate) mod config;
 pub(crate) mod dimension;
 pub(crate) mod error;
 pub mod human;
@@ -20,7 +20,7 @@ pub(crate) mod job;
 pub mod judges;
 pub mod labels;
 pub mod output;
-pub mod paper_scale;
+pub(crate) mod paper_scale;
 pub mod report;
 pub mod review;
 pub mod reviewed;
@@ -29,7 +29,7 @@ mod schema;
 pub(crate) mod seed;
 pub(crate) mod stages;
 pub mod statistics;
-pub mod summary;
+pub(crate) mod summary;
 #[cfg(test)]
 mod tests;
 

@@ -12,7 +12,7 @@ use crate::items::aggregate::Suggestion;
 use crate::items::plan::SkipReason;
 pub use crate::statistics::interval::Interval;
 pub use file::{SUMMARY, read_summary, write_summary};
-pub use review::{Review, ReviewEstimate, ReviewedDimension, ReviewerAgreement, ThreeWay};
+pub use review::{Review, ReviewEstimate, ReviewerAgreement};
 
 mod file;
 pub mod review;

@@ -2,7 +2,9 @@
 
 mod budget;
 mod context;
+mod ensemble;
 pub(crate) mod fake;
 pub(crate) mod kit;
 mod letters;
+mod planted;
 mod relevance;

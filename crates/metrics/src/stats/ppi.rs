@@ -141,9 +141,13 @@ pub(super) fn cluster_interval(
     }
 }
 
+/// Degrees of freedom the variance keeps after the predictions' weights are tuned (here and
+/// in `ppi_many`, whose weights are one per predictor).
+pub const MIN_DEGREES: usize = 4;
+
 /// Labelled clusters needed before the predictions' weight is tuned: the tuned weight takes a
-/// degree of freedom, and the variance keeps [`super::ppi_many::MIN_DEGREES`] more.
-pub const MIN_TUNING_CLUSTERS: usize = 2 + super::ppi_many::MIN_DEGREES;
+/// degree of freedom, and the variance keeps [`MIN_DEGREES`] more.
+pub const MIN_TUNING_CLUSTERS: usize = 2 + MIN_DEGREES;
 
 /// The PPI++ estimate of the mean label, with the labels-only and predictions-only estimates,
 /// each with its `level` interval clustered by [`PpiItem::cluster`]. Needs at least two

@@ -22,11 +22,9 @@
 //! dialogues falls back to fewer predictors (none: the labels' own mean).
 
 use super::interval::ConfidenceInterval;
+pub use super::ppi::MIN_DEGREES;
 use super::ppi::{cluster_interval, small_sample};
 use crate::error::{MetricsError, Result};
-
-/// Degrees of freedom the variance keeps after the weights are tuned.
-pub const MIN_DEGREES: usize = 4;
 
 /// One item: its cluster, one prediction per predictor (the same number on every item), and
 /// its label if it was labelled.
