@@ -86,7 +86,7 @@ pub const VARIABLES: &[EnvVar] = &[
     },
     EnvVar {
         name: "MTR_HOME",
-        meaning: "one folder for all of mtr's files (caches, models, LLM cache, server state), over the XDG_* folders",
+        meaning: "one folder for all of mtr's files: $MTR_HOME/{cache,data,state,config}, over the XDG_* folders",
         affects: Affects::Commands(FILES),
     },
     EnvVar {
