@@ -176,6 +176,72 @@ fn judge(req: &FakeRequest) -> FakeReply {
     }
 }
 
+/// The audit's own CPU work, measured alone: hard-negative retrieval, and rendering one
+/// prompt per judgement (6 per turn: alignment, faithfulness, quality, 3 pools; x 3 judges).
+async fn measure_alone(
+    bench: &mtr_core::Benchmark,
+    bm25: &mtr_retrieve::Bm25Index,
+) -> Result<(), Box<dyn Error>> {
+    let turns_idx: Vec<(usize, usize)> = bench
+        .dialogues
+        .iter()
+        .enumerate()
+        .flat_map(|(d, dl)| (0..dl.turns.len()).map(move |t| (d, t)))
+        .collect();
+    let (t, c) = (Instant::now(), cpu_seconds());
+    let queries = mtr_audit::items::materials::negative_queries(
+        bench,
+        &turns_idx,
+        &mtr_audit::NegativesQuery::Auto,
+    )?;
+    let handle = tokio::runtime::Handle::current();
+    let retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = vec![Arc::new(bm25.clone())];
+    let dir = bench.dir.clone();
+    let (cands, _) = tokio::task::spawn_blocking(move || {
+        mtr_audit::items::materials::candidates_blocking(
+            &handle,
+            &retrievers,
+            &queries,
+            mtr_audit::items::materials::depth(7),
+            &dir,
+            &Default::default(),
+        )
+    })
+    .await??;
+    println!(
+        "alone: hard-negative retrieval for {} turns {:.3} s wall, {:.3} s CPU",
+        cands.len(),
+        t.elapsed().as_secs_f64(),
+        cpu_seconds() - c
+    );
+    let prompts = AuditPrompts::builtin()?;
+    let (t, c) = (Instant::now(), cpu_seconds());
+    let mut renders = 0usize;
+    for _judge in 0..3 {
+        for &(d, ti) in &turns_idx {
+            let dl = &bench.dialogues[d];
+            let view = mtr_audit::judges::prompts::TurnView::new(dl, ti);
+            let answer = dl.turns[ti].answer.clone().unwrap_or_default();
+            let pool: Vec<String> = (0..8)
+                .map(|i| format!("passage {i} {}", dl.turns[ti].user.repeat(8)))
+                .collect();
+            prompts.alignment(&view, &pool[0])?;
+            prompts.faithfulness(&view, &pool[..1], &answer)?;
+            prompts.quality(&view, &answer)?;
+            for _ in 0..3 {
+                prompts.completeness(&view, &pool)?;
+            }
+            renders += 6;
+        }
+    }
+    println!(
+        "alone: rendering {renders} prompts {:.3} s wall, {:.3} s CPU",
+        t.elapsed().as_secs_f64(),
+        cpu_seconds() - c
+    );
+    Ok(())
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -228,65 +294,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     )
     .await?;
 
-    // the audit's own CPU work, measured alone: hard-negative retrieval, and rendering one
-    // prompt per judgement (6 per turn: alignment, faithfulness, quality, 3 pools; x 3 judges)
-    let turns_idx: Vec<(usize, usize)> = bench
-        .dialogues
-        .iter()
-        .enumerate()
-        .flat_map(|(d, dl)| (0..dl.turns.len()).map(move |t| (d, t)))
-        .collect();
-    let (t, c) = (Instant::now(), cpu_seconds());
-    let queries = mtr_audit::items::materials::negative_queries(
-        &bench,
-        &turns_idx,
-        &mtr_audit::NegativesQuery::Auto,
-    )?;
-    let handle = tokio::runtime::Handle::current();
-    let retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = vec![Arc::new(bm25.clone())];
-    let dir = bench.dir.clone();
-    let (cands, _) = tokio::task::spawn_blocking(move || {
-        mtr_audit::items::materials::candidates_blocking(
-            &handle,
-            &retrievers,
-            &queries,
-            mtr_audit::items::materials::depth(7),
-            &dir,
-            &Default::default(),
-        )
-    })
-    .await??;
-    println!(
-        "alone: hard-negative retrieval for {} turns {:.3} s wall, {:.3} s CPU",
-        cands.len(),
-        t.elapsed().as_secs_f64(),
-        cpu_seconds() - c
-    );
-    let prompts = AuditPrompts::builtin()?;
-    let (t, c) = (Instant::now(), cpu_seconds());
-    let mut renders = 0usize;
-    for _judge in 0..3 {
-        for &(d, ti) in &turns_idx {
-            let dl = &bench.dialogues[d];
-            let view = mtr_audit::judges::prompts::TurnView::new(dl, ti);
-            let answer = dl.turns[ti].answer.clone().unwrap_or_default();
-            let pool: Vec<String> = (0..8)
-                .map(|i| format!("passage {i} {}", dl.turns[ti].user.repeat(8)))
-                .collect();
-            prompts.alignment(&view, &pool[0])?;
-            prompts.faithfulness(&view, &pool[..1], &answer)?;
-            prompts.quality(&view, &answer)?;
-            for _ in 0..3 {
-                prompts.completeness(&view, &pool)?;
-            }
-            renders += 6;
-        }
-    }
-    println!(
-        "alone: rendering {renders} prompts {:.3} s wall, {:.3} s CPU",
-        t.elapsed().as_secs_f64(),
-        cpu_seconds() - c
-    );
+    measure_alone(&bench, &bm25).await?;
 
     let timeline = Arc::new(Timeline::default());
     let job = AuditJob {
