@@ -56,7 +56,7 @@ impl Gate {
         if Instant::now() < s.deadline {
             return true;
         }
-        s.ran_out.store(true, Ordering::Relaxed);
+        self.note_ran_out();
         false
     }
 

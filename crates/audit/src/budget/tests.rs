@@ -2,18 +2,7 @@
 
 use super::*;
 use mtr_llm::PlannedEndpoint;
-
-/// Every endpoint answers 10 output tokens a second, one call at a time.
-struct TenPerSecond;
-
-impl Speeds for TenPerSecond {
-    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
-        (endpoint != "unknown").then(|| p.completion_tokens_expected as f64 / 10.0)
-    }
-    fn shared(&self, _: &str) -> bool {
-        false
-    }
-}
+use mtr_llm::budget::TenPerSecond;
 
 /// A dialogue of one judgement per endpoint taking `secs` on it.
 fn dialogue(id: &str, endpoints: &[(&str, f64)]) -> (String, DialogueWork) {
@@ -51,7 +40,7 @@ fn dialogues_start_in_plan_order_while_they_fit() {
     let work: Vec<_> = (0..6)
         .map(|i| dialogue(&format!("d{i}"), &[("a", 100.0), ("b", 50.0)]))
         .collect();
-    let p = select(&work, &TenPerSecond, 350.0, 20.0);
+    let p = select(&work, &TenPerSecond { shared: false }, 350.0, 20.0);
     assert_eq!(p.selected, [true, true, true, false, false, false]);
     assert_eq!(p.info.expected_s, Some(300.0));
     assert_eq!((p.info.dialogues_started, p.not_started()), (3, 3));
@@ -61,10 +50,10 @@ fn dialogues_start_in_plan_order_while_they_fit() {
     );
     assert_eq!(p.restriction().map(|r| r.len()), Some(3));
     // an hour fits all (nothing to restrict); a second none
-    let all = select(&work, &TenPerSecond, 3600.0, 20.0);
+    let all = select(&work, &TenPerSecond { shared: false }, 3600.0, 20.0);
     assert_eq!((all.info.dialogues_started, all.restriction()), (6, None));
     assert!(!all.line(true).contains("rerun"), "{}", all.line(true));
-    let none = select(&work, &TenPerSecond, 0.0, 0.0);
+    let none = select(&work, &TenPerSecond { shared: false }, 0.0, 0.0);
     assert_eq!((none.info.dialogues_started, none.not_started()), (0, 6));
     assert_eq!(none.restriction().map(|r| r.len()), Some(0));
 }
@@ -78,7 +67,7 @@ fn finished_dialogues_are_skipped_the_order_is_kept_and_the_run_is_counted() {
         dialogue("d3", &[("a", 10.0)]),
     ];
     // d2 does not fit: d3 is not taken past it
-    let mut p = select(&work, &TenPerSecond, 200.0, 0.0);
+    let mut p = select(&work, &TenPerSecond { shared: false }, 200.0, 0.0);
     assert_eq!(p.selected, [false, true, false, false]);
     assert_eq!(p.info.dialogues_done_before, 1);
     assert!(
@@ -109,7 +98,7 @@ fn an_unknown_speed_cuts_nothing_and_says_so() {
         dialogue("d1", &[("unknown", 100.0)]),
         done("d2"),
     ];
-    let p = select(&work, &TenPerSecond, 10.0, 0.0);
+    let p = select(&work, &TenPerSecond { shared: false }, 10.0, 0.0);
     assert_eq!(p.selected, [true, true, false]);
     assert_eq!((p.info.expected_s, p.restriction()), (None, None));
     assert!(p.line(false).starts_with("warning: time budget 10s"));

@@ -138,5 +138,24 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     Duration::try_from_secs_f64(total).map_err(|_| bad())
 }
 
+/// Speeds for tests (here and in the crates that plan with [`select`]): every endpoint
+/// answers 10 output tokens a second, one call at a time; one named `unknown` has no known
+/// speed.
+#[cfg(any(test, feature = "fake"))]
+pub struct TenPerSecond {
+    /// Whether the endpoints share the machine ([`Speeds::shared`]).
+    pub shared: bool,
+}
+
+#[cfg(any(test, feature = "fake"))]
+impl Speeds for TenPerSecond {
+    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
+        (endpoint != "unknown").then(|| p.completion_tokens_expected as f64 / 10.0)
+    }
+    fn shared(&self, _: &str) -> bool {
+        self.shared
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -2,20 +2,6 @@
 
 use super::*;
 
-/// Every endpoint answers 10 output tokens a second, one call at a time.
-struct TenPerSecond {
-    shared: bool,
-}
-
-impl Speeds for TenPerSecond {
-    fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
-        (endpoint != "unknown").then(|| p.completion_tokens_expected as f64 / 10.0)
-    }
-    fn shared(&self, _: &str) -> bool {
-        self.shared
-    }
-}
-
 /// A unit whose calls take `secs` on each of `endpoints`.
 fn unit(endpoints: &[(&str, f64)]) -> Work {
     endpoints

@@ -136,20 +136,7 @@ impl BudgetPlan {
 mod tests {
     use super::*;
     use mtr_llm::PlannedEndpoint;
-
-    /// Every endpoint answers 10 output tokens a second, one call at a time.
-    struct TenPerSecond {
-        shared: bool,
-    }
-
-    impl Speeds for TenPerSecond {
-        fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64> {
-            (endpoint != "unknown").then(|| p.completion_tokens_expected as f64 / 10.0)
-        }
-        fn shared(&self, _: &str) -> bool {
-            self.shared
-        }
-    }
+    use mtr_llm::budget::TenPerSecond;
 
     /// A dialogue whose calls take `secs` on each of `endpoints`.
     fn dialogue(endpoints: &[(&str, f64)]) -> Option<DialogueWork> {
