@@ -187,6 +187,13 @@ pub(crate) struct Server {
     pub token: String,
 }
 
+impl Server {
+    /// The page's URL, as the server printed it.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -195,6 +202,16 @@ impl Drop for Server {
 }
 
 pub(crate) fn start_server(audit: &Path, bench: Option<&Path>, reviewer: &str) -> Server {
+    start_server_with(audit, bench, reviewer, &[])
+}
+
+/// [`start_server`] with more arguments for `mtr review`.
+pub(crate) fn start_server_with(
+    audit: &Path,
+    bench: Option<&Path>,
+    reviewer: &str,
+    more: &[&str],
+) -> Server {
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("mtr"))
         .arg("--quiet")
         .arg("review")
@@ -206,6 +223,7 @@ pub(crate) fn start_server(audit: &Path, bench: Option<&Path>, reviewer: &str) -
                 .flatten(),
         )
         .args(["--no-browser", "--reviewer", reviewer, "--sample", "10"])
+        .args(more)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -10,7 +10,6 @@
 //! `MTR_REVIEW_SCREENSHOTS=DIR` it also saves `sample.png`, `flagged.png` and `summary.png`
 //! of the session into DIR (docs/review/ holds the ones docs/review.md shows).
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
@@ -20,7 +19,7 @@ use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::{Client, ClientBuilder};
 use serde_json::{Value, json};
 
-use crate::review::{Server, fixture_audit};
+use crate::review::{Server, fixture_audit, start_server_with};
 
 /// How long any one wait on the page may take before the test fails (generous: the wait
 /// ends as soon as the page is ready, so a loaded machine only makes it slower).
@@ -126,37 +125,10 @@ async fn open_browser(chromium: &Path, driver: &Path, profile: &Path) -> (Driver
 
 /// Starts `mtr review AUDIT --no-browser --port 0` and reads the URL it prints.
 fn start_review(audit: &Path, reviewer: &str) -> (Server, String) {
-    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("mtr"))
-        .args(["--quiet", "review"])
-        .arg(audit)
-        .args(["--no-browser", "--port", "0", "--sample", "10"])
-        .args(["--reviewer", reviewer])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut srv = Server {
-        child,
-        port: 0,
-        token: String::new(),
-    };
-    let mut out = BufReader::new(srv.child.stdout.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "mtr review ended before printing its URL"
-        );
-        if let Some(url) = line.trim().strip_prefix("open ") {
-            let rest = url.strip_prefix("http://127.0.0.1:").unwrap();
-            let (port, token) = rest.split_once("/?token=").unwrap();
-            srv.port = port.parse().unwrap();
-            assert_ne!(srv.port, 0, "--port 0 is a free port");
-            srv.token = token.to_string();
-            return (srv, url.to_string());
-        }
-    }
+    let srv = start_server_with(audit, None, reviewer, &["--port", "0"]);
+    assert_ne!(srv.port, 0, "--port 0 is a free port");
+    let url = srv.url();
+    (srv, url)
 }
 
 /// What the page shows: the queue, card index and item (`#card-view`'s data attributes),
