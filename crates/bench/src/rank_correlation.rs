@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 /// Kendall's tau-b between two score vectors over the same systems (`a[i]` and `b[i]` are
 /// system `i`'s scores). 1 when every pair is ordered alike, -1 when every pair is reversed;
 /// `None` with fewer than two systems or when one vector is constant.
-pub fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
     let n = a.len().min(b.len());
     let (mut concordant, mut discordant, mut tie_a, mut tie_b) = (0i64, 0i64, 0i64, 0i64);
     for i in 0..n {
@@ -33,7 +33,7 @@ pub fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
 
 /// Positions (0 = best) of systems ranked by score descending, ties broken by index: a strict
 /// order even when scores tie.
-pub fn order(scores: &[f64]) -> Vec<usize> {
+pub(crate) fn order(scores: &[f64]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..scores.len()).collect();
     idx.sort_by(|&i, &j| scores[j].total_cmp(&scores[i]).then(i.cmp(&j)));
     idx
@@ -44,7 +44,7 @@ pub fn order(scores: &[f64]) -> Vec<usize> {
 /// ranked above position `i` by `list` are also above it in the reference. Asymmetric: errors
 /// near the top of `list` cost most. Ties are broken by system index in both rankings.
 /// `None` with fewer than two systems.
-pub fn tau_ap(list: &[f64], reference: &[f64]) -> Option<f64> {
+pub(crate) fn tau_ap(list: &[f64], reference: &[f64]) -> Option<f64> {
     let n = list.len().min(reference.len());
     if n < 2 {
         return None;
