@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use mtr_core::fingerprint::Fingerprint;
-use mtr_llm::LedgerSnapshot;
 use mtr_llm::plan::human_duration;
 use mtr_retrieve::realism::Realism;
 use serde::{Deserialize, Serialize};
@@ -81,7 +80,7 @@ pub struct SynthStats {
 }
 
 impl SynthStats {
-    pub fn compute(cfg: &SynthConfig, state: &GenState) -> Self {
+    pub(crate) fn compute(cfg: &SynthConfig, state: &GenState) -> Self {
         let bpe = tiktoken_rs::o200k_base_singleton();
         let tok = |s: &str| bpe.encode_ordinary(s).len() as f64;
         let mut s = SynthStats {
@@ -174,28 +173,31 @@ fn spread(s: &Spread) -> String {
     format!("{:.1} (min {:.0}, max {:.0})", s.mean, s.min, s.max)
 }
 
+/// What `synth_report.md` is written from.
+pub(crate) struct ReportInput<'a> {
+    pub(crate) cfg: &'a SynthConfig,
+    pub(crate) prepared: &'a Prepared,
+    pub(crate) state: &'a GenState,
+    pub(crate) stats: &'a SynthStats,
+    /// Whether `--max-cost` stopped the generation.
+    pub(crate) budget_stopped: bool,
+    pub(crate) time_budget: Option<&'a BudgetPlan>,
+    pub(crate) corpus: &'a Path,
+    pub(crate) fingerprint: &'a Fingerprint,
+    pub(crate) realism: &'a Realism,
+}
+
 /// Renders `synth_report.md`, one section after another.
-#[allow(clippy::too_many_arguments)]
-pub fn render(
-    cfg: &SynthConfig,
-    prepared: &Prepared,
-    state: &GenState,
-    s: &SynthStats,
-    _ledger: &LedgerSnapshot,
-    budget_stopped: bool,
-    time_budget: Option<&BudgetPlan>,
-    corpus: &Path,
-    fp: &Fingerprint,
-    realism: &Realism,
-) -> String {
+pub(crate) fn render(r: &ReportInput<'_>) -> String {
+    let (cfg, prepared, s) = (r.cfg, r.prepared, r.stats);
     let mut o = String::new();
-    header(&mut o, cfg, prepared, state, budget_stopped, corpus, fp);
-    if let Some(b) = time_budget {
+    header(&mut o, r);
+    if let Some(b) = r.time_budget {
         time_budget_note(&mut o, b);
     }
     corpus_preparation(&mut o, cfg, prepared);
     dialogues(&mut o, cfg, s);
-    realism_section(&mut o, realism);
+    realism_section(&mut o, r.realism);
     rejections(&mut o, s);
     models_and_cost(&mut o, s);
     o
@@ -219,15 +221,9 @@ fn realism_section(o: &mut String, realism: &Realism) {
 
 /// The title, a warning when the budget stopped generation, and what the benchmark was made
 /// from.
-fn header(
-    o: &mut String,
-    cfg: &SynthConfig,
-    prepared: &Prepared,
-    state: &GenState,
-    budget_stopped: bool,
-    corpus: &Path,
-    fp: &Fingerprint,
-) {
+fn header(o: &mut String, r: &ReportInput<'_>) {
+    let (cfg, prepared, state) = (r.cfg, r.prepared, r.state);
+    let (budget_stopped, corpus, fp) = (r.budget_stopped, r.corpus, r.fingerprint);
     let _ = writeln!(o, "# Synthesis report\n");
     if budget_stopped {
         let _ = writeln!(

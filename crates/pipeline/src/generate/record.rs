@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// An accepted turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TurnRecord {
+pub(crate) struct TurnRecord {
     /// The layer (0-based planned turn) that produced it.
     pub layer: usize,
     /// The question as it appears in the benchmark (humanized when that passed its guards).
@@ -38,7 +38,7 @@ pub struct TurnRecord {
 
 /// What the verifier's relevance gate scored (0-1, the judge's normalised scale).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RelevanceScores {
+pub(crate) struct RelevanceScores {
     /// The gold (evidence) passage.
     pub gold: f64,
     /// The hard negatives, in retrieval order.
@@ -47,13 +47,13 @@ pub struct RelevanceScores {
 
 impl RelevanceScores {
     /// The best hard negative's score.
-    pub fn best_negative(&self) -> Option<f64> {
+    pub(crate) fn best_negative(&self) -> Option<f64> {
         self.negatives.iter().copied().reduce(f64::max)
     }
 }
 
 /// The benchmark turn of an accepted record.
-pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
+pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
     let mut gold = vec![Gold {
         passage_id: t.evidence.clone(),
         grade: 2,

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use mtr_core::BenchmarkDir;
 use mtr_llm::fake::FakeServer;
 use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
+use mtr_pipeline::StyleOptions;
 use mtr_pipeline::fake_agents::{FakeAgents, RepeatScript, UniquenessScript};
-use mtr_pipeline::style::StyleOptions;
 use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
 
 mod resume;
@@ -277,10 +277,7 @@ async fn chinese_corpus_gives_chinese_dialogues() {
     assert_eq!(b.manifest.language, "zh");
     for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
         assert!(
-            mtr_pipeline::agents::in_language(
-                &t.user,
-                &mtr_pipeline::lang::Language::from_code("zh")
-            ),
+            mtr_pipeline::in_language(&t.user, &mtr_pipeline::Language::from_code("zh")),
             "{}",
             t.user
         );
@@ -295,7 +292,7 @@ async fn chinese_corpus_gives_chinese_dialogues() {
 /// Asserts that no turn of any dialogue nearly repeats an earlier one (question, rewrite or
 /// answer), by the default rule.
 fn assert_turns_distinct(dir: &Path) {
-    let rule = mtr_pipeline::repetition::RepetitionOptions::default();
+    let rule = mtr_pipeline::RepetitionOptions::default();
     let b = BenchmarkDir::open(dir).unwrap().load().unwrap();
     for d in &b.dialogues {
         for (i, t) in d.turns.iter().enumerate() {
@@ -600,7 +597,7 @@ async fn without_rewrites_the_user_agent_writes_the_question_alone() {
             dialogues: 2,
             turns: 3,
             seed: 7,
-            generation: mtr_pipeline::config::GenerationOptions {
+            generation: mtr_pipeline::GenerationOptions {
                 rewrites,
                 ..Default::default()
             },
