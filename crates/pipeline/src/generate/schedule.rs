@@ -6,7 +6,10 @@
 //! Under a time budget ([`StartRule`]) the dialogues started in this run go first (so that
 //! they finish rather than all of them growing together), and a dialogue not started yet
 //! starts only when the plan took it and the time spent plus its expected time still fits
-//! the budget; a dialogue in flight is never interrupted. A dialogue the plan left starts
+//! the budget. A turn is never interrupted, but no turn starts (a dialogue's next one, or a
+//! new dialogue's first) when it would end past the budget, taking as long as the last
+//! finished turn did: the run stops at a turn boundary, every verified turn kept, within
+//! about one turn of its budget ([`Track`]). A dialogue the plan left starts
 //! after all when the finished turns show the work running ahead of the plan
 //! ([`Pace`]): the plan counts each call's prompt at the measured speed, and the servers'
 //! prompt caches and batched decoding often beat it.
@@ -194,10 +197,12 @@ impl Generator<'_> {
                     d.layers_done += 1;
                     let next = d.layers_done;
                     state.dialogues[i] = d;
-                    if let Some(t) = &mut track {
-                        t.finished(i);
+                    let mut go_on = next < turns;
+                    if let (Some(t), Some(r)) = (&mut track, rule) {
+                        t.finished(r, i);
+                        go_on = go_on && t.may_go_on(r, i);
                     }
-                    if next < turns {
+                    if go_on {
                         ready.push(Reverse((0, next, i)));
                     }
                     if let (Some(t), Some(r)) = (&mut track, rule) {
@@ -267,13 +272,18 @@ type Ready = BinaryHeap<Reverse<(u8, usize, usize)>>;
 
 /// How a run under a time budget keeps to it: each dialogue's planned seconds per turn, the
 /// pace of the finished turns against them, the dialogues the plan left (in plan order) that
-/// may start when the pace shows the work running ahead of it.
+/// may start when the pace shows the work running ahead of it, and how long turns take, so
+/// that no turn starts that would end past the budget.
 struct Track {
     turn_s: Vec<Option<f64>>,
     pace: Pace,
     held: VecDeque<(usize, usize)>,
     /// The clock when generation began.
     began_s: f64,
+    /// The clock when each dialogue's turn in flight started.
+    started_s: Vec<f64>,
+    /// The time the last finished turn took: what the next one is expected to take.
+    last_turn_s: Option<f64>,
 }
 
 impl Track {
@@ -289,12 +299,14 @@ impl Track {
             pace: Pace::default(),
             held: VecDeque::new(),
             began_s: rule.clock.elapsed_s(),
+            started_s: vec![0.0; state.dialogues.len()],
+            last_turn_s: None,
         }
     }
 
     /// Whether turn `layer` of dialogue `i` starts now (`tier` > 0: the dialogue has not
-    /// started yet). Such a dialogue starts when the plan took it and its time fits, else it
-    /// is held for a start ahead of plan.
+    /// started yet). Such a dialogue starts when the plan took it and its time and one more
+    /// turn fit, else it is held for a start ahead of plan.
     fn may_start(&mut self, rule: &StartRule, at: (u8, usize, usize), turns: usize) -> bool {
         let (tier, layer, i) = at;
         if tier > 0 && !rule.may_start(i) {
@@ -304,20 +316,45 @@ impl Track {
             }
             return false;
         }
+        if tier > 0 && !self.fits_one_more_turn(rule) {
+            return false;
+        }
         if tier > 0
             && let Some(t) = self.turn_s[i]
         {
             self.pace.planned_left_s += t * turns.saturating_sub(layer) as f64;
         }
+        self.started_s[i] = rule.clock.elapsed_s();
         true
     }
 
-    /// Dialogue `i` finished a turn: its planned time done.
-    fn finished(&mut self, i: usize) {
+    /// Dialogue `i` finished a turn: the time it took, and its planned time done.
+    fn finished(&mut self, rule: &StartRule, i: usize) {
+        self.last_turn_s = Some((rule.clock.elapsed_s() - self.started_s[i]).max(0.0));
         if let Some(t) = self.turn_s[i] {
             self.pace.planned_done_s += t;
             self.pace.planned_left_s = (self.pace.planned_left_s - t).max(0.0);
         }
+    }
+
+    /// Whether dialogue `i` goes on to its next turn: not when that turn, taking as long as
+    /// the last one did, would end past the budget. It stops at this turn boundary with every
+    /// verified turn kept; a rerun goes on from there.
+    fn may_go_on(&self, rule: &StartRule, i: usize) -> bool {
+        let go_on = self.fits_one_more_turn(rule);
+        if !go_on {
+            tracing::info!(
+                "time budget: dialogue {} stops at a turn boundary (its next turn would end past the budget)",
+                i + 1
+            );
+        }
+        go_on
+    }
+
+    /// Whether one more turn, taking as long as the last finished one, ends within the
+    /// budget (before any turn finished: whether the budget is not spent yet).
+    fn fits_one_more_turn(&self, rule: &StartRule) -> bool {
+        rule.clock.elapsed_s() + self.last_turn_s.unwrap_or(0.0) <= rule.budget_s
     }
 
     /// Moves the dialogues not started, in plan order, to `ready` while the pace fits them
