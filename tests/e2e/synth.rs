@@ -441,7 +441,10 @@ fn dry_run_with(config: &Path, extra: &str, out: &Path) -> (Option<i32>, String)
         .arg("--dry-run")
         .output()
         .unwrap();
-    (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,6 +43,7 @@ mod report;
 mod search;
 mod style;
 mod text_rules;
+mod turn_types;
 mod vectors;
 mod workdir;
 

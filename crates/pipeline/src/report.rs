@@ -71,6 +71,10 @@ pub struct SynthStats {
     #[serde(default)]
     pub questions_seen_in_earlier_dialogues: usize,
     pub attempts_per_turn: Spread,
+    /// Tag (`answerability`, `multi_turn_type`, `question_type`) -> value -> turns, as the
+    /// benchmark's turns carry them.
+    #[serde(default)]
+    pub turn_types: BTreeMap<String, BTreeMap<String, usize>>,
     /// `stage/reason` -> count, over all dialogues.
     pub events: BTreeMap<String, u64>,
     pub calls: CallLog,
@@ -151,6 +155,7 @@ impl SynthStats {
             earlier.extend(asked);
         }
         s.attempts_per_turn = Spread::of(all_turns.iter().map(|t| f64::from(t.attempts)));
+        s.turn_types = turn_type_counts(&nonempty);
         for d in &state.dialogues {
             for (k, v) in &d.events {
                 *s.events.entry(k.clone()).or_default() += v;
@@ -163,6 +168,27 @@ impl SynthStats {
         s.calls = calls;
         s
     }
+}
+
+/// Tag -> value -> turns of MTRAG's three turn tags, as the benchmark's turns carry them.
+fn turn_type_counts(
+    dialogues: &[&crate::generate::DialogueState],
+) -> BTreeMap<String, BTreeMap<String, usize>> {
+    let mut counts: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for d in dialogues {
+        for (n, t) in d.turns.iter().enumerate() {
+            let tags = crate::generate::to_core_turn(&d.id, n + 1, t).tags;
+            for (tag, value) in [
+                ("answerability", tags.answerability),
+                ("multi_turn_type", tags.multi_turn_type),
+                ("question_type", tags.question_type),
+            ] {
+                let by = counts.entry(tag.to_string()).or_default();
+                *by.entry(value.unwrap_or_default()).or_default() += 1;
+            }
+        }
+    }
+    counts
 }
 
 fn pct(x: f64) -> String {
@@ -197,6 +223,7 @@ pub(crate) fn render(r: &ReportInput<'_>) -> String {
     }
     corpus_preparation(&mut o, cfg, prepared);
     dialogues(&mut o, cfg, s);
+    turn_types(&mut o, s);
     realism_section(&mut o, r.realism);
     rejections(&mut o, s);
     models_and_cost(&mut o, s);
@@ -455,6 +482,77 @@ fn rejections(o: &mut String, s: &SynthStats) {
 }
 
 /// Calls, tokens and cost per role.
+/// The turns' types beside MTRAG's shares, tag by tag.
+fn turn_types(o: &mut String, s: &SynthStats) {
+    use crate::turn_types::{MTRAG_MIX, MTRAG_TURNS};
+    let _ = writeln!(
+        o,
+        "## Turn types
+"
+    );
+    let _ = writeln!(
+        o,
+        "MTRAG's vocabulary, so that `mtr bench` strata line up with MTRAG's; MTRAG's shares are those of its clapnq and govt conversations ({MTRAG_TURNS} user turns; a turn may carry several question types). A question type is read off the question's wording.\n"
+    );
+    let _ = writeln!(
+        o,
+        "| tag | value | turns | share | MTRAG share |\n|---|---|---:|---:|---:|"
+    );
+    for tag in ["answerability", "multi_turn_type", "question_type"] {
+        let ours = s.turn_types.get(tag).cloned().unwrap_or_default();
+        let mut values: Vec<&str> = MTRAG_MIX
+            .iter()
+            .filter(|(t, _, _)| *t == tag)
+            .map(|(_, v, _)| *v)
+            .collect();
+        let extra: Vec<&str> = ours
+            .keys()
+            .map(String::as_str)
+            .filter(|v| !values.contains(v))
+            .collect();
+        values.extend(extra);
+        for v in values {
+            let n = ours.get(v).copied().unwrap_or(0);
+            let theirs = MTRAG_MIX
+                .iter()
+                .find(|(t, value, _)| *t == tag && *value == v)
+                .map_or(0, |m| m.2);
+            let share = if s.turns > 0 {
+                n as f64 / s.turns as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                o,
+                "| {tag} | {v} | {n} | {} | {} |",
+                pct(share),
+                pct(theirs as f64 / MTRAG_TURNS as f64)
+            );
+        }
+    }
+    let _ = writeln!(o);
+}
+
+/// Calls and tokens per verified turn: what the synthesis paid for each turn it kept,
+/// rejected attempts and dropped turns included.
+fn per_verified_turn(o: &mut String, s: &SynthStats) {
+    let roles = s.calls.roles.values();
+    let (calls, prompt, generated) = roles.fold((0u64, 0u64, 0u64), |(c, p, g), u| {
+        (c + u.calls, p + u.prompt_tokens, g + u.completion_tokens)
+    });
+    if s.turns == 0 {
+        return;
+    }
+    let per = |x: u64| x as f64 / s.turns as f64;
+    let _ = writeln!(
+        o,
+        "- per verified turn (rejected attempts and dropped turns included): {:.1} calls, {:.0} prompt tokens, {:.0} generated tokens",
+        per(calls),
+        per(prompt),
+        per(generated)
+    );
+}
+
 fn models_and_cost(o: &mut String, s: &SynthStats) {
     let _ = writeln!(o, "## Models and cost\n");
     let _ = writeln!(
@@ -474,6 +572,7 @@ fn models_and_cost(o: &mut String, s: &SynthStats) {
         );
     }
     let _ = writeln!(o);
+    per_verified_turn(o, s);
     let cut: Vec<String> = s
         .calls
         .roles

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use mtr_core::{Gold, Tags, Turn};
 use serde::{Deserialize, Serialize};
 
+use crate::turn_types;
+
 /// An accepted turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TurnRecord {
@@ -96,18 +98,9 @@ pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn 
         answer: Some(t.answer.clone()),
         gold,
         tags: Tags {
-            question_type: None,
-            multi_turn_type: Some(
-                if n <= 1 {
-                    "first"
-                } else if t.topic_switch {
-                    "topic_switch"
-                } else {
-                    "follow_up"
-                }
-                .to_string(),
-            ),
-            answerability: Some("answerable".into()),
+            question_type: Some(turn_types::question_type(&t.question).to_string()),
+            multi_turn_type: Some(turn_types::multi_turn_type(n, t.topic_switch).to_string()),
+            answerability: Some(turn_types::ANSWERABLE.to_string()),
             topic_switch: Some(t.topic_switch),
             topic: Some(format!("topic-{}", t.topic)),
             extra,

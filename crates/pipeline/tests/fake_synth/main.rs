@@ -173,6 +173,27 @@ async fn unique_questions_keep_one_gold() {
             "a switch moves to another coarse topic"
         );
     }
+    // every turn carries MTRAG's three turn tags, in MTRAG's spelling
+    for d in &b.dialogues {
+        for (n, t) in d.turns.iter().enumerate() {
+            let tags = &t.tags;
+            assert_eq!(tags.answerability.as_deref(), Some("answerable"));
+            let follow_up = n > 0 && tags.topic_switch != Some(true);
+            let want = if follow_up { "Follow-up" } else { "N/A" };
+            assert_eq!(tags.multi_turn_type.as_deref(), Some(want), "{}", t.id);
+            assert!(tags.question_type.is_some(), "{}", t.id);
+        }
+    }
+    // the report puts the mix beside MTRAG's, and what each verified turn cost in calls
+    for want in [
+        "## Turn types",
+        "| answerability | answerable | 9 | 100.0% | 84.2% |",
+        "| answerability | unanswerable | 0 | 0.0% | 6.4% |",
+        "| multi_turn_type | Follow-up |",
+        "- per verified turn (rejected attempts and dropped turns included): ",
+    ] {
+        assert!(report.contains(want), "`{want}` missing from {report}");
+    }
     let m = b.manifest;
     assert_eq!(m.source, "mtr-synth");
     assert_eq!(
