@@ -12,7 +12,7 @@ use crate::measure::{Family, MeasureSet, Params};
 use crate::rank::{NONPOOL, UNJUDGED};
 
 /// trec_eval's floor for gm_map.
-pub const MIN_GEO_MEAN: f64 = 0.00001;
+pub(crate) const MIN_GEO_MEAN: f64 = 0.00001;
 
 pub(crate) struct QueryInput<'r> {
     pub rels: &'r [i32],

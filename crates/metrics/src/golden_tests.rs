@@ -7,9 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use crate::eval::evaluate_files;
 use crate::measure::{Family, MeasureSet};
 use crate::output::trec_eval_text;
-use crate::{Compat, Dedup, EvalOptions, MissingQueries, evaluate_files};
+use crate::{Compat, Dedup, EvalOptions, MissingQueries};
 
 fn shared() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
@@ -331,6 +332,39 @@ fn fmt_value(name: &str, v: f64) -> String {
     }
 }
 
+/// The options of one trec_eval invocation of the edge cases, from its results key
+/// (`9.0.8_l1_c`: version, relevance level, `-c`; `M10_recip_rank`: `-c -M10 -m recip_rank`).
+fn edge_case_options(key: &str, names: &BTreeSet<String>) -> EvalOptions {
+    let (version, variant) = key.split_once('_').unwrap();
+    let compat = if version == "9.0.8" {
+        Compat::TrecEval9
+    } else {
+        Compat::TrecEval10
+    };
+    let (level, complete, max_docs) = match variant {
+        "l1" => (1, false, None),
+        "l1_c" => (1, true, None),
+        "l2" => (2, false, None),
+        "l2_c" => (2, true, None),
+        "M10_recip_rank" => (1, true, Some(10)),
+        other => panic!("unknown variant {other}"),
+    };
+    // trec_eval 9 averaged over qrels ∩ run without -c; 10 stops with an error.
+    let missing = match (complete, compat) {
+        (true, _) => MissingQueries::Complete,
+        (false, Compat::TrecEval9) => MissingQueries::Intersect,
+        (false, Compat::TrecEval10) => MissingQueries::Error,
+    };
+    EvalOptions {
+        measures: measures_for(names),
+        relevance_level: level,
+        missing,
+        max_docs,
+        compat,
+        dedup: Dedup::Error,
+    }
+}
+
 #[test]
 fn edge_cases_match_trec_eval_10_and_9() {
     let Some(sh) = shared() else { return };
@@ -351,27 +385,6 @@ fn edge_cases_match_trec_eval_10_and_9() {
             let Some(rest) = key.strip_prefix("trec_eval_") else {
                 continue;
             };
-            let (version, variant) = rest.split_once('_').unwrap();
-            let compat = if version == "9.0.8" {
-                Compat::TrecEval9
-            } else {
-                Compat::TrecEval10
-            };
-            let (level, complete, max_docs) = match variant {
-                "l1" => (1, false, None),
-                "l1_c" => (1, true, None),
-                "l2" => (2, false, None),
-                "l2_c" => (2, true, None),
-                // (this invocation was `trec_eval -c -M10 -m recip_rank`)
-                "M10_recip_rank" => (1, true, Some(10)),
-                other => panic!("unknown variant {other}"),
-            };
-            // trec_eval 9 averaged over qrels ∩ run without -c; 10 stops with an error.
-            let missing = match (complete, compat) {
-                (true, _) => MissingQueries::Complete,
-                (false, Compat::TrecEval9) => MissingQueries::Intersect,
-                (false, Compat::TrecEval10) => MissingQueries::Error,
-            };
             let values = res["values"].as_object().unwrap();
             let failed = res["rc"].as_i64().unwrap() != 0;
             let names: BTreeSet<String> = if failed {
@@ -380,14 +393,8 @@ fn edge_cases_match_trec_eval_10_and_9() {
             } else {
                 values["all"].as_object().unwrap().keys().cloned().collect()
             };
-            let opts = EvalOptions {
-                measures: measures_for(&names),
-                relevance_level: level,
-                missing,
-                max_docs,
-                compat,
-                dedup: Dedup::Error,
-            };
+            let opts = edge_case_options(rest, &names);
+            let compat = opts.compat;
             let got = evaluate_files(case.join("qrels.txt"), case.join("run.txt"), &opts);
             if failed {
                 let e = got
