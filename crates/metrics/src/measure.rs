@@ -60,16 +60,20 @@ pub enum Family {
     SuccessLenient,
     /// `recip_rank_cut`: reciprocal rank within the top k.
     RecipRankCut,
+    /// `judged`: the share of the top k that the qrels judge, whatever the grade (ir_measures'
+    /// `Judged@k`).
+    Judged,
 }
 
 const DEFAULT_CUTOFFS: &[usize] = &[5, 10, 15, 20, 30, 100, 200, 500, 1000];
 const DEFAULT_SUCCESS: &[usize] = &[1, 5, 10];
 const DEFAULT_RR_CUT: &[usize] = &[10];
+const DEFAULT_JUDGED: &[usize] = &[10];
 const DEFAULT_IPREC: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 
 impl Family {
     /// Every family, in print order.
-    pub const ALL: [Family; 22] = [
+    pub const ALL: [Family; 23] = [
         Family::RunId,
         Family::NumQ,
         Family::NumRet,
@@ -92,6 +96,7 @@ impl Family {
         Family::SuccessStrict,
         Family::SuccessLenient,
         Family::RecipRankCut,
+        Family::Judged,
     ];
 
     /// The name used on the command line and as the column prefix.
@@ -119,6 +124,7 @@ impl Family {
             Family::SuccessStrict => "success_strict",
             Family::SuccessLenient => "success_lenient",
             Family::RecipRankCut => "recip_rank_cut",
+            Family::Judged => "judged",
         }
     }
 
@@ -144,7 +150,8 @@ impl Family {
             | Family::MapCappedCut
             | Family::SuccessStrict
             | Family::SuccessLenient
-            | Family::RecipRankCut => ParamKind::Cutoffs,
+            | Family::RecipRankCut
+            | Family::Judged => ParamKind::Cutoffs,
             Family::IprecAtRecall => ParamKind::Levels,
             Family::Ndcg => ParamKind::Gains,
             _ => ParamKind::None,
@@ -157,6 +164,7 @@ impl Family {
                 Params::Cutoffs(DEFAULT_SUCCESS.to_vec())
             }
             Family::RecipRankCut => Params::Cutoffs(DEFAULT_RR_CUT.to_vec()),
+            Family::Judged => Params::Cutoffs(DEFAULT_JUDGED.to_vec()),
             Family::IprecAtRecall => Params::Levels(DEFAULT_IPREC.to_vec()),
             f if f.param_kind() == ParamKind::Cutoffs => Params::Cutoffs(DEFAULT_CUTOFFS.to_vec()),
             _ => Params::None,
@@ -441,6 +449,7 @@ const IR_MEASURES: &[(&str, Option<Family>, Option<Family>)] = &[
     ("NumQ", Some(Family::NumQ), None),
     ("NumRet", Some(Family::NumRet), None),
     ("NumRel", Some(Family::NumRel), None),
+    ("Judged", None, Some(Family::Judged)),
 ];
 
 /// Names other tools use (ranx, pyserini, papers) and the ir_measures name mtr suggests for
