@@ -13,7 +13,7 @@
 //!   writing of a results folder;
 //! - [`leaderboard`]: merging results into tables and one self-contained HTML page;
 //! - [`sensitivity`]: the leaderboard under the alternative qrels an audit supports
-//!   ([`rank_correlation`]: Kendall's tau and tau_AP).
+//!   (Kendall's tau-b and tau_AP from `mtr_metrics::agreement`).
 
 pub mod depth;
 pub mod diagnose;
@@ -27,7 +27,6 @@ pub mod leaderboard;
 pub mod measure;
 pub mod output;
 pub mod query_set;
-pub mod rank_correlation;
 pub mod report;
 pub mod result;
 #[cfg(feature = "retrieve")]
