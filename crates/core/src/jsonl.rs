@@ -35,6 +35,20 @@ impl Lines<BufReader<File>> {
 }
 
 impl<R: BufRead> Lines<R> {
+    /// A failed read: a stream that is cut short or does not decode (a truncated or corrupt
+    /// compressed file, a zip entry whose checksum fails) is the user's file at fault and
+    /// names the line being read; anything else is an I/O error.
+    fn read_error(&self, e: std::io::Error) -> Error {
+        use std::io::ErrorKind;
+        if !matches!(e.kind(), ErrorKind::InvalidData | ErrorKind::UnexpectedEof) {
+            return Error::io(&self.file, e);
+        }
+        InputError::new(&self.file, format!("the file is truncated or corrupt: {e}"))
+            .line(self.line_no + 1)
+            .hint("download or copy the file again")
+            .into()
+    }
+
     /// Reads the next line into `buf` without its line end; false at the end of the stream.
     fn read_raw_line(&mut self) -> std::io::Result<bool> {
         self.buf.clear();
@@ -92,7 +106,7 @@ impl<R: BufRead> Lines<R> {
             match self.read_raw_line() {
                 Ok(false) => return None,
                 Ok(true) => {}
-                Err(e) => return Some(Err(Error::io(&self.file, e))),
+                Err(e) => return Some(Err(self.read_error(e))),
             }
             self.line_no += 1;
             let mut start = 0;
@@ -400,6 +414,39 @@ mod tests {
                 assert_eq!(all_lines(Lines::new(r, "x")), want, "{data:?} cap {cap}");
             }
         }
+    }
+
+    /// A reader that yields `data`, then fails as a cut-short compressed stream does.
+    struct CutShort<'a>(&'a [u8]);
+
+    impl std::io::Read for CutShort<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "incomplete deflate stream",
+                ));
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_stream_cut_short_is_the_users_file_at_fault() {
+        let r = std::io::BufReader::new(CutShort(b"{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\""));
+        let mut lines = Lines::new(r, "corpus.jsonl.gz");
+        lines.next_line().unwrap().unwrap();
+        lines.next_line().unwrap().unwrap();
+        let e = lines.next_line().unwrap().unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("corpus.jsonl.gz:3") && e.contains("truncated"),
+            "{e}"
+        );
     }
 
     #[test]
