@@ -5,11 +5,17 @@
 //! carry their writer's process id (`.mtr-<pid>-<random>.tmp`), and the first write into a
 //! folder removes the stale ones: those of a process that no longer runs, and those without a
 //! process id (older versions) untouched for an hour. Nothing else is ever removed.
+//!
+//! A whole folder (an import, an export) is written the same way through [`StagedDir`].
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+
+mod staged;
+
+pub use staged::StagedDir;
 
 /// A buffered writer whose content appears at `path` only after [`AtomicFile::commit`].
 /// Dropping it without committing removes the temporary file.
