@@ -13,7 +13,7 @@
 //!   writing of a results folder;
 //! - [`leaderboard`]: merging results into tables and one self-contained HTML page;
 //! - [`sensitivity`]: the leaderboard under the alternative qrels an audit supports
-//!   ([`rank_correlation`]: Kendall's tau and tau_AP).
+//!   (Kendall's tau-b and tau_AP from `mtr_metrics::agreement`).
 
 #![warn(unreachable_pub)]
 
@@ -26,7 +26,6 @@ pub mod leaderboard;
 mod measure;
 pub mod output;
 mod query_set;
-mod rank_correlation;
 pub mod report;
 mod result;
 #[cfg(feature = "retrieve")]
