@@ -17,9 +17,11 @@
 
 pub mod depth;
 pub mod diagnose;
+#[path = "job/compute.rs"]
 pub mod engine;
 pub mod error;
 pub mod failures;
+#[path = "job/assemble.rs"]
 pub mod job;
 pub mod leaderboard;
 pub mod measure;
@@ -34,6 +36,7 @@ pub mod score;
 pub mod sensitivity;
 pub mod sensitivity_report;
 pub mod split;
+#[path = "job/stages.rs"]
 pub mod stages;
 pub mod stats;
 pub mod strata;

@@ -5,11 +5,17 @@
 //! carry their writer's process id (`.mtr-<pid>-<random>.tmp`), and the first write into a
 //! folder removes the stale ones: those of a process that no longer runs, and those without a
 //! process id (older versions) untouched for an hour. Nothing else is ever removed.
+//!
+//! A whole folder (an import, an export) is written the same way through [`StagedDir`].
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+
+mod staged;
+
+pub use staged::StagedDir;
 
 /// A buffered writer whose content appears at `path` only after [`AtomicFile::commit`].
 /// Dropping it without committing removes the temporary file.
@@ -19,6 +25,7 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
+    /// A file that becomes `path` on [`AtomicFile::commit`]; its parent folder is created.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let dir = match path.parent() {
@@ -44,6 +51,7 @@ impl AtomicFile {
         })
     }
 
+    /// The final path (not the temporary file).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -90,7 +98,7 @@ fn clean_stale_once(dir: &Path) {
 
 /// Removes from `dir` the temporary files of dead writers and old ones without a writer id;
 /// returns how many were removed.
-pub fn clean_stale(dir: &Path, now: std::time::SystemTime) -> std::io::Result<usize> {
+pub(crate) fn clean_stale(dir: &Path, now: std::time::SystemTime) -> std::io::Result<usize> {
     let me = std::process::id();
     let mut removed = 0;
     for entry in std::fs::read_dir(dir)? {

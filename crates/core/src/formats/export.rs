@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::atomic::AtomicFile;
+use crate::atomic::{AtomicFile, StagedDir};
 use crate::benchmark::BenchmarkDir;
 use crate::error::{Error, Result};
 use crate::jsonl::JsonlWriter;
@@ -44,7 +44,11 @@ impl FromStr for QueryField {
 }
 
 /// `(query id, text)` of every turn, in dialogue order; `sep` joins questions for `Full`.
-pub fn queries(dialogues: &[Dialogue], field: QueryField, sep: &str) -> Vec<(String, String)> {
+pub(super) fn queries(
+    dialogues: &[Dialogue],
+    field: QueryField,
+    sep: &str,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for d in dialogues {
         for (i, t) in d.turns.iter().enumerate() {
@@ -66,10 +70,15 @@ pub fn queries(dialogues: &[Dialogue], field: QueryField, sep: &str) -> Vec<(Str
 /// What an export wrote.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ExportReport {
+    /// Queries written.
     pub queries: usize,
+    /// Passages written.
     pub passages: u64,
+    /// Judgements written.
     pub qrels_pairs: usize,
+    /// The files written.
     pub files: Vec<PathBuf>,
+    /// What the user should know (turns without gold, rewritten ids, ...).
     pub warnings: Vec<String>,
 }
 
@@ -94,8 +103,20 @@ fn pairs(q: &Qrels) -> usize {
     q.values().map(|m| m.len()).sum()
 }
 
-/// Writes `out/corpus.jsonl`, `out/queries.jsonl`, `out/qrels/test.tsv`.
+/// Writes `out/corpus.jsonl`, `out/queries.jsonl`, `out/qrels/test.tsv`: all of them or, when
+/// the export fails, none (they are staged beside `out` and moved in at the end).
 pub fn export_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
+    let stage = StagedDir::create(out)?;
+    let mut report = write_beir(dir, stage.path(), field)?;
+    stage.commit_merging()?;
+    report.files = ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"]
+        .iter()
+        .map(|f| out.join(f))
+        .collect();
+    Ok(report)
+}
+
+fn write_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
     let dialogues = dir.dialogues()?;
     let qrels = dir.qrels()?;
     std::fs::create_dir_all(out.join("qrels")).map_err(|e| Error::io(out, e))?;
@@ -136,7 +157,6 @@ pub fn export_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<
     }
     f.commit()?;
     report.qrels_pairs = pairs(&qrels);
-    report.files = vec![corpus_path, queries_path, qrels_path];
     Ok(report)
 }
 
@@ -146,8 +166,20 @@ fn tsv_field(s: &str) -> String {
 }
 
 /// Writes `out/topics.tsv` (`qid<TAB>query`), `out/qrels.txt` (`qid 0 docid grade`) and
-/// `out/collection.tsv` (`id<TAB>text<TAB>title` with a header line).
+/// `out/collection.tsv` (`id<TAB>text<TAB>title` with a header line): all of them or, when the
+/// export fails, none.
 pub fn export_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
+    let stage = StagedDir::create(out)?;
+    let mut report = write_trec(dir, stage.path(), field)?;
+    stage.commit_merging()?;
+    report.files = ["topics.tsv", "qrels.txt", "collection.tsv"]
+        .iter()
+        .map(|f| out.join(f))
+        .collect();
+    Ok(report)
+}
+
+fn write_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
     let dialogues = dir.dialogues()?;
     let qrels = dir.qrels()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
@@ -194,7 +226,6 @@ pub fn export_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<
     })?;
     f.commit()?;
     report.passages = n;
-    report.files = vec![topics_path, qrels_path, coll_path];
     Ok(report)
 }
 
