@@ -158,6 +158,12 @@ impl Config {
         })
     }
 
+    /// The error for a setting (`section.key`) that a command finds wrong after loading: it
+    /// names the environment variable or the file and line that set it.
+    pub fn blame_setting(&self, key: &str, message: String) -> mtr_core::InputError {
+        self.blame(key, &toml::Table::new(), message)
+    }
+
     /// The configuration as TOML with secret-looking values masked.
     pub fn show(&self) -> String {
         let mut t = self.table.clone();
