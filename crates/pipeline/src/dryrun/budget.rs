@@ -9,8 +9,8 @@
 //! what is synthesis's own here is the record ([`BudgetPlan`]) and its line.
 
 use mtr_llm::budget::add_calls;
-pub(crate) use mtr_llm::budget::{Speeds, Work as DialogueWork, budget_text};
 use mtr_llm::budget::{Announcement, Run, Wording};
+pub(crate) use mtr_llm::budget::{Speeds, Work as DialogueWork, budget_text};
 use serde::{Deserialize, Serialize};
 
 use super::calls::DialogueCalls;
@@ -169,7 +169,11 @@ mod tests {
         // an hour fits all; a second none
         let all = select(&work, &speeds, 3600.0, 20.0);
         assert_eq!((all.start, all.left), (6, 0));
-        assert!(!all.line(Run::Dry).contains("rerun"), "{}", all.line(Run::Dry));
+        assert!(
+            !all.line(Run::Dry).contains("rerun"),
+            "{}",
+            all.line(Run::Dry)
+        );
         assert_eq!(select(&work, &speeds, 1.0, 0.0).start, 0);
         // shared-speed endpoints add up: 150 s a dialogue
         let p = select(&work, &TenPerSecond { shared: true }, 350.0, 20.0);
