@@ -355,7 +355,7 @@ async fn judge_passes(
 /// `--dry-run --time-budget`: the dialogues a run would audit, in plan order, each with the
 /// time it adds.
 fn print_budget_plan(b: &mtr_audit::budget::BudgetPlan) {
-    println!("\n{}", b.line(true));
+    println!("\n{}", b.line(mtr_llm::budget::Run::Dry));
     if b.info.expected_s.is_none() {
         return;
     }

@@ -10,6 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use super::DialogueWork;
 
+/// The audit's words in the time budget's announcement.
+const AUDIT_WORDING: mtr_llm::budget::Wording = mtr_llm::budget::Wording {
+    would: "would audit",
+    doing: "auditing",
+    stops: "judgement",
+};
+
 /// Prints a line of the run (the binary: to stderr).
 pub(super) type Announce = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -137,38 +144,20 @@ impl BudgetPlan {
         self.info.dialogues_left = self.info.dialogues_planned - complete.max(before);
     }
 
-    /// The one line a run prints before judging (`dry`: the dry run's wording).
-    pub fn line(&self, dry: bool) -> String {
+    /// The one line a run prints before judging, in the audit's words for a dry or a real
+    /// run (mtr-llm's one budget announcement).
+    pub fn line(&self, run: mtr_llm::budget::Run) -> String {
         let i = &self.info;
-        let b = budget_text(i.budget_s);
-        let before = if i.dialogues_done_before > 0 {
-            format!(", {} done before", i.dialogues_done_before)
-        } else {
-            String::new()
-        };
-        let Some(expected) = i.expected_s else {
-            return format!(
-                "warning: time budget {b}: the endpoints' speed is unknown (run `mtr local speed`, or set output_tokens_per_s and prompt_tokens_per_s), so the budget cannot be planned: all {} unfinished of {} planned dialogues {}{before}; no new judgement starts once the budget is spent",
-                i.dialogues_started,
-                i.dialogues_planned,
-                if dry { "would start" } else { "start" }
-            );
-        };
-        let verb = if dry { "would audit" } else { "auditing" };
-        let mut s = format!(
-            "time budget {b}: {verb} {} of {} planned dialogues{before} (expected {} at the measured speed, after {} of preparation)",
-            i.dialogues_started,
-            i.dialogues_planned,
-            human_duration(expected),
-            human_duration(i.preparation_s)
-        );
-        let left = self.not_started();
-        if left > 0 {
-            s.push_str(&format!(
-                "; {left} left for a rerun with more time to continue"
-            ));
+        mtr_llm::budget::Announcement {
+            budget_s: i.budget_s,
+            planned: i.dialogues_planned,
+            done_before: i.dialogues_done_before,
+            started: i.dialogues_started,
+            left: self.not_started(),
+            expected_s: i.expected_s,
+            preparation_s: i.preparation_s,
         }
-        s
+        .line(&AUDIT_WORDING, run)
     }
 
     /// The ids of the dialogues the plan starts, when it leaves some out.

@@ -421,7 +421,11 @@ impl Bench<'_> {
         let spent = time.started.elapsed().as_secs_f64();
         let plan = budget::select(&ordered, self.judging.llm, time.budget.as_secs_f64(), spent);
         if let Some(say) = &time.announce {
-            say(&plan.line(self.planned.dry_run));
+            say(&plan.line(if self.planned.dry_run {
+                mtr_llm::budget::Run::Dry
+            } else {
+                mtr_llm::budget::Run::Real
+            }));
         }
         if let Some(only) = plan.restriction() {
             self.judging.gate.restrict(only);
