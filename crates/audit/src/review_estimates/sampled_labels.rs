@@ -9,13 +9,13 @@ use std::collections::BTreeMap;
 use crate::dimension::Dimension;
 use crate::items::aggregate::ItemScore;
 
-use crate::review::{ItemKey, Queue};
+use crate::review_queue::{ItemKey, Queue};
 
 use super::EffectiveLabels;
 
 /// What one reviewer said of one sampled item.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// 1 when the item fails (a rating below the threshold; completeness: the gold not picked).
     pub fails: f64,
     /// The 1-5 rating (rating dimensions).
@@ -24,7 +24,7 @@ pub struct Answer {
 
 /// A sampled item with its reviewers' answers and the judges' scores.
 #[derive(Debug, Clone)]
-pub struct Reviewed<'a> {
+pub(crate) struct Reviewed<'a> {
     pub item: &'a ItemScore,
     /// Reviewer -> answer, reviewers in name order.
     pub answers: BTreeMap<String, Answer>,
@@ -32,25 +32,30 @@ pub struct Reviewed<'a> {
 
 impl Reviewed<'_> {
     /// Several reviewers on one item: the mean of their answers.
-    pub fn mean_fails(&self) -> f64 {
+    pub(crate) fn mean_fails(&self) -> f64 {
         self.answers.values().map(|a| a.fails).sum::<f64>() / self.answers.len() as f64
     }
 
-    pub fn mean_rating(&self) -> Option<f64> {
+    pub(crate) fn mean_rating(&self) -> Option<f64> {
         let r: Vec<f64> = self.answers.values().filter_map(|a| a.rating).collect();
         (!r.is_empty()).then(|| r.iter().sum::<f64>() / r.len() as f64)
     }
 }
 
 /// `"<dimension>|<turn_id>|<passage_id>"` of an item (passage empty for answer dimensions).
-pub fn item_key(it: &ItemScore) -> String {
+pub(crate) fn item_key(it: &ItemScore) -> String {
     ItemKey::unit(it.dimension, &it.turn_id, it.passage_id.as_deref()).to_string()
 }
 
 /// A reviewer's label read for an item of `dim`: a rating `1`-`5` for the rating dimensions
 /// (fails below `threshold`), the chosen passage id, `none` or `several` for completeness
 /// (fails unless it is the gold). `None` for a label that does not fit the dimension.
-pub fn answer(dim: Dimension, gold: Option<&str>, label: &str, threshold: f64) -> Option<Answer> {
+pub(crate) fn answer(
+    dim: Dimension,
+    gold: Option<&str>,
+    label: &str,
+    threshold: f64,
+) -> Option<Answer> {
     let label = label.trim();
     if dim.is_rating() {
         let r: u8 = label.parse().ok().filter(|r| (1..=5).contains(r))?;
@@ -67,13 +72,13 @@ pub fn answer(dim: Dimension, gold: Option<&str>, label: &str, threshold: f64) -
 }
 
 /// Whether a labels-file key belongs to the random sample.
-pub fn is_sample_key(key: &str) -> bool {
+pub(crate) fn is_sample_key(key: &str) -> bool {
     ItemKey::parse(key).is_some_and(|k| k.queue() == Queue::Sample)
 }
 
 /// The sampled items of `dim` that reviewers labelled, in item order, and the count of labels
 /// that did not fit (unknown item, unscored item, or a label that does not fit the dimension).
-pub fn reviewed<'a>(
+pub(crate) fn reviewed<'a>(
     dim: Dimension,
     items: &[&'a ItemScore],
     labels: &EffectiveLabels,

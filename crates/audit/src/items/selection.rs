@@ -52,7 +52,7 @@ impl SkipReason {
 /// One thing a dimension judges: a (turn, gold passage) for alignment and completeness, a turn
 /// for faithfulness and quality.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanItem {
+pub(crate) struct PlanItem {
     pub dimension: Dimension,
     /// Index of the dialogue in the benchmark.
     pub dialogue: usize,
@@ -64,7 +64,7 @@ pub struct PlanItem {
 
 /// The audit's work list.
 #[derive(Debug, Clone, Default)]
-pub struct AuditPlan {
+pub(crate) struct AuditPlan {
     pub dialogues_total: usize,
     pub turns_total: usize,
     /// Indices of the audited dialogues, in benchmark order.
@@ -76,17 +76,17 @@ pub struct AuditPlan {
 }
 
 impl AuditPlan {
-    pub fn count(&self, dim: Dimension) -> usize {
+    pub(crate) fn count(&self, dim: Dimension) -> usize {
         self.items.iter().filter(|i| i.dimension == dim).count()
     }
 
-    pub fn skip(&mut self, dim: Dimension, why: SkipReason) {
+    pub(crate) fn skip(&mut self, dim: Dimension, why: SkipReason) {
         *self.skipped.entry(dim).or_default().entry(why).or_default() += 1;
     }
 }
 
 /// Seeded sample of `n` dialogue indices out of `total`, returned in benchmark order.
-pub fn sample_dialogues(total: usize, n: Option<usize>, seed: u64) -> Vec<usize> {
+pub(crate) fn sample_dialogues(total: usize, n: Option<usize>, seed: u64) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..total).collect();
     match n {
         Some(n) if n < total => {
@@ -101,7 +101,7 @@ pub fn sample_dialogues(total: usize, n: Option<usize>, seed: u64) -> Vec<usize>
 }
 
 /// The relevant gold passage ids of a turn, deduplicated, in label order.
-pub fn relevant_gold(turn: &mtr_core::Turn) -> Vec<&str> {
+pub(crate) fn relevant_gold(turn: &mtr_core::Turn) -> Vec<&str> {
     let mut seen = BTreeSet::new();
     turn.relevant()
         .map(|g| g.passage_id.as_str())
@@ -111,7 +111,7 @@ pub fn relevant_gold(turn: &mtr_core::Turn) -> Vec<&str> {
 
 /// Builds the plan. `in_corpus` says whether a passage id exists in the corpus.
 #[cfg(test)]
-pub fn build(
+pub(crate) fn build(
     dialogues: &[Dialogue],
     dims: &[Dimension],
     sample: Option<usize>,
@@ -123,7 +123,7 @@ pub fn build(
 
 /// [`build`], also skipping gold passages whose text is only whitespace (`is_empty`) as
 /// [`SkipReason::EmptyPassage`]: a judge shown an empty passage can only guess.
-pub fn build_with_texts(
+pub(crate) fn build_with_texts(
     dialogues: &[Dialogue],
     dims: &[Dimension],
     sample: Option<usize>,

@@ -11,10 +11,10 @@ use crate::dimension::Dimension;
 use crate::statistics::resample::{Resampling, cluster_interval};
 
 use super::ReviewerAgreement;
-use super::sample::Reviewed;
+use super::sampled_labels::Reviewed;
 
 /// The statistic's name in the report and `summary.json`.
-pub fn statistic(dim: Dimension) -> &'static str {
+pub(super) fn statistic(dim: Dimension) -> &'static str {
     if dim.is_rating() {
         "quadratic-weighted kappa"
     } else {
@@ -68,7 +68,7 @@ fn agreement(
 }
 
 /// `judge` (a judge's name, or `None` for the ensemble's mean) against the reviewers' mean.
-pub fn judge_vs_reviewers(
+pub(super) fn judge_vs_reviewers(
     dim: Dimension,
     judge: Option<&str>,
     reviewed: &[Reviewed<'_>],
@@ -96,7 +96,7 @@ pub fn judge_vs_reviewers(
 
 /// The two reviewers who labelled the most items in common, against each other; `None` with
 /// fewer than two reviewers on any item.
-pub fn between_reviewers(
+pub(super) fn between_reviewers(
     dim: Dimension,
     reviewed: &[Reviewed<'_>],
     r: &Resampling,

@@ -1,5 +1,5 @@
 //! The corrections the reviewers made in the flagged queue, as the audit's label findings
-//! ([`crate::labels::AuditLabels`]) so that `mtr qrels apply --variant reviewed` and
+//! ([`crate::label_edits::AuditLabels`]) so that `mtr qrels apply --variant reviewed` and
 //! `mtr bench --audit` use them like the judges' own:
 //! - a suggested missing gold (`missing|<turn>|<passage>`) is added when a strict majority of
 //!   its reviewers said `yes` or `partly`; with grade of the suggestion (at least 1) when a
@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::Result;
-use crate::labels::{AddedGold, AuditLabels, RemovedGold};
+use crate::label_edits::{AddedGold, AuditLabels, RemovedGold};
 
-use crate::review::ItemKey;
+use crate::review_queue::ItemKey;
 
 use super::EffectiveLabels;
 
@@ -103,14 +103,15 @@ pub fn reviewed_edits(
 
 /// [`reviewed_edits`] of an audit folder, read with its labels file; `None` without one.
 pub fn read(audit_dir: &Path) -> Result<Option<AuditLabels>> {
-    let audit = crate::labels::read(audit_dir)?;
+    let audit = crate::label_edits::read(audit_dir)?;
     let summary = crate::summary::read_summary(&audit_dir.join(crate::summary::SUMMARY))?;
     let path = super::labels_path(audit_dir);
     if !path.is_file() {
         return Ok(None);
     }
-    let lines = crate::review::labels::read_lines(&path, &super::audit_fingerprint(&summary))?;
-    let labels = crate::review::labels::effective(&lines);
+    let lines =
+        crate::review_queue::label_log::read_lines(&path, &super::audit_fingerprint(&summary))?;
+    let labels = crate::review_queue::label_log::effective(&lines);
     let grades = summary
         .suggested_qrels
         .iter()

@@ -15,15 +15,27 @@ use crate::dimension::Dimension;
 pub enum ItemKey {
     /// A unit of the random sample.
     Unit {
+        /// The audited dimension.
         dimension: Dimension,
+        /// The turn.
         turn_id: String,
         /// Empty for faithfulness and quality.
         passage_id: String,
     },
     /// A probable missing gold: a passage the judges picked instead of the gold.
-    Missing { turn_id: String, passage_id: String },
+    Missing {
+        /// The turn.
+        turn_id: String,
+        /// The passage picked instead of the gold.
+        passage_id: String,
+    },
     /// A gold passage the judges rated as not answering its turn.
-    Gold { turn_id: String, passage_id: String },
+    Gold {
+        /// The turn.
+        turn_id: String,
+        /// The gold passage.
+        passage_id: String,
+    },
 }
 
 impl ItemKey {
@@ -79,6 +91,7 @@ impl ItemKey {
         }
     }
 
+    /// The turn the item is about.
     pub fn turn_id(&self) -> &str {
         match self {
             ItemKey::Unit { turn_id, .. }

@@ -25,7 +25,7 @@ use super::{ReviewEstimate, ThreeWay};
 
 /// The values of one quantity: the judges' prediction of every item, and the reviewers' value
 /// of the sampled ones.
-pub struct Quantity<'a> {
+pub(super) struct Quantity<'a> {
     /// Items with a judge score, and the judges' prediction for each.
     pub predictions: Vec<(&'a ItemScore, f64)>,
     /// (index into `predictions`, reviewers' value) of the reviewed items.
@@ -66,7 +66,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 
 /// The three estimates with their `level` intervals; without enough reviewed items for an
 /// interval (two, from two dialogues) the point estimates alone.
-pub fn three_ways(q: &Quantity<'_>, level: f64) -> ThreeWay {
+pub(super) fn three_ways(q: &Quantity<'_>, level: f64) -> ThreeWay {
     let mut dialogues: Vec<&str> = q
         .predictions
         .iter()
@@ -92,17 +92,7 @@ pub fn three_ways(q: &Quantity<'_>, level: f64) -> ThreeWay {
             label: *y,
         })
         .collect();
-    let n = q.labels.len();
-    let labelled_dialogues = {
-        let mut c: Vec<usize> = items
-            .iter()
-            .filter(|i| i.label.is_some())
-            .map(|i| i.cluster)
-            .collect();
-        c.sort_unstable();
-        c.dedup();
-        c.len()
-    };
+    let labelled_dialogues = labelled_clusters(&items);
     let single = ppi_mean(&items, level);
     let many = (labelled_dialogues >= 2 + PPI_MANY_MIN_DEGREES)
         .then(|| ppi_mean_many(&with_judges(q, &items), level).ok())
@@ -135,25 +125,43 @@ pub fn three_ways(q: &Quantity<'_>, level: f64) -> ThreeWay {
                 },
             }
         }
-        Err(_) => ThreeWay {
-            judges: ReviewEstimate {
-                estimate: mean(q.predictions.iter().map(|(_, f)| *f)),
-                ci: None,
-                n: q.predictions.len(),
-            },
-            reviewers: ReviewEstimate {
-                estimate: mean(q.labels.iter().map(|(_, y)| *y)),
-                ci: None,
-                n,
-            },
-            ppi: ReviewEstimate {
-                estimate: None,
-                ci: None,
-                n,
-            },
-            lambda: None,
-            weights: BTreeMap::new(),
+        Err(_) => without_interval(q),
+    }
+}
+
+/// The dialogues with at least one reviewed item.
+fn labelled_clusters(items: &[PpiItem]) -> usize {
+    let mut c: Vec<usize> = items
+        .iter()
+        .filter(|i| i.label.is_some())
+        .map(|i| i.cluster)
+        .collect();
+    c.sort_unstable();
+    c.dedup();
+    c.len()
+}
+
+/// The means alone where the prediction-powered estimator has too little to work with.
+fn without_interval(q: &Quantity<'_>) -> ThreeWay {
+    let n = q.labels.len();
+    ThreeWay {
+        judges: ReviewEstimate {
+            estimate: mean(q.predictions.iter().map(|(_, f)| *f)),
+            ci: None,
+            n: q.predictions.len(),
         },
+        reviewers: ReviewEstimate {
+            estimate: mean(q.labels.iter().map(|(_, y)| *y)),
+            ci: None,
+            n,
+        },
+        ppi: ReviewEstimate {
+            estimate: None,
+            ci: None,
+            n,
+        },
+        lambda: None,
+        weights: BTreeMap::new(),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::error::Result;
 
 use super::Queue;
 use super::flagged::{FlagKind, FlaggedItem};
-use super::sample::SampleUnit;
+use super::random_sample::SampleUnit;
 
 /// The benchmark's texts a review needs: every dialogue and the passages of the queues.
 pub struct Texts {
@@ -86,13 +86,18 @@ impl Texts {
 pub struct Utterance {
     /// `user` or `agent`.
     pub speaker: &'static str,
+    /// What was said.
     pub text: String,
 }
 
+/// A passage shown on a card.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CardPassage {
+    /// Its id in the corpus.
     pub id: String,
+    /// Its title (may be empty).
     pub title: String,
+    /// Its text.
     pub text: String,
     /// `gold`, `candidate` (a missing gold's) or `pool` (a completeness pool's, not told apart).
     pub role: String,
@@ -101,34 +106,49 @@ pub struct CardPassage {
 /// An answer the reviewer can give: the key that gives it and the label stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Choice {
+    /// The keyboard key that gives it.
     pub key: String,
+    /// The label stored.
     pub label: String,
+    /// What the button says.
     pub text: String,
 }
 
+/// One card of the review: an item, its turn with the history, the passages and the answers a reviewer can give.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Card {
+    /// The item's key ([`crate::review_queue::ItemKey`]).
     pub item: String,
+    /// The queue it comes from.
     pub queue: Queue,
     /// A dimension name, or `missing` / `gold` for flagged items.
     pub kind: String,
     /// The question the reviewer answers.
     pub prompt: String,
+    /// The dialogue of the turn.
     pub dialogue_id: String,
+    /// The turn's id.
     pub turn_id: String,
+    /// 1-based turn number.
     pub turn: usize,
+    /// The earlier utterances of the dialogue.
     pub history: Vec<Utterance>,
+    /// The user's question.
     pub question: String,
+    /// The benchmark's standalone rewrite of the question, when it has one.
     pub rewrite: Option<String>,
     /// The reference answer (faithfulness, quality).
     pub answer: Option<String>,
+    /// The passages to judge, in display order.
     pub passages: Vec<CardPassage>,
     /// The question's words, to mark in the passages.
     pub words: Vec<String>,
+    /// The answers the reviewer can give.
     pub choices: Vec<Choice>,
     /// Flagged items: why flagged, and each judge's reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// Each judge's reason, by judge.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub reasons: BTreeMap<String, String>,
 }
@@ -289,7 +309,7 @@ const STOPWORDS: &[&str] = &[
 
 /// The question's (and rewrite's) words worth marking: lowercase, at least 3 characters, no
 /// stopwords, first occurrence order.
-pub fn question_words(question: &str, rewrite: Option<&str>) -> Vec<String> {
+pub(crate) fn question_words(question: &str, rewrite: Option<&str>) -> Vec<String> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for text in std::iter::once(question).chain(rewrite) {

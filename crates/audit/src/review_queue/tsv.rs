@@ -12,11 +12,11 @@ use crate::error::{AuditError, Result};
 use super::Queue;
 use super::flagged::FlaggedItem;
 use super::key::ItemKey;
-use super::labels::{EffectiveLabels, LabelLine, check_label, now_rfc3339};
-use super::sample::Sample;
+use super::label_log::{EffectiveLabels, LabelLine, check_label, now_rfc3339};
+use super::random_sample::Sample;
 
-pub const SAMPLE_HEADER: &str = "item\tdimension\tturn_id\tpassage_id";
-pub const LABELS_HEADER: &str = "item\tlabel\treviewer";
+pub(crate) const SAMPLE_HEADER: &str = "item\tdimension\tturn_id\tpassage_id";
+pub(crate) const LABELS_HEADER: &str = "item\tlabel\treviewer";
 
 /// The sample's units as TSV, header first.
 pub fn print_sample(sample: &Sample) -> String {
@@ -50,6 +50,7 @@ pub struct Reviewable<'a> {
 }
 
 impl<'a> Reviewable<'a> {
+    /// What the sample and the flagged queue hold.
     pub fn new(sample: &'a Sample, flagged: &'a [FlaggedItem]) -> Self {
         let mut pools: HashMap<&str, Option<&[String]>> = HashMap::new();
         for u in &sample.units {
@@ -154,7 +155,7 @@ mod tests {
 
     use super::*;
     use crate::dimension::Dimension;
-    use crate::review::sample::{SampleHeader, SampleUnit};
+    use crate::review_queue::random_sample::{SampleHeader, SampleUnit};
 
     fn sample() -> Sample {
         let u = |dim: Dimension, p: &str, pool: Option<Vec<String>>| SampleUnit {
@@ -218,13 +219,13 @@ mod tests {
         assert_eq!(lines.len(), 4);
         assert_eq!(lines[1].reviewer, "bob");
         assert_eq!(lines[3].queue, Queue::Flagged);
-        let eff = super::super::labels::effective(&lines);
+        let eff = super::super::label_log::effective(&lines);
         let out = export(&eff);
         assert!(out.starts_with("item\tlabel\treviewer\n"));
         let q = tmp.path().join("out.tsv");
         std::fs::write(&q, &out).unwrap();
         assert_eq!(
-            super::super::labels::effective(&import(&q, &r, "x", "fp").unwrap()),
+            super::super::label_log::effective(&import(&q, &r, "x", "fp").unwrap()),
             eff
         );
     }

@@ -13,25 +13,25 @@
 
 pub mod card;
 pub mod flagged;
-pub mod key;
-pub mod labels;
-pub mod sample;
+pub(crate) mod key;
+pub mod label_log;
+pub mod random_sample;
 pub mod tsv;
 pub mod units;
+
+pub use key::ItemKey;
+pub use label_log::{audit_fingerprint, effective_labels};
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{AuditError, Result};
 use crate::summary::Summary;
 
-pub use key::ItemKey;
-pub use labels::{audit_fingerprint, effective_labels};
-
 /// The review folder inside an audit folder.
-pub const REVIEW_DIR: &str = "review";
+pub(crate) const REVIEW_DIR: &str = "review";
 
 /// `AUDIT_DIR/review`.
-pub fn review_dir(audit_dir: &Path) -> PathBuf {
+pub(crate) fn review_dir(audit_dir: &Path) -> PathBuf {
     audit_dir.join(REVIEW_DIR)
 }
 
@@ -48,6 +48,7 @@ pub enum Queue {
 }
 
 impl Queue {
+    /// The name in `labels.jsonl` and the API.
     pub fn name(self) -> &'static str {
         match self {
             Queue::Sample => "sample",
@@ -55,6 +56,7 @@ impl Queue {
         }
     }
 
+    /// The queue of a name ([`Queue::name`]); `None` for an unknown one.
     pub fn parse(s: &str) -> Option<Queue> {
         match s {
             "sample" => Some(Queue::Sample),

@@ -25,9 +25,9 @@ use crate::error::{AuditError, Result};
 use crate::summary::Summary;
 
 use super::key::ItemKey;
-use super::{Queue, io_error, review_dir, user_error};
+use super::{Queue, io_error, review_dir};
 
-pub const LABELS_FILE: &str = "labels.jsonl";
+pub(crate) const LABELS_FILE: &str = "labels.jsonl";
 
 /// Labels of an audit: item -> reviewer -> label (the contract with the estimator).
 pub type EffectiveLabels = BTreeMap<String, BTreeMap<String, String>>;
@@ -36,14 +36,21 @@ pub type EffectiveLabels = BTreeMap<String, BTreeMap<String, String>>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LabelLine {
+    /// The item's key ([`crate::review_queue::ItemKey`]).
     pub item: String,
+    /// The queue the label was given in.
     pub queue: Queue,
     /// `None`: an undo.
     pub label: Option<String>,
+    /// Who labelled.
     pub reviewer: String,
+    /// When (RFC 3339, UTC).
     pub time: String,
+    /// Seconds spent on the card.
     pub seconds: f64,
+    /// The audit's fingerprint ([`audit_fingerprint`]).
     pub fingerprint: String,
+    /// The reviewer's note (left out when empty).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
 }
@@ -60,6 +67,7 @@ pub fn audit_fingerprint(summary: &Summary) -> String {
     h.finalize().to_hex().to_string()
 }
 
+/// `AUDIT_DIR/review/labels.jsonl`.
 pub fn labels_path(audit_dir: &Path) -> PathBuf {
     review_dir(audit_dir).join(LABELS_FILE)
 }
@@ -110,7 +118,7 @@ pub fn append(path: &Path, lines: &[LabelLine]) -> Result<()> {
     }
     let mut bytes = Vec::new();
     for l in lines {
-        bytes.extend_from_slice(super::sample::json_line(path, l)?.as_bytes());
+        bytes.extend_from_slice(super::random_sample::json_line(path, l)?.as_bytes());
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
@@ -345,15 +353,6 @@ pub fn effective_labels(audit_dir: &Path) -> Result<EffectiveLabels> {
     let summary = super::read_audit_summary(audit_dir)?;
     let lines = read_lines(&labels_path(audit_dir), &audit_fingerprint(&summary))?;
     Ok(effective(&lines))
-}
-
-/// A user error for a label that is not valid, for callers that hold no line number.
-pub fn invalid_label(path: &Path, item: &str, why: &str) -> AuditError {
-    user_error(
-        path,
-        format!("{item}: {why}"),
-        "see `mtr review --help` for the labels",
-    )
 }
 
 #[cfg(test)]

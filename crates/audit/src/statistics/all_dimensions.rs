@@ -1,5 +1,5 @@
 //! The per-dimension part of `summary.json`, computed in one pass over the audited dimensions:
-//! each dimension's statistics ([`crate::statistics::dimensions`]), the judges' failed
+//! each dimension's statistics ([`crate::statistics::dimension_statistics`]), the judges' failed
 //! judgements, the position, length and pool-length biases, the turns flagged by any
 //! dimension, and the failure rates by turn depth and prompt length.
 
@@ -10,12 +10,12 @@ use crate::dimension::Dimension;
 use crate::items::aggregate::ItemScore;
 use crate::judges::context::ItemKey;
 use crate::judges::record::Judgement;
-use crate::statistics::dimensions::{self, Lengths};
+use crate::statistics::dimension_statistics::{self, Lengths};
 use crate::statistics::resample;
 use crate::summary::{BiasInfo, DimensionSummary, FailureRates};
 
 /// What the judgements and item scores say, per dimension.
-pub struct Statistics {
+pub(crate) struct Statistics {
     pub dimensions: BTreeMap<Dimension, DimensionSummary>,
     /// Position, length and pool-length biases (self-preference is added apart).
     pub bias: BiasInfo,
@@ -27,7 +27,7 @@ pub struct Statistics {
 }
 
 /// The judgements and item scores of an audit, and what it needs besides.
-pub struct Scores<'a> {
+pub(crate) struct Scores<'a> {
     pub dims: &'a [Dimension],
     pub judge_names: &'a [String],
     pub items: &'a [ItemScore],
@@ -39,7 +39,7 @@ pub struct Scores<'a> {
 }
 
 /// Each dimension's statistics, failures and biases.
-pub fn of(s: &AuditSettings, x: &Scores<'_>) -> Statistics {
+pub(crate) fn of(s: &AuditSettings, x: &Scores<'_>) -> Statistics {
     let judge_names = x.judge_names;
     let mut out = Statistics {
         dimensions: BTreeMap::new(),
@@ -51,7 +51,7 @@ pub fn of(s: &AuditSettings, x: &Scores<'_>) -> Statistics {
         },
         failures: BTreeMap::new(),
         flagged_turns: 0,
-        failure_rates: dimensions::failure_rates(x.judgements, x.prompt_tokens),
+        failure_rates: dimension_statistics::failure_rates(x.judgements, x.prompt_tokens),
     };
     let mut flagged_turns = BTreeSet::new();
     for &dim in x.dims {
@@ -64,19 +64,22 @@ pub fn of(s: &AuditSettings, x: &Scores<'_>) -> Statistics {
                 .entry(dim)
                 .or_default() += 1;
         }
-        for i in di.iter().filter(|i| dimensions::is_flagged(i, s)) {
+        for i in di.iter().filter(|i| dimension_statistics::is_flagged(i, s)) {
             flagged_turns.insert(i.turn_id.clone());
         }
         out.dimensions.insert(
             dim,
-            dimensions::dimension_summary(dim, &di, &dj, judge_names, s),
+            dimension_statistics::dimension_summary(dim, &di, &dj, judge_names, s),
         );
-        out.bias
-            .length
-            .extend(dimensions::length_bias(dim, &di, judge_names, x.lengths));
+        out.bias.length.extend(dimension_statistics::length_bias(
+            dim,
+            &di,
+            judge_names,
+            x.lengths,
+        ));
         if dim == Dimension::Completeness {
-            out.bias.position = dimensions::position_bias(&dj, judge_names);
-            out.bias.pool_length = dimensions::pool_length_bias(
+            out.bias.position = dimension_statistics::position_bias(&dj, judge_names);
+            out.bias.pool_length = dimension_statistics::pool_length_bias(
                 &dj,
                 judge_names,
                 x.lengths,

@@ -26,7 +26,9 @@ use crate::output::{ITEMS, SUMMARY, read_summary};
 /// A gold passage the judges rated as not answering its turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RemovedGold {
+    /// The turn it is a gold of.
     pub turn_id: String,
+    /// The gold passage.
     pub passage_id: String,
     /// Ensemble alignment score (1-5), below [`AuditLabels::flag_rating_below`].
     pub score: f64,
@@ -35,8 +37,11 @@ pub struct RemovedGold {
 /// A verified probable missing gold.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AddedGold {
+    /// The turn it answers.
     pub turn_id: String,
+    /// The passage.
     pub passage_id: String,
+    /// Its relevance grade (at least 1).
     pub grade: i32,
 }
 
@@ -45,12 +50,15 @@ pub struct AddedGold {
 pub struct AuditLabels {
     /// The audited benchmark's data fingerprint.
     pub fingerprint: String,
+    /// The audited benchmark's name.
     pub benchmark: String,
     /// Alignment threshold: a gold scored below it is removed.
     pub flag_rating_below: f64,
     /// The audit sampled dialogues (`--sample`): the labels speak for `audited_turns` only.
     pub sampled: bool,
+    /// Dialogues the audit judged.
     pub dialogues_audited: usize,
+    /// Dialogues in the benchmark.
     pub dialogues_total: usize,
     /// Turn ids the audit covered (all turns of the audited dialogues).
     pub audited_turns: BTreeSet<String>,
@@ -95,34 +103,7 @@ pub fn read(dir: &Path) -> Result<AuditLabels> {
         );
     }
     let threshold = summary.settings.flag_rating_below;
-
-    // Passages verified (or rejected) as missing golds are rated pointwise too; they are not
-    // golds and never "removed".
-    let suggested: BTreeSet<(&str, &str)> = summary
-        .suggested_qrels
-        .iter()
-        .map(|s| (s.turn_id.as_str(), s.passage_id.as_str()))
-        .collect();
-    let alignment: Vec<Judgement> = judgements
-        .iter()
-        .filter(|j| j.dimension == Dimension::Alignment)
-        .cloned()
-        .collect();
-    let mut removed: Vec<RemovedGold> = score_items(&alignment, summary.judges.len().max(1), 1)
-        .into_iter()
-        .filter_map(|it| {
-            let p = it.passage_id?;
-            let score = it.score?;
-            let keep = score < threshold && !suggested.contains(&(it.turn_id.as_str(), p.as_str()));
-            keep.then_some(RemovedGold {
-                turn_id: it.turn_id,
-                passage_id: p,
-                score,
-            })
-        })
-        .collect();
-    removed.sort_by(|a, b| (&a.turn_id, &a.passage_id).cmp(&(&b.turn_id, &b.passage_id)));
-    removed.dedup_by(|a, b| a.turn_id == b.turn_id && a.passage_id == b.passage_id);
+    let removed = removed_golds(&summary, &judgements);
 
     let mut added: Vec<AddedGold> = summary
         .suggested_qrels
@@ -166,6 +147,39 @@ pub fn read(dir: &Path) -> Result<AuditLabels> {
         complete: summary.complete,
         notes,
     })
+}
+
+/// The golds whose ensemble alignment score is below the audit's threshold, sorted by turn
+/// and passage. Passages verified (or rejected) as missing golds are rated pointwise too; they
+/// are not golds and never "removed".
+fn removed_golds(summary: &crate::Summary, judgements: &[Judgement]) -> Vec<RemovedGold> {
+    let threshold = summary.settings.flag_rating_below;
+    let suggested: BTreeSet<(&str, &str)> = summary
+        .suggested_qrels
+        .iter()
+        .map(|s| (s.turn_id.as_str(), s.passage_id.as_str()))
+        .collect();
+    let alignment: Vec<Judgement> = judgements
+        .iter()
+        .filter(|j| j.dimension == Dimension::Alignment)
+        .cloned()
+        .collect();
+    let mut removed: Vec<RemovedGold> = score_items(&alignment, summary.judges.len().max(1), 1)
+        .into_iter()
+        .filter_map(|it| {
+            let p = it.passage_id?;
+            let score = it.score?;
+            let keep = score < threshold && !suggested.contains(&(it.turn_id.as_str(), p.as_str()));
+            keep.then_some(RemovedGold {
+                turn_id: it.turn_id,
+                passage_id: p,
+                score,
+            })
+        })
+        .collect();
+    removed.sort_by(|a, b| (&a.turn_id, &a.passage_id).cmp(&(&b.turn_id, &b.passage_id)));
+    removed.dedup_by(|a, b| a.turn_id == b.turn_id && a.passage_id == b.passage_id);
+    removed
 }
 
 /// Refuses labels made on another benchmark: `fingerprint` is the data fingerprint of the

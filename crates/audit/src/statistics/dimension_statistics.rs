@@ -18,7 +18,7 @@ use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::items::aggregate::ItemScore;
 use crate::judges::record::Judgement;
-pub use crate::statistics::interval::interval;
+pub(crate) use crate::statistics::interval::interval;
 use crate::statistics::resample::{Resampling, cluster_interval, mean_at};
 use crate::summary::{
     Agreement, Bin, DimensionSummary, Estimate, FailureRates, JudgeScore, LengthBias,
@@ -26,7 +26,7 @@ use crate::summary::{
 };
 
 /// Whether an item is flagged as a probable label problem.
-pub fn is_flagged(item: &ItemScore, s: &AuditSettings) -> bool {
+pub(crate) fn is_flagged(item: &ItemScore, s: &AuditSettings) -> bool {
     match (item.dimension, item.score) {
         (Dimension::Completeness, Some(x)) => {
             x < s.flag_share_below || item.suggestion.is_some() || item.none_majority()
@@ -65,7 +65,7 @@ fn histogram(dim: Dimension, scores: &[f64]) -> Vec<Bin> {
 }
 
 /// The summary of one dimension.
-pub fn dimension_summary(
+pub(crate) fn dimension_summary(
     dim: Dimension,
     items: &[&ItemScore],
     judgements: &[&Judgement],
@@ -144,7 +144,11 @@ pub fn dimension_summary(
 }
 
 /// Mean over the items every judge scored, with its cluster-bootstrap interval.
-pub fn complete_case(items: &[&ItemScore], judges: &[String], r: &Resampling) -> Option<Estimate> {
+pub(crate) fn complete_case(
+    items: &[&ItemScore],
+    judges: &[String],
+    r: &Resampling,
+) -> Option<Estimate> {
     if judges.is_empty() {
         return None;
     }
@@ -203,7 +207,11 @@ fn adjusted_at(scores: &[Vec<Option<f64>>], idx: &[usize], k: usize) -> Option<(
 /// Mean over every scored item after subtracting additive judge effects (estimated on the
 /// items all judges scored), with its cluster-bootstrap interval (offsets re-estimated in
 /// every resample).
-pub fn judge_adjusted(items: &[&ItemScore], judges: &[String], r: &Resampling) -> Option<Estimate> {
+pub(crate) fn judge_adjusted(
+    items: &[&ItemScore],
+    judges: &[String],
+    r: &Resampling,
+) -> Option<Estimate> {
     let scored: Vec<&&ItemScore> = items.iter().filter(|i| !i.per_judge.is_empty()).collect();
     let scores: Vec<Vec<Option<f64>>> = scored
         .iter()
@@ -246,14 +254,14 @@ fn rate_bins(edges: &[u64], values: &[(u64, bool)]) -> Vec<RateBin> {
 }
 
 /// Turn-number bins of the failure table.
-pub const TURN_BINS: [u64; 6] = [1, 2, 3, 4, 6, 9];
+pub(crate) const TURN_BINS: [u64; 6] = [1, 2, 3, 4, 6, 9];
 /// Prompt-token bins of the failure table.
-pub const PROMPT_TOKEN_BINS: [u64; 6] = [0, 500, 1000, 2000, 4000, 8000];
+pub(crate) const PROMPT_TOKEN_BINS: [u64; 6] = [0, 500, 1000, 2000, 4000, 8000];
 
 /// Failure rates by turn depth and prompt length, overall (`all`) and per judge. A
 /// judgement's prompt length is `prompt_tokens` of its item (tiktoken, as sent), else the
 /// provider's count.
-pub fn failure_rates(
+pub(crate) fn failure_rates(
     judgements: &[Judgement],
     prompt_tokens: &HashMap<crate::judges::context::ItemKey, u64>,
 ) -> BTreeMap<String, FailureRates> {
@@ -337,7 +345,7 @@ fn agreement_of(
 /// Each judge sees its own permutation of the pool, so positions are not comparable across
 /// judges; passages are. The chance agreement comes from the pooled category shares, which
 /// are small when pools share few passages: the kappa is then close to the raw agreement.
-pub fn pick_kappa(judgements: &[&Judgement], judges: usize) -> Option<f64> {
+pub(crate) fn pick_kappa(judgements: &[&Judgement], judges: usize) -> Option<f64> {
     let mut by_unit: BTreeMap<(&str, Option<&str>, usize, u32), Vec<&str>> = BTreeMap::new();
     for j in judgements.iter().filter(|j| j.ok()) {
         let answer = match (&j.pick_passage_id, j.abstention) {
@@ -377,7 +385,7 @@ pub fn pick_kappa(judgements: &[&Judgement], judges: usize) -> Option<f64> {
 }
 
 /// Gold pick-rate by position per judge, for the most common pool size.
-pub fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<PositionBias> {
+pub(crate) fn position_bias(judgements: &[&Judgement], judges: &[String]) -> Vec<PositionBias> {
     let mut sizes: BTreeMap<usize, usize> = BTreeMap::new();
     for j in judgements {
         if let Some(p) = &j.pool {
@@ -453,7 +461,7 @@ fn chi_square_p(x: f64, df: usize) -> Option<f64> {
 /// (`items[c][k]`: picks of position k in item c): the mean over positions of the clustered
 /// (ratio-estimator) variance over the independent-trials variance, weighted by (1 - 1/P) as
 /// under uniform positions, and never below 1. `None` with fewer than two items.
-pub fn design_effect(items: &[Vec<u64>], size: usize) -> Option<f64> {
+pub(crate) fn design_effect(items: &[Vec<u64>], size: usize) -> Option<f64> {
     let c = items.len();
     if c < 2 || size < 2 {
         return None;
@@ -486,52 +494,13 @@ pub fn design_effect(items: &[Vec<u64>], size: usize) -> Option<f64> {
 
 /// Length of the picked passage against the rest of its pool, per judge and for all judges'
 /// picks together (`ensemble`).
-pub fn pool_length_bias(
+pub(crate) fn pool_length_bias(
     judgements: &[&Judgement],
     judges: &[String],
     lengths: &Lengths,
     r: &Resampling,
 ) -> Vec<PoolLengthBias> {
-    struct Trial<'a> {
-        judge: &'a str,
-        item: String,
-        picked: f64,
-        gold: f64,
-        longest_picked: bool,
-        longest_gold: bool,
-    }
-    let mut trials = Vec::new();
-    for j in judgements.iter().filter(|j| j.ok()) {
-        let (Some(pool), Some(pick), Some(gold)) = (&j.pool, j.pick_position, j.gold_position)
-        else {
-            continue;
-        };
-        if pool.len() < 2 || pick == 0 || pick > pool.len() || gold == 0 || gold > pool.len() {
-            continue;
-        }
-        let Some(words) = pool
-            .iter()
-            .map(|p| lengths.passage_words.get(p).map(|&w| w as f64))
-            .collect::<Option<Vec<f64>>>()
-        else {
-            continue;
-        };
-        let total: f64 = words.iter().sum();
-        let rest = |i: usize| words[i] - (total - words[i]) / (words.len() - 1) as f64;
-        let max = words.iter().copied().fold(f64::MIN, f64::max);
-        trials.push(Trial {
-            judge: j.judge.as_str(),
-            item: format!(
-                "{}\u{1f}{}",
-                j.turn_id,
-                j.passage_id.as_deref().unwrap_or_default()
-            ),
-            picked: rest(pick - 1),
-            gold: rest(gold - 1),
-            longest_picked: words[pick - 1] >= max,
-            longest_gold: words[gold - 1] >= max,
-        });
-    }
+    let trials = pool_trials(judgements, lengths);
     let mut names = vec!["ensemble".to_string()];
     names.extend(judges.iter().cloned());
     names
@@ -568,16 +537,64 @@ pub fn pool_length_bias(
         .collect()
 }
 
+/// The valid picks whose pool's lengths are all known.
+fn pool_trials<'a>(judgements: &[&'a Judgement], lengths: &Lengths) -> Vec<Trial<'a>> {
+    let mut trials = Vec::new();
+    for j in judgements.iter().filter(|j| j.ok()) {
+        let (Some(pool), Some(pick), Some(gold)) = (&j.pool, j.pick_position, j.gold_position)
+        else {
+            continue;
+        };
+        if pool.len() < 2 || pick == 0 || pick > pool.len() || gold == 0 || gold > pool.len() {
+            continue;
+        }
+        let Some(words) = pool
+            .iter()
+            .map(|p| lengths.passage_words.get(p).map(|&w| w as f64))
+            .collect::<Option<Vec<f64>>>()
+        else {
+            continue;
+        };
+        let total: f64 = words.iter().sum();
+        let rest = |i: usize| words[i] - (total - words[i]) / (words.len() - 1) as f64;
+        let max = words.iter().copied().fold(f64::MIN, f64::max);
+        trials.push(Trial {
+            judge: j.judge.as_str(),
+            item: format!(
+                "{}\u{1f}{}",
+                j.turn_id,
+                j.passage_id.as_deref().unwrap_or_default()
+            ),
+            picked: rest(pick - 1),
+            gold: rest(gold - 1),
+            longest_picked: words[pick - 1] >= max,
+            longest_gold: words[gold - 1] >= max,
+        });
+    }
+    trials
+}
+
+/// One pick out of a pool whose passages all have a length: the picked and the gold
+/// passage's length minus the rest of the pool's mean.
+struct Trial<'a> {
+    judge: &'a str,
+    item: String,
+    picked: f64,
+    gold: f64,
+    longest_picked: bool,
+    longest_gold: bool,
+}
+
 /// Word counts used by the length-bias check.
 #[derive(Debug, Default, Clone)]
-pub struct Lengths {
+pub(crate) struct Lengths {
     pub passage_words: HashMap<String, usize>,
     pub answer_words: HashMap<String, usize>,
 }
 
 /// Pearson correlation between item score and length (passage words for alignment and
 /// completeness, answer words for faithfulness and quality), for the ensemble and each judge.
-pub fn length_bias(
+pub(crate) fn length_bias(
     dim: Dimension,
     items: &[&ItemScore],
     judges: &[String],

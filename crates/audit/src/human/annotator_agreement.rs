@@ -1,5 +1,5 @@
 //! Calibration against human ratings (`--human-labels FILE`): how the judges' ratings compare
-//! with the annotators' (the files themselves are read by [`crate::human::labels`], whose types
+//! with the annotators' (the files themselves are read by [`crate::human::rating_files`], whose types
 //! are re-exported here).
 //!
 //! What is reported per (dimension, human metric): Pearson and Spearman between the ensemble
@@ -23,7 +23,7 @@ use mtr_metrics::agreement::{self, KappaWeights, Level};
 use serde::{Deserialize, Serialize};
 
 use crate::dimension::Dimension;
-pub use crate::human::labels::{
+pub(crate) use crate::human::rating_files::{
     HumanItem, HumanLabels, HumanRating, MtragJudged, judged_for, load, mtrag_metrics,
 };
 use crate::statistics::interval::Interval;
@@ -150,7 +150,7 @@ pub struct SourceResidual {
 
 /// One unit to compare: judge scores and annotator ratings.
 #[derive(Debug, Clone, Default)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub per_judge: BTreeMap<String, f64>,
     pub annotators: BTreeMap<String, f64>,
     /// Cluster of the bootstrap (the task: MTRAG rates several answers per task).
@@ -160,13 +160,13 @@ pub struct Unit {
 }
 
 impl Unit {
-    pub fn ensemble(&self) -> Option<f64> {
+    pub(crate) fn ensemble(&self) -> Option<f64> {
         (!self.per_judge.is_empty())
             .then(|| self.per_judge.values().sum::<f64>() / self.per_judge.len() as f64)
     }
 }
 
-pub fn median(v: &[f64]) -> Option<f64> {
+pub(crate) fn median(v: &[f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -181,12 +181,12 @@ pub fn median(v: &[f64]) -> Option<f64> {
 }
 
 /// Maps a judge score onto the human scale (linear), unrounded.
-pub fn to_human_scale(score: f64, judge: [f64; 2], human: [f64; 2]) -> f64 {
+pub(crate) fn to_human_scale(score: f64, judge: [f64; 2], human: [f64; 2]) -> f64 {
     human[0] + (score - judge[0]) / (judge[1] - judge[0]) * (human[1] - human[0])
 }
 
 /// Maps a judge score onto the human scale (linear), rounded to the nearest grade.
-pub fn to_human_grade(score: f64, judge: [f64; 2], human: [f64; 2]) -> i64 {
+pub(crate) fn to_human_grade(score: f64, judge: [f64; 2], human: [f64; 2]) -> i64 {
     to_human_scale(score, judge, human)
         .clamp(human[0], human[1])
         .round() as i64
@@ -195,13 +195,23 @@ pub fn to_human_grade(score: f64, judge: [f64; 2], human: [f64; 2]) -> i64 {
 type CorrFn =
     fn(&[f64], &[f64]) -> std::result::Result<agreement::Correlation, mtr_metrics::MetricsError>;
 
-fn corr(f: CorrFn, x: &[f64], y: &[f64]) -> (Option<f64>, Option<f64>) {
+/// A correlation and its p-value; `None` where undefined (fewer than 3 pairs, no variance).
+#[derive(Debug, Clone, Copy, Default)]
+struct Tested {
+    r: Option<f64>,
+    p: Option<f64>,
+}
+
+fn corr(f: CorrFn, x: &[f64], y: &[f64]) -> Tested {
     if x.len() < 3 {
-        return (None, None);
+        return Tested::default();
     }
     match f(x, y) {
-        Ok(c) if c.r.is_finite() => (Some(c.r), c.p_value.is_finite().then_some(c.p_value)),
-        _ => (None, None),
+        Ok(c) if c.r.is_finite() => Tested {
+            r: Some(c.r),
+            p: c.p_value.is_finite().then_some(c.p_value),
+        },
+        _ => Tested::default(),
     }
 }
 
@@ -222,13 +232,37 @@ struct Row<'a> {
     cluster: &'a str,
 }
 
-/// Pearson, Spearman (vs median), Pearson, Spearman (vs each annotator), kappa, on `idx`.
+/// The ensemble's agreement with the annotators on some units.
+struct AgreementStats {
+    /// Against the annotators' median.
+    pearson: Tested,
+    spearman: Tested,
+    /// Pooled against each annotator.
+    pearson_vs_annotators: Tested,
+    spearman_vs_annotators: Tested,
+    kappa_quadratic: Option<f64>,
+}
+
+impl AgreementStats {
+    /// The statistics the bootstrap resamples, in the order [`judge_agreement`] reads them.
+    fn values(&self) -> Vec<Option<f64>> {
+        vec![
+            self.pearson.r,
+            self.spearman.r,
+            self.pearson_vs_annotators.r,
+            self.spearman_vs_annotators.r,
+            self.kappa_quadratic,
+        ]
+    }
+}
+
+/// The agreement statistics on the rows `idx`.
 fn agreement_stats(
     rows: &[Row<'_>],
     idx: &[usize],
     judge_scale: [f64; 2],
     human_scale: [f64; 2],
-) -> [(Option<f64>, Option<f64>); 5] {
+) -> AgreementStats {
     let (mut x, mut y) = (Vec::new(), Vec::new());
     let (mut px, mut py, mut kx, mut ky) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &i in idx {
@@ -242,13 +276,13 @@ fn agreement_stats(
             ky.push(a.round() as i64);
         }
     }
-    [
-        corr(agreement::pearson, &x, &y),
-        corr(agreement::spearman, &x, &y),
-        corr(agreement::pearson, &px, &py),
-        corr(agreement::spearman, &px, &py),
-        (kappa(&kx, &ky), None),
-    ]
+    AgreementStats {
+        pearson: corr(agreement::pearson, &x, &y),
+        spearman: corr(agreement::spearman, &x, &y),
+        pearson_vs_annotators: corr(agreement::pearson, &px, &py),
+        spearman_vs_annotators: corr(agreement::spearman, &px, &py),
+        kappa_quadratic: kappa(&kx, &ky),
+    }
 }
 
 fn distinct(labels: &[&str]) -> usize {
@@ -280,35 +314,61 @@ fn judge_agreement(
         })
         .collect();
     let all: Vec<usize> = (0..rows.len()).collect();
-    let [p, s, pa, sa, k] = agreement_stats(&rows, &all, judge_scale, human_scale);
+    let est = agreement_stats(&rows, &all, judge_scale, human_scale);
     let clusters: Vec<&str> = rows.iter().map(|r| r.cluster).collect();
-    let cis = crate::statistics::resample::cluster_intervals(&clusters, r, 5, |idx| {
-        agreement_stats(&rows, idx, judge_scale, human_scale)
-            .iter()
-            .map(|x| x.0)
-            .collect()
-    });
+    let cis =
+        crate::statistics::resample::cluster_intervals(&clusters, r, est.values().len(), |idx| {
+            agreement_stats(&rows, idx, judge_scale, human_scale).values()
+        });
+    // the intervals come in the order of `AgreementStats::values`
+    let mut ci = cis.into_iter();
+    let mut next_ci = || ci.next().flatten();
     JudgeAgreement {
         n: rows.len(),
         clusters: distinct(&clusters),
-        pearson: p.0,
-        pearson_ci: cis[0].clone(),
-        pearson_p: p.1,
-        spearman: s.0,
-        spearman_ci: cis[1].clone(),
-        spearman_p: s.1,
+        pearson: est.pearson.r,
+        pearson_ci: next_ci(),
+        pearson_p: est.pearson.p,
+        spearman: est.spearman.r,
+        spearman_ci: next_ci(),
+        spearman_p: est.spearman.p,
         pairs: rows.iter().map(|r| r.ratings.len()).sum(),
-        pearson_vs_annotators: pa.0,
-        pearson_vs_annotators_ci: cis[2].clone(),
-        spearman_vs_annotators: sa.0,
-        spearman_vs_annotators_ci: cis[3].clone(),
-        kappa_quadratic: k.0,
-        kappa_quadratic_ci: cis[4].clone(),
+        pearson_vs_annotators: est.pearson_vs_annotators.r,
+        pearson_vs_annotators_ci: next_ci(),
+        spearman_vs_annotators: est.spearman_vs_annotators.r,
+        spearman_vs_annotators_ci: next_ci(),
+        kappa_quadratic: est.kappa_quadratic,
+        kappa_quadratic_ci: next_ci(),
     }
 }
 
-/// Alpha, pairwise Pearson, Spearman, kappa, leave-one-out Pearson, Spearman on units `idx`.
-fn ceiling_stats(multi: &[&Unit], idx: &[usize], coders: &[String]) -> [Option<f64>; 6] {
+/// The annotators' agreement with each other on some units.
+struct CeilingStats {
+    krippendorff_alpha_ordinal: Option<f64>,
+    pearson_pairwise: Option<f64>,
+    spearman_pairwise: Option<f64>,
+    kappa_quadratic_pairwise: Option<f64>,
+    /// Each annotator against the median of the others.
+    pearson_leave_one_out: Option<f64>,
+    spearman_leave_one_out: Option<f64>,
+}
+
+impl CeilingStats {
+    /// The statistics the bootstrap resamples, in the order [`ceiling`] reads them.
+    fn values(&self) -> Vec<Option<f64>> {
+        vec![
+            self.krippendorff_alpha_ordinal,
+            self.pearson_pairwise,
+            self.spearman_pairwise,
+            self.kappa_quadratic_pairwise,
+            self.pearson_leave_one_out,
+            self.spearman_leave_one_out,
+        ]
+    }
+}
+
+/// The ceiling statistics on the units `idx`.
+fn ceiling_stats(multi: &[&Unit], idx: &[usize], coders: &[String]) -> CeilingStats {
     let data: Vec<Vec<Option<f64>>> = coders
         .iter()
         .map(|c| {
@@ -355,14 +415,14 @@ fn ceiling_stats(multi: &[&Unit], idx: &[usize], coders: &[String]) -> [Option<f
             }
         }
     }
-    [
-        alpha,
-        corr(agreement::pearson, &a, &b).0,
-        corr(agreement::spearman, &a, &b).0,
-        kappa(&ka, &kb),
-        corr(agreement::pearson, &lx, &ly).0,
-        corr(agreement::spearman, &lx, &ly).0,
-    ]
+    CeilingStats {
+        krippendorff_alpha_ordinal: alpha,
+        pearson_pairwise: corr(agreement::pearson, &a, &b).r,
+        spearman_pairwise: corr(agreement::spearman, &a, &b).r,
+        kappa_quadratic_pairwise: kappa(&ka, &kb),
+        pearson_leave_one_out: corr(agreement::pearson, &lx, &ly).r,
+        spearman_leave_one_out: corr(agreement::spearman, &lx, &ly).r,
+    }
 }
 
 fn ceiling(units: &[&Unit], r: &Resampling) -> Ceiling {
@@ -380,9 +440,13 @@ fn ceiling(units: &[&Unit], r: &Resampling) -> Ceiling {
     let all: Vec<usize> = (0..multi.len()).collect();
     let est = ceiling_stats(&multi, &all, &coders);
     let clusters: Vec<&str> = multi.iter().map(|u| u.cluster.as_str()).collect();
-    let cis = crate::statistics::resample::cluster_intervals(&clusters, r, 6, |idx| {
-        ceiling_stats(&multi, idx, &coders).to_vec()
-    });
+    let cis =
+        crate::statistics::resample::cluster_intervals(&clusters, r, est.values().len(), |idx| {
+            ceiling_stats(&multi, idx, &coders).values()
+        });
+    // the intervals come in the order of `CeilingStats::values`
+    let mut ci = cis.into_iter();
+    let mut next_ci = || ci.next().flatten();
     let annotations: usize = multi.iter().map(|u| u.annotators.len()).sum();
     Ceiling {
         units: multi.len(),
@@ -391,22 +455,22 @@ fn ceiling(units: &[&Unit], r: &Resampling) -> Ceiling {
         } else {
             annotations as f64 / multi.len() as f64
         },
-        krippendorff_alpha_ordinal: est[0],
-        krippendorff_alpha_ordinal_ci: cis[0].clone(),
+        krippendorff_alpha_ordinal: est.krippendorff_alpha_ordinal,
+        krippendorff_alpha_ordinal_ci: next_ci(),
         pairs: multi
             .iter()
             .map(|u| u.annotators.len() * (u.annotators.len() - 1))
             .sum(),
-        pearson_pairwise: est[1],
-        pearson_pairwise_ci: cis[1].clone(),
-        spearman_pairwise: est[2],
-        spearman_pairwise_ci: cis[2].clone(),
-        kappa_quadratic_pairwise: est[3],
-        kappa_quadratic_pairwise_ci: cis[3].clone(),
-        pearson_leave_one_out: est[4],
-        pearson_leave_one_out_ci: cis[4].clone(),
-        spearman_leave_one_out: est[5],
-        spearman_leave_one_out_ci: cis[5].clone(),
+        pearson_pairwise: est.pearson_pairwise,
+        pearson_pairwise_ci: next_ci(),
+        spearman_pairwise: est.spearman_pairwise,
+        spearman_pairwise_ci: next_ci(),
+        kappa_quadratic_pairwise: est.kappa_quadratic_pairwise,
+        kappa_quadratic_pairwise_ci: next_ci(),
+        pearson_leave_one_out: est.pearson_leave_one_out,
+        pearson_leave_one_out_ci: next_ci(),
+        spearman_leave_one_out: est.spearman_leave_one_out,
+        spearman_leave_one_out_ci: next_ci(),
     }
 }
 
@@ -482,7 +546,7 @@ fn residuals(
 
 /// Compares judges with humans on one (dimension, human metric). The ceiling is computed on
 /// the units the ensemble scored; `ceiling_all_units` on every unit.
-pub fn compare(
+pub(crate) fn compare(
     dimension: Dimension,
     human_metric: &str,
     units: &[Unit],

@@ -32,12 +32,17 @@ struct JudgementRow {
 /// One audited unit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditedUnit {
+    /// The unit's key.
     pub key: ItemKey,
+    /// Its dimension.
     pub dimension: Dimension,
+    /// Its dialogue.
     pub dialogue_id: String,
+    /// Its turn.
     pub turn_id: String,
     /// 1-based turn number.
     pub turn: usize,
+    /// The judged passage (none for faithfulness and quality).
     pub passage_id: Option<String>,
     /// Completeness: the pool in the order the first judge saw it in its first trial.
     pub pool: Option<Vec<String>>,
@@ -55,7 +60,7 @@ pub fn read(audit_dir: &Path) -> Result<Vec<AuditedUnit>> {
 
 /// The judges' pointwise reasons about missing-gold candidates (`verify_items.jsonl`), by
 /// (turn, passage).
-pub fn verify_reasons(
+pub(crate) fn verify_reasons(
     audit_dir: &Path,
 ) -> Result<BTreeMap<(String, String), BTreeMap<String, String>>> {
     Ok(read_file(&audit_dir.join(VERIFY_ITEMS))?

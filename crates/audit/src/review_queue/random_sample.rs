@@ -18,9 +18,9 @@ use super::key::ItemKey;
 use super::units::AuditedUnit;
 use super::{io_error, review_dir, user_error};
 
-pub const SAMPLE_FILE: &str = "sample.jsonl";
+pub(crate) const SAMPLE_FILE: &str = "sample.jsonl";
 /// Version of the sample file's format.
-pub const SAMPLE_VERSION: u32 = 1;
+pub(crate) const SAMPLE_VERSION: u32 = 1;
 /// Units per dimension unless `--sample` says otherwise.
 pub const DEFAULT_PER_DIMENSION: usize = 50;
 
@@ -28,8 +28,11 @@ pub const DEFAULT_PER_DIMENSION: usize = 50;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SampleHeader {
+    /// Version of the sample file's format.
     pub sample_version: u32,
+    /// The seed the sample was drawn with.
     pub seed: u64,
+    /// Units drawn per dimension.
     pub per_dimension: usize,
     /// The audit's fingerprint ([`super::audit_fingerprint`]).
     pub fingerprint: String,
@@ -39,10 +42,15 @@ pub struct SampleHeader {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SampleUnit {
+    /// The unit's key ([`crate::review_queue::ItemKey`]).
     pub item: String,
+    /// Its dimension.
     pub dimension: Dimension,
+    /// Its dialogue.
     pub dialogue_id: String,
+    /// Its turn.
     pub turn_id: String,
+    /// 1-based turn number.
     pub turn: usize,
     /// Empty for faithfulness and quality.
     pub passage_id: String,
@@ -54,7 +62,9 @@ pub struct SampleUnit {
 /// The stored sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
+    /// The header line: seed, size, audit fingerprint.
     pub header: SampleHeader,
+    /// The units, interleaved dimension by dimension.
     pub units: Vec<SampleUnit>,
 }
 
@@ -69,7 +79,7 @@ impl Sample {
     }
 }
 
-pub fn sample_path(audit_dir: &Path) -> PathBuf {
+pub(crate) fn sample_path(audit_dir: &Path) -> PathBuf {
     review_dir(audit_dir).join(SAMPLE_FILE)
 }
 

@@ -7,7 +7,10 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
 use super::*;
+use crate::dimension::Dimension;
+use crate::items::aggregate::ItemScore;
 use crate::statistics::separation::Separation;
+use crate::summary::Summary;
 
 const DIALOGUES: usize = 60;
 const TURNS: usize = 3;
@@ -97,7 +100,7 @@ pub(crate) fn fixture(labelled: usize) -> (Vec<ItemScore>, EffectiveLabels) {
             let off = i64::from(k % 9 == 0);
             by.insert("bob".into(), (truth[i] - off).clamp(1, 5).to_string());
         }
-        labels.insert(sample::item_key(&items[i]), by);
+        labels.insert(sampled_labels::item_key(&items[i]), by);
     }
     labels.insert(
         "missing|d0::1|x".into(),
@@ -249,7 +252,7 @@ fn attach_reads_the_labels_file_and_refuses_another_audits() {
         "no labels file: nothing to add"
     );
     assert!(s.review.is_none());
-    std::fs::create_dir_all(dir.path().join(crate::review::REVIEW_DIR)).unwrap();
+    std::fs::create_dir_all(dir.path().join(crate::review_queue::REVIEW_DIR)).unwrap();
     let line = |fp: &str| {
         serde_json::json!({"item": "alignment|d0::1|p0-1", "queue": "sample", "label": "2",
             "reviewer": "ann", "time": "t", "seconds": 3.0, "fingerprint": fp})
@@ -274,7 +277,7 @@ fn intervals_stay_within_what_a_share_and_a_rating_can_be() {
     for (k, it) in items.iter().take(3 * TURNS).enumerate() {
         let label = if k == 0 { "1" } else { "5" };
         labels.insert(
-            sample::item_key(it),
+            sampled_labels::item_key(it),
             BTreeMap::from([("ann".to_string(), label.to_string())]),
         );
     }

@@ -3,7 +3,8 @@
 //! annotators' own agreement as the ceiling.
 
 use super::doc::Block;
-use super::{ci, f};
+use super::format::{ci, f};
+use crate::human::annotator_agreement::{HumanCalibration, JudgeAgreement};
 
 fn with_ci(x: Option<f64>, c: &Option<crate::summary::Interval>) -> String {
     match (x, c) {
@@ -12,7 +13,7 @@ fn with_ci(x: Option<f64>, c: &Option<crate::summary::Interval>) -> String {
     }
 }
 
-pub(super) fn section(b: &mut Vec<Block>, h: &crate::human::agreement::HumanCalibration) {
+pub(super) fn section(b: &mut Vec<Block>, h: &HumanCalibration) {
     b.push(Block::Heading(2, "Human calibration".into()));
     let judged = h
         .judged_units
@@ -22,13 +23,20 @@ pub(super) fn section(b: &mut Vec<Block>, h: &crate::human::agreement::HumanCali
         "Against `{}` ({} human-rated units{judged}; {} failed judgements excluded). Judges are compared with the median annotator; judge ratings are mapped linearly onto the human scale for kappa. Intervals: cluster bootstrap over tasks (the answers of one task together). The ceiling row is the annotators' own agreement (each annotator against the median of the others; kappa pairwise) on exactly the units the ensemble scored.",
         h.file, h.units, h.failed_judgements
     )));
+    judges_table(b, h);
+    ceiling_table(b, h);
+    self_preference_table(b, h);
+}
+
+/// Each judge's (and the ensemble's) agreement with the median annotator, beside the ceiling.
+fn judges_table(b: &mut Vec<Block>, h: &HumanCalibration) {
     let mut rows = Vec::new();
     for c in &h.comparisons {
         let metric = match &c.judged_with {
             Some(p) => format!("{} (`{p}`)", c.human_metric),
             None => c.human_metric.clone(),
         };
-        let mut push = |who: &str, a: &crate::human::agreement::JudgeAgreement| {
+        let mut push = |who: &str, a: &JudgeAgreement| {
             rows.push(vec![
                 c.dimension.name().to_string(),
                 metric.clone(),
@@ -76,6 +84,10 @@ pub(super) fn section(b: &mut Vec<Block>, h: &crate::human::agreement::HumanCali
         .to_vec(),
         rows,
     });
+}
+
+/// The annotators' own agreement on the judged units and on the whole file.
+fn ceiling_table(b: &mut Vec<Block>, h: &HumanCalibration) {
     let rows = h
         .comparisons
         .iter()
@@ -113,6 +125,10 @@ pub(super) fn section(b: &mut Vec<Block>, h: &crate::human::agreement::HumanCali
         .to_vec(),
         rows,
     });
+}
+
+/// The judge-minus-human residual by answer source (self-preference), when there is one.
+fn self_preference_table(b: &mut Vec<Block>, h: &HumanCalibration) {
     let mut rows = Vec::new();
     for c in &h.comparisons {
         for (who, by) in &c.residual_by_source {

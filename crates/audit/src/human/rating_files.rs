@@ -1,5 +1,5 @@
 //! Human label files (`--human-labels FILE`), read into what the calibration judges and
-//! compares ([`crate::human::agreement`] holds the comparison).
+//! compares ([`crate::human::annotator_agreement`] holds the comparison).
 //!
 //! Two kinds of file are read:
 //! - MTRAG's human evaluation set (`human_evaluations_clapnq_govt.json`): tasks (conversation,
@@ -23,7 +23,7 @@ use crate::error::Result;
 
 /// One human-rated answer of the MTRAG set, ready to be judged.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HumanItem {
+pub(crate) struct HumanItem {
     /// `task_id|model_id`.
     pub id: String,
     /// The task (a conversation turn): the cluster of the bootstrap.
@@ -40,7 +40,7 @@ pub struct HumanItem {
 }
 
 impl HumanItem {
-    pub fn history(&self) -> Vec<Utterance<'_>> {
+    pub(crate) fn history(&self) -> Vec<Utterance<'_>> {
         self.history
             .iter()
             .map(|(s, t)| Utterance {
@@ -54,7 +54,7 @@ impl HumanItem {
 /// A generic human rating of an audited item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HumanRating {
+pub(crate) struct HumanRating {
     pub turn_id: String,
     pub dimension: Dimension,
     #[serde(default)]
@@ -66,7 +66,7 @@ pub struct HumanRating {
 
 /// A loaded human-label file.
 #[derive(Debug, Clone)]
-pub enum HumanLabels {
+pub(crate) enum HumanLabels {
     /// MTRAG evaluations: answers to judge, on a 1-4 scale.
     Mtrag {
         items: Vec<HumanItem>,
@@ -78,7 +78,7 @@ pub enum HumanLabels {
 
 /// Human metrics each judged dimension is compared with (MTRAG names), primary first.
 /// `completeness` is judged with its own prompt (see [`MtragJudged`]).
-pub fn mtrag_metrics(dim: Dimension) -> &'static [&'static str] {
+pub(crate) fn mtrag_metrics(dim: Dimension) -> &'static [&'static str] {
     match dim {
         Dimension::Faithfulness => &["faithfulness"],
         Dimension::Quality => &["completeness", "appropriateness", "naturalness"],
@@ -89,13 +89,13 @@ pub fn mtrag_metrics(dim: Dimension) -> &'static [&'static str] {
 /// What the judges rate for an MTRAG human metric: the dimension's own prompt, or (for
 /// `completeness`) the answer-completeness prompt with the passages shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum MtragJudged {
+pub(crate) enum MtragJudged {
     Dimension(Dimension),
     AnswerCompleteness,
 }
 
 /// The judgement a human metric of dimension `dim` is compared with.
-pub fn judged_for(dim: Dimension, metric: &str) -> MtragJudged {
+pub(crate) fn judged_for(dim: Dimension, metric: &str) -> MtragJudged {
     if dim == Dimension::Quality && metric == "completeness" {
         MtragJudged::AnswerCompleteness
     } else {
@@ -103,7 +103,7 @@ pub fn judged_for(dim: Dimension, metric: &str) -> MtragJudged {
     }
 }
 
-pub fn load(path: &Path) -> Result<HumanLabels> {
+pub(crate) fn load(path: &Path) -> Result<HumanLabels> {
     let text = mtr_core::jsonl::read_text(path)?;
     let first = text.trim_start_matches('\u{feff}').trim_start();
     if first.starts_with('{')
@@ -171,8 +171,9 @@ fn field_err(path: &Path, field: &str, msg: impl Into<String>) -> mtr_core::Erro
     InputError::new(path, msg).field(field).into()
 }
 
-fn load_mtrag(path: &Path, v: &serde_json::Value) -> Result<HumanLabels> {
-    let docs: BTreeMap<&str, String> = v["documents"]
+/// The MTRAG file's passages by document id, as the judges are shown them (title, text).
+fn mtrag_documents<'a>(path: &Path, v: &'a serde_json::Value) -> Result<BTreeMap<&'a str, String>> {
+    Ok(v["documents"]
         .as_array()
         .ok_or_else(|| field_err(path, "documents", "expected an array of documents"))?
         .iter()
@@ -187,7 +188,72 @@ fn load_mtrag(path: &Path, v: &serde_json::Value) -> Result<HumanLabels> {
             };
             Some((id, shown))
         })
+        .collect())
+}
+
+/// The dialogue history before the task's last user message, and that message.
+fn mtrag_dialogue(
+    path: &Path,
+    task_id: &str,
+    task: &serde_json::Value,
+) -> Result<(Vec<(Speaker, String)>, String)> {
+    let input = task["input"].as_array().ok_or_else(|| {
+        field_err(
+            path,
+            "tasks[].input",
+            format!("task `{task_id}` has no input"),
+        )
+    })?;
+    let mut msgs: Vec<(Speaker, String)> = input
+        .iter()
+        .map(|m| {
+            let s = if m["speaker"].as_str() == Some("user") {
+                Speaker::User
+            } else {
+                Speaker::Agent
+            };
+            (s, m["text"].as_str().unwrap_or("").to_string())
+        })
         .collect();
+    let Some(pos) = msgs.iter().rposition(|(s, _)| *s == Speaker::User) else {
+        return Err(field_err(
+            path,
+            "tasks[].input",
+            format!("task `{task_id}` has no user message"),
+        )
+        .into());
+    };
+    let question = msgs[pos].1.clone();
+    msgs.truncate(pos);
+    Ok((msgs, question))
+}
+
+/// Every annotator's rating of one evaluation, by metric then annotator.
+fn mtrag_ratings(e: &serde_json::Value) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let mut ratings: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    if let Some(ann) = e["annotations"].as_object() {
+        for (metric, by) in ann {
+            let Some(by) = by.as_object() else { continue };
+            for (annotator, r) in by {
+                let val = match &r["value"] {
+                    serde_json::Value::String(s) => s.trim().parse::<f64>().ok(),
+                    serde_json::Value::Number(n) => n.as_f64(),
+                    _ => None,
+                };
+                if let Some(x) = val {
+                    ratings
+                        .entry(metric.clone())
+                        .or_default()
+                        .insert(annotator.clone(), x);
+                }
+            }
+        }
+    }
+    ratings
+}
+
+fn load_mtrag(path: &Path, v: &serde_json::Value) -> Result<HumanLabels> {
+    let docs = mtrag_documents(path, v)?;
     let tasks = v["tasks"]
         .as_array()
         .ok_or_else(|| field_err(path, "tasks", "expected an array of tasks"))?;
@@ -218,34 +284,7 @@ fn load_mtrag(path: &Path, v: &serde_json::Value) -> Result<HumanLabels> {
         let answer = e["model_response"]
             .as_str()
             .ok_or_else(|| field_err(path, &f("model_response"), "missing"))?;
-        let input = task["input"].as_array().ok_or_else(|| {
-            field_err(
-                path,
-                "tasks[].input",
-                format!("task `{task_id}` has no input"),
-            )
-        })?;
-        let mut msgs: Vec<(Speaker, String)> = input
-            .iter()
-            .map(|m| {
-                let s = if m["speaker"].as_str() == Some("user") {
-                    Speaker::User
-                } else {
-                    Speaker::Agent
-                };
-                (s, m["text"].as_str().unwrap_or("").to_string())
-            })
-            .collect();
-        let Some(pos) = msgs.iter().rposition(|(s, _)| *s == Speaker::User) else {
-            return Err(field_err(
-                path,
-                "tasks[].input",
-                format!("task `{task_id}` has no user message"),
-            )
-            .into());
-        };
-        let question = msgs[pos].1.clone();
-        msgs.truncate(pos);
+        let (msgs, question) = mtrag_dialogue(path, task_id, task)?;
         let passages: Vec<String> = task["contexts"]
             .as_array()
             .map(|cs| {
@@ -258,25 +297,7 @@ fn load_mtrag(path: &Path, v: &serde_json::Value) -> Result<HumanLabels> {
                     .collect()
             })
             .unwrap_or_default();
-        let mut ratings: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
-        if let Some(ann) = e["annotations"].as_object() {
-            for (metric, by) in ann {
-                let Some(by) = by.as_object() else { continue };
-                for (annotator, r) in by {
-                    let val = match &r["value"] {
-                        serde_json::Value::String(s) => s.trim().parse::<f64>().ok(),
-                        serde_json::Value::Number(n) => n.as_f64(),
-                        _ => None,
-                    };
-                    if let Some(x) = val {
-                        ratings
-                            .entry(metric.clone())
-                            .or_default()
-                            .insert(annotator.clone(), x);
-                    }
-                }
-            }
-        }
+        let ratings = mtrag_ratings(e);
         items.push(HumanItem {
             id: format!("{task_id}|{model}"),
             task: task_id.to_string(),

@@ -32,8 +32,11 @@ pub enum FlagKind {
 /// One flagged item.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FlaggedItem {
+    /// The item's key ([`crate::review_queue::ItemKey`]).
     pub item: String,
+    /// A probable missing gold or a doubtful gold.
     pub kind: FlagKind,
+    /// The turn.
     pub turn_id: String,
     /// The candidate (missing) or the flagged gold.
     pub passage_id: String,
@@ -61,8 +64,45 @@ pub fn queue(
             .map(|i| units[i].reasons.clone())
             .unwrap_or_default()
     };
-    let verify = super::units::verify_reasons(audit_dir)?;
+    let mut out = missing(audit_dir, summary, &reasons_of)?;
+    let labels = crate::label_edits::read(audit_dir)?;
+    let threshold = labels.flag_rating_below;
+    for r in labels.removed {
+        let span = (threshold - 1.0).max(f64::EPSILON);
+        out.push(FlaggedItem {
+            item: ItemKey::Gold {
+                turn_id: r.turn_id.clone(),
+                passage_id: r.passage_id.clone(),
+            }
+            .to_string(),
+            kind: FlagKind::Gold,
+            reasons: reasons_of(Dimension::Alignment, &r.turn_id, &r.passage_id),
+            turn_id: r.turn_id,
+            passage_id: r.passage_id,
+            gold_passage_id: None,
+            confidence: ((threshold - r.score) / span).clamp(0.0, 1.0),
+            why: format!(
+                "ensemble alignment score {:.2}, below the flag threshold {threshold}",
+                r.score
+            ),
+        });
+    }
+    out.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then_with(|| a.item.cmp(&b.item))
+    });
+    Ok(out)
+}
+
+/// The probable missing golds, each with the judges' reasons for their pick and rating.
+fn missing(
+    audit_dir: &Path,
+    summary: &Summary,
+    reasons_of: &dyn Fn(Dimension, &str, &str) -> BTreeMap<String, String>,
+) -> Result<Vec<FlaggedItem>> {
     let mut out = Vec::new();
+    let verify = super::units::verify_reasons(audit_dir)?;
     for s in summary
         .suggested_qrels
         .iter()
@@ -112,32 +152,5 @@ pub fn queue(
             reasons,
         });
     }
-    let labels = crate::labels::read(audit_dir)?;
-    let threshold = labels.flag_rating_below;
-    for r in labels.removed {
-        let span = (threshold - 1.0).max(f64::EPSILON);
-        out.push(FlaggedItem {
-            item: ItemKey::Gold {
-                turn_id: r.turn_id.clone(),
-                passage_id: r.passage_id.clone(),
-            }
-            .to_string(),
-            kind: FlagKind::Gold,
-            reasons: reasons_of(Dimension::Alignment, &r.turn_id, &r.passage_id),
-            turn_id: r.turn_id,
-            passage_id: r.passage_id,
-            gold_passage_id: None,
-            confidence: ((threshold - r.score) / span).clamp(0.0, 1.0),
-            why: format!(
-                "ensemble alignment score {:.2}, below the flag threshold {threshold}",
-                r.score
-            ),
-        });
-    }
-    out.sort_by(|a, b| {
-        b.confidence
-            .total_cmp(&a.confidence)
-            .then_with(|| a.item.cmp(&b.item))
-    });
     Ok(out)
 }
