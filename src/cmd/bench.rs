@@ -131,52 +131,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     // External runs first: bad input should fail before any retrieval work.
     let externals = job::load_externals(&args.runs, &prepared)?;
 
-    let mut systems: Vec<SystemInput> = Vec::new();
-    let mut ablations = Vec::new();
-    let plan = job::plan_retrieval(
-        &args.retrievers,
-        &args.queries,
-        args.index.as_deref(),
-        dir.root(),
-        &prepared,
-    )?;
-    if let Some(plan) = &plan {
-        let (src, idx) = job::open_index(plan, dir.root(), ctx.progress.as_ref())
-            .with_context(|| format!("index {}", plan.index_path.display()))?;
-        let llm = if plan.needs_llm() {
-            // the output folder and the LLM cache must take writes before anything is paid
-            super::preflight::writable_dir(args.output.path(), "--output")?;
-            let l = super::open::open_llm(ctx, &args.llm).await?;
-            super::preflight::writable_cache(&l)?;
-            Some(l)
-        } else {
-            None
-        };
-        let embedder = match &llm {
-            Some(l) if plan.needs_dense() => {
-                Some(mtr_retrieve::llm::open_embedder(l, &idx, &src, ctx.progress.as_ref()).await?)
-            }
-            _ => None,
-        };
-        let rewriter = match &llm {
-            Some(l) if plan.needs_rewriter() => {
-                Some(mtr_retrieve::llm::LlmRewriter::new(l.clone())?)
-            }
-            _ => None,
-        };
-        let (s, a) = job::retrieve(
-            plan,
-            &prepared,
-            &idx,
-            embedder,
-            rewriter.as_ref().map(|r| r as &dyn mtr_retrieve::Rewriter),
-            section.k,
-            ctx.progress.as_ref(),
-        )
-        .await?;
-        systems.extend(s);
-        ablations.extend(a);
-    }
+    let (mut systems, ablations) = retrieve(ctx, &args, &section, &dir, &prepared).await?;
     systems.extend(externals.into_iter().map(SystemInput::external));
 
     let prov = Provenance {
@@ -205,4 +160,56 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     ));
     super::open::emit(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The runs of the retriever specs x query formulations (none without `--retriever`), and the
+/// fusion ablations; the LLM client is opened only when a plan needs an embedder or a rewriter.
+async fn retrieve(
+    ctx: &Ctx,
+    args: &Args,
+    section: &BenchSettings,
+    dir: &mtr_core::BenchmarkDir,
+    prepared: &job::Prepared,
+) -> anyhow::Result<(Vec<SystemInput>, Vec<job::AblationInput>)> {
+    let plan = job::plan_retrieval(
+        &args.retrievers,
+        &args.queries,
+        args.index.as_deref(),
+        dir.root(),
+        prepared,
+    )?;
+    let Some(plan) = &plan else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let (src, idx) = job::open_index(plan, dir.root(), ctx.progress.as_ref())
+        .with_context(|| format!("index {}", plan.index_path.display()))?;
+    let llm = if plan.needs_llm() {
+        // the output folder and the LLM cache must take writes before anything is paid
+        super::preflight::writable_dir(args.output.path(), "--output")?;
+        let l = super::open::open_llm(ctx, &args.llm).await?;
+        super::preflight::writable_cache(&l)?;
+        Some(l)
+    } else {
+        None
+    };
+    let embedder = match &llm {
+        Some(l) if plan.needs_dense() => {
+            Some(mtr_retrieve::llm::open_embedder(l, &idx, &src, ctx.progress.as_ref()).await?)
+        }
+        _ => None,
+    };
+    let rewriter = match &llm {
+        Some(l) if plan.needs_rewriter() => Some(mtr_retrieve::llm::LlmRewriter::new(l.clone())?),
+        _ => None,
+    };
+    Ok(job::retrieve(
+        plan,
+        prepared,
+        &idx,
+        embedder,
+        rewriter.as_ref().map(|r| r as &dyn mtr_retrieve::Rewriter),
+        section.k,
+        ctx.progress.as_ref(),
+    )
+    .await?)
 }

@@ -21,7 +21,7 @@ mod config;
 mod stages;
 
 pub(crate) use assemble::Outcome;
-pub use assemble::{Provenance, SplitRequest, prepare, today};
+pub use assemble::{Prepared, Provenance, SplitRequest, prepare, today};
 pub use compute::AblationInput;
 pub use compute::{Settings, SystemInput, compute};
 pub use config::BenchSettings;
