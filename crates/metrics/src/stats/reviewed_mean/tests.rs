@@ -133,3 +133,19 @@ fn bad_input_is_an_error() {
     assert!(reviewed_mean(&two, &bad_level).is_err());
     assert!(reviewed_mean(&two, &opts).is_ok());
 }
+
+#[test]
+fn a_ppi_interval_outside_the_range_gives_way_to_the_reviewers() {
+    // the judges flag the 20 reviewed items (none fails) and almost nothing else: PPI's
+    // interval lies wholly below 0 (before: cut to [0, 0], zero width, missing the truth)
+    let items: Vec<PpiItem> = (0..300)
+        .map(|i| {
+            let reviewed = i % 15 == 0;
+            item(i % 7, f64::from(reviewed), reviewed.then_some(0.0))
+        })
+        .collect();
+    let e = reviewed_mean(&items, &ReviewedMeanOptions::default()).unwrap();
+    assert_eq!(e.labelled, 20);
+    assert_eq!(e.ppi, e.reviewers);
+    assert!(width(&e.ppi) > 0.0);
+}
