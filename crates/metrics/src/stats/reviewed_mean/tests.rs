@@ -38,7 +38,7 @@ fn the_oracle_audit_gives_a_ppi_interval_that_holds_the_truth() {
     assert_eq!((e.labelled, e.items), (40, 535));
     assert_eq!(e.reviewers.method, IntervalMethod::ClopperPearson);
     assert_eq!(e.reviewers.interval.lower, 0.0);
-    // the exact bound of 0 of 40 (8.8%), a little wider for the labels' 30 dialogues
+    // the exact bound of 0 of 40 (8.8%), a little wider for the labels' dialogues (9.4%)
     let exact = 1.0 - 0.025f64.powf(1.0 / 40.0);
     let upper = e.reviewers.interval.upper;
     assert!(exact < upper && upper < 0.095, "{:?}", e.reviewers);
