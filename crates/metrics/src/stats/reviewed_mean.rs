@@ -128,7 +128,7 @@ pub fn reviewed_mean(items: &[PpiItem], opts: &ReviewedMeanOptions) -> Result<Re
     let sample = Sample::new(items, opts)?;
     let reviewers = sample.reviewers(opts);
     let judges = sample.judges(opts);
-    let (ppi, lambda, lambda_rule) = sample.ppi(opts);
+    let (ppi, lambda, lambda_rule) = sample.ppi(opts, &reviewers);
     Ok(ReviewedMean {
         reviewers,
         judges,
@@ -240,8 +240,15 @@ impl<'a> Sample<'a> {
         adjusted_wald(&values, opts.range, opts.level, self.clusters)
     }
 
-    /// The prediction-powered estimate, the mean weight and how it was set.
-    fn ppi(&self, opts: &ReviewedMeanOptions) -> (MeanEstimate, f64, LambdaRule) {
+    /// The prediction-powered estimate, the mean weight and how it was set. An interval that
+    /// lies wholly outside the values' range (a sample whose predictions disagree with every
+    /// other item's, a few in ten thousand draws) says nothing the range allows: the
+    /// reviewers' own estimate stands in for it.
+    fn ppi(
+        &self,
+        opts: &ReviewedMeanOptions,
+        reviewers: &MeanEstimate,
+    ) -> (MeanEstimate, f64, LambdaRule) {
         let (lambdas, rule) = self.lambdas();
         let rectified: Vec<(usize, f64)> = self
             .labelled
@@ -259,6 +266,9 @@ impl<'a> Sample<'a> {
         est.interval.lower = est.interval.lower.max(lo);
         est.interval.upper = est.interval.upper.min(hi);
         let lambda = super::mean(&lambdas).unwrap_or(1.0);
+        if est.interval.upper <= est.interval.lower {
+            return (*reviewers, lambda, rule);
+        }
         (est, lambda, rule)
     }
 

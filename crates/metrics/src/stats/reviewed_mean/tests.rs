@@ -38,7 +38,7 @@ fn the_oracle_audit_gives_a_ppi_interval_that_holds_the_truth() {
     assert_eq!((e.labelled, e.items), (40, 535));
     assert_eq!(e.reviewers.method, IntervalMethod::ClopperPearson);
     assert_eq!(e.reviewers.interval.lower, 0.0);
-    // the exact bound of 0 of 40 (8.8%), a little wider for the labels' 30 dialogues
+    // the exact bound of 0 of 40 (8.8%), a little wider for the labels' dialogues (9.4%)
     let exact = 1.0 - 0.025f64.powf(1.0 / 40.0);
     let upper = e.reviewers.interval.upper;
     assert!(exact < upper && upper < 0.095, "{:?}", e.reviewers);
@@ -132,4 +132,20 @@ fn bad_input_is_an_error() {
     let two = [item(0, 1.0, Some(1.0)), item(1, 0.0, Some(0.0))];
     assert!(reviewed_mean(&two, &bad_level).is_err());
     assert!(reviewed_mean(&two, &opts).is_ok());
+}
+
+#[test]
+fn a_ppi_interval_outside_the_range_gives_way_to_the_reviewers() {
+    // the judges flag the 20 reviewed items (none fails) and almost nothing else: PPI's
+    // interval lies wholly below 0 (before: cut to [0, 0], zero width, missing the truth)
+    let items: Vec<PpiItem> = (0..300)
+        .map(|i| {
+            let reviewed = i % 15 == 0;
+            item(i % 7, f64::from(reviewed), reviewed.then_some(0.0))
+        })
+        .collect();
+    let e = reviewed_mean(&items, &ReviewedMeanOptions::default()).unwrap();
+    assert_eq!(e.labelled, 20);
+    assert_eq!(e.ppi, e.reviewers);
+    assert!(width(&e.ppi) > 0.0);
 }
