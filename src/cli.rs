@@ -65,6 +65,8 @@ pub enum Command {
     Retrieve(cmd::retrieve::Args),
     /// Audit a benchmark with an ensemble of LLM judges (MTR-Eval).
     Audit(cmd::audit::Args),
+    /// Judge the passages runs rank in their top K that the qrels do not judge (the holes).
+    Judge(cmd::judge::Args),
     /// Synthesize a multi-turn benchmark from a corpus (MTR-Pipeline).
     Synth(cmd::synth::Args),
     /// Score retrievers and external runs on a benchmark.

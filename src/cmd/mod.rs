@@ -19,6 +19,7 @@ pub mod eval;
 pub mod export;
 pub mod import;
 pub mod index;
+pub mod judge;
 pub mod leaderboard;
 pub mod local;
 pub mod local_hub;
@@ -62,6 +63,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Index(a) => index::run(&ctx, a).await,
         Command::Retrieve(a) => retrieve::run(&ctx, a).await,
         Command::Audit(a) => audit::run(&ctx, a).await,
+        Command::Judge(a) => judge::run(&ctx, a).await,
         Command::Synth(a) => synth::run(&ctx, a).await,
         Command::Bench(a) => bench::run(&ctx, a).await,
         Command::Leaderboard(a) => leaderboard::run(&ctx, a).await,

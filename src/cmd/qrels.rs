@@ -1,7 +1,8 @@
 //! `mtr qrels apply BENCH AUDIT_DIR --variant corrected -o qrels.tsv`: write the qrels an
 //! audit supports (`noise-removed`, `sparsity-filled` or `corrected`, see
 //! `mtr_bench::sensitivity`) as a plain TREC qrels file, so trec_eval, ranx or any other tool
-//! can score against them. The benchmark is never changed: the output may not lie inside the
+//! can score against them; `mtr qrels apply BENCH JUDGE_DIR --variant filled` writes the
+//! original qrels plus every hole `mtr judge` judged (`mtr_audit::holes::filled_qrels`). The benchmark is never changed: the output may not lie inside the
 //! benchmark folder. Also home of the glue that turns an audit folder into the bench's plain
 //! label edits (shared with `mtr bench --audit`).
 
@@ -44,17 +45,33 @@ pub struct ApplyArgs {
     pub audit: PathBuf,
     /// noise-removed (golds the judges rejected dropped), sparsity-filled (verified missing
     /// golds added), corrected (both) or reviewed (only the golds reviewers rejected dropped and
-    /// the suggestions they accepted added, from `AUDIT/review/labels.jsonl`).
+    /// the suggestions they accepted added, from `AUDIT/review/labels.jsonl`); filled (a
+    /// `mtr judge` folder: the original qrels plus every judged hole, relevant ones with their
+    /// grade, the others with grade 0).
     #[arg(long, default_value = "corrected", value_parser = parse_variant)]
-    pub variant: Variant,
+    pub variant: QrelsVariant,
     #[command(flatten)]
     pub output: super::common::Output<Written>,
     #[command(flatten)]
     pub import: ImportFlags,
 }
 
-fn parse_variant(s: &str) -> Result<Variant, String> {
+/// What `--variant` names: one of the audit's variants, or the holes `mtr judge` filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QrelsVariant {
+    /// An audit's label edits applied.
+    Audit(Variant),
+    /// A `mtr judge` folder's judged holes added.
+    Filled,
+}
+
+fn parse_variant(s: &str) -> Result<QrelsVariant, String> {
+    if s == "filled" {
+        return Ok(QrelsVariant::Filled);
+    }
     s.parse()
+        .map(QrelsVariant::Audit)
+        .map_err(|e: String| format!("{e}, filled"))
 }
 
 fn user_error(path: &Path, message: impl Into<String>) -> anyhow::Error {
@@ -72,7 +89,8 @@ fn audit_error(e: mtr_audit::AuditError) -> anyhow::Error {
 
 /// The reviewers' decisions on the audit's flagged items (`review/labels.jsonl`), if any.
 fn reviewed_edits(audit_dir: &Path) -> anyhow::Result<Option<ReviewedEdits>> {
-    let Some(r) = mtr_audit::review_estimates::corrections::read(audit_dir).map_err(audit_error)? else {
+    let Some(r) = mtr_audit::review_estimates::corrections::read(audit_dir).map_err(audit_error)?
+    else {
         return Ok(None);
     };
     let mut edits = ReviewedEdits::default();
@@ -98,7 +116,8 @@ fn reviewed_edits(audit_dir: &Path) -> anyhow::Result<Option<ReviewedEdits>> {
 /// is a user error naming both).
 pub fn load_edits(audit_dir: &Path, fingerprint: &str) -> anyhow::Result<LabelEdits> {
     let l = mtr_audit::label_edits::read(audit_dir).map_err(anyhow::Error::new)?;
-    mtr_audit::label_edits::check_fingerprint(&l, audit_dir, fingerprint).map_err(anyhow::Error::new)?;
+    mtr_audit::label_edits::check_fingerprint(&l, audit_dir, fingerprint)
+        .map_err(anyhow::Error::new)?;
     let reviewed = reviewed_edits(audit_dir)?;
     let mut notes = l.notes;
     if let Some(r) = &reviewed {
@@ -169,25 +188,29 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     let fingerprint = dir.compute_fingerprint().map_err(anyhow::Error::new)?;
+    let variant = match args.variant {
+        QrelsVariant::Audit(v) => v,
+        QrelsVariant::Filled => return apply_filled(&dir, &args, &fingerprint),
+    };
     let edits = load_edits(&args.audit, &fingerprint)?;
-    if args.variant == Variant::Reviewed && edits.reviewed.is_none() {
+    if variant == Variant::Reviewed && edits.reviewed.is_none() {
         return Err(user_error(
             &mtr_audit::review_estimates::labels_path(&args.audit),
             "no reviewers' labels: the reviewed variant applies only what reviewers decided",
         ));
     }
     let qrels = dir.qrels().map_err(anyhow::Error::new)?;
-    let (variant, applied, _) = apply(&qrels, &edits, args.variant);
-    mtr_core::trec::write_qrels(args.output.path(), &variant).map_err(anyhow::Error::new)?;
+    let (written, applied, _) = apply(&qrels, &edits, variant);
+    mtr_core::trec::write_qrels(args.output.path(), &written).map_err(anyhow::Error::new)?;
     let mut text = format!(
         "{}: {} gold passages removed, {} added, {} turns changed ({} left without a relevant passage); wrote {} ({} queries)\n",
-        args.variant,
+        variant,
         applied.golds_removed,
         applied.golds_added,
         applied.turns_changed,
         applied.turns_left_without_gold,
         args.output.path().display(),
-        variant.len()
+        written.len()
     );
     if edits.sampled {
         text.push_str(&format!(
@@ -197,7 +220,7 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
             edits.audited_turns.len()
         ));
     }
-    if args.variant == Variant::Reviewed {
+    if variant == Variant::Reviewed {
         text.push_str("reviewed: golds a majority of their reviewers rejected (no) removed; suggestions a majority accepted (yes or partly) added, with their grade when a majority said yes, else grade 1\n");
     } else {
         text.push_str(&format!(
@@ -206,5 +229,41 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     super::open::emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--variant filled`: the benchmark's qrels plus the holes a `mtr judge` folder judged, after
+/// checking that folder was made on this benchmark.
+fn apply_filled(
+    dir: &mtr_core::BenchmarkDir,
+    args: &ApplyArgs,
+    fingerprint: &str,
+) -> anyhow::Result<ExitCode> {
+    let judged = &args.audit;
+    let audit = judged.join(mtr_audit::holes::AUDIT_DIR);
+    if !judged.join(mtr_audit::holes::JUDGEMENTS).is_file() {
+        return Err(user_error(
+            judged,
+            "not a `mtr judge` folder: it has no judgements.jsonl (the filled variant applies what `mtr judge -o DIR` judged)",
+        ));
+    }
+    let l = mtr_audit::label_edits::read(&audit).map_err(anyhow::Error::new)?;
+    mtr_audit::label_edits::check_fingerprint(&l, &audit, fingerprint)
+        .map_err(anyhow::Error::new)?;
+    let verdicts = mtr_audit::holes::read_verdicts(judged).map_err(audit_error)?;
+    let qrels = dir.qrels().map_err(anyhow::Error::new)?;
+    let filled = mtr_audit::holes::filled_qrels(&qrels, &verdicts);
+    mtr_core::trec::write_qrels(args.output.path(), &filled).map_err(anyhow::Error::new)?;
+    let relevant = verdicts
+        .iter()
+        .filter(|v| v.grade.is_some_and(|g| g > 0))
+        .count();
+    let judged_holes = verdicts.iter().filter(|v| v.grade.is_some()).count();
+    super::open::emit(&format!(
+        "filled: {judged_holes} of {} holes judged added ({relevant} relevant with grade 1, the others with grade 0); wrote {} ({} queries)\n",
+        verdicts.len(),
+        args.output.path().display(),
+        filled.len()
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

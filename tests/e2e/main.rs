@@ -14,6 +14,7 @@ mod data;
 mod dirs;
 mod errors;
 mod eval;
+mod judge;
 mod labels;
 mod llm;
 mod realdata;

@@ -16,6 +16,7 @@ pub mod budget;
 mod config;
 mod dimension;
 mod error;
+pub mod holes;
 pub mod human;
 pub mod items;
 mod job;

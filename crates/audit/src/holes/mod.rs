@@ -1,0 +1,25 @@
+//! `mtr judge`: the holes of a leaderboard. A passage that a run ranks in its top K for a turn
+//! and that the benchmark's qrels do not judge for that turn is a hole; every hole is pooled
+//! once over all runs and judged by the audit's relevance judges, through the audit itself
+//! (the alignment prompt with the dialogue history, the ensemble, the cache, resume, the dry
+//! run, the time budget, Batch export and spend records), on a copy of the benchmark whose
+//! golds are the holes. What the judges say fills the holes ([`filled_qrels`]) and shows how
+//! much each run's measures rest on unjudged passages ([`HoleSummary`]).
+//!
+//! - [`hole_pool`]: the runs read, their top K ranked as `trec_eval` ranks, the holes pooled;
+//! - [`verdicts`]: the audit's judgements of the holes read back, one verdict a hole;
+//! - [`effect`]: each run's Judged@K and measures before and after the holes are filled;
+//! - [`files`]: `judgements.jsonl`, `summary.json` and the report;
+//! - [`judge_holes`]: the job, end to end.
+
+mod effect;
+mod files;
+mod hole_pool;
+mod judge_holes;
+mod verdicts;
+
+pub use effect::{HoleSummary, RunEffect};
+pub use files::{JUDGEMENTS, SUMMARY, read_verdicts};
+pub use hole_pool::{Hole, HolePlan, NamedRun, plan_holes, read_runs};
+pub use judge_holes::{AUDIT_DIR, HoleJob, HoleOutcome, judge_holes};
+pub use verdicts::{HoleVerdict, JudgeGrade, filled_qrels};
