@@ -36,6 +36,10 @@ impl Section for mtr_llm::LlmConfig {
     const NAME: &'static str = "llm";
 }
 
+impl Section for mtr_bench::job::BenchSettings {
+    const NAME: &'static str = "bench";
+}
+
 /// The effective configuration as a TOML table, plus where it came from.
 #[derive(Debug, Clone, Default)]
 pub struct Config {

@@ -168,7 +168,7 @@ impl DryRunPlan {
             ),
         };
         if let Some(b) = &self.budget {
-            let _ = writeln!(o, "{}", b.line(true));
+            let _ = writeln!(o, "{}", b.line(mtr_llm::budget::Run::Dry));
         }
         for n in &self.notes {
             let _ = writeln!(o, "note: {n}");

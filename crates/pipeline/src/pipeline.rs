@@ -287,7 +287,7 @@ fn plan_budget(
     let spent = job.clock.elapsed_s();
     let plan = budget::select(&work, llm, b.as_secs_f64(), spent);
     if let Some(say) = &job.announce {
-        say(&plan.line(false));
+        say(&plan.line(mtr_llm::budget::Run::Real));
     }
     let (allowed, expected) = (plan.selected.clone(), plan.seconds.clone());
     generator.limit_starts(

@@ -22,11 +22,7 @@ impl StagedDir {
     /// A staging folder beside `target` (whose parent is created).
     pub fn create(target: impl AsRef<Path>) -> Result<Self> {
         let target = target.as_ref().to_path_buf();
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+        let parent = super::created_parent(&target)?;
         clean_dead_stages(&parent);
         let stage = tempfile::Builder::new()
             .prefix(&format!("{STAGE_PREFIX}{}-", std::process::id()))

@@ -106,13 +106,21 @@ fn pairs(q: &Qrels) -> usize {
 /// Writes `out/corpus.jsonl`, `out/queries.jsonl`, `out/qrels/test.tsv`: all of them or, when
 /// the export fails, none (they are staged beside `out` and moved in at the end).
 pub fn export_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
+    let files = ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"];
+    staged(out, &files, |stage| write_beir(dir, stage, field))
+}
+
+/// Runs `write` into a stage beside `out` and moves what it wrote into `out` when it succeeds;
+/// the report names `files` at their final place.
+fn staged(
+    out: &Path,
+    files: &[&str],
+    write: impl FnOnce(&Path) -> Result<ExportReport>,
+) -> Result<ExportReport> {
     let stage = StagedDir::create(out)?;
-    let mut report = write_beir(dir, stage.path(), field)?;
+    let mut report = write(stage.path())?;
     stage.commit_merging()?;
-    report.files = ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"]
-        .iter()
-        .map(|f| out.join(f))
-        .collect();
+    report.files = files.iter().map(|f| out.join(f)).collect();
     Ok(report)
 }
 
@@ -169,14 +177,8 @@ fn tsv_field(s: &str) -> String {
 /// `out/collection.tsv` (`id<TAB>text<TAB>title` with a header line): all of them or, when the
 /// export fails, none.
 pub fn export_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
-    let stage = StagedDir::create(out)?;
-    let mut report = write_trec(dir, stage.path(), field)?;
-    stage.commit_merging()?;
-    report.files = ["topics.tsv", "qrels.txt", "collection.tsv"]
-        .iter()
-        .map(|f| out.join(f))
-        .collect();
-    Ok(report)
+    let files = ["topics.tsv", "qrels.txt", "collection.tsv"];
+    staged(out, &files, |stage| write_trec(dir, stage, field))
 }
 
 fn write_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
