@@ -23,8 +23,8 @@ mod stages;
 pub(crate) use assemble::Outcome;
 pub use assemble::{Prepared, Provenance, SplitRequest, prepare, today};
 pub use compute::AblationInput;
-pub use compute::{Settings, SystemInput, compute};
-pub use config::BenchSettings;
+pub use compute::{SystemInput, compute};
+pub use config::{BenchSettings, Settings};
 #[cfg(feature = "retrieve")]
 pub use stages::{RetrievalPlan, open_index, plan_retrieval, retrieve};
 pub use stages::{default_index_path, load_externals, score, settings, summary};

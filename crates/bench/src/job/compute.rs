@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use mtr_core::Run;
 use rayon::prelude::*;
 
+use super::config::Settings;
 use crate::diagnose::{diagnose, too_easy};
 use crate::error::{BenchError, Result};
 use crate::failures;
@@ -23,55 +24,6 @@ use crate::stats::bootstrap::{ClusterBootstrap, Estimate, estimates};
 use crate::stats::randomization::{PairwiseP, all_pairs};
 use crate::stats::{cohens_dz, holm};
 use crate::strata::Strata;
-
-/// What to compute and with which seeds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    /// Reported measures, in display order.
-    pub measures: Vec<Measure>,
-    /// The measure for ranking, tests, failure analysis and by-position curves.
-    pub main: Measure,
-    pub resamples: usize,
-    pub level: f64,
-    pub permutations: usize,
-    pub alpha: f64,
-    pub seed: u64,
-    /// System every other is tested against (default: the first system).
-    pub baseline: Option<String>,
-    /// Depth of the metric-combination table.
-    pub diagnosis_k: usize,
-    /// Recall failure: no relevant in the top `failure_k`.
-    pub failure_k: usize,
-    /// Ranking failure: first relevant below rank `failure_rank`.
-    pub failure_rank: usize,
-    /// Worst turns shown per system.
-    pub failure_examples: usize,
-    /// By-position curves pool turns at this position and deeper.
-    pub max_position: usize,
-    /// Strata with fewer turns than this are marked small (a warning; charts grey them out).
-    pub min_stratum: usize,
-    /// Refuse runs that rank documents the corpus lacks (default: score them as
-    /// non-relevant, as trec_eval does, with a warning and a count).
-    pub strict: bool,
-}
-
-impl Default for Settings {
-    /// The defaults of `[bench]` ([`super::config::BenchSettings`], where they are declared).
-    fn default() -> Self {
-        Settings::from(&super::config::BenchSettings::default())
-    }
-}
-
-impl Settings {
-    /// Seed of the randomization tests (the bootstrap uses `seed` itself).
-    pub(crate) fn test_seed(&self) -> u64 {
-        self.seed.wrapping_add(1)
-    }
-    /// Seed of the tie-breaking among equally bad turns.
-    pub(crate) fn failure_seed(&self) -> u64 {
-        self.seed.wrapping_add(2)
-    }
-}
 
 /// One system to score.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compute::Settings;
 use crate::measure::Measure;
 use crate::query_set::Part;
 use crate::strata::MIN_GROUP;
@@ -93,6 +92,55 @@ impl From<&BenchSettings> for Settings {
             min_stratum: b.min_stratum,
             strict: b.strict,
         }
+    }
+}
+
+/// What to compute and with which seeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Reported measures, in display order.
+    pub measures: Vec<Measure>,
+    /// The measure for ranking, tests, failure analysis and by-position curves.
+    pub main: Measure,
+    pub resamples: usize,
+    pub level: f64,
+    pub permutations: usize,
+    pub alpha: f64,
+    pub seed: u64,
+    /// System every other is tested against (default: the first system).
+    pub baseline: Option<String>,
+    /// Depth of the metric-combination table.
+    pub diagnosis_k: usize,
+    /// Recall failure: no relevant in the top `failure_k`.
+    pub failure_k: usize,
+    /// Ranking failure: first relevant below rank `failure_rank`.
+    pub failure_rank: usize,
+    /// Worst turns shown per system.
+    pub failure_examples: usize,
+    /// By-position curves pool turns at this position and deeper.
+    pub max_position: usize,
+    /// Strata with fewer turns than this are marked small (a warning; charts grey them out).
+    pub min_stratum: usize,
+    /// Refuse runs that rank documents the corpus lacks (default: score them as
+    /// non-relevant, as trec_eval does, with a warning and a count).
+    pub strict: bool,
+}
+
+impl Default for Settings {
+    /// The defaults of `[bench]` ([`BenchSettings`], where they are declared).
+    fn default() -> Self {
+        Settings::from(&BenchSettings::default())
+    }
+}
+
+impl Settings {
+    /// Seed of the randomization tests (the bootstrap uses `seed` itself).
+    pub(crate) fn test_seed(&self) -> u64 {
+        self.seed.wrapping_add(1)
+    }
+    /// Seed of the tie-breaking among equally bad turns.
+    pub(crate) fn failure_seed(&self) -> u64 {
+        self.seed.wrapping_add(2)
     }
 }
 
