@@ -68,3 +68,13 @@ def test_evaluate_frame_is_evaluate_long(tmp_path: Path) -> None:
         want = summary[row.measure] if row.qid == "all" else per_query[row.qid][row.measure]
         assert row.value == want
     assert set(f.loc[f.qid == "all", "measure"]) == {"nDCG@10", "P_1", "P_2"}
+
+
+def test_help_shows_the_flags() -> None:
+    import inspect
+
+    params = inspect.signature(mtr.evaluate).parameters
+    for flag in ("complete", "intersect", "relevance_level", "max_docs", "compat", "dedup"):
+        assert params[flag].kind is inspect.Parameter.KEYWORD_ONLY
+    assert "(``-c``)" in mtr.evaluate.__doc__
+    assert inspect.signature(mtr.evaluate_frame).parameters.keys() == params.keys()

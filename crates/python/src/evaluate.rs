@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use mtr_metrics::{Aggregation, Compat, EvalQrels, Evaluation};
+use mtr_metrics::{Column, Compat, EvalQrels, Evaluation, Family};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
@@ -117,9 +117,9 @@ fn output<'py>(
     let summary = PyDict::new(py);
     for (c, v) in ev.columns.iter().zip(&ev.summary) {
         let key = measures.key(&c.name);
-        if c.aggregation == Aggregation::Text {
+        if c.family == Family::RunId {
             summary.set_item(key, ev.run_id.as_deref())?;
-        } else if c.is_integer() {
+        } else if is_integer(c) {
             summary.set_item(key, *v as i64)?;
         } else {
             summary.set_item(key, *v)?;
@@ -138,7 +138,7 @@ fn output<'py>(
                 continue;
             }
             let key = measures.key(&c.name);
-            if c.is_integer() {
+            if is_integer(c) {
                 values.set_item(key, *v as i64)?;
             } else {
                 values.set_item(key, *v)?;
@@ -147,4 +147,12 @@ fn output<'py>(
         queries.set_item(&q.qid, values)?;
     }
     Ok((summary, Some(queries)))
+}
+
+/// The columns trec_eval prints as integers (`%ld`): the counts.
+fn is_integer(c: &Column) -> bool {
+    matches!(
+        c.family,
+        Family::NumQ | Family::NumRet | Family::NumRel | Family::NumRelRet
+    )
 }
