@@ -117,11 +117,7 @@ fn seeded_hash(parts: &[&str]) -> u64 {
 
 fn judge(req: &FakeRequest) -> FakeReply {
     let x = seeded_hash(&[&req.last_user]);
-    match req
-        .schema
-        .as_ref()
-        .and_then(mtr_audit::judges::record::pick_max)
-    {
+    match req.schema.as_ref().and_then(mtr_audit::judges::pick_max) {
         Some(max) => FakeReply::json(
             json!({"justification": "this passage answers it best", "choice": 1 + x % max}),
         ),
@@ -135,11 +131,8 @@ fn judge(req: &FakeRequest) -> FakeReply {
 /// are copied to every turn.
 async fn template_audit(bench_dir: &Path, out: &Path, work: &Path) -> Res<()> {
     let bench = mtr_core::benchmark::BenchmarkDir::open(bench_dir)?.load()?;
-    let bm25 = mtr_audit::items::materials::bm25_index(
-        &bench,
-        &work.join("index"),
-        &mtr_core::progress::NoProgress,
-    )?;
+    let bm25 =
+        mtr_audit::items::bm25_index(&bench, &work.join("index"), &mtr_core::progress::NoProgress)?;
     let fake = FakeServer::builder().respond(judge).start().await?;
     let config = LlmConfig {
         endpoints: vec![fake.endpoint("judge-a", "judge-a-model")],
@@ -252,7 +245,7 @@ impl IdMap {
             let x = seeded_hash(&[&seed.to_string(), turn, dim.name()]);
             l["score"] = json!((1 + x % 5) as f64);
         }
-        l["id"] = json!(mtr_audit::judges::record::judgement_id(
+        l["id"] = json!(mtr_audit::judges::judgement_id(
             dim,
             l["turn_id"].as_str().unwrap_or(""),
             l["passage_id"].as_str(),

@@ -137,11 +137,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         llm.set_spend_job(&spend_job);
     }
     super::batch_file::start(ctx, &llm, &llm_args, Some(&spend_job))?;
-    let prompts = match &args.prompts {
-        Some(p) => AuditPrompts::from_dir(p),
-        None => AuditPrompts::builtin(),
-    }
-    .map_err(anyhow::Error::new)?;
+    let prompts = prompts(args.prompts.as_deref())?;
     // a dry run writes nothing: the index it needs for hard negatives lives in a temporary folder
     let scratch = if args.dry_run.dry_run {
         Some(tempfile::tempdir().context("creating a temporary folder")?)
@@ -171,14 +167,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if !args.dry_run.dry_run {
         collect_open_batches(ctx, &llm).await?;
     }
-    let time = args.time_budget.map(|b| {
-        let mut t = TimeBudget::new(b, started);
-        // a dry run prints its plan with the table
-        if !args.dry_run.dry_run {
-            t.announce = Some(Arc::new(|line: &str| eprintln!("{line}")));
-        }
-        t
-    });
+    let time = time_budget(args.time_budget, started, args.dry_run.dry_run);
     let outcome = match judge_passes(ctx, &args, &bench, &job, &llm, time.as_ref()).await? {
         Ok(outcome) => outcome,
         Err(code) => return Ok(code),
@@ -189,26 +178,73 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             judgements,
             reused,
             time_budget,
-        } => {
-            println!(
-                "dry run: {judgements} judgements to make ({reused} already in {}), nothing called\n",
-                out.display()
-            );
-            print!("{}", plan.to_table());
-            if let Some(s) = llm.prompt_sample() {
-                println!(
-                    "prompt tokens: {} prompts counted, {} estimated from their length at the \
-                     counted prompts' tokens per byte (a dry run this large samples)",
-                    s.counted, s.estimated
-                );
-            }
-            if let Some(b) = time_budget {
-                print_budget_plan(&b);
-            }
-        }
+        } => print_dry_run(&DryRunShown {
+            plan: &plan,
+            judgements,
+            reused,
+            time_budget: time_budget.as_deref(),
+            out: &out,
+            llm: &llm,
+        }),
         Outcome::Audited(summary) => print_audited(&summary, &out, &spend_job, &llm)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The built-in prompts, or those of `--prompts DIR`.
+pub(crate) fn prompts(dir: Option<&std::path::Path>) -> anyhow::Result<AuditPrompts> {
+    match dir {
+        Some(p) => AuditPrompts::from_dir(p),
+        None => AuditPrompts::builtin(),
+    }
+    .map_err(anyhow::Error::new)
+}
+
+/// `--time-budget`, its clock started with the command; a real run announces its plan on
+/// stderr (a dry run prints it with the table).
+pub(crate) fn time_budget(
+    budget: Option<std::time::Duration>,
+    started: std::time::Instant,
+    dry_run: bool,
+) -> Option<TimeBudget> {
+    budget.map(|b| {
+        let mut t = TimeBudget::new(b, started);
+        if !dry_run {
+            t.announce = Some(Arc::new(|line: &str| eprintln!("{line}")));
+        }
+        t
+    })
+}
+
+/// What a dry run shows.
+struct DryRunShown<'a> {
+    plan: &'a mtr_llm::Plan,
+    judgements: usize,
+    reused: usize,
+    time_budget: Option<&'a mtr_audit::budget::BudgetPlan>,
+    out: &'a std::path::Path,
+    llm: &'a mtr_llm::Llm,
+}
+
+/// The dry run's plan: judgements, calls, tokens, cost, and the time budget's cut.
+fn print_dry_run(d: &DryRunShown<'_>) {
+    println!(
+        "dry run: {} judgements to make ({} already in {}), nothing called\n",
+        d.judgements,
+        d.reused,
+        d.out.display()
+    );
+    print!("{}", d.plan.to_table());
+    if let Some(s) = d.llm.prompt_sample() {
+        println!(
+            "prompt tokens: {} prompts counted, {} estimated from their length at the \
+             counted prompts' tokens per byte (a dry run this large samples)",
+            s.counted, s.estimated
+        );
+    }
+    if let Some(b) = d.time_budget {
+        print_budget_plan(b);
+    }
 }
 
 /// `audit-<benchmark name>` (`audit-benchmark` for a benchmark without a name).
@@ -235,7 +271,7 @@ async fn negative_retrievers(
             idx.check_corpus(&src).map_err(anyhow::Error::new)?;
             idx
         }
-        None => mtr_audit::items::materials::corpus_index(bench, index_dir, progress)
+        None => mtr_audit::items::corpus_index(bench, index_dir, progress)
             .map_err(anyhow::Error::new)?,
     };
     retrievers.push(Arc::new(idx.bm25().map_err(anyhow::Error::new)?));
@@ -319,7 +355,7 @@ async fn judge_passes(
 /// `--dry-run --time-budget`: the dialogues a run would audit, in plan order, each with the
 /// time it adds.
 fn print_budget_plan(b: &mtr_audit::budget::BudgetPlan) {
-    println!("\n{}", b.line(true));
+    println!("\n{}", b.line(mtr_llm::budget::Run::Dry));
     if b.info.expected_s.is_none() {
         return;
     }
@@ -433,13 +469,12 @@ fn summary_text(s: &mtr_audit::Summary, out: &std::path::Path) -> String {
         "probable missing gold: {} of {} candidates (suggested_qrels.tsv)\n",
         s.suggested_qrels
             .iter()
-            .filter(|x| x.verdict
-                == mtr_audit::items::aggregate::SuggestionVerdict::ProbableMissingGold)
+            .filter(|x| x.verdict == mtr_audit::items::SuggestionVerdict::ProbableMissingGold)
             .count(),
         s.suggested_qrels.len()
     ));
     if let Some(h) = &s.human {
-        t.push_str(&mtr_audit::human::calibration::text_table(h));
+        t.push_str(&mtr_audit::human::text_table(h));
     }
     t.push_str(&format!("report: {}\n", out.join("report.html").display()));
     t

@@ -72,7 +72,7 @@ fn audit_error(e: mtr_audit::AuditError) -> anyhow::Error {
 
 /// The reviewers' decisions on the audit's flagged items (`review/labels.jsonl`), if any.
 fn reviewed_edits(audit_dir: &Path) -> anyhow::Result<Option<ReviewedEdits>> {
-    let Some(r) = mtr_audit::reviewed::corrections::read(audit_dir).map_err(audit_error)? else {
+    let Some(r) = mtr_audit::review_estimates::corrections::read(audit_dir).map_err(audit_error)? else {
         return Ok(None);
     };
     let mut edits = ReviewedEdits::default();
@@ -97,8 +97,8 @@ fn reviewed_edits(audit_dir: &Path) -> anyhow::Result<Option<ReviewedEdits>> {
 /// and checks they were made on the benchmark with data fingerprint `fingerprint` (a mismatch
 /// is a user error naming both).
 pub fn load_edits(audit_dir: &Path, fingerprint: &str) -> anyhow::Result<LabelEdits> {
-    let l = mtr_audit::labels::read(audit_dir).map_err(anyhow::Error::new)?;
-    mtr_audit::labels::check_fingerprint(&l, audit_dir, fingerprint).map_err(anyhow::Error::new)?;
+    let l = mtr_audit::label_edits::read(audit_dir).map_err(anyhow::Error::new)?;
+    mtr_audit::label_edits::check_fingerprint(&l, audit_dir, fingerprint).map_err(anyhow::Error::new)?;
     let reviewed = reviewed_edits(audit_dir)?;
     let mut notes = l.notes;
     if let Some(r) = &reviewed {
@@ -172,7 +172,7 @@ async fn apply_cmd(ctx: &Ctx, args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let edits = load_edits(&args.audit, &fingerprint)?;
     if args.variant == Variant::Reviewed && edits.reviewed.is_none() {
         return Err(user_error(
-            &mtr_audit::reviewed::labels_path(&args.audit),
+            &mtr_audit::review_estimates::labels_path(&args.audit),
             "no reviewers' labels: the reviewed variant applies only what reviewers decided",
         ));
     }

@@ -44,7 +44,7 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut summary = mtr_audit::output::read_summary(&summary_path).map_err(audit_error)?;
     // Reviewers' labels (`review/labels.jsonl`): the "Reviewed" estimates join the summary.
-    if mtr_audit::reviewed::attach(&args.dir, &mut summary).map_err(audit_error)? {
+    if mtr_audit::review_estimates::attach(&args.dir, &mut summary).map_err(audit_error)? {
         mtr_audit::output::write_summary(&summary_path, &summary)
             .with_context(|| format!("writing {}", summary_path.display()))?;
     }

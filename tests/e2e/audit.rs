@@ -41,11 +41,7 @@ pub(crate) fn hashed(req: &FakeRequest) -> FakeReply {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (&req.model, &req.last_user).hash(&mut h);
     let x = h.finish();
-    match req
-        .schema
-        .as_ref()
-        .and_then(mtr_audit::judges::record::pick_max)
-    {
+    match req.schema.as_ref().and_then(mtr_audit::judges::pick_max) {
         Some(max) => {
             FakeReply::json(serde_json::json!({"justification": "pick", "choice": 1 + x % max}))
         }

@@ -191,3 +191,60 @@ fn typed_settings_refuse_an_unknown_name_wherever_it_is_given() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("dense"), "{err}");
 }
+
+#[test]
+fn a_misspelt_bench_vocabulary_stops_before_any_work_naming_the_key_and_the_values() {
+    refused(
+        "[bench]\npart = \"tset\"\n",
+        &[
+            "bench",
+            "no-such-benchmark",
+            "--run",
+            "run.trec",
+            "-o",
+            "out",
+        ],
+        "bench.part",
+    );
+    refused(
+        "[bench]\nmain = \"ndcg_cut.1O\"\n",
+        &[
+            "bench",
+            "no-such-benchmark",
+            "--run",
+            "run.trec",
+            "-o",
+            "out",
+        ],
+        "bench.main",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mtr.toml"), "[bench]\npart = \"tset\"\n").unwrap();
+    let out = mtr(dir.path())
+        .args(["bench", "b", "--run", "r", "-o", "out"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`dev`") && err.contains("`test`"), "{err}");
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn config_show_lists_the_bench_section_with_its_origins() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mtr.toml"), "[bench]\nresamples = 200\n").unwrap();
+    let out = mtr(dir.path())
+        .args(["config", "show"])
+        .env("MTR_BENCH__SEED", "7")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("\n[bench]\n"), "{shown}");
+    assert!(shown.contains("resamples = 200  # file\n"), "{shown}");
+    assert!(shown.contains("seed = 7  # env\n"), "{shown}");
+    assert!(
+        shown.contains("confidence_level = 0.95  # default\n"),
+        "{shown}"
+    );
+}

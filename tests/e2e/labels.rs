@@ -222,12 +222,7 @@ async fn corrected_labels_rank_the_clapnq_runs_as_the_clean_labels_do() {
     .unwrap();
     let display: HashMap<&str, String> = corpus
         .iter()
-        .map(|p| {
-            (
-                p.id.as_str(),
-                mtr_audit::judges::prompts::passage_display(p),
-            )
-        })
+        .map(|p| (p.id.as_str(), mtr_audit::judges::passage_display(p)))
         .collect();
     let mut questions: HashMap<&str, usize> = HashMap::new();
     for t in bench.dialogues.iter().flat_map(|d| &d.turns) {

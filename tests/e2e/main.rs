@@ -18,6 +18,7 @@ mod labels;
 mod llm;
 mod realdata;
 mod realism;
+mod reliability;
 mod resume;
 mod retrieve;
 mod review;

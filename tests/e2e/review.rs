@@ -154,7 +154,7 @@ async fn print_sample_import_and_export() {
     let o = review(&["--import", good.to_str().unwrap(), "--reviewer", "ann"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(lines(&labels_file).len(), 2);
-    let eff = mtr_audit::review::effective_labels(&audit).unwrap();
+    let eff = mtr_audit::review_queue::effective_labels(&audit).unwrap();
     assert_eq!(eff[&a]["ann"], "4");
     assert_eq!(eff[&q]["bob"], "2");
 
@@ -414,7 +414,7 @@ async fn the_server_checks_token_and_body_and_loses_nothing() {
     ta.join().unwrap();
     tb.join().unwrap();
     assert_eq!(lines(&labels_file).len(), 1000);
-    let eff = mtr_audit::review::effective_labels(&audit).unwrap();
+    let eff = mtr_audit::review_queue::effective_labels(&audit).unwrap();
     assert_eq!(eff.len(), total.min(500));
     assert!(
         eff.values()
@@ -467,10 +467,10 @@ async fn the_server_checks_token_and_body_and_loses_nothing() {
     a.child.kill().unwrap(); // SIGKILL
     a.child.wait().unwrap();
     let acked = acked.join().unwrap();
-    let written = mtr_audit::review::labels::read_lines(
+    let written = mtr_audit::review_queue::label_log::read_lines(
         &labels_file,
-        &mtr_audit::review::audit_fingerprint(
-            &mtr_audit::review::read_audit_summary(&audit).unwrap(),
+        &mtr_audit::review_queue::audit_fingerprint(
+            &mtr_audit::review_queue::read_audit_summary(&audit).unwrap(),
         ),
     )
     .unwrap();
@@ -487,7 +487,7 @@ async fn the_server_checks_token_and_body_and_loses_nothing() {
         200
     );
     assert!(
-        mtr_audit::review::effective_labels(&audit)
+        mtr_audit::review_queue::effective_labels(&audit)
             .unwrap()
             .values()
             .any(|r| r.contains_key("cy"))

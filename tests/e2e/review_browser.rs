@@ -354,7 +354,7 @@ async fn a_reviewer_labels_by_keyboard_reloads_goes_on_and_undoes() {
         assert_eq!(l["fingerprint"], lines[0]["fingerprint"], "{l}");
         assert!(l["seconds"].as_f64().unwrap() >= 0.0, "{l}");
     }
-    let effective = mtr_audit::review::effective_labels(&audit).unwrap();
+    let effective = mtr_audit::review_queue::effective_labels(&audit).unwrap();
     assert_eq!(effective.len(), 13, "14 labels, one undone");
     assert_eq!(effective[&first_item].len(), 2, "ann's and bob's");
 }

@@ -71,7 +71,7 @@ async fn reviewed_estimates_and_corrections_end_to_end() {
     // labels: `ann` on every item, `bob` on every third; one gold rejected, one suggestion
     // accepted in the flagged queue
     let summary = mtr_audit::output::read_summary(&out.join("summary.json")).unwrap();
-    let fp = mtr_audit::reviewed::audit_fingerprint(&summary);
+    let fp = mtr_audit::review_estimates::audit_fingerprint(&summary);
     let all = items(&out);
     let mut lines = Vec::new();
     for (i, (dim, turn, passage)) in all.iter().enumerate() {
@@ -109,7 +109,7 @@ async fn reviewed_estimates_and_corrections_end_to_end() {
         "ann",
         &fp,
     ));
-    let labels = mtr_audit::reviewed::labels_path(&out);
+    let labels = mtr_audit::review_estimates::labels_path(&out);
     std::fs::create_dir_all(labels.parent().unwrap()).unwrap();
     std::fs::write(&labels, lines.join("\n") + "\n").unwrap();
 

@@ -79,8 +79,7 @@ fn cpu_seconds() -> f64 {
 async fn raw_client_rate(llm: &Llm, judges: &[&str], n: usize, prompt_chars: usize) -> f64 {
     use futures::StreamExt;
     let text: String = "lorem ipsum dolor sit amet ".repeat(prompt_chars / 27 + 1);
-    let schema =
-        mtr_llm::JsonSchema::new("audit_rating", mtr_audit::judges::record::rating_schema());
+    let schema = mtr_llm::JsonSchema::new("audit_rating", mtr_audit::judges::rating_schema());
     let t = Instant::now();
     let runs = judges.iter().map(|j| {
         let reqs: Vec<mtr_llm::ChatRequest> = (0..n)
@@ -164,11 +163,7 @@ fn synthetic(
 fn judge(req: &FakeRequest) -> FakeReply {
     let h = blake3::hash(req.last_user.as_bytes());
     let x = u64::from(h.as_bytes()[0]);
-    match req
-        .schema
-        .as_ref()
-        .and_then(mtr_audit::judges::record::pick_max)
-    {
+    match req.schema.as_ref().and_then(mtr_audit::judges::pick_max) {
         Some(max) => {
             FakeReply::json(serde_json::json!({"justification": "picked", "choice": 1 + x % max}))
         }
@@ -189,20 +184,17 @@ async fn measure_alone(
         .flat_map(|(d, dl)| (0..dl.turns.len()).map(move |t| (d, t)))
         .collect();
     let (t, c) = (Instant::now(), cpu_seconds());
-    let queries = mtr_audit::items::materials::negative_queries(
-        bench,
-        &turns_idx,
-        &mtr_audit::NegativesQuery::Auto,
-    )?;
+    let queries =
+        mtr_audit::items::negative_queries(bench, &turns_idx, &mtr_audit::NegativesQuery::Auto)?;
     let handle = tokio::runtime::Handle::current();
     let retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>> = vec![Arc::new(bm25.clone())];
     let dir = bench.dir.clone();
     let (cands, _) = tokio::task::spawn_blocking(move || {
-        mtr_audit::items::materials::candidates_blocking(
+        mtr_audit::items::candidates_blocking(
             &handle,
             &retrievers,
             &queries,
-            mtr_audit::items::materials::depth(7),
+            mtr_audit::items::depth(7),
             &dir,
             &Default::default(),
         )
@@ -220,7 +212,7 @@ async fn measure_alone(
     for _judge in 0..3 {
         for &(d, ti) in &turns_idx {
             let dl = &bench.dialogues[d];
-            let view = mtr_audit::judges::prompts::TurnView::new(dl, ti);
+            let view = mtr_audit::judges::TurnView::new(dl, ti);
             let answer = dl.turns[ti].answer.clone().unwrap_or_default();
             let pool: Vec<String> = (0..8)
                 .map(|i| format!("passage {i} {}", dl.turns[ti].user.repeat(8)))
@@ -256,7 +248,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let tmp = tempfile::tempdir()?;
     let bench = synthetic(&tmp.path().join("bench"), turns, rewrites)?;
     let t_index = Instant::now();
-    let bm25 = mtr_audit::items::materials::bm25_index(
+    let bm25 = mtr_audit::items::bm25_index(
         &bench,
         &tmp.path().join("index"),
         &mtr_core::progress::NoProgress,

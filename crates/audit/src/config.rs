@@ -9,7 +9,7 @@ use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 
 /// Most passages a letter-picks pool may hold: every label is one digit, one token.
-pub const MAX_LABELS: usize = 9;
+pub(crate) const MAX_LABELS: usize = 9;
 
 /// What to audit and how. Serialised into `summary.json` so a report says how it was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -20,6 +20,7 @@ pub enum Dimension {
 }
 
 impl Dimension {
+    /// Every dimension, in the report's order.
     pub const ALL: [Dimension; 4] = [
         Dimension::Alignment,
         Dimension::Completeness,
@@ -27,6 +28,7 @@ impl Dimension {
         Dimension::Quality,
     ];
 
+    /// The name in settings, file names and `summary.json`.
     pub fn name(self) -> &'static str {
         match self {
             Dimension::Alignment => "alignment",
@@ -46,6 +48,7 @@ impl Dimension {
         }
     }
 
+    /// The dimension of a name ([`Dimension::name`]); `None` for an unknown one.
     pub fn parse(s: &str) -> Option<Dimension> {
         Self::ALL
             .into_iter()
@@ -53,7 +56,7 @@ impl Dimension {
     }
 
     /// True for the 1-5 rating dimensions; false for the discriminability pick test.
-    pub fn is_rating(self) -> bool {
+    pub(crate) fn is_rating(self) -> bool {
         !matches!(self, Dimension::Completeness)
     }
 
@@ -67,12 +70,12 @@ impl Dimension {
     }
 
     /// Needs at least one relevant gold passage.
-    pub fn needs_gold(self) -> bool {
+    pub(crate) fn needs_gold(self) -> bool {
         !matches!(self, Dimension::Quality)
     }
 
     /// Needs a reference answer.
-    pub fn needs_answer(self) -> bool {
+    pub(crate) fn needs_answer(self) -> bool {
         matches!(self, Dimension::Faithfulness | Dimension::Quality)
     }
 }

@@ -15,7 +15,12 @@ pub enum AuditError {
     Config(String),
     /// A prompt template failed to load or render.
     #[error("prompt template `{name}`: {message}")]
-    Prompt { name: String, message: String },
+    Prompt {
+        /// The template's name.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The LLM layer failed in a way that is not a per-item judgement failure (a local model
     /// that is not installed is the user's to fix, and reads as in every command).
     #[error(transparent)]
@@ -26,7 +31,9 @@ pub enum AuditError {
     /// One negative retriever's search failed.
     #[error("retrieval: {retriever}: {source}")]
     Search {
+        /// The retriever's name.
         retriever: String,
+        /// What it said.
         source: mtr_retrieve::Error,
     },
     /// A statistic could not be computed.
@@ -34,7 +41,12 @@ pub enum AuditError {
     Stats(String),
     /// An output file could not be written or read back.
     #[error("{path}: {message}")]
-    Output { path: PathBuf, message: String },
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// A bug or broken invariant.
     #[error("internal error: {0}")]
     Internal(String),
@@ -53,6 +65,7 @@ impl AuditError {
     }
 }
 
+/// The audit's result type.
 pub type Result<T, E = AuditError> = std::result::Result<T, E>;
 
 #[cfg(test)]

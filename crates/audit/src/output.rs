@@ -16,12 +16,15 @@ use crate::judges::record::Judgement;
 use crate::summary::Summary;
 pub use crate::summary::{SUMMARY, read_summary, write_summary};
 
+/// Every judgement of the audit, one JSON record a line.
 pub const ITEMS: &str = "items.jsonl";
-pub const HUMAN_ITEMS: &str = "human_items.jsonl";
-pub const VERIFY_ITEMS: &str = "verify_items.jsonl";
+pub(crate) const HUMAN_ITEMS: &str = "human_items.jsonl";
+pub(crate) const VERIFY_ITEMS: &str = "verify_items.jsonl";
+/// The report as Markdown.
 pub const REPORT_MD: &str = "report.md";
+/// The report as one self-contained HTML page.
 pub const REPORT_HTML: &str = "report.html";
-pub const SUGGESTED_QRELS: &str = "suggested_qrels.tsv";
+pub(crate) const SUGGESTED_QRELS: &str = "suggested_qrels.tsv";
 
 fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
     AuditError::Output {
@@ -30,7 +33,7 @@ fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
     }
 }
 
-pub fn write_judgements(path: &Path, judgements: &[Judgement]) -> Result<()> {
+pub(crate) fn write_judgements(path: &Path, judgements: &[Judgement]) -> Result<()> {
     let mut w = JsonlWriter::create(path)?;
     for j in judgements {
         w.write(j)?;
@@ -40,14 +43,14 @@ pub fn write_judgements(path: &Path, judgements: &[Judgement]) -> Result<()> {
 }
 
 /// Header of `suggested_qrels.tsv`.
-pub const SUGGESTIONS_HEADER: &str = "query-id\tcorpus-id\tscore\tvotes\tpicks\tinstead-of\tverdict\talignment-ratings\tsame-document\tshingle-overlap\n";
+pub(crate) const SUGGESTIONS_HEADER: &str = "query-id\tcorpus-id\tscore\tvotes\tpicks\tinstead-of\tverdict\talignment-ratings\tsame-document\tshingle-overlap\n";
 
 /// `suggested_qrels.tsv`: a BEIR-style header, then one line per missing-gold candidate:
 /// `turn passage score votes picks gold verdict ratings same-document overlap`. The score is
 /// the grade to add for a probable missing gold and 0 for any other verdict (not confirmed,
 /// unverified), so `awk '$3 > 0' | cut -f1-3` gives the BEIR qrels to merge after human
 /// review. Ratings are `judge=rating` pairs joined by `,` (`-` when none).
-pub fn write_suggestions(path: &Path, suggestions: &[Suggestion]) -> Result<()> {
+pub(crate) fn write_suggestions(path: &Path, suggestions: &[Suggestion]) -> Result<()> {
     let mut f = AtomicFile::create(path)?;
     let mut body = String::from(SUGGESTIONS_HEADER);
     for s in suggestions {

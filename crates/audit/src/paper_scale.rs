@@ -47,7 +47,7 @@ pub struct PaperScale {
 
 /// The paper-scale completeness of an audit's discriminability judgements; `None` when the
 /// audit has none.
-pub fn of(judgements: &[Judgement]) -> Option<PaperScale> {
+pub(crate) fn of(judgements: &[Judgement]) -> Option<PaperScale> {
     let picks: Vec<&Judgement> = judgements
         .iter()
         .filter(|j| j.dimension == Dimension::Completeness)

@@ -7,10 +7,10 @@
 use crate::judges::record::{Judgement, pick_schema, rating_schema};
 use crate::summary::Summary;
 
-pub const ITEM_SCHEMA_FILE: &str = "audit-item.schema.json";
-pub const SUMMARY_SCHEMA_FILE: &str = "audit-summary.schema.json";
-pub const RATING_SCHEMA_FILE: &str = "audit-verdict-rating.schema.json";
-pub const PICK_SCHEMA_FILE: &str = "audit-verdict-pick.schema.json";
+pub(crate) const ITEM_SCHEMA_FILE: &str = "audit-item.schema.json";
+pub(crate) const SUMMARY_SCHEMA_FILE: &str = "audit-summary.schema.json";
+pub(crate) const RATING_SCHEMA_FILE: &str = "audit-verdict-rating.schema.json";
+pub(crate) const PICK_SCHEMA_FILE: &str = "audit-verdict-pick.schema.json";
 
 fn with_id(mut v: serde_json::Value, id: &str, title: &str) -> serde_json::Value {
     if let Some(o) = v.as_object_mut() {
@@ -24,7 +24,7 @@ fn with_id(mut v: serde_json::Value, id: &str, title: &str) -> serde_json::Value
 }
 
 /// `(file name, schema)` for every audit schema.
-pub fn all() -> Vec<(&'static str, serde_json::Value)> {
+pub(crate) fn all() -> Vec<(&'static str, serde_json::Value)> {
     let item = serde_json::to_value(schemars::schema_for!(Judgement)).unwrap_or_default();
     let summary = serde_json::to_value(schemars::schema_for!(Summary)).unwrap_or_default();
     let mut rating = rating_schema();

@@ -5,7 +5,7 @@
 use mtr_core::rng::{self, SeededRng};
 
 /// A 64-bit seed derived from the audit seed and a list of names.
-pub fn derive(seed: u64, parts: &[&str]) -> u64 {
+pub(crate) fn derive(seed: u64, parts: &[&str]) -> u64 {
     let mut h = blake3::Hasher::new();
     h.update(&seed.to_le_bytes());
     for p in parts {
@@ -19,7 +19,7 @@ pub fn derive(seed: u64, parts: &[&str]) -> u64 {
 }
 
 /// A seeded RNG for the named choice.
-pub fn rng(seed: u64, parts: &[&str]) -> SeededRng {
+pub(crate) fn rng(seed: u64, parts: &[&str]) -> SeededRng {
     rng::stream(derive(seed, parts), rng::purpose::AS_GIVEN)
 }
 

@@ -33,5 +33,7 @@ pub use eval::{
     Conventions, EvalOptions, Evaluation, MissingQueries, QueryScores, evaluate, evaluate_file,
     evaluate_run,
 };
-pub use input::{Compat, Dedup, EvalQrels, QrelsQuery, read_qrels_file, run_from_mtrag_jsonl};
+pub use input::{
+    Compat, Dedup, EvalQrels, QrelsQuery, read_qrels, read_qrels_file, run_from_mtrag_jsonl,
+};
 pub use measure::{Column, Family, MeasureSet};

@@ -7,7 +7,7 @@ use crate::eval::evaluate_files;
 use crate::measure::MeasureSet;
 use crate::{EvalOptions, MissingQueries, evaluate};
 
-const UNIT_MEASURES: [&str; 12] = [
+const UNIT_MEASURES: [&str; 13] = [
     "map",
     "Rprec",
     "bpref",
@@ -20,6 +20,7 @@ const UNIT_MEASURES: [&str; 12] = [
     "success.1,3",
     "ndcg_exp_cut.3,10",
     "map_capped_cut.3,10",
+    "judged.1,3,10",
 ];
 
 fn opts() -> EvalOptions {

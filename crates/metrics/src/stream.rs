@@ -21,8 +21,8 @@ use crate::evaluation::{
 };
 use crate::input::trec_run::{COLUMNS, drop_pages, fields, map_file};
 use crate::input::{
-    Cand, EvalQrels, IdIndex, SlotTable, Tokens, bad_line, doc_hash, is_space, parse_score,
-    short_eq,
+    Cand, EvalQrels, IdIndex, SlotTable, Tokens, bad_line, doc_hash, has_lone_cr_line_ends,
+    is_space, parse_score, short_eq, strip_bom,
 };
 use crate::measure::Column;
 use crate::rank::rank_slice;
@@ -50,12 +50,17 @@ pub(crate) fn evaluate_contiguous(
     let Some(map) = map_file(path)? else {
         return Err(InputError::new(path, "the run file is empty").into());
     };
+    let bytes = strip_bom(&map);
+    if has_lone_cr_line_ends(bytes) {
+        // the grouping reader rewrites lone `\r` line ends
+        return Ok(None);
+    }
     let mut batches = Batches::new(qrels, opts, path, &map, columns.len());
-    let Scan::Done { last_content } = scan(&mut batches, &map)? else {
+    let Scan::Done { last_content } = scan(&mut batches, bytes)? else {
         // Not contiguous: let the grouping reader do it.
         return Ok(None);
     };
-    let run_id = last_content.and_then(|s| run_id(&map, s));
+    let run_id = last_content.and_then(|s| run_id(bytes, s));
     let Batches {
         results, ignored, ..
     } = batches;
@@ -235,7 +240,10 @@ impl<'m, 'a> Batches<'m, 'a> {
         let value = parse_score(score).ok_or_else(|| {
             InputError::new(
                 self.path,
-                format!("score `{}` is not a number", String::from_utf8_lossy(score)),
+                format!(
+                    "score `{}` is not a finite number",
+                    String::from_utf8_lossy(score)
+                ),
             )
             .line(no)
             .field("score")

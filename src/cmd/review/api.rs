@@ -15,8 +15,8 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use mtr_audit::review::Queue;
-use mtr_audit::review::labels::EffectiveLabels;
+use mtr_audit::review_queue::Queue;
+use mtr_audit::review_queue::label_log::EffectiveLabels;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -248,7 +248,8 @@ pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
 /// logged and shown as no figures, never as made-up ones.
 fn estimates(audit_dir: &std::path::Path, summary: &mtr_audit::Summary) -> serde_json::Value {
     let mut summary = summary.clone();
-    let computed = mtr_audit::reviewed::attach(audit_dir, &mut summary).map(|_| summary.review);
+    let computed =
+        mtr_audit::review_estimates::attach(audit_dir, &mut summary).map(|_| summary.review);
     match computed {
         Ok(Some(review)) => serde_json::to_value(review).unwrap_or(serde_json::Value::Null),
         Ok(None) => serde_json::Value::Null,

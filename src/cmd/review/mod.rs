@@ -2,7 +2,7 @@
 //! 127.0.0.1 (a random token in its URL, as Jupyter does) with two queues: the seeded random
 //! sample (for estimates, answered blind) and the flagged items (for corrections, with the
 //! judges' reasons). Labels go to `AUDIT_DIR/review/labels.jsonl` (see
-//! `mtr_audit::review::labels`). `--print-sample`, `--import FILE.tsv` and `--export FILE.tsv`
+//! `mtr_audit::review_queue::label_log`). `--print-sample`, `--import FILE.tsv` and `--export FILE.tsv`
 //! carry the sample and labels in and out without a browser. The review logic lives in
 //! `mtr_audit::review`; here are the flags ([`Args`]), the loading ([`session`]), the HTTP
 //! server ([`server`], [`api`]) and the page ([`assets`]).
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use mtr_audit::review::{labels, tsv};
+use mtr_audit::review_queue::{label_log, tsv};
 
 use super::Ctx;
 
@@ -32,7 +32,7 @@ pub struct Args {
     pub bench: Option<PathBuf>,
     /// Random-sample units per dimension (used when the sample is first drawn; a drawn sample
     /// never changes).
-    #[arg(long, default_value_t = mtr_audit::review::sample::DEFAULT_PER_DIMENSION, value_name = "N")]
+    #[arg(long, default_value_t = mtr_audit::review_queue::random_sample::DEFAULT_PER_DIMENSION, value_name = "N")]
     pub sample: usize,
     /// Seed of the random sample [default: the audit's seed].
     #[arg(long)]
@@ -78,8 +78,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let reviewable = tsv::Reviewable::new(&queues.sample, &queues.flagged);
         let lines = tsv::import(file, &reviewable, &reviewer, &queues.fingerprint)
             .map_err(anyhow::Error::new)?;
-        let path = labels::labels_path(&args.audit);
-        labels::append(&path, &lines).map_err(anyhow::Error::new)?;
+        let path = label_log::labels_path(&args.audit);
+        label_log::append(&path, &lines).map_err(anyhow::Error::new)?;
         super::open::emit(&format!(
             "imported {} labels into {}\n",
             lines.len(),

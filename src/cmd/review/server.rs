@@ -109,8 +109,8 @@ pub async fn serve(session: Session, port: Option<u16>, browser: bool) -> anyhow
     let local = listener.local_addr()?;
     let token = new_token();
     let url = format!("http://{local}/?token={token}");
-    let sample = session.len(mtr_audit::review::Queue::Sample);
-    let flagged = session.len(mtr_audit::review::Queue::Flagged);
+    let sample = session.len(mtr_audit::review_queue::Queue::Sample);
+    let flagged = session.len(mtr_audit::review_queue::Queue::Flagged);
     let labels = session.labels_path.display().to_string();
     let reviewer = session.reviewer.clone();
     crate::cmd::open::emit(&format!(

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::Context as _;
-use mtr_audit::review::card::{self, Card, Texts};
-use mtr_audit::review::flagged::{self, FlaggedItem};
-use mtr_audit::review::labels::{self, EffectiveLabels, LabelLine, LabelsTail};
-use mtr_audit::review::sample::{self, Sample};
-use mtr_audit::review::{ItemKey, Queue, audit_fingerprint, units};
+use mtr_audit::review_queue::card::{self, Card, Texts};
+use mtr_audit::review_queue::flagged::{self, FlaggedItem};
+use mtr_audit::review_queue::label_log::{self, EffectiveLabels, LabelLine, LabelsTail};
+use mtr_audit::review_queue::random_sample::{self, Sample};
+use mtr_audit::review_queue::{ItemKey, Queue, audit_fingerprint, units};
 
 use crate::cmd::Ctx;
 
@@ -35,11 +35,12 @@ pub struct Queues {
 impl Queues {
     /// Reads the audit, draws (first run) or reads the sample, and builds the flagged queue.
     pub fn load(audit_dir: &Path, per_dimension: usize, seed: Option<u64>) -> anyhow::Result<Self> {
-        let summary = mtr_audit::review::read_audit_summary(audit_dir).map_err(audit_error)?;
+        let summary =
+            mtr_audit::review_queue::read_audit_summary(audit_dir).map_err(audit_error)?;
         let fingerprint = audit_fingerprint(&summary);
         let units = units::read(audit_dir).map_err(audit_error)?;
         let seed = seed.unwrap_or(summary.settings.seed);
-        let sample = sample::load_or_draw(
+        let sample = random_sample::load_or_draw(
             audit_dir,
             || Ok(units.clone()),
             per_dimension,
@@ -49,7 +50,8 @@ impl Queues {
         .map_err(audit_error)?;
         let flagged = flagged::queue(audit_dir, &summary, &units).map_err(audit_error)?;
         // refuse another audit's labels before anything is served
-        labels::read_lines(&labels::labels_path(audit_dir), &fingerprint).map_err(audit_error)?;
+        label_log::read_lines(&label_log::labels_path(audit_dir), &fingerprint)
+            .map_err(audit_error)?;
         Ok(Self {
             audit_dir: audit_dir.to_path_buf(),
             summary,
@@ -61,9 +63,10 @@ impl Queues {
 
     /// The effective labels on disk now.
     pub fn labels(&self) -> anyhow::Result<EffectiveLabels> {
-        let lines = labels::read_lines(&labels::labels_path(&self.audit_dir), &self.fingerprint)
-            .map_err(audit_error)?;
-        Ok(labels::effective(&lines))
+        let lines =
+            label_log::read_lines(&label_log::labels_path(&self.audit_dir), &self.fingerprint)
+                .map_err(audit_error)?;
+        Ok(label_log::effective(&lines))
     }
 }
 
@@ -163,7 +166,7 @@ impl Session {
         queues: Queues,
         texts: Texts,
     ) -> anyhow::Result<Self> {
-        let labels_path = labels::labels_path(&audit_dir);
+        let labels_path = label_log::labels_path(&audit_dir);
         let mut labels = LabelsTail::new(&labels_path, &queues.fingerprint);
         labels.refresh().map_err(audit_error)?;
         let mut index = HashMap::new();
@@ -297,13 +300,13 @@ impl Session {
             )));
         }
         if let Some(l) = label {
-            let key = mtr_audit::review::ItemKey::parse(item)
+            let key = mtr_audit::review_queue::ItemKey::parse(item)
                 .ok_or_else(|| Rejected::Invalid(format!("`{item}` is not an item key")))?;
             let pool = match self.index.get(item) {
                 Some((Queue::Sample, i)) => self.queues.sample.units[*i].pool.as_deref(),
                 _ => None,
             };
-            labels::check_label(&key, pool, l).map_err(Rejected::Invalid)?;
+            label_log::check_label(&key, pool, l).map_err(Rejected::Invalid)?;
         }
         if !seconds.is_finite() || seconds < 0.0 {
             return Err(Rejected::Invalid("`seconds` must be a time >= 0".into()));
@@ -318,7 +321,7 @@ impl Session {
             queue,
             label: label.map(str::to_string),
             reviewer: self.reviewer.clone(),
-            time: labels::now_rfc3339(),
+            time: label_log::now_rfc3339(),
             seconds: (seconds * 1000.0).round() / 1000.0,
             fingerprint: self.queues.fingerprint.clone(),
             note: note.trim().to_string(),
@@ -328,7 +331,7 @@ impl Session {
             .labels
             .lock()
             .map_err(|_| Rejected::Failed(anyhow::anyhow!("labels lock poisoned")))?;
-        labels::append(&self.labels_path, std::slice::from_ref(&line))
+        label_log::append(&self.labels_path, std::slice::from_ref(&line))
             .map_err(|e| Rejected::Failed(audit_error(e)))?;
         // reads this line back with any other writer's before it (the label is saved already:
         // a file another process spoilt is logged, not reported as this label's failure)

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 /// Whether a judgement may start; the default lets everything through.
 #[derive(Debug, Clone, Default)]
-pub struct Gate(Option<Arc<State>>);
+pub(crate) struct Gate(Option<Arc<State>>);
 
 #[derive(Debug)]
 struct State {
@@ -24,7 +24,7 @@ struct State {
 
 impl Gate {
     /// No new call after `deadline`.
-    pub fn until(deadline: Instant) -> Self {
+    pub(crate) fn until(deadline: Instant) -> Self {
         Self(Some(Arc::new(State {
             deadline,
             only: OnceLock::new(),
@@ -34,14 +34,14 @@ impl Gate {
 
     /// Only the judgements of these dialogues are asked for (set once; later calls are
     /// ignored).
-    pub fn restrict(&self, dialogues: HashSet<String>) {
+    pub(crate) fn restrict(&self, dialogues: HashSet<String>) {
         if let Some(s) = &self.0 {
             let _ = s.only.set(dialogues);
         }
     }
 
     /// Whether the plan starts the dialogue `id`.
-    pub fn allows(&self, id: &str) -> bool {
+    pub(crate) fn allows(&self, id: &str) -> bool {
         self.0
             .as_ref()
             .and_then(|s| s.only.get())
@@ -49,7 +49,7 @@ impl Gate {
     }
 
     /// Whether a new call may start now; past the deadline it records that it ran out.
-    pub fn open(&self) -> bool {
+    pub(crate) fn open(&self) -> bool {
         let Some(s) = &self.0 else {
             return true;
         };
@@ -61,19 +61,19 @@ impl Gate {
     }
 
     /// The deadline, if there is one (the client sends no call after it).
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         self.0.as_ref().map(|s| s.deadline)
     }
 
     /// Records that the deadline kept a call from starting (the client refused to send it).
-    pub fn note_ran_out(&self) {
+    pub(crate) fn note_ran_out(&self) {
         if let Some(s) = &self.0 {
             s.ran_out.store(true, Ordering::Relaxed);
         }
     }
 
     /// Whether the deadline kept a call from starting.
-    pub fn ran_out(&self) -> bool {
+    pub(crate) fn ran_out(&self) -> bool {
         self.0
             .as_ref()
             .is_some_and(|s| s.ran_out.load(Ordering::Relaxed))

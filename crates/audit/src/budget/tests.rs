@@ -2,7 +2,7 @@
 
 use super::*;
 use mtr_llm::PlannedEndpoint;
-use mtr_llm::budget::TenPerSecond;
+use mtr_llm::budget::{Run, TenPerSecond};
 
 /// A dialogue of one judgement per endpoint taking `secs` on it.
 fn dialogue(id: &str, endpoints: &[(&str, f64)]) -> (String, DialogueWork) {
@@ -45,14 +45,18 @@ fn dialogues_start_in_plan_order_while_they_fit() {
     assert_eq!(p.info.expected_s, Some(300.0));
     assert_eq!((p.info.dialogues_started, p.not_started()), (3, 3));
     assert_eq!(
-        p.line(false),
+        p.line(Run::Real),
         "time budget 5m 50s: auditing 3 of 6 planned dialogues (expected 5m 00s at the measured speed, after 20s of preparation); 3 left for a rerun with more time to continue"
     );
     assert_eq!(p.restriction().map(|r| r.len()), Some(3));
     // an hour fits all (nothing to restrict); a second none
     let all = select(&work, &TenPerSecond { shared: false }, 3600.0, 20.0);
     assert_eq!((all.info.dialogues_started, all.restriction()), (6, None));
-    assert!(!all.line(true).contains("rerun"), "{}", all.line(true));
+    assert!(
+        !all.line(Run::Dry).contains("rerun"),
+        "{}",
+        all.line(Run::Dry)
+    );
     let none = select(&work, &TenPerSecond { shared: false }, 0.0, 0.0);
     assert_eq!((none.info.dialogues_started, none.not_started()), (0, 6));
     assert_eq!(none.restriction().map(|r| r.len()), Some(0));
@@ -71,7 +75,7 @@ fn finished_dialogues_are_skipped_the_order_is_kept_and_the_run_is_counted() {
     assert_eq!(p.selected, [false, true, false, false]);
     assert_eq!(p.info.dialogues_done_before, 1);
     assert!(
-        p.line(false)
+        p.line(Run::Real)
             .contains("auditing 1 of 4 planned dialogues, 1 done before")
     );
     let record = |d: &str| {
@@ -101,8 +105,8 @@ fn an_unknown_speed_cuts_nothing_and_says_so() {
     let p = select(&work, &TenPerSecond { shared: false }, 10.0, 0.0);
     assert_eq!(p.selected, [true, true, false]);
     assert_eq!((p.info.expected_s, p.restriction()), (None, None));
-    assert!(p.line(false).starts_with("warning: time budget 10s"));
-    assert!(p.line(false).contains("cannot be planned"));
+    assert!(p.line(Run::Real).starts_with("warning: time budget 10s"));
+    assert!(p.line(Run::Real).contains("cannot be planned"));
 }
 
 #[test]

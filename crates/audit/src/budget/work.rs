@@ -13,12 +13,12 @@ use std::collections::HashMap;
 use mtr_llm::budget::{Work, add_calls};
 
 use crate::error::{AuditError, Result};
-use crate::judges::engine::{Judging, Render, Unit, jobs_of, prompt_ids, reused_record};
+use crate::judges::engine::{Job, Judging, Render, Unit, jobs_of, prompt_ids, reused_record};
 use crate::judges::record::Judgement;
 
 /// What one dialogue still needs.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DialogueWork {
+pub(crate) struct DialogueWork {
     /// Judgements the dialogue needs (every unit, judge and sample).
     pub jobs: usize,
     /// Of them, those an earlier run made.
@@ -29,14 +29,14 @@ pub struct DialogueWork {
 
 impl DialogueWork {
     /// Every judgement was made by an earlier run.
-    pub fn done_before(&self) -> bool {
+    pub(crate) fn done_before(&self) -> bool {
         self.jobs > 0 && self.reused == self.jobs
     }
 }
 
 /// Adds the work of `units` (judged by `ctx`'s judges and rendered by `render`) to `into`, by
 /// dialogue id.
-pub fn estimate(
+pub(crate) fn estimate(
     ctx: &Judging<'_>,
     units: &[Unit],
     render: &dyn Render,
@@ -55,7 +55,12 @@ pub fn estimate(
         .collect();
     // jobs come unit by unit: a unit is rendered once for all its judges and samples
     let mut rendered: Option<(usize, mtr_llm::ChatRequest)> = None;
-    for &(ui, ji, sample) in &jobs {
+    for &Job {
+        unit: ui,
+        judge: ji,
+        sample,
+    } in &jobs
+    {
         let (u, judge) = (&units[ui], &ctx.judges[ji]);
         let w = into.entry(u.dialogue_id.clone()).or_default();
         w.jobs += 1;

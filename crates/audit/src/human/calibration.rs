@@ -2,7 +2,7 @@
 //! tasks, so that the answers of one task stay together as a bootstrap cluster and the answer
 //! sources are compared on the same tasks), how they are rendered (MTRAG's `completeness` with
 //! its own prompt that shows the passages), and how the judgements are compared with the
-//! annotators ([`crate::human::agreement::compare`]).
+//! annotators ([`crate::human::annotator_agreement::compare`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -11,7 +11,7 @@ use mtr_llm::ChatRequest;
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
-use crate::human::agreement::{self, HumanCalibration, HumanItem, MtragJudged};
+use crate::human::annotator_agreement::{self, HumanCalibration, HumanItem, MtragJudged};
 use crate::items::aggregate::{ItemScore, score_items};
 use crate::judges::engine::{Render, Unit};
 use crate::judges::prompts::{AuditPrompts, ContextBudget, Fitted, TurnView, fit_to};
@@ -20,11 +20,11 @@ use crate::statistics::resample;
 
 /// `passage_id` of the judgements of MTRAG's answer completeness (judged as a quality rating
 /// with the `human_completeness` prompt).
-pub const ANSWER_COMPLETENESS: &str = "answer_completeness";
+pub(crate) const ANSWER_COMPLETENESS: &str = "answer_completeness";
 
 /// A seeded sample of whole tasks holding at least `n` answers (all answers without `n`),
 /// in file order.
-pub fn sample(items: &[HumanItem], n: Option<usize>, seed: u64) -> Vec<HumanItem> {
+pub(crate) fn sample(items: &[HumanItem], n: Option<usize>, seed: u64) -> Vec<HumanItem> {
     let Some(n) = n else {
         return items.to_vec();
     };
@@ -52,7 +52,7 @@ pub fn sample(items: &[HumanItem], n: Option<usize>, seed: u64) -> Vec<HumanItem
 
 /// The units of the calibration set: faithfulness (when the task has passages), quality, and
 /// answer completeness (with passages) for every answer.
-pub fn units(items: &[HumanItem]) -> Vec<Unit> {
+pub(crate) fn units(items: &[HumanItem]) -> Vec<Unit> {
     let mut out = Vec::new();
     for (i, it) in items.iter().enumerate() {
         let conv = it.task.split("<::>").next().unwrap_or(&it.task).to_string();
@@ -92,14 +92,14 @@ pub fn units(items: &[HumanItem]) -> Vec<Unit> {
 }
 
 /// Renders the calibration units, fitted to the judges' context.
-pub struct HumanRender<'a> {
+pub(crate) struct HumanRender<'a> {
     pub items: &'a [HumanItem],
     pub prompts: &'a AuditPrompts,
     pub budget: Option<ContextBudget>,
 }
 
 impl HumanRender<'_> {
-    pub fn fitted(&self, u: &Unit) -> Result<Fitted> {
+    pub(crate) fn fitted(&self, u: &Unit) -> Result<Fitted> {
         let it = &self.items[u.source];
         let view = TurnView::from_parts(it.history(), &it.question);
         let render = |v: &TurnView<'_>| -> Result<ChatRequest> {
@@ -135,7 +135,7 @@ impl Render for HumanRender<'_> {
 
 /// Answer-completeness judgements carry the quality prompt's id while judging (the engine keys
 /// prompts by dimension); this gives them their own prompt's id for `human_items.jsonl`.
-pub fn name_prompts(records: &mut [Judgement], prompts: &AuditPrompts) {
+pub(crate) fn name_prompts(records: &mut [Judgement], prompts: &AuditPrompts) {
     let id = prompts.human_completeness_prompt().id();
     for j in records
         .iter_mut()
@@ -147,7 +147,7 @@ pub fn name_prompts(records: &mut [Judgement], prompts: &AuditPrompts) {
 
 /// The reverse of [`name_prompts`] for records of an earlier run, so that one made with the
 /// current completeness prompt is reused (and one made with another version is not).
-pub fn reusable_existing(
+pub(crate) fn reusable_existing(
     mut existing: HashMap<String, Judgement>,
     prompts: &AuditPrompts,
 ) -> HashMap<String, Judgement> {
@@ -170,7 +170,7 @@ pub fn reusable_existing(
 /// the file's answers: the judged ones are compared with the annotators and give the ceiling;
 /// all of them give the whole file's ceiling (`ceiling_all_units`).
 #[allow(clippy::too_many_arguments)]
-pub fn mtrag(
+pub(crate) fn mtrag(
     path: &std::path::Path,
     scale: [f64; 2],
     items: &[HumanItem],
@@ -195,13 +195,13 @@ pub fn mtrag(
         if !dims.contains(&dim) {
             continue;
         }
-        for metric in agreement::mtrag_metrics(dim) {
-            let judged = agreement::judged_for(dim, metric);
+        for metric in annotator_agreement::mtrag_metrics(dim) {
+            let judged = annotator_agreement::judged_for(dim, metric);
             let passage = match judged {
                 MtragJudged::AnswerCompleteness => Some(ANSWER_COMPLETENESS),
                 MtragJudged::Dimension(_) => None,
             };
-            let units: Vec<agreement::Unit> = items
+            let units: Vec<annotator_agreement::Unit> = items
                 .iter()
                 .filter_map(|it| {
                     let ann = it.ratings.get(*metric)?;
@@ -209,7 +209,7 @@ pub fn mtrag(
                         .get(&(dim, it.id.as_str(), passage))
                         .map(|i| i.per_judge.clone())
                         .unwrap_or_default();
-                    Some(agreement::Unit {
+                    Some(annotator_agreement::Unit {
                         per_judge,
                         annotators: ann.clone(),
                         cluster: it.task.clone(),
@@ -219,7 +219,7 @@ pub fn mtrag(
                 .collect();
             let (lo, hi) = dim.scale();
             let r = resample::bootstrap(s, "human");
-            let mut c = agreement::compare(dim, metric, &units, [lo, hi], scale, &r);
+            let mut c = annotator_agreement::compare(dim, metric, &units, [lo, hi], scale, &r);
             c.judged_with = Some(match judged {
                 MtragJudged::AnswerCompleteness => prompts.human_completeness_prompt().id(),
                 MtragJudged::Dimension(d) => prompts.get(d).id(),
@@ -239,9 +239,9 @@ pub fn mtrag(
 }
 
 /// Calibration against generic ratings of audited items.
-pub fn items(
+pub(crate) fn items(
     path: &std::path::Path,
-    ratings: &[agreement::HumanRating],
+    ratings: &[annotator_agreement::HumanRating],
     scored: &[ItemScore],
     dims: &[Dimension],
     s: &AuditSettings,
@@ -266,12 +266,12 @@ pub fn items(
     }
     let mut comparisons = Vec::new();
     for &dim in dims {
-        let units: Vec<agreement::Unit> = grouped
+        let units: Vec<annotator_agreement::Unit> = grouped
             .iter()
             .filter(|((d, _, _), _)| *d == dim)
             .map(|((d, t, p), ann)| {
                 let item = by_key.get(&(*d, t.as_str(), p.as_deref()));
-                agreement::Unit {
+                annotator_agreement::Unit {
                     per_judge: item.map(|i| i.per_judge.clone()).unwrap_or_default(),
                     annotators: ann.clone(),
                     // turns of one dialogue are a cluster
@@ -287,7 +287,7 @@ pub fn items(
         }
         let (lo, hi) = dim.scale();
         let r = resample::bootstrap(s, "human");
-        comparisons.push(agreement::compare(
+        comparisons.push(annotator_agreement::compare(
             dim,
             dim.name(),
             &units,

@@ -2,13 +2,13 @@
 //! family above the annotators do, compared with the other answer sources. The summary's
 //! bias section lists these warnings beside the generator-family ones.
 
-use crate::human::agreement::HumanCalibration;
+use crate::human::annotator_agreement::HumanCalibration;
 use crate::summary::JudgeInfo;
 
 /// Self-preference warnings: a judge whose model family wrote one of the answer sources and
 /// whose judge-minus-human residual on that source exceeds the other sources' (the interval of
 /// the difference above zero).
-pub fn warnings(cal: &HumanCalibration, judges: &[JudgeInfo]) -> Vec<String> {
+pub(crate) fn warnings(cal: &HumanCalibration, judges: &[JudgeInfo]) -> Vec<String> {
     let mut out = Vec::new();
     for c in &cal.comparisons {
         for j in judges {

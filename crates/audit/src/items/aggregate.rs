@@ -103,7 +103,7 @@ pub struct ItemScore {
 
 impl ItemScore {
     /// A strict majority of all planned picks said that no passage answers the question.
-    pub fn none_majority(&self) -> bool {
+    pub(crate) fn none_majority(&self) -> bool {
         self.abstentions
             .get(&Abstention::None)
             .copied()
@@ -115,7 +115,11 @@ impl ItemScore {
 
 /// Groups judgements by item (dimension, turn, passage) and scores each item. The output
 /// follows the order of first appearance in `judgements`.
-pub fn score_items(judgements: &[Judgement], judges: usize, trials: usize) -> Vec<ItemScore> {
+pub(crate) fn score_items(
+    judgements: &[Judgement],
+    judges: usize,
+    trials: usize,
+) -> Vec<ItemScore> {
     let mut order: Vec<(Dimension, String, Option<String>)> = Vec::new();
     let mut groups: BTreeMap<(Dimension, String, Option<String>), Vec<&Judgement>> =
         BTreeMap::new();
@@ -205,7 +209,7 @@ fn missing_gold(js: &[&Judgement], planned: usize) -> Option<Suggestion> {
     })
 }
 
-pub fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {
         f64::NAN
     } else {
@@ -215,7 +219,7 @@ pub fn mean(v: &[f64]) -> f64 {
 
 /// Merges suggestions that name the same (turn, passage) from several gold pools: votes and
 /// picks add up. Sorted by turn id, then passage id.
-pub fn merge_suggestions(items: &[ItemScore]) -> Vec<Suggestion> {
+pub(crate) fn merge_suggestions(items: &[ItemScore]) -> Vec<Suggestion> {
     let mut m: BTreeMap<(String, String), Suggestion> = BTreeMap::new();
     for s in items.iter().filter_map(|i| i.suggestion.as_ref()) {
         m.entry((s.turn_id.clone(), s.passage_id.clone()))
@@ -236,7 +240,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::judges::record::{Judgement, ParseOutcome, judgement_id};
 
-    pub fn judgement(
+    pub(crate) fn judgement(
         dim: Dimension,
         turn: &str,
         passage: Option<&str>,
@@ -408,7 +412,7 @@ pub(crate) mod tests {
             (None, 0, true)
         );
         assert!(it.none_majority());
-        assert!(crate::statistics::dimensions::is_flagged(
+        assert!(crate::statistics::dimension_statistics::is_flagged(
             it,
             &Default::default()
         ));

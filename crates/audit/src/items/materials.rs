@@ -16,11 +16,14 @@ use rayon::prelude::*;
 
 use crate::config::NegativesQuery;
 use crate::error::{AuditError, Result};
-use crate::items::plan::relevant_gold;
 use crate::items::pool::{interleave, select_negatives, text_key};
+use crate::items::selection::relevant_gold;
 
 /// Streams the corpus once and keeps the passages whose id is in `ids`.
-pub fn load_passages(bench: &Benchmark, ids: &HashSet<String>) -> Result<HashMap<String, Passage>> {
+pub(crate) fn load_passages(
+    bench: &Benchmark,
+    ids: &HashSet<String>,
+) -> Result<HashMap<String, Passage>> {
     let mut out = HashMap::with_capacity(ids.len());
     if ids.is_empty() {
         return Ok(out);
@@ -35,7 +38,7 @@ pub fn load_passages(bench: &Benchmark, ids: &HashSet<String>) -> Result<HashMap
 }
 
 /// The ids of all relevant gold passages of the given dialogues.
-pub fn gold_ids(bench: &Benchmark, dialogues: &[usize]) -> HashSet<String> {
+pub(crate) fn gold_ids(bench: &Benchmark, dialogues: &[usize]) -> HashSet<String> {
     dialogues
         .iter()
         .flat_map(|&d| bench.dialogues[d].turns.iter())
@@ -45,7 +48,7 @@ pub fn gold_ids(bench: &Benchmark, dialogues: &[usize]) -> HashSet<String> {
 
 /// The query used to retrieve a turn's negatives: `auto` = the benchmark's rewrite when the
 /// turn has one, else the conversation (`full:512`); otherwise any retrieval formulation name.
-pub fn negative_query(
+pub(crate) fn negative_query(
     spec: &NegativesQuery,
     bench: &Benchmark,
     dialogue: usize,
@@ -70,7 +73,7 @@ pub fn negative_query(
 }
 
 /// Hard negatives per turn id (shared by every gold pool of the turn), best first.
-pub struct Negatives {
+pub(crate) struct Negatives {
     pub by_turn: BTreeMap<String, Vec<String>>,
     /// The passages of the negatives (text needed by the prompts).
     pub passages: HashMap<String, Passage>,
@@ -104,7 +107,7 @@ pub fn depth(m: usize) -> usize {
 }
 
 /// Candidate passage ids per query (in retriever order), and the passages they name.
-pub type Candidates = (Vec<Vec<String>>, HashMap<String, Passage>);
+pub(crate) type Candidates = (Vec<Vec<String>>, HashMap<String, Passage>);
 
 /// Ranked candidates per query (every retriever interleaved rank by rank) and the passages of
 /// all candidates not in `have`. Blocking (BM25 search and a corpus pass): run it off the
@@ -159,7 +162,7 @@ pub fn candidates_blocking(
 }
 
 /// [`candidates_blocking`] on tokio's blocking pool, so judging can go on meanwhile.
-pub async fn retrieve_candidates(
+pub(crate) async fn retrieve_candidates(
     retrievers: Vec<Arc<dyn Retriever>>,
     queries: Vec<Query>,
     k: usize,
@@ -177,7 +180,7 @@ pub async fn retrieve_candidates(
 /// Picks each turn's `m` negatives from its candidates. `gold` holds the gold passages,
 /// `loaded` the candidates' passages (the returned [`Negatives`] keeps those it uses). The
 /// turns are picked for on every core (each turn's pick is its own: the same as one by one).
-pub fn select_pools(
+pub(crate) fn select_pools(
     bench: &Benchmark,
     turns: &[(usize, usize)],
     candidates: &[Vec<String>],
@@ -264,7 +267,7 @@ pub fn bm25_index(
 }
 
 /// Retrieval errors: bad input stays a user error.
-pub fn retrieval_error(e: mtr_retrieve::Error) -> AuditError {
+pub(crate) fn retrieval_error(e: mtr_retrieve::Error) -> AuditError {
     if e.is_user_error() {
         AuditError::Core(e.into())
     } else {

@@ -25,7 +25,7 @@ use crate::judges::prompts::Fitted;
 use crate::judges::record::Judgement;
 
 /// Words per shingle of the overlap tag.
-pub const SHINGLE_WORDS: usize = 5;
+pub(crate) const SHINGLE_WORDS: usize = 5;
 
 /// Discriminability facts beside the shares (`summary.json` `discriminability`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -77,7 +77,7 @@ fn shingles(text: &str) -> HashSet<String> {
 }
 
 /// Jaccard overlap of the word 5-shingles of two texts (0 when either has no word).
-pub fn shingle_overlap(a: &str, b: &str) -> f64 {
+pub(crate) fn shingle_overlap(a: &str, b: &str) -> f64 {
     let (x, y) = (shingles(a), shingles(b));
     if x.is_empty() || y.is_empty() {
         return 0.0;
@@ -87,7 +87,7 @@ pub fn shingle_overlap(a: &str, b: &str) -> f64 {
 }
 
 /// Both passages come from the same source document (both doc ids known and equal).
-pub fn same_document(a: Option<&Passage>, b: Option<&Passage>) -> bool {
+pub(crate) fn same_document(a: Option<&Passage>, b: Option<&Passage>) -> bool {
     match (
         a.and_then(|p| p.doc_id.as_deref()),
         b.and_then(|p| p.doc_id.as_deref()),
@@ -98,7 +98,7 @@ pub fn same_document(a: Option<&Passage>, b: Option<&Passage>) -> bool {
 }
 
 /// Tags each suggestion with `same_document` and its shingle overlap with its gold.
-pub fn tag(suggestions: &mut [Suggestion], passages: &HashMap<String, Passage>) {
+pub(crate) fn tag(suggestions: &mut [Suggestion], passages: &HashMap<String, Passage>) {
     for s in suggestions {
         let (p, g) = (
             passages.get(&s.passage_id),
@@ -115,7 +115,7 @@ pub fn tag(suggestions: &mut [Suggestion], passages: &HashMap<String, Passage>) 
 /// The verdict from each judge's rating (`None`: no valid rating) and the threshold: a strict
 /// majority of all judges at or above it confirms; when the missing ratings could still make a
 /// majority it stays unverified; otherwise it is not confirmed.
-pub fn verdict(ratings: &[Option<f64>], at_least: f64) -> SuggestionVerdict {
+pub(crate) fn verdict(ratings: &[Option<f64>], at_least: f64) -> SuggestionVerdict {
     let judges = ratings.len();
     let yes = ratings.iter().flatten().filter(|r| **r >= at_least).count();
     let missing = ratings.iter().filter(|r| r.is_none()).count();
@@ -130,7 +130,7 @@ pub fn verdict(ratings: &[Option<f64>], at_least: f64) -> SuggestionVerdict {
 
 /// Records each judge's pointwise rating (mean over its valid samples) of each suggestion and
 /// sets its verdict. `records` are the alignment judgements of the suggested passages.
-pub fn apply(
+pub(crate) fn apply(
     suggestions: &mut [Suggestion],
     records: &[Judgement],
     judges: &[String],
@@ -163,7 +163,7 @@ pub fn apply(
 
 /// The pointwise ratings of the candidates.
 #[derive(Debug, Default)]
-pub struct Verified {
+pub(crate) struct Verified {
     /// Alignment judgements of the candidates (`verify_items.jsonl`).
     pub records: Vec<Judgement>,
     /// Why judging stopped early (budget), if it did.
@@ -173,7 +173,7 @@ pub struct Verified {
 /// Rates every candidate pointwise with every judge (alignment prompt). `unit_of` gives the
 /// alignment unit of a candidate (its turn, the candidate as the passage); `fit` fits a unit's
 /// prompt to the judges' context; `existing` holds `verify_items.jsonl` of an earlier run.
-pub async fn judge(
+pub(crate) async fn judge(
     ctx: &Judging<'_>,
     suggestions: &[Suggestion],
     unit_of: &dyn Fn(&Suggestion) -> Option<Unit>,
@@ -207,7 +207,7 @@ fn tag_name(same_document: bool) -> &'static str {
 }
 
 /// The discriminability facts of an audit: chance rate, abstentions, pool tags, candidates.
-pub fn info(
+pub(crate) fn info(
     items: &[ItemScore],
     judgements: &[Judgement],
     suggestions: &[Suggestion],

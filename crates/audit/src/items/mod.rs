@@ -2,8 +2,11 @@
 //! ([`materials`]), the discriminability pools ([`pool`]), the item scores made of the
 //! judgements ([`aggregate`]) and the missing-gold check ([`missing_gold`]).
 
-pub mod aggregate;
-pub mod materials;
+pub(crate) mod aggregate;
+pub(crate) mod materials;
 pub(crate) mod missing_gold;
-pub(crate) mod plan;
 pub(crate) mod pool;
+pub(crate) mod selection;
+
+pub use aggregate::SuggestionVerdict;
+pub use materials::{bm25_index, candidates_blocking, corpus_index, depth, negative_queries};

@@ -19,14 +19,14 @@ use crate::seed;
 
 /// Assigns gold positions so that every position holds the gold equally often over an audit.
 #[derive(Debug, Clone)]
-pub struct PositionBalancer {
+pub(crate) struct PositionBalancer {
     seed: u64,
     /// Pools of each size seen so far.
     counters: BTreeMap<usize, usize>,
 }
 
 impl PositionBalancer {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self {
             seed,
             counters: BTreeMap::new(),
@@ -34,7 +34,7 @@ impl PositionBalancer {
     }
 
     /// Gold positions (0-based) for the `trials` permutations of the next pool of `pool_size`.
-    pub fn assign(&mut self, pool_size: usize, trials: usize) -> Vec<usize> {
+    pub(crate) fn assign(&mut self, pool_size: usize, trials: usize) -> Vec<usize> {
         if pool_size == 0 {
             return Vec::new();
         }
@@ -52,7 +52,7 @@ impl PositionBalancer {
 
 /// One permutation of a pool shown to the judges.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Trial {
+pub(crate) struct Trial {
     pub index: usize,
     /// 0-based position of the gold in `order`.
     pub gold_position: usize,
@@ -62,7 +62,7 @@ pub struct Trial {
 
 /// The permutations of a pool: the gold at each assigned position, the negatives around it in
 /// a seeded order that depends only on the seed, the item key and the trial index.
-pub fn permutations(
+pub(crate) fn permutations(
     gold: &str,
     negatives: &[String],
     gold_positions: &[usize],
@@ -90,7 +90,7 @@ pub fn permutations(
 /// Normalised text used to detect the same passage under two ids (whitespace and case folded):
 /// the words lowercased (`str::to_lowercase`), joined by one space. Written into one string: an
 /// ASCII word is lowercased byte by byte, which is what `to_lowercase` gives it.
-pub fn text_key(text: &str) -> String {
+pub(crate) fn text_key(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, w) in text.split_whitespace().enumerate() {
         if i > 0 {
@@ -106,7 +106,7 @@ pub fn text_key(text: &str) -> String {
 }
 
 /// Interleaves ranked candidate lists (e.g. BM25 and dense), keeping the first occurrence.
-pub fn interleave(lists: &[Vec<String>]) -> Vec<String> {
+pub(crate) fn interleave(lists: &[Vec<String>]) -> Vec<String> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
@@ -125,7 +125,7 @@ pub fn interleave(lists: &[Vec<String>]) -> Vec<String> {
 /// Picks up to `m` negatives from ranked candidates: never an excluded id (the turn's golds),
 /// never a passage whose text equals a gold's or an already chosen one's, so that no passage is
 /// shown twice in one prompt, and never an empty or blank passage.
-pub fn select_negatives<'a, T: AsRef<str>>(
+pub(crate) fn select_negatives<'a, T: AsRef<str>>(
     candidates: impl IntoIterator<Item = &'a str>,
     exclude: &HashSet<&str>,
     text_of: &dyn Fn(&str) -> Option<T>,

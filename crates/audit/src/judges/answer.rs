@@ -13,14 +13,64 @@ use crate::judges::unit::{JudgeRef, Unit};
 
 /// Turns an LLM answer (or a per-item failure, as its message) into a record. Values outside
 /// the schema's range count as failures, never as scores.
-pub fn record(
+pub(crate) fn record(
     unit: &Unit,
     judge: &JudgeRef,
     sample: u32,
     prompt: &str,
     res: std::result::Result<ChatResult, String>,
 ) -> Judgement {
-    let mut j = Judgement {
+    let mut j = unanswered(unit, judge, sample, prompt);
+    let r = match res {
+        Ok(r) => r,
+        Err(e) => {
+            j.parse_detail = Some(e);
+            return j;
+        }
+    };
+    j.model = r.model.clone();
+    j.prompt_tokens = r.usage.prompt_tokens;
+    j.completion_tokens = r.usage.completion_tokens;
+    j.cost_usd = r.answer_cost_usd;
+    j.cache_hit = r.cached;
+    j.cache_key = r.key.clone();
+    let (outcome, detail) = match &r.status {
+        ParseStatus::Ok => (ParseOutcome::Ok, None),
+        ParseStatus::Extracted { method } => (ParseOutcome::Extracted, Some(method.clone())),
+        ParseStatus::Failed { error } => {
+            j.parse_detail = Some(error.clone());
+            j.raw_excerpt = raw_excerpt(&r.text, RAW_EXCERPT_CHARS);
+            if let Some(refusal) = &r.refusal {
+                j.parse_status = ParseOutcome::Refused;
+                j.parse_detail = Some("the provider refused to answer".into());
+                j.raw_excerpt = raw_excerpt(refusal, RAW_EXCERPT_CHARS);
+            }
+            return j;
+        }
+    };
+    let read = if unit.dimension.is_rating() {
+        read_rating(&mut j, &r)
+    } else {
+        read_pick(&mut j, unit, &r)
+    };
+    if let Err(why) = read {
+        j.parse_status = ParseOutcome::Failed;
+        j.parse_detail = Some(why);
+        j.score = None;
+        j.pick_position = None;
+        j.pick_passage_id = None;
+        j.abstention = None;
+        j.raw_excerpt = raw_excerpt(&r.text, RAW_EXCERPT_CHARS);
+        return j;
+    }
+    j.parse_status = outcome;
+    j.parse_detail = detail;
+    j
+}
+
+/// The record of (unit, judge, sample) before any answer: failed, no score, nothing spent.
+fn unanswered(unit: &Unit, judge: &JudgeRef, sample: u32, prompt: &str) -> Judgement {
+    Judgement {
         id: judgement_id(
             unit.dimension,
             &unit.turn_id,
@@ -56,102 +106,70 @@ pub fn record(
         cost_usd: 0.0,
         cache_hit: false,
         cache_key: String::new(),
-    };
-    let r = match res {
-        Ok(r) => r,
-        Err(e) => {
-            j.parse_detail = Some(e);
-            return j;
-        }
-    };
-    j.model = r.model.clone();
-    j.prompt_tokens = r.usage.prompt_tokens;
-    j.completion_tokens = r.usage.completion_tokens;
-    j.cost_usd = r.answer_cost_usd;
-    j.cache_hit = r.cached;
-    j.cache_key = r.key.clone();
-    let (outcome, detail) = match &r.status {
-        ParseStatus::Ok => (ParseOutcome::Ok, None),
-        ParseStatus::Extracted { method } => (ParseOutcome::Extracted, Some(method.clone())),
-        ParseStatus::Failed { error } => {
-            j.parse_detail = Some(error.clone());
-            j.raw_excerpt = raw_excerpt(&r.text, RAW_EXCERPT_CHARS);
-            if let Some(refusal) = &r.refusal {
-                j.parse_status = ParseOutcome::Refused;
-                j.parse_detail = Some("the provider refused to answer".into());
-                j.raw_excerpt = raw_excerpt(refusal, RAW_EXCERPT_CHARS);
-            }
-            return j;
-        }
-    };
-    let text = r.text.clone();
-    let fail = |mut j: Judgement, why: String| {
-        j.parse_status = ParseOutcome::Failed;
-        j.parse_detail = Some(why);
-        j.score = None;
-        j.pick_position = None;
-        j.pick_passage_id = None;
-        j.abstention = None;
-        j.raw_excerpt = raw_excerpt(&text, RAW_EXCERPT_CHARS);
-        j
-    };
-    if unit.dimension.is_rating()
-        && let Some(d) = &r.rating
-    {
+    }
+}
+
+/// A 1-5 rating: read from the token probabilities where the answer carries them, else the
+/// written grade; `Err` says why the answer is no rating.
+fn read_rating(j: &mut Judgement, r: &ChatResult) -> std::result::Result<(), String> {
+    if let Some(d) = &r.rating {
         // read from the token probabilities: the score is the probability-weighted grade; a
         // whole generated answer still carries its justification, a prefilled one none
         j.score = Some(d.mean);
         j.rating_distribution = Some(d.clone());
         j.justification = r.parse::<RatingVerdict>().ok().map(|v| v.justification);
-    } else if unit.dimension.is_rating() {
-        match r.parse::<RatingVerdict>() {
-            Ok(v) if (1..=5).contains(&v.rating) => {
-                j.score = Some(v.rating as f64);
-                j.justification = Some(v.justification);
-            }
-            Ok(v) => return fail(j, format!("rating {} is outside 1-5", v.rating)),
-            Err(e) => return fail(j, e.to_string()),
+        return Ok(());
+    }
+    match r.parse::<RatingVerdict>() {
+        Ok(v) if (1..=5).contains(&v.rating) => {
+            j.score = Some(v.rating as f64);
+            j.justification = Some(v.justification);
+            Ok(())
         }
-    } else if let Some(d) = &r.rating {
+        Ok(v) => Err(format!("rating {} is outside 1-5", v.rating)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A pick out of a completeness pool (or an abstention); `Err` says why the answer is none.
+fn read_pick(j: &mut Judgement, unit: &Unit, r: &ChatResult) -> std::result::Result<(), String> {
+    if let Some(d) = &r.rating {
         // a letter pick: the label probabilities of one token ([`crate::judges::letters`]), read by
         // the default rule here and by the configured one once the pools are judged
-        crate::judges::letters::record_pick(&mut j, d, &crate::config::LetterPicks::default());
-    } else {
-        let pool = unit.pool.as_deref().unwrap_or_default();
-        match r.parse::<PickVerdict>() {
-            Ok(PickVerdict {
-                justification,
-                choice: Choice::Abstain(a),
-            }) => {
-                j.abstention = Some(a);
-                j.justification = Some(justification);
-            }
-            Ok(PickVerdict {
-                justification,
-                choice: Choice::Passage(c),
-            }) if c >= 1 && (c as usize) <= pool.len() => {
-                let pos = c as usize;
-                j.pick_position = Some(pos);
-                j.pick_passage_id = Some(pool[pos - 1].clone());
-                j.score = Some(if Some(pos) == unit.gold_position {
-                    1.0
-                } else {
-                    0.0
-                });
-                j.justification = Some(justification);
-            }
-            Ok(PickVerdict {
-                choice: Choice::Passage(c),
-                ..
-            }) => {
-                return fail(j, format!("choice {c} is outside 1-{}", pool.len()));
-            }
-            Err(e) => return fail(j, e.to_string()),
-        }
+        crate::judges::letters::record_pick(j, d, &crate::config::LetterPicks::default());
+        return Ok(());
     }
-    j.parse_status = outcome;
-    j.parse_detail = detail;
-    j
+    let pool = unit.pool.as_deref().unwrap_or_default();
+    match r.parse::<PickVerdict>() {
+        Ok(PickVerdict {
+            justification,
+            choice: Choice::Abstain(a),
+        }) => {
+            j.abstention = Some(a);
+            j.justification = Some(justification);
+            Ok(())
+        }
+        Ok(PickVerdict {
+            justification,
+            choice: Choice::Passage(c),
+        }) if c >= 1 && (c as usize) <= pool.len() => {
+            let pos = c as usize;
+            j.pick_position = Some(pos);
+            j.pick_passage_id = Some(pool[pos - 1].clone());
+            j.score = Some(if Some(pos) == unit.gold_position {
+                1.0
+            } else {
+                0.0
+            });
+            j.justification = Some(justification);
+            Ok(())
+        }
+        Ok(PickVerdict {
+            choice: Choice::Passage(c),
+            ..
+        }) => Err(format!("choice {c} is outside 1-{}", pool.len())),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use crate::judges::prompts::{CONTEXT_MARGIN, ContextBudget, Fitted};
 
 /// The budget of an ensemble: the smallest known context among its judges, less the judges'
 /// `max_tokens`. `None` when no judge declares a context size.
-pub fn budget_for(llm: &Llm, judges: &[JudgeRef]) -> Option<ContextBudget> {
+pub(crate) fn budget_for(llm: &Llm, judges: &[JudgeRef]) -> Option<ContextBudget> {
     // a relevance judge reads no prompt: its context does not limit the chat judges'
     let names: BTreeSet<&str> = judges
         .iter()
@@ -48,7 +48,7 @@ pub fn budget_for(llm: &Llm, judges: &[JudgeRef]) -> Option<ContextBudget> {
 }
 
 /// Key of an item: dimension, turn, passage.
-pub type ItemKey = (Dimension, String, Option<String>);
+pub(crate) type ItemKey = (Dimension, String, Option<String>);
 
 fn key(u: &Unit) -> ItemKey {
     (u.dimension, u.turn_id.clone(), u.passage_id.clone())
@@ -132,7 +132,7 @@ impl Lengths {
 
 /// Units that fit, and what fitting did.
 #[derive(Debug, Default)]
-pub struct Screened {
+pub(crate) struct Screened {
     pub kept: Vec<Unit>,
     /// Prompts (units) sent with a shortened history, per dimension.
     pub shortened: BTreeMap<Dimension, usize>,
@@ -144,7 +144,7 @@ pub struct Screened {
 
 /// Fits every unit (`fit` renders it); an item any of whose prompts cannot fit is dropped
 /// whole (all its trials), so that no judge sees it.
-pub fn screen(units: Vec<Unit>, fit: &dyn Fn(&Unit) -> Result<Fitted>) -> Result<Screened> {
+pub(crate) fn screen(units: Vec<Unit>, fit: &dyn Fn(&Unit) -> Result<Fitted>) -> Result<Screened> {
     let mut out = Screened::default();
     let mut too_long: BTreeSet<ItemKey> = BTreeSet::new();
     let mut lengths = Lengths::new(units.len());
@@ -180,13 +180,13 @@ pub fn screen(units: Vec<Unit>, fit: &dyn Fn(&Unit) -> Result<Fitted>) -> Result
 /// judging did not (reused from an earlier run, left out by a stop). The same figures as
 /// [`screen`]'s: every unit is added once, and [`Lengths`] sums and takes maxima, which no
 /// order changes.
-pub struct Deferred {
+pub(crate) struct Deferred {
     state: std::sync::Mutex<(Lengths, Vec<bool>)>,
 }
 
 impl Deferred {
     /// For the units `units` (indexed as the judging indexes them).
-    pub fn new(units: &[Unit]) -> Self {
+    pub(crate) fn new(units: &[Unit]) -> Self {
         Self {
             state: std::sync::Mutex::new((Lengths::new(units.len()), vec![false; units.len()])),
         }
@@ -212,7 +212,7 @@ impl Deferred {
 
     /// The prompt tokens per item ([`Screened::prompt_tokens`]): the units not rendered while
     /// judging are rendered (`fit`) now.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         units: &[Unit],
         fit: &dyn Fn(&Unit) -> Result<Fitted>,
@@ -228,7 +228,7 @@ impl Deferred {
 }
 
 /// A renderer that records, in [`Deferred`], the prompt length of each unit it renders.
-pub struct Recording<'a> {
+pub(crate) struct Recording<'a> {
     pub render: &'a dyn crate::judges::engine::Render,
     pub lengths: &'a Deferred,
 }
@@ -268,7 +268,7 @@ pub struct ContextInfo {
 }
 
 impl ContextInfo {
-    pub fn new(budget: Option<&ContextBudget>) -> Self {
+    pub(crate) fn new(budget: Option<&ContextBudget>) -> Self {
         Self {
             context_tokens: budget.map(|b| b.context_tokens),
             prompt_limit: budget.map(ContextBudget::limit),
@@ -277,7 +277,7 @@ impl ContextInfo {
         }
     }
 
-    pub fn add(&mut self, s: &Screened) {
+    pub(crate) fn add(&mut self, s: &Screened) {
         for (d, n) in &s.shortened {
             *self.shortened.entry(*d).or_default() += n;
         }

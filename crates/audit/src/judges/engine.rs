@@ -22,12 +22,12 @@ use rayon::prelude::*;
 use crate::budget::Gate;
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
-pub use crate::judges::answer::record;
+pub(crate) use crate::judges::answer::record;
 use crate::judges::record::{Judgement, judgement_id};
-pub use crate::judges::unit::{JudgeRef, Unit};
+pub(crate) use crate::judges::unit::{JudgeRef, Unit};
 
 /// Renders the request for a unit (the same for every judge).
-pub trait Render: Send + Sync {
+pub(crate) trait Render: Send + Sync {
     fn render(&self, unit: &Unit) -> Result<ChatRequest>;
     /// Prompt id (`name@version`) of a dimension.
     fn prompt_id(&self, dim: Dimension) -> String;
@@ -45,7 +45,7 @@ pub trait Render: Send + Sync {
 
 /// What a judging run produced.
 #[derive(Debug)]
-pub struct Judged {
+pub(crate) struct Judged {
     /// One slot per (unit, judge, sample) in that order (units with a `judge` only for that
     /// judge); `None` = not judged (budget stop or dry run). Boxed: a million empty slots of a
     /// dry run or Batch export take 8 MB, not the 0.5 GB of unboxed judgements.
@@ -98,7 +98,7 @@ fn reusable(old: &Judgement, unit: &Unit, judge: &JudgeRef, prompt: &str) -> boo
 }
 
 /// Who judges: the client, the ensemble, self-consistency samples per judge, progress.
-pub struct Judging<'a> {
+pub(crate) struct Judging<'a> {
     pub llm: &'a Llm,
     pub judges: &'a [JudgeRef],
     pub samples: u32,
@@ -107,13 +107,21 @@ pub struct Judging<'a> {
     pub gate: Gate,
 }
 
-/// One judgement to make: (unit index, judge index, sample).
-pub(crate) type Job = (usize, usize, u32);
+/// One judgement to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Job {
+    /// Index of the unit in the units judged.
+    pub(crate) unit: usize,
+    /// Index of the judge in the ensemble.
+    pub(crate) judge: usize,
+    /// Self-consistency sample, from 0.
+    pub(crate) sample: u32,
+}
 
 /// Judges every unit with every judge (`samples` each). `existing` holds records of an earlier
 /// run by judgement id; a valid one with the same prompt, model and pool is kept as it was.
 /// Progress advances by one per judgement made; the caller opens and closes the stage.
-pub async fn judge_units(
+pub(crate) async fn judge_units(
     ctx: &Judging<'_>,
     units: &[Unit],
     render: &dyn Render,
@@ -172,7 +180,11 @@ pub(crate) fn jobs_of(units: &[Unit], judges: &[JudgeRef], samples: u32) -> Vec<
                 continue;
             }
             for s in 0..samples {
-                jobs.push((ui, ji, s));
+                jobs.push(Job {
+                    unit: ui,
+                    judge: ji,
+                    sample: s,
+                });
             }
         }
     }
@@ -201,62 +213,23 @@ fn judge_stream<'a>(
     let llm = ctx.llm.clone();
     let at_once = answers_at_once(&llm, &judge);
     let width = llm.capacity(&Target::Endpoint(judge.name.clone())) * 2;
-    let mut first_of: HashMap<blake3::Hash, usize> = HashMap::new();
-    // the judge's calls go out in this order: what its servers' prompt caches will hold (only
-    // a dry run's plan reads it; real calls and exports leave it alone)
-    let mut prompt_cache = llm
-        .is_dry_run()
-        .then(|| llm.prompt_cache_model(&judge.name))
-        .flatten();
     let relevance = judge.relevance;
-    let threads = render_threads();
-    let chunks: Vec<Vec<usize>> = mine.chunks(RENDER_CHUNK).map(<[usize]>::to_vec).collect();
-    let prepared = stream::iter(chunks)
-        // a chunk of the judge's requests rendered at a time, on several threads (a relevance
-        // judge's inputs are read one by one below): the requests come back in job order
-        .map(move |chunk| {
-            let rendered = if relevance {
-                Vec::new()
-            } else {
-                render_chunk(shared, units, jobs, &chunk, threads)
-            };
-            let mut rendered = rendered.into_iter();
-            stream::iter(
-                chunk
-                    .into_iter()
-                    .map(move |k| (k, rendered.next()))
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .flatten()
+    let mut dedup = Dedup {
+        render,
+        units,
+        jobs,
+        relevance,
+        first_of: HashMap::new(),
+        // the judge's calls go out in this order: what its servers' prompt caches will hold
+        // (only a dry run's plan reads it; real calls and exports leave it alone)
+        prompt_cache: llm
+            .is_dry_run()
+            .then(|| llm.prompt_cache_model(&judge.name))
+            .flatten(),
+    };
+    let prepared = rendered_in_order(shared, units, jobs, mine, relevance)
         .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed) && gate.open()))
-        .map(move |(k, rendered)| {
-            let (ui, _, sample) = jobs[k];
-            let prepared = if relevance {
-                // a renderer without relevance inputs (human calibration): not judged
-                render
-                    .relevance(&units[ui])
-                    .map(|input| input.map_or(Prepared::Skip, Prepared::Relevance))
-            } else {
-                let rendered = rendered.unwrap_or_else(|| {
-                    Err(AuditError::Internal(format!("job {k} was not rendered")))
-                });
-                rendered.map(|(req, rendered)| {
-                    let req = req.with_sample(sample);
-                    match first_of.entry(request_identity(&rendered, sample)) {
-                        std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(k);
-                            let mut req = req;
-                            req.planned_cached_share =
-                                prompt_cache.as_mut().map(|m| m.next_request(&req));
-                            Prepared::Call(Box::new(req))
-                        }
-                    }
-                })
-            };
-            (k, prepared)
-        });
+        .map(move |(k, rendered)| (k, dedup.prepare(k, rendered)));
     if at_once {
         // calls that end at once: a chunk's calls made one after the other in one task (a task
         // per call would cost more in waking the runtime's workers than the call itself), while
@@ -278,25 +251,13 @@ fn judge_stream<'a>(
                 let llm = llm.clone();
                 let judge = judge.clone();
                 let gate = gate.clone();
-                let ui = jobs[k].0;
-                let sample = jobs[k].2;
+                let ui = jobs[k].unit;
+                let sample = jobs[k].sample;
                 // the call runs in its own task (`Llm::spawn_chat`): this stream's task only
                 // renders prompts and collects answers
                 async move {
                     let out = match prepared {
-                        Ok(Prepared::Call(req)) => {
-                            let req = (*req).start_by(gate.deadline());
-                            match llm
-                                .spawn_chat(Target::Endpoint(judge.name.clone()), req)
-                                .await
-                            {
-                                Err(LlmError::NotStarted) => {
-                                    gate.note_ran_out();
-                                    Ok(Answer::NotStarted)
-                                }
-                                answer => Ok(Answer::Called(answer)),
-                            }
-                        }
+                        Ok(Prepared::Call(req)) => Ok(call(&llm, &judge, &gate, *req).await),
                         Ok(other) => {
                             answer_without_call(&llm, &judge, &units[ui], sample, other).await
                         }
@@ -307,6 +268,50 @@ fn judge_stream<'a>(
             })
             .buffer_unordered(width.max(1))
             .boxed()
+    }
+}
+
+/// One judge's jobs rendered a chunk at a time on several threads (a relevance judge's inputs
+/// are read one by one later), in job order.
+fn rendered_in_order<'a>(
+    shared: &'a Shared<'a>,
+    units: &'a [Unit],
+    jobs: &'a [Job],
+    mine: Vec<usize>,
+    relevance: bool,
+) -> impl futures::Stream<Item = (usize, Option<Result<(ChatRequest, blake3::Hash)>>)> + 'a {
+    let threads = render_threads();
+    let chunks: Vec<Vec<usize>> = mine.chunks(RENDER_CHUNK).map(<[usize]>::to_vec).collect();
+    stream::iter(chunks)
+        .map(move |chunk| {
+            let rendered = if relevance {
+                Vec::new()
+            } else {
+                render_chunk(shared, units, jobs, &chunk, threads)
+            };
+            let mut rendered = rendered.into_iter();
+            stream::iter(
+                chunk
+                    .into_iter()
+                    .map(move |k| (k, rendered.next()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+}
+
+/// One call, not sent once the gate's deadline has passed (then [`Answer::NotStarted`]).
+async fn call(llm: &Llm, judge: &JudgeRef, gate: &Gate, req: ChatRequest) -> Answer {
+    let req = req.start_by(gate.deadline());
+    match llm
+        .spawn_chat(Target::Endpoint(judge.name.clone()), req)
+        .await
+    {
+        Err(LlmError::NotStarted) => {
+            gate.note_ran_out();
+            Answer::NotStarted
+        }
+        answer => Answer::Called(answer),
     }
 }
 
@@ -349,7 +354,9 @@ fn run_batch<'a>(
         let mut answers = calls.await.into_iter();
         let mut out = Vec::with_capacity(rest.len());
         for (k, prepared) in rest {
-            let (ui, _, sample) = jobs[k];
+            let Job {
+                unit: ui, sample, ..
+            } = jobs[k];
             let answer = match prepared {
                 None => match answers.next() {
                     Some(r) => Ok(Answer::Called(r)),
@@ -436,7 +443,7 @@ fn render_chunk(
     threads: usize,
 ) -> Vec<Result<(ChatRequest, blake3::Hash)>> {
     let one = |k: &usize| {
-        let ui = jobs[*k].0;
+        let ui = jobs[*k].unit;
         shared.request(ui, &units[ui])
     };
     let pool = (threads > 1 && chunk.len() > RENDER_STEP)
@@ -561,7 +568,7 @@ impl<'a> Shared<'a> {
                 continue;
             }
             for &k in mine {
-                left[jobs[k].0] += 1;
+                left[jobs[k].unit] += 1;
             }
         }
         Self {
@@ -630,7 +637,15 @@ impl Collector<'_> {
     /// Keeps the reusable records of an earlier run; the other jobs, per judge, to judge.
     fn reuse(&mut self, existing: &HashMap<String, Judgement>) -> Vec<Vec<usize>> {
         let mut todo: Vec<Vec<usize>> = vec![Vec::new(); self.ctx.judges.len()];
-        for (k, &(ui, ji, s)) in self.jobs.iter().enumerate() {
+        for (
+            k,
+            &Job {
+                unit: ui,
+                judge: ji,
+                sample: s,
+            },
+        ) in self.jobs.iter().enumerate()
+        {
             let (u, j) = (&self.units[ui], &self.ctx.judges[ji]);
             match reused_record(existing, u, j, s, self.prompt_ids) {
                 Some(old) => {
@@ -743,10 +758,59 @@ impl Collector<'_> {
     }
 
     fn record(&self, k: usize, res: std::result::Result<ChatResult, String>) -> Judgement {
-        let (ui, ji, sample) = self.jobs[k];
+        let Job {
+            unit: ui,
+            judge: ji,
+            sample,
+        } = self.jobs[k];
         let unit = &self.units[ui];
         let prompt = &self.prompt_ids[&unit.dimension];
         record(unit, &self.ctx.judges[ji], sample, prompt, res)
+    }
+}
+
+/// Turns one judge's rendered jobs, in job order, into what to do with each: the first job
+/// with a given request calls, later identical ones copy its answer.
+struct Dedup<'a> {
+    render: &'a dyn Render,
+    units: &'a [Unit],
+    jobs: &'a [Job],
+    relevance: bool,
+    first_of: HashMap<blake3::Hash, usize>,
+    prompt_cache: Option<mtr_llm::prompt_cache::PromptCacheModel>,
+}
+
+impl Dedup<'_> {
+    fn prepare(
+        &mut self,
+        k: usize,
+        rendered: Option<Result<(ChatRequest, blake3::Hash)>>,
+    ) -> Result<Prepared> {
+        let Job {
+            unit: ui, sample, ..
+        } = self.jobs[k];
+        if self.relevance {
+            // a renderer without relevance inputs (human calibration): not judged
+            return self
+                .render
+                .relevance(&self.units[ui])
+                .map(|input| input.map_or(Prepared::Skip, Prepared::Relevance));
+        }
+        let (req, rendered) = rendered
+            .unwrap_or_else(|| Err(AuditError::Internal(format!("job {k} was not rendered"))))?;
+        let req = req.with_sample(sample);
+        Ok(
+            match self.first_of.entry(request_identity(&rendered, sample)) {
+                std::collections::hash_map::Entry::Occupied(e) => Prepared::Copy(*e.get()),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(k);
+                    let mut req = req;
+                    req.planned_cached_share =
+                        self.prompt_cache.as_mut().map(|m| m.next_request(&req));
+                    Prepared::Call(Box::new(req))
+                }
+            },
+        )
     }
 }
 

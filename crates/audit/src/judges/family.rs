@@ -32,7 +32,7 @@ const FAMILIES: &[(&str, &[&str])] = &[
 
 /// The family of a model: `configured` if given, else inferred from the name (lowercase);
 /// `None` when unknown.
-pub fn family(model: &str, configured: Option<&str>) -> Option<String> {
+pub(crate) fn family(model: &str, configured: Option<&str>) -> Option<String> {
     if let Some(c) = configured.map(str::trim).filter(|c| !c.is_empty()) {
         return Some(c.to_ascii_lowercase());
     }

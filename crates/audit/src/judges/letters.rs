@@ -23,11 +23,11 @@ use crate::dimension::Dimension;
 use crate::judges::record::{Abstention, Judgement};
 
 /// Fewest pools of one size a judge must have judged before its position prior is removed.
-pub const MIN_PRIOR_POOLS: usize = 10;
+pub(crate) const MIN_PRIOR_POOLS: usize = 10;
 
 /// What a distribution says: a 1-based position, or an abstention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reading {
+pub(crate) enum Reading {
     Pick(usize),
     Abstain(Abstention),
 }
@@ -45,7 +45,7 @@ fn probs_of(d: &RatingDistribution, n: usize) -> Vec<f64> {
 }
 
 /// The pick or abstention of `probs` (renormalised over the labels) with `mass` on the labels.
-pub fn choose(probs: &[f64], mass: f64, rule: &LetterPicks) -> Reading {
+pub(crate) fn choose(probs: &[f64], mass: f64, rule: &LetterPicks) -> Reading {
     let raw: Vec<f64> = probs.iter().map(|p| p * mass).collect();
     let mut best = 0;
     for (i, &p) in raw.iter().enumerate() {
@@ -71,7 +71,7 @@ pub fn choose(probs: &[f64], mass: f64, rule: &LetterPicks) -> Reading {
 
 /// `probs` divided by `prior` position by position, renormalised (unchanged when the prior
 /// has a zero or the result sums to nothing).
-pub fn debiased(probs: &[f64], prior: &[f64]) -> Vec<f64> {
+pub(crate) fn debiased(probs: &[f64], prior: &[f64]) -> Vec<f64> {
     if prior.len() != probs.len() || prior.iter().any(|&q| q <= 0.0) {
         return probs.to_vec();
     }
@@ -105,7 +105,7 @@ fn set_reading(j: &mut Judgement, probs: &[f64], mass: f64, rule: &LetterPicks) 
 
 /// A letter pick recorded from the label distribution `d` of a completeness answer (the
 /// distribution and the `probability` mode kept on the record), by `rule` without a prior.
-pub fn record_pick(j: &mut Judgement, d: &RatingDistribution, rule: &LetterPicks) {
+pub(crate) fn record_pick(j: &mut Judgement, d: &RatingDistribution, rule: &LetterPicks) {
     let n = j.pool.as_ref().map_or(0, Vec::len);
     j.rating_mode = Some(RatingMode::Probability);
     j.rating_distribution = Some(d.clone());
@@ -122,7 +122,7 @@ fn is_letter_pick(j: &Judgement) -> bool {
 
 /// Per (judge, pool size): the mean label distribution over the judge's letter picks, when it
 /// has at least [`MIN_PRIOR_POOLS`] of them.
-pub fn position_prior<'a>(
+pub(crate) fn position_prior<'a>(
     records: impl Iterator<Item = &'a Judgement>,
 ) -> BTreeMap<(String, usize), Vec<f64>> {
     let mut sums: BTreeMap<(String, usize), (Vec<f64>, usize)> = BTreeMap::new();
@@ -147,7 +147,7 @@ pub fn position_prior<'a>(
 /// Reads every letter pick of the named judges again with the configured rule (and, with
 /// `debias_positions`, each judge's position prior over these records removed): the same
 /// records give the same picks, however they were judged or reused.
-pub fn reread(records: &mut [Option<Box<Judgement>>], rule: &LetterPicks) {
+pub(crate) fn reread(records: &mut [Option<Box<Judgement>>], rule: &LetterPicks) {
     let prior = if rule.debias_positions {
         position_prior(records.iter().flatten().map(|b| b.as_ref()))
     } else {
@@ -172,7 +172,7 @@ pub fn reread(records: &mut [Option<Box<Judgement>>], rule: &LetterPicks) {
 /// The earlier run's records that may be reused: all of them, less the discriminability
 /// answers whose way of reading (letter pick or written) is not the judge's way now, which
 /// are asked again.
-pub fn reusable<'a>(
+pub(crate) fn reusable<'a>(
     existing: &'a HashMap<String, Judgement>,
     rule: Option<&LetterPicks>,
 ) -> Cow<'a, HashMap<String, Judgement>> {

@@ -8,8 +8,11 @@ pub(crate) mod context;
 pub(crate) mod engine;
 pub(crate) mod family;
 pub(crate) mod letters;
-pub mod prompts;
-pub mod record;
+pub(crate) mod prompts;
+pub(crate) mod record;
 pub(crate) mod relevance;
 pub(crate) mod render;
 pub(crate) mod unit;
+
+pub use prompts::{TurnView, passage_display};
+pub use record::{judgement_id, pick_max, rating_schema};

@@ -44,7 +44,7 @@ pub struct AuditPrompts {
 }
 
 /// File name (without `.j2`) and request label of the human-calibration completeness prompt.
-pub const HUMAN_COMPLETENESS_NAME: &str = "human_completeness";
+pub(crate) const HUMAN_COMPLETENESS_NAME: &str = "human_completeness";
 
 fn prompt_err(e: mtr_llm::LlmError) -> AuditError {
     match e {
@@ -86,6 +86,7 @@ impl AuditPrompts {
         Ok(p)
     }
 
+    /// The prompt of a dimension.
     pub fn get(&self, dim: Dimension) -> &Prompt {
         match dim {
             Dimension::Alignment => &self.alignment,
@@ -111,7 +112,7 @@ impl AuditPrompts {
 
     /// The fingerprint's `prompts` hash: the audited dimensions' templates, and the human
     /// calibration's completeness template when human labels are calibrated against.
-    pub fn hash_with_human(&self, dims: &[Dimension], human: bool) -> String {
+    pub(crate) fn hash_with_human(&self, dims: &[Dimension], human: bool) -> String {
         if !human {
             return self.hash(dims);
         }
@@ -123,7 +124,7 @@ impl AuditPrompts {
     }
 
     /// The human calibration's answer-completeness template.
-    pub fn human_completeness_prompt(&self) -> &Prompt {
+    pub(crate) fn human_completeness_prompt(&self) -> &Prompt {
         &self.human_completeness
     }
 }
@@ -153,11 +154,12 @@ pub struct TurnView<'a> {
 }
 
 impl<'a> TurnView<'a> {
+    /// The view of turn `turn` (0-based) of `dialogue`.
     pub fn new(dialogue: &'a Dialogue, turn: usize) -> Self {
         Self::from_parts(dialogue.history(turn), &dialogue.turns[turn].user)
     }
 
-    pub fn from_parts(history: Vec<Utterance<'a>>, question: &'a str) -> Self {
+    pub(crate) fn from_parts(history: Vec<Utterance<'a>>, question: &'a str) -> Self {
         let history = history
             .into_iter()
             .map(|u| HistoryLine {
@@ -173,13 +175,13 @@ impl<'a> TurnView<'a> {
     }
 
     /// Utterances in the conversation before the question.
-    pub fn history_len(&self) -> usize {
+    pub(crate) fn history_len(&self) -> usize {
         self.history.len()
     }
 
     /// The same view without the first `n` utterances; the history then starts at a user
     /// utterance (a turn is dropped with its answer).
-    pub fn without_oldest(&self, n: usize) -> TurnView<'a> {
+    pub(crate) fn without_oldest(&self, n: usize) -> TurnView<'a> {
         let mut from = n.min(self.history.len());
         while from < self.history.len() && self.history[from].speaker != "user" {
             from += 1;
@@ -195,7 +197,7 @@ impl<'a> TurnView<'a> {
 /// `max_tokens`, less a safety margin for tokenizer differences (prompts are counted with
 /// tiktoken, which other models' tokenizers differ from by about 10-20%).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ContextBudget {
+pub(crate) struct ContextBudget {
     /// The smallest context (tokens) among the judges.
     pub context_tokens: u64,
     /// Completion tokens reserved for the answer.
@@ -203,11 +205,11 @@ pub struct ContextBudget {
 }
 
 /// Share of the prompt's counted tokens added as a safety margin.
-pub const CONTEXT_MARGIN: f64 = 0.2;
+pub(crate) const CONTEXT_MARGIN: f64 = 0.2;
 
 /// A prompt fitted to a context.
 #[derive(Debug, Clone)]
-pub enum Fitted {
+pub(crate) enum Fitted {
     /// The request fits after dropping `dropped` utterances of history (0: nothing dropped).
     Fits {
         request: Box<ChatRequest>,
@@ -219,19 +221,19 @@ pub enum Fitted {
 
 impl ContextBudget {
     /// Prompt tokens (margin included) a prompt may use.
-    pub fn limit(&self) -> u64 {
+    pub(crate) fn limit(&self) -> u64 {
         self.context_tokens.saturating_sub(self.max_output_tokens)
     }
 
     /// Counted prompt tokens with the safety margin.
-    pub fn needed(req: &ChatRequest) -> u64 {
+    pub(crate) fn needed(req: &ChatRequest) -> u64 {
         let n = mtr_llm::tokens::count_messages("", &req.messages) as f64;
         (n * (1.0 + CONTEXT_MARGIN)).ceil() as u64
     }
 
     /// Renders with the whole history, then without the oldest turns, one turn at a time, until
     /// the prompt fits.
-    pub fn fit(
+    pub(crate) fn fit(
         &self,
         view: &TurnView<'_>,
         render: &dyn Fn(&TurnView<'_>) -> Result<ChatRequest>,
@@ -261,7 +263,7 @@ impl ContextBudget {
 
 /// Fits a prompt to `budget` ([`ContextBudget::fit`]), or renders it whole when no judge
 /// declares a context size: what every renderer (benchmark units, human calibration) does.
-pub fn fit_to(
+pub(crate) fn fit_to(
     budget: Option<&ContextBudget>,
     view: &TurnView<'_>,
     render: &dyn Fn(&TurnView<'_>) -> Result<ChatRequest>,
@@ -279,7 +281,7 @@ impl Fitted {
     /// The request of a unit that was screened in; a unit too long for the context was
     /// screened out before judging, so asking for its request is an internal error, worded by
     /// `too_long(tokens, limit)`.
-    pub fn request(self, too_long: impl FnOnce(u64, u64) -> String) -> Result<ChatRequest> {
+    pub(crate) fn request(self, too_long: impl FnOnce(u64, u64) -> String) -> Result<ChatRequest> {
         match self {
             Fitted::Fits { request, .. } => Ok(*request),
             Fitted::TooLong { tokens, limit } => Err(AuditError::Internal(too_long(tokens, limit))),
@@ -380,7 +382,7 @@ impl AuditPrompts {
 
     /// Answer completeness against the evidence passages (human calibration of MTRAG's
     /// `completeness`), on the rating scale.
-    pub fn human_completeness(
+    pub(crate) fn human_completeness(
         &self,
         turn: &TurnView<'_>,
         passages: &[String],

@@ -104,10 +104,10 @@ pub struct Judgement {
 }
 
 /// Characters of a failed answer kept in `raw_excerpt`.
-pub const RAW_EXCERPT_CHARS: usize = 300;
+pub(crate) const RAW_EXCERPT_CHARS: usize = 300;
 
 /// The first `max` characters of `text` (never cut inside a character), `None` when empty.
-pub fn raw_excerpt(text: &str, max: usize) -> Option<String> {
+pub(crate) fn raw_excerpt(text: &str, max: usize) -> Option<String> {
     let t = text.trim();
     if t.is_empty() {
         return None;
@@ -165,14 +165,14 @@ pub fn judgement_id(
 
 /// The verdict a rating judge returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RatingVerdict {
+pub(crate) struct RatingVerdict {
     pub justification: String,
     pub rating: i64,
 }
 
 /// The verdict a discriminability judge returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PickVerdict {
+pub(crate) struct PickVerdict {
     pub justification: String,
     pub choice: Choice,
 }
@@ -180,7 +180,7 @@ pub struct PickVerdict {
 /// A discriminability choice: a 1-based passage number, or an abstention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
-pub enum Choice {
+pub(crate) enum Choice {
     Passage(i64),
     Abstain(Abstention),
 }
@@ -201,7 +201,7 @@ pub fn rating_schema() -> serde_json::Value {
 /// JSON Schema of a pick verdict over a pool of `n` passages: `choice` is a passage number
 /// 1..n, or `"none"` (no passage answers the question) or `"several"` (several answer it
 /// equally well).
-pub fn pick_schema(n: usize) -> serde_json::Value {
+pub(crate) fn pick_schema(n: usize) -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "properties": {

@@ -24,22 +24,22 @@ use crate::judges::unit::{JudgeRef, Unit};
 
 /// What a relevance judge is asked: the question (as a search query) and the passages.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RelevanceInput {
+pub(crate) struct RelevanceInput {
     pub query: String,
     pub passages: Vec<String>,
 }
 
 /// The "prompt" a relevance judgement records (the query rule's version): a rerun with
 /// another rule does not reuse the old judgements.
-pub const PROMPT_ID: &str = "relevance-query@1";
+pub(crate) const PROMPT_ID: &str = "relevance-query@1";
 
 /// True when a relevance judge judges this dimension.
-pub fn judges(dimension: Dimension) -> bool {
+pub(crate) fn judges(dimension: Dimension) -> bool {
     matches!(dimension, Dimension::Alignment | Dimension::Completeness)
 }
 
 /// The 1-5 rating of a 0-1 relevance score.
-pub fn rating(score: f64) -> f64 {
+pub(crate) fn rating(score: f64) -> f64 {
     let s = if score.is_nan() {
         0.0
     } else {
@@ -49,7 +49,7 @@ pub fn rating(score: f64) -> f64 {
 }
 
 /// The pick among `scores` (0-based), or the abstention the rule gives.
-pub fn pick(scores: &[f64], cfg: &RerankConfig) -> Result<usize, Abstention> {
+pub(crate) fn pick(scores: &[f64], cfg: &RerankConfig) -> Result<usize, Abstention> {
     let mut order: Vec<usize> = (0..scores.len()).collect();
     // best first; equal scores keep pool order, so the outcome never depends on timing
     order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
@@ -70,7 +70,7 @@ pub fn pick(scores: &[f64], cfg: &RerankConfig) -> Result<usize, Abstention> {
 /// The query a relevance judge is given for a turn: the turn's rewrite (a stand-alone
 /// question) when the benchmark has one, else the question after the user's previous one, so
 /// that a follow-up ("and the second one?") carries its subject.
-pub fn query(previous_user: Option<&str>, question: &str, rewrite: Option<&str>) -> String {
+pub(crate) fn query(previous_user: Option<&str>, question: &str, rewrite: Option<&str>) -> String {
     if let Some(r) = rewrite.map(str::trim).filter(|r| !r.is_empty()) {
         return r.to_string();
     }
@@ -81,7 +81,7 @@ pub fn query(previous_user: Option<&str>, question: &str, rewrite: Option<&str>)
 }
 
 /// Judges one unit with relevance judge `judge`: one rerank call, turned into a record.
-pub async fn judge(
+pub(crate) async fn judge(
     llm: &Llm,
     judge: &JudgeRef,
     unit: &Unit,
@@ -119,7 +119,7 @@ fn failed(unit: &Unit, judge: &JudgeRef, sample: u32, why: String) -> Judgement 
 }
 
 /// The record of a rerank answer.
-pub fn record(
+pub(crate) fn record(
     unit: &Unit,
     judge: &JudgeRef,
     sample: u32,

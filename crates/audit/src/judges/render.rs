@@ -10,14 +10,14 @@ use mtr_llm::ChatRequest;
 
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
-use crate::items::plan;
+use crate::items::selection;
 use crate::judges::engine::{Render, Unit};
 use crate::judges::prompts::{
     AuditPrompts, ContextBudget, Fitted, TurnView, fit_to, passage_display,
 };
 
 /// Renders benchmark units (`Unit::source` indexes `subjects`).
-pub struct BenchRender<'a> {
+pub(crate) struct BenchRender<'a> {
     pub bench: &'a Benchmark,
     pub passages: &'a HashMap<String, Passage>,
     pub prompts: &'a AuditPrompts,
@@ -40,7 +40,7 @@ impl BenchRender<'_> {
     }
 
     /// The unit's request, its history shortened to the judges' context (or too long).
-    pub fn fitted(&self, u: &Unit) -> Result<Fitted> {
+    pub(crate) fn fitted(&self, u: &Unit) -> Result<Fitted> {
         let (d, t) = self.subjects[u.source];
         let dialogue = &self.bench.dialogues[d];
         let turn = &dialogue.turns[t];
@@ -55,7 +55,7 @@ impl BenchRender<'_> {
                 .iter()
                 .map(|id| self.text(id))
                 .collect::<Result<Vec<_>>>()?,
-            Dimension::Faithfulness => plan::relevant_gold(turn)
+            Dimension::Faithfulness => selection::relevant_gold(turn)
                 .into_iter()
                 .filter_map(|g| self.passages.get(g))
                 .map(passage_display)

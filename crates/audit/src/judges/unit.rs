@@ -9,7 +9,7 @@ use crate::dimension::Dimension;
 
 /// One thing to judge, the same for every judge: an item (and trial, for completeness).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub dimension: Dimension,
     pub dialogue_id: String,
     pub turn_id: String,
@@ -30,7 +30,7 @@ pub struct Unit {
 
 /// A judge of the ensemble.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JudgeRef {
+pub(crate) struct JudgeRef {
     pub name: String,
     pub model: String,
     /// How its 1-5 ratings are read (the written grade, or probability-weighted).

@@ -3,7 +3,7 @@
 
 /// One block of a report.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
+pub(crate) enum Block {
     Heading(u8, String),
     Para(String),
     /// A list of short lines.
@@ -25,7 +25,7 @@ pub enum Block {
 }
 
 /// Markdown rendering.
-pub fn to_markdown(blocks: &[Block]) -> String {
+pub(crate) fn to_markdown(blocks: &[Block]) -> String {
     let mut out = String::new();
     for b in blocks {
         match b {
@@ -83,7 +83,7 @@ fn md_row(cells: &[String]) -> String {
 }
 
 /// Escapes text for HTML.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -143,7 +143,7 @@ fn numeric(s: &str) -> bool {
 }
 
 /// A self-contained HTML page (inline CSS and SVG, no scripts, no external resources).
-pub fn to_html(title: &str, blocks: &[Block]) -> String {
+pub(crate) fn to_html(title: &str, blocks: &[Block]) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");

@@ -1,11 +1,11 @@
 //! The report's "Reviewed" section: what the reviewers' labels on a random sample say
-//! (`summary.review`, see [`crate::reviewed`]): per dimension the share of items that fail and
+//! (`summary.review`, see [`crate::review_estimates`]): per dimension the share of items that fail and
 //! the mean rating, by the judges alone, the reviewers alone and prediction-powered, each with
 //! its interval; each judge's agreement with the reviewers beside the reviewers' own; and which
 //! number to publish.
 
 use super::doc::Block;
-use super::f;
+use super::format::{ci, f};
 use crate::summary::{Review, ReviewEstimate, ReviewerAgreement};
 
 fn share(e: &ReviewEstimate) -> String {
@@ -55,7 +55,7 @@ fn agreement_row(dim: &str, a: &ReviewerAgreement, who: String) -> Vec<String> {
         who,
         a.statistic.clone(),
         f(a.kappa, 2),
-        super::ci(&a.ci, 2),
+        ci(&a.ci, 2),
         a.n.to_string(),
     ]
 }
@@ -83,6 +83,16 @@ pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
         level * 100.0
     )));
     b.push(Block::Para(format!("**{}**", r.publish)));
+    shares_table(b, r);
+    ratings_table(b, r);
+    agreement_table(b, r);
+    b.push(Block::List(
+        r.dimensions.values().map(|d| d.publish.clone()).collect(),
+    ));
+}
+
+/// The share of items that fail, three ways per dimension.
+fn shares_table(b: &mut Vec<Block>, r: &Review) {
     let rows = r
         .dimensions
         .iter()
@@ -111,6 +121,10 @@ pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
         .to_vec(),
         rows,
     });
+}
+
+/// The mean rating of the rating dimensions, three ways.
+fn ratings_table(b: &mut Vec<Block>, r: &Review) {
     let rows: Vec<Vec<String>> = r
         .dimensions
         .iter()
@@ -140,6 +154,10 @@ pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
             rows,
         });
     }
+}
+
+/// Each judge's agreement with the reviewers, and the reviewers' own (the ceiling).
+fn agreement_table(b: &mut Vec<Block>, r: &Review) {
     let mut rows = Vec::new();
     for (dim, d) in &r.dimensions {
         for a in &d.agreement {
@@ -161,18 +179,15 @@ pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
             .to_vec(),
         rows,
     });
-    b.push(Block::List(
-        r.dimensions.values().map(|d| d.publish.clone()).collect(),
-    ));
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_reviewed_section_renders() {
-        let mut s = crate::reviewed::tests::summary();
-        let (items, labels) = crate::reviewed::tests::fixture(60);
-        s.review = crate::reviewed::review(&s, &items, &labels);
+        let mut s = crate::review_estimates::tests::summary();
+        let (items, labels) = crate::review_estimates::tests::fixture(60);
+        s.review = crate::review_estimates::review(&s, &items, &labels);
         let mut b = Vec::new();
         super::section(&mut b, s.review.as_ref().unwrap(), 0.95);
         insta::assert_snapshot!("reviewed_section", super::super::doc::to_markdown(&b));

@@ -4,11 +4,11 @@
 //! skipped to fit the context, and the picked passage's length against its pool.
 
 use super::doc::Block;
-use super::{ci, f};
+use super::format::{ci, f};
 use crate::summary::{RateBin, Summary};
 
 /// Ensemble means three ways, each with its interval.
-pub fn means(b: &mut Vec<Block>, s: &Summary) {
+pub(super) fn means(b: &mut Vec<Block>, s: &Summary) {
     if s.dimensions.is_empty() {
         return;
     }
@@ -23,7 +23,12 @@ pub fn means(b: &mut Vec<Block>, s: &Summary) {
         .map(|(dim, d)| {
             let est = |e: &Option<crate::summary::Estimate>| match e {
                 Some(e) => (
-                    format!("{}{} (n={})", f(e.mean, 3), super::chance(s, *dim), e.n),
+                    format!(
+                        "{}{} (n={})",
+                        f(e.mean, 3),
+                        super::format::chance(s, *dim),
+                        e.n
+                    ),
                     ci(&e.ci, 3),
                 ),
                 None => ("-".into(), "-".into()),
@@ -35,7 +40,7 @@ pub fn means(b: &mut Vec<Block>, s: &Summary) {
                 format!(
                     "{}{} (n={})",
                     f(d.mean, 3),
-                    super::chance(s, *dim),
+                    super::format::chance(s, *dim),
                     d.scored
                 ),
                 ci(&d.ci, 3),
@@ -124,7 +129,7 @@ fn failure_rates(b: &mut Vec<Block>, s: &Summary) {
 }
 
 /// Prompts fitted to the judges' context.
-pub fn context(b: &mut Vec<Block>, s: &Summary) {
+pub(super) fn context(b: &mut Vec<Block>, s: &Summary) {
     let c = &s.context;
     let Some(ctx) = c.context_tokens else {
         return;
@@ -168,7 +173,7 @@ pub fn context(b: &mut Vec<Block>, s: &Summary) {
 }
 
 /// The picked passage's length against the rest of its pool.
-pub fn pool_length(b: &mut Vec<Block>, s: &Summary) {
+pub(super) fn pool_length(b: &mut Vec<Block>, s: &Summary) {
     if s.bias.pool_length.iter().all(|p| p.picks == 0) {
         return;
     }

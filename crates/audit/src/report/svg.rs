@@ -8,7 +8,7 @@ const PALETTE: [&str; 6] = [
 ];
 
 /// A grouped bar chart.
-pub struct BarChart<'a> {
+pub(super) struct BarChart<'a> {
     pub title: &'a str,
     /// One label per group on the x axis.
     pub labels: Vec<String>,
@@ -42,24 +42,40 @@ fn fmt_tick(v: f64) -> String {
     }
 }
 
+/// Where the plot area lies in the picture and how values map onto it.
+struct Frame {
+    left: f64,
+    top: f64,
+    /// Plot width and height.
+    pw: f64,
+    ph: f64,
+    y_max: f64,
+}
+
+impl Frame {
+    /// The y coordinate of a value (clamped to the plot area).
+    fn y(&self, v: f64) -> f64 {
+        self.top + self.ph - (v / self.y_max).clamp(0.0, 1.0) * self.ph
+    }
+}
+
 impl BarChart<'_> {
-    pub fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let (w, h) = (640.0_f64, 260.0_f64);
         let (left, right, top, bottom) = (56.0, 150.0, 28.0, 40.0);
-        let pw = w - left - right;
-        let ph = h - top - bottom;
         let data_max = self
             .series
             .iter()
             .flat_map(|s| s.1.iter().copied())
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max);
-        let y_max = self.y_max.unwrap_or_else(|| nice_max(data_max));
-        let groups = self.labels.len().max(1) as f64;
-        let gw = pw / groups;
-        let ns = self.series.len().max(1) as f64;
-        let bw = (gw * 0.8 / ns).max(1.0);
-        let y = |v: f64| top + ph - (v / y_max).clamp(0.0, 1.0) * ph;
+        let f = Frame {
+            left,
+            top,
+            pw: w - left - right,
+            ph: h - top - bottom,
+            y_max: self.y_max.unwrap_or_else(|| nice_max(data_max)),
+        };
         let mut s = format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n",
             esc(self.title)
@@ -68,9 +84,19 @@ impl BarChart<'_> {
             "<text x=\"{left}\" y=\"16\" font-size=\"13\" font-weight=\"600\">{}</text>\n",
             esc(self.title)
         ));
+        self.y_axis(&mut s, &f);
+        self.bars(&mut s, &f);
+        self.reference_and_legend(&mut s, &f);
+        s.push_str("</svg>");
+        s
+    }
+
+    /// The horizontal grid lines with their ticks, and the y axis label.
+    fn y_axis(&self, s: &mut String, f: &Frame) {
+        let (left, top, pw, ph) = (f.left, f.top, f.pw, f.ph);
         for i in 0..=4 {
-            let v = y_max * f64::from(i) / 4.0;
-            let yy = y(v);
+            let v = f.y_max * f64::from(i) / 4.0;
+            let yy = f.y(v);
             s.push_str(&format!(
                 "<line x1=\"{left}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#e1e4e8\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
                 left + pw,
@@ -85,6 +111,15 @@ impl BarChart<'_> {
             top + ph / 2.0,
             esc(self.y_label)
         ));
+    }
+
+    /// Each group's bars, one per series, and the group's label.
+    fn bars(&self, s: &mut String, f: &Frame) {
+        let (left, top, pw, ph) = (f.left, f.top, f.pw, f.ph);
+        let groups = self.labels.len().max(1) as f64;
+        let gw = pw / groups;
+        let ns = self.series.len().max(1) as f64;
+        let bw = (gw * 0.8 / ns).max(1.0);
         for (gi, label) in self.labels.iter().enumerate() {
             let gx = left + gi as f64 * gw + gw * 0.1;
             for (si, (name, vals)) in self.series.iter().enumerate() {
@@ -94,7 +129,7 @@ impl BarChart<'_> {
                     .filter(|v| v.is_finite())
                     .unwrap_or(0.0);
                 let x = gx + si as f64 * bw;
-                let yy = y(v);
+                let yy = f.y(v);
                 s.push_str(&format!(
                     "<rect x=\"{x:.1}\" y=\"{yy:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}: {} = {}</title></rect>\n",
                     (bw - 1.0).max(0.5),
@@ -112,8 +147,13 @@ impl BarChart<'_> {
                 esc(label)
             ));
         }
+    }
+
+    /// The dashed reference line, the x axis and the legend.
+    fn reference_and_legend(&self, s: &mut String, f: &Frame) {
+        let (left, top, pw, ph) = (f.left, f.top, f.pw, f.ph);
         if let Some((v, label)) = &self.reference {
-            let yy = y(*v);
+            let yy = f.y(*v);
             s.push_str(&format!(
                 "<line x1=\"{left}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#cf222e\" stroke-dasharray=\"5 4\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#cf222e\">{}</text>\n",
                 left + pw,
@@ -139,8 +179,6 @@ impl BarChart<'_> {
                 esc(name)
             ));
         }
-        s.push_str("</svg>");
-        s
     }
 }
 

@@ -3,7 +3,7 @@
 //! handed on for `human_items.jsonl`; generic ratings of audited items are compared with the item
 //! scores ([`crate::human::calibration`]).
 
-use crate::human::agreement::{HumanCalibration, HumanLabels};
+use crate::human::annotator_agreement::{HumanCalibration, HumanLabels};
 use crate::human::calibration;
 use crate::job::AuditJob;
 use crate::judges::record::Judgement;
@@ -12,7 +12,7 @@ use crate::stages::plan::Planned;
 use crate::stages::score::Scored;
 
 /// The judges against the human labels, and the calibration set's judgements to keep.
-pub struct Calibrated {
+pub(crate) struct Calibrated {
     /// The calibration, when human labels were given (and, for an MTRAG file, judged).
     pub human: Option<HumanCalibration>,
     /// The MTRAG calibration set's judgements under their own prompts' ids, for
@@ -21,7 +21,7 @@ pub struct Calibrated {
 }
 
 /// Compares the judges with the human labels.
-pub fn calibrate(
+pub(crate) fn calibrate(
     job: &AuditJob,
     planned: &Planned,
     human: &HumanJudged,

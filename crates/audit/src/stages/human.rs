@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::error::Result;
-use crate::human::agreement::{self, HumanLabels};
+use crate::human::annotator_agreement::{self, HumanLabels};
 use crate::human::calibration;
 use crate::job::AuditJob;
 use crate::judges::context;
@@ -16,7 +16,7 @@ use crate::stages::reuse::Reuse;
 
 /// The human labels and what the judges made of the calibration set.
 #[derive(Default)]
-pub struct HumanJudged {
+pub(crate) struct HumanJudged {
     /// The human label file (`--human-labels`), loaded.
     pub labels: Option<(PathBuf, HumanLabels)>,
     /// The calibration set's judgements (MTRAG file, when the audit was not stopped).
@@ -29,7 +29,7 @@ pub struct HumanJudged {
 
 /// Loads the human labels and judges an MTRAG file's calibration set (`stopped`: the
 /// benchmark's judging stopped early, so the set is not judged).
-pub async fn judge_human(
+pub(crate) async fn judge_human(
     job: &AuditJob,
     judging: &Judging<'_>,
     planned: &Planned,
@@ -39,7 +39,7 @@ pub async fn judge_human(
     let Some(path) = &job.human_labels else {
         return Ok(HumanJudged::default());
     };
-    let labels = agreement::load(path)?;
+    let labels = annotator_agreement::load(path)?;
     let items = match &labels {
         HumanLabels::Mtrag { items, .. } if !stopped => items,
         _ => {

@@ -16,8 +16,8 @@ use crate::budget::{self, BudgetPlan, DialogueWork, TimeBudget};
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 use crate::items::materials;
-use crate::items::plan::{AuditPlan, SkipReason};
 use crate::items::pool::{PositionBalancer, permutations};
+use crate::items::selection::{AuditPlan, SkipReason};
 use crate::job::{AuditJob, Outcome};
 use crate::judges::context::{self, ContextInfo, Deferred, ItemKey, Recording, Screened};
 use crate::judges::engine::{Judged, Judging, Unit, judge_units};
@@ -28,7 +28,7 @@ use crate::stages::reuse::Reuse;
 
 /// What judging the benchmark's units found, beside the records ([`Judged`]) that [`score`]
 /// turns into item scores.
-pub struct Judgements {
+pub(crate) struct Judgements {
     /// (dialogue index, turn index) per plan item: what `Unit::source` indexes.
     pub subjects: Vec<(usize, usize)>,
     /// Plan items of the completeness dimension.
@@ -51,7 +51,7 @@ pub struct Judgements {
 
 impl Judgements {
     /// Every passage shown: the plan's golds and the hard negatives.
-    pub fn passages<'a>(&'a self, planned: &'a Planned) -> &'a HashMap<String, Passage> {
+    pub(crate) fn passages<'a>(&'a self, planned: &'a Planned) -> &'a HashMap<String, Passage> {
         self.pool_passages.as_ref().unwrap_or(&planned.passages)
     }
 }
@@ -99,9 +99,23 @@ struct Bench<'a> {
     letter_judges: Vec<usize>,
 }
 
+/// The plan's completeness items; without a retriever for hard negatives they cannot be
+/// judged (a configuration error).
+fn completeness_items(job: &AuditJob, planned: &Planned) -> Result<Vec<usize>> {
+    let comp_items: Vec<usize> = (0..planned.plan.items.len())
+        .filter(|&k| planned.plan.items[k].dimension == Dimension::Completeness)
+        .collect();
+    if !comp_items.is_empty() && job.retrievers.is_empty() {
+        return Err(AuditError::Config(
+            "the completeness dimension needs a retriever for hard negatives".into(),
+        ));
+    }
+    Ok(comp_items)
+}
+
 /// Judges the benchmark's units: the records (the dimensions in order, each in plan order),
 /// and what judging them found.
-pub async fn judge(
+pub(crate) async fn judge(
     bench: &Benchmark,
     job: &AuditJob,
     judging: &Judging<'_>,
@@ -115,14 +129,7 @@ pub async fn judge(
         .iter()
         .map(|it| (it.dialogue, it.turn))
         .collect();
-    let comp_items: Vec<usize> = (0..planned.plan.items.len())
-        .filter(|&k| planned.plan.items[k].dimension == Dimension::Completeness)
-        .collect();
-    if !comp_items.is_empty() && job.retrievers.is_empty() {
-        return Err(AuditError::Config(
-            "the completeness dimension needs a retriever for hard negatives".into(),
-        ));
-    }
+    let comp_items = completeness_items(job, planned)?;
     let letter_judges = letter_judges(job, &planned.judges)?;
     let mut context = ContextInfo::new(planned.budget.as_ref());
     let existing =
@@ -145,24 +152,19 @@ pub async fn judge(
     .await?;
     let mut skipped = planned.plan.skipped.clone();
     let mut warnings = Vec::new();
-    let mut pool_passages = None;
-    if let Some(pools) = pools {
-        skip(
-            &mut skipped,
-            Dimension::Completeness,
-            SkipReason::NoNegatives,
-            pools.no_negatives,
-        );
-        context.add(&pools.screened);
-        prompt_tokens.extend(pools.screened.prompt_tokens);
-        if pools.short > 0 {
-            warnings.push(format!("{} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", pools.short, job.settings.negatives));
-        }
-        pool_passages = Some(pools.passages);
-        judged.records.extend(pools.judged.records);
-        judged.reused += pools.judged.reused;
-        judged.stopped = judged.stopped.or(pools.judged.stopped);
-    }
+    let pool_passages = pools.map(|pools| {
+        merge_pools(
+            pools,
+            &mut judged,
+            &mut Merged {
+                skipped: &mut skipped,
+                context: &mut context,
+                prompt_tokens: &mut prompt_tokens,
+                warnings: &mut warnings,
+            },
+            job.settings.negatives,
+        )
+    });
     if let Some(b) = time_budget.as_mut() {
         finish_budget(b, &mut judged, planned.dry_run);
     }
@@ -186,6 +188,39 @@ pub async fn judge(
         warnings,
     };
     Ok((judged, judgements))
+}
+
+/// What the discriminability pools add to the judge stage's bookkeeping.
+struct Merged<'a> {
+    skipped: &'a mut BTreeMap<Dimension, BTreeMap<SkipReason, usize>>,
+    context: &'a mut ContextInfo,
+    prompt_tokens: &'a mut HashMap<ItemKey, u64>,
+    warnings: &'a mut Vec<String>,
+}
+
+/// Adds the pools' judgements, skips, screening and warnings to the rating units' and
+/// returns the pools' passages.
+fn merge_pools(
+    pools: Pools,
+    judged: &mut Judged,
+    into: &mut Merged<'_>,
+    negatives: usize,
+) -> HashMap<String, Passage> {
+    skip(
+        into.skipped,
+        Dimension::Completeness,
+        SkipReason::NoNegatives,
+        pools.no_negatives,
+    );
+    into.context.add(&pools.screened);
+    into.prompt_tokens.extend(pools.screened.prompt_tokens);
+    if pools.short > 0 {
+        into.warnings.push(format!("{} discriminability pools have fewer than {} hard negatives (the corpus had too few distinct candidates)", pools.short, negatives));
+    }
+    judged.records.extend(pools.judged.records);
+    judged.reused += pools.judged.reused;
+    judged.stopped = judged.stopped.take().or(pools.judged.stopped);
+    pools.passages
 }
 
 /// The judges (indices into the ensemble) `[audit.letter_picks]` names; an error when it
@@ -249,7 +284,7 @@ fn skipped_count(skipped: &Skipped, why: SkipReason) -> usize {
 }
 
 /// The unit of plan item `k`, the same for every judge (no trial, no pool).
-pub fn base_unit(bench: &Benchmark, plan: &AuditPlan, k: usize) -> Unit {
+pub(crate) fn base_unit(bench: &Benchmark, plan: &AuditPlan, k: usize) -> Unit {
     let it = &plan.items[k];
     let d = &bench.dialogues[it.dialogue];
     Unit {
@@ -386,7 +421,11 @@ impl Bench<'_> {
         let spent = time.started.elapsed().as_secs_f64();
         let plan = budget::select(&ordered, self.judging.llm, time.budget.as_secs_f64(), spent);
         if let Some(say) = &time.announce {
-            say(&plan.line(self.planned.dry_run));
+            say(&plan.line(if self.planned.dry_run {
+                mtr_llm::budget::Run::Dry
+            } else {
+                mtr_llm::budget::Run::Real
+            }));
         }
         if let Some(only) = plan.restriction() {
             self.judging.gate.restrict(only);
@@ -542,7 +581,7 @@ impl Bench<'_> {
 }
 
 /// `--dry-run`: what the audit would call, nothing written.
-pub fn dry_run(llm: &Llm, judged: &Judged, j: &Judgements) -> Outcome {
+pub(crate) fn dry_run(llm: &Llm, judged: &Judged, j: &Judgements) -> Outcome {
     Outcome::DryRun {
         plan: llm.plan(),
         judgements: judged.records.len() - judged.reused,

@@ -1,4 +1,4 @@
-//! The audit job as named stages, in the order [`crate::audit::run`] calls them:
+//! The audit job as named stages, in the order [`crate::run::run`] calls them:
 //!
 //! 1. [`plan`]: settings, judges, the gold passages, the work list, the fingerprint, the
 //!    time budget's deadline;
@@ -15,8 +15,8 @@
 //!
 //! Each stage is a function of the job and the earlier stages' results, and returns its own
 //! plain struct; no stage changes an earlier one's result. The work itself lives in the modules
-//! the stages call ([`crate::items::plan`], [`crate::judges::engine`],
-//! [`crate::items::missing_gold`], [`crate::human::calibration`], [`crate::statistics::dimensions`],
+//! the stages call ([`crate::items::selection`], [`crate::judges::engine`],
+//! [`crate::items::missing_gold`], [`crate::human::calibration`], [`crate::statistics::dimension_statistics`],
 //! [`crate::output`]).
 
 pub(crate) mod calibrate;

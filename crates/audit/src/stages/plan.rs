@@ -1,5 +1,5 @@
 //! Stage 1, plan: the settings checked, the judges of the ensemble, the gold passages of the
-//! audited dialogues, the work list ([`crate::items::plan`]), the run's fingerprint and the judges'
+//! audited dialogues, the work list ([`crate::items::selection`]), the run's fingerprint and the judges'
 //! context budget. Nothing is called yet.
 
 use std::collections::{BTreeMap, HashMap};
@@ -11,7 +11,7 @@ use crate::budget::{Gate, TimeBudget};
 use crate::dimension::Dimension;
 use crate::error::{AuditError, Result};
 use crate::items::materials;
-use crate::items::plan::{self, AuditPlan};
+use crate::items::selection::{self, AuditPlan};
 use crate::job::AuditJob;
 use crate::judges::context;
 use crate::judges::engine::JudgeRef;
@@ -19,7 +19,7 @@ use crate::judges::prompts::ContextBudget;
 use crate::summary::{FingerprintInfo, JudgeInfo};
 
 /// What the later stages know before anything is judged.
-pub struct Planned {
+pub(crate) struct Planned {
     pub dims: Vec<Dimension>,
     pub judges: Vec<JudgeRef>,
     pub judge_infos: Vec<JudgeInfo>,
@@ -38,14 +38,14 @@ pub struct Planned {
 }
 
 impl Planned {
-    pub fn judge_names(&self) -> Vec<String> {
+    pub(crate) fn judge_names(&self) -> Vec<String> {
         self.judges.iter().map(|j| j.name.clone()).collect()
     }
 }
 
 /// Checks the settings, finds the judges, loads the gold passages and builds the plan; with a
 /// time budget (`time`, not on a dry run) no judgement call starts after its deadline.
-pub fn plan(
+pub(crate) fn plan(
     bench: &Benchmark,
     job: &AuditJob,
     llm: &Llm,
@@ -59,11 +59,11 @@ pub fn plan(
     let dry_run = llm.options().dry_run;
     let fingerprint = fingerprint(bench, job, &dims, &judges)?;
     // passages of the golds, then the plan
-    let selected = plan::sample_dialogues(bench.dialogues.len(), s.sample, s.seed);
+    let selected = selection::sample_dialogues(bench.dialogues.len(), s.sample, s.seed);
     job.progress.stage("loading gold passages", 0);
     let passages = materials::load_passages(bench, &materials::gold_ids(bench, &selected))?;
     job.progress.finish_stage();
-    let plan = plan::build_with_texts(
+    let plan = selection::build_with_texts(
         &bench.dialogues,
         &dims,
         s.sample,

@@ -11,7 +11,7 @@ use crate::output;
 use crate::summary::{SUMMARY, read_summary};
 
 /// The earlier run's judgements that may be reused, by judgement id.
-pub struct Reuse {
+pub(crate) struct Reuse {
     /// `items.jsonl`: the benchmark's units.
     pub existing: HashMap<String, Judgement>,
     /// `verify_items.jsonl`: the missing-gold check.
@@ -24,7 +24,7 @@ pub struct Reuse {
 
 /// Reads the folder `out_dir`'s `summary.json` and its judgements (`human`: the calibration
 /// set's too); `data` is this run's data fingerprint.
-pub fn reuse(out_dir: &Path, data: &str, human: bool) -> Reuse {
+pub(crate) fn reuse(out_dir: &Path, data: &str, human: bool) -> Reuse {
     let previous = read_summary(&out_dir.join(SUMMARY)).ok();
     let same_data = previous.as_ref().is_none_or(|p| p.fingerprint.data == data);
     if !same_data {

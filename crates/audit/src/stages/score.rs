@@ -11,7 +11,7 @@ use crate::stages::human::HumanJudged;
 use crate::stages::plan::Planned;
 
 /// What was judged, scored.
-pub struct Scored {
+pub(crate) struct Scored {
     /// Judgements planned and made.
     pub planned: usize,
     pub done: usize,
@@ -23,7 +23,12 @@ pub struct Scored {
 
 /// Item scores of the judgements made, and why the audit stopped early, if it did: a budget
 /// stop, judgements not made, or a judge that failed (nearly) everything.
-pub fn score(judged: Judged, human: &HumanJudged, s: &AuditSettings, planned: &Planned) -> Scored {
+pub(crate) fn score(
+    judged: Judged,
+    human: &HumanJudged,
+    s: &AuditSettings,
+    planned: &Planned,
+) -> Scored {
     let human_stopped = human.judged.as_ref().and_then(|h| h.stopped.clone());
     let total = judged.records.len();
     let judgements: Vec<Judgement> = judged.records.into_iter().flatten().map(|j| *j).collect();

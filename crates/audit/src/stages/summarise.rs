@@ -1,5 +1,5 @@
 //! Stage 8, summarise: everything `summary.json` holds, computed once from the judgements and
-//! item scores: per-dimension statistics ([`crate::statistics::dimensions`]), biases (position, length,
+//! item scores: per-dimension statistics ([`crate::statistics::dimension_statistics`]), biases (position, length,
 //! self-preference), failures, the worst items with their text, the ensemble's warnings, cost,
 //! the discriminability facts, and the verdict on the judges ([`crate::statistics::verdict`]).
 
@@ -9,7 +9,7 @@ use mtr_core::{Benchmark, Passage};
 use mtr_llm::Llm;
 
 use crate::dimension::Dimension;
-use crate::human::agreement::HumanCalibration;
+use crate::human::annotator_agreement::HumanCalibration;
 use crate::human::self_preference;
 use crate::items::aggregate::ItemScore;
 use crate::job::AuditJob;
@@ -22,12 +22,12 @@ use crate::stages::judge::Judgements;
 use crate::stages::plan::Planned;
 use crate::stages::score::Scored;
 use crate::stages::verify::Verified;
-use crate::statistics::dimensions::Lengths;
-use crate::statistics::per_dimension::{self, Scores};
+use crate::statistics::all_dimensions::{self, Scores};
+use crate::statistics::dimension_statistics::Lengths;
 use crate::summary::*;
 
 /// What the earlier stages leave for the summary.
-pub struct Finished<'a> {
+pub(crate) struct Finished<'a> {
     pub planned: &'a Planned,
     pub judged: &'a Judgements,
     pub human_judged: &'a HumanJudged,
@@ -39,7 +39,7 @@ pub struct Finished<'a> {
 }
 
 /// The summary of a finished (or budget-stopped) audit, its verdict included.
-pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) -> Summary {
+pub(crate) fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) -> Summary {
     let s = &job.settings;
     let (planned, scored) = (f.planned, f.scored);
     let passages = f.judged.passages(planned);
@@ -52,7 +52,7 @@ pub fn summarise(bench: &Benchmark, job: &AuditJob, llm: &Llm, f: Finished<'_>) 
     let cost = cost(&scored.judgements, llm);
     let mut self_preference = generator_family(bench, &planned.judge_infos);
     let judge_names = planned.judge_names();
-    let st = per_dimension::of(
+    let st = all_dimensions::of(
         s,
         &Scores {
             dims: &planned.dims,
@@ -264,6 +264,39 @@ fn plan_info(
     }
 }
 
+/// The last four utterances before a turn, each cut to 300 characters.
+fn latest_history(d: &mtr_core::model::Dialogue, ti: usize) -> Vec<String> {
+    let hist = d.history(ti);
+    hist.iter()
+        .skip(hist.len().saturating_sub(4))
+        .map(|u| {
+            format!(
+                "{}: {}",
+                if u.speaker == mtr_core::model::Speaker::User {
+                    "User"
+                } else {
+                    "Assistant"
+                },
+                excerpt(u.text, 300)
+            )
+        })
+        .collect()
+}
+
+/// The passage the judges picked most often instead of the gold (ties: the smaller id).
+fn most_picked_instead(mine: &[&&Judgement]) -> Option<String> {
+    let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
+    for j in mine.iter().filter(|j| j.score == Some(0.0)) {
+        if let Some(p) = j.pick_passage_id.as_deref() {
+            *votes.entry(p).or_default() += 1;
+        }
+    }
+    votes
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map(|(p, _)| p.to_string())
+}
+
 /// The lowest-scoring items of a dimension with the text a reviewer needs.
 fn worst_items(
     bench: &Benchmark,
@@ -286,22 +319,7 @@ fn worst_items(
             continue;
         };
         let turn = &d.turns[ti];
-        let hist = d.history(ti);
-        let history: Vec<String> = hist
-            .iter()
-            .skip(hist.len().saturating_sub(4))
-            .map(|u| {
-                format!(
-                    "{}: {}",
-                    if u.speaker == mtr_core::model::Speaker::User {
-                        "User"
-                    } else {
-                        "Assistant"
-                    },
-                    excerpt(u.text, 300)
-                )
-            })
-            .collect();
+        let history = latest_history(d, ti);
         let mine: Vec<&&Judgement> = judgements
             .iter()
             .filter(|j| j.turn_id == it.turn_id && j.passage_id == it.passage_id && j.ok())
@@ -318,18 +336,7 @@ fn worst_items(
             .suggestion
             .as_ref()
             .map(|s| s.passage_id.clone())
-            .or_else(|| {
-                let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
-                for j in mine.iter().filter(|j| j.score == Some(0.0)) {
-                    if let Some(p) = j.pick_passage_id.as_deref() {
-                        *votes.entry(p).or_default() += 1;
-                    }
-                }
-                votes
-                    .into_iter()
-                    .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
-                    .map(|(p, _)| p.to_string())
-            });
+            .or_else(|| most_picked_instead(&mine));
         let needs_answer = it.dimension.needs_answer();
         out.push(WorstItem {
             turn_id: it.turn_id.clone(),

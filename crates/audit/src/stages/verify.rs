@@ -21,7 +21,7 @@ use crate::stages::reuse::Reuse;
 use crate::stages::score::Scored;
 
 /// The candidates with their verdicts, and the pointwise judgements (`verify_items.jsonl`).
-pub struct Verified {
+pub(crate) struct Verified {
     pub suggested: Vec<Suggestion>,
     pub records: Vec<Judgement>,
     /// Why the check stopped early, if it did.
@@ -33,13 +33,13 @@ pub struct Verified {
 
 impl Verified {
     /// Why the audit is not complete: the scoring's reason, else the check's.
-    pub fn stopped(&self, scored: &Scored) -> Option<String> {
+    pub(crate) fn stopped(&self, scored: &Scored) -> Option<String> {
         scored.stopped.clone().or_else(|| self.stopped.clone())
     }
 }
 
 /// Tags and rates the candidates (not when the audit stopped before the check).
-pub async fn verify(
+pub(crate) async fn verify(
     bench: &Benchmark,
     job: &AuditJob,
     judging: &Judging<'_>,

@@ -12,7 +12,7 @@ use crate::stages::verify::Verified;
 use crate::summary::Summary;
 
 /// Writes the audit folder `dir` (`human`: the calibration set's judgements).
-pub fn write(
+pub(crate) fn write(
     dir: &Path,
     summary: &Summary,
     scored: &Scored,

@@ -11,8 +11,11 @@ use crate::summary::Summary;
 /// A judge whose failed judgements pass the threshold.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FailedJudge {
+    /// The judge's name.
     pub judge: String,
+    /// Its judgements that failed.
     pub failed: usize,
+    /// Its judgements made.
     pub total: usize,
     /// The first failure's message (in `items.jsonl` order), when known.
     pub first_error: Option<String>,
@@ -44,7 +47,7 @@ pub fn too_many(failed: usize, total: usize, max_share: f64) -> bool {
 }
 
 /// Judges of `judgements` past the threshold, in name order.
-pub fn from_judgements(judgements: &[Judgement], max_share: f64) -> Vec<FailedJudge> {
+pub(crate) fn from_judgements(judgements: &[Judgement], max_share: f64) -> Vec<FailedJudge> {
     let mut per: BTreeMap<&str, FailedJudge> = BTreeMap::new();
     for j in judgements {
         let e = per.entry(j.judge.as_str()).or_insert_with(|| FailedJudge {

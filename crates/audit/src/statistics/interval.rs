@@ -26,7 +26,7 @@ pub struct Interval {
 }
 
 /// Cluster-bootstrap CI of the mean of `values` (one per item), clustered by dialogue.
-pub fn interval(
+pub(crate) fn interval(
     values: &[f64],
     clusters: &[&str],
     s: &AuditSettings,

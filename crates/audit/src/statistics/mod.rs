@@ -3,10 +3,10 @@
 //! bootstrap ([`resample`]) and its [`interval`]s, the verdict on the judges ([`verdict`],
 //! [`separation`]) and the judges that failed ([`failures`]).
 
-pub(crate) mod dimensions;
+pub(crate) mod all_dimensions;
+pub(crate) mod dimension_statistics;
 pub mod failures;
 pub(crate) mod interval;
-pub(crate) mod per_dimension;
 pub(crate) mod resample;
 pub(crate) mod separation;
 pub(crate) mod verdict;

@@ -13,14 +13,14 @@ use crate::statistics::interval::Interval;
 
 /// Settings of one bootstrap: resamples, confidence level, seed.
 #[derive(Debug, Clone, Copy)]
-pub struct Resampling {
+pub(crate) struct Resampling {
     pub resamples: usize,
     pub level: f64,
     pub seed: u64,
 }
 
 /// Bootstrap settings of the audit.
-pub fn bootstrap(s: &AuditSettings, salt: &str) -> Resampling {
+pub(crate) fn bootstrap(s: &AuditSettings, salt: &str) -> Resampling {
     Resampling {
         resamples: s.resamples,
         level: s.confidence,
@@ -30,7 +30,7 @@ pub fn bootstrap(s: &AuditSettings, salt: &str) -> Resampling {
 
 /// Percentile interval of `stat` over cluster-bootstrap resamples of `clusters` (one label per
 /// unit). `None` with fewer than two clusters, or when too few resamples give a value.
-pub fn cluster_interval<F>(clusters: &[&str], r: &Resampling, stat: F) -> Option<Interval>
+pub(crate) fn cluster_interval<F>(clusters: &[&str], r: &Resampling, stat: F) -> Option<Interval>
 where
     F: Fn(&[usize]) -> Option<f64>,
 {
@@ -40,7 +40,7 @@ where
 }
 
 /// Like [`cluster_interval`] for `k` statistics computed together on the same resamples.
-pub fn cluster_intervals<F>(
+pub(crate) fn cluster_intervals<F>(
     clusters: &[&str],
     r: &Resampling,
     k_stats: usize,
@@ -99,7 +99,7 @@ where
 }
 
 /// Mean of the values at `idx`.
-pub fn mean_at(values: &[f64], idx: &[usize]) -> Option<f64> {
+pub(crate) fn mean_at(values: &[f64], idx: &[usize]) -> Option<f64> {
     (!idx.is_empty()).then(|| idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64)
 }
 

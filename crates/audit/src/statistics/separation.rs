@@ -11,19 +11,19 @@ use serde::{Deserialize, Serialize};
 use crate::dimension::Dimension;
 
 /// A judge needs this many valid verdicts in a dimension before its spread is judged.
-pub const MIN_ANSWERS: usize = 5;
+pub(crate) const MIN_ANSWERS: usize = 5;
 /// A judge whose most common verdict (a grade; for picks, a pool position) covers at least
 /// this share of its verdicts is constant.
-pub const CONSTANT_SHARE: f64 = 0.95;
+pub(crate) const CONSTANT_SHARE: f64 = 0.95;
 /// A judge that abstains on at least this share of its discriminability answers picks nothing.
-pub const ABSTAINS_SHARE: f64 = 0.9;
+pub(crate) const ABSTAINS_SHARE: f64 = 0.9;
 /// Agreement (alpha for ratings, kappa for picks) at or above which the judges separate items.
-pub const AGREEMENT_SEPARATES: f64 = 0.4;
+pub(crate) const AGREEMENT_SEPARATES: f64 = 0.4;
 /// Agreement at or above which (and below [`AGREEMENT_SEPARATES`]) the separation is weak.
-pub const AGREEMENT_WEAK: f64 = 0.2;
+pub(crate) const AGREEMENT_WEAK: f64 = 0.2;
 /// Completeness: with at least this share of all answers abstaining, the separation is at
 /// most weak; with [`ABSTAINS_SHARE`] or more, the judges cannot separate.
-pub const ABSTENTION_WEAK: f64 = 0.5;
+pub(crate) const ABSTENTION_WEAK: f64 = 0.5;
 
 /// How far the judges separate items, best last (the overall verdict is the best dimension's).
 #[derive(

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use crate::dimension::Dimension;
-pub use crate::statistics::separation::{
+pub(crate) use crate::statistics::separation::{
     ABSTAINS_SHARE, ABSTENTION_WEAK, AGREEMENT_SEPARATES, AGREEMENT_WEAK, Behaviour,
     CONSTANT_SHARE, DimensionVerdict, JudgeSpread, MIN_ANSWERS, Separation, Verdict,
 };
@@ -169,12 +169,35 @@ fn dimension_verdict(s: &Summary, dim: Dimension) -> Option<DimensionVerdict> {
             })
         })
         .flatten();
+    let (mut separation, mut reason) = judges_separation(&judges, agreement, stat);
+    if let Some(a) = abstention_share {
+        (separation, reason) = with_abstentions(s, a, separation, reason);
+    }
+    if let Some((sep, why)) = reviewed_separation(s, dim) {
+        separation = sep;
+        reason = why;
+    }
+    Some(DimensionVerdict {
+        separation,
+        agreement,
+        abstention_share,
+        judges,
+        reason,
+    })
+}
+
+/// What the judges' spreads and agreement say: `stat` names the agreement statistic.
+fn judges_separation(
+    judges: &[JudgeSpread],
+    agreement: Option<f64>,
+    stat: &str,
+) -> (Separation, String) {
     let varying: Vec<&JudgeSpread> = judges
         .iter()
         .filter(|j| j.behaviour == Behaviour::Varies)
         .collect();
     let answered = judges.iter().any(|j| j.answers > 0);
-    let (mut separation, mut reason) = if !answered {
+    if !answered {
         (Separation::NotJudged, "no valid verdicts".to_string())
     } else if varying.is_empty() {
         let who: Vec<String> = judges.iter().map(describe).collect();
@@ -205,10 +228,17 @@ fn dimension_verdict(s: &Summary, dim: Dimension) -> Option<DimensionVerdict> {
                 format!("{stat} {a:.2}: the judges agree no better than chance"),
             ),
         }
-    };
-    if let Some(a) = abstention_share
-        && separation > Separation::CannotSeparate
-    {
+    }
+}
+
+/// A separation lowered by the judges' abstentions (`share` of the pick answers).
+fn with_abstentions(
+    s: &Summary,
+    a: f64,
+    mut separation: Separation,
+    mut reason: String,
+) -> (Separation, String) {
+    if separation > Separation::CannotSeparate {
         let abst = s
             .discriminability
             .as_ref()
@@ -222,17 +252,7 @@ fn dimension_verdict(s: &Summary, dim: Dimension) -> Option<DimensionVerdict> {
             reason = format!("{abst} of {all} answers abstained; {reason}");
         }
     }
-    if let Some((sep, why)) = reviewed_separation(s, dim) {
-        separation = sep;
-        reason = why;
-    }
-    Some(DimensionVerdict {
-        separation,
-        agreement,
-        abstention_share,
-        judges,
-        reason,
-    })
+    (separation, reason)
 }
 
 /// The separation the reviewers' labels show in `dim`: how far the judge that agrees best with
@@ -283,7 +303,7 @@ fn reviewed_separation(s: &Summary, dim: Dimension) -> Option<(Separation, Strin
 }
 
 /// The verdict on the judges of an audit.
-pub fn of(s: &Summary) -> Verdict {
+pub(crate) fn of(s: &Summary) -> Verdict {
     let dimensions: BTreeMap<Dimension, DimensionVerdict> = s
         .dimensions
         .keys()

@@ -8,6 +8,7 @@ use mtr_core::atomic::write_atomic;
 use super::Summary;
 use crate::error::{AuditError, Result};
 
+/// The summary's file name in an audit folder.
 pub const SUMMARY: &str = "summary.json";
 
 fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
@@ -17,6 +18,7 @@ fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
     }
 }
 
+/// Writes `summary.json` atomically.
 pub fn write_summary(path: &Path, s: &Summary) -> Result<()> {
     let mut text = serde_json::to_string_pretty(s).map_err(|e| io(path, e))?;
     text.push('\n');
@@ -24,6 +26,7 @@ pub fn write_summary(path: &Path, s: &Summary) -> Result<()> {
     Ok(())
 }
 
+/// Reads `summary.json` back (a user error when it does not parse).
 pub fn read_summary(path: &Path) -> Result<Summary> {
     let text = mtr_core::jsonl::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| {

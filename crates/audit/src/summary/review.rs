@@ -1,6 +1,6 @@
 //! The "Reviewed" figures as `summary.json` records them (its `review`): per dimension the share
 //! failing three ways, each judge's agreement with the reviewers, and which number to publish.
-//! [`crate::reviewed`] computes them from people's labels; the report renders them.
+//! [`crate::review_estimates`] computes them from people's labels; the report renders them.
 
 use std::collections::BTreeMap;
 

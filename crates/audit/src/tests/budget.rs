@@ -123,7 +123,7 @@ impl Setup {
             t
         });
         let llm = self.llm(dry_run).await;
-        crate::audit::run_within(&self.bench, job, &llm, time)
+        crate::run::run_within(&self.bench, job, &llm, time)
             .await
             .unwrap()
     }

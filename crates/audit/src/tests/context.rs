@@ -10,7 +10,7 @@ use mtr_llm::{LlmConfig, Roles};
 
 use crate::config::AuditSettings;
 use crate::dimension::Dimension;
-use crate::items::plan::SkipReason;
+use crate::items::selection::SkipReason;
 use crate::job::Outcome;
 use crate::judges::prompts::CONTEXT_MARGIN;
 use crate::tests::kit::{clapnq, llm_with_cache};
@@ -63,7 +63,7 @@ async fn a_small_context_shortens_history_and_skips_what_cannot_fit() {
         ..Default::default()
     };
     let job = crate::tests::kit::job(settings, &tmp.path().join("audit"), Vec::new());
-    let Outcome::Audited(s) = crate::audit::run(&bench, job, &llm).await.unwrap() else {
+    let Outcome::Audited(s) = crate::run::run(&bench, job, &llm).await.unwrap() else {
         panic!()
     };
     let c = &s.context;

@@ -72,7 +72,7 @@ async fn self_preference_and_shared_family_are_warned() {
         ..Default::default()
     };
     let Outcome::Audited(s) =
-        crate::audit::run(&bench, job(s, &tmp.path().join("a"), None, None), &llm)
+        crate::run::run(&bench, job(s, &tmp.path().join("a"), None, None), &llm)
             .await
             .unwrap()
     else {
@@ -116,7 +116,7 @@ async fn generic_human_ratings_are_compared_with_item_scores() {
     };
     let first = tmp.path().join("first");
     let Outcome::Audited(_) =
-        crate::audit::run(&bench, job(settings.clone(), &first, None, None), &llm)
+        crate::run::run(&bench, job(settings.clone(), &first, None, None), &llm)
             .await
             .unwrap()
     else {
@@ -140,7 +140,7 @@ async fn generic_human_ratings_are_compared_with_item_scores() {
     }
     let file = tmp.path().join("human.jsonl");
     std::fs::write(&file, lines).unwrap();
-    let Outcome::Audited(s) = crate::audit::run(
+    let Outcome::Audited(s) = crate::run::run(
         &bench,
         job(settings, &tmp.path().join("second"), Some(file), None),
         &llm,
@@ -198,8 +198,8 @@ async fn mtrag_human_calibration_on_the_real_file() {
         return;
     };
     let file = shared().unwrap().join("human_evaluations_clapnq_govt.json");
-    let crate::human::agreement::HumanLabels::Mtrag { items, .. } =
-        crate::human::agreement::load(&file).unwrap()
+    let crate::human::annotator_agreement::HumanLabels::Mtrag { items, .. } =
+        crate::human::annotator_agreement::load(&file).unwrap()
     else {
         panic!()
     };
@@ -207,7 +207,7 @@ async fn mtrag_human_calibration_on_the_real_file() {
         .iter()
         .map(|i| {
             let med = |m: &str| {
-                crate::human::agreement::median(
+                crate::human::annotator_agreement::median(
                     &i.ratings
                         .get(m)
                         .map(|r| r.values().copied().collect::<Vec<_>>())
@@ -234,10 +234,9 @@ async fn mtrag_human_calibration_on_the_real_file() {
         ..Default::default()
     };
     let out = tmp.path().join("audit");
-    let Outcome::Audited(s) =
-        crate::audit::run(&bench, job(settings, &out, Some(file), None), &llm)
-            .await
-            .unwrap()
+    let Outcome::Audited(s) = crate::run::run(&bench, job(settings, &out, Some(file), None), &llm)
+        .await
+        .unwrap()
     else {
         panic!()
     };

@@ -25,7 +25,7 @@ fn schema(name: &str) -> serde_json::Value {
 }
 
 /// Validates an audit folder against the JSON Schemas in docs/schema.
-pub fn validate_folder(dir: &Path) {
+pub(crate) fn validate_folder(dir: &Path) {
     let item = jsonschema::validator_for(&schema(crate::schema::ITEM_SCHEMA_FILE)).unwrap();
     let summary = jsonschema::validator_for(&schema(crate::schema::SUMMARY_SCHEMA_FILE)).unwrap();
     let s: serde_json::Value =
@@ -131,7 +131,7 @@ async fn full_fake_run_validates_and_rerun_changes_nothing() {
     );
     assert!(s.cost.total.cache_hits < 10);
     assert!(
-        s.plan.skipped[&Dimension::Alignment][&crate::items::plan::SkipReason::NoGold] > 0,
+        s.plan.skipped[&Dimension::Alignment][&crate::items::selection::SkipReason::NoGold] > 0,
         "unanswerable turns are counted"
     );
     for d in Dimension::ALL {

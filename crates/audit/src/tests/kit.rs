@@ -14,7 +14,7 @@ use crate::config::AuditSettings;
 use crate::job::{AuditJob, Outcome};
 use crate::judges::prompts::AuditPrompts;
 
-pub fn shared() -> Option<PathBuf> {
+pub(crate) fn shared() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mtrag");
     if p.join("conversations_clapnq.jsonl").is_file() {
         Some(p)
@@ -25,7 +25,7 @@ pub fn shared() -> Option<PathBuf> {
 }
 
 /// MTRAG clapnq imported into `dir/clapnq`.
-pub fn clapnq(dir: &Path) -> Option<Benchmark> {
+pub(crate) fn clapnq(dir: &Path) -> Option<Benchmark> {
     let src = shared()?;
     let out = dir.join("clapnq");
     let opts = ImportOptions {
@@ -49,7 +49,7 @@ fn hash(s: &str) -> u64 {
 }
 
 /// A deterministic judge: verdicts derived from a hash of the model and the prompt.
-pub fn hashed_judge(req: &FakeRequest) -> FakeReply {
+pub(crate) fn hashed_judge(req: &FakeRequest) -> FakeReply {
     let h = hash(&format!("{}\u{1f}{}", req.model, req.last_user));
     let schema = req.schema.clone().unwrap_or_default();
     if let Some(max) = crate::judges::record::pick_max(&schema) {
@@ -60,7 +60,12 @@ pub fn hashed_judge(req: &FakeRequest) -> FakeReply {
 }
 
 /// Judges `names` (one endpoint each) on one fake server.
-pub async fn fake_llm(fake: &FakeServer, names: &[&str], cache: &Path, concurrency: usize) -> Llm {
+pub(crate) async fn fake_llm(
+    fake: &FakeServer,
+    names: &[&str],
+    cache: &Path,
+    concurrency: usize,
+) -> Llm {
     let mut endpoints = Vec::new();
     for n in names {
         let mut e = fake.endpoint(n, &format!("{n}-model"));
@@ -79,7 +84,7 @@ pub async fn fake_llm(fake: &FakeServer, names: &[&str], cache: &Path, concurren
 }
 
 /// The client for `config` with its response cache at `cache` and default options.
-pub async fn llm_with_cache(config: LlmConfig, cache: &Path) -> Llm {
+pub(crate) async fn llm_with_cache(config: LlmConfig, cache: &Path) -> Llm {
     Llm::new(
         config,
         LlmOptions {
@@ -93,7 +98,7 @@ pub async fn llm_with_cache(config: LlmConfig, cache: &Path) -> Llm {
 
 /// A planning client (`--dry-run`: nothing is called) for `config` with its response cache at
 /// `cache`.
-pub async fn dry_run_llm(config: LlmConfig, cache: &Path) -> Llm {
+pub(crate) async fn dry_run_llm(config: LlmConfig, cache: &Path) -> Llm {
     Llm::new(
         config,
         LlmOptions {
@@ -107,7 +112,7 @@ pub async fn dry_run_llm(config: LlmConfig, cache: &Path) -> Llm {
 }
 
 /// Runs an audit with a BM25 index in `index`.
-pub async fn audit(
+pub(crate) async fn audit(
     bench: &Benchmark,
     llm: &Llm,
     settings: AuditSettings,
@@ -120,7 +125,7 @@ pub async fn audit(
 }
 
 /// [`audit`] that must write the folder (not a dry run): its summary.
-pub async fn audited(
+pub(crate) async fn audited(
     bench: &Benchmark,
     llm: &Llm,
     settings: AuditSettings,
@@ -134,20 +139,20 @@ pub async fn audited(
 }
 
 /// Runs an audit with the given retrievers for hard negatives.
-pub async fn audit_with(
+pub(crate) async fn audit_with(
     bench: &Benchmark,
     llm: &Llm,
     settings: AuditSettings,
     out: &Path,
     retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>>,
 ) -> Outcome {
-    crate::audit::run(bench, job(settings, out, retrievers), llm)
+    crate::run::run(bench, job(settings, out, retrievers), llm)
         .await
         .unwrap()
 }
 
 /// An audit job of the built-in prompts, no human labels and no progress display.
-pub fn job(
+pub(crate) fn job(
     settings: AuditSettings,
     out: &Path,
     retrievers: Vec<Arc<dyn mtr_retrieve::Retriever>>,
@@ -168,7 +173,10 @@ pub fn job(
 
 /// Two judges on `fake`: `a` (a-model) as configured and `p` (p-model) continuing a prefilled
 /// answer with ratings in `mode`.
-pub fn probability_pair_config(fake: &FakeServer, mode: mtr_llm::logprob::RatingMode) -> LlmConfig {
+pub(crate) fn probability_pair_config(
+    fake: &FakeServer,
+    mode: mtr_llm::logprob::RatingMode,
+) -> LlmConfig {
     let a = fake.endpoint("a", "a-model");
     let mut p = fake.endpoint("p", "p-model");
     p.rating_mode = mode;
@@ -184,7 +192,7 @@ pub fn probability_pair_config(fake: &FakeServer, mode: mtr_llm::logprob::Rating
 }
 
 /// Splits a rendered user prompt into its sections (`## Title` -> body).
-pub fn sections(prompt: &str) -> HashMap<String, String> {
+pub(crate) fn sections(prompt: &str) -> HashMap<String, String> {
     let mut out = HashMap::new();
     let mut cur: Option<(String, Vec<&str>)> = None;
     for line in prompt.lines() {
@@ -204,7 +212,7 @@ pub fn sections(prompt: &str) -> HashMap<String, String> {
 }
 
 /// `[n] text` entries of a passage list section.
-pub fn numbered(section: &str) -> Vec<String> {
+pub(crate) fn numbered(section: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in section.lines() {
         let t = line.trim_start();

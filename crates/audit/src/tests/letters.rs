@@ -264,7 +264,7 @@ async fn letter_picks_need_a_judge_that_reads_probabilities() {
             &tmp.path().join("audit"),
             vec![std::sync::Arc::new(bm25)],
         );
-        let e = crate::audit::run(&bench, job, &llm)
+        let e = crate::run::run(&bench, job, &llm)
             .await
             .err()
             .map(|e| e.to_string())

@@ -687,7 +687,8 @@ fn flagged_turns(
     items
         .iter()
         .filter(|i| {
-            set.contains(&i.dimension) && crate::statistics::dimensions::is_flagged(i, settings)
+            set.contains(&i.dimension)
+                && crate::statistics::dimension_statistics::is_flagged(i, settings)
         })
         .map(|i| i.turn_id.clone())
         .collect()

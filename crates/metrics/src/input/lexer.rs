@@ -34,12 +34,63 @@ pub(crate) fn line_spans(bytes: &[u8]) -> impl Iterator<Item = (usize, usize)> +
     })
 }
 
-/// Lines of a byte buffer with 1-based numbers (`\r\n` endings are fine: `\r` is whitespace
-/// to [`Tokens`]).
+/// The UTF-8 byte-order mark some editors (and Excel) write at the start of a text file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The buffer without a leading UTF-8 byte-order mark.
+pub(crate) fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(BOM).unwrap_or(bytes)
+}
+
+/// True when the first line of `bytes` ends in a lone `\r` (old Mac line ends), which the
+/// `\n`-splitting readers would take for one long line.
+pub(crate) fn has_lone_cr_line_ends(bytes: &[u8]) -> bool {
+    memchr::memchr2(b'\n', b'\r', bytes)
+        .is_some_and(|i| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+}
+
+/// The buffer with every lone `\r` made a `\n` (`\r\n` kept), so the line numbers are an
+/// editor's.
+pub(crate) fn lone_cr_to_lf(bytes: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for i in memchr::memchr_iter(b'\r', bytes) {
+        if bytes.get(i + 1) != Some(&b'\n') {
+            out[i] = b'\n';
+        }
+    }
+    out
+}
+
+/// Lines of a byte buffer with 1-based numbers, a leading byte-order mark left out. `\r\n`
+/// endings are fine (`\r` is whitespace to [`Tokens`]) and a lone `\r` ends a line too.
 pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
-    line_spans(bytes)
+    let bytes = strip_bom(bytes);
+    let mut ends = memchr::memchr2_iter(b'\n', b'\r', bytes);
+    let mut start = 0usize;
+    let mut done = false;
+    let spans = std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        loop {
+            match ends.next() {
+                // `\r\n`: the `\n` ends the line
+                Some(e) if bytes[e] == b'\r' && bytes.get(e + 1) == Some(&b'\n') => {}
+                Some(e) => {
+                    let s = start;
+                    start = e + 1;
+                    return Some((s, e));
+                }
+                None => {
+                    done = true;
+                    return (start < bytes.len()).then_some((start, bytes.len()));
+                }
+            }
+        }
+    });
+    spans
         .zip(1u64..)
-        .map(|((s, e), no)| (no, &bytes[s..e]))
+        .map(move |((s, e), no)| (no, &bytes[s..e]))
 }
 
 /// Whitespace-separated tokens of a line (space, tab, `\r`, vertical tab, form feed).
@@ -87,7 +138,8 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
-/// A score as C's strtod reads a well-formed one. Plain decimals with at most 15 significant
+/// A finite score as C's strtod reads a well-formed one (`None` for anything else, NaN and
+/// infinities included). Plain decimals with at most 15 significant
 /// digits take Clinger's fast path (mantissa and power of ten are exact doubles, so one
 /// correctly rounded division gives the correctly rounded result); anything else goes to std's
 /// correctly rounded parser.
@@ -130,7 +182,9 @@ pub(crate) fn parse_score(tok: &[u8]) -> Option<f64> {
         let v = mantissa as f64 / POW10[frac_digits];
         return Some(if neg { -v } else { v });
     }
-    std::str::from_utf8(tok).ok()?.parse::<f64>().ok()
+    // NaN and the infinities (written, or beyond the double range) rank nothing: refused
+    let v = std::str::from_utf8(tok).ok()?.parse::<f64>().ok()?;
+    v.is_finite().then_some(v)
 }
 
 #[cfg(test)]
@@ -158,10 +212,21 @@ mod tests {
         ] {
             assert_eq!(parse_score(s.as_bytes()), Some(v), "{s}");
         }
-        for bad in ["", ".", "-", "1.2.3", "abc", "1,5"] {
+        for bad in [
+            "", ".", "-", "1.2.3", "abc", "1,5", "nan", "NaN", "inf", "-inf", "1e400",
+        ] {
             assert_eq!(parse_score(bad.as_bytes()), None, "{bad}");
         }
-        assert!(parse_score(b"nan").unwrap().is_nan());
+    }
+
+    #[test]
+    fn lines_take_bom_crlf_lone_cr_and_a_last_line_without_end() {
+        let got: Vec<(u64, &[u8])> = lines(b"\xEF\xBB\xBFa\r\nb\rc\n\nd").collect();
+        let want: Vec<(u64, &[u8])> = vec![(1, b"a\r"), (2, b"b"), (3, b"c"), (4, b""), (5, b"d")];
+        assert_eq!(got, want);
+        assert!(has_lone_cr_line_ends(b"a b\rc d\r"));
+        assert!(!has_lone_cr_line_ends(b"a b\r\nc d\r\n"));
+        assert_eq!(lone_cr_to_lf(b"a\rb\r\nc"), b"a\nb\r\nc");
     }
 
     proptest! {

@@ -22,13 +22,19 @@ mod table;
 pub(crate) mod trec_run;
 
 pub use conventions::{Compat, Dedup};
-pub(crate) use lexer::{Tokens, bad_line, is_space, line_spans, lines, parse_score};
+pub(crate) use lexer::{
+    Tokens, bad_line, has_lone_cr_line_ends, is_space, line_spans, lines, lone_cr_to_lf,
+    parse_score, strip_bom,
+};
 pub(crate) use mem_run::MemRun;
-pub use qrels::{EvalQrels, QrelsQuery, read_qrels_file};
+pub use qrels::{EvalQrels, QrelsQuery, read_qrels, read_qrels_file};
 pub use source::run_from_mtrag_jsonl;
 pub(crate) use source::{Cand, RunFile, RunSource, is_jsonl};
 pub(crate) use table::{IdIndex, SlotTable, doc_hash, short_cmp, short_eq};
 pub(crate) use trec_run::TrecRunFile;
+
+#[cfg(test)]
+mod tests_real_files;
 
 /// Writes `text` to `dir/name` and returns the path (tests of the readers).
 #[cfg(test)]

@@ -234,11 +234,11 @@ pub fn read_qrels_file(path: impl AsRef<Path>, dedup: Dedup) -> Result<EvalQrels
         .is_file();
     if !regular {
         let bytes = std::fs::read(path).map_err(|e| MetricsError::io(path, e))?;
-        return parse_qrels(&bytes, path, dedup);
+        return read_qrels(&bytes, path, dedup);
     }
     match super::trec_run::map_file(path)? {
-        Some(map) => parse_qrels(&map, path, dedup),
-        None => parse_qrels(&[], path, dedup),
+        Some(map) => read_qrels(&map, path, dedup),
+        None => read_qrels(&[], path, dedup),
     }
 }
 
@@ -259,7 +259,10 @@ struct Scanned<'b> {
     judgements: Vec<Judgement>,
 }
 
-pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<EvalQrels> {
+/// Reads TREC (4 columns) or BEIR (3 columns, optional header) qrels from bytes; `path`
+/// names them in errors. What [`read_qrels_file`] does after reading the file, for callers
+/// (and fuzzers) that hold the bytes.
+pub fn read_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<EvalQrels> {
     let scanned = scan_judgements(bytes, path)?;
     group_by_query(bytes, path, dedup, &scanned)
 }

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::{
-    Cand, Compat, IdIndex, RunSource, Tokens, bad_line, doc_hash, is_space, line_spans,
-    parse_score, short_eq,
+    Cand, Compat, IdIndex, RunSource, Tokens, bad_line, doc_hash, has_lone_cr_line_ends, is_space,
+    line_spans, lone_cr_to_lf, parse_score, short_eq, strip_bom,
 };
 use crate::error::{MetricsError, Result};
 use mtr_core::InputError;
@@ -72,11 +72,20 @@ struct QueryBlocks {
     lines: usize,
 }
 
+/// The bytes of a run file: mapped, or (a file with lone `\r` line ends) read and rewritten
+/// with `\n` line ends.
+#[derive(Debug)]
+enum Backing {
+    Empty,
+    Mapped(Mmap),
+    Rewritten(Vec<u8>),
+}
+
 /// A memory-mapped TREC run with its per-query line blocks.
 #[derive(Debug)]
 pub(crate) struct TrecRunFile {
     path: PathBuf,
-    map: Option<Mmap>,
+    map: Backing,
     queries: Vec<QueryBlocks>,
     blocks: Vec<Block>,
     /// Query ids, copied out of the mapping so that looking one up does not bring the
@@ -91,7 +100,13 @@ impl TrecRunFile {
     /// Maps the file and groups its lines by query (first pass).
     pub(crate) fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let map = map_file(path)?;
+        let map = match map_file(path)? {
+            None => Backing::Empty,
+            Some(m) if has_lone_cr_line_ends(strip_bom(&m)) => {
+                Backing::Rewritten(lone_cr_to_lf(strip_bom(&m)))
+            }
+            Some(m) => Backing::Mapped(m),
+        };
         let mut run = TrecRunFile {
             path: path.to_path_buf(),
             map,
@@ -106,12 +121,18 @@ impl TrecRunFile {
         Ok(run)
     }
 
+    /// The run's bytes, a leading byte-order mark left out (every offset is into these).
     fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        match &self.map {
+            Backing::Empty => &[],
+            Backing::Mapped(m) => strip_bom(m),
+            Backing::Rewritten(v) => v,
+        }
     }
 
     fn drop_pages(&self, start: usize, end: usize) {
-        if let Some(map) = &self.map {
+        if let Backing::Mapped(map) = &self.map {
+            // (offsets are 3 bytes early after a byte-order mark: harmless, they are processed)
             drop_pages(map, start, end);
         }
     }
@@ -324,7 +345,10 @@ impl RunSource for TrecRunFile {
                 let score = parse_score(score).ok_or_else(|| {
                     InputError::new(
                         &self.path,
-                        format!("score `{}` is not a number", String::from_utf8_lossy(score)),
+                        format!(
+                            "score `{}` is not a finite number",
+                            String::from_utf8_lossy(score)
+                        ),
                     )
                     .line(no)
                     .field("score")

@@ -9,8 +9,8 @@
 //! what is synthesis's own here is the record ([`BudgetPlan`]) and its line.
 
 use mtr_llm::budget::add_calls;
-pub use mtr_llm::budget::{Speeds, Work as DialogueWork, budget_text, parse_duration};
-use mtr_llm::plan::human_duration;
+use mtr_llm::budget::{Announcement, Run, Wording};
+pub(crate) use mtr_llm::budget::{Speeds, Work as DialogueWork, budget_text};
 use serde::{Deserialize, Serialize};
 
 use super::calls::DialogueCalls;
@@ -19,6 +19,7 @@ use crate::generate::GenState;
 /// The time budget's plan: how many of the planned dialogues start in this run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BudgetPlan {
+    /// The time budget in seconds.
     pub budget_s: f64,
     /// Dialogues of the whole plan (`--dialogues`).
     pub planned: usize,
@@ -55,7 +56,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// Each dialogue's calls from its first unfinished turn on, per endpoint; None for a finished
 /// dialogue.
-pub fn remaining_work(
+pub(crate) fn remaining_work(
     calls: &[DialogueCalls],
     state: &GenState,
     turns: usize,
@@ -77,7 +78,7 @@ pub fn remaining_work(
 
 /// Takes the unfinished dialogues in order while `fixed_s` plus their cumulative expected time
 /// fits `budget_s`; all of them when a speed is unknown ([`mtr_llm::budget::select`]).
-pub fn select(
+pub(crate) fn select(
     work: &[Option<DialogueWork>],
     speeds: &dyn Speeds,
     budget_s: f64,
@@ -100,35 +101,26 @@ pub fn select(
     }
 }
 
+/// Synthesis's words in the budget announcement: its units are dialogues.
+const SYNTH: Wording = Wording {
+    would: "would start",
+    doing: "starting",
+    stops: "dialogue",
+};
+
 impl BudgetPlan {
-    /// The one line a run prints before generation (`dry`: the dry run's wording).
-    pub fn line(&self, dry: bool) -> String {
-        let b = budget_text(self.budget_s);
-        let before = if self.done_before > 0 {
-            format!(", {} done before", self.done_before)
-        } else {
-            String::new()
-        };
-        let Some(expected) = self.expected_s else {
-            return format!(
-                "time budget {b}: the endpoints' speed is unknown (run `mtr local speed`, or set output_tokens_per_s and prompt_tokens_per_s), so all {} unfinished of {} planned dialogues {}{before}; no new dialogue starts once the budget is spent",
-                self.start,
-                self.planned,
-                if dry { "would start" } else { "start" }
-            );
-        };
-        let verb = if dry { "would start" } else { "starting" };
-        let mut s = format!(
-            "time budget {b}: {verb} {} of {} planned dialogues{before} (expected {} at the measured speed, after {} of preparation)",
-            self.start,
-            self.planned,
-            human_duration(expected),
-            human_duration(self.fixed_s)
-        );
-        if self.left > 0 {
-            s.push_str("; rerun with more time to continue");
+    /// The one line a run prints before generation, in mtr-llm's one announcement.
+    pub(crate) fn line(&self, run: Run) -> String {
+        Announcement {
+            budget_s: self.budget_s,
+            planned: self.planned,
+            done_before: self.done_before,
+            started: self.start,
+            left: self.left,
+            expected_s: self.expected_s,
+            preparation_s: self.fixed_s,
         }
-        s
+        .line(&SYNTH, run)
     }
 }
 
@@ -169,15 +161,19 @@ mod tests {
         assert_eq!(p.selected, [true, true, true, false, false, false]);
         assert_eq!(p.seconds[..3], [Some(100.0); 3]);
         assert_eq!(
-            p.line(false),
-            "time budget 5m 50s: starting 3 of 6 planned dialogues (expected 5m 00s at the measured speed, after 20s of preparation); rerun with more time to continue"
+            p.line(Run::Real),
+            "time budget 5m 50s: starting 3 of 6 planned dialogues (expected 5m 00s at the measured speed, after 20s of preparation); 3 left for a rerun with more time to continue"
         );
         // the preparation spent counts: 20 s more leave room for two
         assert_eq!(select(&work, &speeds, 350.0, 60.0).start, 2);
         // an hour fits all; a second none
         let all = select(&work, &speeds, 3600.0, 20.0);
         assert_eq!((all.start, all.left), (6, 0));
-        assert!(!all.line(true).contains("rerun"), "{}", all.line(true));
+        assert!(
+            !all.line(Run::Dry).contains("rerun"),
+            "{}",
+            all.line(Run::Dry)
+        );
         assert_eq!(select(&work, &speeds, 1.0, 0.0).start, 0);
         // shared-speed endpoints add up: 150 s a dialogue
         let p = select(&work, &TenPerSecond { shared: true }, 350.0, 20.0);
@@ -198,7 +194,7 @@ mod tests {
         assert_eq!(p.selected, [false, true, false, false]);
         assert_eq!((p.done_before, p.start, p.left), (1, 1, 2));
         assert!(
-            p.line(false)
+            p.line(Run::Real)
                 .contains("starting 1 of 4 planned dialogues, 1 done before")
         );
     }
@@ -215,9 +211,9 @@ mod tests {
         assert_eq!((p.start, p.left, p.expected_s), (3, 0, None));
         assert!(p.seconds.iter().all(Option::is_none));
         assert!(
-            p.line(false).contains("speed is unknown"),
+            p.line(Run::Real).contains("speed is unknown"),
             "{}",
-            p.line(false)
+            p.line(Run::Real)
         );
     }
 }

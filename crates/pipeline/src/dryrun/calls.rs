@@ -7,28 +7,28 @@ use std::collections::HashMap;
 use mtr_llm::{ChatRequest, Llm, OutputSpec, PlannedEndpoint, Role};
 use serde_json::json;
 
-use crate::agents::{PromptPassage, Utter};
+use crate::agents::{PromptPassage, UserAsk, Utter};
 use crate::error::Result;
 use crate::generate::{DialogueState, GenState, Material};
 use crate::job::SynthJob;
 use crate::prepare::Prepared;
-use crate::style::{Style, profile_name};
+use crate::style::{Style, TurnStyle, profile_name};
 
 /// One planned call: the agent role, the endpoint it goes to and its estimate there.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlannedCall {
+pub(crate) struct PlannedCall {
     pub role: &'static str,
     pub endpoint: String,
     pub plan: PlannedEndpoint,
 }
 
 /// The planned calls of one dialogue, one list per turn (layer).
-pub type DialogueCalls = Vec<Vec<PlannedCall>>;
+pub(crate) type DialogueCalls = Vec<Vec<PlannedCall>>;
 
 /// The planned calls of every dialogue of `state`, in its order (all of each dialogue's
 /// turns, whatever it has done already), each expecting what the servers' prompt caches hold
 /// of its prompt ([`expect_prompt_caches`]).
-pub fn plan_dialogues(
+pub(crate) fn plan_dialogues(
     job: &SynthJob,
     llm: &Llm,
     prepared: &Prepared,
@@ -100,7 +100,7 @@ fn expect_prompt_caches(llm: &Llm, dialogues: &mut [Vec<Vec<Request>>], done: &[
 }
 
 /// A fresh state for the plan (the dialogues' paths and switches as a first run draws them).
-pub fn planned_state(job: &SynthJob, prepared: &Prepared) -> GenState {
+pub(crate) fn planned_state(job: &SynthJob, prepared: &Prepared) -> GenState {
     let cfg = &job.config;
     let by_id: HashMap<String, u32> = HashMap::new();
     let material = Material {
@@ -296,51 +296,16 @@ impl<'a> Planner<'a> {
             .as_ref()
             .map(|s| s.turn(self.job.config.seed, dialogue, layer, layer > 0));
         let question = styled.map_or(question.clone(), |t| lengthened(&question, t.length, cjk));
-        let mut ctx = crate::agents::user_context(
-            &prepared.language,
-            &history,
-            &asked,
-            &passages,
-            layer == 0,
-            false,
-            None,
-            g.rewrites,
-        );
-        // the prompt, schema and room the synthesis asks with (`Agents::user`)
-        let req = match styled {
-            None => p
-                .user_for(&prepared.language)
-                .request(
-                    &ctx,
-                    OutputSpec::Schema(crate::agents::proposal_schema(
-                        passages.len(),
-                        &prepared.language,
-                        g.rewrites,
-                    )),
-                )?
-                .with_sampling(crate::agents::with_proposal_room(
-                    self.gen_sampling.clone(),
-                    &prepared.language,
-                    g.rewrites,
-                )),
-            Some(t) => {
-                ctx["style"] = json!(t);
-                p.user_styled
-                    .request(
-                        &ctx,
-                        OutputSpec::Schema(crate::agents::styled_proposal_schema(
-                            passages.len(),
-                            g.rewrites,
-                        )),
-                    )?
-                    .with_sampling(crate::agents::styled_proposal_room(
-                        self.gen_sampling.clone(),
-                        &prepared.language,
-                        g.rewrites,
-                        &t,
-                    ))
-            }
+        let ask = UserAsk {
+            history: &history,
+            asked: &asked,
+            passages: &passages,
+            first: layer == 0,
+            switch: false,
+            feedback: None,
+            rewrite: g.rewrites,
         };
+        let req = self.user_request(&ask, styled)?;
         let req = req.with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
         if layer > 0 && g.humanizer.enabled {
@@ -391,5 +356,50 @@ impl<'a> Planner<'a> {
             calls.push(self.call("uniqueness", verifier, req)?);
         }
         Ok(calls)
+    }
+
+    /// The user agent's request for one turn, with the prompt, schema and room the synthesis
+    /// asks with (`Agents::user`): the concise prompt, or the styled one with this turn's draw.
+    fn user_request(&self, ask: &UserAsk<'_>, styled: Option<TurnStyle>) -> Result<ChatRequest> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let prepared = self.prepared;
+        let passages = ask.passages;
+        let mut ctx = crate::agents::user_context(&prepared.language, ask);
+        let req = match styled {
+            None => p
+                .user_for(&prepared.language)
+                .request(
+                    &ctx,
+                    OutputSpec::Schema(crate::agents::proposal_schema(
+                        passages.len(),
+                        &prepared.language,
+                        g.rewrites,
+                    )),
+                )?
+                .with_sampling(crate::agents::with_proposal_room(
+                    self.gen_sampling.clone(),
+                    &prepared.language,
+                    g.rewrites,
+                )),
+            Some(t) => {
+                ctx["style"] = json!(t);
+                p.user_styled
+                    .request(
+                        &ctx,
+                        OutputSpec::Schema(crate::agents::styled_proposal_schema(
+                            passages.len(),
+                            g.rewrites,
+                        )),
+                    )?
+                    .with_sampling(crate::agents::styled_proposal_room(
+                        self.gen_sampling.clone(),
+                        &prepared.language,
+                        g.rewrites,
+                        &t,
+                    ))
+            }
+        };
+        Ok(req)
     }
 }

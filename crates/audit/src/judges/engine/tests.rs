@@ -41,8 +41,8 @@ fn unit(source: usize) -> Unit {
 /// Every job of each judge (none reused), as `Collector::reuse` lists them.
 fn todo_of(jobs: &[Job], n_judges: usize) -> Vec<Vec<usize>> {
     let mut todo = vec![Vec::new(); n_judges];
-    for (k, &(_, ji, _)) in jobs.iter().enumerate() {
-        todo[ji].push(k);
+    for (k, job) in jobs.iter().enumerate() {
+        todo[job.judge].push(k);
     }
     todo
 }
@@ -66,7 +66,7 @@ fn each_unit_is_rendered_once_for_every_judge_and_sample() {
     let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
     // the judges' streams take turns, as they do under `select_all`
     for k in todo[0].iter().zip(&todo[1]).flat_map(|(a, b)| [*a, *b]) {
-        let ui = jobs[k].0;
+        let ui = jobs[k].unit;
         let (req, hash) = shared.request(ui, &units[ui]).unwrap();
         assert_eq!(req, render.render(&units[ui]).unwrap());
         assert_eq!(hash, request_hash(&req).unwrap());
@@ -103,7 +103,7 @@ fn a_chunk_rendered_on_several_threads_gives_the_requests_of_one() {
     }
     // each job got its own unit's request, in job order
     for (k, (req, hash)) in todo.concat().into_iter().zip(&one) {
-        assert_eq!(req.messages[0].content, format!("unit {}", jobs[k].0));
+        assert_eq!(req.messages[0].content, format!("unit {}", jobs[k].unit));
         assert_eq!(*hash, request_hash(req).unwrap());
     }
 }
@@ -169,7 +169,7 @@ fn a_full_memo_renders_again_and_gives_the_same_request() {
     let shared = Shared::new(&render, units.len(), &todo, &jobs, &judges);
     // the first judge runs far ahead of the second
     for &k in todo[0].iter().chain(&todo[1]) {
-        let ui = jobs[k].0;
+        let ui = jobs[k].unit;
         let (req, _) = shared.request(ui, &units[ui]).unwrap();
         assert_eq!(req.messages[0].content, format!("unit {ui}"));
     }
