@@ -28,6 +28,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== tests"
 export MTR_TEST_REQUIRE_LOCAL_MODEL=1
+# the Python package first (scripts/test-python.sh: its wheel in a fresh venv, pytest), so
+# that the run closes on the Rust tests' summary
+echo "== python"
+bash scripts/test-python.sh
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; they go first so that the run closes on nextest's summary
   cargo test --workspace --locked --doc

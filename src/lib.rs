@@ -74,9 +74,10 @@ where
     };
     let interrupt_note = cli.command.interrupt_note();
     let outcome = runtime.block_on(async {
+        let stop = interrupted();
         tokio::select! {
             r = cmd::dispatch(cli) => Some(r),
-            () = interrupted() => None,
+            () = stop => None,
         }
     });
     // the command lets go of the local servers it used: their idle time runs from now
@@ -122,25 +123,37 @@ fn code_of(code: ExitCode) -> u8 {
         .unwrap_or(exit::Status::Internal.code())
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM; never, where a handler cannot be installed.
-async fn interrupted() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+/// Listens for Ctrl-C (SIGINT) and SIGTERM from the moment it is called (inside the runtime),
+/// so that a signal that arrives while the command has not yet reached its first await still
+/// ends it with 130; the future resolves on the first of them, never where no handler can be
+/// installed.
+fn interrupted() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
+        let int = signal(SignalKind::interrupt()).ok();
+        let term = signal(SignalKind::terminate()).ok();
+        async move {
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
             tokio::select! {
-                () = ctrl_c => {}
-                _ = term.recv() => {}
+                () = wait(int) => {}
+                () = wait(term) => {}
             }
-            return;
         }
     }
-    ctrl_c.await;
+    #[cfg(not(unix))]
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// Restores the default SIGPIPE action so that `mtr stats DIR | head` ends quietly like any

@@ -1,0 +1,5 @@
+"""`python -m mtr ...` is the `mtr` command."""
+
+from mtr._cli import main
+
+main()
