@@ -32,6 +32,10 @@ export MTR_TEST_REQUIRE_LOCAL_MODEL=1
 # that the run closes on the Rust tests' summary
 echo "== python"
 bash scripts/test-python.sh
+# a short libFuzzer run of every parser (fuzz/smoke.sh; the long campaign is
+# benchmarks/faults/campaign.sh); a crash fails CI with its input under fuzz/artifacts/
+echo "== fuzz smoke"
+bash fuzz/smoke.sh 3
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; they go first so that the run closes on nextest's summary
   cargo test --workspace --locked --doc
