@@ -14,7 +14,8 @@ use mtr_core::{Benchmark, BenchmarkDir, Qrels};
 use serde::Serialize;
 
 use crate::error::{BenchError, Result};
-use crate::job::compute::{AblationInput, Computed, Settings, SystemInput, compute};
+use crate::job::compute::{AblationInput, Computed, SystemInput, compute};
+use crate::job::config::Settings;
 use crate::query_set::{Part, QuerySet};
 use crate::result::{
     BenchResult, BenchmarkInfo, BootstrapConventions, Conventions, MeasureInfo, PassageView,

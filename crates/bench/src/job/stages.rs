@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{BenchError, Result};
 use crate::job::assemble::{Outcome, Prepared, Provenance};
-use crate::job::compute::{AblationInput, Settings, SystemInput};
+use crate::job::compute::{AblationInput, SystemInput};
 use crate::job::config::BenchSettings;
+use crate::job::config::Settings;
 use crate::measure::Measure;
 use crate::runs::ExternalRun;
 use crate::sensitivity::{self, LabelEdits, SystemRun};
