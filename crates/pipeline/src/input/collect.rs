@@ -14,7 +14,7 @@ use super::Document;
 
 /// A seeded uniform sample of at most `cap` items of a stream of unknown length (Vitter's
 /// algorithm R), returned in stream order.
-pub struct Reservoir<T> {
+pub(crate) struct Reservoir<T> {
     cap: usize,
     seen: u64,
     rng: Xoshiro256PlusPlus,
@@ -22,7 +22,7 @@ pub struct Reservoir<T> {
 }
 
 impl<T> Reservoir<T> {
-    pub fn new(cap: usize, seed: u64) -> Self {
+    pub(crate) fn new(cap: usize, seed: u64) -> Self {
         Self {
             cap,
             seen: 0,
@@ -32,7 +32,7 @@ impl<T> Reservoir<T> {
     }
 
     /// Offers the next item of the stream.
-    pub fn offer(&mut self, item: T) {
+    pub(crate) fn offer(&mut self, item: T) {
         let i = self.seen;
         self.seen += 1;
         if self.slots.len() < self.cap {
@@ -46,13 +46,8 @@ impl<T> Reservoir<T> {
         }
     }
 
-    /// Items offered so far.
-    pub fn seen(&self) -> u64 {
-        self.seen
-    }
-
     /// The sample in stream order.
-    pub fn into_sorted(mut self) -> Vec<T> {
+    pub(crate) fn into_sorted(mut self) -> Vec<T> {
         self.slots.sort_by_key(|(i, _)| *i);
         self.slots.into_iter().map(|(_, t)| t).collect()
     }
@@ -65,7 +60,7 @@ enum Kept {
 }
 
 /// Collects the documents and the malformed records of one read.
-pub struct Collector {
+pub(crate) struct Collector {
     kept: Kept,
     /// Hashes of the ids seen (8 bytes a document: a million ids take 8 MB, not their text).
     ids: HashSet<u64>,
@@ -77,7 +72,7 @@ pub struct Collector {
 
 impl Collector {
     /// `sample`: keep a seeded uniform sample of this many documents (None: all).
-    pub fn new(sample: Option<(usize, u64)>) -> Self {
+    pub(crate) fn new(sample: Option<(usize, u64)>) -> Self {
         Self {
             kept: match sample {
                 Some((n, seed)) => Kept::Sample(Reservoir::new(n, seed)),
@@ -92,7 +87,7 @@ impl Collector {
     }
 
     /// A well-formed document; `at` names where it is, for a duplicate id.
-    pub fn document(&mut self, doc: Document, at: impl FnOnce() -> InputError) {
+    pub(crate) fn document(&mut self, doc: Document, at: impl FnOnce() -> InputError) {
         if !self.ids.insert(self.hasher.hash_one(&doc.id)) {
             let id = doc.id;
             self.malformed(
@@ -110,21 +105,16 @@ impl Collector {
     }
 
     /// A malformed record.
-    pub fn malformed(&mut self, e: InputError) {
+    pub(crate) fn malformed(&mut self, e: InputError) {
         self.bad += 1;
         if self.first_bad.is_none() {
             self.first_bad = Some(e);
         }
     }
 
-    /// Well-formed documents read so far.
-    pub fn read(&self) -> u64 {
-        self.read
-    }
-
     /// The documents kept, the documents read, and the malformed records: the first one and
     /// how many in all.
-    pub fn finish(self) -> (Vec<Document>, u64, Option<(InputError, u64)>) {
+    pub(crate) fn finish(self) -> (Vec<Document>, u64, Option<(InputError, u64)>) {
         let docs = match self.kept {
             Kept::All(v) => v,
             Kept::Sample(r) => r.into_sorted(),

@@ -18,10 +18,13 @@ use super::Document;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CorpusFields {
+    /// The field that holds the id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The field that holds the title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The field that holds the text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
@@ -54,32 +57,33 @@ impl FromStr for CorpusFields {
 }
 
 impl CorpusFields {
+    /// True when no field is named (the usual names are tried).
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 
     /// The column or field names that may hold the id, most likely first (`doc_id` last: in
     /// passage corpora it names the source document, but a document corpus may use it).
-    pub fn id_names(&self) -> Vec<&str> {
+    pub(crate) fn id_names(&self) -> Vec<&str> {
         match &self.id {
             Some(n) => vec![n.as_str()],
             None => ID_FIELDS.iter().copied().chain(["doc_id"]).collect(),
         }
     }
 
-    pub fn text_names(&self) -> Vec<&str> {
+    pub(crate) fn text_names(&self) -> Vec<&str> {
         match &self.text {
             Some(n) => vec![n.as_str()],
             None => TEXT_FIELDS.to_vec(),
         }
     }
 
-    pub fn title_names(&self) -> Vec<&str> {
+    pub(crate) fn title_names(&self) -> Vec<&str> {
         vec![self.title.as_deref().unwrap_or("title")]
     }
 
     /// A document from one JSON record of `file` (line `line`).
-    pub fn document(
+    pub(crate) fn document(
         &self,
         file: &Path,
         line: u64,

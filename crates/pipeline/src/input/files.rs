@@ -22,7 +22,7 @@ use crate::error::Result;
 
 /// How a corpus file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// One document per file (`.md`, `.markdown`, `.txt`).
     Text,
     /// `<doc ...> ... </doc>` blocks.
@@ -38,9 +38,9 @@ pub enum Format {
 
 /// A file to read and its format.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CorpusFile {
-    pub path: PathBuf,
-    pub format: Format,
+pub(crate) struct CorpusFile {
+    pub(crate) path: PathBuf,
+    pub(crate) format: Format,
 }
 
 /// How deep a folder is searched (WikiExtractor's `AA/`, a Hugging Face dump's
@@ -48,7 +48,7 @@ pub struct CorpusFile {
 const MAX_DEPTH: usize = 8;
 
 /// The corpus files of `path` (a file, a folder, a BEIR or native benchmark folder), sorted.
-pub fn list(path: &Path) -> Result<Vec<CorpusFile>> {
+pub(crate) fn list(path: &Path) -> Result<Vec<CorpusFile>> {
     if path.is_dir() && (BenchmarkDir::is_native(path) || mtr_core::formats::beir::sniff(path)) {
         let corpus = path.join("corpus.jsonl");
         return Ok(vec![CorpusFile {
@@ -130,7 +130,7 @@ fn format_of(p: &Path) -> Result<Option<Format>> {
 /// The first bytes of a (decompressed) file, to tell its format.
 fn first_bytes(p: &Path) -> Result<Vec<u8>> {
     let mut r = compressed::open(p)?;
-    let head = r.fill_buf().map_err(|e| CoreError::io(p, e))?;
+    let head = r.fill_buf().map_err(|e| compressed::read_error(p, e))?;
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     Ok(head[..head.len().min(64)].to_vec())
 }

@@ -13,18 +13,19 @@ use mtr_core::{Error as CoreError, InputError, jsonl};
 use serde_json::{Map, Value};
 
 use super::collect::Collector;
+use super::compressed;
 use super::fields::CorpusFields;
 use crate::error::Result;
 
 /// Reads a JSON-lines stream (`label` names it in errors).
-pub fn read_lines(
+pub(crate) fn read_lines(
     reader: impl BufRead,
     label: &Path,
     fields: &CorpusFields,
     out: &mut Collector,
 ) -> Result<()> {
     for line in jsonl::records_from(reader, label, jsonl::parse_plain::<Map<String, Value>>) {
-        match line? {
+        match line.map_err(compressed::classify)? {
             jsonl::Line::Record(no, map) => record(label, no, map, fields, out),
             jsonl::Line::Malformed(e) => out.malformed(e),
         }
@@ -46,7 +47,7 @@ fn record(
 }
 
 /// Reads a JSON document: an array of records, or JSON lines (`text` is the whole file).
-pub fn read_document(
+pub(crate) fn read_document(
     text: String,
     label: &Path,
     fields: &CorpusFields,
@@ -63,7 +64,7 @@ pub fn read_document(
 }
 
 /// Reads every `.jsonl`/`.json` entry of a zip archive (MTRAG's passage-level corpora).
-pub fn read_zip(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
+pub(crate) fn read_zip(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
     let file = std::fs::File::open(path).map_err(|e| CoreError::io(path, e))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| {
         CoreError::from(
