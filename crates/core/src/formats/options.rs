@@ -41,6 +41,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order `mtr import --help` lists them.
     pub const ALL: [Format; 12] = [
         Format::Native,
         Format::Mtrag,
@@ -56,6 +57,7 @@ impl Format {
         Format::Quac,
     ];
 
+    /// The name on the command line and in manifests.
     pub fn name(self) -> &'static str {
         match self {
             Format::Native => "native",
