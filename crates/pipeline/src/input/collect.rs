@@ -10,7 +10,7 @@ use mtr_core::InputError;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 
-use super::Document;
+use super::document::{Document, Source};
 
 /// A seeded uniform sample of at most `cap` items of a stream of unknown length (Vitter's
 /// algorithm R), returned in stream order.
@@ -53,15 +53,17 @@ impl<T> Reservoir<T> {
     }
 }
 
-/// The documents kept: every one, or a sample.
+/// The documents kept (with their sources): every one, or a sample.
 enum Kept {
-    All(Vec<Document>),
-    Sample(Reservoir<Document>),
+    All(Vec<(Document, Source)>),
+    Sample(Reservoir<(Document, Source)>),
 }
 
 /// Collects the documents and the malformed records of one read.
 pub(crate) struct Collector {
     kept: Kept,
+    /// The file being read, relative to the corpus folder (each document's source).
+    file: String,
     /// Hashes of the ids seen (8 bytes a document: a million ids take 8 MB, not their text).
     ids: HashSet<u64>,
     hasher: BuildHasherDefault<DefaultHasher>,
@@ -78,6 +80,7 @@ impl Collector {
                 Some((n, seed)) => Kept::Sample(Reservoir::new(n, seed)),
                 None => Kept::All(Vec::new()),
             },
+            file: String::new(),
             ids: HashSet::new(),
             hasher: BuildHasherDefault::default(),
             read: 0,
@@ -86,8 +89,27 @@ impl Collector {
         }
     }
 
-    /// A well-formed document; `at` names where it is, for a duplicate id.
+    /// The documents that follow come from `file` (relative to the corpus folder).
+    pub(crate) fn begin_file(&mut self, file: String) {
+        self.file = file;
+    }
+
+    /// A well-formed document of the current file; `at` names where it is, for a duplicate id.
     pub(crate) fn document(&mut self, doc: Document, at: impl FnOnce() -> InputError) {
+        let source = Source {
+            file: self.file.clone(),
+            ..Source::default()
+        };
+        self.located(doc, source, at);
+    }
+
+    /// A well-formed document from `source`; `at` names where it is, for a duplicate id.
+    pub(crate) fn located(
+        &mut self,
+        doc: Document,
+        source: Source,
+        at: impl FnOnce() -> InputError,
+    ) {
         if !self.ids.insert(self.hasher.hash_one(&doc.id)) {
             let id = doc.id;
             self.malformed(
@@ -99,8 +121,8 @@ impl Collector {
         }
         self.read += 1;
         match &mut self.kept {
-            Kept::All(v) => v.push(doc),
-            Kept::Sample(r) => r.offer(doc),
+            Kept::All(v) => v.push((doc, source)),
+            Kept::Sample(r) => r.offer((doc, source)),
         }
     }
 
@@ -112,9 +134,9 @@ impl Collector {
         }
     }
 
-    /// The documents kept, the documents read, and the malformed records: the first one and
-    /// how many in all.
-    pub(crate) fn finish(self) -> (Vec<Document>, u64, Option<(InputError, u64)>) {
+    /// The documents kept with their sources, the documents read, and the malformed records:
+    /// the first one and how many in all.
+    pub(crate) fn finish(self) -> (Vec<(Document, Source)>, u64, Option<(InputError, u64)>) {
         let docs = match self.kept {
             Kept::All(v) => v,
             Kept::Sample(r) => r.into_sorted(),

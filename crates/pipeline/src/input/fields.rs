@@ -2,7 +2,10 @@
 //! names are tried (those of mtr's corpus importers: `_id`/`id`/`docid`/..., `text`/
 //! `contents`/`body`, `title`); `--corpus-fields id=doc_id,text=body` (or `[synth]
 //! corpus_fields = { id = "doc_id", text = "body" }`) names them for corpora that call them
-//! otherwise. One mapping serves JSON records and Parquet columns alike.
+//! otherwise. One mapping serves JSON records and Parquet columns alike. A team's own chunks
+//! are recognised by their framework's names: LangChain Documents (`page_content`, `id`,
+//! `metadata`) and LlamaIndex nodes (`text`, `id_`, `metadata`), the title taken from the
+//! metadata (its `title`, the heading path of LangChain's header splitters, or the file).
 
 use std::path::Path;
 use std::str::FromStr;
@@ -105,11 +108,24 @@ impl CorpusFields {
                 map.insert(canonical.to_string(), v);
             }
         }
-        if self.id.is_none()
-            && !ID_FIELDS.iter().any(|k| map.contains_key(*k))
-            && let Some(v) = map.remove("doc_id")
+        if self.id.is_none() && !ID_FIELDS.iter().any(|k| map.contains_key(*k)) {
+            // passage corpora's source document, a LlamaIndex node's `id_`
+            if let Some(v) = map.remove("doc_id").or_else(|| map.remove("id_")) {
+                map.insert("_id".into(), v);
+            }
+        }
+        if self.text.is_none()
+            && !TEXT_FIELDS.iter().any(|k| map.contains_key(*k))
+            && let Some(v) = map.remove("page_content")
         {
-            map.insert("_id".into(), v);
+            // a LangChain Document
+            map.insert("text".into(), v);
+        }
+        if self.title.is_none()
+            && !map.contains_key("title")
+            && let Some(title) = map.get("metadata").and_then(metadata_title)
+        {
+            map.insert("title".into(), Value::String(title));
         }
         let p = passage_from_json(file, line, map, CorpusOptions::default())?;
         Ok(Document {
@@ -118,6 +134,23 @@ impl CorpusFields {
             text: p.text,
         })
     }
+}
+
+/// A chunk's title from its framework metadata: `title`, else the heading path LangChain's
+/// header splitters record (`h1`, `h2`..., `Header 1`...), else the source file's name.
+fn metadata_title(meta: &Value) -> Option<String> {
+    let meta = meta.as_object()?;
+    let text = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some(t) = text("title") {
+        return Some(t);
+    }
+    let headings: Vec<String> = (1..=6)
+        .filter_map(|i| text(&format!("h{i}")).or_else(|| text(&format!("Header {i}"))))
+        .collect();
+    if !headings.is_empty() {
+        return Some(headings.join(" › "));
+    }
+    text("file_name").or_else(|| text("source"))
 }
 
 #[cfg(test)]

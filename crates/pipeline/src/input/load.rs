@@ -1,18 +1,20 @@
 //! Reading a corpus path as a whole: the files [`super::files`] lists, each through its
 //! reader into one [`Collector`], then the malformed records (the first named, the rest
 //! counted, or skipped with `skip_bad`) and the sample drawn, reported in an
-//! [`InputReport`].
+//! [`InputReport`]. Document files (PDF, DOCX, ODT, HTML, reStructuredText) go through
+//! [`super::documents`]; one that cannot be read is skipped and listed, or fails the read
+//! when [`Unreadable::Fail`].
 
 use std::path::Path;
 
 use mtr_core::{BenchmarkDir, Error as CoreError, InputError};
 
 use super::collect::Collector;
-use super::document::Document;
+use super::document::{Document, Source};
 use super::fields::CorpusFields;
-use super::files::{self, Format};
-use super::summary::{InputReport, Sample};
-use super::{compressed, json, parquet, text, wikiextractor};
+use super::files::{self, CorpusFile, Format};
+use super::summary::{InputReport, Sample, SkippedFile};
+use super::{compressed, documents, json, parquet, text, wikiextractor};
 use crate::error::Result;
 
 /// What kind of source a corpus path is.
@@ -53,17 +55,35 @@ pub struct ReadOptions {
     pub skip_bad: bool,
 }
 
+/// What an unreadable document file does to a read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Unreadable {
+    /// It is skipped, named with its reason in the report.
+    #[default]
+    Skip,
+    /// The read fails on it (`--strict`), naming the file and the reason.
+    Fail,
+}
+
 /// The documents read and what reading found.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     /// The documents, in input order.
     pub documents: Vec<Document>,
+    /// Where each document came from (`sources[i]` is `documents[i]`'s).
+    pub sources: Vec<Source>,
     /// What reading found.
     pub report: InputReport,
 }
 
-/// Reads a corpus path as `opts` says.
+/// Reads a corpus path as `opts` says, skipping (and listing) unreadable document files.
 pub fn read(path: &Path, opts: &ReadOptions) -> Result<Loaded> {
+    read_with(path, opts, Unreadable::Skip)
+}
+
+/// Reads a corpus path as `opts` says; `unreadable` says what an unreadable document file
+/// (an encrypted PDF, a damaged DOCX) does to the read.
+pub fn read_with(path: &Path, opts: &ReadOptions, unreadable: Unreadable) -> Result<Loaded> {
     let files = files::list(path)?;
     let sample = (opts.max_documents > 0).then_some((opts.max_documents, opts.seed));
     let mut out = Collector::new(sample);
@@ -72,62 +92,128 @@ pub fn read(path: &Path, opts: &ReadOptions) -> Result<Loaded> {
     } else {
         path.parent().unwrap_or(path)
     };
-    for f in &files {
-        match f.format {
-            Format::Text => text::read(root, &f.path, &mut out)?,
-            Format::WikiExtractor => {
-                wikiextractor::read(compressed::open(&f.path)?, &f.path, &opts.fields, &mut out)?
-            }
-            Format::JsonLines => {
-                json::read_lines(compressed::open(&f.path)?, &f.path, &opts.fields, &mut out)?
-            }
-            Format::Json => json::read_document(
-                compressed::read_text(&f.path)?,
-                &f.path,
-                &opts.fields,
-                &mut out,
-            )?,
-            Format::Parquet => parquet::read(&f.path, &opts.fields, &mut out)?,
-            Format::Zip => json::read_zip(&f.path, &opts.fields, &mut out)?,
-        }
-    }
-    let (documents, read, bad) = out.finish();
     let mut report = InputReport {
         files: files.len(),
-        documents: read,
         ..Default::default()
     };
-    if let Some((first, n)) = bad {
-        if !opts.skip_bad {
-            let more = match n - 1 {
-                0 => String::new(),
-                1 => " (and 1 more malformed record)".to_string(),
-                k => format!(" (and {k} more malformed records)"),
-            };
-            let hint = "fix the record, or pass --skip-bad to leave malformed records out";
-            return Err(CoreError::from(InputError {
-                message: format!("{}{more}", first.message),
-                hint: Some(match first.hint {
-                    Some(h) => format!("{h}; {hint}"),
-                    None => hint.to_string(),
-                }),
-                ..first
-            })
-            .into());
+    for f in &files {
+        let rel = relative(root, &f.path);
+        out.begin_file(rel.clone());
+        if !f.format.is_document() || f.format == Format::Text {
+            read_records(root, f, opts, &mut out)?;
+            continue;
         }
-        tracing::warn!("{n} malformed records skipped; the first: {first}");
-        report.malformed_skipped = n;
+        match documents::read(&f.path, &rel, f.format, &mut out) {
+            Ok(pages) => report.pages += pages,
+            Err(reason) if unreadable == Unreadable::Fail => {
+                return Err(CoreError::from(
+                    InputError::new(&f.path, reason)
+                        .hint("leave --strict out to skip unreadable files (they are listed)"),
+                )
+                .into());
+            }
+            Err(reason) => {
+                tracing::warn!("{rel}: skipped: {reason}");
+                report.skipped.push(SkippedFile { file: rel, reason });
+            }
+        }
     }
-    if documents.is_empty() {
-        return Err(CoreError::from(InputError::new(path, "the corpus has no documents")).into());
+    let (kept, read, bad) = out.finish();
+    report.documents = read;
+    if let Some((first, n)) = bad {
+        report.malformed_skipped = malformed(first, n, opts.skip_bad)?;
+    }
+    if kept.is_empty() {
+        return Err(CoreError::from(nothing_read(path, &report.skipped)).into());
     }
     if opts.max_documents > 0 && read > opts.max_documents as u64 {
         report.sample = Some(Sample {
-            kept: documents.len(),
+            kept: kept.len(),
             seed: opts.seed,
         });
     }
-    Ok(Loaded { documents, report })
+    let (documents, sources) = kept.into_iter().unzip();
+    Ok(Loaded {
+        documents,
+        sources,
+        report,
+    })
+}
+
+/// Reads a file of records (or a `.md`/`.txt` document) into `out`.
+fn read_records(
+    root: &Path,
+    f: &CorpusFile,
+    opts: &ReadOptions,
+    out: &mut Collector,
+) -> Result<()> {
+    match f.format {
+        Format::Text => text::read(root, &f.path, out),
+        Format::WikiExtractor => {
+            wikiextractor::read(compressed::open(&f.path)?, &f.path, &opts.fields, out)
+        }
+        Format::JsonLines => {
+            json::read_lines(compressed::open(&f.path)?, &f.path, &opts.fields, out)
+        }
+        Format::Json => {
+            json::read_document(compressed::read_text(&f.path)?, &f.path, &opts.fields, out)
+        }
+        Format::Parquet => parquet::read(&f.path, &opts.fields, out),
+        Format::Zip => json::read_zip(&f.path, &opts.fields, out),
+        Format::Pdf | Format::Docx | Format::Odt | Format::Html | Format::Rst => Ok(()),
+    }
+}
+
+/// The malformed records: an error naming the first, or (skipping) how many were skipped.
+fn malformed(first: InputError, n: u64, skip_bad: bool) -> Result<u64> {
+    if skip_bad {
+        tracing::warn!("{n} malformed records skipped; the first: {first}");
+        return Ok(n);
+    }
+    let more = match n - 1 {
+        0 => String::new(),
+        1 => " (and 1 more malformed record)".to_string(),
+        k => format!(" (and {k} more malformed records)"),
+    };
+    let hint = "fix the record, or pass --skip-bad to leave malformed records out";
+    Err(CoreError::from(InputError {
+        message: format!("{}{more}", first.message),
+        hint: Some(match first.hint {
+            Some(h) => format!("{h}; {hint}"),
+            None => hint.to_string(),
+        }),
+        ..first
+    })
+    .into())
+}
+
+/// The error of a corpus without a document, naming the files that could not be read.
+fn nothing_read(path: &Path, skipped: &[SkippedFile]) -> InputError {
+    if skipped.is_empty() {
+        return InputError::new(path, "the corpus has no documents");
+    }
+    let list = skipped
+        .iter()
+        .take(5)
+        .map(|s| format!("{} ({})", s.file, s.reason))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let more = match skipped.len() {
+        n if n > 5 => format!(" and {} more", n - 5),
+        _ => String::new(),
+    };
+    InputError::new(
+        path,
+        format!("no file of the corpus could be read: {list}{more}"),
+    )
+}
+
+/// `file`'s path relative to the corpus folder, `/`-separated.
+fn relative(root: &Path, file: &Path) -> String {
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/")
 }
 
 /// Loads every document of a corpus path, in input order.

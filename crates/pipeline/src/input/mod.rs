@@ -13,18 +13,27 @@
 mod collect;
 mod compressed;
 mod document;
+mod documents;
 mod fields;
 pub(crate) mod files;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+mod html;
 mod json;
 mod load;
+mod markup;
+mod office;
+mod pages;
 mod parquet;
+mod pdf;
+mod sections;
 mod summary;
 mod text;
 mod wikiextractor;
 
-pub use document::Document;
+pub use document::{Document, Source};
 pub use fields::CorpusFields;
-pub use load::{Loaded, ReadOptions, SourceKind, corpus_name, detect, load, read};
-pub use summary::{InputReport, Sample};
+pub use load::{
+    Loaded, ReadOptions, SourceKind, Unreadable, corpus_name, detect, load, read, read_with,
+};
+pub use summary::{InputReport, Sample, SkippedFile};

@@ -319,6 +319,7 @@ mod tests {
         let mut c = Collector::new(None);
         read(&p, &CorpusFields::default(), &mut c).unwrap();
         let (docs, read_n, bad) = c.finish();
+        let docs: Vec<_> = docs.into_iter().map(|(d, _)| d).collect();
         let ids: Vec<_> = docs.iter().map(|d| d.id.as_str()).collect();
         assert_eq!((ids, read_n), (vec!["1", "2", "5"], 3));
         assert_eq!(docs[1].title, "Two");

@@ -16,6 +16,26 @@ pub struct InputReport {
     /// The sample drawn (`--max-documents`), when the input had more documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
+    /// PDF pages read.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pages: u64,
+    /// Files that could not be read (an encrypted PDF, a scan without text, a damaged DOCX,
+    /// undecodable HTML), each with the reason, in input order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A corpus file left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    /// The file, relative to the corpus folder.
+    pub file: String,
+    /// Why it could not be read.
+    pub reason: String,
 }
 
 /// A seeded uniform sample of the input's documents.
@@ -40,6 +60,13 @@ impl InputReport {
             s.push_str(&format!(
                 "; --max-documents {}: a uniform sample over the whole input (reservoir sampling, seed {})",
                 x.kept, x.seed
+            ));
+        }
+        if !self.skipped.is_empty() {
+            let n = self.skipped.len();
+            s.push_str(&format!(
+                "; {n} unreadable file{} skipped",
+                if n == 1 { "" } else { "s" }
             ));
         }
         if self.malformed_skipped > 0 {

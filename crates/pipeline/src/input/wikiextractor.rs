@@ -232,7 +232,7 @@ mod tests {
         )
         .unwrap();
         let (docs, _, bad) = c.finish();
-        (docs, bad)
+        (docs.into_iter().map(|(d, _)| d).collect(), bad)
     }
 
     #[test]
