@@ -15,6 +15,7 @@ pub mod cache;
 pub mod common;
 pub mod completions;
 pub mod config;
+pub mod corpus;
 pub mod eval;
 pub mod export;
 pub mod import;
@@ -63,6 +64,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Retrieve(a) => retrieve::run(&ctx, a).await,
         Command::Audit(a) => audit::run(&ctx, a).await,
         Command::Synth(a) => synth::run(&ctx, a).await,
+        Command::Corpus(a) => corpus::run(&ctx, a).await,
         Command::Bench(a) => bench::run(&ctx, a).await,
         Command::Leaderboard(a) => leaderboard::run(&ctx, a).await,
         Command::Qrels(a) => qrels::run(&ctx, a).await,

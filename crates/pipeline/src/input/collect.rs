@@ -134,15 +134,28 @@ impl Collector {
         }
     }
 
-    /// The documents kept with their sources, the documents read, and the malformed records:
-    /// the first one and how many in all.
-    pub(crate) fn finish(self) -> (Vec<(Document, Source)>, u64, Option<(InputError, u64)>) {
+    /// What the read collected.
+    pub(crate) fn finish(self) -> Collected {
         let docs = match self.kept {
             Kept::All(v) => v,
             Kept::Sample(r) => r.into_sorted(),
         };
-        (docs, self.read, self.first_bad.map(|e| (e, self.bad)))
+        Collected {
+            kept: docs,
+            read: self.read,
+            malformed: self.first_bad.map(|e| (e, self.bad)),
+        }
     }
+}
+
+/// What a read collected.
+pub(crate) struct Collected {
+    /// The documents kept, with their sources, in input order.
+    pub(crate) kept: Vec<(Document, Source)>,
+    /// Well-formed documents read.
+    pub(crate) read: u64,
+    /// The first malformed record and how many there were in all.
+    pub(crate) malformed: Option<(InputError, u64)>,
 }
 
 /// Replacing an error's message while keeping its place.
@@ -198,7 +211,8 @@ mod tests {
         c.document(doc("a"), || InputError::new("f", "").line(1));
         c.document(doc("a"), || InputError::new("f", "").line(2));
         c.malformed(InputError::new("f", "bad").line(3));
-        let (docs, read, bad) = c.finish();
+        let c = c.finish();
+        let (docs, read, bad) = (c.kept, c.read, c.malformed);
         assert_eq!((docs.len(), read), (1, 1));
         let (first, n) = bad.unwrap();
         assert_eq!((first.line, n), (Some(2), 2));

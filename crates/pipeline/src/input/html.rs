@@ -67,7 +67,7 @@ fn declared(bytes: &[u8]) -> Option<&'static Encoding> {
     let end = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.')))
         .unwrap_or(rest.len());
-    let enc = Encoding::for_label(rest[..end].as_bytes())?;
+    let enc = Encoding::for_label(&rest.as_bytes()[..end])?;
     // a page that says UTF-16 in ASCII bytes is not UTF-16 (the spec reads it as UTF-8)
     Some(
         if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {

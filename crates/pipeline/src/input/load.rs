@@ -118,7 +118,11 @@ pub fn read_with(path: &Path, opts: &ReadOptions, unreadable: Unreadable) -> Res
             }
         }
     }
-    let (kept, read, bad) = out.finish();
+    let super::collect::Collected {
+        kept,
+        read,
+        malformed: bad,
+    } = out.finish();
     report.documents = read;
     if let Some((first, n)) = bad {
         report.malformed_skipped = malformed(first, n, opts.skip_bad)?;

@@ -318,7 +318,8 @@ mod tests {
         write_parquet(&p, &rows, 2).unwrap();
         let mut c = Collector::new(None);
         read(&p, &CorpusFields::default(), &mut c).unwrap();
-        let (docs, read_n, bad) = c.finish();
+        let c = c.finish();
+        let (docs, read_n, bad) = (c.kept, c.read, c.malformed);
         let docs: Vec<_> = docs.into_iter().map(|(d, _)| d).collect();
         let ids: Vec<_> = docs.iter().map(|d| d.id.as_str()).collect();
         assert_eq!((ids, read_n), (vec!["1", "2", "5"], 3));

@@ -231,7 +231,8 @@ mod tests {
             &mut c,
         )
         .unwrap();
-        let (docs, _, bad) = c.finish();
+        let c = c.finish();
+        let (docs, bad) = (c.kept, c.malformed);
         (docs.into_iter().map(|(d, _)| d).collect(), bad)
     }
 
