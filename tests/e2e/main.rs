@@ -19,6 +19,7 @@ mod labels;
 mod llm;
 mod realdata;
 mod realism;
+mod reliability;
 mod resume;
 mod retrieve;
 mod review;

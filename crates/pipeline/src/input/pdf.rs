@@ -91,4 +91,3 @@ fn info_title(doc: &Pdf) -> Option<String> {
     let looks_like_file = title.contains('.') && !title.contains(' ');
     (!title.is_empty() && !looks_like_file).then(|| title.to_string())
 }
-
