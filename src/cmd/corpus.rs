@@ -135,8 +135,8 @@ fn write_passages(args: &Args, cfg: &SynthConfig, loaded: &Loaded) -> anyhow::Re
         .zip(&loaded.sources)
         .map(|(d, s)| (d.id.as_str(), s))
         .collect();
-    let curated = mtr_pipeline::curate::curate(loaded.documents.clone(), &cfg.curation);
-    let chunks = mtr_pipeline::chunk::chunk_corpus(&curated.documents, &cfg.chunking)
+    let curated = mtr_pipeline::curate(loaded.documents.clone(), &cfg.curation);
+    let chunks = mtr_pipeline::chunk_corpus(&curated.documents, &cfg.chunking)
         .map_err(|e| anyhow::anyhow!("chunking: {e}"))?;
     let mut w = JsonlWriter::create(&args.output)?;
     for c in &chunks {
