@@ -69,6 +69,8 @@ pub enum Command {
     Judge(cmd::judge::Args),
     /// Synthesize a multi-turn benchmark from a corpus (MTR-Pipeline).
     Synth(cmd::synth::Args),
+    /// Read a corpus as `mtr synth` does and write what was read (documents or passages) as JSON lines.
+    Corpus(cmd::corpus::Args),
     /// Score retrievers and external runs on a benchmark.
     Bench(cmd::bench::Args),
     /// Merge bench results into a leaderboard (Markdown, CSV, JSON, HTML).

@@ -15,6 +15,7 @@ pub mod cache;
 pub mod common;
 pub mod completions;
 pub mod config;
+pub mod corpus;
 pub mod eval;
 pub mod export;
 pub mod import;
@@ -65,6 +66,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Audit(a) => audit::run(&ctx, a).await,
         Command::Judge(a) => judge::run(&ctx, a).await,
         Command::Synth(a) => synth::run(&ctx, a).await,
+        Command::Corpus(a) => corpus::run(&ctx, a).await,
         Command::Bench(a) => bench::run(&ctx, a).await,
         Command::Leaderboard(a) => leaderboard::run(&ctx, a).await,
         Command::Qrels(a) => qrels::run(&ctx, a).await,

@@ -10,6 +10,7 @@ mod bench;
 mod board;
 mod cli;
 mod config;
+mod corpus_read;
 mod data;
 mod dirs;
 mod errors;

@@ -29,7 +29,6 @@ mod error;
 pub mod fake_agents;
 mod generate;
 // the corpus readers' folder keeps its own surface (its readers, fixtures and fields)
-#[allow(missing_docs, unreachable_pub)]
 pub mod input;
 mod job;
 mod lang;

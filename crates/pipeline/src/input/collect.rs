@@ -10,11 +10,11 @@ use mtr_core::InputError;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 
-use super::Document;
+use super::document::{Document, Source};
 
 /// A seeded uniform sample of at most `cap` items of a stream of unknown length (Vitter's
 /// algorithm R), returned in stream order.
-pub struct Reservoir<T> {
+pub(crate) struct Reservoir<T> {
     cap: usize,
     seen: u64,
     rng: Xoshiro256PlusPlus,
@@ -22,7 +22,7 @@ pub struct Reservoir<T> {
 }
 
 impl<T> Reservoir<T> {
-    pub fn new(cap: usize, seed: u64) -> Self {
+    pub(crate) fn new(cap: usize, seed: u64) -> Self {
         Self {
             cap,
             seen: 0,
@@ -32,7 +32,7 @@ impl<T> Reservoir<T> {
     }
 
     /// Offers the next item of the stream.
-    pub fn offer(&mut self, item: T) {
+    pub(crate) fn offer(&mut self, item: T) {
         let i = self.seen;
         self.seen += 1;
         if self.slots.len() < self.cap {
@@ -46,27 +46,24 @@ impl<T> Reservoir<T> {
         }
     }
 
-    /// Items offered so far.
-    pub fn seen(&self) -> u64 {
-        self.seen
-    }
-
     /// The sample in stream order.
-    pub fn into_sorted(mut self) -> Vec<T> {
+    pub(crate) fn into_sorted(mut self) -> Vec<T> {
         self.slots.sort_by_key(|(i, _)| *i);
         self.slots.into_iter().map(|(_, t)| t).collect()
     }
 }
 
-/// The documents kept: every one, or a sample.
+/// The documents kept (with their sources): every one, or a sample.
 enum Kept {
-    All(Vec<Document>),
-    Sample(Reservoir<Document>),
+    All(Vec<(Document, Source)>),
+    Sample(Reservoir<(Document, Source)>),
 }
 
 /// Collects the documents and the malformed records of one read.
-pub struct Collector {
+pub(crate) struct Collector {
     kept: Kept,
+    /// The file being read, relative to the corpus folder (each document's source).
+    file: String,
     /// Hashes of the ids seen (8 bytes a document: a million ids take 8 MB, not their text).
     ids: HashSet<u64>,
     hasher: BuildHasherDefault<DefaultHasher>,
@@ -77,12 +74,13 @@ pub struct Collector {
 
 impl Collector {
     /// `sample`: keep a seeded uniform sample of this many documents (None: all).
-    pub fn new(sample: Option<(usize, u64)>) -> Self {
+    pub(crate) fn new(sample: Option<(usize, u64)>) -> Self {
         Self {
             kept: match sample {
                 Some((n, seed)) => Kept::Sample(Reservoir::new(n, seed)),
                 None => Kept::All(Vec::new()),
             },
+            file: String::new(),
             ids: HashSet::new(),
             hasher: BuildHasherDefault::default(),
             read: 0,
@@ -91,8 +89,27 @@ impl Collector {
         }
     }
 
-    /// A well-formed document; `at` names where it is, for a duplicate id.
-    pub fn document(&mut self, doc: Document, at: impl FnOnce() -> InputError) {
+    /// The documents that follow come from `file` (relative to the corpus folder).
+    pub(crate) fn begin_file(&mut self, file: String) {
+        self.file = file;
+    }
+
+    /// A well-formed document of the current file; `at` names where it is, for a duplicate id.
+    pub(crate) fn document(&mut self, doc: Document, at: impl FnOnce() -> InputError) {
+        let source = Source {
+            file: self.file.clone(),
+            ..Source::default()
+        };
+        self.located(doc, source, at);
+    }
+
+    /// A well-formed document from `source`; `at` names where it is, for a duplicate id.
+    pub(crate) fn located(
+        &mut self,
+        doc: Document,
+        source: Source,
+        at: impl FnOnce() -> InputError,
+    ) {
         if !self.ids.insert(self.hasher.hash_one(&doc.id)) {
             let id = doc.id;
             self.malformed(
@@ -104,33 +121,41 @@ impl Collector {
         }
         self.read += 1;
         match &mut self.kept {
-            Kept::All(v) => v.push(doc),
-            Kept::Sample(r) => r.offer(doc),
+            Kept::All(v) => v.push((doc, source)),
+            Kept::Sample(r) => r.offer((doc, source)),
         }
     }
 
     /// A malformed record.
-    pub fn malformed(&mut self, e: InputError) {
+    pub(crate) fn malformed(&mut self, e: InputError) {
         self.bad += 1;
         if self.first_bad.is_none() {
             self.first_bad = Some(e);
         }
     }
 
-    /// Well-formed documents read so far.
-    pub fn read(&self) -> u64 {
-        self.read
-    }
-
-    /// The documents kept, the documents read, and the malformed records: the first one and
-    /// how many in all.
-    pub fn finish(self) -> (Vec<Document>, u64, Option<(InputError, u64)>) {
+    /// What the read collected.
+    pub(crate) fn finish(self) -> Collected {
         let docs = match self.kept {
             Kept::All(v) => v,
             Kept::Sample(r) => r.into_sorted(),
         };
-        (docs, self.read, self.first_bad.map(|e| (e, self.bad)))
+        Collected {
+            kept: docs,
+            read: self.read,
+            malformed: self.first_bad.map(|e| (e, self.bad)),
+        }
     }
+}
+
+/// What a read collected.
+pub(crate) struct Collected {
+    /// The documents kept, with their sources, in input order.
+    pub(crate) kept: Vec<(Document, Source)>,
+    /// Well-formed documents read.
+    pub(crate) read: u64,
+    /// The first malformed record and how many there were in all.
+    pub(crate) malformed: Option<(InputError, u64)>,
 }
 
 /// Replacing an error's message while keeping its place.
@@ -186,7 +211,8 @@ mod tests {
         c.document(doc("a"), || InputError::new("f", "").line(1));
         c.document(doc("a"), || InputError::new("f", "").line(2));
         c.malformed(InputError::new("f", "bad").line(3));
-        let (docs, read, bad) = c.finish();
+        let c = c.finish();
+        let (docs, read, bad) = (c.kept, c.read, c.malformed);
         assert_eq!((docs.len(), read), (1, 1));
         let (first, n) = bad.unwrap();
         assert_eq!((first.line, n), (Some(2), 2));

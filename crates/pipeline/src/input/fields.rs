@@ -2,7 +2,10 @@
 //! names are tried (those of mtr's corpus importers: `_id`/`id`/`docid`/..., `text`/
 //! `contents`/`body`, `title`); `--corpus-fields id=doc_id,text=body` (or `[synth]
 //! corpus_fields = { id = "doc_id", text = "body" }`) names them for corpora that call them
-//! otherwise. One mapping serves JSON records and Parquet columns alike.
+//! otherwise. One mapping serves JSON records and Parquet columns alike. A team's own chunks
+//! are recognised by their framework's names: LangChain Documents (`page_content`, `id`,
+//! `metadata`) and LlamaIndex nodes (`text`, `id_`, `metadata`), the title taken from the
+//! metadata (its `title`, the heading path of LangChain's header splitters, or the file).
 
 use std::path::Path;
 use std::str::FromStr;
@@ -18,10 +21,13 @@ use super::Document;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CorpusFields {
+    /// The field that holds the id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The field that holds the title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The field that holds the text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
@@ -54,32 +60,33 @@ impl FromStr for CorpusFields {
 }
 
 impl CorpusFields {
+    /// True when no field is named (the usual names are tried).
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 
     /// The column or field names that may hold the id, most likely first (`doc_id` last: in
     /// passage corpora it names the source document, but a document corpus may use it).
-    pub fn id_names(&self) -> Vec<&str> {
+    pub(crate) fn id_names(&self) -> Vec<&str> {
         match &self.id {
             Some(n) => vec![n.as_str()],
             None => ID_FIELDS.iter().copied().chain(["doc_id"]).collect(),
         }
     }
 
-    pub fn text_names(&self) -> Vec<&str> {
+    pub(crate) fn text_names(&self) -> Vec<&str> {
         match &self.text {
             Some(n) => vec![n.as_str()],
             None => TEXT_FIELDS.to_vec(),
         }
     }
 
-    pub fn title_names(&self) -> Vec<&str> {
+    pub(crate) fn title_names(&self) -> Vec<&str> {
         vec![self.title.as_deref().unwrap_or("title")]
     }
 
     /// A document from one JSON record of `file` (line `line`).
-    pub fn document(
+    pub(crate) fn document(
         &self,
         file: &Path,
         line: u64,
@@ -101,11 +108,24 @@ impl CorpusFields {
                 map.insert(canonical.to_string(), v);
             }
         }
-        if self.id.is_none()
-            && !ID_FIELDS.iter().any(|k| map.contains_key(*k))
-            && let Some(v) = map.remove("doc_id")
+        if self.id.is_none() && !ID_FIELDS.iter().any(|k| map.contains_key(*k)) {
+            // passage corpora's source document, a LlamaIndex node's `id_`
+            if let Some(v) = map.remove("doc_id").or_else(|| map.remove("id_")) {
+                map.insert("_id".into(), v);
+            }
+        }
+        if self.text.is_none()
+            && !TEXT_FIELDS.iter().any(|k| map.contains_key(*k))
+            && let Some(v) = map.remove("page_content")
         {
-            map.insert("_id".into(), v);
+            // a LangChain Document
+            map.insert("text".into(), v);
+        }
+        if self.title.is_none()
+            && !map.contains_key("title")
+            && let Some(title) = map.get("metadata").and_then(metadata_title)
+        {
+            map.insert("title".into(), Value::String(title));
         }
         let p = passage_from_json(file, line, map, CorpusOptions::default())?;
         Ok(Document {
@@ -114,6 +134,23 @@ impl CorpusFields {
             text: p.text,
         })
     }
+}
+
+/// A chunk's title from its framework metadata: `title`, else the heading path LangChain's
+/// header splitters record (`h1`, `h2`..., `Header 1`...), else the source file's name.
+fn metadata_title(meta: &Value) -> Option<String> {
+    let meta = meta.as_object()?;
+    let text = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some(t) = text("title") {
+        return Some(t);
+    }
+    let headings: Vec<String> = (1..=6)
+        .filter_map(|i| text(&format!("h{i}")).or_else(|| text(&format!("Header {i}"))))
+        .collect();
+    if !headings.is_empty() {
+        return Some(headings.join(" › "));
+    }
+    text("file_name").or_else(|| text("source"))
 }
 
 #[cfg(test)]

@@ -13,24 +13,33 @@ use mtr_core::{Error as CoreError, InputError, jsonl};
 use serde_json::{Map, Value};
 
 use super::collect::Collector;
+use super::compressed;
 use super::fields::CorpusFields;
 use crate::error::Result;
 
 /// Reads a JSON-lines stream (`label` names it in errors).
-pub fn read_lines(
+pub(crate) fn read_lines(
     reader: impl BufRead,
     label: &Path,
     fields: &CorpusFields,
     out: &mut Collector,
 ) -> Result<()> {
     for line in jsonl::records_from(reader, label, jsonl::parse_plain::<Map<String, Value>>) {
-        match line? {
+        match line.map_err(compressed::classify)? {
             jsonl::Line::Record(no, map) => record(label, no, map, fields, out),
+            // a stream that cannot be read on (mtr-core's truncated or corrupt file) ends the
+            // read: the decoder would fail the same way on every later line
+            jsonl::Line::Malformed(e) if e.message.starts_with(STREAM_BROKEN) => {
+                return Err(CoreError::from(e).into());
+            }
             jsonl::Line::Malformed(e) => out.malformed(e),
         }
     }
     Ok(())
 }
+
+/// How mtr-core's line reader begins the error of a stream that fails to read.
+const STREAM_BROKEN: &str = "the file is truncated or corrupt";
 
 fn record(
     label: &Path,
@@ -46,7 +55,7 @@ fn record(
 }
 
 /// Reads a JSON document: an array of records, or JSON lines (`text` is the whole file).
-pub fn read_document(
+pub(crate) fn read_document(
     text: String,
     label: &Path,
     fields: &CorpusFields,
@@ -63,7 +72,7 @@ pub fn read_document(
 }
 
 /// Reads every `.jsonl`/`.json` entry of a zip archive (MTRAG's passage-level corpora).
-pub fn read_zip(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
+pub(crate) fn read_zip(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
     let file = std::fs::File::open(path).map_err(|e| CoreError::io(path, e))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| {
         CoreError::from(

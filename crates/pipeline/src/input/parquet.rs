@@ -22,99 +22,164 @@ use crate::error::Result;
 const BATCH: usize = 1024;
 
 /// Reads every row of the Parquet file at `path`.
-pub fn read(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
+pub(crate) fn read(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
     let file = File::open(path).map_err(|e| CoreError::io(path, e))?;
     let reader = SerializedFileReader::new(file).map_err(|e| unreadable(path, &e))?;
     let schema = reader.metadata().file_metadata().schema_descr_ptr();
     let names: Vec<String> = schema.columns().iter().map(|c| c.path().string()).collect();
-    let find = |candidates: Vec<&str>| {
-        candidates
-            .iter()
-            .find_map(|want| names.iter().position(|n| n == want))
-    };
-    let missing = |what: &str, candidates: Vec<&str>| {
-        CoreError::from(
-            InputError::new(
-                path,
-                format!(
-                    "no {what} column (looked for {}; the file has {})",
-                    candidates.join(", "),
-                    names.join(", ")
-                ),
-            )
-            .field(candidates.first().copied().unwrap_or(what))
-            .hint("--corpus-fields names the columns, e.g. id=doc_id,text=body"),
-        )
-    };
-    let id_col = find(fields.id_names()).ok_or_else(|| missing("id", fields.id_names()))?;
-    let text_col = find(fields.text_names()).ok_or_else(|| missing("text", fields.text_names()))?;
-    let title_col = find(fields.title_names());
+    let cols = Columns::find(&names, fields, path)?;
     for g in 0..reader.num_row_groups() {
         let rg = reader.get_row_group(g).map_err(|e| unreadable(path, &e))?;
-        let open = |i: usize| Column::open(rg.as_ref(), i, &names[i], path);
-        let mut id = open(id_col)?;
-        let mut text = open(text_col)?;
-        let mut title = title_col.map(open).transpose()?;
-        let mut row = 0usize;
-        loop {
-            let n = id.next_batch(path)?;
-            if n == 0 {
-                break;
-            }
-            let same = text.next_batch(path)? == n
-                && title.as_mut().map_or(Ok(n), |t| t.next_batch(path))? == n;
-            if !same {
-                return Err(CoreError::from(InputError::new(
-                    path,
-                    format!("row group {g}: the columns have different numbers of rows"),
-                ))
-                .into());
-            }
-            for r in 0..n {
-                let at = |field: &str, message: &str| {
-                    InputError::new(path, format!("row group {g}, row {}: {message}", row + r))
-                        .field(field)
-                };
-                let doc_id = match id.string(r) {
-                    Cell::Text(s) if !s.trim().is_empty() => s,
-                    Cell::Text(_) | Cell::Null => {
-                        out.malformed(at(&id.name, "no document id"));
-                        continue;
-                    }
-                    Cell::NotUtf8 => {
-                        out.malformed(at(&id.name, "the id is not UTF-8 text"));
-                        continue;
-                    }
-                };
-                let body = match text.string(r) {
-                    Cell::Text(s) => s,
-                    Cell::Null => {
-                        out.malformed(at(&text.name, "no document text"));
-                        continue;
-                    }
-                    Cell::NotUtf8 => {
-                        out.malformed(at(&text.name, "the text is not UTF-8"));
-                        continue;
-                    }
-                };
-                let heading = match title.as_ref().map(|t| t.string(r)) {
-                    Some(Cell::Text(s)) => s,
-                    _ => String::new(),
-                };
-                let (idx, id_name) = (row + r, id.name.clone());
-                out.document(
-                    Document {
-                        id: doc_id,
-                        title: heading,
-                        text: body,
-                    },
-                    || InputError::new(path, format!("row group {g}, row {idx}")).field(id_name),
-                );
-            }
-            row += n;
-        }
+        read_group(rg.as_ref(), g, &cols, path, out)?;
     }
     Ok(())
+}
+
+/// The indices of the id, text and title columns.
+struct Columns<'a> {
+    names: &'a [String],
+    id: usize,
+    text: usize,
+    title: Option<usize>,
+}
+
+impl<'a> Columns<'a> {
+    /// Finds the columns `fields` names (or the usual names) among the file's `names`.
+    fn find(names: &'a [String], fields: &CorpusFields, path: &Path) -> Result<Self> {
+        let find = |candidates: &[&str]| {
+            candidates
+                .iter()
+                .find_map(|want| names.iter().position(|n| n == want))
+        };
+        let missing = |what: &str, candidates: &[&str]| {
+            CoreError::from(
+                InputError::new(
+                    path,
+                    format!(
+                        "no {what} column (looked for {}; the file has {})",
+                        candidates.join(", "),
+                        names.join(", ")
+                    ),
+                )
+                .field(candidates.first().copied().unwrap_or(what))
+                .hint("--corpus-fields names the columns, e.g. id=doc_id,text=body"),
+            )
+        };
+        let (ids, texts) = (fields.id_names(), fields.text_names());
+        Ok(Self {
+            names,
+            id: find(&ids).ok_or_else(|| missing("id", &ids))?,
+            text: find(&texts).ok_or_else(|| missing("text", &texts))?,
+            title: find(&fields.title_names()),
+        })
+    }
+}
+
+/// Reads the rows of row group `g`, a batch at a time.
+fn read_group(
+    rg: &dyn RowGroupReader,
+    g: usize,
+    cols: &Columns<'_>,
+    path: &Path,
+    out: &mut Collector,
+) -> Result<()> {
+    let open = |i: usize| Column::open(rg, i, &cols.names[i], path);
+    let mut batch = Batch {
+        id: open(cols.id)?,
+        text: open(cols.text)?,
+        title: cols.title.map(open).transpose()?,
+    };
+    let mut row = 0usize;
+    loop {
+        let n = batch.id.next_batch(path)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let same = batch.text.next_batch(path)? == n
+            && batch.title.as_mut().map_or(Ok(n), |t| t.next_batch(path))? == n;
+        if !same {
+            return Err(CoreError::from(InputError::new(
+                path,
+                format!("row group {g}: the columns have different numbers of rows"),
+            ))
+            .into());
+        }
+        for r in 0..n {
+            batch.row(
+                r,
+                Place {
+                    path,
+                    g,
+                    row: row + r,
+                },
+                out,
+            );
+        }
+        row += n;
+    }
+}
+
+/// Where a row is: file, row group, row.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    path: &'a Path,
+    g: usize,
+    row: usize,
+}
+
+impl Place<'_> {
+    fn error(self, field: &str, message: &str) -> InputError {
+        InputError::new(
+            self.path,
+            format!("row group {}, row {}: {message}", self.g, self.row),
+        )
+        .field(field)
+    }
+}
+
+/// The columns of one row group, read a batch at a time together.
+struct Batch {
+    id: Column,
+    text: Column,
+    title: Option<Column>,
+}
+
+impl Batch {
+    /// Row `r` of the current batch as a document, or a malformed record.
+    fn row(&self, r: usize, at: Place<'_>, out: &mut Collector) {
+        let doc_id = match self.id.string(r) {
+            Cell::Text(s) if !s.trim().is_empty() => s,
+            Cell::Text(_) | Cell::Null => {
+                return out.malformed(at.error(&self.id.name, "no document id"));
+            }
+            Cell::NotUtf8 => {
+                return out.malformed(at.error(&self.id.name, "the id is not UTF-8 text"));
+            }
+        };
+        let body = match self.text.string(r) {
+            Cell::Text(s) => s,
+            Cell::Null => return out.malformed(at.error(&self.text.name, "no document text")),
+            Cell::NotUtf8 => {
+                return out.malformed(at.error(&self.text.name, "the text is not UTF-8"));
+            }
+        };
+        let heading = match self.title.as_ref().map(|t| t.string(r)) {
+            Some(Cell::Text(s)) => s,
+            _ => String::new(),
+        };
+        let id_name = self.id.name.clone();
+        out.document(
+            Document {
+                id: doc_id,
+                title: heading,
+                text: body,
+            },
+            || {
+                InputError::new(at.path, format!("row group {}, row {}", at.g, at.row))
+                    .field(id_name)
+            },
+        );
+    }
 }
 
 fn unreadable(path: &Path, e: &parquet::errors::ParquetError) -> CoreError {
@@ -253,7 +318,9 @@ mod tests {
         write_parquet(&p, &rows, 2).unwrap();
         let mut c = Collector::new(None);
         read(&p, &CorpusFields::default(), &mut c).unwrap();
-        let (docs, read_n, bad) = c.finish();
+        let c = c.finish();
+        let (docs, read_n, bad) = (c.kept, c.read, c.malformed);
+        let docs: Vec<_> = docs.into_iter().map(|(d, _)| d).collect();
         let ids: Vec<_> = docs.iter().map(|d| d.id.as_str()).collect();
         assert_eq!((ids, read_n), (vec!["1", "2", "5"], 3));
         assert_eq!(docs[1].title, "Two");

@@ -12,7 +12,7 @@ use super::compressed::{self, Compression};
 use crate::error::Result;
 
 /// Reads the text file `file` of the corpus folder `root` as one document.
-pub fn read(root: &Path, file: &Path, out: &mut Collector) -> Result<()> {
+pub(crate) fn read(root: &Path, file: &Path, out: &mut Collector) -> Result<()> {
     let rel = file.strip_prefix(root).unwrap_or(file);
     let rel_name = rel.to_string_lossy().replace('\\', "/");
     let (_, bare) = Compression::of(&rel_name);

@@ -9,15 +9,16 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use mtr_core::{Error as CoreError, InputError};
+use mtr_core::InputError;
 
 use super::Document;
 use super::collect::Collector;
+use super::compressed;
 use super::fields::CorpusFields;
 use crate::error::Result;
 
 /// True when a file's first bytes look like WikiExtractor output.
-pub fn sniff(head: &[u8]) -> bool {
+pub(crate) fn sniff(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     head.trim_ascii_start().starts_with(b"<doc ")
 }
@@ -32,23 +33,26 @@ struct Open {
 }
 
 /// Reads the `<doc>` blocks of one (decompressed) stream named `label`.
-pub fn read(
+pub(crate) fn read(
     mut reader: impl BufRead,
     label: &Path,
     fields: &CorpusFields,
     out: &mut Collector,
 ) -> Result<()> {
-    let id_attr = fields.id.as_deref().unwrap_or("id");
-    let title_attr = fields.title.as_deref().unwrap_or("title");
+    let mut blocks = Blocks {
+        label,
+        id_attr: fields.id.as_deref().unwrap_or("id"),
+        title_attr: fields.title.as_deref().unwrap_or("title"),
+        open: None,
+        stray: false,
+    };
     let mut buf = Vec::with_capacity(1 << 12);
     let mut line_no = 0u64;
-    let mut open: Option<Open> = None;
-    let mut stray = false;
     loop {
         buf.clear();
         let n = reader
             .read_until(b'\n', &mut buf)
-            .map_err(|e| CoreError::io(label, e))?;
+            .map_err(|e| compressed::read_error(label, e))?;
         if n == 0 {
             break;
         }
@@ -57,23 +61,31 @@ pub fn read(
         if line_no == 1 {
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
-        let line = match std::str::from_utf8(bytes) {
-            Ok(s) => s.trim_end_matches(['\n', '\r']),
-            Err(e) => {
-                let err =
-                    InputError::new(label, format!("invalid UTF-8 at byte {}", e.valid_up_to()))
-                        .line(line_no)
-                        .hint("re-encode the file as UTF-8");
-                match &mut open {
-                    Some(o) if o.bad.is_none() => o.bad = Some(err),
-                    Some(_) => {}
-                    None => out.malformed(err),
-                }
-                continue;
-            }
-        };
+        match std::str::from_utf8(bytes) {
+            Ok(s) => blocks.line(s.trim_end_matches(['\n', '\r']), line_no, out),
+            Err(e) => blocks.not_utf8(e.valid_up_to(), line_no, out),
+        }
+    }
+    blocks.end(out);
+    Ok(())
+}
+
+/// The state of a stream's `<doc>` blocks between lines.
+struct Blocks<'a> {
+    label: &'a Path,
+    id_attr: &'a str,
+    title_attr: &'a str,
+    open: Option<Open>,
+    /// In a run of lines outside any block (reported once).
+    stray: bool,
+}
+
+impl Blocks<'_> {
+    /// One line of the stream, its line end removed.
+    fn line(&mut self, line: &str, line_no: u64, out: &mut Collector) {
+        let label = self.label;
         if line.starts_with("<doc ") || line == "<doc>" {
-            if let Some(o) = open.take() {
+            if let Some(o) = self.open.take() {
                 out.malformed(
                     InputError::new(
                         label,
@@ -83,21 +95,20 @@ pub fn read(
                     .field("</doc>"),
                 );
             }
-            open = Some(header(line, line_no, label, id_attr, title_attr));
-            stray = false;
+            self.open = Some(header(line, line_no, label, self.id_attr, self.title_attr));
+            self.stray = false;
         } else if line.trim() == "</doc>" {
-            match open.take() {
+            match self.open.take() {
                 Some(o) => finish(o, label, out),
                 None => out.malformed(
                     InputError::new(label, "</doc> without an opening <doc>").line(line_no),
                 ),
             }
-        } else if let Some(o) = &mut open {
+        } else if let Some(o) = &mut self.open {
             o.text.push_str(line);
             o.text.push('\n');
-        } else if !line.trim().is_empty() && !stray {
-            // one error for a run of stray lines
-            stray = true;
+        } else if !line.trim().is_empty() && !self.stray {
+            self.stray = true;
             out.malformed(
                 InputError::new(label, "text outside a <doc ...> block")
                     .line(line_no)
@@ -105,14 +116,29 @@ pub fn read(
             );
         }
     }
-    if let Some(o) = open {
-        out.malformed(
-            InputError::new(label, "the <doc> block opened here is never closed")
-                .line(o.line)
-                .field("</doc>"),
-        );
+
+    /// A line that is not UTF-8: its block (or, outside one, the line) is malformed.
+    fn not_utf8(&mut self, valid_up_to: usize, line_no: u64, out: &mut Collector) {
+        let err = InputError::new(self.label, format!("invalid UTF-8 at byte {valid_up_to}"))
+            .line(line_no)
+            .hint("re-encode the file as UTF-8");
+        match &mut self.open {
+            Some(o) if o.bad.is_none() => o.bad = Some(err),
+            Some(_) => {}
+            None => out.malformed(err),
+        }
     }
-    Ok(())
+
+    /// The end of the stream: a block still open is malformed.
+    fn end(self, out: &mut Collector) {
+        if let Some(o) = self.open {
+            out.malformed(
+                InputError::new(self.label, "the <doc> block opened here is never closed")
+                    .line(o.line)
+                    .field("</doc>"),
+            );
+        }
+    }
 }
 
 /// The open block of a `<doc ...>` line.
@@ -205,8 +231,9 @@ mod tests {
             &mut c,
         )
         .unwrap();
-        let (docs, _, bad) = c.finish();
-        (docs, bad)
+        let c = c.finish();
+        let (docs, bad) = (c.kept, c.malformed);
+        (docs.into_iter().map(|(d, _)| d).collect(), bad)
     }
 
     #[test]
