@@ -23,6 +23,9 @@ pub struct Lines<R> {
     buf: Vec<u8>,
     /// The last line ended with `\r`: a `\n` right after it belongs to that line end.
     after_cr: bool,
+    /// A read failed: the stream cannot go on (a decoder fails the same way at every later
+    /// read), so the iteration ends after reporting it once.
+    broken: bool,
 }
 
 impl Lines<BufReader<File>> {
@@ -92,6 +95,7 @@ impl<R: BufRead> Lines<R> {
             line_no: 0,
             buf: Vec::with_capacity(4096),
             after_cr: false,
+            broken: false,
         }
     }
 
@@ -102,11 +106,17 @@ impl<R: BufRead> Lines<R> {
 
     /// The next non-blank line as `(line_no, text)`, with BOM and line end removed.
     pub fn next_line(&mut self) -> Option<Result<(u64, &str)>> {
+        if self.broken {
+            return None;
+        }
         let (start, end) = loop {
             match self.read_raw_line() {
                 Ok(false) => return None,
                 Ok(true) => {}
-                Err(e) => return Some(Err(self.read_error(e))),
+                Err(e) => {
+                    self.broken = true;
+                    return Some(Err(self.read_error(e)));
+                }
             }
             self.line_no += 1;
             let mut start = 0;
@@ -266,6 +276,11 @@ impl<T: DeserializeOwned, R: BufRead> Iterator for Records<T, R> {
             Ok((no, text)) => (self.parse)(&self.file, no, text).map(|r| Line::Record(no, r)),
             Err(e) => Err(e),
         };
+        // a stream that cannot be read on is the file's error, not one malformed line that a
+        // lenient reader could count and read past
+        if self.lines.broken {
+            return Some(parsed);
+        }
         Some(match parsed {
             Err(Error::Input(e)) => Ok(Line::Malformed(*e)),
             other => other,
@@ -447,6 +462,24 @@ mod tests {
             e.contains("corpus.jsonl.gz:3") && e.contains("truncated"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn records_of_a_stream_cut_short_end_with_its_error_not_a_malformed_line() {
+        // a lenient reader counts malformed lines and reads on: a broken stream given to it as
+        // one would fail the same way at every later read, and the reading would never end
+        let r = std::io::BufReader::new(CutShort(b"{\"id\":\"a\"}\n{\"id\""));
+        let mut records = records_from(r, "corpus.jsonl.gz", parse_line::<serde_json::Value>);
+        assert!(matches!(records.next(), Some(Ok(Line::Record(1, _)))));
+        let e = match records.next() {
+            Some(Err(e)) => e,
+            other => panic!("expected the stream's error, got {other:?}"),
+        };
+        assert!(
+            e.is_user_error() && e.to_string().contains("truncated"),
+            "{e}"
+        );
+        assert!(records.next().is_none(), "a broken stream is read once");
     }
 
     #[test]

@@ -27,19 +27,11 @@ pub(crate) fn read_lines(
     for line in jsonl::records_from(reader, label, jsonl::parse_plain::<Map<String, Value>>) {
         match line.map_err(compressed::classify)? {
             jsonl::Line::Record(no, map) => record(label, no, map, fields, out),
-            // a stream that cannot be read on (mtr-core's truncated or corrupt file) ends the
-            // read: the decoder would fail the same way on every later line
-            jsonl::Line::Malformed(e) if e.message.starts_with(STREAM_BROKEN) => {
-                return Err(CoreError::from(e).into());
-            }
             jsonl::Line::Malformed(e) => out.malformed(e),
         }
     }
     Ok(())
 }
-
-/// How mtr-core's line reader begins the error of a stream that fails to read.
-const STREAM_BROKEN: &str = "the file is truncated or corrupt";
 
 fn record(
     label: &Path,
