@@ -32,6 +32,7 @@ pub mod statistics;
 pub(crate) mod summary;
 #[cfg(test)]
 mod tests;
+pub mod triplets;
 
 pub use audit::{run, run_within};
 pub use config::{AuditSettings, NegativesQuery};
