@@ -17,6 +17,7 @@ pub mod completions;
 pub mod config;
 pub mod eval;
 pub mod export;
+pub mod export_publish;
 pub mod import;
 pub mod index;
 pub mod leaderboard;

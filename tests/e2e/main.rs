@@ -16,6 +16,7 @@ mod errors;
 mod eval;
 mod labels;
 mod llm;
+mod publish;
 mod realdata;
 mod realism;
 mod resume;

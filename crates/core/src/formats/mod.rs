@@ -25,6 +25,7 @@ mod dataset_file;
 pub mod doc2dial;
 pub mod export;
 pub mod group;
+pub mod hf;
 pub mod inscit;
 pub mod json_doc;
 pub mod judgements;
@@ -54,8 +55,9 @@ pub fn detect(path: &Path) -> Result<Format> {
     }
     // Most specific first: MTRAG folders also look like BEIR folders inside.
     type Sniff = fn(&Path) -> bool;
-    let checks: [(Format, Sniff); 11] = [
+    let checks: [(Format, Sniff); 12] = [
         (Format::Mtrag, mtrag::sniff),
+        (Format::Hf, hf::sniff),
         (Format::Chatrag, chatrag::sniff),
         (Format::Coral, coral::sniff),
         (Format::Doc2dial, doc2dial::sniff),
@@ -74,7 +76,7 @@ pub fn detect(path: &Path) -> Result<Format> {
         }
     }
     Err(InputError::new(path, "cannot tell the benchmark format of this file or folder")
-        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac)")
+        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac, hf)")
         .into())
 }
 
@@ -106,6 +108,7 @@ pub fn import(
         Format::Coral => coral::import(src, out, opts, progress),
         Format::Doc2dial => doc2dial::import(src, out, opts, progress),
         Format::Quac => quac::import(src, out, opts, progress),
+        Format::Hf => hf::import(src, out, opts, progress),
     }
 }
 

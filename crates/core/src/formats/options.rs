@@ -38,10 +38,13 @@ pub enum Format {
     Doc2dial,
     /// QuAC's native release (`data[].paragraphs[].qas[]`).
     Quac,
+    /// A Hugging Face dataset folder: `mtr export --to hf`'s, or MTEB's retrieval layout
+    /// (`corpus/`, `queries/`, `qrels/` of Parquet or JSON lines).
+    Hf,
 }
 
 impl Format {
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 13] = [
         Format::Native,
         Format::Mtrag,
         Format::Beir,
@@ -54,6 +57,7 @@ impl Format {
         Format::Coral,
         Format::Doc2dial,
         Format::Quac,
+        Format::Hf,
     ];
 
     pub fn name(self) -> &'static str {
@@ -70,6 +74,7 @@ impl Format {
             Format::Coral => "coral",
             Format::Doc2dial => "doc2dial",
             Format::Quac => "quac",
+            Format::Hf => "hf",
         }
     }
 }
@@ -97,6 +102,7 @@ impl FromStr for Format {
             "coral" => Format::Coral,
             "doc2dial" => Format::Doc2dial,
             "quac" => Format::Quac,
+            "hf" | "huggingface" | "hugging-face" | "mteb" => Format::Hf,
             _ => {
                 return Err(format!(
                     "unknown format `{s}` (expected one of: {})",

@@ -1,0 +1,20 @@
+//! Hugging Face dataset folders: what `mtr export --to hf` writes (Parquet configs for
+//! `datasets` and MTEB, and a dataset card the Hub accepts) and what `mtr import` reads back,
+//! an mtr export losslessly and any folder in MTEB's retrieval layout as BEIR is read.
+//!
+//! [`layout`] names the configs, files and columns; [`parquet`] writes and reads the tables;
+//! [`card`] renders `README.md`.
+
+mod card;
+mod export;
+mod import;
+mod layout;
+mod parquet;
+
+pub use card::{CardSection, size_category};
+pub use export::{HfOptions, export_hf};
+pub use import::{import, sniff};
+pub use layout::{CARD, CONFIGS, Config};
+
+#[cfg(test)]
+mod tests;
