@@ -1,7 +1,7 @@
 //! The command line: global flags and one subcommand per job. Each subcommand's arguments are
 //! defined next to its implementation in `cmd/`.
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::cmd;
 
@@ -18,14 +18,6 @@ pub struct Cli {
 /// for every help (the "Environment:" sections). Parsing, completions and man pages all use it.
 pub fn command() -> clap::Command {
     crate::environment::with_sections(Cli::command())
-}
-
-/// Parses the process's arguments with [`command`]; prints help or the error and exits as
-/// `Cli::parse` does.
-pub fn parse() -> Cli {
-    let mut cmd = command();
-    let mut matches = cmd.get_matches_mut();
-    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
 }
 
 /// The flags every command takes. They sit under their own heading, after the command's own

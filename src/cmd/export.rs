@@ -11,8 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mtr_core::formats::export::{QueryField, export_beir, export_trec};
-use mtr_core::formats::hf::export_hf;
+use mtr_core::formats::{QueryField, export_beir, export_hf, export_trec};
 use mtr_retrieve::QueryFormulation;
 
 use super::Ctx;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use mtr_audit::items::aggregate::SuggestionVerdict;
 use mtr_audit::triplets::{self, AuditExclusions, SplitSpec, TripletForm, TripletOptions};
-use mtr_core::formats::hf::{CardSection, HfOptions};
+use mtr_core::formats::{CardSection, HfOptions};
 use mtr_core::{Benchmark, BenchmarkDir};
 use mtr_retrieve::realism::{self, IntervalOptions, RealismInput};
 use mtr_retrieve::{QueryFormulation, Retriever};
@@ -52,7 +52,7 @@ pub struct PublishArgs {
 pub fn card_options(
     bench: &Benchmark,
     audit: Option<&Path>,
-    query: mtr_core::formats::export::QueryField,
+    query: mtr_core::formats::QueryField,
 ) -> anyhow::Result<HfOptions> {
     let mut sections = Vec::new();
     if let Some(a) = audit {

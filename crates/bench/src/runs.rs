@@ -52,7 +52,7 @@ pub fn default_name(path: &Path) -> String {
 
 /// Reads a run (TREC or MTRAG JSONL) and checks it on its own: not empty, no duplicates.
 pub fn load(path: &Path, name: Option<String>) -> Result<ExternalRun> {
-    let run = mtr_core::formats::runs::read_run_any(path)?;
+    let run = mtr_core::read_run_any(path)?;
     if run.values().all(Vec::is_empty) {
         return Err(BenchError::input(
             InputError::new(

@@ -19,6 +19,7 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
+    /// A file that becomes `path` on [`AtomicFile::commit`]; its parent folder is created.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let dir = match path.parent() {
@@ -44,6 +45,7 @@ impl AtomicFile {
         })
     }
 
+    /// The final path (not the temporary file).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -90,7 +92,7 @@ fn clean_stale_once(dir: &Path) {
 
 /// Removes from `dir` the temporary files of dead writers and old ones without a writer id;
 /// returns how many were removed.
-pub fn clean_stale(dir: &Path, now: std::time::SystemTime) -> std::io::Result<usize> {
+pub(crate) fn clean_stale(dir: &Path, now: std::time::SystemTime) -> std::io::Result<usize> {
     let me = std::process::id();
     let mut removed = 0;
     for entry in std::fs::read_dir(dir)? {

@@ -14,18 +14,24 @@ use crate::jsonl::{self, JsonlWriter};
 use crate::model::{Dialogue, Passage, Qrels, qrels_from_dialogues};
 use crate::trec;
 
-pub const MANIFEST: &str = "benchmark.toml";
+/// The manifest file of a benchmark folder.
+pub(crate) const MANIFEST: &str = "benchmark.toml";
+/// The corpus file: one [`Passage`](crate::Passage) per line.
 pub const CORPUS: &str = "corpus.jsonl";
+/// The dialogues file: one [`Dialogue`] per line.
 pub const DIALOGUES: &str = "dialogues.jsonl";
+/// The qrels file, TREC 4-column form.
 pub const QRELS: &str = "qrels.tsv";
 /// The files the fingerprint covers, in hashing order.
-pub const DATA_FILES: [&str; 3] = [CORPUS, DIALOGUES, QRELS];
+pub(crate) const DATA_FILES: [&str; 3] = [CORPUS, DIALOGUES, QRELS];
 
 /// What a benchmark is and where it came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The benchmark's name.
     pub name: String,
     #[serde(default = "default_version")]
+    /// The benchmark's version, as its publisher gives it.
     pub version: String,
     /// ISO 639-1 code(s), e.g. `en`, `zh`, or `multi`.
     #[serde(default)]
@@ -34,8 +40,10 @@ pub struct Manifest {
     #[serde(default)]
     pub source: String,
     #[serde(default)]
+    /// The data's license.
     pub license: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// One paragraph on what the benchmark is.
     pub description: String,
     /// BLAKE3 over the data files; see [`fingerprint::hash_files`].
     #[serde(default)]
@@ -60,6 +68,7 @@ pub struct BenchmarkDir {
 }
 
 impl BenchmarkDir {
+    /// A handle on the folder at `root` (nothing is read).
     pub fn new(root: impl AsRef<Path>) -> Self {
         Self {
             root: root.as_ref().to_path_buf(),
@@ -78,9 +87,11 @@ impl BenchmarkDir {
         }
         Ok(dir)
     }
+    /// True when `root` holds a manifest and dialogues: a native benchmark folder.
     pub fn is_native(root: impl AsRef<Path>) -> bool {
         root.as_ref().join(MANIFEST).is_file() && root.as_ref().join(DIALOGUES).is_file()
     }
+    /// The folder.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -94,12 +105,15 @@ impl BenchmarkDir {
             self.root.display().to_string()
         }
     }
+    /// The path of a file of the folder (`MANIFEST`, `CORPUS`, ...).
     pub fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
+    /// The corpus file's path.
     pub fn corpus_path(&self) -> PathBuf {
         self.path(CORPUS)
     }
+    /// Reads the manifest.
     pub fn manifest(&self) -> Result<Manifest> {
         let p = self.path(MANIFEST);
         let text = jsonl::read_text(&p)?;
@@ -114,6 +128,7 @@ impl BenchmarkDir {
             err.into()
         })
     }
+    /// Reads every dialogue.
     pub fn dialogues(&self) -> Result<Vec<Dialogue>> {
         jsonl::read_all(self.path(DIALOGUES))
     }
@@ -147,12 +162,16 @@ impl BenchmarkDir {
 /// A benchmark with its dialogues in memory and its corpus on disk.
 #[derive(Debug, Clone)]
 pub struct Benchmark {
+    /// The folder it was loaded from.
     pub dir: BenchmarkDir,
+    /// Its manifest.
     pub manifest: Manifest,
+    /// Its dialogues, in file order.
     pub dialogues: Vec<Dialogue>,
 }
 
 impl Benchmark {
+    /// The number of turns of all dialogues.
     pub fn turn_count(&self) -> usize {
         self.dialogues.iter().map(|d| d.turns.len()).sum()
     }
@@ -193,7 +212,8 @@ where
     Ok(dir)
 }
 
-pub fn write_manifest(dir: &BenchmarkDir, manifest: &Manifest) -> Result<()> {
+/// Writes the manifest of `dir` atomically.
+pub(crate) fn write_manifest(dir: &BenchmarkDir, manifest: &Manifest) -> Result<()> {
     let text =
         toml::to_string_pretty(manifest).map_err(|e| Error::Internal(format!("manifest: {e}")))?;
     write_atomic(dir.path(MANIFEST), text.as_bytes())

@@ -38,7 +38,7 @@ impl Dirs {
     }
 
     /// The folders from the variables `var` gives (an empty value counts as unset).
-    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
+    pub(crate) fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
         let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         if let Some(home) = set("MTR_HOME") {
             return Self {

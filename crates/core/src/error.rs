@@ -8,14 +8,20 @@ use std::path::{Path, PathBuf};
 /// A problem with user-supplied input: which file, which line (1-based), which field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {
+    /// The file at fault.
     pub file: PathBuf,
+    /// Its 1-based line (or record) number, when known.
     pub line: Option<u64>,
+    /// The field at fault, when known.
     pub field: Option<String>,
+    /// What is wrong.
     pub message: String,
+    /// How to fix it, when mtr can tell.
     pub hint: Option<String>,
 }
 
 impl InputError {
+    /// An error in `file` saying `message`.
     pub fn new(file: impl AsRef<Path>, message: impl Into<String>) -> Self {
         Self {
             file: file.as_ref().to_path_buf(),
@@ -25,14 +31,17 @@ impl InputError {
             hint: None,
         }
     }
+    /// Names the 1-based line.
     pub fn line(mut self, line: u64) -> Self {
         self.line = Some(line);
         self
     }
+    /// Names the field.
     pub fn field(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
         self
     }
+    /// Adds a hint on how to fix it.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
@@ -59,6 +68,7 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 #[derive(Debug, thiserror::Error)]
+/// Everything mtr-core can fail with; [`Error::is_user_error`] tells bad input (exit 2) from the rest (exit 1).
 pub enum Error {
     /// The user's input is wrong; fixing the named file fixes the error.
     #[error("{0}")]
@@ -67,9 +77,12 @@ pub enum Error {
     #[error("{} input errors, first: {}", .0.len(), .0.first().map(|e| e.to_string()).unwrap_or_default())]
     Inputs(Vec<InputError>),
     #[error("{path}: {source}")]
+    /// A file could not be read or written.
     Io {
+        /// The file.
         path: PathBuf,
         #[source]
+        /// The operating system's error.
         source: std::io::Error,
     },
     /// A bug or broken invariant inside mtr, never the user's fault.
@@ -78,12 +91,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// An I/O error on `path`.
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.as_ref().to_path_buf(),
             source,
         }
     }
+    /// True for bad input that the user fixes (exit status 2).
     pub fn is_user_error(&self) -> bool {
         matches!(self, Error::Input(_) | Error::Inputs(_))
     }
@@ -95,4 +110,5 @@ impl From<InputError> for Error {
     }
 }
 
+/// mtr-core's result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -15,6 +15,7 @@ pub fn short(hash: &str) -> &str {
     &hash[..hash.len().min(16)]
 }
 
+/// BLAKE3 of `bytes`, in hex.
 pub fn hash_bytes(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
@@ -44,7 +45,7 @@ pub fn hash_file(path: impl AsRef<Path>) -> Result<String> {
 }
 
 /// Hash over several named files in the given order: `name \0 hash \n` per file.
-pub fn hash_files(root: impl AsRef<Path>, names: &[&str]) -> Result<String> {
+pub(crate) fn hash_files(root: impl AsRef<Path>, names: &[&str]) -> Result<String> {
     let mut hasher = blake3::Hasher::new();
     for name in names {
         let p = root.as_ref().join(name);
@@ -69,11 +70,16 @@ pub fn config_hash<T: Serialize + ?Sized>(config: &T) -> String {
 /// The fingerprint every report carries: what data, what config, what prompts, what tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Fingerprint {
+    /// The data's hash.
     pub data: String,
+    /// The settings' hash.
     pub config: String,
+    /// The prompts' hash.
     pub prompts: String,
+    /// mtr's version.
     pub tool_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The git commit mtr was built from, when known.
     pub git_commit: Option<String>,
 }
 

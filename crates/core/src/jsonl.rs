@@ -22,6 +22,7 @@ pub struct Lines<R> {
 }
 
 impl Lines<BufReader<File>> {
+    /// Opens `path` for reading line by line.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let f = File::open(path).map_err(|e| Error::io(path, e))?;
@@ -30,6 +31,7 @@ impl Lines<BufReader<File>> {
 }
 
 impl<R: BufRead> Lines<R> {
+    /// Lines of `reader`; `file` names it in errors.
     pub fn new(reader: R, file: impl AsRef<Path>) -> Self {
         Self {
             reader,
@@ -39,6 +41,7 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
+    /// The file errors name.
     pub fn file(&self) -> &Path {
         &self.file
     }
@@ -110,11 +113,11 @@ pub fn parse_plain<T: DeserializeOwned>(file: &Path, line_no: u64, text: &str) -
 }
 
 /// How [`Records`] turns a line into a record: [`parse_line`] or [`parse_plain`].
-pub type ParseFn<T> = fn(&Path, u64, &str) -> Result<T>;
+pub(crate) type ParseFn<T> = fn(&Path, u64, &str) -> Result<T>;
 
 /// Converts a serde_json error into an [`InputError`], extracting the field name when serde
 /// names one (`missing field `x``, `unknown field`, `invalid type ... for x`).
-pub fn json_error(file: &Path, line_no: u64, e: &serde_json::Error) -> InputError {
+pub(crate) fn json_error(file: &Path, line_no: u64, e: &serde_json::Error) -> InputError {
     let msg = e.to_string();
     let field = msg
         .split('`')
@@ -158,7 +161,9 @@ where
 /// input error that says why the line is not one (bad UTF-8, bad JSON, a wrong shape).
 #[derive(Debug)]
 pub enum Line<T> {
+    /// A record and its line number.
     Record(u64, T),
+    /// A line that is not a record, and why.
     Malformed(InputError),
 }
 
@@ -177,7 +182,7 @@ pub fn records<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Records<T>
 }
 
 /// Opens `path` for [`Records`] parsed with `parse`.
-pub fn records_with<T: DeserializeOwned>(
+pub(crate) fn records_with<T: DeserializeOwned>(
     path: impl AsRef<Path>,
     parse: ParseFn<T>,
 ) -> Result<Records<T>> {
@@ -235,12 +240,14 @@ pub struct JsonlWriter {
 }
 
 impl JsonlWriter {
+    /// A writer that becomes `path` on [`JsonlWriter::commit`].
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         Ok(Self {
             file: AtomicFile::create(path)?,
             count: 0,
         })
     }
+    /// Appends one record as one line.
     pub fn write<T: Serialize>(&mut self, rec: &T) -> Result<()> {
         let path = self.file.path().to_path_buf();
         serde_json::to_writer(&mut self.file, rec).map_err(|e| {
@@ -252,9 +259,11 @@ impl JsonlWriter {
         self.count += 1;
         Ok(())
     }
+    /// Records written so far.
     pub fn count(&self) -> u64 {
         self.count
     }
+    /// Moves the file into place; returns the number of records.
     pub fn commit(self) -> Result<u64> {
         let n = self.count;
         self.file.commit()?;

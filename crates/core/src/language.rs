@@ -53,7 +53,7 @@ pub fn language_of(text: &str) -> String {
 /// The dominant language of many short texts: texts are concatenated in chunks of about 2,000
 /// characters and each chunk votes. Returns the winner when it has at least 80% of the votes,
 /// `multi` otherwise, and `""` when there is no text.
-pub fn detect_language<'a>(texts: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn detect_language<'a>(texts: impl Iterator<Item = &'a str>) -> String {
     let mut votes: BTreeMap<String, usize> = BTreeMap::new();
     let mut chunk = String::new();
     let mut chunks = 0usize;

@@ -4,6 +4,12 @@
 //! of [`Turn`]s with graded gold evidence, [`Qrels`] and [`Run`]s, and the on-disk
 //! [`benchmark`] folder with its manifest and content [`fingerprint`]. Errors separate bad user
 //! input (file, line, field, hint) from I/O and internal failures, see [`error`].
+//!
+//! The public surface is the modules below, each a namespace with its own curated items, and
+//! the re-exports at the root; everything else is private to the crate.
+
+#![warn(unreachable_pub)]
+#![warn(missing_docs)]
 
 pub mod atomic;
 pub mod benchmark;
@@ -13,6 +19,7 @@ pub mod fingerprint;
 pub mod formats;
 pub mod jsonl;
 pub mod language;
+pub mod markdown;
 pub mod model;
 pub mod progress;
 pub mod rng;
@@ -22,6 +29,6 @@ pub mod validate;
 
 pub use benchmark::{Benchmark, BenchmarkDir, Manifest};
 pub use error::{Error, InputError, Result};
-pub use formats::runs::read_run_any;
+pub use formats::read_run_any;
 pub use formats::{Format, ImportOptions, open_any};
 pub use model::{Dialogue, Gold, Passage, Qrels, Run, Tags, Turn};

@@ -10,22 +10,28 @@ use serde::{Deserialize, Serialize};
 /// One retrievable unit of the corpus (a passage or chunk).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Passage {
+    /// The passage id (unique in the corpus).
     pub id: String,
     #[serde(default)]
+    /// The passage's title (empty when it has none).
     pub title: String,
+    /// The passage's text.
     pub text: String,
     /// The source document this passage was cut from, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc_id: Option<String>,
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    /// Anything else the source gave, kept as is.
     pub meta: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A graded gold passage of a turn. Grades follow TREC: > 0 relevant, <= 0 judged non-relevant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gold {
+    /// The passage judged.
     pub passage_id: String,
     #[serde(default = "default_grade")]
+    /// Its relevance grade (0 or less: judged not relevant).
     pub grade: i32,
 }
 
@@ -38,8 +44,10 @@ fn default_grade() -> i32 {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tags {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The kind of question (factoid, opinion, ...), as the source says it.
     pub question_type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How the turn depends on earlier ones (follow-up, clarification, ...).
     pub multi_turn_type: Option<String>,
     /// `answerable`, `partial`, `unanswerable`, `conversational`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,8 +56,10 @@ pub struct Tags {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topic_switch: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The conversation's topic at this turn.
     pub topic: Option<String>,
     #[serde(default, flatten, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Other tags of the source, by name.
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
@@ -97,15 +107,21 @@ impl Tags {
 /// the graded gold passages. `id` is the query id used in qrels and runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
+    /// The turn id (unique in the benchmark; the qrels' query id).
     pub id: String,
+    /// The user's question as asked.
     pub user: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A standalone rewrite of the question, when the source has one.
     pub rewrite: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The reference answer, when the source has one.
     pub answer: Option<String>,
     #[serde(default)]
+    /// The judged passages of this turn.
     pub gold: Vec<Gold>,
     #[serde(default)]
+    /// What the source says about the turn.
     pub tags: Tags,
 }
 
@@ -114,6 +130,7 @@ impl Turn {
     pub fn relevant(&self) -> impl Iterator<Item = &Gold> {
         self.gold.iter().filter(|g| g.grade > 0)
     }
+    /// True when the source marks the turn unanswerable.
     pub fn is_unanswerable(&self) -> bool {
         self.tags
             .answerability
@@ -125,9 +142,12 @@ impl Turn {
 /// A multi-turn conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dialogue {
+    /// The dialogue id (unique in the benchmark).
     pub id: String,
+    /// Its turns, in order.
     pub turns: Vec<Turn>,
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    /// Anything else the source gave, kept as is.
     pub meta: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -135,14 +155,18 @@ pub struct Dialogue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Speaker {
+    /// The user asking.
     User,
+    /// The system answering.
     Agent,
 }
 
 /// One utterance of a derived history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Utterance<'a> {
+    /// Who speaks.
     pub speaker: Speaker,
+    /// What is said.
     pub text: &'a str,
 }
 

@@ -24,8 +24,10 @@ impl Progress for NoProgress {
     fn advance(&self, _n: u64) {}
 }
 
+/// A progress sink shared across threads.
 pub type SharedProgress = Arc<dyn Progress>;
 
+/// A sink that shows nothing.
 pub fn none() -> SharedProgress {
     Arc::new(NoProgress)
 }

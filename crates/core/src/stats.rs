@@ -14,20 +14,27 @@ use crate::language::language_of;
 use crate::model::Dialogue;
 
 /// The tokenizer query lengths are measured with.
-pub const TOKENIZER: &str = "o200k_base";
+pub(crate) const TOKENIZER: &str = "o200k_base";
 
 /// Summary of a list of counts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
+    /// Number of values.
     pub count: usize,
+    /// Their mean (0 for none).
     pub mean: f64,
+    /// The smallest.
     pub min: f64,
+    /// The median.
     pub median: f64,
+    /// The 90th percentile.
     pub p90: f64,
+    /// The largest.
     pub max: f64,
 }
 
 impl Summary {
+    /// The summary of `values` (all zero for none).
     pub fn of(values: &[f64]) -> Self {
         if values.is_empty() {
             return Self::default();
@@ -72,14 +79,23 @@ fn trim_float(x: f64) -> String {
 /// Everything `mtr stats` reports.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct BenchmarkStats {
+    /// The benchmark's name.
     pub name: String,
+    /// The format it was imported from.
     pub source: String,
+    /// Its language.
     pub language: String,
+    /// Its content fingerprint.
     pub fingerprint: String,
+    /// Passages in the corpus.
     pub passages: u64,
+    /// Passage lengths in characters.
     pub passage_chars: Summary,
+    /// Dialogues.
     pub dialogues: usize,
+    /// Turns.
     pub turns: usize,
+    /// Turns per dialogue.
     pub turns_per_dialogue: Summary,
     /// Turns with at least one relevant (grade > 0) gold passage.
     pub judged_turns: usize,
@@ -87,8 +103,11 @@ pub struct BenchmarkStats {
     pub gold_per_turn: Summary,
     /// Relevant gold passages per judged turn.
     pub gold_per_judged_turn: Summary,
+    /// Turns with a rewrite.
     pub turns_with_rewrite: usize,
+    /// Turns with a reference answer.
     pub turns_with_answer: usize,
+    /// The tokenizer the token counts use.
     pub tokenizer: String,
     /// Tokens of the user question.
     pub query_tokens: Summary,
@@ -131,7 +150,7 @@ pub fn compute(dir: &BenchmarkDir) -> Result<BenchmarkStats> {
 }
 
 /// The dialogue part of the statistics (no corpus).
-pub fn of_dialogues(dialogues: &[Dialogue]) -> BenchmarkStats {
+pub(crate) fn of_dialogues(dialogues: &[Dialogue]) -> BenchmarkStats {
     let mut s = BenchmarkStats {
         tokenizer: TOKENIZER.into(),
         dialogues: dialogues.len(),

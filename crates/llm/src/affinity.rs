@@ -28,7 +28,7 @@ pub fn current() -> Option<String> {
 
 /// The conversation key of `req`: its own, else the current [`scope`]'s followed by the
 /// request's label (a dialogue's agents keep apart).
-pub fn key_of(req: &crate::ChatRequest) -> Option<String> {
+pub(crate) fn key_of(req: &crate::ChatRequest) -> Option<String> {
     req.affinity.clone().or_else(|| {
         current().map(|c| match &req.label {
             Some(l) => format!("{c}/{l}"),
@@ -38,7 +38,7 @@ pub fn key_of(req: &crate::ChatRequest) -> Option<String> {
 }
 
 /// A stable 64-bit number for a conversation key (the same on every machine and run).
-pub fn key_hash(key: &str) -> u64 {
+pub(crate) fn key_hash(key: &str) -> u64 {
     let h = blake3::hash(key.as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&h.as_bytes()[..8]);

@@ -46,7 +46,7 @@ mod writer;
 
 pub use admin::{CacheStats, ModelStats, PruneFilter};
 pub(crate) use batch::{BatchItem, BatchJob};
-pub(crate) use batch_file::ExportItem;
+pub(crate) use batch_file::{ExportItem, JobMemo, KnownCall};
 pub(crate) use spend::SpendSink;
 pub use spend::Spent;
 use writer::{PendingChat, Writer};

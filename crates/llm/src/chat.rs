@@ -186,7 +186,7 @@ impl ChatRequest {
         self.output = OutputSpec::Json;
         self
     }
-    pub fn with_prompt(mut self, prompt: PromptRef) -> Self {
+    pub(crate) fn with_prompt(mut self, prompt: PromptRef) -> Self {
         self.prompt = Some(prompt);
         self
     }
@@ -203,7 +203,7 @@ impl ChatRequest {
         self
     }
     /// Names the conversation this call belongs to ([`crate::affinity`]).
-    pub fn with_affinity(mut self, key: impl Into<String>) -> Self {
+    pub(crate) fn with_affinity(mut self, key: impl Into<String>) -> Self {
         self.affinity = Some(key.into());
         self
     }

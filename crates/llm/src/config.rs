@@ -366,7 +366,7 @@ impl Default for Sampling {
 
 impl Sampling {
     /// The generator's default: some diversity, still seeded.
-    pub fn generator_default() -> Self {
+    pub(crate) fn generator_default() -> Self {
         Self {
             temperature: Some(0.7),
             top_p: Some(0.95),
@@ -464,19 +464,18 @@ pub struct LocalConfig {
     pub keep_alive: Option<String>,
     /// Each conversation's calls go to one server slot (llama.cpp `id_slot`), so its growing
     /// prompt prefix stays cached ([`crate::affinity`]); off (the default): any free slot.
-    /// Off by default. With the embedded xllamacpp build's RAM prompt cache on (its default),
-    /// two syntheses pinned to the same slots got answers written for another request's
-    /// prompt (judge wording in a user question, one byte-identical answer to two different
-    /// prompts); `benchmarks/local/cache_mixup.py` reproduced it (2-8 of 40 pinned concurrent
-    /// answers), and mtr's launcher now turns that cache off (0 of 120). Whether pinning then
-    /// saves prompt processing is not measured yet, so it stays opt-in.
+    /// Off by default: the embedded xllamacpp build's RAM prompt cache hands pinned concurrent
+    /// requests answers written for another prompt (`benchmarks/local/cache_mixup.py`: 2-8 of
+    /// 40 with the cache on, 0 of 120 with it off, as mtr's launcher starts servers), and
+    /// whether pinning saves prompt processing with that cache off is not measured, so it is
+    /// opt-in.
     pub slot_affinity: bool,
     /// Which of a model's two servers (`own_generator_server`) this command's calls use:
     /// `both` (the default: each call to the less busy one), `judge` or `generator` (every
     /// call of this command to that server alone, whatever its role). Two commands run side
-    /// by side, such as the main job's two syntheses, each get a server, and so a core, of
-    /// their own: sharing both, they collided on one server while the other idled (about 1.3
-    /// of the 2 cores busy). Env `MTR_LOCAL_USE_SERVER` overrides it.
+    /// by side, such as the main job's two syntheses, each take a server, and so a core, of
+    /// their own: sharing both, they collide on one server while the other idles (about 1.3
+    /// of 2 cores busy). Env `MTR_LOCAL_USE_SERVER` overrides it.
     pub use_server: UseServer,
 }
 
@@ -524,7 +523,7 @@ impl LocalConfig {
 }
 
 /// Slots per chat server by default (see `benchmarks/local/README.md` for the measurement).
-pub const DEFAULT_SLOTS: u32 = 2;
+pub(crate) const DEFAULT_SLOTS: u32 = 2;
 
 /// `[llm.local.models.<name>]`: settings of one local model's server.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

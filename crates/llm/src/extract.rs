@@ -13,7 +13,7 @@ use crate::chat::{OutputSpec, ParseStatus};
 
 /// Parses `text` for `spec`: `(value, status)`; the value is `None` exactly when the status
 /// is `Failed` or the spec is text.
-pub fn parse_output(spec: &OutputSpec, text: &str) -> (Option<Value>, ParseStatus) {
+pub(crate) fn parse_output(spec: &OutputSpec, text: &str) -> (Option<Value>, ParseStatus) {
     match spec {
         OutputSpec::Text => {
             if text.trim().is_empty() {
@@ -42,7 +42,7 @@ pub fn parse_output(spec: &OutputSpec, text: &str) -> (Option<Value>, ParseStatu
 
 /// Finds a JSON value in `text` that validates against `schema` (if given). Returns the value
 /// and the recovery method (`None` when the whole text parsed), or why nothing was found.
-pub fn extract(
+pub(crate) fn extract(
     text: &str,
     schema: Option<&Value>,
 ) -> Result<(Value, Option<&'static str>), String> {
@@ -186,7 +186,7 @@ fn last_rating(t: &str) -> Option<Value> {
 
 /// Checks `value` against `schema` (the `jsonschema` crate, full JSON Schema: `pattern`,
 /// `allOf`, `$ref`s and the rest); the error names the JSON path (see [`crate::schema_check`]).
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+pub(crate) fn validate(schema: &Value, value: &Value) -> Result<(), String> {
     crate::schema_check::validate(schema, value)
 }
 

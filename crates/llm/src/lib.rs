@@ -4,27 +4,29 @@
 //!
 //! Start with [`Llm::new`] (see `crates/llm/API.md` for the contract other crates code against).
 
+#![warn(unreachable_pub)]
+
 pub mod affinity;
 pub mod budget;
 pub mod cache;
 pub mod chat;
 pub mod client;
 pub mod config;
-pub mod error;
-pub mod extract;
+mod error;
+mod extract;
 #[cfg(feature = "fake")]
 pub mod fake;
 #[cfg(feature = "fake")]
 mod fake_server;
-pub mod ledger;
+mod ledger;
 pub mod local;
 pub mod logprob;
 pub mod plan;
-pub mod prompt;
+mod prompt;
 pub mod prompt_cache;
 pub mod redact;
 pub mod rerank;
-pub mod schema_caps;
+mod schema_caps;
 mod schema_check;
 pub mod server_work;
 pub mod tokens;

@@ -13,7 +13,7 @@ use mtr_local::{
     resolve_model,
 };
 
-pub use crate::config::{DEFAULT_SLOTS, LocalModelOptions};
+pub use crate::config::LocalModelOptions;
 use crate::config::{EndpointConfig, LlmConfig, LocalConfig, UseServer};
 use crate::error::{LlmError, Result};
 use crate::logprob::RatingMode;
@@ -322,6 +322,7 @@ const LOCAL_EXPECTED_COMPLETION_TOKENS: u32 = 48;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_SLOTS;
     use mtr_local::testkit::{QWEN05_FILE, SMOLLM2_FILE, installed};
 
     #[test]

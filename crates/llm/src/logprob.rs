@@ -55,7 +55,7 @@ pub fn prefill(key: &str) -> String {
 }
 
 /// The request fields that ask for `top` alternatives per generated token.
-pub fn request_fields(top: u32) -> Value {
+pub(crate) fn request_fields(top: u32) -> Value {
     json!({"logprobs": true, "top_logprobs": top})
 }
 

@@ -125,7 +125,7 @@ fn is_one_or_less(n: &usize) -> bool {
 
 /// The cores local model servers may use side by side: `MTR_LOCAL_CORES` when set (a job that
 /// runs two mtr commands at once gives each its share), else the machine's.
-pub fn local_cores() -> usize {
+pub(crate) fn local_cores() -> usize {
     std::env::var("MTR_LOCAL_CORES")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -148,7 +148,7 @@ impl Plan {
     /// The shared-speed endpoints (one-thread local servers) compete for `shared_cores`
     /// cores: together they take their summed time spread over those cores, but never less
     /// than the slowest one's own time (one server uses one core).
-    pub fn wall_seconds(&self) -> Option<(f64, f64)> {
+    pub(crate) fn wall_seconds(&self) -> Option<(f64, f64)> {
         let mut max = 0.0f64;
         let (mut shared, mut shared_max) = (0.0f64, 0.0f64);
         let mut sum = 0.0f64;
@@ -250,7 +250,7 @@ pub trait Speeds {
 
 /// The wall time of the planned `calls` per endpoint at `speeds` (see [`Plan::wall_seconds`]):
 /// the dry run's figure, which a time budget compares with what is left.
-pub fn wall_seconds_of(
+pub(crate) fn wall_seconds_of(
     calls: &BTreeMap<String, PlannedEndpoint>,
     speeds: &dyn Speeds,
 ) -> Option<f64> {

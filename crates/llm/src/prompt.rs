@@ -138,7 +138,7 @@ impl Prompt {
     pub fn source(&self) -> &str {
         &self.source
     }
-    pub fn prompt_ref(&self) -> PromptRef {
+    pub(crate) fn prompt_ref(&self) -> PromptRef {
         PromptRef {
             id: self.id(),
             hash: self.hash.clone(),

@@ -19,7 +19,7 @@ use crate::chat::ChatRequest;
 
 /// llama.cpp's default `slot_prompt_similarity`: a slot is chosen for its cached prompt only
 /// when the common prefix is at least this share of the new prompt.
-pub const MIN_SIMILARITY: f64 = 0.1;
+pub(crate) const MIN_SIMILARITY: f64 = 0.1;
 
 /// The cached prompts of one endpoint's servers.
 #[derive(Debug, Clone)]
@@ -85,7 +85,7 @@ impl PromptCacheModel {
 }
 
 /// The bytes a request's prompt is compared on: each message's role and content in order.
-pub fn prompt_bytes(req: &ChatRequest) -> Vec<u8> {
+pub(crate) fn prompt_bytes(req: &ChatRequest) -> Vec<u8> {
     let mut out = Vec::new();
     for m in &req.messages {
         out.extend_from_slice(format!("{:?}", m.role).as_bytes());

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::sync::RwLock;
 
 /// What a secret is replaced with.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Secrets shorter than this are not registered (they would mask ordinary words).
 const MIN_SECRET_LEN: usize = 4;
@@ -19,7 +19,7 @@ static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
 /// Adds a secret to mask from now on in this process (keys, passwords). Idempotent; secrets
 /// shorter than 4 characters are ignored.
-pub fn register_secret(secret: &str) {
+pub(crate) fn register_secret(secret: &str) {
     let s = secret.trim();
     if s.chars().count() < MIN_SECRET_LEN {
         return;
@@ -35,7 +35,7 @@ pub fn register_secret(secret: &str) {
 
 /// Registers the credentials of a URL's `user:password@` part: the password, the raw
 /// `user:password` and its base64 form (what a server echoing a Basic `Authorization` shows).
-pub fn register_url_credentials(url: &str) {
+pub(crate) fn register_url_credentials(url: &str) {
     if let Some((user, password)) = url_userinfo(url) {
         register_secret(password);
         let pair = format!("{user}:{password}");
@@ -61,7 +61,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 }
 
 /// [`redact`] into an owned string.
-pub fn redact_owned(text: String) -> String {
+pub(crate) fn redact_owned(text: String) -> String {
     match redact(&text) {
         Cow::Borrowed(_) => text,
         Cow::Owned(o) => o,

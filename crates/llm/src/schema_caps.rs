@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 /// schema without a smaller one (recursively, array items included); `verdict_first` puts the
 /// non-string properties of every object first (order among them kept); without
 /// `string_patterns` every `pattern` is removed.
-pub fn adapt(
+pub(crate) fn adapt(
     schema: &Value,
     max_string_length: Option<u32>,
     verdict_first: bool,

@@ -39,7 +39,7 @@ fn validator(schema: &Value) -> Result<Arc<Validator>, String> {
 }
 
 /// Checks `value` against `schema`; the error is the first violation, naming its JSON path.
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+pub(crate) fn validate(schema: &Value, value: &Value) -> Result<(), String> {
     let validator = validator(schema)?;
     match validator.iter_errors(value).next() {
         None => Ok(()),

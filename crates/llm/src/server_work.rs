@@ -30,7 +30,7 @@ pub struct ServerWork {
 impl ServerWork {
     /// The work of one response, when it carries llama.cpp's `timings`; `prompt_tokens` is the
     /// usage's count of the whole prompt.
-    pub fn of_response(resp: &Value, prompt_tokens: u64) -> Option<ServerWork> {
+    pub(crate) fn of_response(resp: &Value, prompt_tokens: u64) -> Option<ServerWork> {
         let t = resp.get("timings")?;
         let n = |k: &str| t.get(k).and_then(Value::as_u64);
         let ms = |k: &str| t.get(k).and_then(Value::as_f64).unwrap_or(0.0);
@@ -54,7 +54,7 @@ impl ServerWork {
     }
 
     /// Share of the prompt tokens the servers' prompt caches supplied (0 when none were sent).
-    pub fn reused_share(&self) -> f64 {
+    pub(crate) fn reused_share(&self) -> f64 {
         if self.prompt_tokens == 0 {
             return 0.0;
         }

@@ -21,7 +21,7 @@ pub enum Encoding {
 }
 
 /// The encoding used for `model` (see the module docs for the fallback).
-pub fn encoding_for(model: &str) -> Encoding {
+pub(crate) fn encoding_for(model: &str) -> Encoding {
     let m = model.to_ascii_lowercase();
     let m = m.rsplit('/').next().unwrap_or(&m);
     if m.starts_with("gpt-4o")
@@ -55,7 +55,7 @@ pub fn count_text(model: &str, text: &str) -> u64 {
 
 /// Tokens the chat format adds to a prompt: 4 per message (3 for the header, 1 closing) and 3
 /// for the reply priming, as OpenAI documents.
-pub fn chat_overhead(messages: u64) -> u64 {
+pub(crate) fn chat_overhead(messages: u64) -> u64 {
     4 * messages + 3
 }
 
@@ -75,7 +75,7 @@ pub const EXACT_PROMPTS: u64 = 20_000;
 pub const SAMPLED_PROMPTS: u64 = 4_000;
 /// Tokens per byte of content assumed while no prompt of a tally was counted exactly (about 4
 /// bytes a token in English).
-pub const FALLBACK_TOKENS_PER_BYTE: f64 = 0.25;
+pub(crate) const FALLBACK_TOKENS_PER_BYTE: f64 = 0.25;
 
 /// Which prompts are counted exactly: all of them, or those whose key hashes below a threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,7 +172,7 @@ impl TokenTally {
     }
 
     /// Content tokens per byte of the prompts counted exactly.
-    pub fn tokens_per_byte(&self) -> f64 {
+    pub(crate) fn tokens_per_byte(&self) -> f64 {
         if self.counted_bytes == 0 {
             FALLBACK_TOKENS_PER_BYTE
         } else {
@@ -186,7 +186,7 @@ impl TokenTally {
     }
 
     /// Estimated tokens of the prompts not counted exactly (0 when all were).
-    pub fn estimated_tokens(&self) -> u64 {
+    pub(crate) fn estimated_tokens(&self) -> u64 {
         if self.estimated == 0 {
             return 0;
         }
@@ -196,7 +196,8 @@ impl TokenTally {
     }
 
     /// Counted and estimated tokens together.
-    pub fn total_tokens(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn total_tokens(&self) -> u64 {
         self.counted_tokens + self.estimated_tokens()
     }
 

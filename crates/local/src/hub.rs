@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The public Hub, when `HF_ENDPOINT` is not set.
-pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+pub(crate) const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 /// How long to wait for a connection before falling back to the registry wheels: short, so an
 /// offline machine loses little time.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// The longest pause between two chunks of a download.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A file in a Hub repository at a pinned revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub struct PinnedModel {
 
 /// The pins of every model `mtr local install` knows. The Hub revisions are the ones the
 /// registry packages were taken from; `docs/local-models.md` names the sources that cite them.
-pub const PINNED_MODELS: &[PinnedModel] = &[
+pub(crate) const PINNED_MODELS: &[PinnedModel] = &[
     PinnedModel {
         file: "smollm2-135m-instruct-q4_1.gguf",
         bytes: 98_362_432,

@@ -2,8 +2,8 @@
 //! command starts on its own stops once no mtr command has used it for the keep-alive time
 //! (default [`DEFAULT_KEEP_ALIVE`]; `[llm.local] keep_alive`, env `MTR_KEEP_ALIVE`; `0` stops
 //! it as soon as the last command using it ends, `-1` keeps it until `mtr local stop`).
-//! `mtr local start` keeps its servers until `mtr local stop`. The main job used to leave
-//! three model servers (about 5 GB) running, unannounced, after it ended.
+//! `mtr local start` keeps its servers until `mtr local stop`. Without a keep-alive a job's
+//! model servers (about 5 GB for the main job's three) would outlive it unannounced.
 //!
 //! How: next to a server's state file (`NAME.json`) live
 //! - `NAME.keep`: `PID SECONDS` while the server stops when idle (absent: kept until stopped);
@@ -26,7 +26,7 @@ use super::process::ProcessIdentity;
 use crate::error::{LocalError, Result};
 
 /// Idle time after which a server a command started on its own stops.
-pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(300);
 
 /// How long a local server stays up once no command uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,7 +70,7 @@ impl KeepAlive {
             .filter(|s| !s.trim().is_empty());
         match env.as_deref().or(config) {
             None => Ok(Self::Default),
-            Some(s) => Self::parse(s).map_err(|message| LocalError::Server {
+            Some(s) => Self::parse(s).map_err(|message| LocalError::Setting {
                 message,
                 hint: "set [llm.local] keep_alive or MTR_KEEP_ALIVE to e.g. 5m, 0 or -1".into(),
             }),
@@ -92,7 +92,7 @@ impl KeepAlive {
 /// all three still name the server (`same`), through the shell's `kill` builtin (the system
 /// call; no `kill` program runs): a server that exited and whose pid was reused is not
 /// mistaken for the new process.
-pub const WATCHDOG: &str = r#"dir=$1; name=$2; pid=$3; start=$4; exe=$5
+pub(crate) const WATCHDOG: &str = r#"dir=$1; name=$2; pid=$3; start=$4; exe=$5
 marker="$dir/$name.keep"; lease="$dir/$name.lease"; users="$dir/$name.users"
 same() {
   [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$exe" ] || return 1

@@ -31,9 +31,11 @@
 //! stays up once idle), `process` (telling a server's process from another that took its pid,
 //! and signalling it), `hub` (model downloads from the Hugging Face Hub), `error`.
 
+#![warn(unreachable_pub)]
+
 use std::process::Command;
 
-pub mod error;
+mod error;
 pub mod hub;
 pub mod keepalive;
 mod models;
@@ -46,19 +48,19 @@ pub use error::{LocalError, Result};
 pub use keepalive::KeepAlive;
 pub use models::{KNOWN_MODELS, KnownModel, LocalPaths, resolve_model};
 pub use server::ensure_crypto;
+use server::pid_alive;
 pub use server::{
     LocalServer, ServerKind, ServerState, ServerStatus, StopOutcome, healthy, known_servers,
 };
-use server::{io_err, pid_alive};
 pub use speed::{SpeedReport, measure_speed};
 pub use speed_file::SpeedFile;
 
 /// The setup script, embedded so the binary works from any folder.
-pub const SETUP_SCRIPT: &str = include_str!("../../../scripts/setup-local-llm.sh");
+pub(crate) const SETUP_SCRIPT: &str = include_str!("../../../scripts/setup-local-llm.sh");
 /// The lock the setup script installs from (every wheel's sha256), written beside it.
-pub const SETUP_LOCK: &str = include_str!("../../../scripts/local-llm.lock");
+pub(crate) const SETUP_LOCK: &str = include_str!("../../../scripts/local-llm.lock");
 /// The xllamacpp launcher, run with the venv's python.
-pub const LAUNCHER: &str = include_str!("../assets/xllamacpp_server.py");
+pub(crate) const LAUNCHER: &str = include_str!("../assets/xllamacpp_server.py");
 
 /// How to install the embedded local default (the hint of every "not installed" error).
 pub const INSTALL_HINT: &str = "run `mtr local install` (it runs scripts/setup-local-llm.sh, about 700 MB from PyPI), or configure [[llm.endpoints]] in mtr.toml";
@@ -66,19 +68,22 @@ pub const INSTALL_HINT: &str = "run `mtr local install` (it runs scripts/setup-l
 /// Runs the embedded setup script (`mtr local install`), streaming its output.
 pub fn install(args: &[String]) -> Result<std::process::ExitStatus> {
     let paths = LocalPaths::default();
-    std::fs::create_dir_all(&paths.data).map_err(|e| io_err("cannot create", &paths.data, e))?;
+    std::fs::create_dir_all(&paths.data)
+        .map_err(|e| LocalError::io("cannot create", &paths.data, e))?;
     let script = paths.data.join("setup-local-llm.sh");
-    std::fs::write(&script, SETUP_SCRIPT).map_err(|e| io_err("cannot write", &script, e))?;
+    std::fs::write(&script, SETUP_SCRIPT)
+        .map_err(|e| LocalError::io("cannot write", &script, e))?;
     let lock = paths.data.join("local-llm.lock");
-    std::fs::write(&lock, SETUP_LOCK).map_err(|e| io_err("cannot write", &lock, e))?;
+    std::fs::write(&lock, SETUP_LOCK).map_err(|e| LocalError::io("cannot write", &lock, e))?;
     Command::new("bash")
         .arg(&script)
         .arg("--into")
         .arg(&paths.data)
         .args(args)
         .status()
-        .map_err(|e| LocalError::Server {
-            message: format!("cannot run bash: {e}"),
+        .map_err(|source| LocalError::Spawn {
+            what: "run bash".into(),
+            source,
             hint: "install bash and python3 (with venv)".into(),
         })
 }

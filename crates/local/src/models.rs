@@ -76,7 +76,7 @@ impl LocalPaths {
     pub fn models(&self) -> PathBuf {
         self.data.join("models")
     }
-    pub fn state_dir(&self) -> PathBuf {
+    pub(crate) fn state_dir(&self) -> PathBuf {
         self.state.join("local")
     }
     /// What `mtr local speed` measured (see [`super::SpeedFile`]).
@@ -102,7 +102,7 @@ pub fn resolve_model(paths: &LocalPaths, spec: &str) -> Result<(PathBuf, String)
             } else {
                 format!(" {}", k.setup_flag)
             };
-            return Err(LocalError::Server {
+            return Err(LocalError::NotInstalled {
                 message: format!(
                     "local model `{}` is not installed ({} is missing)",
                     k.short,
@@ -128,7 +128,7 @@ pub fn resolve_model(paths: &LocalPaths, spec: &str) -> Result<(PathBuf, String)
         .unwrap_or_else(|| "unknown".into());
         return Ok((p, family));
     }
-    Err(LocalError::Server {
+    Err(LocalError::Setting {
         message: format!(
             "local model `{spec}` is neither a known name ({}) nor an existing GGUF file",
             KNOWN_MODELS

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// What names one process beyond its pid.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessIdentity {
+pub(crate) struct ProcessIdentity {
     /// Field 22 of `/proc/PID/stat`: clock ticks after boot when it started.
     pub start_ticks: u64,
     /// Where `/proc/PID/exe` points.
@@ -32,12 +32,12 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
 }
 
 /// The process `pid` runs and is not a zombie.
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     stat_fields(pid).is_some_and(|f| f.first().is_some_and(|st| st != "Z"))
 }
 
 /// The identity of the live process `pid`, if it runs and this user may read it.
-pub fn identity(pid: u32) -> Option<ProcessIdentity> {
+pub(crate) fn identity(pid: u32) -> Option<ProcessIdentity> {
     let fields = stat_fields(pid)?;
     if fields.first().is_some_and(|st| st == "Z") {
         return None;
@@ -49,7 +49,7 @@ pub fn identity(pid: u32) -> Option<ProcessIdentity> {
 }
 
 /// The process's arguments (`/proc/PID/cmdline`), empty when unreadable.
-pub fn arguments(pid: u32) -> Vec<String> {
+pub(crate) fn arguments(pid: u32) -> Vec<String> {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| {
             b.split(|&c| c == 0)
@@ -62,7 +62,7 @@ pub fn arguments(pid: u32) -> Vec<String> {
 
 /// When the process started, in seconds since the Unix epoch (boot time from `/proc/stat`
 /// plus its start ticks).
-pub fn started_unix(id: &ProcessIdentity) -> Option<u64> {
+pub(crate) fn started_unix(id: &ProcessIdentity) -> Option<u64> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let btime: u64 = stat
         .lines()
@@ -78,7 +78,7 @@ pub fn started_unix(id: &ProcessIdentity) -> Option<u64> {
 
 /// A process checked to be the expected one, held so that a signal reaches it and no other.
 #[derive(Debug)]
-pub struct Verified {
+pub(crate) struct Verified {
     pid: u32,
     pidfd: Option<OwnedFd>,
     /// Checked again before each signal where there is no pidfd.
@@ -87,7 +87,7 @@ pub struct Verified {
 
 /// Opens `pid` and checks that it is still the process `expected` describes; None when the
 /// pid runs no process or another one.
-pub fn verify(pid: u32, expected: &ProcessIdentity) -> Option<Verified> {
+pub(crate) fn verify(pid: u32, expected: &ProcessIdentity) -> Option<Verified> {
     let pidfd = pidfd_open(pid);
     // checked after the pidfd is open: the pidfd names the process checked
     (identity(pid).as_ref() == Some(expected)).then(|| Verified {
@@ -99,7 +99,7 @@ pub fn verify(pid: u32, expected: &ProcessIdentity) -> Option<Verified> {
 
 impl Verified {
     /// A process this process started and has not reaped (its pid cannot be reused).
-    pub fn own_child(child: &std::process::Child) -> Self {
+    pub(crate) fn own_child(child: &std::process::Child) -> Self {
         Self {
             pid: child.id(),
             pidfd: None,
@@ -107,12 +107,12 @@ impl Verified {
         }
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// Sends `signal` (e.g. `libc::SIGTERM`) to the process.
-    pub fn signal(&self, signal: i32) -> io::Result<()> {
+    pub(crate) fn signal(&self, signal: i32) -> io::Result<()> {
         let rc = match &self.pidfd {
             // SAFETY: a valid pidfd, a null siginfo and no flags, as pidfd_send_signal(2) asks.
             Some(fd) => unsafe {

@@ -78,7 +78,7 @@ pub struct ServerState {
 
 impl ServerState {
     /// The identity recorded with the pid, None in a state file of the previous layout.
-    pub fn identity(&self) -> Option<ProcessIdentity> {
+    pub(crate) fn identity(&self) -> Option<ProcessIdentity> {
         Some(ProcessIdentity {
             start_ticks: self.start_ticks?,
             exe: self.exe.clone()?,
@@ -108,7 +108,7 @@ pub enum StopOutcome {
 }
 
 /// A short fingerprint of the embedded launcher ([`LAUNCHER`]).
-pub fn launcher_id() -> String {
+pub(crate) fn launcher_id() -> String {
     blake3::hash(LAUNCHER.as_bytes()).to_hex()[..16].to_string()
 }
 
@@ -147,37 +147,25 @@ pub(super) fn pid_alive(pid: u32) -> bool {
 }
 
 pub(super) fn free_port() -> Result<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| LocalError::Server {
-        message: format!("cannot find a free port on 127.0.0.1: {e}"),
-        hint: "check the loopback interface".into(),
-    })?;
+    let l =
+        std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| LocalError::Port { source })?;
     l.local_addr()
         .map(|a| a.port())
-        .map_err(|e| LocalError::Server {
-            message: e.to_string(),
-            hint: String::new(),
-        })
-}
-
-pub(super) fn io_err(what: &str, p: &Path, e: std::io::Error) -> LocalError {
-    LocalError::Server {
-        message: format!("{what} {}: {e}", p.display()),
-        hint: "check permissions of the state folder (`mtr local paths`)".into(),
-    }
+        .map_err(|source| LocalError::Port { source })
 }
 
 impl LocalServer {
     pub fn state_path(&self) -> PathBuf {
         self.paths.state_dir().join(format!("{}.json", self.name))
     }
-    pub fn log_path(&self) -> PathBuf {
+    pub(crate) fn log_path(&self) -> PathBuf {
         self.paths.state_dir().join(format!("{}.log", self.name))
     }
     fn lock_path(&self) -> PathBuf {
         self.paths.state_dir().join(format!("{}.lock", self.name))
     }
 
-    pub fn read_state(&self) -> Option<ServerState> {
+    pub(crate) fn read_state(&self) -> Option<ServerState> {
         std::fs::read_to_string(self.state_path())
             .ok()
             .and_then(|s| serde_json::from_str(&s).ok())
@@ -242,7 +230,7 @@ impl LocalServer {
             }
         }
         if !self.paths.installed() {
-            return Err(LocalError::Server {
+            return Err(LocalError::NotInstalled {
                 message: format!(
                     "the local model environment is not installed ({} is missing)",
                     self.paths.venv_python().display()
@@ -251,7 +239,7 @@ impl LocalServer {
             });
         }
         let dir = self.paths.state_dir();
-        std::fs::create_dir_all(&dir).map_err(|e| io_err("cannot create", &dir, e))?;
+        std::fs::create_dir_all(&dir).map_err(|e| LocalError::io("cannot create", &dir, e))?;
         let deadline = Instant::now() + self.start_timeout + Duration::from_secs(5);
         loop {
             match OpenOptions::new()
@@ -278,7 +266,7 @@ impl LocalServer {
                         continue;
                     }
                     if Instant::now() > deadline {
-                        return Err(LocalError::Server {
+                        return Err(LocalError::Start {
                             message: format!(
                                 "timed out waiting for another process to start `{}`",
                                 self.name
@@ -317,10 +305,10 @@ impl LocalServer {
             .create(true)
             .append(true)
             .open(&log_path)
-            .map_err(|e| io_err("cannot open", &log_path, e))?;
+            .map_err(|e| LocalError::io("cannot open", &log_path, e))?;
         let log2 = log
             .try_clone()
-            .map_err(|e| io_err("cannot open", &log_path, e))?;
+            .map_err(|e| LocalError::io("cannot open", &log_path, e))?;
         let mut cmd = self.command(port)?;
         let threads = self.threads.to_string();
         cmd.env("OMP_NUM_THREADS", &threads)
@@ -331,8 +319,9 @@ impl LocalServer {
         // Its own process group: Ctrl-C on an mtr command does not kill the shared server.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         tracing::info!(server = %self.name, port, "starting local server (log: {})", log_path.display());
-        let mut child = cmd.spawn().map_err(|e| LocalError::Server {
-            message: format!("cannot start `{}`: {e}", self.name),
+        let mut child = cmd.spawn().map_err(|source| LocalError::Spawn {
+            what: format!("start `{}`", self.name),
+            source,
             hint: INSTALL_HINT.into(),
         })?;
         let pid = child.id();
@@ -362,15 +351,14 @@ impl LocalServer {
             start_ticks: identity.as_ref().map(|i| i.start_ticks),
             exe: identity.as_ref().map(|i| i.exe.clone()),
         };
-        let text = serde_json::to_string_pretty(&state).map_err(|e| LocalError::Server {
-            message: e.to_string(),
-            hint: String::new(),
-        })?;
-        mtr_core::atomic::write_atomic(self.state_path(), text.as_bytes()).map_err(|e| {
-            LocalError::Server {
-                message: e.to_string(),
-                hint: "check permissions of the state folder (`mtr local paths`)".into(),
+        let text = serde_json::to_string_pretty(&state)
+            .map_err(|e| LocalError::Internal(format!("server state: {e}")))?;
+        let state_path = self.state_path();
+        mtr_core::atomic::write_atomic(&state_path, text.as_bytes()).map_err(|e| match e {
+            mtr_core::Error::Io { source, .. } => {
+                LocalError::io("cannot write", &state_path, source)
             }
+            e => LocalError::Internal(e.to_string()),
         })?;
         keepalive::started(self, pid, identity.as_ref());
         Ok(url)
@@ -383,7 +371,7 @@ impl LocalServer {
             ServerKind::Chat { model } => {
                 let launcher = self.paths.state_dir().join("xllamacpp_server.py");
                 std::fs::write(&launcher, LAUNCHER)
-                    .map_err(|e| io_err("cannot write", &launcher, e))?;
+                    .map_err(|e| LocalError::io("cannot write", &launcher, e))?;
                 let mut c = Command::new(self.paths.venv_python());
                 c.arg(&launcher)
                     .arg(model)
@@ -439,7 +427,7 @@ impl LocalServer {
                             .join("\n")
                     })
                     .unwrap_or_default();
-                return Err(LocalError::Server {
+                return Err(LocalError::Start {
                     message: format!(
                         "local server `{}` {} ; last log lines:\n{tail}",
                         self.name,

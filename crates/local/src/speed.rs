@@ -60,10 +60,7 @@ pub async fn measure_speed(
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(600))
         .build()
-        .map_err(|e| LocalError::Server {
-            message: e.to_string(),
-            hint: String::new(),
-        })?;
+        .map_err(|e| LocalError::Internal(format!("HTTP client: {e}")))?;
     let runs = runs.max(1);
     let (totals, model_file) = match &server.kind {
         ServerKind::Chat { model } => (
@@ -116,15 +113,15 @@ async fn post(
         .send()
         .await
         .and_then(|r| r.error_for_status())
-        .map_err(|e| LocalError::Server {
+        .map_err(|e| LocalError::Protocol {
             message: format!("speed run failed: {e}"),
             hint: format!("see {}", server.log_path().display()),
         })?
         .json()
         .await
-        .map_err(|e| LocalError::Server {
+        .map_err(|e| LocalError::Protocol {
             message: format!("speed run answer: {e}"),
-            hint: String::new(),
+            hint: format!("see {}", server.log_path().display()),
         })
 }
 

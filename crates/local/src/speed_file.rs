@@ -85,10 +85,11 @@ impl SpeedFile {
     }
 }
 
-fn speed_err(what: &str, path: &Path, e: String) -> LocalError {
-    LocalError::Server {
-        message: format!("{what} {}: {e}", path.display()),
-        hint: "run `mtr local speed` to measure the local models again".into(),
+fn speed_err(action: &'static str, path: &Path, message: String) -> LocalError {
+    LocalError::SpeedFile {
+        action,
+        path: path.to_path_buf(),
+        message,
     }
 }
 

@@ -436,7 +436,7 @@ fn measure_planted(
                 d.turns[ti]
                     .gold
                     .iter()
-                    .map(|g| mtr_core::formats::mtrag::passage_doc_id(&g.passage_id))
+                    .map(|g| mtr_core::formats::passage_doc_id(&g.passage_id))
                     .collect()
             })
             .unwrap_or_default()
@@ -449,7 +449,7 @@ fn measure_planted(
     for (t, lost) in p.missing.iter().filter(|(t, _)| audited.contains(*t)) {
         let docs = labelled_docs(t);
         for g in lost {
-            let doc = mtr_core::formats::mtrag::passage_doc_id(g);
+            let doc = mtr_core::formats::passage_doc_id(g);
             let tag = if doc.is_some() && docs.contains(&doc) {
                 "same_document"
             } else {

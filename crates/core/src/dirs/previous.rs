@@ -75,7 +75,7 @@ impl Moved {
 
 /// The previous layout's folder under the variables `var` gives: `$MTR_HOME`, else
 /// `${XDG_CACHE_HOME:-$HOME/.cache}/mtr` (an empty variable counts as unset).
-pub fn previous_root(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+pub(crate) fn previous_root(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
     let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     set("MTR_HOME").unwrap_or_else(|| {
         set("XDG_CACHE_HOME")
@@ -97,7 +97,7 @@ pub fn move_from_env() -> io::Result<Moved> {
 /// Moves the previous layout's entries under `root` into `dirs`. Entries already gone are
 /// skipped (moved before, or by another process just now); an entry whose destination
 /// exists is left in place and reported.
-pub fn move_previous_layout(root: &Path, dirs: &Dirs) -> io::Result<Moved> {
+pub(crate) fn move_previous_layout(root: &Path, dirs: &Dirs) -> io::Result<Moved> {
     let mut done = Moved {
         from: root.to_path_buf(),
         ..Moved::default()

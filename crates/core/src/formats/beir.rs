@@ -23,7 +23,7 @@ use crate::model::{Dialogue, Gold, Tags, Turn};
 use crate::progress::Progress;
 
 /// True for a folder with `corpus.jsonl` and `queries.jsonl`.
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     path.is_dir()
         && path.join("queries.jsonl").is_file()
         && (path.join("corpus.jsonl").is_file() || path.join("qrels").is_dir())
@@ -219,7 +219,7 @@ pub(crate) fn dialogues_from_queries(
     Ok(dialogues)
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

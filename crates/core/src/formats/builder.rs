@@ -16,7 +16,7 @@ use super::json_doc::{JsonDoc, Rec};
 use crate::benchmark::{self, BenchmarkDir, DIALOGUES, Manifest, QRELS, source_name};
 use crate::error::{Error, InputError, Result};
 use crate::jsonl::JsonlWriter;
-use crate::model::{Dialogue, Passage, qrels_from_dialogues};
+use crate::model::{Dialogue, Passage, Turn, qrels_from_dialogues};
 use crate::trec;
 
 /// How many warnings are kept verbatim (the rest are only counted).
@@ -24,7 +24,7 @@ const KEPT_WARNINGS: usize = 200;
 
 /// Strict-or-lenient handling of bad records.
 #[derive(Debug, Default)]
-pub struct Diag {
+pub(super) struct Diag {
     lenient: bool,
     warnings: Vec<String>,
     warning_count: u64,
@@ -32,20 +32,16 @@ pub struct Diag {
 }
 
 impl Diag {
-    pub fn new(lenient: bool) -> Self {
+    pub(super) fn new(lenient: bool) -> Self {
         Self {
             lenient,
             ..Default::default()
         }
     }
 
-    pub fn lenient(&self) -> bool {
-        self.lenient
-    }
-
     /// A bad record of kind `kind`: an error when strict; when lenient a warning, a skipped-record
     /// count, and `Ok(())` so the caller skips the record and goes on.
-    pub fn problem(&mut self, kind: &str, err: InputError) -> Result<()> {
+    pub(super) fn problem(&mut self, kind: &str, err: InputError) -> Result<()> {
         if !self.lenient {
             return Err(err.into());
         }
@@ -56,7 +52,7 @@ impl Diag {
 
     /// Something the user should know that is not a bad record (e.g. a corpus made of the gold
     /// passages only).
-    pub fn warn(&mut self, msg: impl Into<String>) {
+    pub(super) fn warn(&mut self, msg: impl Into<String>) {
         let msg = msg.into();
         self.warning_count += 1;
         if self.warnings.len() < KEPT_WARNINGS {
@@ -65,13 +61,14 @@ impl Diag {
         }
     }
 
-    pub fn skipped(&self) -> &BTreeMap<String, u64> {
+    #[cfg(test)]
+    pub(super) fn skipped(&self) -> &BTreeMap<String, u64> {
         &self.skipped
     }
 
     /// One record of a JSON document parsed into `T`; a record that does not parse is a
     /// `malformed-record` problem, `Ok(None)` when lenient so the caller skips it.
-    pub fn parsed<T: DeserializeOwned>(
+    pub(super) fn parsed<T: DeserializeOwned>(
         &mut self,
         doc: &JsonDoc,
         rec: &Rec<'_>,
@@ -88,21 +85,21 @@ impl Diag {
 
 /// Where a gold label came from, to name it in an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
+pub(super) struct Origin {
     pub file: PathBuf,
     pub line: Option<u64>,
     pub field: String,
 }
 
 impl Origin {
-    pub fn new(file: &Path, line: Option<u64>, field: impl Into<String>) -> Self {
+    pub(super) fn new(file: &Path, line: Option<u64>, field: impl Into<String>) -> Self {
         Self {
             file: file.to_path_buf(),
             line,
             field: field.into(),
         }
     }
-    pub fn error(&self, message: impl Into<String>) -> InputError {
+    pub(super) fn error(&self, message: impl Into<String>) -> InputError {
         let mut e = InputError::new(&self.file, message).field(self.field.clone());
         if let Some(l) = self.line {
             e = e.line(l);
@@ -114,12 +111,17 @@ impl Origin {
 /// What an import produced, for the command's summary.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ImportReport {
+    /// The source format's name.
     pub format: String,
+    /// The benchmark folder written.
     pub out: PathBuf,
+    /// Dialogues written.
     pub dialogues: usize,
+    /// Turns written.
     pub turns: usize,
     /// Turns with at least one gold passage (the queries of `qrels.tsv`).
     pub judged_turns: usize,
+    /// Passages written.
     pub passages: u64,
     /// (query, passage) judgements in `qrels.tsv`.
     pub qrels_pairs: usize,
@@ -130,12 +132,14 @@ pub struct ImportReport {
     pub skipped: BTreeMap<String, u64>,
     /// The first warnings verbatim; `warning_count` counts them all.
     pub warnings: Vec<String>,
+    /// Warnings in all (`warnings` keeps the first few).
     pub warning_count: u64,
+    /// The benchmark's content fingerprint.
     pub fingerprint: String,
 }
 
 /// Streams a native benchmark folder into existence.
-pub struct Builder {
+pub(super) struct Builder {
     out: PathBuf,
     created_dir: bool,
     corpus: Option<JsonlWriter>,
@@ -150,7 +154,7 @@ pub struct Builder {
 }
 
 impl Builder {
-    pub fn create(out: &Path, lenient: bool) -> Result<Self> {
+    pub(super) fn create(out: &Path, lenient: bool) -> Result<Self> {
         if out.exists() && !out.is_dir() {
             return Err(InputError::new(out, "the output path exists and is not a folder").into());
         }
@@ -181,7 +185,7 @@ impl Builder {
     /// Adds a passage read from `file:line`. Duplicate ids are bad records; a passage whose
     /// title and text are only whitespace is kept (real corpora have them and real runs rank
     /// them) and counted in [`ImportReport::empty_passages`] with one warning.
-    pub fn passage(&mut self, p: Passage, file: &Path, line: u64) -> Result<()> {
+    pub(super) fn passage(&mut self, p: Passage, file: &Path, line: u64) -> Result<()> {
         if p.id.trim().is_empty() {
             return self.diag.problem(
                 "empty-passage-id",
@@ -216,23 +220,19 @@ impl Builder {
         Ok(())
     }
 
-    pub fn contains(&self, id: &str) -> bool {
+    pub(super) fn contains(&self, id: &str) -> bool {
         self.ids.contains(id)
     }
 
-    pub fn passage_count(&self) -> u64 {
-        self.passages
-    }
-
     /// Records where the judgement `(qid, pid)` came from.
-    pub fn gold_origin(&mut self, qid: &str, pid: &str, origin: Origin) {
+    pub(super) fn gold_origin(&mut self, qid: &str, pid: &str, origin: Origin) {
         self.gold_origins
             .entry((qid.to_string(), pid.to_string()))
             .or_insert(origin);
     }
 
     /// Checks the dialogues against each other and the corpus, then writes everything.
-    pub fn finish(
+    pub(super) fn finish(
         mut self,
         mut manifest: Manifest,
         dialogues: Vec<Dialogue>,
@@ -305,71 +305,16 @@ impl Builder {
         let mut out = Vec::with_capacity(dialogues.len());
         for mut d in dialogues {
             if !seen_dialogues.insert(d.id.clone()) {
-                let origin = d
-                    .turns
-                    .first()
-                    .and_then(|t| t.gold.first().map(|g| (t.id.clone(), g.passage_id.clone())));
-                let file = origin
-                    .and_then(|k| self.gold_origins.get(&k).map(|o| o.file.clone()))
-                    .unwrap_or_else(|| self.out.join(DIALOGUES));
-                self.diag.problem(
-                    "duplicate-dialogue",
-                    InputError::new(file, format!("duplicate dialogue id `{}`", d.id)).field("id"),
-                )?;
+                self.duplicate_dialogue(&d)?;
                 continue;
             }
             let mut turns = Vec::with_capacity(d.turns.len());
             for mut t in std::mem::take(&mut d.turns) {
-                if !seen_turns.insert(t.id.clone()) {
-                    self.diag.problem(
-                        "duplicate-turn",
-                        InputError::new(
-                            self.out.join(DIALOGUES),
-                            format!("duplicate turn id `{}` (dialogue `{}`)", t.id, d.id),
-                        )
-                        .field("turns.id"),
-                    )?;
-                    continue;
-                }
-                if t.user.trim().is_empty() {
-                    self.diag.problem(
-                        "empty-query",
-                        InputError::new(
-                            self.out.join(DIALOGUES),
-                            format!("turn `{}` has an empty question", t.id),
-                        )
-                        .field("user"),
-                    )?;
+                if !self.turn_is_kept(&d.id, &t, &mut seen_turns)? {
                     continue;
                 }
                 if corpus_known {
-                    let mut kept = Vec::with_capacity(t.gold.len());
-                    for g in std::mem::take(&mut t.gold) {
-                        if self.ids.contains(&g.passage_id) {
-                            kept.push(g);
-                            continue;
-                        }
-                        let err = match self.gold_origins.get(&(t.id.clone(), g.passage_id.clone()))
-                        {
-                            Some(o) => o.error(format!(
-                                "gold passage `{}` of turn `{}` is not in the corpus",
-                                g.passage_id, t.id
-                            )),
-                            None => InputError::new(
-                                self.out.join(DIALOGUES),
-                                format!(
-                                    "gold passage `{}` of turn `{}` is not in the corpus",
-                                    g.passage_id, t.id
-                                ),
-                            )
-                            .field("gold.passage_id"),
-                        };
-                        self.diag.problem(
-                            "missing-gold-passage",
-                            err.hint("the corpus must contain every judged passage"),
-                        )?;
-                    }
-                    t.gold = kept;
+                    self.keep_gold_in_corpus(&mut t)?;
                 }
                 turns.push(t);
             }
@@ -380,6 +325,79 @@ impl Builder {
             out.push(d);
         }
         Ok(out)
+    }
+
+    /// Reports a dialogue whose id an earlier one has, naming the file its first gold came from.
+    fn duplicate_dialogue(&mut self, d: &Dialogue) -> Result<()> {
+        let origin = d
+            .turns
+            .first()
+            .and_then(|t| t.gold.first().map(|g| (t.id.clone(), g.passage_id.clone())));
+        let file = origin
+            .and_then(|k| self.gold_origins.get(&k).map(|o| o.file.clone()))
+            .unwrap_or_else(|| self.out.join(DIALOGUES));
+        self.diag.problem(
+            "duplicate-dialogue",
+            InputError::new(file, format!("duplicate dialogue id `{}`", d.id)).field("id"),
+        )
+    }
+
+    /// False (after reporting the problem) for a turn whose id an earlier turn has or whose
+    /// question is empty.
+    fn turn_is_kept(
+        &mut self,
+        dialogue: &str,
+        t: &Turn,
+        seen_turns: &mut HashSet<String>,
+    ) -> Result<bool> {
+        if !seen_turns.insert(t.id.clone()) {
+            self.diag.problem(
+                "duplicate-turn",
+                InputError::new(
+                    self.out.join(DIALOGUES),
+                    format!("duplicate turn id `{}` (dialogue `{dialogue}`)", t.id),
+                )
+                .field("turns.id"),
+            )?;
+            return Ok(false);
+        }
+        if t.user.trim().is_empty() {
+            self.diag.problem(
+                "empty-query",
+                InputError::new(
+                    self.out.join(DIALOGUES),
+                    format!("turn `{}` has an empty question", t.id),
+                )
+                .field("user"),
+            )?;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Drops (after reporting each) the gold passages of `t` that the corpus lacks.
+    fn keep_gold_in_corpus(&mut self, t: &mut Turn) -> Result<()> {
+        let mut kept = Vec::with_capacity(t.gold.len());
+        for g in std::mem::take(&mut t.gold) {
+            if self.ids.contains(&g.passage_id) {
+                kept.push(g);
+                continue;
+            }
+            let message = format!(
+                "gold passage `{}` of turn `{}` is not in the corpus",
+                g.passage_id, t.id
+            );
+            let err = match self.gold_origins.get(&(t.id.clone(), g.passage_id.clone())) {
+                Some(o) => o.error(message),
+                None => InputError::new(self.out.join(DIALOGUES), message).field("gold.passage_id"),
+            };
+            self.diag.problem(
+                "missing-gold-passage",
+                err.hint("the corpus must contain every judged passage"),
+            )?;
+        }
+        t.gold = kept;
+        Ok(())
     }
 }
 
@@ -400,7 +418,7 @@ fn is_empty_dir(p: &Path) -> Result<bool> {
 }
 
 /// A default manifest for an import.
-pub fn manifest(
+pub(super) fn manifest(
     format: &str,
     name: String,
     license: &str,
@@ -435,14 +453,14 @@ pub fn manifest(
 }
 
 /// Marks a benchmark whose corpus holds only the gold passages (no collection was found).
-pub fn mark_gold_only(manifest: &mut Manifest) {
+pub(super) fn mark_gold_only(manifest: &mut Manifest) {
     manifest
         .extra
         .insert("corpus".into(), toml::Value::String("gold-only".into()));
 }
 
 /// A name for a benchmark from its source path (the folder or file stem).
-pub fn name_from_path(src: &Path) -> String {
+pub(super) fn name_from_path(src: &Path) -> String {
     let stem = src
         .file_stem()
         .or_else(|| src.file_name())

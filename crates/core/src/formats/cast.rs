@@ -36,7 +36,7 @@ fn looks(head: &str) -> bool {
                 && (head.contains("\"turn\"") || head.contains("\"turns\""))))
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !dataset_file::candidates(path, looks).is_empty()
 }
 
@@ -66,7 +66,7 @@ fn find_collection(src: &Path) -> Option<PathBuf> {
     })
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

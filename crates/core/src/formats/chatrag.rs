@@ -65,7 +65,7 @@ fn data_files(src: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !data_files(path).is_empty()
 }
 
@@ -425,7 +425,7 @@ fn pick_files(src: &Path, opts: &ImportOptions) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

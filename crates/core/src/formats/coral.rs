@@ -32,7 +32,7 @@ fn looks_corpus(head: &str) -> bool {
     head.contains("\"ref_id\"") && head.contains("\"ref_string\"")
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !dataset_file::candidates(path, looks).is_empty()
 }
 
@@ -180,7 +180,7 @@ fn dialogue_of(n: usize, c: Conversation, data: &Path, line: u64, b: &mut Builde
     }
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

@@ -26,13 +26,13 @@ pub struct CorpusOptions {
 }
 
 /// True when `p` is a file mtr can read a corpus from.
-pub fn is_corpus_file(p: &Path) -> bool {
+pub(super) fn is_corpus_file(p: &Path) -> bool {
     let n = walk::file_name(p).to_ascii_lowercase();
     n.ends_with(".jsonl") || n.ends_with(".tsv") || n.ends_with(".zip") || n.ends_with(".json")
 }
 
 /// Reads every passage of a corpus file, zip archive or folder into `b`.
-pub fn read_into(
+pub(super) fn read_into(
     path: &Path,
     b: &mut Builder,
     opts: CorpusOptions,

@@ -8,7 +8,7 @@ use super::walk;
 use crate::error::{InputError, Result};
 
 /// The first `n` bytes of a file as text (lossy), for sniffing.
-pub fn head(path: &Path, n: usize) -> String {
+pub(super) fn head(path: &Path, n: usize) -> String {
     let mut buf = vec![0u8; n];
     let len = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut buf))
@@ -22,7 +22,7 @@ fn is_json_name(p: &Path) -> bool {
 }
 
 /// JSON files directly in `src` (or `src` itself) whose head satisfies `looks`.
-pub fn candidates(src: &Path, looks: fn(&str) -> bool) -> Vec<PathBuf> {
+pub(super) fn candidates(src: &Path, looks: fn(&str) -> bool) -> Vec<PathBuf> {
     if src.is_file() {
         return if looks(&head(src, 1 << 16)) {
             vec![src.to_path_buf()]
@@ -39,7 +39,7 @@ pub fn candidates(src: &Path, looks: fn(&str) -> bool) -> Vec<PathBuf> {
 
 /// The dataset file to import: `src` itself, or the one file in the folder matching `split`
 /// (default `dev`, then `test`), or the only candidate.
-pub fn pick(
+pub(super) fn pick(
     src: &Path,
     looks: fn(&str) -> bool,
     split: Option<&str>,
@@ -84,7 +84,7 @@ pub fn pick(
 }
 
 /// Corpus files in the folder of `src` other than the dataset files themselves.
-pub fn sibling_corpus(src: &Path, dataset: &Path, names: &[&str]) -> Option<PathBuf> {
+pub(super) fn sibling_corpus(src: &Path, dataset: &Path, names: &[&str]) -> Option<PathBuf> {
     let dir = if src.is_dir() { src } else { src.parent()? };
     let files = walk::files(dir, 2).ok()?;
     files.into_iter().find(|f| {

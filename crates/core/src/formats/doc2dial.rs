@@ -35,7 +35,7 @@ fn looks_documents(head: &str) -> bool {
     head.contains("\"doc_data\"")
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !dataset_file::candidates(path, looks).is_empty()
 }
 
@@ -253,7 +253,7 @@ fn dialogue_of(
     })
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

@@ -44,7 +44,11 @@ impl FromStr for QueryField {
 }
 
 /// `(query id, text)` of every turn, in dialogue order; `sep` joins questions for `Full`.
-pub fn queries(dialogues: &[Dialogue], field: QueryField, sep: &str) -> Vec<(String, String)> {
+pub(super) fn queries(
+    dialogues: &[Dialogue],
+    field: QueryField,
+    sep: &str,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for d in dialogues {
         for (i, t) in d.turns.iter().enumerate() {
@@ -66,10 +70,15 @@ pub fn queries(dialogues: &[Dialogue], field: QueryField, sep: &str) -> Vec<(Str
 /// What an export wrote.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ExportReport {
+    /// Queries written.
     pub queries: usize,
+    /// Passages written.
     pub passages: u64,
+    /// Judgements written.
     pub qrels_pairs: usize,
+    /// The files written.
     pub files: Vec<PathBuf>,
+    /// What the user should know (turns without gold, rewritten ids, ...).
     pub warnings: Vec<String>,
 }
 

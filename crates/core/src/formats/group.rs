@@ -11,7 +11,7 @@ use super::options::Grouping;
 const SEPARATORS: [&str; 4] = ["<::>", "::", "_", "-"];
 
 /// Splits `conv<sep>N` into `(conv, N)`.
-pub fn split_id<'a>(id: &'a str, sep: &str) -> Option<(&'a str, u32)> {
+pub(super) fn split_id<'a>(id: &'a str, sep: &str) -> Option<(&'a str, u32)> {
     let i = id.rfind(sep)?;
     let (conv, turn) = (&id[..i], &id[i + sep.len()..]);
     if conv.is_empty()
@@ -27,14 +27,14 @@ pub fn split_id<'a>(id: &'a str, sep: &str) -> Option<(&'a str, u32)> {
 /// A dialogue made from query ids: its id and the indices (into the input) of its turns, in
 /// turn order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Group {
+pub(super) struct Group {
     pub dialogue_id: String,
     pub members: Vec<usize>,
 }
 
 /// Groups `ids` into dialogues following `mode`. `Err` carries the first id that does not fit
 /// the conversational pattern when `mode` is [`Grouping::Conversational`].
-pub fn group_ids(ids: &[String], mode: Grouping) -> std::result::Result<Vec<Group>, String> {
+pub(super) fn group_ids(ids: &[String], mode: Grouping) -> std::result::Result<Vec<Group>, String> {
     let single = || {
         ids.iter()
             .enumerate()

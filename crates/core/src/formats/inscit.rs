@@ -33,7 +33,7 @@ fn looks(head: &str) -> bool {
         && (head.contains("\"labels\"") || head.contains("\"prevEvidence\""))
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !dataset_file::candidates(path, looks).is_empty()
 }
 
@@ -87,7 +87,7 @@ fn find_corpus(src: &Path, data: &Path) -> Option<PathBuf> {
         .filter(|p| corpus::is_corpus_file(p) && !looks(&dataset_file::head(p, 1 << 16)))
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

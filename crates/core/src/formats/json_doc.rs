@@ -26,6 +26,7 @@ pub struct Rec<'a> {
 }
 
 impl JsonDoc {
+    /// Reads a JSON file (BOM removed, UTF-8 checked).
     pub fn read(path: &Path) -> Result<Self> {
         Ok(Self {
             path: path.to_path_buf(),
@@ -33,6 +34,7 @@ impl JsonDoc {
         })
     }
 
+    /// A document of `text` that errors name `path`.
     pub fn from_text(path: &Path, text: String) -> Self {
         Self {
             path: path.to_path_buf(),
@@ -40,12 +42,13 @@ impl JsonDoc {
         }
     }
 
+    /// The file it was read from.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The first non-whitespace character.
-    pub fn first_char(&self) -> Option<char> {
+    pub(crate) fn first_char(&self) -> Option<char> {
         self.text.trim_start().chars().next()
     }
 
@@ -68,7 +71,7 @@ impl JsonDoc {
     }
 
     /// The entries of a top-level object (`{"id": {...}, ...}`) in file order.
-    pub fn object_records(&self) -> Result<Vec<Rec<'_>>> {
+    pub(crate) fn object_records(&self) -> Result<Vec<Rec<'_>>> {
         let mut de = serde_json::Deserializer::from_str(&self.text);
         let entries = de
             .deserialize_map(EntriesVisitor)

@@ -10,10 +10,10 @@ use crate::error::{Error, InputError, Result};
 use crate::jsonl::Lines;
 
 /// `(query id, passage id, grade, line)` in file order.
-pub type Judgement = (String, String, i32, u64);
+pub(super) type Judgement = (String, String, i32, u64);
 
 /// Reads a qrels file; bad lines and duplicate judgements go through `diag`.
-pub fn read(path: &Path, diag: &mut Diag) -> Result<Vec<Judgement>> {
+pub(super) fn read(path: &Path, diag: &mut Diag) -> Result<Vec<Judgement>> {
     let mut lines = Lines::open(path)?;
     let mut out = Vec::new();
     let mut seen: HashSet<(String, String)> = HashSet::new();

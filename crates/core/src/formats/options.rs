@@ -44,6 +44,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order `mtr import --help` lists them.
     pub const ALL: [Format; 13] = [
         Format::Native,
         Format::Mtrag,
@@ -60,6 +61,7 @@ impl Format {
         Format::Hf,
     ];
 
+    /// The name on the command line and in manifests.
     pub fn name(self) -> &'static str {
         match self {
             Format::Native => "native",

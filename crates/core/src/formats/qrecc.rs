@@ -47,7 +47,7 @@ fn looks_ground_truth(head: &str) -> bool {
         && !head.contains("\"Question\"")
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !dataset_file::candidates(path, looks).is_empty()
 }
 
@@ -96,7 +96,7 @@ fn find_corpus(src: &Path, data: &Path) -> Option<PathBuf> {
         .filter(|p| corpus::is_corpus_file(p))
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

@@ -33,7 +33,7 @@ fn looks(head: &str) -> bool {
             .any(|k| head.contains(k))
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !dataset_file::candidates(path, looks).is_empty()
 }
 
@@ -115,7 +115,7 @@ fn turn_of(qa: Qa, passage: &str, data: &Path, at: &str, b: &mut Builder) -> Tur
     }
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

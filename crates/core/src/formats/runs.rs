@@ -19,13 +19,13 @@ use crate::trec;
 
 /// The format of a run file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunFormat {
+pub(super) enum RunFormat {
     Trec,
     MtragJsonl,
 }
 
 /// Looks at the first non-blank line: JSON means MTRAG JSONL, anything else TREC.
-pub fn sniff_run(path: &Path) -> Result<RunFormat> {
+pub(super) fn sniff_run(path: &Path) -> Result<RunFormat> {
     let mut lines = Lines::open(path)?;
     match lines.next_line() {
         Some(Ok((_, l))) if l.trim_start().starts_with('{') || l.trim_start().starts_with('[') => {
@@ -67,7 +67,7 @@ fn text_of(v: &Value) -> Option<String> {
 }
 
 /// Reads an MTRAG run (JSON lines, or one JSON array of the same records).
-pub fn read_mtrag_run(path: &Path) -> Result<Run> {
+pub(super) fn read_mtrag_run(path: &Path) -> Result<Run> {
     let mut run = Run::new();
     let mut lines = Lines::open(path)?;
     let mut add = |no: u64, rec: MtragRunLine| -> Result<()> {

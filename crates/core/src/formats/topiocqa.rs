@@ -31,7 +31,7 @@ fn looks(head: &str) -> bool {
         && (head.contains("\"Topic\"") || head.contains("\"Topic_section\""))
 }
 
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     !dataset_file::candidates(path, looks).is_empty()
 }
 
@@ -65,7 +65,7 @@ struct GoldPassage {
     text: String,
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

@@ -70,7 +70,7 @@ fn find_parts(src: &Path, opts: &ImportOptions) -> Result<Parts> {
 }
 
 /// True for a folder with a topics file and a qrels file.
-pub fn sniff(path: &Path) -> bool {
+pub(super) fn sniff(path: &Path) -> bool {
     path.is_dir()
         && find_parts(path, &ImportOptions::default())
             .is_ok_and(|p| p.topics.is_some() && p.qrels.is_some())
@@ -149,7 +149,7 @@ fn tag<'a>(block: &'a str, name: &str) -> Option<&'a str> {
     Some(rest[..end].trim())
 }
 
-pub fn import(
+pub(super) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

@@ -64,8 +64,48 @@ fn check_line(
     seen: &mut HashMap<String, HashSet<String>>,
     r: &mut ValidationReport,
 ) {
+    let Some(j) = parse_judgement(path, no, line, r) else {
+        return;
+    };
+    r.qrels_pairs += 1;
+    if !seen
+        .entry(j.qid.to_string())
+        .or_default()
+        .insert(j.docid.to_string())
+    {
+        r.problem(
+            "duplicate-judgement",
+            InputError::new(
+                path,
+                format!(
+                    "duplicate judgement for query `{}`, document `{}`",
+                    j.qid, j.docid
+                ),
+            )
+            .line(no)
+            .field("docid"),
+        );
+        return;
+    }
+    compare_with_gold(path, no, &j, ids, gold, r);
+}
+
+/// One judgement line's fields.
+struct Judgement<'a> {
+    qid: &'a str,
+    docid: &'a str,
+    grade: i32,
+}
+
+/// The fields of a qrels line, or `None` after reporting a malformed one.
+fn parse_judgement<'a>(
+    path: &Path,
+    no: u64,
+    line: &'a str,
+    r: &mut ValidationReport,
+) -> Option<Judgement<'a>> {
     let cols: Vec<&str> = crate::trec::columns(line, &[4]);
-    let [q, _iter, d, g] = cols.as_slice() else {
+    let [qid, _iter, docid, g] = cols.as_slice() else {
         r.problem(
             "malformed-record",
             InputError::new(
@@ -77,7 +117,7 @@ fn check_line(
             )
             .line(no),
         );
-        return;
+        return None;
     };
     let Ok(grade) = g.parse::<i32>() else {
         r.problem(
@@ -86,23 +126,24 @@ fn check_line(
                 .line(no)
                 .field("grade"),
         );
-        return;
+        return None;
     };
-    r.qrels_pairs += 1;
-    if !seen.entry(q.to_string()).or_default().insert(d.to_string()) {
+    Some(Judgement { qid, docid, grade })
+}
+
+/// A judgement against the turn's gold in the dialogues: an unknown query, a passage that is
+/// no gold (and perhaps not in the corpus), or a grade that differs.
+fn compare_with_gold(
+    path: &Path,
+    no: u64,
+    j: &Judgement<'_>,
+    ids: &HashSet<String>,
+    gold: &GoldIndex,
+    r: &mut ValidationReport,
+) {
+    let (q, d, grade) = (j.qid, j.docid, j.grade);
+    let Some(turn) = gold.get(q) else {
         r.problem(
-            "duplicate-judgement",
-            InputError::new(
-                path,
-                format!("duplicate judgement for query `{q}`, document `{d}`"),
-            )
-            .line(no)
-            .field("docid"),
-        );
-        return;
-    }
-    match gold.get(*q) {
-        None => r.problem(
             "qrels-mismatch",
             InputError::new(
                 path,
@@ -110,33 +151,34 @@ fn check_line(
             )
             .line(no)
             .field("qid"),
-        ),
-        Some(turn) => match turn.get(*d) {
-            None => {
-                r.problem(
-                    "qrels-mismatch",
-                    InputError::new(path, format!("judgement ({q}, {d}) = {grade} is not in the turn's gold in dialogues.jsonl")).line(no).field("docid"),
-                );
-                if !ids.is_empty() && !ids.contains(*d) {
-                    r.problem(
-                        "missing-gold-passage",
-                        InputError::new(path, format!("judged passage `{d}` is not in the corpus"))
-                            .line(no)
-                            .field("docid"),
-                    );
-                }
-            }
-            Some((dg, _, _)) if *dg != grade => r.problem(
+        );
+        return;
+    };
+    match turn.get(d) {
+        None => {
+            r.problem(
                 "qrels-mismatch",
-                InputError::new(
-                    path,
-                    format!("grade of ({q}, {d}) is {grade} here but {dg} in dialogues.jsonl"),
-                )
-                .line(no)
-                .field("grade"),
-            ),
-            Some(_) => {}
-        },
+                InputError::new(path, format!("judgement ({q}, {d}) = {grade} is not in the turn's gold in dialogues.jsonl")).line(no).field("docid"),
+            );
+            if !ids.is_empty() && !ids.contains(d) {
+                r.problem(
+                    "missing-gold-passage",
+                    InputError::new(path, format!("judged passage `{d}` is not in the corpus"))
+                        .line(no)
+                        .field("docid"),
+                );
+            }
+        }
+        Some((dg, _, _)) if *dg != grade => r.problem(
+            "qrels-mismatch",
+            InputError::new(
+                path,
+                format!("grade of ({q}, {d}) is {grade} here but {dg} in dialogues.jsonl"),
+            )
+            .line(no)
+            .field("grade"),
+        ),
+        Some(_) => {}
     }
 }
 

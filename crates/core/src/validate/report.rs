@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde::ser::SerializeStruct;
 
-use crate::error::{Error, InputError, Result};
+use crate::error::{InputError, Result};
 use crate::jsonl;
 
 /// How many problems are kept verbatim per list (all are counted).
@@ -17,7 +17,9 @@ const KEPT: usize = 1000;
 /// One problem with its kind (`duplicate-passage`, `missing-gold-passage`, ...).
 #[derive(Debug, Clone)]
 pub struct Issue {
+    /// The problem's kind (`duplicate-passage`, `qrels-mismatch`, ...).
     pub kind: String,
+    /// Where and what.
     pub error: InputError,
 }
 
@@ -37,35 +39,34 @@ impl Serialize for Issue {
 /// The outcome of a validation.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ValidationReport {
+    /// Problems that fail validation (the first few).
     pub errors: Vec<Issue>,
+    /// Problems that do not (the first few).
     pub warnings: Vec<Issue>,
+    /// Errors in all.
     pub error_count: u64,
+    /// Warnings in all.
     pub warning_count: u64,
     /// Lenient mode: problems by kind (the records a lenient consumer would skip).
     pub skipped: BTreeMap<String, u64>,
+    /// Passages read.
     pub passages: u64,
+    /// Dialogues read.
     pub dialogues: usize,
+    /// Turns read.
     pub turns: usize,
+    /// Turns with at least one judgement.
     pub judged_turns: usize,
+    /// Lines of `qrels.tsv` read.
     pub qrels_pairs: usize,
     #[serde(skip)]
     lenient: bool,
 }
 
 impl ValidationReport {
+    /// True when no problem is an error.
     pub fn is_ok(&self) -> bool {
         self.error_count == 0
-    }
-
-    /// `Err(Error::Inputs)` with the errors when there are any.
-    pub fn into_result(self) -> Result<Self> {
-        if self.is_ok() {
-            Ok(self)
-        } else {
-            Err(Error::Inputs(
-                self.errors.into_iter().map(|i| i.error).collect(),
-            ))
-        }
     }
 
     pub(super) fn new(lenient: bool) -> Self {

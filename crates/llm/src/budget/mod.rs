@@ -6,14 +6,18 @@
 //! up); units are taken in order while the time already spent plus their cumulative expected
 //! time fits the budget, and the first that does not fit ends the plan. Where an endpoint's
 //! speed is unknown nothing is cut and the budget is only a deadline. What a caller records
-//! and prints of the plan is its own.
+//! of the plan is its own; the line it prints is the one [`Announcement`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::PlannedEndpoint;
 use crate::plan::human_duration;
-pub use crate::plan::{Speeds, wall_seconds_of};
+
+mod announce;
+pub use crate::plan::Speeds;
+use crate::plan::wall_seconds_of;
+pub use announce::{Announcement, Run, Wording};
 
 /// One unit's remaining calls per endpoint (their tokens and costs added up).
 pub type Work = BTreeMap<String, PlannedEndpoint>;

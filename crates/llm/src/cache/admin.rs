@@ -49,7 +49,7 @@ pub struct PruneFilter {
 
 impl Cache {
     /// Fails unless the file accepts writes (a read-only file or folder), without changing it.
-    pub fn check_writable(&self) -> Result<()> {
+    pub(crate) fn check_writable(&self) -> Result<()> {
         self.with(|c| {
             c.execute_batch(
                 "BEGIN IMMEDIATE; INSERT OR REPLACE INTO spend (id, job, endpoint, model, created, prompt_tokens, completion_tokens, cost_usd) VALUES ('mtr-write-probe', NULL, '', '', 0, 0, 0, 0.0); ROLLBACK;",

@@ -31,7 +31,7 @@ use super::Llm;
 use super::body::{RequestBody, SerialisedCall};
 use super::export_sink::{CHUNK_BYTES, ExportSink};
 use crate::balance::Endpoint;
-use crate::cache::ExportItem;
+use crate::cache::{Cache, ExportItem, JobMemo, KnownCall};
 use crate::chat::{ChatRequest, OutputSpec};
 use crate::error::{LlmError, Result};
 use crate::ledger::Event;
@@ -386,7 +386,7 @@ impl Llm {
     }
 
     /// [`Llm::import_batch_output`] over any reader; `name` names it in errors.
-    pub fn import_reader(
+    pub(crate) fn import_reader(
         &self,
         mut reader: impl BufRead,
         name: &Path,
@@ -396,20 +396,18 @@ impl Llm {
                 LlmError::Config("importing needs the cache (remove --no-cache)".into()).into(),
             );
         };
-        let bad = |line: u64, message: String, hint: &str| ImportError::Line {
-            file: name.to_path_buf(),
-            line,
-            message,
-            hint: hint.to_string(),
-        };
         cache.ensure_export_table()?;
-        let mut report = ImportReport::default();
+        let mut import = Import {
+            llm: self,
+            cache,
+            name,
+            report: ImportReport::default(),
+            spend_job: None,
+            jobs: Default::default(),
+            outputs: HashMap::new(),
+        };
         let mut buf = Vec::new();
         let mut n = 0u64;
-        let mut spend_job: Option<String> = None;
-        let mut jobs = Default::default();
-        // the output specs read so far (an audit asks a handful), by their stored JSON
-        let mut outputs: HashMap<String, OutputSpec> = HashMap::new();
         loop {
             buf.clear();
             let read = reader
@@ -422,114 +420,187 @@ impl Llm {
                 break;
             }
             n += 1;
-            let complete = buf.last() == Some(&b'\n');
             if buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            report.lines += 1;
-            let v: Value = match serde_json::from_slice(&buf) {
-                Ok(v) => v,
-                Err(_) if !complete => {
-                    // the last line, cut short: the lines before it count
-                    report.truncated = true;
-                    report.lines -= 1;
-                    tracing::warn!(file = %name.display(), line = n, "the last line is cut short; it was skipped (import the complete file later)");
-                    break;
-                }
-                Err(e) => {
-                    return Err(bad(
-                        n,
-                        format!("not a JSON line: {e}"),
-                        "a Batch output file has one JSON object per line",
-                    ));
-                }
-            };
-            let Some(key) = v.get("custom_id").and_then(Value::as_str) else {
-                return Err(bad(
-                    n,
-                    "no `custom_id`".into(),
-                    "is this a Batch output file?",
-                ));
-            };
-            let Some(call) = cache.known_call_in(key, &mut jobs)? else {
-                return Err(bad(
-                    n,
-                    format!(
-                        "custom_id `{}` is no call of this cache's jobs",
-                        crate::redact::redact(&key.chars().take(80).collect::<String>())
-                    ),
-                    "import the output of a file exported with this cache (`--export-batch`), with the same `--llm-cache`",
-                ));
-            };
-            let ep = self.endpoint(&call.endpoint).map_err(|_| {
-                bad(
-                    n,
-                    format!("the call was exported for endpoint `{}`, which the configuration does not name", call.endpoint),
-                    "import with the configuration the file was exported with",
-                )
-            })?;
-            let status = v.pointer("/response/status_code").and_then(Value::as_u64);
-            let error = v.get("error").filter(|e| !e.is_null());
-            let body = v.pointer("/response/body").filter(|b| !b.is_null());
-            let Some(body) = body.filter(|_| error.is_none() && status == Some(200)) else {
-                report.failed += 1;
-                self.inner
-                    .ledger
-                    .event(&call.endpoint, Event::ProviderFailed);
-                let why = v
-                    .pointer("/response/body/error/message")
-                    .or_else(|| v.pointer("/error/message"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .or_else(|| error.map(Value::to_string))
-                    .unwrap_or_else(|| {
-                        format!("status {}", status.map_or("none".into(), |s| s.to_string()))
-                    });
-                let why =
-                    crate::redact::redact(&why.chars().take(300).collect::<String>()).into_owned();
-                if report.errors.len() < ERRORS_KEPT {
-                    report.errors.push((n, why.clone()));
-                }
-                self.inner.ledger.note_error(&call.endpoint, &why);
-                continue;
-            };
-            if body.pointer("/choices/0/message").is_none() {
-                return Err(bad(
-                    n,
-                    "the response body is no chat completion (no `choices[0].message`)".into(),
-                    "export and run against /v1/chat/completions",
-                ));
+            if import.line(n, &buf)? == Flow::Stop {
+                break;
             }
-            if cache.contains_chat(key) {
-                report.already += 1;
-                continue;
-            }
-            if call.spend_job != spend_job {
-                if let Some(job) = &call.spend_job {
-                    self.inner.ledger.set_job(job);
-                }
-                spend_job = call.spend_job.clone();
-            }
-            let output = outputs
-                .entry(call.item.output.clone())
-                .or_insert_with_key(|s| OutputSpec::of_stored(s));
-            let stored =
-                self.store_batch_answer(cache, ep, &call.batch_id, key, &call.item, output, body)?;
-            if let Err(error) = stored {
-                report.parse_failed += 1;
-                if report.errors.len() < ERRORS_KEPT {
-                    report
-                        .errors
-                        .push((n, format!("unparsable answer: {error}")));
-                }
-                continue;
-            }
-            report.answered += 1;
-            *report.models.entry(ep.cfg.model.clone()).or_default() += 1;
-            cache.wait_pending_below(ANSWERS_PENDING)?;
         }
         cache.flush()?;
-        Ok(report)
+        Ok(import.report)
+    }
+}
+
+/// Whether an import reads on after a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Stop,
+}
+
+/// One import's running state: the report so far and what it has looked up.
+struct Import<'a> {
+    llm: &'a Llm,
+    cache: &'a Cache,
+    name: &'a Path,
+    report: ImportReport,
+    /// The spend-ledger job the answers are booked under now.
+    spend_job: Option<String>,
+    jobs: JobMemo,
+    /// The output specs read so far (an audit asks a handful), by their stored JSON.
+    outputs: HashMap<String, OutputSpec>,
+}
+
+impl<'a> Import<'a> {
+    /// A user error at line `line` of the file.
+    fn bad(&self, line: u64, message: String, hint: &str) -> ImportError {
+        ImportError::Line {
+            file: self.name.to_path_buf(),
+            line,
+            message,
+            hint: hint.to_string(),
+        }
+    }
+
+    /// Reads line `n` (not blank): parses it, finds its call, counts a failure or stores the
+    /// answer.
+    fn line(&mut self, n: u64, buf: &[u8]) -> std::result::Result<Flow, ImportError> {
+        let complete = buf.last() == Some(&b'\n');
+        self.report.lines += 1;
+        let v: Value = match serde_json::from_slice(buf) {
+            Ok(v) => v,
+            Err(_) if !complete => {
+                // the last line, cut short: the lines before it count
+                self.report.truncated = true;
+                self.report.lines -= 1;
+                tracing::warn!(file = %self.name.display(), line = n, "the last line is cut short; it was skipped (import the complete file later)");
+                return Ok(Flow::Stop);
+            }
+            Err(e) => {
+                return Err(self.bad(
+                    n,
+                    format!("not a JSON line: {e}"),
+                    "a Batch output file has one JSON object per line",
+                ));
+            }
+        };
+        let Some(key) = v.get("custom_id").and_then(Value::as_str) else {
+            return Err(self.bad(n, "no `custom_id`".into(), "is this a Batch output file?"));
+        };
+        let (call, ep) = self.call_of(n, key)?;
+        let status = v.pointer("/response/status_code").and_then(Value::as_u64);
+        let error = v.get("error").filter(|e| !e.is_null());
+        let body = v.pointer("/response/body").filter(|b| !b.is_null());
+        let Some(body) = body.filter(|_| error.is_none() && status == Some(200)) else {
+            self.failed(n, &call.endpoint, &v, status);
+            return Ok(Flow::Next);
+        };
+        if body.pointer("/choices/0/message").is_none() {
+            return Err(self.bad(
+                n,
+                "the response body is no chat completion (no `choices[0].message`)".into(),
+                "export and run against /v1/chat/completions",
+            ));
+        }
+        if self.cache.contains_chat(key) {
+            self.report.already += 1;
+            return Ok(Flow::Next);
+        }
+        self.store(n, key, &call, ep, body)?;
+        Ok(Flow::Next)
+    }
+
+    /// The exported call `key` names and the endpoint it was exported for.
+    fn call_of(
+        &mut self,
+        n: u64,
+        key: &str,
+    ) -> std::result::Result<(KnownCall, &'a Endpoint), ImportError> {
+        let Some(call) = self.cache.known_call_in(key, &mut self.jobs)? else {
+            return Err(self.bad(
+                n,
+                format!(
+                    "custom_id `{}` is no call of this cache's jobs",
+                    crate::redact::redact(&key.chars().take(80).collect::<String>())
+                ),
+                "import the output of a file exported with this cache (`--export-batch`), with the same `--llm-cache`",
+            ));
+        };
+        let llm: &'a Llm = self.llm;
+        let ep = llm.endpoint(&call.endpoint).map_err(|_| {
+            self.bad(
+                n,
+                format!("the call was exported for endpoint `{}`, which the configuration does not name", call.endpoint),
+                "import with the configuration the file was exported with",
+            )
+        })?;
+        Ok((call, &**ep))
+    }
+
+    /// Counts a failed line and keeps its reason (redacted, cut to 300 characters).
+    fn failed(&mut self, n: u64, endpoint: &str, v: &Value, status: Option<u64>) {
+        self.report.failed += 1;
+        let ledger = &self.llm.inner.ledger;
+        ledger.event(endpoint, Event::ProviderFailed);
+        let error = v.get("error").filter(|e| !e.is_null());
+        let why = v
+            .pointer("/response/body/error/message")
+            .or_else(|| v.pointer("/error/message"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| error.map(Value::to_string))
+            .unwrap_or_else(|| {
+                format!("status {}", status.map_or("none".into(), |s| s.to_string()))
+            });
+        let why = crate::redact::redact(&why.chars().take(300).collect::<String>()).into_owned();
+        if self.report.errors.len() < ERRORS_KEPT {
+            self.report.errors.push((n, why.clone()));
+        }
+        ledger.note_error(endpoint, &why);
+    }
+
+    /// Stores one answer under the spend job that exported it; an unparsable one is counted.
+    fn store(
+        &mut self,
+        n: u64,
+        key: &str,
+        call: &KnownCall,
+        ep: &Endpoint,
+        body: &Value,
+    ) -> std::result::Result<(), ImportError> {
+        if call.spend_job != self.spend_job {
+            if let Some(job) = &call.spend_job {
+                self.llm.inner.ledger.set_job(job);
+            }
+            self.spend_job = call.spend_job.clone();
+        }
+        let output = self
+            .outputs
+            .entry(call.item.output.clone())
+            .or_insert_with_key(|s| OutputSpec::of_stored(s));
+        let stored = self.llm.store_batch_answer(
+            self.cache,
+            ep,
+            &call.batch_id,
+            key,
+            &call.item,
+            output,
+            body,
+        )?;
+        if let Err(error) = stored {
+            self.report.parse_failed += 1;
+            if self.report.errors.len() < ERRORS_KEPT {
+                self.report
+                    .errors
+                    .push((n, format!("unparsable answer: {error}")));
+            }
+            return Ok(());
+        }
+        self.report.answered += 1;
+        *self.report.models.entry(ep.cfg.model.clone()).or_default() += 1;
+        self.cache.wait_pending_below(ANSWERS_PENDING)?;
+        Ok(())
     }
 }
 

@@ -155,7 +155,7 @@ impl Llm {
 
     /// The cores the shared-speed endpoints run on side by side ([`crate::plan::local_cores`]);
     /// 1 when no endpoint shares its speed.
-    pub fn shared_cores(&self) -> usize {
+    pub(crate) fn shared_cores(&self) -> usize {
         if self.inner.endpoints.values().any(|e| e.cfg.shared_speed) {
             crate::plan::local_cores()
         } else {

@@ -41,14 +41,6 @@ impl Llm {
             .filter(|j| self.inner.endpoints.contains_key(&j.endpoint))
             .count())
     }
-
-    /// Writes every answer and spend row received so far into the cache file.
-    pub fn flush_cache(&self) -> Result<()> {
-        match &self.inner.cache {
-            Some(c) => c.flush(),
-            None => Ok(()),
-        }
-    }
 }
 
 /// A job tag for the spend ledger: a hash of what the job is (`audit`, `synth`) and where its

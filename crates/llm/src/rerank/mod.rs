@@ -88,11 +88,11 @@ pub struct RerankConfig {
 
 /// The cosine range mapped onto 0-1 for an `embeddings` judge without `score_range`: where
 /// multilingual-e5-small puts unrelated (about 0.72) and answering (about 0.88) passages.
-pub const DEFAULT_COSINE_RANGE: [f64; 2] = [0.72, 0.90];
+pub(crate) const DEFAULT_COSINE_RANGE: [f64; 2] = [0.72, 0.90];
 
 /// The relevance judge of the embedded local default: multilingual-e5-small through
 /// `/embeddings`, with its `query: ` / `passage: ` prefixes and the default cosine range.
-pub fn local_e5() -> RerankConfig {
+pub(crate) fn local_e5() -> RerankConfig {
     RerankConfig {
         query_prefix: "query: ".into(),
         passage_prefix: "passage: ".into(),
@@ -181,7 +181,7 @@ impl RerankConfig {
     /// (`prefix_as_input_type`): the query's and the passages' request bodies, each with its
     /// `input_type` and the texts without a leading `query: ` / `passage: `. Their answers
     /// are put together by [`merge_split`].
-    pub fn split_bodies(&self, model: &str, query: &str, passages: &[String]) -> [Value; 2] {
+    pub(crate) fn split_bodies(&self, model: &str, query: &str, passages: &[String]) -> [Value; 2] {
         let q = self.query_text(query);
         let q = q.strip_prefix("query: ").unwrap_or(&q);
         let docs: Vec<String> = passages
@@ -242,7 +242,7 @@ impl RerankConfig {
 
 /// Prompt tokens an answer reports (`usage.prompt_tokens`, `usage.total_tokens`, Cohere's
 /// `meta.billed_units.input_tokens`), if any.
-pub fn reported_tokens(resp: &Value) -> Option<u64> {
+pub(crate) fn reported_tokens(resp: &Value) -> Option<u64> {
     [
         "/usage/prompt_tokens",
         "/usage/total_tokens",

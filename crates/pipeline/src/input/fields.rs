@@ -8,7 +8,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use mtr_core::InputError;
-use mtr_core::formats::corpus::{CorpusOptions, ID_FIELDS, TEXT_FIELDS, passage_from_json};
+use mtr_core::formats::{CorpusOptions, ID_FIELDS, TEXT_FIELDS, passage_from_json};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -49,7 +49,10 @@ const MAX_DEPTH: usize = 8;
 
 /// The corpus files of `path` (a file, a folder, a BEIR or native benchmark folder), sorted.
 pub fn list(path: &Path) -> Result<Vec<CorpusFile>> {
-    if path.is_dir() && (BenchmarkDir::is_native(path) || mtr_core::formats::beir::sniff(path)) {
+    if path.is_dir()
+        && (BenchmarkDir::is_native(path)
+            || mtr_core::formats::looks_like(mtr_core::formats::Format::Beir, path))
+    {
         let corpus = path.join("corpus.jsonl");
         return Ok(vec![CorpusFile {
             path: corpus,

@@ -8,7 +8,7 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use mtr_core::formats::json_doc::JsonDoc;
+use mtr_core::formats::JsonDoc;
 use mtr_core::{Error as CoreError, InputError, jsonl};
 use serde_json::{Map, Value};
 

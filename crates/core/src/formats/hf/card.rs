@@ -13,6 +13,7 @@ use crate::formats::export::QueryField;
 /// A section of the card's body the caller renders (the audit's verdict, realism figures).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardSection {
+    /// The section's heading.
     pub title: String,
     /// Markdown.
     pub body: String,
@@ -20,14 +21,14 @@ pub struct CardSection {
 
 /// The figures the card states.
 #[derive(Debug, Clone)]
-pub struct CardFacts<'a> {
-    pub manifest: &'a Manifest,
-    pub dialogues: usize,
-    pub turns: usize,
-    pub judged_turns: usize,
-    pub passages: u64,
-    pub qrels_pairs: usize,
-    pub query: QueryField,
+pub(crate) struct CardFacts<'a> {
+    pub(crate) manifest: &'a Manifest,
+    pub(crate) dialogues: usize,
+    pub(crate) turns: usize,
+    pub(crate) judged_turns: usize,
+    pub(crate) passages: u64,
+    pub(crate) qrels_pairs: usize,
+    pub(crate) query: QueryField,
 }
 
 /// License identifiers the Hub accepts as they are; anything else is `other`, with its name.
@@ -63,7 +64,7 @@ fn quoted(s: &str) -> String {
 }
 
 /// The Hub's size category of a dataset of `rows` rows (its largest config).
-pub fn size_category(rows: u64) -> &'static str {
+pub(crate) fn size_category(rows: u64) -> &'static str {
     match rows {
         0..1_000 => "n<1K",
         1_000..10_000 => "1K<n<10K",
@@ -148,7 +149,7 @@ fn front_matter(f: &CardFacts<'_>) -> String {
 }
 
 /// The whole card.
-pub fn render(f: &CardFacts<'_>, sections: &[CardSection]) -> String {
+pub(crate) fn render(f: &CardFacts<'_>, sections: &[CardSection]) -> String {
     let m = f.manifest;
     let name = pretty_name(m);
     let mut o = front_matter(f);

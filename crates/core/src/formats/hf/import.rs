@@ -48,14 +48,14 @@ fn is_parquet(p: &Path) -> bool {
 
 /// True for a folder with a `corpus/` config and a `queries/` or `dialogues/` one, each holding
 /// Parquet or JSON-lines files.
-pub fn sniff(path: &Path) -> bool {
+pub(crate) fn sniff(path: &Path) -> bool {
     let has = |name: &str| data_files(&path.join(name)).is_ok_and(|f| !f.is_empty());
     path.is_dir()
         && has(layout::CORPUS.name)
         && (has(layout::QUERIES.name) || has(layout::DIALOGUES.name))
 }
 
-pub fn import(
+pub(crate) fn import(
     src: &Path,
     out: &Path,
     opts: &ImportOptions,

@@ -10,15 +10,15 @@ use super::parquet::{Column, Kind};
 
 /// A config of the dataset: its name, its split and the file that holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    pub name: &'static str,
-    pub split: &'static str,
-    pub columns: &'static [Column],
+pub(crate) struct Config {
+    pub(crate) name: &'static str,
+    pub(crate) split: &'static str,
+    pub(crate) columns: &'static [Column],
 }
 
 impl Config {
     /// The file's path inside the folder, as the card's `data_files` names it.
-    pub fn file(&self) -> String {
+    pub(crate) fn file(&self) -> String {
         format!("{}/{}-00000-of-00001.parquet", self.name, self.split)
     }
 }
@@ -27,7 +27,7 @@ const fn col(name: &'static str, kind: Kind) -> Column {
     Column { name, kind }
 }
 
-pub const CORPUS: Config = Config {
+pub(crate) const CORPUS: Config = Config {
     name: "corpus",
     split: "corpus",
     columns: &[
@@ -41,7 +41,7 @@ pub const CORPUS: Config = Config {
     ],
 };
 
-pub const QUERIES: Config = Config {
+pub(crate) const QUERIES: Config = Config {
     name: "queries",
     split: "queries",
     columns: &[
@@ -59,7 +59,7 @@ pub const QUERIES: Config = Config {
     ],
 };
 
-pub const QRELS: Config = Config {
+pub(crate) const QRELS: Config = Config {
     name: "qrels",
     split: "test",
     columns: &[
@@ -69,7 +69,7 @@ pub const QRELS: Config = Config {
     ],
 };
 
-pub const DIALOGUES: Config = Config {
+pub(crate) const DIALOGUES: Config = Config {
     name: "dialogues",
     split: "test",
     columns: &[
@@ -89,11 +89,11 @@ pub const DIALOGUES: Config = Config {
 };
 
 /// Every config, in the card's order.
-pub const CONFIGS: [Config; 4] = [CORPUS, QUERIES, QRELS, DIALOGUES];
+pub(crate) const CONFIGS: [Config; 4] = [CORPUS, QUERIES, QRELS, DIALOGUES];
 
 /// The dataset card.
-pub const CARD: &str = "README.md";
+pub(crate) const CARD: &str = "README.md";
 
 /// The benchmark's manifest, kept beside the tables so that an import restores its name,
 /// license, generator models and synthesis settings.
-pub const MANIFEST: &str = "benchmark.toml";
+pub(crate) const MANIFEST: &str = "benchmark.toml";

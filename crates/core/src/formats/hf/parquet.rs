@@ -28,7 +28,7 @@ const ROWS_PER_GROUP: usize = 10_000;
 
 /// What a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// UTF-8 text, never null.
     Text,
     /// UTF-8 text or null.
@@ -41,14 +41,14 @@ pub enum Kind {
 
 /// A named column of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Column {
-    pub name: &'static str,
-    pub kind: Kind,
+pub(crate) struct Column {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
 }
 
 /// One cell of a row being written, in the kind of its column.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     Text(String),
     Null,
     Int(i32),
@@ -94,7 +94,7 @@ fn column_type(c: &Column) -> Result<Type> {
 }
 
 /// Writes one Parquet table, a row group at a time.
-pub struct TableWriter {
+pub(crate) struct TableWriter {
     path: PathBuf,
     columns: Vec<Column>,
     writer: SerializedFileWriter<AtomicFile>,
@@ -103,7 +103,7 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
-    pub fn create(path: &Path, columns: &[Column]) -> Result<Self> {
+    pub(crate) fn create(path: &Path, columns: &[Column]) -> Result<Self> {
         let fields = columns
             .iter()
             .map(|c| column_type(c).map(Arc::new))
@@ -129,7 +129,7 @@ impl TableWriter {
     }
 
     /// Adds a row (one cell per column, in column order).
-    pub fn push(&mut self, row: Vec<Cell>) -> Result<()> {
+    pub(crate) fn push(&mut self, row: Vec<Cell>) -> Result<()> {
         if row.len() != self.columns.len() {
             return Err(Error::Internal(format!(
                 "{}: a row of {} cells for {} columns",
@@ -189,7 +189,7 @@ impl TableWriter {
 
     /// Writes the last row group and the footer, then moves the file into place; returns the
     /// number of rows.
-    pub fn finish(mut self) -> Result<u64> {
+    pub(crate) fn finish(mut self) -> Result<u64> {
         self.flush_group()?;
         let file = self
             .writer
@@ -264,7 +264,7 @@ fn list_cells<'a>(
 /// A value read from a table: text (also from a byte column that holds UTF-8), an integer
 /// (any width, or a float without a fraction), null, or a list of texts.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     Text(String),
     Int(i64),
     Null,
@@ -272,7 +272,7 @@ pub enum Value {
 }
 
 /// Reads the named columns of a Parquet file row by row.
-pub struct TableReader {
+pub(crate) struct TableReader {
     path: PathBuf,
     reader: SerializedFileReader<File>,
     projection: Type,
@@ -282,7 +282,7 @@ pub struct TableReader {
 impl TableReader {
     /// Opens `path` for the columns `wanted` (`(name, required)`); a required column the file
     /// lacks is a user error naming the file, the column and the columns it has.
-    pub fn open(path: &Path, wanted: &[(&str, bool)]) -> Result<Self> {
+    pub(crate) fn open(path: &Path, wanted: &[(&str, bool)]) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let reader = SerializedFileReader::new(file).map_err(|e| {
             Error::from(
@@ -330,7 +330,7 @@ impl TableReader {
 
     /// Calls `f` with each row's 0-based number and its cells by column name (columns the file
     /// lacks are absent).
-    pub fn for_each(&self, mut f: impl FnMut(u64, &Row<'_>) -> Result<()>) -> Result<()> {
+    pub(crate) fn for_each(&self, mut f: impl FnMut(u64, &Row<'_>) -> Result<()>) -> Result<()> {
         let rows = self
             .reader
             .get_row_iter(Some(self.projection.clone()))
@@ -405,7 +405,7 @@ fn value_of(field: Field) -> Option<Value> {
 }
 
 /// One row being read: its cells by column name.
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     path: &'a Path,
     no: u64,
     cells: Vec<(String, Value)>,
@@ -417,14 +417,14 @@ impl Row<'_> {
     }
 
     /// A user error naming the file, the row and the column `name`.
-    pub fn error(&self, name: &str, message: &str) -> Error {
+    pub(crate) fn error(&self, name: &str, message: &str) -> Error {
         InputError::new(self.path, format!("row {}: {message}", self.no))
             .field(name)
             .into()
     }
 
     /// A text cell (an integer id reads as its decimal digits); null or absent is an error.
-    pub fn text(&self, name: &str) -> Result<String> {
+    pub(crate) fn text(&self, name: &str) -> Result<String> {
         match self.get(name) {
             Some(Value::Text(s)) => Ok(s.clone()),
             Some(Value::Int(v)) => Ok(v.to_string()),
@@ -434,7 +434,7 @@ impl Row<'_> {
     }
 
     /// A text cell that may be null or absent.
-    pub fn opt_text(&self, name: &str) -> Result<Option<String>> {
+    pub(crate) fn opt_text(&self, name: &str) -> Result<Option<String>> {
         match self.get(name) {
             Some(Value::Null) | None => Ok(None),
             _ => self.text(name).map(Some),
@@ -442,7 +442,7 @@ impl Row<'_> {
     }
 
     /// An integer cell.
-    pub fn int(&self, name: &str) -> Result<i64> {
+    pub(crate) fn int(&self, name: &str) -> Result<i64> {
         match self.get(name) {
             Some(Value::Int(v)) => Ok(*v),
             Some(Value::Text(s)) => s

@@ -15,7 +15,7 @@ use crate::error::{InputError, Result};
 use crate::model::{Dialogue, Tags, Turn};
 
 /// The separator of conversation id and turn number in MTRAG task ids.
-pub const TASK_SEP: &str = "<::>";
+pub(crate) const TASK_SEP: &str = "<::>";
 
 #[derive(Debug, Deserialize)]
 pub(super) struct Conversation {

@@ -47,84 +47,89 @@ pub(super) fn discover(src: &Path, opts: &ImportOptions) -> Result<Layout> {
     let mut layout = Layout::default();
     let mut corpus_candidates: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     for f in &files {
-        let name = walk::file_name(f);
         if let Some(dom) = conversation_file_domain(f) {
             layout.conversations.push((f.clone(), dom));
             continue;
         }
-        for (suffix, kind) in [
-            ("_rewrite.jsonl", 0),
-            ("_lastturn.jsonl", 1),
-            ("_questions.jsonl", 2),
-        ] {
-            if let Some(dom) = name.strip_suffix(suffix) {
-                let t = layout.tasks.entry(dom.to_string()).or_default();
-                match kind {
-                    0 => t.rewrite = Some(f.clone()),
-                    1 => t.lastturn = Some(f.clone()),
-                    _ => t.questions = Some(f.clone()),
-                }
-            }
-        }
-        if let Some(dom) = name.strip_prefix("corpus_").and_then(|r| {
-            r.strip_suffix(".jsonl")
-                .or_else(|| r.strip_suffix(".jsonl.zip"))
-        }) {
-            corpus_candidates
-                .entry(dom.to_string())
-                .or_default()
-                .push(f.clone());
-        } else if f.components().any(|c| c.as_os_str() == "corpora") {
-            let lower = name.to_ascii_lowercase();
-            for ext in [".jsonl.zip", ".json.zip", ".jsonl", ".zip"] {
-                if let Some(dom) = lower.strip_suffix(ext) {
-                    corpus_candidates
-                        .entry(dom.to_string())
-                        .or_default()
-                        .push(f.clone());
-                    break;
-                }
-            }
+        note_task_file(f, &mut layout);
+        if let Some(dom) = corpus_file_domain(f) {
+            corpus_candidates.entry(dom).or_default().push(f.clone());
         }
     }
-    // qrels: `<task dir>/qrels/<split>.tsv`
     for t in layout.tasks.values_mut() {
-        let Some(dir) = t
-            .rewrite
-            .as_ref()
-            .or(t.lastturn.as_ref())
-            .or(t.questions.as_ref())
-            .and_then(|p| p.parent())
-        else {
-            continue;
-        };
-        let qdir = dir.join("qrels");
-        let mut tsvs: Vec<PathBuf> = files
-            .iter()
-            .filter(|f| f.parent() == Some(qdir.as_path()) && walk::file_name(f).ends_with(".tsv"))
-            .cloned()
-            .collect();
-        tsvs.sort_by_key(|p| {
-            let n = walk::file_name(p);
-            let want = opts.split.as_deref().map(|s| format!("{s}.tsv"));
-            (Some(n.clone()) != want, n != "dev.tsv", n != "test.tsv", n)
-        });
-        t.qrels = tsvs.into_iter().next();
+        t.qrels = pick_qrels(t, &files, opts);
     }
-    for (dom, mut cands) in corpus_candidates {
-        // passage_level beats document_level; unzipped beats zipped.
-        cands.sort_by_key(|p| {
-            let s = p.to_string_lossy();
-            (
-                s.contains("document_level"),
-                !s.contains("passage_level"),
-                s.ends_with(".zip"),
-                s.into_owned(),
-            )
-        });
-        if let Some(best) = cands.into_iter().next() {
+    for (dom, cands) in corpus_candidates {
+        if let Some(best) = best_corpus(cands) {
             layout.corpora.insert(dom, best);
         }
     }
     Ok(layout)
+}
+
+/// Records `f` as its domain's rewrite, last-turn or questions file when its name says so.
+fn note_task_file(f: &Path, layout: &mut Layout) {
+    let name = walk::file_name(f);
+    if let Some(dom) = name.strip_suffix("_rewrite.jsonl") {
+        layout.tasks.entry(dom.to_string()).or_default().rewrite = Some(f.to_path_buf());
+    } else if let Some(dom) = name.strip_suffix("_lastturn.jsonl") {
+        layout.tasks.entry(dom.to_string()).or_default().lastturn = Some(f.to_path_buf());
+    } else if let Some(dom) = name.strip_suffix("_questions.jsonl") {
+        layout.tasks.entry(dom.to_string()).or_default().questions = Some(f.to_path_buf());
+    }
+}
+
+/// The domain of a corpus file: `corpus_<domain>.jsonl[.zip]`, or `<domain>.<ext>` under a
+/// `corpora` folder.
+fn corpus_file_domain(f: &Path) -> Option<String> {
+    let name = walk::file_name(f);
+    if let Some(dom) = name.strip_prefix("corpus_").and_then(|r| {
+        r.strip_suffix(".jsonl")
+            .or_else(|| r.strip_suffix(".jsonl.zip"))
+    }) {
+        return Some(dom.to_string());
+    }
+    if !f.components().any(|c| c.as_os_str() == "corpora") {
+        return None;
+    }
+    let lower = name.to_ascii_lowercase();
+    [".jsonl.zip", ".json.zip", ".jsonl", ".zip"]
+        .into_iter()
+        .find_map(|ext| lower.strip_suffix(ext).map(str::to_string))
+}
+
+/// The qrels of a task folder: `<task dir>/qrels/<split>.tsv`, else `dev.tsv`, else `test.tsv`.
+fn pick_qrels(t: &TaskFiles, files: &[PathBuf], opts: &ImportOptions) -> Option<PathBuf> {
+    let dir = t
+        .rewrite
+        .as_ref()
+        .or(t.lastturn.as_ref())
+        .or(t.questions.as_ref())
+        .and_then(|p| p.parent())?;
+    let qdir = dir.join("qrels");
+    let mut tsvs: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| f.parent() == Some(qdir.as_path()) && walk::file_name(f).ends_with(".tsv"))
+        .cloned()
+        .collect();
+    let want = opts.split.as_deref().map(|s| format!("{s}.tsv"));
+    tsvs.sort_by_key(|p| {
+        let n = walk::file_name(p);
+        (Some(n.clone()) != want, n != "dev.tsv", n != "test.tsv", n)
+    });
+    tsvs.into_iter().next()
+}
+
+/// passage_level beats document_level; unzipped beats zipped.
+fn best_corpus(mut cands: Vec<PathBuf>) -> Option<PathBuf> {
+    cands.sort_by_key(|p| {
+        let s = p.to_string_lossy();
+        (
+            s.contains("document_level"),
+            !s.contains("passage_level"),
+            s.ends_with(".zip"),
+            s.into_owned(),
+        )
+    });
+    cands.into_iter().next()
 }

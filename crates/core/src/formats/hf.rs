@@ -11,10 +11,11 @@ mod import;
 mod layout;
 mod parquet;
 
-pub use card::{CardSection, size_category};
+pub use card::CardSection;
 pub use export::{HfOptions, export_hf};
-pub use import::{import, sniff};
-pub use layout::{CARD, CONFIGS, Config};
+pub(crate) use import::{import, sniff};
+#[cfg(test)]
+use layout::{CARD, CONFIGS};
 
 #[cfg(test)]
 mod tests;

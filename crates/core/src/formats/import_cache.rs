@@ -1,116 +1,15 @@
-//! Importers from the published formats of conversational retrieval benchmarks into mtr's native
-//! benchmark folder, format auto-detection, and [`open_any`], which lets every command take a
-//! folder in any supported format: it is imported once into a cache keyed by the source's
-//! fingerprint and the native copy is used from then on.
-//!
-//! One module per format; each exposes `import(src, out, opts, progress) -> ImportReport` and a
-//! cheap `sniff(path) -> bool` used by [`detect`]. Shared machinery (strict-or-lenient problem
-//! handling, the streaming writer of the native folder, JSON documents with line numbers,
-//! corpus readers, grouping of query ids into dialogues) lives in the helper modules.
+//! The import cache behind [`open_any`]: every command takes a folder in any supported format;
+//! a non-native source is imported once into a folder keyed by its [`source_key`] and the
+//! native copy is used from then on. The import is staged in a temporary sibling and renamed
+//! into place, so a failed import leaves no half-written cache folder.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::{Format, ImportOptions, detect, import, walk};
 use crate::benchmark::{BenchmarkDir, MANIFEST};
-use crate::error::{Error, InputError, Result};
+use crate::error::{Error, Result};
 use crate::progress::Progress;
-
-pub mod beir;
-pub mod builder;
-pub mod cast;
-pub mod chatrag;
-pub mod coral;
-pub mod corpus;
-mod dataset_file;
-pub mod doc2dial;
-pub mod export;
-pub mod group;
-pub mod hf;
-pub mod inscit;
-pub mod json_doc;
-pub mod judgements;
-pub mod mtrag;
-mod options;
-pub mod qrecc;
-pub mod quac;
-pub mod runs;
-mod scalar;
-#[cfg(test)]
-mod test_support;
-pub mod topiocqa;
-pub mod trec_dir;
-mod typed_doc;
-pub mod walk;
-
-pub use builder::ImportReport;
-pub use options::{Format, Grouping, ImportOptions};
-
-/// Figures out the format of a file or folder.
-pub fn detect(path: &Path) -> Result<Format> {
-    if !path.exists() {
-        return Err(InputError::new(path, "no such file or folder").into());
-    }
-    if path.is_dir() && BenchmarkDir::is_native(path) {
-        return Ok(Format::Native);
-    }
-    // Most specific first: MTRAG folders also look like BEIR folders inside.
-    type Sniff = fn(&Path) -> bool;
-    let checks: [(Format, Sniff); 12] = [
-        (Format::Mtrag, mtrag::sniff),
-        (Format::Hf, hf::sniff),
-        (Format::Chatrag, chatrag::sniff),
-        (Format::Coral, coral::sniff),
-        (Format::Doc2dial, doc2dial::sniff),
-        (Format::Quac, quac::sniff),
-        (Format::Beir, beir::sniff),
-        (Format::Inscit, inscit::sniff),
-        (Format::Qrecc, qrecc::sniff),
-        (Format::Topiocqa, topiocqa::sniff),
-        (Format::Cast, cast::sniff),
-        (Format::Trec, trec_dir::sniff),
-    ];
-    for (format, sniff) in checks {
-        if sniff(path) {
-            tracing::debug!("{} looks like {format}", path.display());
-            return Ok(format);
-        }
-    }
-    Err(InputError::new(path, "cannot tell the benchmark format of this file or folder")
-        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac, hf)")
-        .into())
-}
-
-/// Imports `src` (in `format`) into a native benchmark folder at `out`.
-pub fn import(
-    format: Format,
-    src: &Path,
-    out: &Path,
-    opts: &ImportOptions,
-    progress: &dyn Progress,
-) -> Result<ImportReport> {
-    if !src.exists() {
-        return Err(InputError::new(src, "no such file or folder").into());
-    }
-    match format {
-        Format::Native => Err(
-            InputError::new(src, "this is already a native mtr benchmark")
-                .hint("use it directly, or copy the folder")
-                .into(),
-        ),
-        Format::Mtrag => mtrag::import(src, out, opts, progress),
-        Format::Beir => beir::import(src, out, opts, progress),
-        Format::Trec => trec_dir::import(src, out, opts, progress),
-        Format::Topiocqa => topiocqa::import(src, out, opts, progress),
-        Format::Qrecc => qrecc::import(src, out, opts, progress),
-        Format::Inscit => inscit::import(src, out, opts, progress),
-        Format::Cast => cast::import(src, out, opts, progress),
-        Format::Chatrag => chatrag::import(src, out, opts, progress),
-        Format::Coral => coral::import(src, out, opts, progress),
-        Format::Doc2dial => doc2dial::import(src, out, opts, progress),
-        Format::Quac => quac::import(src, out, opts, progress),
-        Format::Hf => hf::import(src, out, opts, progress),
-    }
-}
 
 /// A native benchmark for any supported file or folder: the folder itself when it is native,
 /// else an import into a cache folder keyed by the source's fingerprint (reused while the source
@@ -175,7 +74,7 @@ pub fn open_any_with(
 /// Fingerprint of an import source: every file's relative path, size and modification time,
 /// plus the format, the options and mtr's version. Cheap (no file is read) and changes whenever
 /// a source file does.
-pub fn source_key(src: &Path, format: Format, opts: &ImportOptions) -> Result<String> {
+pub(crate) fn source_key(src: &Path, format: Format, opts: &ImportOptions) -> Result<String> {
     let mut hasher = blake3::Hasher::new();
     hasher.update(format.name().as_bytes());
     hasher.update(b"\0");
@@ -233,49 +132,6 @@ fn is_writable(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn detect_names_missing_path() {
-        let e = detect(Path::new("/definitely/not/here")).unwrap_err();
-        assert!(e.is_user_error());
-    }
-
-    #[test]
-    fn every_fixture_is_detected() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/formats");
-        for (dir, want) in [
-            ("mtrag", Format::Mtrag),
-            ("beir", Format::Beir),
-            ("trec", Format::Trec),
-            ("topiocqa", Format::Topiocqa),
-            ("qrecc", Format::Qrecc),
-            ("inscit", Format::Inscit),
-            ("cast", Format::Cast),
-            ("ikat", Format::Cast),
-            ("chatrag", Format::Chatrag),
-            ("coral", Format::Coral),
-            ("doc2dial", Format::Doc2dial),
-            ("quac", Format::Quac),
-        ] {
-            assert_eq!(detect(&root.join(dir)).unwrap(), want, "{dir}");
-        }
-        assert_eq!(
-            detect(&root.join("topiocqa/topiocqa_dev.json")).unwrap(),
-            Format::Topiocqa
-        );
-        // a ChatRAG-Bench subset folder and one of its files, a release's data file alone
-        for (path, want) in [
-            ("chatrag/data/doc2dial", Format::Chatrag),
-            ("chatrag/data/inscit/dev.json", Format::Chatrag),
-            ("coral/test/new_test_conversation.json", Format::Coral),
-            ("quac/val_v0.2.json", Format::Quac),
-            ("doc2dial/doc2dial_dial_validation.json", Format::Doc2dial),
-        ] {
-            assert_eq!(detect(&root.join(path)).unwrap(), want, "{path}");
-        }
-        let tmp = tempfile::tempdir().unwrap();
-        assert!(detect(tmp.path()).unwrap_err().is_user_error());
-    }
 
     #[test]
     fn open_any_imports_once_into_the_cache() {
