@@ -345,3 +345,36 @@ fn pipes_give_the_same_output_as_files() {
         std::fs::read_to_string(d.join("out.test")).unwrap()
     );
 }
+
+/// Judged@k (ir_measures' name; `judged.k` as trec_eval would spell it) in the text output
+/// (per query and `all`) and the JSON: the share of the top k the qrels judge, any grade.
+#[test]
+fn judged_at_k_per_query_all_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let qrels = dir.path().join("q.qrels");
+    let run = dir.path().join("r.run");
+    std::fs::write(&qrels, "1 0 a 2\n1 0 b 0\n1 0 c -1\n2 0 x 1\n").unwrap();
+    std::fs::write(
+        &run,
+        "1 Q0 a 1 9 t\n1 Q0 u 2 8 t\n1 Q0 b 3 7 t\n1 Q0 c 4 6 t\n2 Q0 y 1 5 t\n2 Q0 x 2 4 t\n",
+    )
+    .unwrap();
+    let (q, r) = (qrels.to_str().unwrap(), run.to_str().unwrap());
+    let text = stdout(&["eval", "-q", "-m", "Judged@2", "-m", "P.2", q, r]);
+    let want: String = ["1", "2", "all"]
+        .iter()
+        .flat_map(|q| ["P_2", "judged_2"].map(|m| format!("{m:<22}\t{q}\t0.5000\n")))
+        .collect();
+    assert_eq!(text, want);
+    // top 4 of query 1: a, b and c judged (grades 2, 0, -1), u not: 3/4; query 2 retrieved 2
+    let json = stdout(&["eval", "--format", "json", "-m", "judged.4", q, r]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["per_query"]["1"]["judged_4"], 0.75);
+    assert_eq!(v["per_query"]["2"]["judged_4"], 0.5);
+    assert_eq!(v["summary"]["judged_4"], 0.625);
+    let out = mtr()
+        .args(["eval", "-m", "Judged@0", q, r])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -13,19 +13,20 @@
 //!   writing of a results folder;
 //! - [`leaderboard`]: merging results into tables and one self-contained HTML page;
 //! - [`sensitivity`]: the leaderboard under the alternative qrels an audit supports
-//!   ([`rank_correlation`]: Kendall's tau and tau_AP).
+//!   (Kendall's tau-b and tau_AP from `mtr_metrics::agreement`).
 
 pub mod depth;
 pub mod diagnose;
+#[path = "job/compute.rs"]
 pub mod engine;
 pub mod error;
 pub mod failures;
+#[path = "job/assemble.rs"]
 pub mod job;
 pub mod leaderboard;
 pub mod measure;
 pub mod output;
 pub mod query_set;
-pub mod rank_correlation;
 pub mod report;
 pub mod result;
 #[cfg(feature = "retrieve")]
@@ -35,6 +36,7 @@ pub mod score;
 pub mod sensitivity;
 pub mod sensitivity_report;
 pub mod split;
+#[path = "job/stages.rs"]
 pub mod stages;
 pub mod stats;
 pub mod strata;

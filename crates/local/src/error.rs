@@ -114,3 +114,38 @@ impl LocalError {
 
 /// The result of the local servers' functions.
 pub type Result<T, E = LocalError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_io_error_names_its_file_and_keeps_its_source() {
+        let e = LocalError::io(
+            "cannot create",
+            "/state/local",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        assert!(e.is_user_error());
+        assert_eq!(
+            e.to_string(),
+            "local model server: cannot create /state/local: permission denied (fix: check permissions of the state folder (`mtr local paths`))"
+        );
+        assert!(std::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn a_server_answering_garbage_is_not_the_users_to_fix() {
+        let e = LocalError::Protocol {
+            message: "speed run answer: EOF".into(),
+            hint: "see qwen.log".into(),
+        };
+        assert!(!e.is_user_error());
+        assert!(!LocalError::Internal("HTTP client".into()).is_user_error());
+        let port = LocalError::Port {
+            source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
+        };
+        assert!(port.is_user_error());
+        assert!(port.to_string().contains("check the loopback interface"));
+    }
+}

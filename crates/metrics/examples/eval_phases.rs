@@ -1,11 +1,12 @@
-//! Times the phases of an evaluation (qrels read, run evaluation; `GROUPED=1` forces the
-//! grouping reader instead of the one-pass one) on real files:
+//! Times the phases of an evaluation (qrels read, run evaluation) on real files; a run whose
+//! queries' lines are not contiguous (e.g. shuffled with `shuf`) takes the grouping reader
+//! instead of the one-pass one:
 //! `cargo run --release -p mtr-metrics --example eval_phases -- QRELS RUN [measure...]`.
 //! A profiling aid for benchmarks/metrics; the benchmark itself times the `mtr` binary.
 
 use std::time::Instant;
 
-use mtr_metrics::{Dedup, EvalOptions, MeasureSet, MissingQueries, RunFile};
+use mtr_metrics::{Dedup, EvalOptions, MeasureSet, MissingQueries};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,12 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let q = mtr_metrics::read_qrels_file(&args[0], Dedup::Error)?;
     let t1 = t.elapsed();
-    let ev = if std::env::var_os("GROUPED").is_some() {
-        let r = RunFile::open(&args[1])?;
-        mtr_metrics::evaluate_prepared(&q, &r, &opts)?
-    } else {
-        mtr_metrics::evaluate_file(&q, &args[1], &opts)?
-    };
+    let ev = mtr_metrics::evaluate_file(&q, &args[1], &opts)?;
     let t2 = t.elapsed();
     eprintln!(
         "qrels {:.3}s  run {:.3}s  ({} queries)",
@@ -38,6 +34,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (t2 - t1).as_secs_f64(),
         ev.num_q,
     );
-    eprint!("{}", mtr_metrics::output::trec_eval_text(&ev, false));
+    mtr_metrics::output::write_trec_eval(&mut std::io::stderr(), &ev, false)?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::measure::{Family, MeasureSet, Params};
 use crate::rank::{NONPOOL, UNJUDGED};
 
 /// trec_eval's floor for gm_map.
-pub const MIN_GEO_MEAN: f64 = 0.00001;
+pub(crate) const MIN_GEO_MEAN: f64 = 0.00001;
 
 pub(crate) struct QueryInput<'r> {
     pub rels: &'r [i32],
@@ -93,6 +93,7 @@ pub(crate) fn compute(set: &MeasureSet, q: &QueryInput<'_>, out: &mut Vec<f64>) 
                     out.push(recip_rank(&cx, *k));
                 }
             }
+            Family::Judged => judged(&cx, cuts, out),
         }
     }
 }
@@ -255,6 +256,22 @@ fn recall(cx: &Ctx<'_>, cuts: &[usize], out: &mut Vec<f64>) {
 fn success(cx: &Ctx<'_>, cuts: &[usize], is_rel: impl Fn(i32) -> bool, out: &mut Vec<f64>) {
     rel_at_cutoffs(cx, cuts, is_rel, |_, rel| {
         out.push(if rel > 0 { 1.0 } else { 0.0 })
+    });
+}
+
+/// ir_measures' `Judged@k`: of the top `min(k, retrieved)` documents, the share the qrels
+/// judge with any grade (0 and negative grades included); 0 when nothing was retrieved (a
+/// query `-c` fills in).
+fn judged(cx: &Ctx<'_>, cuts: &[usize], out: &mut Vec<f64>) {
+    let judged = |r: i32| r != NONPOOL;
+    let retrieved = cx.rels.len();
+    rel_at_cutoffs(cx, cuts, judged, |ci, n| {
+        let shown = cuts[ci].min(retrieved);
+        out.push(if shown == 0 {
+            0.0
+        } else {
+            n as f64 / shown as f64
+        });
     });
 }
 
@@ -533,6 +550,21 @@ mod tests {
         }
         let v = run("ndcg", &rels, &judged, 2);
         assert!((v[0] - 0.543791241910304).abs() < 1e-15);
+    }
+
+    #[test]
+    fn judged_counts_every_grade_over_what_was_retrieved() {
+        let judged = [("a", 3), ("b", 0), ("c", -1)];
+        // ranked: a x b c y (x, y unjudged)
+        let rels = [3, NONPOOL, 0, UNJUDGED, NONPOOL];
+        let v = run("judged.1,2,4,5,10", &rels, &judged, 1);
+        // top 10 of 5 retrieved: the share of the 5 (ir_measures' denominator min(k, n))
+        assert_eq!(v, [1.0, 0.5, 0.75, 0.6, 0.6]);
+        // a query `-c` fills in (one unjudged document) and nothing retrieved judge nothing
+        assert_eq!(run("judged.10", &[NONPOOL], &judged, 1), [0.0]);
+        assert_eq!(run("judged.10", &[], &judged, 1), [0.0]);
+        // the relevance level does not matter
+        assert_eq!(run("judged.5", &rels, &judged, 3), [0.6]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use mtr_core::InputError;
 
+/// What mtr-metrics can fail with: the user's input, a bad argument, I/O, or the data layer.
 #[derive(Debug, thiserror::Error)]
 pub enum MetricsError {
     /// The user's input is wrong; fixing the named file fixes the error.
@@ -15,9 +16,12 @@ pub enum MetricsError {
     /// A measure name, option or statistic argument is not valid.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A file could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
@@ -28,12 +32,14 @@ pub enum MetricsError {
 }
 
 impl MetricsError {
+    /// An I/O error on `path`.
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
         MetricsError::Io {
             path: path.as_ref().to_path_buf(),
             source,
         }
     }
+    /// A bad argument (measure name, option, statistic input).
     pub fn invalid(message: impl Into<String>) -> Self {
         MetricsError::InvalidArgument(message.into())
     }
@@ -79,6 +85,7 @@ impl From<mtr_core::Error> for MetricsError {
     }
 }
 
+/// mtr-metrics' result.
 pub type Result<T, E = MetricsError> = std::result::Result<T, E>;
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use rayon::prelude::*;
 use crate::error::Result;
 pub use crate::evaluation::{Conventions, EvalOptions, Evaluation, MissingQueries, QueryScores};
 use crate::evaluation::{finish, missing_error, score_missing, score_query};
-use crate::input::{EvalQrels, MemRun, RunFile, RunSource, read_qrels_file};
+#[cfg(test)]
+use crate::input::read_qrels_file;
+use crate::input::{EvalQrels, MemRun, RunFile, RunSource};
 use crate::rank::{Scratch, rank_query};
 
 /// Evaluates an in-memory run against in-memory qrels.
@@ -30,7 +32,8 @@ pub fn evaluate(
 }
 
 /// Reads qrels and a run (TREC or MTRAG JSONL) from files and evaluates.
-pub fn evaluate_files(
+#[cfg(test)]
+pub(crate) fn evaluate_files(
     qrels: impl AsRef<Path>,
     run: impl AsRef<Path>,
     opts: &EvalOptions,
@@ -60,7 +63,7 @@ pub fn evaluate_file(
 }
 
 /// Evaluates already-read inputs (read qrels once, evaluate many runs).
-pub fn evaluate_prepared(
+pub(crate) fn evaluate_prepared(
     qrels: &EvalQrels,
     run: &RunFile,
     opts: &EvalOptions,
@@ -86,14 +89,46 @@ enum Work {
     Check(usize),
 }
 
-pub(crate) fn evaluate_source<'r>(
+pub(crate) fn evaluate_source(
     qrels: &EvalQrels,
-    run: &'r dyn RunSource,
+    run: &dyn RunSource,
     opts: &EvalOptions,
 ) -> Result<Evaluation> {
     opts.validate()?;
     let columns = opts.measures.columns();
+    let (work, n_ignored) = plan(qrels, run, opts)?;
+    let queries = run_in_input_order(&work, run, |scratch, w| match *w {
+        Work::Check(ri) => {
+            scratch.cands.clear();
+            run.candidates(ri, opts.compat, &mut scratch.cands)?;
+            scratch.cands.clear();
+            Ok(None)
+        }
+        Work::Eval(qi, ri) => {
+            let q = &qrels.queries[qi];
+            scratch.cands.clear();
+            run.candidates(ri, opts.compat, &mut scratch.cands)?;
+            rank_query(scratch, q, opts.dedup, opts.max_docs, run.origin())?;
+            scratch.cands.clear();
+            Ok(Some(score_query(q, &scratch.rels, opts, columns.len())))
+        }
+        Work::Missing(qi) => Ok(Some(score_missing(&qrels.queries[qi], opts, &columns))),
+    })?;
+    finish(
+        columns,
+        queries,
+        qrels,
+        opts,
+        run.run_id().map(str::to_string),
+        n_ignored,
+        run.origin(),
+    )
+}
 
+/// The work in qrels order (each qrels query evaluated, filled in or left out as `opts.missing`
+/// says), then the run queries without qrels, checked only; and how many of those there are.
+/// Qrels queries missing from the run are an error under [`MissingQueries::Error`].
+fn plan(qrels: &EvalQrels, run: &dyn RunSource, opts: &EvalOptions) -> Result<(Vec<Work>, usize)> {
     let mut work = Vec::with_capacity(qrels.len());
     let mut missing = Vec::new();
     let mut in_qrels = vec![false; run.len()];
@@ -118,33 +153,24 @@ pub(crate) fn evaluate_source<'r>(
             .filter(|(_, b)| !**b)
             .map(|(ri, _)| Work::Check(ri)),
     );
-
     if !missing.is_empty() {
         return Err(missing_error(run.origin(), &missing, qrels.len()));
     }
+    Ok((work, n_ignored))
+}
 
-    let run_one = |scratch: &mut Scratch<'r>, w: &Work| -> Result<Option<QueryScores>> {
-        match *w {
-            Work::Check(ri) => {
-                scratch.cands.clear();
-                run.candidates(ri, opts.compat, &mut scratch.cands)?;
-                scratch.cands.clear();
-                Ok(None)
-            }
-            Work::Eval(qi, ri) => {
-                let q = &qrels.queries[qi];
-                scratch.cands.clear();
-                run.candidates(ri, opts.compat, &mut scratch.cands)?;
-                rank_query(scratch, q, opts.dedup, opts.max_docs, run.origin())?;
-                scratch.cands.clear();
-                Ok(Some(score_query(q, &scratch.rels, opts, columns.len())))
-            }
-            Work::Missing(qi) => Ok(Some(score_missing(&qrels.queries[qi], opts, &columns))),
-        }
-    };
-
-    // Process queries in input order, in batches of about BATCH_LINES lines, so that input
-    // behind us can leave memory; batches run in parallel when the run is large.
+/// Runs `one` on every work item, in the order of the items' lines in the input, in batches
+/// of about `BATCH_LINES` lines, so that input behind us can leave memory; batches run in
+/// parallel when the run is large. Returns the scores in work order (qid byte order, since the
+/// work lists qrels queries in qid order, evaluated and missing interleaved by the same walk).
+fn run_in_input_order<'r, F>(
+    work: &[Work],
+    run: &'r dyn RunSource,
+    one: F,
+) -> Result<Vec<QueryScores>>
+where
+    F: Fn(&mut Scratch<'r>, &Work) -> Result<Option<QueryScores>> + Sync,
+{
     const BATCH_LINES: usize = 1 << 18;
     let position = |w: &Work| match *w {
         Work::Eval(_, ri) | Work::Check(ri) => run.extent(ri),
@@ -171,41 +197,35 @@ pub(crate) fn evaluate_source<'r>(
         let out: Vec<Result<Option<QueryScores>>> = if parallel {
             batch
                 .par_iter()
-                .map_init(Scratch::default, |s, w| run_one(s, &work[*w]))
+                .map_init(Scratch::default, |s, w| one(s, &work[*w]))
                 .collect()
         } else {
             let mut s = Scratch::default();
-            batch.iter().map(|w| run_one(&mut s, &work[*w])).collect()
+            batch.iter().map(|w| one(&mut s, &work[*w])).collect()
         };
-        let (mut lo, mut hi) = (usize::MAX, 0);
-        for w in batch {
-            if let Work::Eval(_, ri) | Work::Check(ri) = work[*w] {
-                let (a, b) = run.span(ri);
-                lo = lo.min(a);
-                hi = hi.max(b);
-            }
-        }
-        if lo < hi {
-            run.release(lo, hi);
-        }
+        release_batch(work, batch, run);
         // The first error in input order wins (deterministic, and the smallest line number).
         for (w, r) in batch.iter().zip(out) {
             slots[*w] = r?;
         }
         k = end;
     }
-    // Work lists qrels queries in qid order (evaluated and missing interleaved correctly
-    // because both come from the same qrels walk), so `queries` is in qid byte order.
-    let queries: Vec<QueryScores> = slots.into_iter().flatten().collect();
-    finish(
-        columns,
-        queries,
-        qrels,
-        opts,
-        run.run_id().map(str::to_string),
-        n_ignored,
-        run.origin(),
-    )
+    Ok(slots.into_iter().flatten().collect())
+}
+
+/// Hands the pages of a processed batch back to the kernel.
+fn release_batch(work: &[Work], batch: &[usize], run: &dyn RunSource) {
+    let (mut lo, mut hi) = (usize::MAX, 0);
+    for w in batch {
+        if let Work::Eval(_, ri) | Work::Check(ri) = work[*w] {
+            let (a, b) = run.span(ri);
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+    }
+    if lo < hi {
+        run.release(lo, hi);
+    }
 }
 
 #[cfg(test)]

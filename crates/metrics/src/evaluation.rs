@@ -4,6 +4,7 @@
 //! with grade > 0, as trec_eval does), geometric mean for `gm_map`; the sum runs in qid byte
 //! order like trec_eval's.
 
+#[cfg(test)]
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -32,13 +33,17 @@ pub enum MissingQueries {
 /// Everything that changes the numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
+    /// Measures to compute (default: trec_eval's official set).
     pub measures: MeasureSet,
     /// Minimum grade counted relevant (`-l`), >= 0. nDCG ignores it and uses raw grades.
     pub relevance_level: i64,
+    /// What to do with qrels queries the run lacks.
     pub missing: MissingQueries,
     /// Depth cutoff (`-M`): only the top `max_docs` ranked documents of each query count.
     pub max_docs: Option<usize>,
+    /// Score precision (trec_eval 10 or 9).
     pub compat: Compat,
+    /// What to do with a document listed twice for one query.
     pub dedup: Dedup,
 }
 
@@ -56,6 +61,7 @@ impl Default for EvalOptions {
 }
 
 impl EvalOptions {
+    /// Default options with these measures.
     pub fn with_measures(measures: MeasureSet) -> Self {
         EvalOptions {
             measures,
@@ -99,23 +105,36 @@ impl EvalOptions {
 /// The conventions behind a set of numbers, serialised into every JSON output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Conventions {
+    /// `trec_eval_10` or `trec_eval_9`.
     pub compat: &'static str,
+    /// How scores are read (double or float).
     pub score_precision: &'static str,
+    /// The relevance level (`-l`).
     pub relevance_level: i64,
+    /// What happened to qrels queries the run lacks.
     pub missing_queries: MissingQueries,
+    /// The depth cutoff (`-M`), if any.
     pub max_docs: Option<usize>,
+    /// What happened to duplicate documents.
     pub dedup: Dedup,
+    /// How documents are ranked.
     pub ranking: &'static str,
+    /// How per-query values become the summary.
     pub averaging: &'static str,
+    /// The gain nDCG uses.
     pub ndcg_gain: &'static str,
+    /// map_cut's denominator.
     pub map_cut_denominator: &'static str,
+    /// How negative grades count.
     pub negative_grades: &'static str,
 }
 
 /// One evaluated query's values, aligned with [`Evaluation::columns`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QueryScores {
+    /// The query id.
     pub qid: String,
+    /// One value per column.
     pub values: Vec<f64>,
     /// The run had no results for it (`-c`): its values are trec_eval's zeros.
     pub missing: bool,
@@ -124,21 +143,29 @@ pub struct QueryScores {
 /// Result of an evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evaluation {
+    /// The value columns, in trec_eval's print order.
     pub columns: Vec<Column>,
+    /// Evaluated queries, in qid byte order.
     pub queries: Vec<QueryScores>,
+    /// One summary value per column.
     pub summary: Vec<f64>,
+    /// Queries the summary is over.
     pub num_q: usize,
+    /// The run's tag (last line's sixth column of a TREC run).
     pub run_id: Option<String>,
+    /// Every convention used.
     pub conventions: Conventions,
     /// Run queries that have no qrels (ignored).
     pub ignored_run_queries: usize,
 }
 
 impl Evaluation {
+    /// The index of the column named `name`.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
-    pub fn column_names(&self) -> Vec<&str> {
+    /// Every column's name, in order.
+    pub(crate) fn column_names(&self) -> Vec<&str> {
         self.columns.iter().map(|c| c.name.as_str()).collect()
     }
     /// The summary (`all`) value of a column.
@@ -155,7 +182,9 @@ impl Evaluation {
                 .collect(),
         )
     }
-    pub fn per_query_map(&self, name: &str) -> Option<BTreeMap<String, f64>> {
+    /// Per-query values of one column by qid.
+    #[cfg(test)]
+    pub(crate) fn per_query_map(&self, name: &str) -> Option<BTreeMap<String, f64>> {
         let i = self.column(name)?;
         Some(
             self.queries
@@ -169,6 +198,7 @@ impl Evaluation {
         let i = self.column(name)?;
         Some(self.queries.iter().map(|q| q.values[i]).collect())
     }
+    /// The evaluated queries' ids, in order.
     pub fn qids(&self) -> Vec<&str> {
         self.queries.iter().map(|q| q.qid.as_str()).collect()
     }

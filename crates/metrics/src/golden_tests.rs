@@ -7,9 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use crate::eval::evaluate_files;
 use crate::measure::{Family, MeasureSet};
 use crate::output::trec_eval_text;
-use crate::{Compat, Dedup, EvalOptions, MissingQueries, evaluate_files};
+use crate::{Compat, Dedup, EvalOptions, MissingQueries};
 
 fn shared() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
@@ -43,31 +44,55 @@ fn filter_expected(text: &str, ours: &BTreeSet<String>) -> String {
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn check_trec_eval_case(
-    expected: &str,
-    qrels: &str,
-    run: &str,
-    measures: MeasureSet,
+/// One trec_eval invocation of its test suite: the expected output file, the inputs, and the
+/// options it ran with.
+struct TrecEvalCase<'a> {
+    expected: &'a str,
+    qrels: &'a str,
+    run: &'a str,
+    /// `-q`
     per_query: bool,
-    complete: bool,
-    level: i64,
-    max_docs: Option<usize>,
-) {
+    opts: EvalOptions,
+}
+
+impl<'a> TrecEvalCase<'a> {
+    /// `trec_eval -m all_trec` (mtr's part of it) without `-q`, `-c`, `-l` or `-M`.
+    fn new(expected: &'a str, qrels: &'a str, run: &'a str) -> Self {
+        TrecEvalCase {
+            expected,
+            qrels,
+            run,
+            per_query: false,
+            opts: EvalOptions {
+                measures: all_trec_ours(),
+                relevance_level: 1,
+                missing: MissingQueries::Error,
+                max_docs: None,
+                compat: Compat::TrecEval10,
+                dedup: Dedup::Error,
+            },
+        }
+    }
+    fn per_query(mut self) -> Self {
+        self.per_query = true;
+        self
+    }
+    fn complete(mut self) -> Self {
+        self.opts.missing = MissingQueries::Complete;
+        self
+    }
+}
+
+fn check_trec_eval_case(case: TrecEvalCase<'_>) {
+    let TrecEvalCase {
+        expected,
+        qrels,
+        run,
+        per_query,
+        opts,
+    } = case;
     let Some(sh) = shared() else { return };
     let dir = sh.join("golden/trec_eval_test");
-    let opts = EvalOptions {
-        measures,
-        relevance_level: level,
-        missing: if complete {
-            MissingQueries::Complete
-        } else {
-            MissingQueries::Error
-        },
-        max_docs,
-        compat: Compat::TrecEval10,
-        dedup: Dedup::Error,
-    };
     let ev = evaluate_files(dir.join(qrels), dir.join(run), &opts).unwrap();
     let ours: BTreeSet<String> = ev.columns.iter().map(|c| c.name.clone()).collect();
     let want = filter_expected(&std::fs::read_to_string(dir.join(expected)).unwrap(), &ours);
@@ -116,72 +141,43 @@ fn trec_eval_out_test_default_measures_whole_file() {
 
 #[test]
 fn trec_eval_out_test_a() {
-    check_trec_eval_case(
+    check_trec_eval_case(TrecEvalCase::new(
         "out.test.a",
         "qrels.test",
         "results.test",
-        all_trec_ours(),
-        false,
-        false,
-        1,
-        None,
-    );
+    ));
 }
 
 #[test]
 fn trec_eval_out_test_aq() {
     check_trec_eval_case(
-        "out.test.aq",
-        "qrels.test",
-        "results.test",
-        all_trec_ours(),
-        true,
-        false,
-        1,
-        None,
+        TrecEvalCase::new("out.test.aq", "qrels.test", "results.test").per_query(),
     );
 }
 
 #[test]
 fn trec_eval_out_test_aqc() {
     check_trec_eval_case(
-        "out.test.aqc",
-        "qrels.test",
-        "results.trunc",
-        all_trec_ours(),
-        true,
-        true,
-        1,
-        None,
+        TrecEvalCase::new("out.test.aqc", "qrels.test", "results.trunc")
+            .per_query()
+            .complete(),
     );
 }
 
 #[test]
 fn trec_eval_out_test_aqcm() {
-    check_trec_eval_case(
-        "out.test.aqcM",
-        "qrels.test",
-        "results.trunc",
-        all_trec_ours(),
-        true,
-        true,
-        1,
-        Some(100),
-    );
+    let mut case = TrecEvalCase::new("out.test.aqcM", "qrels.test", "results.trunc")
+        .per_query()
+        .complete();
+    case.opts.max_docs = Some(100);
+    check_trec_eval_case(case);
 }
 
 #[test]
 fn trec_eval_out_test_aql() {
-    check_trec_eval_case(
-        "out.test.aql",
-        "qrels.rel_level",
-        "results.test",
-        all_trec_ours(),
-        true,
-        false,
-        2,
-        None,
-    );
+    let mut case = TrecEvalCase::new("out.test.aql", "qrels.rel_level", "results.test").per_query();
+    case.opts.relevance_level = 2;
+    check_trec_eval_case(case);
 }
 
 #[test]
@@ -195,16 +191,10 @@ fn trec_eval_out_test_meas_params() {
         "success.2,5,20",
     ])
     .unwrap();
-    check_trec_eval_case(
-        "out.test.meas_params",
-        "qrels.test",
-        "results.test",
-        m,
-        true,
-        false,
-        1,
-        None,
-    );
+    let mut case =
+        TrecEvalCase::new("out.test.meas_params", "qrels.test", "results.test").per_query();
+    case.opts.measures = m;
+    check_trec_eval_case(case);
 }
 
 /// Splits a printed column name (`ndcg_cut_10`) into the `-m` spec that produces it.
@@ -331,6 +321,39 @@ fn fmt_value(name: &str, v: f64) -> String {
     }
 }
 
+/// The options of one trec_eval invocation of the edge cases, from its results key
+/// (`9.0.8_l1_c`: version, relevance level, `-c`; `M10_recip_rank`: `-c -M10 -m recip_rank`).
+fn edge_case_options(key: &str, names: &BTreeSet<String>) -> EvalOptions {
+    let (version, variant) = key.split_once('_').unwrap();
+    let compat = if version == "9.0.8" {
+        Compat::TrecEval9
+    } else {
+        Compat::TrecEval10
+    };
+    let (level, complete, max_docs) = match variant {
+        "l1" => (1, false, None),
+        "l1_c" => (1, true, None),
+        "l2" => (2, false, None),
+        "l2_c" => (2, true, None),
+        "M10_recip_rank" => (1, true, Some(10)),
+        other => panic!("unknown variant {other}"),
+    };
+    // trec_eval 9 averaged over qrels ∩ run without -c; 10 stops with an error.
+    let missing = match (complete, compat) {
+        (true, _) => MissingQueries::Complete,
+        (false, Compat::TrecEval9) => MissingQueries::Intersect,
+        (false, Compat::TrecEval10) => MissingQueries::Error,
+    };
+    EvalOptions {
+        measures: measures_for(names),
+        relevance_level: level,
+        missing,
+        max_docs,
+        compat,
+        dedup: Dedup::Error,
+    }
+}
+
 #[test]
 fn edge_cases_match_trec_eval_10_and_9() {
     let Some(sh) = shared() else { return };
@@ -351,27 +374,6 @@ fn edge_cases_match_trec_eval_10_and_9() {
             let Some(rest) = key.strip_prefix("trec_eval_") else {
                 continue;
             };
-            let (version, variant) = rest.split_once('_').unwrap();
-            let compat = if version == "9.0.8" {
-                Compat::TrecEval9
-            } else {
-                Compat::TrecEval10
-            };
-            let (level, complete, max_docs) = match variant {
-                "l1" => (1, false, None),
-                "l1_c" => (1, true, None),
-                "l2" => (2, false, None),
-                "l2_c" => (2, true, None),
-                // (this invocation was `trec_eval -c -M10 -m recip_rank`)
-                "M10_recip_rank" => (1, true, Some(10)),
-                other => panic!("unknown variant {other}"),
-            };
-            // trec_eval 9 averaged over qrels ∩ run without -c; 10 stops with an error.
-            let missing = match (complete, compat) {
-                (true, _) => MissingQueries::Complete,
-                (false, Compat::TrecEval9) => MissingQueries::Intersect,
-                (false, Compat::TrecEval10) => MissingQueries::Error,
-            };
             let values = res["values"].as_object().unwrap();
             let failed = res["rc"].as_i64().unwrap() != 0;
             let names: BTreeSet<String> = if failed {
@@ -380,14 +382,8 @@ fn edge_cases_match_trec_eval_10_and_9() {
             } else {
                 values["all"].as_object().unwrap().keys().cloned().collect()
             };
-            let opts = EvalOptions {
-                measures: measures_for(&names),
-                relevance_level: level,
-                missing,
-                max_docs,
-                compat,
-                dedup: Dedup::Error,
-            };
+            let opts = edge_case_options(rest, &names);
+            let compat = opts.compat;
             let got = evaluate_files(case.join("qrels.txt"), case.join("run.txt"), &opts);
             if failed {
                 let e = got
@@ -525,4 +521,81 @@ fn mtrag_runs_via_mtr_core_readers_match_trec_eval() {
                 .unwrap();
         assert_eq!(trec_eval_text(&ev, true), want, "{stem}");
     }
+}
+
+/// The MTRAG clapnq qrels widened as `benchmarks/metrics/judged_golden.py` widens them: per
+/// query, the passages at (0-based) ranks 2 and 6 of the ELSER rewrite run judged 0 and the
+/// one at rank 4 judged -1, unless already judged (ranked as ir_measures ranks: score
+/// descending, then passage id ascending).
+fn widened_mtrag_qrels(data: &std::path::Path) -> mtr_core::Qrels {
+    let mut qrels = mtr_core::Qrels::new();
+    let text = std::fs::read_to_string(data.join("tasks_clapnq/qrels/dev.tsv")).unwrap();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        qrels
+            .entry(f[0].into())
+            .or_default()
+            .insert(f[1].into(), f[2].trim().parse().unwrap());
+    }
+    let path = data.join("runs_clapnq/elser__elser_clapnq_rewrite.jsonl");
+    let run = crate::run_from_mtrag_jsonl(path).unwrap();
+    for (qid, docs) in run.iter() {
+        let Some(judged) = qrels.get_mut(qid) else {
+            continue;
+        };
+        let mut ranked: Vec<(&str, f64)> = docs.iter().map(|(d, s)| (d.as_str(), *s)).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        for (rank, grade) in [(2, 0), (4, -1), (6, 0)] {
+            if let Some((doc, _)) = ranked.get(rank) {
+                judged.entry((*doc).into()).or_insert(grade);
+            }
+        }
+    }
+    qrels
+}
+
+/// Judged@k against ir_measures 0.4.3 on the 12 real MTRAG runs (values made by
+/// `benchmarks/metrics/judged_golden.py`): every run's mean to 1e-12 (the two sum in different
+/// orders) and two runs' per-query values exactly.
+#[test]
+fn judged_matches_ir_measures_on_mtrag_runs() {
+    let Some(sh) = shared() else { return };
+    let data = sh.join("data/mtrag");
+    let want: serde_json::Value =
+        serde_json::from_str(include_str!("testdata/judged_ir_measures.json")).unwrap();
+    let qrels = crate::EvalQrels::from_qrels(&widened_mtrag_qrels(&data));
+    let opts = EvalOptions {
+        measures: MeasureSet::parse(["judged.1,3,5,10,20"]).unwrap(),
+        // ir_measures gives a qrels query the run lacks its measure's default, 0: `-c`
+        missing: MissingQueries::Complete,
+        ..EvalOptions::default()
+    };
+    let runs = want["runs"].as_object().unwrap();
+    assert_eq!(runs.len(), 12);
+    let mut compared = 0;
+    for (name, w) in runs {
+        let path = data.join(format!("runs_clapnq/{name}.jsonl"));
+        let ev = crate::evaluate_file(&qrels, &path, &opts).unwrap();
+        for (k, mean) in w["mean"].as_object().unwrap() {
+            let got = ev.mean(&format!("judged_{k}")).unwrap();
+            let mean = mean.as_f64().unwrap();
+            assert!(
+                (got - mean).abs() < 1e-12,
+                "{name} judged_{k}: {got} vs {mean}"
+            );
+            compared += 1;
+        }
+        let Some(per_query) = w.get("per_query").and_then(|p| p.as_object()) else {
+            continue;
+        };
+        assert_eq!(ev.queries.len(), per_query.len(), "{name}");
+        for (qid, values) in per_query {
+            for (k, v) in values.as_object().unwrap() {
+                let got = ev.per_query_map(&format!("judged_{k}")).unwrap()[qid];
+                assert_eq!(got, v.as_f64().unwrap(), "{name} {qid} judged_{k}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 2000, "{compared}");
 }

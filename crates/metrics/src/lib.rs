@@ -2,20 +2,24 @@
 //! (bootstrap confidence intervals, paired tests, agreement) that audit and bench report.
 //! Pure computation: no async, no LLM. See `API.md` for the public surface.
 //!
-//! Layout: [`measure`] names and parameters, [`input`] fast qrels/run readers, `stream`
+//! Layout: [`measure`] names and parameters, `input` fast qrels/run readers, `stream`
 //! one-pass evaluation of contiguous TREC runs, `rank` ranking with trec_eval's tie-breaking,
-//! `compute` per-query values, [`eval`] query sets and summaries, [`output`] trec_eval text /
+//! `compute` per-query values, `eval` query sets and summaries, [`output`] trec_eval text /
 //! JSON / JSONL, [`stats`] uncertainty and tests, [`agreement`] inter-annotator agreement and
-//! correlation.
+//! rank correlation. The modules named in brackets are public facades; the rest is reached
+//! through the re-exports below.
+
+#![warn(unreachable_pub)]
+#![warn(missing_docs)]
 
 pub mod agreement;
 mod compute;
-pub mod error;
-pub mod eval;
+mod error;
+mod eval;
 mod evaluation;
 #[cfg(test)]
 mod golden_tests;
-pub mod input;
+mod input;
 pub mod measure;
 pub mod output;
 #[cfg(test)]
@@ -24,12 +28,10 @@ mod rank;
 pub mod stats;
 mod stream;
 
-pub use compute::MIN_GEO_MEAN;
 pub use error::{MetricsError, Result};
 pub use eval::{
     Conventions, EvalOptions, Evaluation, MissingQueries, QueryScores, evaluate, evaluate_file,
-    evaluate_files, evaluate_prepared, evaluate_run,
+    evaluate_run,
 };
-pub use input::{Compat, Dedup, EvalQrels, RunFile, read_qrels_file, run_from_mtrag_jsonl};
-pub use measure::{Aggregation, Column, Family, MeasureSet, Params};
-pub use rank::{NONPOOL, UNJUDGED};
+pub use input::{Compat, Dedup, EvalQrels, QrelsQuery, read_qrels_file, run_from_mtrag_jsonl};
+pub use measure::{Column, Family, MeasureSet};

@@ -15,38 +15,65 @@ use crate::error::{MetricsError, Result};
 /// A measure family, in trec_eval's print order (extensions after trec_eval's own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Family {
+    /// `runid`: the run's tag.
     RunId,
+    /// `num_q`: queries evaluated.
     NumQ,
+    /// `num_ret`: documents retrieved.
     NumRet,
+    /// `num_rel`: relevant documents judged.
     NumRel,
+    /// `num_rel_ret`: relevant documents retrieved.
     NumRelRet,
+    /// `map`: mean average precision.
     Map,
+    /// `gm_map`: geometric mean of AP.
     GmMap,
+    /// `Rprec`: precision at R.
     Rprec,
+    /// `bpref`.
     Bpref,
+    /// `recip_rank`: reciprocal rank of the first relevant document.
     RecipRank,
+    /// `iprec_at_recall`: interpolated precision at recall levels.
     IprecAtRecall,
+    /// `P`: precision at cutoffs.
     P,
+    /// `recall`: recall at cutoffs.
     Recall,
+    /// `ndcg`: nDCG over the whole ranking.
     Ndcg,
+    /// `ndcg_cut`: nDCG at cutoffs.
     NdcgCut,
+    /// `map_cut`: AP at cutoffs.
     MapCut,
+    /// `success`: a relevant document in the top k.
     Success,
     // mtr extensions (not trec_eval measures; names chosen so nobody mistakes them).
+    /// `ndcg_exp_cut`: nDCG@k with gain 2^grade - 1.
     NdcgExpCut,
+    /// `map_capped_cut`: AP@k over min(R, k).
     MapCappedCut,
+    /// `success_strict`: a document of grade >= 2 in the top k.
     SuccessStrict,
+    /// `success_lenient`: a document of grade >= 1 in the top k.
     SuccessLenient,
+    /// `recip_rank_cut`: reciprocal rank within the top k.
     RecipRankCut,
+    /// `judged`: the share of the top k that the qrels judge, whatever the grade (ir_measures'
+    /// `Judged@k`).
+    Judged,
 }
 
 const DEFAULT_CUTOFFS: &[usize] = &[5, 10, 15, 20, 30, 100, 200, 500, 1000];
 const DEFAULT_SUCCESS: &[usize] = &[1, 5, 10];
 const DEFAULT_RR_CUT: &[usize] = &[10];
+const DEFAULT_JUDGED: &[usize] = &[10];
 const DEFAULT_IPREC: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 
 impl Family {
-    pub const ALL: [Family; 22] = [
+    /// Every family, in print order.
+    pub const ALL: [Family; 23] = [
         Family::RunId,
         Family::NumQ,
         Family::NumRet,
@@ -69,6 +96,7 @@ impl Family {
         Family::SuccessStrict,
         Family::SuccessLenient,
         Family::RecipRankCut,
+        Family::Judged,
     ];
 
     /// The name used on the command line and as the column prefix.
@@ -96,15 +124,18 @@ impl Family {
             Family::SuccessStrict => "success_strict",
             Family::SuccessLenient => "success_lenient",
             Family::RecipRankCut => "recip_rank_cut",
+            Family::Judged => "judged",
         }
     }
 
+    /// The family of a command-line name.
     pub fn from_name(name: &str) -> Option<Family> {
         Family::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// True for the measures mtr adds beyond trec_eval.
-    pub fn is_extension(self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_extension(self) -> bool {
         self >= Family::NdcgExpCut
     }
 
@@ -119,7 +150,8 @@ impl Family {
             | Family::MapCappedCut
             | Family::SuccessStrict
             | Family::SuccessLenient
-            | Family::RecipRankCut => ParamKind::Cutoffs,
+            | Family::RecipRankCut
+            | Family::Judged => ParamKind::Cutoffs,
             Family::IprecAtRecall => ParamKind::Levels,
             Family::Ndcg => ParamKind::Gains,
             _ => ParamKind::None,
@@ -132,6 +164,7 @@ impl Family {
                 Params::Cutoffs(DEFAULT_SUCCESS.to_vec())
             }
             Family::RecipRankCut => Params::Cutoffs(DEFAULT_RR_CUT.to_vec()),
+            Family::Judged => Params::Cutoffs(DEFAULT_JUDGED.to_vec()),
             Family::IprecAtRecall => Params::Levels(DEFAULT_IPREC.to_vec()),
             f if f.param_kind() == ParamKind::Cutoffs => Params::Cutoffs(DEFAULT_CUTOFFS.to_vec()),
             _ => Params::None,
@@ -139,7 +172,7 @@ impl Family {
     }
 
     /// How a summary value is formed from per-query values.
-    pub fn aggregation(self) -> Aggregation {
+    pub(crate) fn aggregation(self) -> Aggregation {
         match self {
             Family::NumRet | Family::NumRel | Family::NumRelRet => Aggregation::Sum,
             Family::NumQ => Aggregation::Count,
@@ -160,7 +193,8 @@ enum ParamKind {
 
 /// Parameters of one family.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Params {
+pub(crate) enum Params {
+    /// No parameter.
     None,
     /// Rank cutoffs, ascending, positive, unique.
     Cutoffs(Vec<usize>),
@@ -168,7 +202,9 @@ pub enum Params {
     Levels(Vec<f64>),
     /// nDCG gains per relevance level (`level=gain`), as given, plus the text for the name.
     Gains {
+        /// (relevance level, gain) pairs.
         pairs: Vec<(i64, f64)>,
+        /// The parameters as written, for the column name.
         printable: String,
     },
 }
@@ -176,7 +212,7 @@ pub enum Params {
 /// How a column's summary (`all`) value is formed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Aggregation {
+pub(crate) enum Aggregation {
     /// Arithmetic mean over the evaluated queries.
     Mean,
     /// Sum over the evaluated queries (printed as an integer).
@@ -254,6 +290,7 @@ impl Default for MeasureSet {
 }
 
 impl MeasureSet {
+    /// No measure.
     pub fn empty() -> Self {
         MeasureSet {
             families: BTreeMap::new(),
@@ -343,38 +380,13 @@ impl MeasureSet {
         Ok(())
     }
 
-    /// Adds a family with explicit parameters (replacing earlier parameters).
-    pub fn with(mut self, family: Family, params: Params) -> Result<Self> {
-        let ok = matches!(
-            (family.param_kind(), &params),
-            (ParamKind::None, Params::None)
-                | (ParamKind::Cutoffs, Params::Cutoffs(_))
-                | (ParamKind::Levels, Params::Levels(_))
-                | (ParamKind::Gains, Params::Gains { .. })
-                | (ParamKind::Gains, Params::None)
-        );
-        if !ok {
-            return Err(MetricsError::invalid(format!(
-                "wrong parameter kind for `{}`",
-                family.name()
-            )));
-        }
-        if let Params::Cutoffs(c) = &params {
-            check_cutoffs(family, c)?;
-        }
-        self.families.insert(family, params);
-        Ok(self)
-    }
-
+    /// True when the family is requested.
     pub fn contains(&self, family: Family) -> bool {
         self.families.contains_key(&family)
     }
 
-    pub fn params(&self, family: Family) -> Option<&Params> {
-        self.families.get(&family)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (Family, &Params)> {
+    /// The requested families and their parameters, in print order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Family, &Params)> {
         self.families.iter().map(|(f, p)| (*f, p))
     }
 
@@ -437,6 +449,7 @@ const IR_MEASURES: &[(&str, Option<Family>, Option<Family>)] = &[
     ("NumQ", Some(Family::NumQ), None),
     ("NumRet", Some(Family::NumRet), None),
     ("NumRel", Some(Family::NumRel), None),
+    ("Judged", None, Some(Family::Judged)),
 ];
 
 /// Names other tools use (ranx, pyserini, papers) and the ir_measures name mtr suggests for
@@ -519,7 +532,7 @@ fn unknown_measure(spec: &str) -> MetricsError {
 
 /// The known spelling nearest to a misspelt measure (`ndgc_cut.10` -> `ndcg_cut.10`,
 /// `ndcg@10` -> `nDCG@10`, `mrr@10` -> `RR@10`, `ndcg_cut@10` -> `ndcg_cut.10`).
-pub fn suggest(spec: &str) -> Option<String> {
+pub(crate) fn suggest(spec: &str) -> Option<String> {
     let (name, rest) = match spec.split_once('@') {
         Some((n, c)) => (n, Some(c)),
         None => match spec.split_once('.') {
@@ -586,10 +599,14 @@ fn supported_names() -> String {
 /// One output value: a family, the index of its parameter, and its printed name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Column {
+    /// The printed name (`P_10`).
     pub name: String,
+    /// The family it belongs to.
     pub family: Family,
+    /// Index of its parameter in the family's list.
     pub param_index: usize,
-    pub aggregation: Aggregation,
+    /// How its summary is formed.
+    pub(crate) aggregation: Aggregation,
     /// trec_eval prints it per query (`num_q`, `gm_map` and `runid` are summary-only).
     pub per_query: bool,
 }
@@ -605,7 +622,7 @@ impl Column {
         }
     }
     /// Printed as an integer (`%ld`) rather than `%6.4f`.
-    pub fn is_integer(&self) -> bool {
+    pub(crate) fn is_integer(&self) -> bool {
         matches!(self.aggregation, Aggregation::Sum | Aggregation::Count)
     }
 }

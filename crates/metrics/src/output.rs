@@ -19,12 +19,16 @@ use crate::measure::{Aggregation, Column};
 /// One input file of an evaluation and its content hash (BLAKE3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InputHash {
+    /// What the file is (`qrels`, `run`).
     pub role: String,
+    /// The path as given.
     pub path: String,
+    /// The file's BLAKE3 hash.
     pub blake3: String,
 }
 
 impl InputHash {
+    /// Hashes the file at `path`.
     pub fn of_file(role: &str, path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let blake3 = mtr_core::fingerprint::hash_file(path).map_err(MetricsError::from)?;
@@ -70,7 +74,8 @@ pub fn write_trec_eval(w: &mut dyn Write, ev: &Evaluation, per_query: bool) -> i
 }
 
 /// trec_eval's text output as a string.
-pub fn trec_eval_text(ev: &Evaluation, per_query: bool) -> String {
+#[cfg(test)]
+pub(crate) fn trec_eval_text(ev: &Evaluation, per_query: bool) -> String {
     let mut buf = Vec::new();
     // Writing to a Vec cannot fail.
     let _ = write_trec_eval(&mut buf, ev, per_query);

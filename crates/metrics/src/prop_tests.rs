@@ -3,8 +3,9 @@
 
 use proptest::prelude::*;
 
+use crate::eval::evaluate_files;
 use crate::measure::MeasureSet;
-use crate::{EvalOptions, MissingQueries, evaluate, evaluate_files};
+use crate::{EvalOptions, MissingQueries, evaluate};
 
 const UNIT_MEASURES: [&str; 12] = [
     "map",

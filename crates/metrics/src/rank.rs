@@ -13,9 +13,9 @@ use crate::input::{Cand, Dedup, QrelsQuery, SlotTable, doc_hash, short_cmp, shor
 use mtr_core::InputError;
 
 /// Relevance value of a retrieved document absent from the qrels.
-pub const NONPOOL: i32 = -1;
+pub(crate) const NONPOOL: i32 = -1;
 /// Relevance value of a retrieved document judged with a negative grade.
-pub const UNJUDGED: i32 = -2;
+pub(crate) const UNJUDGED: i32 = -2;
 /// Marks a duplicate dropped by `Dedup::First`.
 const DROPPED: i32 = i32::MIN;
 

@@ -125,20 +125,7 @@ fn scan<'m>(b: &mut Batches<'m, '_>, bytes: &'m [u8]) -> Result<Scan> {
         let Some((doc, score, c)) = fields(bytes, after_qid) else {
             return Err(bad_line(path, no, COLUMNS).into());
         };
-        let score = parse_score(score).ok_or_else(|| {
-            InputError::new(
-                path,
-                format!("score `{}` is not a number", String::from_utf8_lossy(score)),
-            )
-            .line(no)
-            .field("score")
-        })?;
-        b.cands.push(Cand {
-            doc,
-            score: b.opts.compat.score(score),
-            line: no,
-            rel: 0,
-        });
+        b.push(doc, score, no)?;
         last_content = Some(p);
         p = if bytes.get(c) == Some(&b'\n') {
             c + 1
@@ -242,6 +229,26 @@ struct Batches<'m, 'a> {
 }
 
 impl<'m, 'a> Batches<'m, 'a> {
+    /// One document of the current query, from line `no`; its score must parse.
+    #[inline]
+    fn push(&mut self, doc: &'m [u8], score: &[u8], no: u64) -> Result<()> {
+        let value = parse_score(score).ok_or_else(|| {
+            InputError::new(
+                self.path,
+                format!("score `{}` is not a number", String::from_utf8_lossy(score)),
+            )
+            .line(no)
+            .field("score")
+        })?;
+        self.cands.push(Cand {
+            doc,
+            score: self.opts.compat.score(value),
+            line: no,
+            rel: 0,
+        });
+        Ok(())
+    }
+
     fn new(
         qrels: &'a EvalQrels,
         opts: &'a EvalOptions,
@@ -351,8 +358,9 @@ fn score_batch(
 mod tests {
     use std::fmt::Write as _;
 
+    use crate::eval::evaluate_prepared;
     use crate::input::{RunFile, read_qrels_file};
-    use crate::{Dedup, EvalOptions, MeasureSet, MissingQueries, evaluate, evaluate_prepared};
+    use crate::{Dedup, EvalOptions, MeasureSet, MissingQueries, evaluate};
 
     use super::*;
 

@@ -78,7 +78,7 @@ pub enum Analyzer {
 /// Name under which the analyzer is registered in tantivy; part of the schema, so an index
 /// built with one analyzer never silently uses another.
 impl Analyzer {
-    pub fn tokenizer_name(self) -> &'static str {
+    pub(crate) fn tokenizer_name(self) -> &'static str {
         match self {
             Analyzer::English => "mtr_en_v1",
             Analyzer::Chinese => "mtr_zh_v1",

@@ -26,8 +26,8 @@ use crate::ids::IdTable;
 use crate::retriever::{BoxFuture, Hit, Query, Retriever};
 
 /// BM25 parameters of tantivy 0.27 (constants of its scorer, recorded in every index's meta).
-pub const K1: f32 = 1.2;
-pub const B: f32 = 0.75;
+pub(crate) const K1: f32 = 1.2;
+pub(crate) const B: f32 = 0.75;
 
 pub(crate) const F_ID: &str = "id";
 pub(crate) const F_ORD: &str = "ord";

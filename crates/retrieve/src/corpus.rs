@@ -57,7 +57,7 @@ impl CorpusSource {
     }
 
     /// The language the source declares (a benchmark manifest's `language`), if any.
-    pub fn declared_analyzer(&self) -> Result<Option<Analyzer>> {
+    pub(crate) fn declared_analyzer(&self) -> Result<Option<Analyzer>> {
         match self {
             CorpusSource::Benchmark(b) => Ok(Language::from_code(&b.manifest()?.language)),
             CorpusSource::File(_) => Ok(None),
@@ -66,7 +66,7 @@ impl CorpusSource {
 
     /// Resolves a language setting to an analyzer: explicit `en`/`zh` win, `auto` uses the
     /// declared language and falls back to detection over the first 200 passages.
-    pub fn resolve_analyzer(&self, language: Language) -> Result<Analyzer> {
+    pub(crate) fn resolve_analyzer(&self, language: Language) -> Result<Analyzer> {
         match language {
             Language::En => return Ok(Analyzer::English),
             Language::Zh => return Ok(Analyzer::Chinese),
@@ -142,7 +142,7 @@ struct RawPassage {
 }
 
 /// Parses one corpus line; ids may be strings or integers (BEIR corpora use both).
-pub fn parse_passage(path: &Path, line_no: u64, text: &str) -> Result<Passage> {
+pub(crate) fn parse_passage(path: &Path, line_no: u64, text: &str) -> Result<Passage> {
     let raw: RawPassage = mtr_core::jsonl::parse_line(path, line_no, text)?;
     let id = match raw.id {
         serde_json::Value::String(s) => s,
@@ -170,7 +170,7 @@ pub fn parse_passage(path: &Path, line_no: u64, text: &str) -> Result<Passage> {
 /// whitespace-separated), no id twice; and hashes their content. A passage whose text is only
 /// whitespace is real data (an official MTRAG corpus has them and its runs rank them): it is
 /// indexed (it can match by its title only) and counted, with one warning at the end.
-pub struct PassageChecker {
+pub(crate) struct PassageChecker {
     origin: PathBuf,
     seen: HashMap<u64, u64, BuildHasherDefault<IdentityHasher>>,
     hasher: blake3::Hasher,
@@ -182,7 +182,7 @@ pub struct PassageChecker {
 
 impl PassageChecker {
     /// `origin` names the input in error messages (a file, or a label for an iterator).
-    pub fn new(origin: impl AsRef<Path>) -> Self {
+    pub(crate) fn new(origin: impl AsRef<Path>) -> Self {
         Self {
             origin: origin.as_ref().to_path_buf(),
             seen: HashMap::default(),
@@ -194,7 +194,7 @@ impl PassageChecker {
     }
 
     /// Checks one passage found at `line` (1-based line, or the passage's position + 1).
-    pub fn check(&mut self, line: u64, p: &Passage) -> Result<()> {
+    pub(crate) fn check(&mut self, line: u64, p: &Passage) -> Result<()> {
         let err = |msg: String, field: &str| -> Error {
             InputError::new(&self.origin, msg)
                 .line(line)
@@ -247,17 +247,19 @@ impl PassageChecker {
         Ok(())
     }
 
-    pub fn count(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
     /// Passages whose text is only whitespace (indexed all the same).
-    pub fn empty_count(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn empty_count(&self) -> u64 {
         self.empty
     }
 
     /// Ends the stream: an empty corpus is an error; returns the content hash.
-    pub fn finish(self) -> Result<(u64, String)> {
+    pub(crate) fn finish(self) -> Result<(u64, String)> {
         if self.count == 0 {
             return Err(InputError::new(&self.origin, "the corpus has no passages")
                 .hint("an index needs at least one passage")
@@ -303,7 +305,7 @@ impl std::hash::Hasher for IdentityHasher {
 
 /// Content hash of a corpus file, computed the same way as during indexing (for checking
 /// that an index still matches a corpus whose file was rewritten).
-pub fn content_hash(src: &CorpusSource) -> Result<String> {
+pub(crate) fn content_hash(src: &CorpusSource) -> Result<String> {
     let mut c = PassageChecker::new(src.corpus_path());
     src.for_each(|line, p| c.check(line, &p))?;
     Ok(c.finish()?.1)

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mtr_core::InputError;
 
+/// Errors of indexing and retrieval.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Bad input or I/O, reported by the data layer (file, line, field, hint).
@@ -21,11 +22,21 @@ pub enum Error {
     /// configuration, a local model's set-up).
     #[error("embedder: {0}")]
     Llm(#[from] mtr_llm::LlmError),
+    /// Vectors of different dimensions meet (an embedder answered vectors of another size).
+    #[error("vectors: {0}")]
+    Dimension(String),
+    /// The input is beyond what an index holds (more passages than its 32-bit ordinals).
+    #[error("{0} (fix: split the corpus)")]
+    Capacity(String),
+    /// The host cannot read the index files (a big-endian machine).
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
     /// A bug or broken invariant inside mtr-retrieve.
     #[error("internal error: {0}")]
     Internal(String),
 }
 
+/// The result of the crate's functions.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
@@ -34,6 +45,7 @@ impl Error {
         match self {
             Error::Core(e) => e.is_user_error(),
             Error::Llm(e) => e.is_user_error(),
+            Error::Capacity(_) => true,
             _ => false,
         }
     }
@@ -69,5 +81,22 @@ impl From<Error> for mtr_core::Error {
             Error::Core(e) => e,
             other => mtr_core::Error::Internal(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_corpus_beyond_an_index_is_the_users_to_split_and_a_broken_invariant_is_not() {
+        let full = Error::Capacity("more than 4,294,967,295 passages in one index".into());
+        assert!(full.is_user_error());
+        assert!(
+            full.to_string().ends_with("(fix: split the corpus)"),
+            "{full}"
+        );
+        assert!(!Error::Dimension("vector 1 has dimension 3, expected 2".into()).is_user_error());
+        assert!(!Error::Unsupported("big-endian").is_user_error());
     }
 }

@@ -41,7 +41,12 @@ pub fn rrf(rankings: &[Vec<Hit>], k: f64, depth: usize) -> Vec<Hit> {
 }
 
 /// Reciprocal rank fusion with a weight per ranking.
-pub fn rrf_weighted(rankings: &[Vec<Hit>], weights: &[f64], k: f64, depth: usize) -> Vec<Hit> {
+pub(crate) fn rrf_weighted(
+    rankings: &[Vec<Hit>],
+    weights: &[f64],
+    k: f64,
+    depth: usize,
+) -> Vec<Hit> {
     let mut acc: HashMap<&str, (f64, u32)> = HashMap::new();
     for (ranking, w) in rankings.iter().zip(weights) {
         for (rank, h) in ranking.iter().enumerate() {
@@ -53,7 +58,7 @@ pub fn rrf_weighted(rankings: &[Vec<Hit>], weights: &[f64], k: f64, depth: usize
 }
 
 /// Weighted score fusion of rankings (each best first), top `depth` of the result.
-pub fn weighted_fusion(
+pub(crate) fn weighted_fusion(
     rankings: &[Vec<Hit>],
     weights: &[f64],
     norm: Normalization,
@@ -132,12 +137,6 @@ impl FusionRetriever {
             method,
             depth: None,
         }
-    }
-
-    /// How many hits to take from each part.
-    pub fn with_depth(mut self, depth: usize) -> Self {
-        self.depth = Some(depth);
-        self
     }
 }
 

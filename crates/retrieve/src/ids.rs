@@ -12,11 +12,11 @@ use mtr_core::atomic::AtomicFile;
 
 use crate::error::{Error, Result};
 
-pub const IDS: &str = "ids.txt";
-pub const OFFSETS: &str = "ids.off";
+pub(crate) const IDS: &str = "ids.txt";
+pub(crate) const OFFSETS: &str = "ids.off";
 
 /// Writes the id table while passages stream by.
-pub struct IdTableWriter {
+pub(crate) struct IdTableWriter {
     ids: AtomicFile,
     offsets: AtomicFile,
     pos: u64,
@@ -25,7 +25,7 @@ pub struct IdTableWriter {
 }
 
 impl IdTableWriter {
-    pub fn create(dir: &Path) -> Result<Self> {
+    pub(crate) fn create(dir: &Path) -> Result<Self> {
         let mut offsets = AtomicFile::create(dir.join(OFFSETS))?;
         offsets
             .write_all(&0u64.to_le_bytes())
@@ -40,9 +40,9 @@ impl IdTableWriter {
     }
 
     /// Appends an id (ids never contain whitespace; the corpus checker guarantees it).
-    pub fn push(&mut self, id: &str) -> Result<u32> {
+    pub(crate) fn push(&mut self, id: &str) -> Result<u32> {
         let ord = u32::try_from(self.count)
-            .map_err(|_| Error::Internal("more than 4,294,967,295 passages in one index".into()))?;
+            .map_err(|_| Error::Capacity("more than 4,294,967,295 passages in one index".into()))?;
         self.ids
             .write_all(id.as_bytes())
             .and_then(|_| self.ids.write_all(b"\n"))
@@ -55,7 +55,7 @@ impl IdTableWriter {
         Ok(ord)
     }
 
-    pub fn commit(self) -> Result<u64> {
+    pub(crate) fn commit(self) -> Result<u64> {
         self.ids.commit()?;
         self.offsets.commit()?;
         Ok(self.count)

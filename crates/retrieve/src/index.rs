@@ -19,11 +19,11 @@ use crate::corpus::{CorpusSource, PassageChecker};
 use crate::error::{Error, Result};
 use crate::ids::{IdTable, IdTableWriter};
 
-pub const META: &str = "mtr-index.json";
-pub const BM25_DIR: &str = "bm25";
-pub const DENSE_DIR: &str = "dense";
+pub(crate) const META: &str = "mtr-index.json";
+pub(crate) const BM25_DIR: &str = "bm25";
+pub(crate) const DENSE_DIR: &str = "dense";
 /// Version of the folder layout; an index of another version must be rebuilt.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// How to build an index.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -173,6 +173,8 @@ impl IndexBuilder {
         })
     }
 
+    /// Builds the folder from `feed`'s passages: a BM25 index and the id table in a
+    /// temporary folder beside the target, the metadata, then the move into place.
     fn build_with<F>(
         &self,
         analyzer: Analyzer,
@@ -184,59 +186,10 @@ impl IndexBuilder {
     where
         F: FnOnce(&mut dyn FnMut(u64, Passage) -> Result<()>) -> Result<()>,
     {
-        let parent = match self.out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
-        check_replaceable(&self.out)?;
-        let tmp = tempfile::Builder::new()
-            .prefix(".mtr-index-")
-            .tempdir_in(&parent)
-            .map_err(|e| Error::io(&parent, e))?;
+        let tmp = self.staging_dir()?;
         let bm25_dir = tmp.path().join(BM25_DIR);
         std::fs::create_dir_all(&bm25_dir).map_err(|e| Error::io(&bm25_dir, e))?;
-
-        let schema = bm25::schema(analyzer, self.opts.store_text);
-        // Documents sorted by corpus ordinal: indexing threads split the corpus into segments
-        // as timing decides, and without a sort the merged segment's document order (and with
-        // it the order in which block-max WAND adds up term scores, so the last bit of a
-        // score and the order of near-ties) would differ from one build to the next.
-        let settings = tantivy::IndexSettings {
-            sort_by_field: Some(tantivy::IndexSortByField {
-                field: bm25::F_ORD.to_string(),
-                order: tantivy::Order::Asc,
-            }),
-            ..Default::default()
-        };
-        let index = Index::builder()
-            .schema(schema.clone())
-            .settings(settings)
-            .create_in_dir(&bm25_dir)
-            .map_err(|e| Error::index(&bm25_dir, e))?;
-        analyzer.register(index.tokenizers());
-        let threads = match self.opts.threads {
-            0 => std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(8),
-            n => n,
-        };
-        let heap = self.opts.heap_bytes.max(threads * (20 << 20));
-        let mut writer = index
-            .writer_with_num_threads::<TantivyDocument>(threads, heap)
-            .map_err(|e| Error::index(&bm25_dir, e))?;
-        let field = |n: &str| schema.get_field(n).map_err(|e| Error::index(&bm25_dir, e));
-        let (f_id, f_ord, f_body) = (
-            field(bm25::F_ID)?,
-            field(bm25::F_ORD)?,
-            field(bm25::F_BODY)?,
-        );
-        let stored = if self.opts.store_text {
-            Some((field(bm25::F_TITLE)?, field(bm25::F_TEXT)?))
-        } else {
-            None
-        };
-
+        let mut bm25 = Bm25Writer::create(&bm25_dir, analyzer, &self.opts)?;
         let mut checker = PassageChecker::new(origin);
         let mut ids = IdTableWriter::create(tmp.path())?;
         progress.stage("indexing passages (bm25)", 0);
@@ -244,17 +197,7 @@ impl IndexBuilder {
         feed(&mut |line, p: Passage| {
             checker.check(line, &p)?;
             let ord = ids.push(&p.id)?;
-            let mut doc = TantivyDocument::default();
-            doc.add_text(f_id, &p.id);
-            doc.add_u64(f_ord, u64::from(ord));
-            doc.add_text(f_body, bm25::body_text(&p));
-            if let Some((ft, fx)) = stored {
-                doc.add_text(ft, &p.title);
-                doc.add_text(fx, &p.text);
-            }
-            writer
-                .add_document(doc)
-                .map_err(|e| Error::index(&bm25_dir, e))?;
+            bm25.add(&p, ord)?;
             pending += 1;
             if pending == 1000 {
                 progress.advance(pending);
@@ -266,23 +209,7 @@ impl IndexBuilder {
         progress.finish_stage();
         let (num_passages, corpus_hash) = checker.finish()?;
         ids.commit()?;
-        writer.commit().map_err(|e| Error::index(&bm25_dir, e))?;
-        if self.opts.merge {
-            let segments = index
-                .searchable_segment_ids()
-                .map_err(|e| Error::index(&bm25_dir, e))?;
-            if segments.len() > 1 {
-                progress.stage("merging index segments", 0);
-                writer
-                    .merge(&segments)
-                    .wait()
-                    .map_err(|e| Error::index(&bm25_dir, e))?;
-                progress.finish_stage();
-            }
-        }
-        writer
-            .wait_merging_threads()
-            .map_err(|e| Error::index(&bm25_dir, e))?;
+        bm25.commit(progress)?;
 
         let mut meta = IndexMeta {
             format_version: FORMAT_VERSION,
@@ -302,8 +229,29 @@ impl IndexBuilder {
         meta.fingerprint = meta.compute_fingerprint();
         let json = serde_json::to_vec_pretty(&meta).map_err(|e| Error::Internal(e.to_string()))?;
         mtr_core::atomic::write_atomic(tmp.path().join(META), &json)?;
+        self.move_into_place(tmp)?;
+        tracing::info!(passages = num_passages, analyzer = ?analyzer, out = %self.out.display(), "index built");
+        IndexDir::open(&self.out)
+    }
 
-        // Keep the embeddings of an index being replaced: they are cached by text and model.
+    /// A temporary folder beside the target (so the final rename stays on one file system),
+    /// once the target is known to be replaceable.
+    fn staging_dir(&self) -> Result<tempfile::TempDir> {
+        let parent = match self.out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+        check_replaceable(&self.out)?;
+        tempfile::Builder::new()
+            .prefix(".mtr-index-")
+            .tempdir_in(&parent)
+            .map_err(|e| Error::io(&parent, e))
+    }
+
+    /// Replaces the target with the complete folder `tmp`, keeping the embeddings of the
+    /// index it replaces (they are cached by text and model).
+    fn move_into_place(&self, tmp: tempfile::TempDir) -> Result<()> {
         let old_dense = self.out.join(DENSE_DIR);
         if old_dense.is_dir() {
             std::fs::rename(&old_dense, tmp.path().join(DENSE_DIR))
@@ -313,9 +261,110 @@ impl IndexBuilder {
             std::fs::remove_dir_all(&self.out).map_err(|e| Error::io(&self.out, e))?;
         }
         let kept = tmp.keep();
-        std::fs::rename(&kept, &self.out).map_err(|e| Error::io(&self.out, e))?;
-        tracing::info!(passages = num_passages, analyzer = ?analyzer, out = %self.out.display(), "index built");
-        IndexDir::open(&self.out)
+        std::fs::rename(&kept, &self.out).map_err(|e| Error::io(&self.out, e))
+    }
+}
+
+/// The tantivy BM25 index being written, with the fields a passage fills.
+struct Bm25Writer {
+    dir: PathBuf,
+    index: Index,
+    writer: tantivy::IndexWriter<TantivyDocument>,
+    f_id: tantivy::schema::Field,
+    f_ord: tantivy::schema::Field,
+    f_body: tantivy::schema::Field,
+    /// Title and text, where the index stores them.
+    stored: Option<(tantivy::schema::Field, tantivy::schema::Field)>,
+    /// Merge the segments into one on commit ([`IndexOptions::merge`]).
+    merge: bool,
+}
+
+impl Bm25Writer {
+    /// An empty index in `dir` with `analyzer`'s schema.
+    fn create(dir: &Path, analyzer: Analyzer, opts: &IndexOptions) -> Result<Self> {
+        let schema = bm25::schema(analyzer, opts.store_text);
+        // Documents sorted by corpus ordinal: indexing threads split the corpus into segments
+        // as timing decides, and without a sort the merged segment's document order (and with
+        // it the order in which block-max WAND adds up term scores, so the last bit of a
+        // score and the order of near-ties) would differ from one build to the next.
+        let settings = tantivy::IndexSettings {
+            sort_by_field: Some(tantivy::IndexSortByField {
+                field: bm25::F_ORD.to_string(),
+                order: tantivy::Order::Asc,
+            }),
+            ..Default::default()
+        };
+        let index = Index::builder()
+            .schema(schema.clone())
+            .settings(settings)
+            .create_in_dir(dir)
+            .map_err(|e| Error::index(dir, e))?;
+        analyzer.register(index.tokenizers());
+        let threads = match opts.threads {
+            0 => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(8),
+            n => n,
+        };
+        let heap = opts.heap_bytes.max(threads * (20 << 20));
+        let writer = index
+            .writer_with_num_threads::<TantivyDocument>(threads, heap)
+            .map_err(|e| Error::index(dir, e))?;
+        let field = |n: &str| schema.get_field(n).map_err(|e| Error::index(dir, e));
+        let stored = if opts.store_text {
+            Some((field(bm25::F_TITLE)?, field(bm25::F_TEXT)?))
+        } else {
+            None
+        };
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            f_id: field(bm25::F_ID)?,
+            f_ord: field(bm25::F_ORD)?,
+            f_body: field(bm25::F_BODY)?,
+            stored,
+            merge: opts.merge,
+            index,
+            writer,
+        })
+    }
+
+    /// Adds passage `p` with its corpus ordinal.
+    fn add(&mut self, p: &Passage, ord: u32) -> Result<()> {
+        let mut doc = TantivyDocument::default();
+        doc.add_text(self.f_id, &p.id);
+        doc.add_u64(self.f_ord, u64::from(ord));
+        doc.add_text(self.f_body, bm25::body_text(p));
+        if let Some((ft, fx)) = self.stored {
+            doc.add_text(ft, &p.title);
+            doc.add_text(fx, &p.text);
+        }
+        self.writer
+            .add_document(doc)
+            .map_err(|e| Error::index(&self.dir, e))?;
+        Ok(())
+    }
+
+    /// Commits the documents and, where asked, merges the segments into one.
+    fn commit(mut self, progress: &dyn Progress) -> Result<()> {
+        let dir = &self.dir;
+        self.writer.commit().map_err(|e| Error::index(dir, e))?;
+        if self.merge {
+            let segments = self
+                .index
+                .searchable_segment_ids()
+                .map_err(|e| Error::index(dir, e))?;
+            if segments.len() > 1 {
+                progress.stage("merging index segments", 0);
+                self.writer
+                    .merge(&segments)
+                    .wait()
+                    .map_err(|e| Error::index(dir, e))?;
+                progress.finish_stage();
+            }
+        }
+        self.writer
+            .wait_merging_threads()
+            .map_err(|e| Error::index(dir, e))
     }
 }
 

@@ -12,26 +12,28 @@
 //!
 //! The crate's API summary for other crates is in `API.md`.
 
-pub mod analyzer;
-pub mod bm25;
-pub mod corpus;
+#![warn(unreachable_pub)]
+
+mod analyzer;
+mod bm25;
+mod corpus;
 pub mod dense;
-pub mod error;
+mod error;
 pub mod fusion;
-pub mod ids;
-pub mod index;
+mod ids;
+mod index;
 pub mod llm;
-pub mod open;
+mod open;
 pub mod query;
 pub mod realism;
-pub mod retriever;
+mod retriever;
 pub mod run;
 
 pub use analyzer::{Analyzer, Language};
 pub use bm25::Bm25Index;
 pub use corpus::CorpusSource;
 pub use error::{Error, Result};
-pub use fusion::{Fusion, FusionRetriever, Normalization, RetrieverSpec, rrf, weighted_fusion};
+pub use fusion::{Fusion, FusionRetriever, Normalization, RetrieverSpec, rrf};
 pub use index::{IndexBuilder, IndexDir, IndexMeta, IndexOptions};
 pub use open::{ensure_dense, ensure_index, open_retriever};
 pub use query::{QueryFormulation, Rewriter};

@@ -102,7 +102,7 @@ impl QueryFormulation {
     }
 
     /// Like [`QueryFormulation::formulate`], with an LLM rewriter for `llm-rewrite`.
-    pub async fn formulate_with(
+    pub(crate) async fn formulate_with(
         &self,
         dialogue: &Dialogue,
         index: usize,

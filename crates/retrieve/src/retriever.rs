@@ -56,7 +56,7 @@ pub trait Retriever: Send + Sync {
 }
 
 /// Sorts hits best first: score descending, then corpus order, then id (total and stable).
-pub fn sort_hits(hits: &mut [Hit]) {
+pub(crate) fn sort_hits(hits: &mut [Hit]) {
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)

@@ -27,12 +27,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::engine::Settings;
 use crate::error::{BenchError, Result};
 use crate::query_set::QuerySet;
-use crate::rank_correlation::{kendall_tau_b, order, tau_ap};
 use crate::score::Scorer;
 use crate::stats::bootstrap::{ClusterBootstrap, Estimate};
 use crate::stats::holm;
 use crate::stats::randomization::all_pairs;
 use mtr_core::{Dialogue, Qrels, Run};
+use mtr_metrics::agreement::{descending_order, tau_ap, tau_b};
 use ndarray::Array2;
 use rayon::prelude::*;
 
@@ -219,7 +219,7 @@ impl Scored {
 /// 1-based rank of every system by mean (ties by system order).
 fn ranks_of(means: &[f64]) -> Vec<usize> {
     let mut r = vec![0; means.len()];
-    for (pos, s) in order(means).into_iter().enumerate() {
+    for (pos, s) in descending_order(means).into_iter().enumerate() {
         r[s] = pos + 1;
     }
     r
@@ -429,8 +429,8 @@ fn rank_correlations(
             })
             .collect()
     };
-    let kendall_tau = kendall_tau_b(&base.means, &sv.means)
-        .map(|t| boot.interval(t, tau_reps(kendall_tau_b).into_iter()).into());
+    let kendall_tau =
+        tau_b(&base.means, &sv.means).map(|t| boot.interval(t, tau_reps(tau_b).into_iter()).into());
     let tau_ap_est = tau_ap(&base.means, &sv.means)
         .map(|t| boot.interval(t, tau_reps(tau_ap).into_iter()).into());
     (kendall_tau, tau_ap_est)

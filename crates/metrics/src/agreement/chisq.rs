@@ -6,10 +6,14 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use crate::error::{MetricsError, Result};
 
+/// A chi-square goodness-of-fit test's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ChiSquare {
+    /// The chi-square statistic.
     pub statistic: f64,
+    /// Degrees of freedom.
     pub df: usize,
+    /// Upper-tail p-value.
     pub p_value: f64,
 }
 

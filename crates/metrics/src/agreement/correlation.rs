@@ -1,17 +1,22 @@
 //! Pearson, Spearman and Kendall tau-b correlations with two-sided p-values, as scipy computes
 //! them (Pearson and Spearman via Student's t with n - 2 df; Kendall via the tie-corrected
 //! normal approximation, scipy's `method="asymptotic"`). Kendall is O(n^2): fine for judge
-//! agreement sets of a few thousand items.
+//! agreement sets of a few thousand items; its coefficient comes from [`super::ranking`].
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
+use super::ranking::PairCounts;
 use crate::error::{MetricsError, Result};
 
+/// A correlation coefficient with its two-sided p-value.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Correlation {
+    /// The coefficient (r, rho or tau-b).
     pub r: f64,
+    /// Two-sided p-value of no correlation.
     pub p_value: f64,
+    /// Pairs it rests on.
     pub n: usize,
 }
 
@@ -126,28 +131,17 @@ fn tie_terms(x: &[f64]) -> (f64, f64, f64) {
     (a, b, c)
 }
 
-/// Kendall's tau-b with the tie-corrected asymptotic two-sided p-value.
+/// Kendall's tau-b ([`super::tau_b`]'s coefficient) with the tie-corrected asymptotic
+/// two-sided p-value. NaN when either variable is constant.
 pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Result<Correlation> {
     check(x, y, "kendall")?;
     let n = x.len();
-    let mut s = 0.0f64;
-    for i in 0..n {
-        for j in (i + 1)..n {
-            let dx = x[i] - x[j];
-            let dy = y[i] - y[j];
-            let p = dx * dy;
-            if p > 0.0 {
-                s += 1.0;
-            } else if p < 0.0 {
-                s -= 1.0;
-            }
-        }
-    }
+    let counts = PairCounts::of(x, y);
+    let s = counts.s() as f64;
     let nf = n as f64;
-    let tot = nf * (nf - 1.0) / 2.0;
     let (xt, x0, x1) = tie_terms(x);
     let (yt, y0, y1) = tie_terms(y);
-    let tau = s / (tot - xt).sqrt() / (tot - yt).sqrt();
+    let tau = counts.tau_b().unwrap_or(f64::NAN);
     let var = (nf * (nf - 1.0) * (2.0 * nf + 5.0) - x1 - y1) / 18.0
         + 2.0 * xt * yt / (nf * (nf - 1.0))
         + x0 * y0 / (9.0 * nf * (nf - 1.0) * (nf - 2.0));

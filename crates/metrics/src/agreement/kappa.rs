@@ -17,7 +17,9 @@ pub fn cohens_kappa<L: Ord + Clone>(a: &[L], b: &[L]) -> Result<f64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KappaWeights {
+    /// Weight proportional to the distance.
     Linear,
+    /// Weight proportional to the squared distance.
     Quadratic,
 }
 

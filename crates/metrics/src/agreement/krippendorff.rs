@@ -6,11 +6,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{MetricsError, Result};
 
+/// The measurement level of Krippendorff's alpha's distance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
+    /// Categories without order.
     Nominal,
+    /// Ordered categories (rank distances).
     Ordinal,
+    /// Numbers (squared differences).
     Interval,
 }
 

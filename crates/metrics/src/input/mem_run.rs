@@ -11,7 +11,7 @@ use mtr_core::InputError;
 
 /// A run held in memory (from `mtr_core::Run` or MTRAG JSONL).
 #[derive(Debug)]
-pub struct MemRun {
+pub(crate) struct MemRun {
     origin: PathBuf,
     qids: Vec<String>,
     docs: Vec<Vec<(String, f64, u64)>>,
@@ -21,7 +21,7 @@ pub struct MemRun {
 }
 
 impl MemRun {
-    pub fn from_run(run: &mtr_core::Run) -> Self {
+    pub(crate) fn from_run(run: &mtr_core::Run) -> Self {
         let mut m = MemRun::empty(PathBuf::from("<run>"));
         for (q, docs) in run {
             let i = m.query(q);
@@ -55,7 +55,7 @@ impl MemRun {
 
     /// Reads an MTRAG run JSONL file: one task per line, documents in `contexts` order with
     /// their given scores (rank = position). A task without contexts retrieved nothing.
-    pub fn read_mtrag_jsonl(path: impl AsRef<Path>) -> Result<Self> {
+    pub(crate) fn read_mtrag_jsonl(path: impl AsRef<Path>) -> Result<Self> {
         #[derive(serde::Deserialize)]
         struct Ctx {
             document_id: serde_json::Value,
@@ -126,7 +126,7 @@ impl MemRun {
     }
 
     /// As an `mtr_core::Run` (documents in input order).
-    pub fn to_run(&self) -> mtr_core::Run {
+    pub(crate) fn to_run(&self) -> mtr_core::Run {
         self.qids
             .iter()
             .zip(&self.docs)

@@ -26,6 +26,7 @@ struct Judged {
 /// The judgements of one query.
 #[derive(Debug, Clone)]
 pub struct QrelsQuery {
+    /// The query id.
     pub qid: String,
     arena: Box<[u8]>,
     /// (start, end, grade) into `arena`, sorted by document id.
@@ -140,9 +141,11 @@ impl QrelsQuery {
         (0..self.docs.len()).map(|i| (self.doc(i), self.docs[i].grade))
     }
 
+    /// Judged documents.
     pub fn len(&self) -> usize {
         self.docs.len()
     }
+    /// True when nothing is judged.
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
     }
@@ -164,9 +167,11 @@ pub struct EvalQrels {
 }
 
 impl EvalQrels {
+    /// Every query, in qid byte order.
     pub fn queries(&self) -> &[QrelsQuery] {
         &self.queries
     }
+    /// The query with this id.
     pub fn get(&self, qid: &str) -> Option<&QrelsQuery> {
         self.index
             .get(doc_hash(qid.as_bytes()), |i| self.queries[i].qid == qid)
@@ -178,9 +183,11 @@ impl EvalQrels {
             short_eq(self.queries[i].qid.as_bytes(), qid)
         })
     }
+    /// Judged queries.
     pub fn len(&self) -> usize {
         self.queries.len()
     }
+    /// True when no query is judged.
     pub fn is_empty(&self) -> bool {
         self.queries.is_empty()
     }
@@ -245,7 +252,20 @@ struct Judgement {
     line: u64,
 }
 
+/// The judgements of a qrels file in file order, before grouping by query.
+struct Scanned<'b> {
+    /// Query ids in first-appearance order (`Judgement::query` indexes it).
+    qids: Vec<&'b [u8]>,
+    judgements: Vec<Judgement>,
+}
+
 pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<EvalQrels> {
+    let scanned = scan_judgements(bytes, path)?;
+    group_by_query(bytes, path, dedup, &scanned)
+}
+
+/// Reads every line: columns, header, grade, query id (interned); one [`Judgement`] per line.
+fn scan_judgements<'b>(bytes: &'b [u8], path: &Path) -> Result<Scanned<'b>> {
     const COLUMNS: &str = "expected 4 columns (qid iter docno grade) or 3 (qid docno grade)";
     let mut qids: Vec<&[u8]> = Vec::new();
     let mut qid_index = IdIndex::default();
@@ -323,10 +343,21 @@ pub(crate) fn parse_qrels(bytes: &[u8], path: &Path, dedup: Dedup) -> Result<Eva
             line: no,
         });
     }
+    Ok(Scanned { qids, judgements })
+}
 
-    // Bucket by query (stable: file order within a query), then sort each bucket by doc.
+/// Buckets the judgements by query (stable: file order within a query), sorts each bucket by
+/// document and builds the per-query tables; a document judged twice for one query is an
+/// error naming the earliest repeated line unless `dedup` keeps the first.
+fn group_by_query(
+    bytes: &[u8],
+    path: &Path,
+    dedup: Dedup,
+    scanned: &Scanned<'_>,
+) -> Result<EvalQrels> {
+    let Scanned { qids, judgements } = scanned;
     let mut starts = vec![0usize; qids.len() + 1];
-    for j in &judgements {
+    for j in judgements {
         starts[j.query as usize + 1] += 1;
     }
     for i in 1..starts.len() {

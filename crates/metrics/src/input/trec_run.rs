@@ -74,7 +74,7 @@ struct QueryBlocks {
 
 /// A memory-mapped TREC run with its per-query line blocks.
 #[derive(Debug)]
-pub struct TrecRunFile {
+pub(crate) struct TrecRunFile {
     path: PathBuf,
     map: Option<Mmap>,
     queries: Vec<QueryBlocks>,
@@ -89,7 +89,7 @@ pub struct TrecRunFile {
 
 impl TrecRunFile {
     /// Maps the file and groups its lines by query (first pass).
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+    pub(crate) fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let map = map_file(path)?;
         let mut run = TrecRunFile {
@@ -131,10 +131,7 @@ impl TrecRunFile {
     }
 
     fn group(&mut self) -> Result<()> {
-        let mut queries: Vec<QueryBlocks> = Vec::new();
-        let mut blocks: Vec<Block> = Vec::new();
-        let mut index = IdIndex::default();
-        let mut qid_arena: Vec<u8> = Vec::new();
+        let mut g = Grouping::default();
         let mut last_content: Option<(u64, usize, usize)> = None;
         let mut n_lines = 0usize;
         let mut released = 0usize;
@@ -155,9 +152,7 @@ impl TrecRunFile {
                 {
                     n_lines += 1;
                     last_content = Some((no, pos, end));
-                    let q = &mut queries[cur];
-                    q.lines += 1;
-                    blocks[q.tail as usize].end = end;
+                    g.extend(cur, end);
                 } else if let Some(qid) = Tokens::new(line).next()
                     && qid[0] != b'#'
                 {
@@ -165,42 +160,9 @@ impl TrecRunFile {
                     last_content = Some((no, pos, end));
                     if cur != usize::MAX && qid == cur_qid {
                         // Same query, with leading whitespace.
-                        let q = &mut queries[cur];
-                        q.lines += 1;
-                        blocks[q.tail as usize].end = end;
+                        g.extend(cur, end);
                     } else {
-                        let h = doc_hash(qid);
-                        let b = blocks.len() as u32;
-                        blocks.push(Block {
-                            start: pos,
-                            end,
-                            first_line: no,
-                            next: u32::MAX,
-                        });
-                        let q = match index.get(h, |i| {
-                            let (s, e) = queries[i].qid;
-                            short_eq(&qid_arena[s..e], qid)
-                        }) {
-                            Some(q) => {
-                                let t = queries[q].tail as usize;
-                                blocks[t].next = b;
-                                queries[q].tail = b;
-                                q
-                            }
-                            None => {
-                                let s = qid_arena.len();
-                                qid_arena.extend_from_slice(qid);
-                                queries.push(QueryBlocks {
-                                    qid: (s, qid_arena.len()),
-                                    head: b,
-                                    tail: b,
-                                    lines: 0,
-                                });
-                                index.push(h)
-                            }
-                        };
-                        queries[q].lines += 1;
-                        cur = q;
+                        cur = g.open_block(qid, pos, end, no);
                         cur_qid = qid;
                     }
                 }
@@ -211,19 +173,83 @@ impl TrecRunFile {
             }
         }
         if let Some((no, s, e)) = last_content {
-            let line = &self.bytes()[s..e];
-            let toks: Vec<&[u8]> = Tokens::new(line).take(6).collect();
-            if toks.len() < 6 {
-                return Err(bad_line(&self.path, no, COLUMNS).into());
-            }
-            self.run_id = Some(String::from_utf8_lossy(toks[5]).into_owned());
+            self.run_id = Some(self.run_id_of(no, s, e)?);
         }
-        self.queries = queries;
-        self.blocks = blocks;
-        self.qid_arena = qid_arena;
-        self.index = index;
+        self.queries = g.queries;
+        self.blocks = g.blocks;
+        self.qid_arena = g.qid_arena;
+        self.index = g.index;
         self.lines = n_lines;
         Ok(())
+    }
+
+    /// The tag column of the last content line (trec_eval's runid), which must be complete.
+    fn run_id_of(&self, no: u64, start: usize, end: usize) -> Result<String> {
+        let line = &self.bytes()[start..end];
+        let toks: Vec<&[u8]> = Tokens::new(line).take(6).collect();
+        if toks.len() < 6 {
+            return Err(bad_line(&self.path, no, COLUMNS).into());
+        }
+        Ok(String::from_utf8_lossy(toks[5]).into_owned())
+    }
+}
+
+/// The per-query blocks while the first pass groups the lines.
+#[derive(Default)]
+struct Grouping {
+    queries: Vec<QueryBlocks>,
+    blocks: Vec<Block>,
+    index: IdIndex,
+    qid_arena: Vec<u8>,
+}
+
+impl Grouping {
+    /// One more line (ending at `end`) of query `q`'s current block.
+    #[inline]
+    fn extend(&mut self, q: usize, end: usize) {
+        let q = &mut self.queries[q];
+        q.lines += 1;
+        self.blocks[q.tail as usize].end = end;
+    }
+
+    /// A line of `qid` that does not continue the previous line's query: a new block, chained
+    /// to the query's earlier blocks or starting a new query. Returns the query's index.
+    #[inline]
+    fn open_block(&mut self, qid: &[u8], pos: usize, end: usize, no: u64) -> usize {
+        let h = doc_hash(qid);
+        let b = self.blocks.len() as u32;
+        self.blocks.push(Block {
+            start: pos,
+            end,
+            first_line: no,
+            next: u32::MAX,
+        });
+        let (queries, arena) = (&self.queries, &self.qid_arena);
+        let found = self.index.get(h, |i| {
+            let (s, e) = queries[i].qid;
+            short_eq(&arena[s..e], qid)
+        });
+        let q = match found {
+            Some(q) => {
+                let t = self.queries[q].tail as usize;
+                self.blocks[t].next = b;
+                self.queries[q].tail = b;
+                q
+            }
+            None => {
+                let s = self.qid_arena.len();
+                self.qid_arena.extend_from_slice(qid);
+                self.queries.push(QueryBlocks {
+                    qid: (s, self.qid_arena.len()),
+                    head: b,
+                    tail: b,
+                    lines: 0,
+                });
+                self.index.push(h)
+            }
+        };
+        self.queries[q].lines += 1;
+        q
     }
 }
 

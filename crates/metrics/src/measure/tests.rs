@@ -76,6 +76,7 @@ fn ir_measures_names_mean_the_trec_eval_measures() {
         ("Success@10", "success.10"),
         ("nDCG", "ndcg"),
         ("Rprec", "Rprec"),
+        ("Judged@10", "judged.10"),
     ] {
         assert_eq!(
             names(&MeasureSet::parse([ir]).unwrap()),
@@ -83,7 +84,16 @@ fn ir_measures_names_mean_the_trec_eval_measures() {
             "{ir}"
         );
     }
-    for bad in ["R", "Success", "Rprec@5", "nDCG@0", "nDCG@x", "P(rel=2)@5"] {
+    for bad in [
+        "R",
+        "Success",
+        "Judged",
+        "Rprec@5",
+        "nDCG@0",
+        "Judged@0",
+        "nDCG@x",
+        "P(rel=2)@5",
+    ] {
         assert!(MeasureSet::parse([bad]).is_err(), "{bad}");
     }
 }

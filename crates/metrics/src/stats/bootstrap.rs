@@ -31,7 +31,11 @@ pub fn bootstrap_ci(values: &[f64], opts: &BootstrapOptions) -> Result<Confidenc
             s / n as f64
         })
         .collect();
-    Ok(ConfidenceInterval::percentile(mean(values), stats, opts))
+    Ok(ConfidenceInterval::percentile(
+        mean(values).unwrap_or(f64::NAN),
+        stats,
+        opts,
+    ))
 }
 
 /// Per-cluster sums and sizes, clusters in first-appearance order.
@@ -62,7 +66,7 @@ pub fn cluster_bootstrap_ci<S: AsRef<str>>(
 
 /// Cluster-bootstrap CIs for several systems scored on the same queries, with the same
 /// resamples for every system.
-pub fn cluster_bootstrap_ci_many<S: AsRef<str>>(
+pub(crate) fn cluster_bootstrap_ci_many<S: AsRef<str>>(
     systems: &[&[f64]],
     clusters: &[S],
     opts: &BootstrapOptions,
@@ -114,7 +118,7 @@ pub fn cluster_bootstrap_ci_many<S: AsRef<str>>(
     Ok(systems
         .iter()
         .zip(stats)
-        .map(|(vals, st)| ConfidenceInterval::percentile(mean(vals), st, opts))
+        .map(|(vals, st)| ConfidenceInterval::percentile(mean(*vals).unwrap_or(f64::NAN), st, opts))
         .collect())
 }
 
@@ -153,7 +157,7 @@ mod tests {
         };
         let ci = bootstrap_ci(&x, &o).unwrap();
         let se = super::super::std_dev(&x) / (x.len() as f64).sqrt();
-        let m = mean(&x);
+        let m = mean(&x).unwrap_or(f64::NAN);
         assert!(
             (ci.lower - (m - 1.96 * se)).abs() < 0.1 * se * 1.96,
             "{ci:?}"

@@ -30,6 +30,7 @@ pub struct ClusterDraws {
 }
 
 impl ClusterDraws {
+    /// A stream of draws over `n_clusters` clusters from `seed`.
     pub fn new(n_clusters: usize, seed: u64) -> Self {
         ClusterDraws {
             rng: rng::stream(seed, rng::purpose::AS_GIVEN),
@@ -78,10 +79,12 @@ impl ClusterBootstrap {
         Self { weights, opts }
     }
 
+    /// Resamples drawn.
     pub fn resamples(&self) -> usize {
         self.weights.nrows()
     }
 
+    /// Confidence level of the intervals.
     pub fn level(&self) -> f64 {
         self.opts.level
     }

@@ -9,13 +9,16 @@ use serde::{Deserialize, Serialize};
 use super::{check_nonempty, check_paired, mean, std_dev};
 use crate::error::{MetricsError, Result};
 
+/// Standardized effect sizes of a paired difference.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EffectSize {
     /// d_z = mean(a - b) / sd(a - b)
     pub cohens_d: f64,
     /// d_z with Hedges' small-sample correction.
     pub hedges_g: f64,
+    /// mean(a - b).
     pub mean_diff: f64,
+    /// Pairs.
     pub n: usize,
 }
 
@@ -26,7 +29,7 @@ pub fn paired_effect_size(a: &[f64], b: &[f64]) -> Result<EffectSize> {
     if n < 2 {
         return Err(MetricsError::invalid("effect size needs at least 2 pairs"));
     }
-    let m = mean(&d);
+    let m = mean(&d).unwrap_or(f64::NAN);
     let sd = std_dev(&d);
     let dz = if sd == 0.0 {
         if m == 0.0 {
@@ -58,7 +61,7 @@ pub fn cohens_d(a: &[f64], b: &[f64]) -> Result<f64> {
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (sa, sb) = (std_dev(a), std_dev(b));
     let pooled = (((na - 1.0) * sa * sa + (nb - 1.0) * sb * sb) / (na + nb - 2.0)).sqrt();
-    Ok((mean(a) - mean(b)) / pooled)
+    Ok((mean(a).unwrap_or(f64::NAN) - mean(b).unwrap_or(f64::NAN)) / pooled)
 }
 
 #[cfg(test)]

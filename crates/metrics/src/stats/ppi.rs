@@ -39,6 +39,7 @@
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 use super::interval::ConfidenceInterval;
+use super::mean;
 use crate::error::{MetricsError, Result};
 
 /// One item: its cluster, the prediction on it, and its label if it was labelled.
@@ -46,7 +47,9 @@ use crate::error::{MetricsError, Result};
 pub struct PpiItem {
     /// Any id; items with the same id are one cluster (e.g. a dialogue's index).
     pub cluster: usize,
+    /// The prediction on the item.
     pub prediction: f64,
+    /// The label, if the item was labelled.
     pub label: Option<f64>,
 }
 
@@ -147,7 +150,7 @@ pub const MIN_DEGREES: usize = 4;
 
 /// Labelled clusters needed before the predictions' weight is tuned: the tuned weight takes a
 /// degree of freedom, and the variance keeps [`MIN_DEGREES`] more.
-pub const MIN_TUNING_CLUSTERS: usize = 2 + MIN_DEGREES;
+pub(super) const MIN_TUNING_CLUSTERS: usize = 2 + MIN_DEGREES;
 
 /// The PPI++ estimate of the mean label, with the labels-only and predictions-only estimates,
 /// each with its `level` interval clustered by [`PpiItem::cluster`]. Needs at least two
@@ -168,13 +171,9 @@ pub fn ppi_mean(items: &[PpiItem], level: f64) -> Result<PpiEstimate> {
             "ppi: needs at least two labelled items",
         ));
     }
-    let mean = |xs: &mut dyn Iterator<Item = f64>| {
-        let (s, k) = xs.fold((0.0, 0usize), |(s, k), x| (s + x, k + 1));
-        s / k as f64
-    };
-    let mean_f_all = mean(&mut items.iter().map(|i| i.prediction));
-    let mean_y = mean(&mut labelled.iter().filter_map(|i| i.label));
-    let mean_f_lab = mean(&mut labelled.iter().map(|i| i.prediction));
+    let mean_f_all = mean(items.iter().map(|i| i.prediction)).unwrap_or(f64::NAN);
+    let mean_y = mean(labelled.iter().filter_map(|i| i.label)).unwrap_or(f64::NAN);
+    let mean_f_lab = mean(labelled.iter().map(|i| i.prediction)).unwrap_or(f64::NAN);
     let t = cluster_terms(items, mean_f_all, mean_y, mean_f_lab);
     let g = t.a.len();
     let g_lab = t.labelled.iter().filter(|l| **l).count();
@@ -236,25 +235,25 @@ pub(super) mod sim {
     use statrs::distribution::{ContinuousCDF, Normal};
 
     /// Dialogue effect of the latent value (the item noise has 1).
-    pub const DIALOGUE_SD: f64 = 0.7;
+    pub(crate) const DIALOGUE_SD: f64 = 0.7;
     /// An item fails above this latent value.
-    pub const THRESHOLD: f64 = 1.0;
+    pub(crate) const THRESHOLD: f64 = 1.0;
 
     /// A standard normal draw (Box-Muller).
-    pub fn normal(rng: &mut StdRng) -> f64 {
+    pub(crate) fn normal(rng: &mut StdRng) -> f64 {
         let u: f64 = rng.random::<f64>().max(1e-300);
         let v: f64 = rng.random::<f64>();
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 
     /// The share of failing items of the population the benchmarks are drawn from.
-    pub fn truth() -> f64 {
+    pub(crate) fn truth() -> f64 {
         let sd = (1.0 + DIALOGUE_SD * DIALOGUE_SD).sqrt();
         1.0 - Normal::standard().cdf(THRESHOLD / sd)
     }
 
     /// Which of `n` items a simple random sample of `labelled` keeps (partial Fisher-Yates).
-    pub fn labelled_sample(rng: &mut StdRng, n: usize, labelled: usize) -> Vec<bool> {
+    pub(crate) fn labelled_sample(rng: &mut StdRng, n: usize, labelled: usize) -> Vec<bool> {
         let labelled = labelled.min(n);
         let mut order: Vec<usize> = (0..n).collect();
         for i in 0..labelled {

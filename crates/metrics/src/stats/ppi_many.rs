@@ -22,6 +22,7 @@
 //! dialogues falls back to fewer predictors (none: the labels' own mean).
 
 use super::interval::ConfidenceInterval;
+use super::mean;
 pub use super::ppi::MIN_DEGREES;
 use super::ppi::{cluster_interval, small_sample};
 use crate::error::{MetricsError, Result};
@@ -30,8 +31,11 @@ use crate::error::{MetricsError, Result};
 /// its label if it was labelled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PpiManyItem {
+    /// Any id; items with the same id are one cluster.
     pub cluster: usize,
+    /// One prediction per predictor.
     pub predictions: Vec<f64>,
+    /// The label, if the item was labelled.
     pub label: Option<f64>,
 }
 
@@ -46,9 +50,13 @@ pub struct PpiManyEstimate {
     pub lambdas: Vec<f64>,
     /// Predictors used.
     pub used: usize,
+    /// Labelled items.
     pub labelled: usize,
+    /// All items.
     pub items: usize,
+    /// Clusters among all items.
     pub clusters: usize,
+    /// Clusters among the labelled items.
     pub labelled_clusters: usize,
 }
 
@@ -70,13 +78,13 @@ fn terms(items: &[PpiManyItem], k: usize) -> Terms {
     let big_n = items.len() as f64;
     let labelled: Vec<&PpiManyItem> = items.iter().filter(|i| i.label.is_some()).collect();
     let n = labelled.len() as f64;
-    let mean_y = labelled.iter().filter_map(|i| i.label).sum::<f64>() / n;
-    let col_mean = |xs: &[&PpiManyItem], j: usize, len: f64| {
-        xs.iter().map(|i| i.predictions[j]).sum::<f64>() / len
+    let mean_y = mean(labelled.iter().filter_map(|i| i.label)).unwrap_or(f64::NAN);
+    let col_mean = |xs: &[&PpiManyItem], j: usize| {
+        mean(xs.iter().map(|i| i.predictions[j])).unwrap_or(f64::NAN)
     };
     let all: Vec<&PpiManyItem> = items.iter().collect();
-    let mean_all: Vec<f64> = (0..k).map(|j| col_mean(&all, j, big_n)).collect();
-    let mean_lab: Vec<f64> = (0..k).map(|j| col_mean(&labelled, j, n)).collect();
+    let mean_all: Vec<f64> = (0..k).map(|j| col_mean(&all, j)).collect();
+    let mean_lab: Vec<f64> = (0..k).map(|j| col_mean(&labelled, j)).collect();
     let g = ids.len();
     let mut b = vec![0.0; g];
     let mut e = vec![vec![0.0; g]; k];

@@ -25,7 +25,7 @@ struct State {
 }
 
 /// An embedding cache for one model in one folder.
-pub struct EmbeddingCache {
+pub(crate) struct EmbeddingCache {
     dir: PathBuf,
     model: String,
     dim: usize,
@@ -50,7 +50,7 @@ struct Header {
 
 impl EmbeddingCache {
     /// Opens (or creates) the cache in `dir` for `model` with vectors of `dim` values.
-    pub fn open(dir: &Path, model: &str, dim: usize) -> Result<Self> {
+    pub(crate) fn open(dir: &Path, model: &str, dim: usize) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let header_path = dir.join(HEADER);
         if header_path.is_file() {
@@ -115,23 +115,17 @@ impl EmbeddingCache {
         })
     }
 
-    /// The vector dimension recorded in an existing cache folder, if there is one.
-    pub fn recorded_dim(dir: &Path, model: &str) -> Option<usize> {
-        let text = std::fs::read_to_string(dir.join(HEADER)).ok()?;
-        let h: Header = serde_json::from_str(&text).ok()?;
-        (h.model == model).then_some(h.dim)
-    }
-
-    pub fn dim(&self) -> usize {
-        self.dim
-    }
-
-    pub fn len(&self) -> usize {
+    /// Vectors stored.
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.state.lock().map(|s| s.rows as usize).unwrap_or(0)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// The vector dimension recorded in an existing cache folder, if there is one.
+    pub(crate) fn recorded_dim(dir: &Path, model: &str) -> Option<usize> {
+        let text = std::fs::read_to_string(dir.join(HEADER)).ok()?;
+        let h: Header = serde_json::from_str(&text).ok()?;
+        (h.model == model).then_some(h.dim)
     }
 
     fn key(&self, text: &str) -> Key {
@@ -145,7 +139,7 @@ impl EmbeddingCache {
     }
 
     /// The cached vector of `text` (exactly as embedded, prefix included), if any.
-    pub fn get(&self, text: &str) -> Result<Option<Vec<f32>>> {
+    pub(crate) fn get(&self, text: &str) -> Result<Option<Vec<f32>>> {
         let key = self.key(text);
         let state = self
             .state
@@ -165,7 +159,7 @@ impl EmbeddingCache {
     }
 
     /// Stores vectors for texts (already-cached texts are skipped). Durable once it returns.
-    pub fn put(&self, texts: &[String], vectors: &[Vec<f32>]) -> Result<()> {
+    pub(crate) fn put(&self, texts: &[String], vectors: &[Vec<f32>]) -> Result<()> {
         let mut state = self
             .state
             .lock()

@@ -63,7 +63,7 @@ pub struct DenseMeta {
 }
 
 /// The folder name of a model's vectors (the model id with unsafe characters replaced).
-pub fn model_slug(model: &str) -> String {
+pub(crate) fn model_slug(model: &str) -> String {
     model
         .chars()
         .map(|c| {
@@ -77,7 +77,7 @@ pub fn model_slug(model: &str) -> String {
 }
 
 /// Embeds texts (prefixes already applied) through an optional cache, in batches, keeping order.
-pub async fn embed_texts(
+pub(crate) async fn embed_texts(
     embedder: &dyn Embedder,
     cache: &LazyCache,
     texts: &[String],
@@ -131,14 +131,14 @@ pub async fn embed_texts(
 
 /// An embedding cache opened when the vector dimension is first known.
 #[derive(Debug, Default)]
-pub struct LazyCache {
+pub(crate) struct LazyCache {
     dir: Option<PathBuf>,
     cache: OnceLock<EmbeddingCache>,
 }
 
 impl LazyCache {
     /// A cache in `dir` (`None`: no caching).
-    pub fn new(dir: Option<PathBuf>) -> Self {
+    pub(crate) fn new(dir: Option<PathBuf>) -> Self {
         Self {
             dir,
             cache: OnceLock::new(),
@@ -192,7 +192,7 @@ impl std::fmt::Debug for DenseIndex {
 
 impl DenseIndex {
     /// Where a model's vectors live in an index folder.
-    pub fn dir_for(idx: &IndexDir, model: &str) -> PathBuf {
+    pub(crate) fn dir_for(idx: &IndexDir, model: &str) -> PathBuf {
         idx.root().join(DENSE_DIR).join(model_slug(model))
     }
 
@@ -300,7 +300,11 @@ impl DenseIndex {
         Self::open_with(idx, model, &DenseOptions::default())
     }
 
-    pub fn open_with(idx: &IndexDir, model: &str, opts: &DenseOptions) -> Result<DenseIndex> {
+    pub(crate) fn open_with(
+        idx: &IndexDir,
+        model: &str,
+        opts: &DenseOptions,
+    ) -> Result<DenseIndex> {
         let dir = Self::dir_for(idx, model);
         let meta_path = dir.join(META);
         if !meta_path.is_file() {
@@ -357,7 +361,7 @@ impl DenseIndex {
     }
 
     /// Whether searches use HNSW (more vectors than the threshold) rather than exact search.
-    pub fn uses_hnsw(&self) -> bool {
+    pub(crate) fn uses_hnsw(&self) -> bool {
         self.vectors.len() > self.hnsw_threshold
     }
 
@@ -371,7 +375,7 @@ impl DenseIndex {
 
     /// Top-k passages for many query vectors; `exclude[i]` (if present) lists ids that query i
     /// must not return.
-    pub fn search_batch(
+    pub(crate) fn search_batch(
         &self,
         queries: &[Vec<f32>],
         k: usize,

@@ -141,7 +141,7 @@ fn exact_graph(
 /// Distance `1 - dot`, clamped at 0, for unit vectors. (anndists' `DistDot` asserts that the
 /// dot product never exceeds 1, which rounding breaks for a vector and itself.)
 #[derive(Debug, Default, Clone, Copy)]
-pub struct UnitDot;
+pub(super) struct UnitDot;
 
 impl Distance<f32> for UnitDot {
     fn eval(&self, a: &[f32], b: &[f32]) -> f32 {

@@ -1,7 +1,6 @@
 //! A row-major matrix of f32 vectors, owned or memory-mapped from one little-endian file, so
 //! that millions of vectors are searched without being loaded.
 
-use std::io::Write;
 use std::path::Path;
 
 use memmap2::Mmap;
@@ -33,7 +32,7 @@ impl VectorMatrix {
     /// A matrix from concatenated rows.
     pub fn from_rows(dim: usize, data: Vec<f32>) -> Result<Self> {
         if dim == 0 || data.len() % dim != 0 {
-            return Err(Error::Internal(format!(
+            return Err(Error::Dimension(format!(
                 "{} values do not make rows of dimension {dim}",
                 data.len()
             )));
@@ -46,12 +45,13 @@ impl VectorMatrix {
     }
 
     /// A matrix from separate vectors (all of the same dimension).
-    pub fn from_vecs(vecs: &[Vec<f32>]) -> Result<Self> {
+    #[cfg(test)]
+    pub(crate) fn from_vecs(vecs: &[Vec<f32>]) -> Result<Self> {
         let dim = vecs.first().map_or(0, Vec::len);
         let mut data = Vec::with_capacity(dim * vecs.len());
         for (i, v) in vecs.iter().enumerate() {
             if v.len() != dim {
-                return Err(Error::Internal(format!(
+                return Err(Error::Dimension(format!(
                     "vector {i} has dimension {}, expected {dim}",
                     v.len()
                 )));
@@ -64,8 +64,8 @@ impl VectorMatrix {
     /// Maps a file of little-endian f32 rows.
     pub fn open(path: &Path, dim: usize) -> Result<Self> {
         if cfg!(target_endian = "big") {
-            return Err(Error::Internal(
-                "vector files are little-endian; big-endian hosts are not supported".into(),
+            return Err(Error::Unsupported(
+                "vector files are little-endian; big-endian hosts are not supported",
             ));
         }
         let mmap = crate::ids::map_file(path)?;
@@ -132,7 +132,7 @@ impl VectorMatrix {
 }
 
 /// Scales a vector to unit length (a zero vector stays zero).
-pub fn normalize_row(v: &mut [f32]) {
+pub(crate) fn normalize_row(v: &mut [f32]) {
     let n = v
         .iter()
         .map(|x| f64::from(*x) * f64::from(*x))
@@ -144,7 +144,9 @@ pub fn normalize_row(v: &mut [f32]) {
 }
 
 /// Writes a matrix as one little-endian f32 file, atomically.
-pub fn write_vectors(path: &Path, m: &VectorMatrix) -> Result<()> {
+#[cfg(test)]
+pub(crate) fn write_vectors(path: &Path, m: &VectorMatrix) -> Result<()> {
+    use std::io::Write as _;
     let mut f = mtr_core::atomic::AtomicFile::create(path)?;
     for chunk in m.as_slice().chunks(1 << 16) {
         let mut buf = Vec::with_capacity(chunk.len() * 4);

@@ -11,10 +11,9 @@ mod knn;
 mod matrix;
 mod retriever;
 
-pub use cache::EmbeddingCache;
 pub use embedder::{EmbedPrefixes, Embedder, HashEmbedder};
 pub use exact::{dot, exact_top_k, exact_top_k_batch, simd_level};
-pub use index::{DenseIndex, DenseMeta, DenseOptions, LazyCache, embed_texts, model_slug};
+pub use index::{DenseIndex, DenseMeta, DenseOptions};
 pub use knn::{HnswOptions, KnnGraph, KnnMethod, KnnOptions, knn_graph};
-pub use matrix::{VectorMatrix, write_vectors};
+pub use matrix::VectorMatrix;
 pub use retriever::DenseRetriever;

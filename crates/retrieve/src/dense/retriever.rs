@@ -1,7 +1,6 @@
 //! Dense retrieval as a [`Retriever`]: embeds queries (with the model's query prefix, through
 //! a cache) and searches the index folder's vectors.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::embedder::{EmbedPrefixes, Embedder};
@@ -29,12 +28,6 @@ impl DenseRetriever {
             cache,
             batch_size: 32,
         }
-    }
-
-    /// Uses another cache folder (`None`: no cache).
-    pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
-        self.cache = LazyCache::new(dir);
-        self
     }
 
     pub fn index(&self) -> &DenseIndex {

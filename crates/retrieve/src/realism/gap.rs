@@ -27,7 +27,7 @@ pub struct TurnGap {
 }
 
 /// The recalls of every judged turn of `dialogues`, in order.
-pub fn turn_gaps(dialogues: &[&Dialogue], bm25: &Bm25Index) -> Result<Vec<TurnGap>> {
+pub(crate) fn turn_gaps(dialogues: &[&Dialogue], bm25: &Bm25Index) -> Result<Vec<TurnGap>> {
     let history = QueryFormulation::All;
     let mut alone = Vec::new();
     let mut whole = Vec::new();

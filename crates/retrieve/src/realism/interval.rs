@@ -69,7 +69,7 @@ impl Clustered {
 
     /// The `p`-quantiles (type 7) with their intervals over dialogues, all from the same
     /// resamples; undefined with no value.
-    pub fn quantiles(&self, ps: &[f64], opts: &IntervalOptions) -> Vec<ConfidenceInterval> {
+    pub(crate) fn quantiles(&self, ps: &[f64], opts: &IntervalOptions) -> Vec<ConfidenceInterval> {
         let b = opts.bootstrap();
         if self.is_empty() {
             return vec![ConfidenceInterval::undefined(&b); ps.len()];

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// True for the languages written without spaces between words (ISO 639-1 codes).
-pub fn is_cjk_language(code: &str) -> bool {
+pub(crate) fn is_cjk_language(code: &str) -> bool {
     matches!(code, "zh" | "ja" | "ko")
 }
 
@@ -26,7 +26,7 @@ pub enum LengthUnit {
 }
 
 impl LengthUnit {
-    pub fn of_language(code: &str) -> Self {
+    pub(crate) fn of_language(code: &str) -> Self {
         if is_cjk_language(code) {
             LengthUnit::Characters
         } else {

@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::bm25::Bm25Index;
 use crate::error::Result;
 pub use interval::{Clustered, IntervalOptions};
-pub use length::{Bin, LengthUnit, is_cjk_language};
+pub use length::{Bin, LengthUnit};
 pub use refer::refers_back;
 
 /// The realism of one benchmark.
@@ -105,7 +105,7 @@ pub struct RealismInput<'a> {
 }
 
 /// The language of each dialogue, from its user questions.
-pub fn dialogue_language(d: &Dialogue) -> String {
+pub(crate) fn dialogue_language(d: &Dialogue) -> String {
     let text: Vec<&str> = d.turns.iter().map(|t| t.user.as_str()).collect();
     mtr_core::language::language_of(&text.join("\n"))
 }
