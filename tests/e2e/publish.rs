@@ -287,3 +287,122 @@ fn a_folder_that_is_not_a_dataset_and_wrong_columns_exit_2_naming_file_and_colum
         "{e}"
     );
 }
+
+/// The issue's path: a benchmark `mtr synth` made (on the fake server with the scripted
+/// agents, as the main job makes one on the local model), audited (fake judges), published
+/// with the audit's verdict on its card and read back with the same fingerprint, and its
+/// triplets mined with BM25 and the configured (fake) embedder, cleaned by that audit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synthesized_and_audited_benchmark_publishes_and_trains() {
+    use mtr_llm::fake::FakeServer;
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = mtr_pipeline::fake_agents::FakeAgents::default();
+    let writer = FakeServer::builder()
+        .respond(move |r| agents.reply(r))
+        .start()
+        .await
+        .unwrap();
+    let synth_cfg = super::synth::fake_config(tmp.path(), "s", writer.base_url());
+    let bench = tmp.path().join("bench");
+    let corpus = repo().join("corpora/en");
+    let o = mtr()
+        .arg("--config")
+        .arg(&synth_cfg)
+        .args(["--quiet", "synth", "--corpus"])
+        .arg(&corpus)
+        .arg("-o")
+        .arg(&bench)
+        .args(["--dialogues", "4", "--turns", "3", "--seed", "3"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest = std::fs::read_to_string(bench.join("benchmark.toml")).unwrap();
+    let fingerprint = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("fingerprint = "))
+        .unwrap()
+        .trim_matches('"')
+        .to_string();
+
+    let judges = FakeServer::builder()
+        .respond(super::audit::hashed)
+        .start()
+        .await
+        .unwrap();
+    let audit_cfg = super::audit::config(tmp.path(), judges.base_url(), 0.0);
+    let audit = tmp.path().join("audit");
+    let o = mtr()
+        .arg("--config")
+        .arg(&audit_cfg)
+        .args(["--quiet", "audit"])
+        .arg(&bench)
+        .arg("-o")
+        .arg(&audit)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let hf = tmp.path().join("hf");
+    let o = mtr()
+        .arg("export")
+        .arg(&bench)
+        .args(["--to", "hf", "--audit"])
+        .arg(&audit)
+        .arg("-o")
+        .arg(&hf)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let card = std::fs::read_to_string(hf.join("README.md")).unwrap();
+    for part in [
+        "## Audit",
+        "LLM-judge audit",
+        "## Realism",
+        "Synthesized from a corpus by `mtr synth`",
+    ] {
+        assert!(card.contains(part), "{part}: {card}");
+    }
+    let back = tmp.path().join("back");
+    let again = imported(&["auto", hf.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert_eq!(again, fingerprint);
+
+    let triplets = tmp.path().join("t.jsonl");
+    let o = mtr()
+        .arg("--config")
+        .arg(&synth_cfg)
+        .arg("export")
+        .arg(&bench)
+        .args([
+            "--to",
+            "triplets",
+            "--negatives",
+            "3",
+            "--format",
+            "json",
+            "--audit",
+        ])
+        .arg(&audit)
+        .arg("-o")
+        .arg(&triplets)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let retrievers = report["retrievers"].to_string();
+    assert!(
+        retrievers.contains("bm25") && retrievers.contains("dense"),
+        "{report}"
+    );
+    assert!(report["turns"].as_u64().unwrap() > 0, "{report}");
+    for l in lines(&triplets) {
+        let pos = l["pos"].as_array().unwrap();
+        assert!(
+            l["neg"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|n| !pos.contains(n)),
+            "{l}"
+        );
+    }
+}
