@@ -33,6 +33,18 @@ fn imported(args: &[&str]) -> String {
         .to_string()
 }
 
+/// `mtr export B --to hf -o HF`; it must succeed.
+fn export_hf(b: &Path, hf: &Path) {
+    let out = mtr()
+        .arg("export")
+        .arg(b)
+        .args(["--to", "hf", "-o"])
+        .arg(hf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 fn round_trip(src_format: &str, src: &Path, extra: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let (b, hf, back) = (
@@ -43,18 +55,7 @@ fn round_trip(src_format: &str, src: &Path, extra: &[&str]) {
     let mut args = vec![src_format, src.to_str().unwrap(), "-o", b.to_str().unwrap()];
     args.extend_from_slice(extra);
     let fingerprint = imported(&args);
-    let out = mtr()
-        .args([
-            "export",
-            b.to_str().unwrap(),
-            "--to",
-            "hf",
-            "-o",
-            hf.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    export_hf(&b, &hf);
     for f in [
         "README.md",
         "benchmark.toml",
@@ -260,18 +261,7 @@ fn a_folder_that_is_not_a_dataset_and_wrong_columns_exit_2_naming_file_and_colum
     let b = tmp.path().join("leave");
     leave_bench(&b);
     let hf = tmp.path().join("hf");
-    let out = mtr()
-        .args([
-            "export",
-            b.to_str().unwrap(),
-            "--to",
-            "hf",
-            "-o",
-            hf.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    export_hf(&b, &hf);
     // a corpus config holding the qrels' columns
     let corpus = hf.join("corpus/corpus-00000-of-00001.parquet");
     std::fs::copy(hf.join("qrels/test-00000-of-00001.parquet"), &corpus).unwrap();
