@@ -27,7 +27,8 @@ pub enum Target {
     Trec,
     /// A Hugging Face dataset folder (Parquet configs and a dataset card).
     Hf,
-    /// Retriever training data (JSON lines): query, positives, mined hard negatives.
+    /// Retriever training data (JSON lines): query (--query default: full), positives, mined
+    /// hard negatives.
     Triplets,
 }
 
@@ -37,7 +38,7 @@ pub struct Written;
 
 impl super::common::OutputKind for Written {
     const VALUE_NAME: &'static str = "PATH";
-    const HELP: &'static str = "The output folder (for --to triplets the .jsonl file; with --split its splits go beside it)";
+    const HELP: &'static str = "The output folder (for --to triplets the .jsonl file; with --splits its splits go beside it)";
     const REQUIRED: bool = true;
 }
 
