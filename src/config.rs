@@ -36,6 +36,10 @@ impl Section for mtr_llm::LlmConfig {
     const NAME: &'static str = "llm";
 }
 
+impl Section for mtr_bench::job::BenchSettings {
+    const NAME: &'static str = "bench";
+}
+
 /// The effective configuration as a TOML table, plus where it came from.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -156,6 +160,12 @@ impl Config {
             let message = e.into_inner().message().to_string();
             anyhow::Error::new(mtr_core::Error::from(self.blame(&key, &given, message)))
         })
+    }
+
+    /// The error for a setting (`section.key`) that a command finds wrong after loading: it
+    /// names the environment variable or the file and line that set it.
+    pub fn blame_setting(&self, key: &str, message: String) -> mtr_core::InputError {
+        self.blame(key, &toml::Table::new(), message)
     }
 
     /// The configuration as TOML with secret-looking values masked.

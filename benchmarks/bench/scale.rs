@@ -16,11 +16,11 @@ use std::time::Instant;
 
 use synthetic::cpu_seconds;
 
-use mtr_bench::engine::compute;
-use mtr_bench::score::Scorer;
+use mtr_bench::Scorer;
+use mtr_bench::Strata;
+use mtr_bench::job::compute;
 use mtr_bench::stats::bootstrap::ClusterBootstrap;
 use mtr_bench::stats::randomization::all_pairs;
-use mtr_bench::strata::Strata;
 
 fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")

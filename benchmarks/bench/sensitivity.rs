@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use synthetic::cpu_seconds;
 
-use mtr_bench::engine::compute;
+use mtr_bench::job::compute;
 use mtr_bench::sensitivity::{self, LabelEdits, SystemRun};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};

@@ -6,9 +6,9 @@
 
 use std::time::Instant;
 
-use mtr_bench::engine::{Settings, SystemInput};
-use mtr_bench::query_set::QuerySet;
-use mtr_bench::result::SystemKind;
+use mtr_bench::QuerySet;
+use mtr_bench::SystemKind;
+use mtr_bench::job::{Settings, SystemInput};
 use mtr_core::{Dialogue, Gold, Qrels, Run, Tags, Turn};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;

@@ -9,9 +9,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use mtr_pipeline::chunk::{ChunkOptions, chunk_corpus};
-use mtr_pipeline::curate::{CurationOptions, curate};
-use mtr_pipeline::minhash::{MinHashOptions, MinHasher, dedup};
+use mtr_pipeline::{ChunkOptions, chunk_corpus};
+use mtr_pipeline::{CurationOptions, curate};
+use mtr_pipeline::{MinHashOptions, MinHasher, dedup};
 
 fn main() {
     let path = std::env::args()
@@ -38,7 +38,7 @@ fn main() {
 
     // tokenizer construction is paid once per process; keep it out of the stage timings
     let t = Instant::now();
-    let _ = mtr_pipeline::chunk::bpe("o200k_base").map(|b| b.encode_ordinary("warm up").len());
+    let _ = mtr_pipeline::bpe("o200k_base").map(|b| b.encode_ordinary("warm up").len());
     println!(
         "tokenizer {:>8.3} s  (o200k_base singleton)",
         t.elapsed().as_secs_f64()

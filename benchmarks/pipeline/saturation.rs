@@ -92,7 +92,7 @@ async fn main() {
         SynthPrompts::builtin().unwrap_or_else(|e| panic!("{e}")),
     );
     // prepare once (not timed), then time generation alone
-    mtr_pipeline::pipeline::prepare(&job, Some(&llm), false, &mtr_core::progress::NoProgress)
+    mtr_pipeline::prepare(&job, Some(&llm), false, &mtr_core::progress::NoProgress)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     gen_calls.store(0, Ordering::Relaxed);

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use mtr_pipeline::paths::{NeighbourGraph, PathOptions, greedy_paths};
+use mtr_pipeline::{NeighbourGraph, PathOptions, greedy_paths};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;

@@ -41,13 +41,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The default of every section a command reads (`[llm]`, `[audit]`, `[synth]`), from the
+/// The default of every section a command reads (`[llm]`, `[audit]`, `[synth]`, `[bench]`), from the
 /// same declarations `Config::settings` layers.
 fn defaults() -> Vec<(&'static str, toml::Value)> {
     [
         default_of::<mtr_llm::LlmConfig>(),
         default_of::<mtr_audit::AuditSettings>(),
         default_of::<mtr_pipeline::SynthConfig>(),
+        default_of::<mtr_bench::job::BenchSettings>(),
     ]
     .into_iter()
     .flatten()

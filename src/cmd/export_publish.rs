@@ -138,7 +138,7 @@ async fn retrievers(
     let dir: &BenchmarkDir = &bench.dir;
     let src = mtr_retrieve::CorpusSource::Benchmark(dir.clone());
     let path = args.index.clone().unwrap_or_else(|| {
-        mtr_bench::stages::default_index_path(dir.root(), &bench.manifest.fingerprint)
+        mtr_bench::job::default_index_path(dir.root(), &bench.manifest.fingerprint)
     });
     let idx = mtr_retrieve::ensure_index(&src, &path, &Default::default(), ctx.progress.as_ref())
         .with_context(|| format!("opening the BM25 index {}", path.display()))?;

@@ -89,7 +89,7 @@ fn measure_realism(
     let dialogues = dir
         .dialogues()
         .with_context(|| format!("reading the dialogues of {}", root.display()))?;
-    let index_path = mtr_bench::stages::default_index_path(root, &manifest.fingerprint);
+    let index_path = mtr_bench::job::default_index_path(root, &manifest.fingerprint);
     let src = CorpusSource::Benchmark(dir.clone());
     let idx = mtr_retrieve::ensure_index(
         &src,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use mtr_pipeline::config::VectorSource;
+use mtr_pipeline::VectorSource;
 
 use crate::config::flags::section_flags;
 use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
@@ -135,7 +135,7 @@ impl std::str::FromStr for ChunkTokens {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let (min_tokens, max_tokens) = mtr_pipeline::chunk::parse_range(s)?;
+        let (min_tokens, max_tokens) = mtr_pipeline::parse_range(s)?;
         Ok(Self {
             min_tokens,
             max_tokens,
@@ -151,6 +151,20 @@ fn user_error(e: mtr_pipeline::Error) -> anyhow::Error {
     } else {
         anyhow::Error::new(e)
     }
+}
+
+/// [`user_error`] for the errors of a run or dry run: a setting the environment or the
+/// config file sets is named with where it was set (the variable, or the file and its line),
+/// as the configuration's own errors are.
+fn run_error(config: &crate::config::Config, e: mtr_pipeline::Error) -> anyhow::Error {
+    if let mtr_pipeline::Error::Param { name, message } = &e {
+        let key = format!("synth.{name}");
+        if config.env.contains(&key) || crate::config::lookup_path(&config.table, &key).is_some() {
+            let err = config.blame_setting(&key, message.clone());
+            return anyhow::Error::new(mtr_core::Error::from(err));
+        }
+    }
+    user_error(e)
 }
 
 fn config(ctx: &Ctx, args: &Args) -> anyhow::Result<SynthConfig> {
@@ -214,7 +228,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .await
         .map_err(|e| match e {
             mtr_pipeline::Error::Llm(l) => super::open::llm_error(ctx, l),
-            other => user_error(other),
+            other => run_error(&ctx.config, other),
         })?;
     let s = &outcome.stats;
     println!("wrote {}", outcome.out.display());
@@ -253,14 +267,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.started_ahead > 0) {
         eprintln!(
             "time budget {}: {} dialogue(s) beyond the plan started, as the finished turns ran ahead of it",
-            mtr_pipeline::dryrun::budget::budget_text(b.budget_s),
+            mtr_llm::budget::budget_text(b.budget_s),
             b.started_ahead
         );
     }
     if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.left > 0) {
         eprintln!(
             "time budget {}: {} of {} planned dialogues are not done yet; run the same command again with more time (or none) to continue",
-            mtr_pipeline::dryrun::budget::budget_text(b.budget_s),
+            mtr_llm::budget::budget_text(b.budget_s),
             b.left,
             b.planned
         );
@@ -296,14 +310,14 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
         Ok(llm) => {
             let plan = mtr_pipeline::dry_run(&job, &llm, progress)
                 .await
-                .map_err(user_error)?;
+                .map_err(|e| run_error(&ctx.config, e))?;
             println!("mtr synth --dry-run: nothing was called\n");
             print!("{}", plan.to_text());
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
             tracing::warn!("no LLM client ({e:#}); planning without prices");
-            let p = mtr_pipeline::pipeline::prepare(&job, None, true, progress)
+            let p = mtr_pipeline::prepare(&job, None, true, progress)
                 .await
                 .map_err(user_error)?;
             println!("mtr synth --dry-run: nothing was called (no LLM configured: {e})\n");
@@ -336,7 +350,7 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
 
 /// `--style`: a profile name mtr knows (the benchmark of `like:` is read when the job starts).
 fn parse_style(s: &str) -> Result<String, String> {
-    s.parse::<mtr_pipeline::style::ProfileName>()?;
+    s.parse::<mtr_pipeline::ProfileName>()?;
     Ok(s.to_string())
 }
 

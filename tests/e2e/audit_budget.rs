@@ -59,7 +59,7 @@ fn listed(stdout: &str) -> Vec<(String, f64)> {
     list.split(", ")
         .map(|d| {
             let (id, secs) = d.split_once(" (+").unwrap();
-            let secs = mtr_pipeline::dryrun::parse_duration(secs.trim_end_matches(')')).unwrap();
+            let secs = mtr_llm::budget::parse_duration(secs.trim_end_matches(')')).unwrap();
             (id.to_string(), secs.as_secs_f64())
         })
         .collect()

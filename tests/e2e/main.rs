@@ -19,6 +19,7 @@ mod llm;
 mod publish;
 mod realdata;
 mod realism;
+mod reliability;
 mod resume;
 mod retrieve;
 mod review;

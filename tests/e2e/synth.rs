@@ -398,10 +398,7 @@ fn synth_on_the_local_model_en_and_zh() {
         }
         for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
             assert!(
-                mtr_pipeline::agents::in_language(
-                    &t.user,
-                    &mtr_pipeline::lang::Language::from_code(lang)
-                ),
+                mtr_pipeline::in_language(&t.user, &mtr_pipeline::Language::from_code(lang)),
                 "{}",
                 t.user
             );
@@ -429,4 +426,64 @@ fn synth_on_the_local_model_en_and_zh() {
             "{lang}: every question was in the wrong language"
         );
     }
+}
+
+/// A dry run with `config` plus `extra` (TOML appended to it): its exit code and stderr.
+fn dry_run_with(config: &Path, extra: &str, out: &Path) -> (Option<i32>, String) {
+    let mut text = std::fs::read_to_string(config).unwrap();
+    text.push_str(extra);
+    std::fs::write(config, text).unwrap();
+    let o = mtr()
+        .arg("--config")
+        .arg(config)
+        .args(["--quiet"])
+        .args(synth_args(out))
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_uniqueness_query_outside_its_vocabulary_fails_the_dry_run_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeServer::builder().start().await.unwrap();
+    let cfg = fake_config(tmp.path(), "q", fake.base_url());
+    let extra = "[synth.generation.uniqueness]\nquery = \"rewrit\"\n";
+    let (code, err) = dry_run_with(&cfg, extra, &tmp.path().join("out"));
+    assert_eq!(code, Some(2), "{err}");
+    for part in [
+        "synth.generation.uniqueness.query",
+        "q.toml",
+        "rewrit",
+        "last, all, full, full:N or window:N",
+    ] {
+        assert!(err.contains(part), "`{part}` missing: {err}");
+    }
+    assert_eq!(fake.chat_calls() + fake.embedding_calls(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relevance_judge_that_names_no_endpoint_fails_the_dry_run_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeServer::builder().start().await.unwrap();
+    let cfg = fake_config(tmp.path(), "j", fake.base_url());
+    let extra = "[synth.generation.relevance]\njudge = \"autoo\"\n";
+    let out = tmp.path().join("out");
+    let (code, err) = dry_run_with(&cfg, extra, &out);
+    assert_eq!(code, Some(2), "{err}");
+    for part in [
+        "synth.generation.relevance.judge",
+        "j.toml",
+        "autoo",
+        "expected auto, none or a relevance endpoint",
+    ] {
+        assert!(err.contains(part), "`{part}` missing: {err}");
+    }
+    // refused before any work: no corpus was read into a work dir, nothing was called
+    assert!(!out.exists());
+    assert_eq!(fake.chat_calls() + fake.embedding_calls(), 0);
 }

@@ -61,9 +61,7 @@ fn expected_seconds(text: &str) -> f64 {
         .unwrap_or_else(|| panic!("no time budget line in {text}"));
     let (_, rest) = line.split_once("expected ").unwrap();
     let (d, _) = rest.split_once(" at the measured speed").unwrap();
-    mtr_pipeline::dryrun::parse_duration(d)
-        .unwrap()
-        .as_secs_f64()
+    mtr_llm::budget::parse_duration(d).unwrap().as_secs_f64()
 }
 
 fn read(p: &Path) -> String {

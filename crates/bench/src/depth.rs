@@ -11,19 +11,19 @@ use crate::measure::Measure;
 use crate::result::SystemResult;
 
 /// What a report shows instead of a measure deeper than the run.
-pub fn not_available(depth: usize) -> String {
+pub(crate) fn not_available(depth: usize) -> String {
     format!("n/a (depth {depth})")
 }
 
 /// True when `m` looks deeper than a run of `depth` documents over a corpus of `corpus`
 /// passages (depth 0 is unknown: never flagged).
-pub fn is_beyond(m: Measure, depth: usize, corpus: u64) -> bool {
+pub(crate) fn is_beyond(m: Measure, depth: usize, corpus: u64) -> bool {
     depth > 0 && m.k() > depth && (depth as u64) < corpus
 }
 
 /// Moves the measures deeper than the system's run out of `measures` (and its strata) into
 /// `beyond_depth`; returns the warnings to show.
-pub fn apply(
+pub(crate) fn apply(
     sys: &mut SystemResult,
     measures: &[Measure],
     main: Measure,

@@ -14,20 +14,20 @@
 use crate::result::{Diagnosis, Finding};
 
 /// "High" for HitRate, MRR and Recall.
-pub const HIGH: f64 = 0.5;
+pub(crate) const HIGH: f64 = 0.5;
 /// MRR / HitRate below this: when a gold is found, it is on average below rank 2.
-pub const RANKING_RATIO: f64 = 0.5;
+pub(crate) const RANKING_RATIO: f64 = 0.5;
 /// Recall below this with high MRR: most golds are missed.
-pub const LOW_RECALL: f64 = 0.5;
+pub(crate) const LOW_RECALL: f64 = 0.5;
 /// nDCG / Recall below this with high Recall: good recall spent on a poor order.
-pub const GRADED_RATIO: f64 = 0.6;
+pub(crate) const GRADED_RATIO: f64 = 0.6;
 /// Too easy: HitRate@5 above this ...
-pub const TOO_EASY_HIT5: f64 = 0.95;
+pub(crate) const TOO_EASY_HIT5: f64 = 0.95;
 /// ... or MRR above this.
-pub const TOO_EASY_MRR: f64 = 0.9;
+pub(crate) const TOO_EASY_MRR: f64 = 0.9;
 
 /// Applies the metric-combination table to one system's means at depth `k`.
-pub fn diagnose(k: usize, hit: f64, mrr: f64, recall: f64, ndcg: f64) -> Diagnosis {
+pub(crate) fn diagnose(k: usize, hit: f64, mrr: f64, recall: f64, ndcg: f64) -> Diagnosis {
     let mut findings = Vec::new();
     if hit >= HIGH && mrr < RANKING_RATIO * hit {
         findings.push(Finding {
@@ -66,7 +66,7 @@ pub fn diagnose(k: usize, hit: f64, mrr: f64, recall: f64, ndcg: f64) -> Diagnos
 }
 
 /// A warning when a system's scores leave no room to separate better systems.
-pub fn too_easy(system: &str, hit5: f64, mrr: f64, mrr_k: usize) -> Option<String> {
+pub(crate) fn too_easy(system: &str, hit5: f64, mrr: f64, mrr_k: usize) -> Option<String> {
     if hit5 > TOO_EASY_HIT5 || mrr > TOO_EASY_MRR {
         Some(format!(
             "benchmark may be too easy: {system} reaches Hit@5 {hit5:.3} (limit {TOO_EASY_HIT5}) / MRR@{mrr_k} {mrr:.3} (limit {TOO_EASY_MRR}); it cannot separate systems at the top"

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use mtr_core::InputError;
 
+/// Errors of scoring, results and leaderboards.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// Bad input or an I/O failure from the data layer.
@@ -20,10 +21,19 @@ pub enum BenchError {
         #[source]
         source: mtr_retrieve::Error,
     },
-    /// A bug or broken invariant inside bench.
     /// A measure that failed for a reason that is not the user's.
     #[error(transparent)]
     Metrics(#[from] mtr_metrics::MetricsError),
+    /// An output (`bench.json`, `leaderboard.json`, ...) that cannot be serialised.
+    #[error("{file}: {source}")]
+    Json {
+        /// The output it was written for.
+        file: &'static str,
+        /// The serialiser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A bug or broken invariant inside bench.
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -39,15 +49,24 @@ impl BenchError {
         BenchError::Core(e.into())
     }
 
+    /// True when fixing the user's input (or command line) fixes the error.
     pub fn is_user_error(&self) -> bool {
         match self {
             BenchError::Core(e) => e.is_user_error(),
             #[cfg(feature = "retrieve")]
             BenchError::Retrieve { source, .. } => source.is_user_error(),
             BenchError::Metrics(e) => e.is_user_error(),
-            BenchError::Internal(_) => false,
+            BenchError::Json { .. } | BenchError::Internal(_) => false,
         }
     }
 }
 
+/// The result of bench's functions.
 pub type Result<T, E = BenchError> = std::result::Result<T, E>;
+
+impl BenchError {
+    /// A serialiser's error for output `file`.
+    pub(crate) fn json(file: &'static str) -> impl FnOnce(serde_json::Error) -> Self {
+        move |source| BenchError::Json { file, source }
+    }
+}

@@ -14,18 +14,18 @@ use mtr_core::rng;
 use rand::seq::SliceRandom;
 
 use crate::query_set::QuerySet;
-use crate::result::{FailureExample, Failures, PassageView};
+use crate::result::{FailureExample, FailureKind, Failures, PassageView};
 use crate::score::{ranked, relevant_of};
 
 /// How many top passages an example shows.
-pub const TOP_SHOWN: usize = 5;
+pub(crate) const TOP_SHOWN: usize = 5;
 
 /// The kind of failure of one turn.
-pub fn classify(first_relevant: Option<usize>, k: usize, r: usize) -> &'static str {
+pub(crate) fn classify(first_relevant: Option<usize>, k: usize, r: usize) -> FailureKind {
     match first_relevant {
-        Some(rank) if rank <= r => "partial",
-        Some(rank) if rank <= k => "ranking",
-        _ => "recall",
+        Some(rank) if rank <= r => FailureKind::Partial,
+        Some(rank) if rank <= k => FailureKind::Ranking,
+        _ => FailureKind::Recall,
     }
 }
 
@@ -40,7 +40,7 @@ fn worst_first(main_values: &[f64], n: usize, seed: u64) -> Vec<usize> {
 /// Classifies all turns and picks `examples` worst turns (passage titles and texts are left
 /// empty; [`crate::passages`] fills them from the corpus).
 #[allow(clippy::too_many_arguments)]
-pub fn analyse(
+pub(crate) fn analyse(
     set: &QuerySet,
     run: &Run,
     main_values: &[f64],
@@ -55,9 +55,9 @@ pub fn analyse(
     let mut ranking_failures = 0;
     for fr in first_relevant {
         match classify(*fr, k, r) {
-            "recall" => recall_failures += 1,
-            "ranking" => ranking_failures += 1,
-            _ => {}
+            FailureKind::Recall => recall_failures += 1,
+            FailureKind::Ranking => ranking_failures += 1,
+            FailureKind::Partial => {}
         }
     }
     let order = worst_first(main_values, set.queries.len(), seed);
@@ -102,7 +102,7 @@ pub fn analyse(
                 qid: q.qid.clone(),
                 dialogue: set.dialogues[q.dialogue].clone(),
                 position: q.position,
-                kind: classify(first_relevant[qi], k, r).to_string(),
+                kind: classify(first_relevant[qi], k, r),
                 main_value: main_values[qi],
                 first_relevant: first_relevant[qi],
                 question: q.question.clone(),
@@ -140,10 +140,10 @@ mod tests {
 
     #[test]
     fn classification() {
-        assert_eq!(classify(None, 10, 3), "recall");
-        assert_eq!(classify(Some(11), 10, 3), "recall");
-        assert_eq!(classify(Some(7), 10, 3), "ranking");
-        assert_eq!(classify(Some(3), 10, 3), "partial");
+        assert_eq!(classify(None, 10, 3), FailureKind::Recall);
+        assert_eq!(classify(Some(11), 10, 3), FailureKind::Recall);
+        assert_eq!(classify(Some(7), 10, 3), FailureKind::Ranking);
+        assert_eq!(classify(Some(3), 10, 3), FailureKind::Partial);
     }
 
     #[test]
@@ -177,9 +177,12 @@ mod tests {
         let ids: Vec<_> = f
             .examples
             .iter()
-            .map(|e| (e.qid.as_str(), e.kind.as_str()))
+            .map(|e| (e.qid.as_str(), e.kind))
             .collect();
-        assert_eq!(ids, [("c", "recall"), ("b", "ranking")]);
+        assert_eq!(
+            ids,
+            [("c", FailureKind::Recall), ("b", FailureKind::Ranking)]
+        );
         assert_eq!(f.examples[1].gold[0].rank, Some(5));
         assert_eq!(f.examples[1].top.len(), 5);
         assert_eq!(f.examples[1].query.as_deref(), Some("query b"));

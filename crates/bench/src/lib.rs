@@ -1,13 +1,13 @@
 //! mtr-bench: score retrievers and external runs on a multi-turn benchmark with strata,
 //! bootstrap confidence intervals and paired significance tests, and render leaderboards.
 //!
-//! [`stages`] is the bench job from flags to summary, one function per stage; the pieces it
+//! [`job`] is the bench job from flags to summary, one function per stage; the pieces it
 //! runs, in order:
 //! - [`query_set`]: which turns are scored, their dialogue, position and tags;
 //! - [`runs`]: external run files checked against the benchmark (overlap, unknown ids);
 //! - [`score`]: per-query measure values ([`measure`] names and conventions);
-//! - [`engine`]: bootstrap intervals over dialogues ([`stats`]), [`strata`], paired tests,
-//!   discriminative power, [`diagnose`], [`failures`], fusion ablation;
+//! - `job/compute.rs`: bootstrap intervals over dialogues ([`stats`]), [`strata`], paired
+//!   tests, discriminative power, [`diagnose`], [`failures`], fusion ablation;
 //! - [`split`]: seeded dev/test split by dialogue;
 //! - [`result`]: the `bench.json` schema; [`report`] its Markdown; [`output`] the atomic
 //!   writing of a results folder;
@@ -15,33 +15,34 @@
 //! - [`sensitivity`]: the leaderboard under the alternative qrels an audit supports
 //!   (Kendall's tau-b and tau_AP from `mtr_metrics::agreement`).
 
-pub mod depth;
-pub mod diagnose;
-#[path = "job/compute.rs"]
-pub mod engine;
-pub mod error;
-pub mod failures;
-#[path = "job/assemble.rs"]
+#![warn(unreachable_pub)]
+
+mod depth;
+mod diagnose;
+mod error;
+mod failures;
 pub mod job;
 pub mod leaderboard;
-pub mod measure;
+mod measure;
 pub mod output;
-pub mod query_set;
+mod query_set;
 pub mod report;
-pub mod result;
+mod result;
 #[cfg(feature = "retrieve")]
-pub mod retrievers;
-pub mod runs;
-pub mod score;
+mod retrievers;
+mod runs;
+mod score;
 pub mod sensitivity;
-pub mod sensitivity_report;
-pub mod split;
-#[path = "job/stages.rs"]
-pub mod stages;
+mod sensitivity_report;
+mod split;
 pub mod stats;
-pub mod strata;
+mod strata;
 #[cfg(test)]
 mod testdata;
 
 pub use error::{BenchError, Result};
 pub use measure::Measure;
+pub use query_set::{Part, QuerySet};
+pub use result::{BenchResult, SystemKind};
+pub use score::Scorer;
+pub use strata::Strata;

@@ -12,15 +12,15 @@ use mtr_core::atomic::AtomicFile;
 use mtr_core::error::Error;
 use serde_json::{Map, Value, json};
 
-use crate::error::Result;
+use crate::error::{BenchError, Result};
 use crate::job::Outcome;
 use crate::result::SystemKind;
 use crate::strata::position_group;
 
 pub const RESULT_FILE: &str = "bench.json";
-pub const PER_QUERY_FILE: &str = "per_query.jsonl";
+pub(crate) const PER_QUERY_FILE: &str = "per_query.jsonl";
 pub const REPORT_FILE: &str = "report.md";
-pub const SPLIT_FILE: &str = "split.json";
+pub(crate) const SPLIT_FILE: &str = "split.json";
 
 /// Writes every output of a bench into `dir`; `runs` are the runs of retriever systems by
 /// system name. Returns the paths written.
@@ -33,8 +33,8 @@ pub fn write_results(
     let mut pending: Vec<AtomicFile> = Vec::new();
 
     let mut f = AtomicFile::create(dir.join(RESULT_FILE))?;
-    let json = serde_json::to_string_pretty(&outcome.result)
-        .map_err(|e| Error::Internal(format!("bench.json: {e}")))?;
+    let json =
+        serde_json::to_string_pretty(&outcome.result).map_err(BenchError::json("bench.json"))?;
     write_all(&mut f, json.as_bytes())?;
     write_all(&mut f, b"\n")?;
     pending.push(f);
@@ -49,8 +49,7 @@ pub fn write_results(
 
     if let Some(split) = &outcome.split {
         let mut f = AtomicFile::create(dir.join(SPLIT_FILE))?;
-        let json = serde_json::to_string_pretty(split)
-            .map_err(|e| Error::Internal(format!("split.json: {e}")))?;
+        let json = serde_json::to_string_pretty(split).map_err(BenchError::json("split.json"))?;
         write_all(&mut f, json.as_bytes())?;
         write_all(&mut f, b"\n")?;
         pending.push(f);
@@ -77,7 +76,7 @@ fn write_all(f: &mut AtomicFile, bytes: &[u8]) -> Result<()> {
 
 /// One JSON line per (system, scored turn), systems in result order, turns in qid order.
 fn write_per_query(f: &mut AtomicFile, o: &Outcome) -> Result<()> {
-    let part = o.result.split.as_ref().map(|s| s.part.clone());
+    let part = o.result.split.as_ref().map(|s| s.part);
     for (sys, scores) in o.result.systems.iter().zip(&o.computed_scores) {
         for (qi, q) in o.set.queries.iter().enumerate() {
             let mut row = Map::new();
@@ -106,8 +105,7 @@ fn write_per_query(f: &mut AtomicFile, o: &Outcome) -> Result<()> {
             if !tags.is_empty() {
                 row.insert("tags".into(), Value::Object(tags));
             }
-            let line = serde_json::to_string(&row)
-                .map_err(|e| Error::Internal(format!("per_query.jsonl: {e}")))?;
+            let line = serde_json::to_string(&row).map_err(BenchError::json("per_query.jsonl"))?;
             write_all(f, line.as_bytes())?;
             write_all(f, b"\n")?;
         }
@@ -127,7 +125,7 @@ fn write_trec(f: &mut AtomicFile, run: &Run, tag: &str) -> Result<()> {
 }
 
 /// A system name usable as a file name and a TREC tag (no spaces or path separators).
-pub fn file_safe(name: &str) -> String {
+pub(crate) fn file_safe(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '+' | '@' | '=') {
@@ -140,7 +138,7 @@ pub fn file_safe(name: &str) -> String {
 }
 
 /// Runs of the retriever systems, for [`write_results`].
-pub fn retriever_runs(systems: &[crate::engine::SystemInput]) -> Vec<(String, &Run)> {
+pub fn retriever_runs(systems: &[crate::job::SystemInput]) -> Vec<(String, &Run)> {
     systems
         .iter()
         .filter(|s| s.kind == SystemKind::Retriever)

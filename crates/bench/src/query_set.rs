@@ -19,7 +19,14 @@ pub enum Part {
     Test,
 }
 
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Part {
+    /// The part's name in bench.json and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Part::Dev => "dev",
@@ -131,7 +138,7 @@ impl QuerySet {
     }
 
     /// The sub-set of queries whose dialogue is in `keep` (dialogue ids), re-indexed.
-    pub fn restrict_to_dialogues(&self, keep: &BTreeSet<String>) -> QuerySet {
+    pub(crate) fn restrict_to_dialogues(&self, keep: &BTreeSet<String>) -> QuerySet {
         let mut out = QuerySet {
             skipped_without_relevant: self.skipped_without_relevant,
             ..QuerySet::default()

@@ -10,7 +10,7 @@ use crate::result::{BenchResult, SystemResult};
 use crate::stats::bootstrap::Estimate;
 
 /// ▲/▼ when the system is significantly better/worse than the baseline (Holm), else nothing.
-pub fn significance_mark(r: &BenchResult, system: &str) -> &'static str {
+pub(crate) fn significance_mark(r: &BenchResult, system: &str) -> &'static str {
     r.tests
         .as_ref()
         .and_then(|t| t.comparisons.iter().find(|c| c.system == system))
@@ -23,7 +23,7 @@ pub fn significance_mark(r: &BenchResult, system: &str) -> &'static str {
 
 /// A measure's cell: its mean (with the interval for the main measure), or "n/a (depth N)"
 /// when the measure is deeper than the run; the main measure then carries a dagger.
-pub fn measure_cell(s: &SystemResult, id: &str, main: bool) -> String {
+pub(crate) fn measure_cell(s: &SystemResult, id: &str, main: bool) -> String {
     match s.measures.get(id) {
         Some(e) if main => {
             let dagger = if s.beyond_depth.contains_key(id) {
@@ -60,7 +60,7 @@ fn p_value(p: f64) -> String {
 }
 
 /// Systems ordered by the main measure, best first (ties by name).
-pub fn ranked_systems(r: &BenchResult) -> Vec<&SystemResult> {
+pub(crate) fn ranked_systems(r: &BenchResult) -> Vec<&SystemResult> {
     let mut v: Vec<&SystemResult> = r.systems.iter().collect();
     let main = |s: &SystemResult| {
         s.measures
@@ -301,7 +301,7 @@ fn discriminative_power(o: &mut String, r: &BenchResult) {
 /// The systems a discriminative power was measured over: the share of separated pairs of a
 /// synthesized set and of a real one compare only under the same systems (same retrievers and
 /// query formulations), so the report and the summary name them.
-pub fn compared_systems(r: &BenchResult) -> String {
+pub(crate) fn compared_systems(r: &BenchResult) -> String {
     let mut names: Vec<&str> = r.systems.iter().map(|s| s.name.as_str()).collect();
     names.sort_unstable();
     format!(

@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use mtr_core::fingerprint::Fingerprint;
 use serde::{Deserialize, Serialize};
 
+use crate::query_set::Part;
 use crate::sensitivity::edits::{Applied, Variant};
 use crate::stats::bootstrap::Estimate;
 
 /// Schema id written into every result.
-pub const SCHEMA: &str = "mtr.bench/1";
+pub(crate) const SCHEMA: &str = "mtr.bench/1";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -111,7 +112,7 @@ pub struct SplitInfo {
     pub ratio: f64,
     pub seed: u64,
     /// The part scored in this result: `dev` or `test`.
-    pub part: String,
+    pub part: Part,
     pub dev_dialogues: usize,
     pub test_dialogues: usize,
 }
@@ -235,13 +236,35 @@ pub struct Failures {
     pub examples: Vec<FailureExample>,
 }
 
+/// Where a failed turn's first relevant passage is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureKind {
+    /// No relevant passage in the top `k` (the retriever never found it).
+    Recall,
+    /// The first relevant passage in the top `k` but below rank `r`.
+    Ranking,
+    /// A relevant passage in the top `r`, yet the main measure is low.
+    Partial,
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FailureKind::Recall => "recall",
+            FailureKind::Ranking => "ranking",
+            FailureKind::Partial => "partial",
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailureExample {
     pub qid: String,
     pub dialogue: String,
     pub position: usize,
     /// `recall` (no relevant in top k), `ranking` (relevant below rank r) or `partial`.
-    pub kind: String,
+    pub kind: FailureKind,
     pub main_value: f64,
     pub first_relevant: Option<usize>,
     /// The user's question at this turn.
@@ -388,7 +411,7 @@ impl LabelSensitivity {
         self.variants.iter().find(|x| x.variant == v)
     }
 
-    pub fn robustness_of(&self, system: &str) -> Option<&RankInterval> {
+    pub(crate) fn robustness_of(&self, system: &str) -> Option<&RankInterval> {
         self.robustness.iter().find(|r| r.system == system)
     }
 }

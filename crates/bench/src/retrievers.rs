@@ -16,8 +16,8 @@ use mtr_retrieve::{
 };
 use serde::Serialize;
 
-use crate::engine::{AblationInput, SystemInput};
 use crate::error::{BenchError, Result};
+use crate::job::{AblationInput, SystemInput};
 use crate::query_set::QuerySet;
 use crate::result::SystemKind;
 
@@ -25,7 +25,7 @@ use crate::result::SystemKind;
 const BATCH: usize = 64;
 
 /// What the retrievers run on.
-pub struct RetrievalSetup<'a> {
+pub(crate) struct RetrievalSetup<'a> {
     pub bench: &'a Benchmark,
     pub set: &'a QuerySet,
     pub index: &'a IndexDir,
@@ -42,158 +42,223 @@ type Hits = Vec<Vec<Hit>>;
 type Queries = BTreeMap<String, String>;
 
 /// Depth each leaf is searched to: what a fusion of depth `k` asks its parts for.
-pub fn leaf_depth(k: usize) -> usize {
+pub(crate) fn leaf_depth(k: usize) -> usize {
     (2 * k).max(100)
+}
+
+/// One formulation's queries (scored qids only) and every leaf's hits for them.
+struct Formulated {
+    formulation: QueryFormulation,
+    queries: Queries,
+    hits: BTreeMap<String, Hits>,
+}
+
+/// A retrieval error under the system's name; a bad input is the input's error, under no
+/// retriever's name.
+fn retrieval_error(system: &str, e: mtr_retrieve::Error) -> BenchError {
+    match e {
+        mtr_retrieve::Error::Core(c) if c.is_user_error() => BenchError::Core(c),
+        source => BenchError::Retrieve {
+            system: system.to_string(),
+            source,
+        },
+    }
 }
 
 /// Runs every spec with every formulation. Returns the systems (spec-major, formulations in
 /// the order given) and the ablation inputs of fusion specs.
-pub async fn run_all(
+pub(crate) async fn run_all(
     setup: &RetrievalSetup<'_>,
     specs: &[RetrieverSpec],
     formulations: &[QueryFormulation],
 ) -> Result<(Vec<SystemInput>, Vec<AblationInput>)> {
-    let err = |system: &str, e: mtr_retrieve::Error| -> BenchError {
-        match e {
-            // a bad input is the input's error, under no retriever's name
-            mtr_retrieve::Error::Core(c) if c.is_user_error() => BenchError::Core(c),
-            source => BenchError::Retrieve {
-                system: system.to_string(),
-                source,
-            },
-        }
-    };
-    let scored: BTreeSet<&str> = setup.set.queries.iter().map(|q| q.qid.as_str()).collect();
-    let mut leaves: BTreeSet<String> = BTreeSet::new();
-    for s in specs {
-        collect_leaves(s, &mut leaves);
-    }
-    let mut opened: BTreeMap<String, Box<dyn Retriever>> = BTreeMap::new();
-    for leaf in &leaves {
-        let spec: RetrieverSpec = leaf
-            .parse()
-            .map_err(|e: String| BenchError::option("--retriever", e))?;
-        opened.insert(
-            leaf.clone(),
-            open_retriever(&spec, setup.index, setup.embedder.clone()).map_err(|e| err(leaf, e))?,
-        );
-    }
-    let depth = leaf_depth(setup.k);
-    let mut by_formulation: Vec<(QueryFormulation, Queries, BTreeMap<String, Hits>)> = Vec::new();
+    let opened = open_leaves(setup, specs)?;
+    let mut by_formulation = Vec::new();
     for f in formulations {
-        let (all, _fallbacks) = formulate_benchmark(setup.bench, f, setup.rewriter)
-            .await
-            .map_err(|e| err(&f.name(), e))?;
-        let queries: BTreeMap<String, String> = all
-            .into_iter()
-            .filter(|(q, _)| scored.contains(q.as_str()))
-            .collect();
-        // Queries in the set's order (a scored qid absent from the dialogues gets no query).
-        let ordered: Vec<(&str, Option<&String>)> = setup
-            .set
-            .queries
-            .iter()
-            .map(|q| (q.qid.as_str(), queries.get(&q.qid)))
-            .collect();
-        let mut hits: BTreeMap<String, Hits> = BTreeMap::new();
-        for (leaf, r) in &opened {
-            let name = format!("{}.{}", r.name(), f.name());
-            setup
-                .progress
-                .stage(&format!("retrieving ({name})"), ordered.len() as u64);
-            let mut out: Hits = Vec::with_capacity(ordered.len());
-            for chunk in ordered.chunks(BATCH) {
-                let qs: Vec<Query> = chunk
-                    .iter()
-                    .map(|(_, t)| Query::new(t.cloned().unwrap_or_default()))
-                    .collect();
-                let res = r.search(&qs, depth).await.map_err(|e| err(&name, e))?;
-                if res.len() != qs.len() {
-                    return Err(BenchError::Internal(format!(
-                        "{name}: {} result lists for {} queries",
-                        res.len(),
-                        qs.len()
-                    )));
-                }
-                for ((_, text), h) in chunk.iter().zip(res) {
-                    out.push(if text.is_some() { h } else { Vec::new() });
-                }
-                setup.progress.advance(chunk.len() as u64);
-            }
-            setup.progress.finish_stage();
-            hits.insert(leaf.clone(), out);
-        }
-        by_formulation.push((*f, queries, hits));
+        by_formulation.push(search_leaves(setup, &opened, f).await?);
     }
-
     let index_record = IndexRecord {
         index: setup.index.fingerprint().to_string(),
         embedder: setup.embedder.as_ref().map(|e| e.model()),
         k: setup.k,
-        leaf_depth: depth,
+        leaf_depth: leaf_depth(setup.k),
     };
     let mut systems = Vec::new();
     let mut ablations = Vec::new();
     for spec in specs {
         let display = open_retriever(spec, setup.index, setup.embedder.clone())
-            .map_err(|e| err(&spec.to_string(), e))?
+            .map_err(|e| retrieval_error(&spec.to_string(), e))?
             .name();
-        for (f, queries, hits) in &by_formulation {
-            let name = format!("{display}.{}", f.name());
-            let fused = hits_of(spec, hits, setup.k)?;
-            let run = to_run(setup.set, &fused);
-            let config = ConfigRecord {
-                spec: spec.to_string(),
-                formulation: f.name(),
-                index: &index_record,
-            };
-            systems.push(SystemInput {
-                name: name.clone(),
-                kind: SystemKind::Retriever,
-                retriever: Some(spec.to_string()),
-                formulation: Some(f.name()),
-                source: None,
-                config_hash: mtr_core::fingerprint::hash_json(&config),
-                prompt_hash: (*f == QueryFormulation::LlmRewrite)
-                    .then(|| {
-                        setup
-                            .rewriter
-                            .map(|r| mtr_core::fingerprint::hash_bytes(r.name().as_bytes()))
-                    })
-                    .flatten(),
-                run,
-                queries: queries.clone(),
-            });
+        for formulated in &by_formulation {
+            let system = system_of(setup, spec, &display, formulated, &index_record)?;
             if let RetrieverSpec::Fusion { method, parts } = spec {
-                let mut without = Vec::new();
-                for i in 0..parts.len() {
-                    let rest: Vec<(RetrieverSpec, f64)> = parts
-                        .iter()
-                        .enumerate()
-                        .filter(|(j, _)| *j != i)
-                        .map(|(_, p)| p.clone())
-                        .collect();
-                    let reduced = if rest.len() == 1 {
-                        rest[0].0.clone()
-                    } else {
-                        RetrieverSpec::Fusion {
-                            method: *method,
-                            parts: rest,
-                        }
-                    };
-                    without.push((
-                        parts[i].0.to_string(),
-                        to_run(setup.set, &hits_of(&reduced, hits, setup.k)?),
-                    ));
-                }
                 ablations.push(AblationInput {
-                    system: name,
-                    without,
+                    system: system.name.clone(),
+                    without: leave_one_out(setup, *method, parts, &formulated.hits)?,
                 });
             }
+            systems.push(system);
         }
     }
     Ok((systems, ablations))
+}
+
+/// Every leaf retriever of `specs`, opened once.
+fn open_leaves(
+    setup: &RetrievalSetup<'_>,
+    specs: &[RetrieverSpec],
+) -> Result<BTreeMap<String, Box<dyn Retriever>>> {
+    let mut leaves: BTreeSet<String> = BTreeSet::new();
+    for s in specs {
+        collect_leaves(s, &mut leaves);
+    }
+    let mut opened = BTreeMap::new();
+    for leaf in &leaves {
+        let spec: RetrieverSpec = leaf
+            .parse()
+            .map_err(|e: String| BenchError::option("--retriever", e))?;
+        let r = open_retriever(&spec, setup.index, setup.embedder.clone())
+            .map_err(|e| retrieval_error(leaf, e))?;
+        opened.insert(leaf.clone(), r);
+    }
+    Ok(opened)
+}
+
+/// Formulates the scored queries with `f` and searches every leaf at the depth fusion needs.
+async fn search_leaves(
+    setup: &RetrievalSetup<'_>,
+    opened: &BTreeMap<String, Box<dyn Retriever>>,
+    f: &QueryFormulation,
+) -> Result<Formulated> {
+    let scored: BTreeSet<&str> = setup.set.queries.iter().map(|q| q.qid.as_str()).collect();
+    let (all, _fallbacks) = formulate_benchmark(setup.bench, f, setup.rewriter)
+        .await
+        .map_err(|e| retrieval_error(&f.name(), e))?;
+    let queries: Queries = all
+        .into_iter()
+        .filter(|(q, _)| scored.contains(q.as_str()))
+        .collect();
+    // Queries in the set's order (a scored qid absent from the dialogues gets no query).
+    let ordered: Vec<(&str, Option<&String>)> = setup
+        .set
+        .queries
+        .iter()
+        .map(|q| (q.qid.as_str(), queries.get(&q.qid)))
+        .collect();
+    let mut hits: BTreeMap<String, Hits> = BTreeMap::new();
+    for (leaf, r) in opened {
+        let name = format!("{}.{}", r.name(), f.name());
+        hits.insert(
+            leaf.clone(),
+            search(setup, r.as_ref(), &name, &ordered).await?,
+        );
+    }
+    Ok(Formulated {
+        formulation: *f,
+        queries,
+        hits,
+    })
+}
+
+/// One leaf's hits for the queries in order (none for a qid without a query).
+async fn search(
+    setup: &RetrievalSetup<'_>,
+    r: &dyn Retriever,
+    name: &str,
+    ordered: &[(&str, Option<&String>)],
+) -> Result<Hits> {
+    setup
+        .progress
+        .stage(&format!("retrieving ({name})"), ordered.len() as u64);
+    let mut out: Hits = Vec::with_capacity(ordered.len());
+    for chunk in ordered.chunks(BATCH) {
+        let qs: Vec<Query> = chunk
+            .iter()
+            .map(|(_, t)| Query::new(t.cloned().unwrap_or_default()))
+            .collect();
+        let res = r
+            .search(&qs, leaf_depth(setup.k))
+            .await
+            .map_err(|e| retrieval_error(name, e))?;
+        if res.len() != qs.len() {
+            return Err(BenchError::Internal(format!(
+                "{name}: {} result lists for {} queries",
+                res.len(),
+                qs.len()
+            )));
+        }
+        for ((_, text), h) in chunk.iter().zip(res) {
+            out.push(if text.is_some() { h } else { Vec::new() });
+        }
+        setup.progress.advance(chunk.len() as u64);
+    }
+    setup.progress.finish_stage();
+    Ok(out)
+}
+
+/// The system of `spec` under one formulation: its run and what fingerprints it.
+fn system_of(
+    setup: &RetrievalSetup<'_>,
+    spec: &RetrieverSpec,
+    display: &str,
+    formulated: &Formulated,
+    index: &IndexRecord,
+) -> Result<SystemInput> {
+    let f = formulated.formulation;
+    let fused = hits_of(spec, &formulated.hits, setup.k)?;
+    let config = ConfigRecord {
+        spec: spec.to_string(),
+        formulation: f.name(),
+        index,
+    };
+    Ok(SystemInput {
+        name: format!("{display}.{}", f.name()),
+        kind: SystemKind::Retriever,
+        retriever: Some(spec.to_string()),
+        formulation: Some(f.name()),
+        source: None,
+        config_hash: mtr_core::fingerprint::hash_json(&config),
+        prompt_hash: (f == QueryFormulation::LlmRewrite)
+            .then(|| {
+                setup
+                    .rewriter
+                    .map(|r| mtr_core::fingerprint::hash_bytes(r.name().as_bytes()))
+            })
+            .flatten(),
+        run: to_run(setup.set, &fused),
+        queries: formulated.queries.clone(),
+    })
+}
+
+/// A fusion's runs without each of its parts in turn (the ablation), by the part left out.
+fn leave_one_out(
+    setup: &RetrievalSetup<'_>,
+    method: mtr_retrieve::Fusion,
+    parts: &[(RetrieverSpec, f64)],
+    hits: &BTreeMap<String, Hits>,
+) -> Result<Vec<(String, Run)>> {
+    let mut without = Vec::new();
+    for i in 0..parts.len() {
+        let rest: Vec<(RetrieverSpec, f64)> = parts
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, p)| p.clone())
+            .collect();
+        let reduced = if rest.len() == 1 {
+            rest[0].0.clone()
+        } else {
+            RetrieverSpec::Fusion {
+                method,
+                parts: rest,
+            }
+        };
+        without.push((
+            parts[i].0.to_string(),
+            to_run(setup.set, &hits_of(&reduced, hits, setup.k)?),
+        ));
+    }
+    Ok(without)
 }
 
 /// The hits of a spec at depth `k`: a leaf's list cut to `k`, a fusion's parts fused.

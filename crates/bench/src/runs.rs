@@ -25,7 +25,7 @@ pub struct ExternalRun {
 }
 
 /// Splits a `--run` argument: `NAME=FILE` or `FILE` (named after the file stem).
-pub fn parse_run_arg(arg: &str) -> (Option<String>, PathBuf) {
+pub(crate) fn parse_run_arg(arg: &str) -> (Option<String>, PathBuf) {
     match arg.split_once('=') {
         Some((name, path))
             if !name.is_empty() && !name.contains('/') && !Path::new(arg).exists() =>
@@ -37,7 +37,7 @@ pub fn parse_run_arg(arg: &str) -> (Option<String>, PathBuf) {
 }
 
 /// The default name of a run file: its stem without `.trec`/`.run`/`.jsonl` suffixes.
-pub fn default_name(path: &Path) -> String {
+pub(crate) fn default_name(path: &Path) -> String {
     let mut name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -51,7 +51,7 @@ pub fn default_name(path: &Path) -> String {
 }
 
 /// Reads a run (TREC or MTRAG JSONL) and checks it on its own: not empty, no duplicates.
-pub fn load(path: &Path, name: Option<String>) -> Result<ExternalRun> {
+pub(crate) fn load(path: &Path, name: Option<String>) -> Result<ExternalRun> {
     let run = mtr_core::read_run_any(path)?;
     if run.values().all(Vec::is_empty) {
         return Err(BenchError::input(
@@ -84,7 +84,7 @@ pub fn load(path: &Path, name: Option<String>) -> Result<ExternalRun> {
 }
 
 /// Checks that the run answers at least one scored turn; returns how many it answers.
-pub fn check_overlap(r: &ExternalRun, set: &QuerySet, benchmark: &str) -> Result<usize> {
+pub(crate) fn check_overlap(r: &ExternalRun, set: &QuerySet, benchmark: &str) -> Result<usize> {
     let answered = set
         .queries
         .iter()
@@ -114,7 +114,7 @@ pub fn check_overlap(r: &ExternalRun, set: &QuerySet, benchmark: &str) -> Result
 /// What one streaming pass over the corpus found: which of the wanted ids exist, and the
 /// title and text of the passages to show.
 #[derive(Debug, Clone, Default)]
-pub struct CorpusLookup {
+pub(crate) struct CorpusLookup {
     pub missing: BTreeSet<String>,
     pub texts: HashMap<String, (String, String)>,
     /// Passages in the corpus.
@@ -122,7 +122,7 @@ pub struct CorpusLookup {
 }
 
 /// How many ranked documents of `run` are in `missing`: every occurrence, and distinct ids.
-pub fn out_of_corpus(run: &Run, missing: &BTreeSet<String>) -> (usize, usize) {
+pub(crate) fn out_of_corpus(run: &Run, missing: &BTreeSet<String>) -> (usize, usize) {
     let mut distinct: BTreeSet<&str> = BTreeSet::new();
     let mut count = 0;
     for (d, _) in run.values().flatten() {
@@ -136,7 +136,7 @@ pub fn out_of_corpus(run: &Run, missing: &BTreeSet<String>) -> (usize, usize) {
 
 /// Streams the corpus once: checks that every id in `wanted` exists and keeps the title and
 /// text of the ids in `show`.
-pub fn scan_corpus(
+pub(crate) fn scan_corpus(
     dir: &BenchmarkDir,
     wanted: &HashSet<&str>,
     show: &HashSet<&str>,
@@ -160,7 +160,7 @@ pub fn scan_corpus(
 }
 
 /// The error for a run that ranks documents the corpus lacks (under `--strict`).
-pub fn unknown_docs_error(
+pub(crate) fn unknown_docs_error(
     path: &Path,
     run: &Run,
     missing: &BTreeSet<String>,

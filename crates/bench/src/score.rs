@@ -34,7 +34,7 @@ impl Scores {
 }
 
 /// A query's ranking in trec_eval order: score descending, then document id descending.
-pub fn ranked(docs: &[(String, f64)]) -> Vec<&(String, f64)> {
+pub(crate) fn ranked(docs: &[(String, f64)]) -> Vec<&(String, f64)> {
     let mut v: Vec<&(String, f64)> = docs.iter().collect();
     v.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
@@ -45,7 +45,7 @@ pub fn ranked(docs: &[(String, f64)]) -> Vec<&(String, f64)> {
 
 /// 1-based rank, in trec_eval order, of the best-ranked relevant document; two linear passes
 /// instead of a sort (the best relevant document, then how many documents rank above it).
-pub fn first_relevant_rank(
+pub(crate) fn first_relevant_rank(
     docs: &[(String, f64)],
     judged: &BTreeMap<String, i32>,
 ) -> Option<usize> {
@@ -169,13 +169,14 @@ impl Scorer {
 }
 
 /// Scores one run for a list of measures (builds a [`Scorer`]; reuse one for many runs).
-pub fn score_run(set: &QuerySet, run: &Run, measures: &[Measure]) -> Result<Scores> {
+#[cfg(test)]
+pub(crate) fn score_run(set: &QuerySet, run: &Run, measures: &[Measure]) -> Result<Scores> {
     Scorer::new(set, measures)?.score(set, run)
 }
 
 /// Qrels restricted to what a measure needs is the caller's business; this helper gives the
 /// judged relevant documents of a query, best grade first (for failure analysis).
-pub fn relevant_of<'a>(qrels: &'a Qrels, qid: &str) -> Vec<(&'a str, i32)> {
+pub(crate) fn relevant_of<'a>(qrels: &'a Qrels, qid: &str) -> Vec<(&'a str, i32)> {
     let mut v: Vec<(&str, i32)> = qrels
         .get(qid)
         .map(|d| {

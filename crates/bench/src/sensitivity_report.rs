@@ -23,7 +23,7 @@ fn tau(e: Option<&Estimate>) -> String {
 }
 
 /// One sentence on what the figures rest on.
-pub fn scope_line(ls: &LabelSensitivity) -> String {
+pub(crate) fn scope_line(ls: &LabelSensitivity) -> String {
     let s = &ls.scope;
     let mut o = if s.partial {
         format!(
@@ -50,7 +50,7 @@ pub fn scope_line(ls: &LabelSensitivity) -> String {
 }
 
 /// The Markdown section (starts with `## Label sensitivity`).
-pub fn markdown(ls: &LabelSensitivity) -> String {
+pub(crate) fn markdown(ls: &LabelSensitivity) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## Label sensitivity ({})\n", ls.measure);
     let _ = writeln!(o, "{}\n", scope_line(ls));
@@ -206,7 +206,7 @@ fn variant_details(o: &mut String, v: &VariantResult) {
 }
 
 /// A few lines for the command's stdout.
-pub fn text_summary(ls: &LabelSensitivity) -> String {
+pub(crate) fn text_summary(ls: &LabelSensitivity) -> String {
     let mut o = String::new();
     let s = &ls.scope;
     let _ = writeln!(

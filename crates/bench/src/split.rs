@@ -46,7 +46,8 @@ impl Split {
         }
     }
 
-    pub fn part_of(&self, dialogue: &str) -> Option<Part> {
+    #[cfg(test)]
+    pub(crate) fn part_of(&self, dialogue: &str) -> Option<Part> {
         if self.dev.contains(dialogue) {
             Some(Part::Dev)
         } else if self.test.contains(dialogue) {

@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::query_set::QuerySet;
 
 /// Below this many turns a stratum's numbers carry a warning.
-pub const MIN_GROUP: usize = 30;
+pub(crate) const MIN_GROUP: usize = 30;
 /// A tag with more distinct values than this (ids, free text) is not used as a stratum; nor is
 /// one whose every value belongs to a single turn.
-pub const MAX_GROUPS: usize = 20;
+pub(crate) const MAX_GROUPS: usize = 20;
 
 /// One group of turns within a family.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,7 +41,7 @@ pub struct Strata {
 }
 
 /// The turn-position group of a 1-based position.
-pub fn position_group(position: usize) -> &'static str {
+pub(crate) fn position_group(position: usize) -> &'static str {
     match position {
         0 => "unknown",
         1 => "1",
@@ -168,7 +168,8 @@ impl Strata {
     }
 
     /// `(family, group)` names of groups below [`MIN_GROUP`] turns.
-    pub fn small_groups(&self) -> Vec<(String, String, usize)> {
+    #[cfg(test)]
+    pub(crate) fn small_groups(&self) -> Vec<(String, String, usize)> {
         let mut out = Vec::new();
         for f in &self.families {
             for g in &f.groups {

@@ -9,7 +9,7 @@ use mtr_core::BenchmarkDir;
 use mtr_core::formats::{Format, ImportOptions};
 
 /// `../shared/data/mtrag` relative to the repository root.
-pub fn mtrag_dir() -> Option<PathBuf> {
+pub(crate) fn mtrag_dir() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mtrag");
     if p.join("conversations_clapnq.jsonl").is_file() {
         Some(p)
@@ -25,7 +25,7 @@ pub fn mtrag_dir() -> Option<PathBuf> {
 static CLAPNQ: OnceLock<Option<(tempfile::TempDir, BenchmarkDir)>> = OnceLock::new();
 
 /// The imported clapnq benchmark.
-pub fn clapnq() -> Option<BenchmarkDir> {
+pub(crate) fn clapnq() -> Option<BenchmarkDir> {
     CLAPNQ
         .get_or_init(|| {
             let src = mtrag_dir()?;
@@ -51,7 +51,7 @@ pub fn clapnq() -> Option<BenchmarkDir> {
 }
 
 /// Parses a `trec_eval -q` output: (measure, qid) -> printed value.
-pub fn read_trec_eval(
+pub(crate) fn read_trec_eval(
     path: &std::path::Path,
 ) -> std::collections::BTreeMap<(String, String), String> {
     std::fs::read_to_string(path)

@@ -5,11 +5,17 @@
 //! carry their writer's process id (`.mtr-<pid>-<random>.tmp`), and the first write into a
 //! folder removes the stale ones: those of a process that no longer runs, and those without a
 //! process id (older versions) untouched for an hour. Nothing else is ever removed.
+//!
+//! A whole folder (an import, an export) is written the same way through [`StagedDir`].
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+
+mod staged;
+
+pub use staged::StagedDir;
 
 /// A buffered writer whose content appears at `path` only after [`AtomicFile::commit`].
 /// Dropping it without committing removes the temporary file.
@@ -22,11 +28,7 @@ impl AtomicFile {
     /// A file that becomes `path` on [`AtomicFile::commit`]; its parent folder is created.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let dir = created_parent(&path)?;
         clean_stale_once(&dir);
         let prefix = format!("{TMP_PREFIX}{}-", std::process::id());
         let mut builder = tempfile::Builder::new();
@@ -145,6 +147,16 @@ fn pid_alive(pid: u32) -> Option<bool> {
     proc.join("self")
         .exists()
         .then(|| proc.join(pid.to_string()).exists())
+}
+
+/// The folder `path` is in (`.` for a bare name), created when absent.
+fn created_parent(path: &Path) -> Result<PathBuf> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(dir)
 }
 
 /// Writes `bytes` to `path` atomically.

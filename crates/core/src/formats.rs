@@ -33,6 +33,8 @@ mod mtrag;
 mod options;
 mod qrecc;
 mod quac;
+#[cfg(test)]
+mod roundtrip_tests;
 mod runs;
 mod scalar;
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Streaming JSONL: one record per line, read with constant memory so that corpora of millions
 //! of passages can be validated and converted without loading them. Tolerates what real files
-//! contain (a UTF-8 BOM, CRLF line ends, blank lines) and reports anything else as an
-//! [`InputError`] naming the file and line.
+//! contain (a UTF-8 BOM, CRLF and lone CR line ends, blank lines, a last line without a line
+//! end) and reports anything else as an [`InputError`] naming the file and line.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -14,11 +14,15 @@ use crate::atomic::AtomicFile;
 use crate::error::{Error, InputError, Result};
 
 /// Iterates over the non-blank lines of a text stream with 1-based line numbers.
+/// A line ends at `\n`, `\r\n` or a lone `\r` (what old Mac editors and some spreadsheet
+/// exports write): a file of lone CRs read as one line would lose every record but the first.
 pub struct Lines<R> {
     reader: R,
     file: PathBuf,
     line_no: u64,
     buf: Vec<u8>,
+    /// The last line ended with `\r`: a `\n` right after it belongs to that line end.
+    after_cr: bool,
 }
 
 impl Lines<BufReader<File>> {
@@ -31,6 +35,55 @@ impl Lines<BufReader<File>> {
 }
 
 impl<R: BufRead> Lines<R> {
+    /// A failed read: a stream that is cut short or does not decode (a truncated or corrupt
+    /// compressed file, a zip entry whose checksum fails) is the user's file at fault and
+    /// names the line being read; anything else is an I/O error.
+    fn read_error(&self, e: std::io::Error) -> Error {
+        use std::io::ErrorKind;
+        if !matches!(e.kind(), ErrorKind::InvalidData | ErrorKind::UnexpectedEof) {
+            return Error::io(&self.file, e);
+        }
+        InputError::new(&self.file, format!("the file is truncated or corrupt: {e}"))
+            .line(self.line_no + 1)
+            .hint("download or copy the file again")
+            .into()
+    }
+
+    /// Reads the next line into `buf` without its line end; false at the end of the stream.
+    fn read_raw_line(&mut self) -> std::io::Result<bool> {
+        self.buf.clear();
+        let mut any = false;
+        loop {
+            let avail = match self.reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                return Ok(any);
+            }
+            let mut start = 0;
+            if std::mem::take(&mut self.after_cr) && avail[0] == b'\n' {
+                start = 1;
+            }
+            match memchr::memchr2(b'\n', b'\r', &avail[start..]) {
+                Some(i) => {
+                    let end = start + i;
+                    self.buf.extend_from_slice(&avail[start..end]);
+                    self.after_cr = avail[end] == b'\r';
+                    self.reader.consume(end + 1);
+                    return Ok(true);
+                }
+                None => {
+                    any |= avail.len() > start;
+                    self.buf.extend_from_slice(&avail[start..]);
+                    let n = avail.len();
+                    self.reader.consume(n);
+                }
+            }
+        }
+    }
+
     /// Lines of `reader`; `file` names it in errors.
     pub fn new(reader: R, file: impl AsRef<Path>) -> Self {
         Self {
@@ -38,6 +91,7 @@ impl<R: BufRead> Lines<R> {
             file: file.as_ref().to_path_buf(),
             line_no: 0,
             buf: Vec::with_capacity(4096),
+            after_cr: false,
         }
     }
 
@@ -46,24 +100,20 @@ impl<R: BufRead> Lines<R> {
         &self.file
     }
 
-    /// The next non-blank line as `(line_no, text)`, with BOM and trailing CR removed.
+    /// The next non-blank line as `(line_no, text)`, with BOM and line end removed.
     pub fn next_line(&mut self) -> Option<Result<(u64, &str)>> {
         let (start, end) = loop {
-            self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(e) => return Some(Err(Error::io(&self.file, e))),
+            match self.read_raw_line() {
+                Ok(false) => return None,
+                Ok(true) => {}
+                Err(e) => return Some(Err(self.read_error(e))),
             }
             self.line_no += 1;
             let mut start = 0;
             if self.line_no == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
                 start = 3;
             }
-            let mut end = self.buf.len();
-            while end > start && matches!(self.buf[end - 1], b'\n' | b'\r') {
-                end -= 1;
-            }
+            let end = self.buf.len();
             if !self.buf[start..end].iter().all(|b| b.is_ascii_whitespace()) {
                 break (start, end);
             }
@@ -337,6 +387,66 @@ mod tests {
         let r: Rec = parse_line(Path::new("x"), n2, t2).unwrap();
         assert_eq!(r.id, "中文");
         assert!(lines.next_line().is_none());
+    }
+
+    fn all_lines<R: BufRead>(mut lines: Lines<R>) -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        while let Some(l) = lines.next_line() {
+            let (n, t) = l.unwrap();
+            out.push((n, t.to_string()));
+        }
+        out
+    }
+
+    #[test]
+    fn lone_cr_crlf_and_a_last_line_without_end_are_line_ends() {
+        let want: Vec<(u64, String)> = vec![(1, "a".into()), (2, "b".into()), (4, "c".into())];
+        for data in [
+            "a\rb\r\rc",
+            "a\r\nb\r\n\r\nc\r\n",
+            "a\nb\n\nc\n",
+            "a\rb\n\r\nc\r",
+            "\u{feff}a\rb\r\n \t\rc",
+        ] {
+            // a one-byte buffer splits every CRLF across two reads
+            for cap in [1, 2, 4096] {
+                let r = std::io::BufReader::with_capacity(cap, data.as_bytes());
+                assert_eq!(all_lines(Lines::new(r, "x")), want, "{data:?} cap {cap}");
+            }
+        }
+    }
+
+    /// A reader that yields `data`, then fails as a cut-short compressed stream does.
+    struct CutShort<'a>(&'a [u8]);
+
+    impl std::io::Read for CutShort<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "incomplete deflate stream",
+                ));
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_stream_cut_short_is_the_users_file_at_fault() {
+        let r = std::io::BufReader::new(CutShort(b"{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\""));
+        let mut lines = Lines::new(r, "corpus.jsonl.gz");
+        lines.next_line().unwrap().unwrap();
+        lines.next_line().unwrap().unwrap();
+        let e = lines.next_line().unwrap().unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("corpus.jsonl.gz:3") && e.contains("truncated"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -23,6 +23,26 @@ pub fn columns<'a>(line: &'a str, expected: &[usize]) -> Vec<&'a str> {
     line.split_whitespace().collect()
 }
 
+/// A relevance grade: an integer, or a float with no fraction (`1.0`, as some tools write
+/// grades) within `i32`. NaN, infinities, fractions and out-of-range numbers are refused:
+/// rounding or saturating them would change what the judgement says.
+pub(crate) fn parse_grade(s: &str) -> Option<i32> {
+    if let Ok(g) = s.parse::<i32>() {
+        return Some(g);
+    }
+    let f = s.parse::<f64>().ok()?;
+    let in_range =
+        f.is_finite() && f.fract() == 0.0 && f >= i32::MIN as f64 && f <= i32::MAX as f64;
+    // in range and whole: the cast is exact
+    #[allow(clippy::cast_possible_truncation)]
+    in_range.then_some(f as i32)
+}
+
+/// A retrieval score: a finite number (NaN and infinities cannot be ranked).
+pub(crate) fn parse_score(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
 /// Reads TREC qrels. Accepts a BEIR-style header line (`query-id corpus-id score`) and
 /// 3-column BEIR rows as well as 4-column TREC rows. A duplicate (qid, docid) is an error.
 pub fn read_qrels(path: impl AsRef<Path>) -> Result<Qrels> {
@@ -54,14 +74,14 @@ pub fn read_qrels(path: impl AsRef<Path>) -> Result<Qrels> {
                 .into());
             }
         };
-        let grade: i32 = grade
-            .parse::<i32>()
-            .or_else(|_| grade.parse::<f64>().map(|g| g as i32))
-            .map_err(|_| {
-                InputError::new(path, format!("grade `{grade}` is not a number"))
-                    .line(no)
-                    .field("grade")
-            })?;
+        let grade: i32 = parse_grade(grade).ok_or_else(|| {
+            InputError::new(
+                path,
+                format!("grade `{grade}` is not a whole number within -2147483648..=2147483647"),
+            )
+            .line(no)
+            .field("grade")
+        })?;
         let prev = qrels
             .entry(qid.to_string())
             .or_default()
@@ -110,8 +130,8 @@ pub fn read_run(path: impl AsRef<Path>) -> Result<Run> {
             .line(no)
             .into());
         };
-        let score: f64 = score.parse().map_err(|_| {
-            InputError::new(path, format!("score `{score}` is not a number"))
+        let score: f64 = parse_score(score).ok_or_else(|| {
+            InputError::new(path, format!("score `{score}` is not a finite number"))
                 .line(no)
                 .field("score")
         })?;
@@ -164,6 +184,43 @@ mod tests {
         write_qrels(&p, &q).unwrap();
         assert_eq!(read_qrels(&p).unwrap(), q);
         assert_eq!(columns("q 0 d 1", &[4]), ["q", "0", "d", "1"]);
+    }
+
+    #[test]
+    fn grades_and_scores_must_be_finite_whole_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.tsv");
+        for (grade, ok) in [
+            ("2", Some(2)),
+            ("1.0", Some(1)),
+            ("-1", Some(-1)),
+            ("nan", None),
+            ("NaN", None),
+            ("inf", None),
+            ("-infinity", None),
+            ("1.5", None),
+            ("1e12", None),
+            ("3000000000", None),
+        ] {
+            std::fs::write(&p, format!("q1 0 d0 1\nq1 0 d1 {grade}\n")).unwrap();
+            match (read_qrels(&p), ok) {
+                (Ok(q), Some(g)) => assert_eq!(q["q1"]["d1"], g, "{grade}"),
+                (Err(e), None) => {
+                    assert!(e.is_user_error(), "{grade}");
+                    let e = e.to_string();
+                    assert!(e.contains("q.tsv:2") && e.contains("grade"), "{grade}: {e}");
+                }
+                (r, _) => panic!("{grade}: {r:?}"),
+            }
+        }
+        let p = dir.path().join("r.txt");
+        for score in ["nan", "inf", "-inf", "NaN"] {
+            std::fs::write(&p, format!("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2 {score} t\n")).unwrap();
+            let e = read_run(&p).unwrap_err();
+            assert!(e.is_user_error());
+            let e = e.to_string();
+            assert!(e.contains("r.txt:2") && e.contains("score"), "{score}: {e}");
+        }
     }
 
     #[test]

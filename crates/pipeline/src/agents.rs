@@ -21,17 +21,14 @@ use crate::style::{Style, TurnStyle};
 mod schema;
 mod usage;
 
-pub use schema::{answerability_schema, score_schema, uniqueness_schema};
-pub(crate) use schema::{proposal_schema, styled_proposal_schema};
-use usage::usd_to_pico;
-pub use usage::{CallLog, RoleUsage};
-// the text rules lived here; their paths under `agents` stay for the crates and tests that
-// name them
-pub use crate::text_rules::{
-    HumanizerGuard, clean, humanizer_guard, in_language, question_pattern, question_problem,
-    quote_supported, says_not_found, standalone_problem, without_source_preamble,
+use crate::text_rules::{
+    HumanizerGuard, clean, follow_up_example, humanizer_guard, proposal_max_tokens,
+    without_source_preamble,
 };
-use crate::text_rules::{follow_up_example, proposal_max_tokens};
+pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
+pub(crate) use schema::{proposal_schema, styled_proposal_schema};
+pub(crate) use usage::CallLog;
+use usage::usd_to_pico;
 
 /// `s` with room for the longest reply the user agent's schema allows in `lang`, with or
 /// without a standalone rewrite ([`proposal_max_tokens`]), where its `max_tokens` is lower
@@ -42,25 +39,38 @@ pub(crate) fn with_proposal_room(mut s: Sampling, lang: &Language, rewrite: bool
     s
 }
 
-/// What the user agent's prompt is rendered from, for the synthesis and its dry run alike;
-/// `rewrite`: whether it asks for a standalone rewrite too
-/// ([`GenerationOptions::rewrites`](crate::config::GenerationOptions::rewrites)).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn user_context(
-    lang: &Language,
-    history: &[Utter],
-    asked: &[String],
-    passages: &[PromptPassage],
-    first: bool,
-    switch: bool,
-    feedback: Option<&str>,
-    rewrite: bool,
-) -> Value {
+/// What the user agent is asked with on one attempt of one turn, for the synthesis and its
+/// dry run alike.
+pub(crate) struct UserAsk<'a> {
+    pub(crate) history: &'a [Utter],
+    /// Earlier questions the history does not show.
+    pub(crate) asked: &'a [String],
+    pub(crate) passages: &'a [PromptPassage],
+    /// The dialogue's first turn.
+    pub(crate) first: bool,
+    /// The first turn after a topic switch.
+    pub(crate) switch: bool,
+    /// Why the last attempt was rejected, for the next.
+    pub(crate) feedback: Option<&'a str>,
+    /// Whether it asks for a standalone rewrite too
+    /// ([`GenerationOptions::rewrites`](crate::config::GenerationOptions::rewrites)).
+    pub(crate) rewrite: bool,
+}
+
+/// What the user agent's prompt is rendered from.
+pub(crate) fn user_context(lang: &Language, ask: &UserAsk<'_>) -> Value {
     json!({
-        "language": lang.name(), "history": history, "asked": asked, "passages": passages,
-        "first": first, "switch": switch, "feedback": feedback,
-        "example": follow_up_example(lang), "rewrite": rewrite,
+        "language": lang.name(), "history": ask.history, "asked": ask.asked,
+        "passages": ask.passages, "first": ask.first, "switch": ask.switch,
+        "feedback": ask.feedback, "example": follow_up_example(lang), "rewrite": ask.rewrite,
     })
+}
+
+/// This attempt's draw: the sample index (a new answer per attempt, cached per index) and the
+/// styled profile's draw for the turn (None: `concise`).
+pub(crate) struct UserDraw {
+    pub(crate) sample: u32,
+    pub(crate) style: Option<TurnStyle>,
 }
 
 /// The shortest and longest a styled humanizer's rewrite may be, times the original.
@@ -87,7 +97,7 @@ pub(crate) fn styled_proposal_room(
 
 /// A passage as the prompts show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PromptPassage {
+pub(crate) struct PromptPassage {
     pub title: String,
     pub section: Option<String>,
     pub text: String,
@@ -96,7 +106,7 @@ pub struct PromptPassage {
 impl PromptPassage {
     /// A chunk as shown to agents. Markdown heading markers are removed from its lines so
     /// that a passage's `## Section` cannot be mistaken for a heading of the prompt itself.
-    pub fn of(c: &crate::chunk::Chunk) -> Self {
+    pub(crate) fn of(c: &crate::chunk::Chunk) -> Self {
         let text = c
             .text
             .lines()
@@ -116,7 +126,7 @@ impl PromptPassage {
 
 /// One utterance of the history shown to agents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Utter {
+pub(crate) struct Utter {
     pub speaker: String,
     pub text: String,
 }
@@ -128,7 +138,7 @@ fn cut(out: &ChatResult) -> bool {
 
 /// What the user agent proposes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UserProposal {
+pub(crate) struct UserProposal {
     /// 0-based index into the offered passages.
     pub passage: usize,
     pub question: String,
@@ -136,7 +146,7 @@ pub struct UserProposal {
 }
 
 /// The agents with their prompts, models and options.
-pub struct Agents<'a> {
+pub(crate) struct Agents<'a> {
     pub llm: &'a Llm,
     pub prompts: &'a SynthPrompts,
     pub opts: &'a GenerationOptions,
@@ -268,31 +278,19 @@ impl Agents<'_> {
 
     /// The user agent: picks one of `passages` and asks about it. Where the endpoint enforces
     /// patterns, the question and its standalone version are one short sentence that ends
-    /// with a question mark ([`question_pattern`]); everywhere the caller checks them with
-    /// [`question_problem`].
-    #[allow(clippy::too_many_arguments)]
-    pub async fn user(
+    /// with a question mark ([`question_pattern`](crate::text_rules::question_pattern));
+    /// everywhere the caller checks them with
+    /// [`question_problem`](crate::text_rules::question_problem).
+    pub(crate) async fn user(
         &self,
-        history: &[Utter],
-        asked: &[String],
-        passages: &[PromptPassage],
-        first: bool,
-        switch: bool,
-        feedback: Option<&str>,
-        (sample, style): (u32, Option<TurnStyle>),
+        ask: &UserAsk<'_>,
+        draw: UserDraw,
         log: &mut CallLog,
     ) -> Parsed<UserProposal> {
-        let rewrite = self.opts.rewrites;
-        let mut ctx = user_context(
-            self.language,
-            history,
-            asked,
-            passages,
-            first,
-            switch,
-            feedback,
-            rewrite,
-        );
+        let rewrite = ask.rewrite;
+        let passages = ask.passages;
+        let mut ctx = user_context(self.language, ask);
+        let UserDraw { sample, style } = draw;
         let req = match style {
             None => self
                 .prompts
@@ -352,7 +350,7 @@ impl Agents<'_> {
 
     /// The humanizer's rewrite, or the guard that rejected it (`Err`), or `None` if the call
     /// could not be parsed.
-    pub async fn humanize(
+    pub(crate) async fn humanize(
         &self,
         history: &[Utter],
         question: &str,
@@ -387,7 +385,7 @@ impl Agents<'_> {
     }
 
     /// The answerer: sees only the evidence and the history.
-    pub async fn answer(
+    pub(crate) async fn answer(
         &self,
         passage: &PromptPassage,
         history: &[Utter],
@@ -411,8 +409,9 @@ impl Agents<'_> {
 
     /// Answerability of the question from the evidence, 1-5.
     /// Answerability 1-5 and the judge's quote of the answering sentence (checked by the
-    /// caller against the passage with [`quote_supported`]).
-    pub async fn answerability(
+    /// caller against the passage with
+    /// [`quote_supported`](crate::text_rules::quote_supported)).
+    pub(crate) async fn answerability(
         &self,
         history: &[Utter],
         question: &str,
@@ -449,7 +448,7 @@ impl Agents<'_> {
     }
 
     /// Faithfulness of the answer to the evidence, 1-5.
-    pub async fn faithfulness(
+    pub(crate) async fn faithfulness(
         &self,
         history: &[Utter],
         question: &str,
@@ -485,7 +484,7 @@ impl Agents<'_> {
     }
 
     /// For each candidate: 2 = answers as well as the reference, 1 = partly, 0 = no.
-    pub async fn uniqueness(
+    pub(crate) async fn uniqueness(
         &self,
         history: &[Utter],
         question: &str,
@@ -538,14 +537,14 @@ impl Agents<'_> {
 
 impl Agents<'_> {
     /// The relevance judge of the verifier's gate (`[synth.generation.relevance] judge`), or
-    /// `None` when there is no gate ([`relevance_judge`]).
-    pub fn relevance_judge(&self) -> Option<String> {
-        relevance_judge(self.llm, &self.opts.relevance.judge)
+    /// `None` when there is no gate ([`RelevanceJudge::resolve`](crate::config::RelevanceJudge::resolve)).
+    pub(crate) fn relevance_judge(&self) -> Option<String> {
+        self.opts.relevance.judge.resolve(self.llm)
     }
 
     /// The 0-1 relevance of each of `passages` to `query` on relevance judge `judge` (one
     /// rerank call, cached like a chat call); its usage is logged under the role `relevance`.
-    pub async fn relevance(
+    pub(crate) async fn relevance(
         &self,
         judge: &str,
         query: &str,
@@ -573,36 +572,12 @@ impl Agents<'_> {
     }
 }
 
-/// The relevance judge a `[synth.generation.relevance] judge` setting names: `none` is no
-/// judge; `auto` the first of `[llm.roles] judges` that is a relevance judge (an endpoint
-/// with a `[llm.endpoints.rerank]` table, as the embedded default's `<server>-relevance`),
-/// else the first configured endpoint that is one, else none; anything else is an endpoint's
-/// name, taken as it is (a name that is no relevance judge fails at its first call).
-pub fn relevance_judge(llm: &Llm, setting: &str) -> Option<String> {
-    match setting.trim() {
-        "none" => None,
-        "auto" => llm
-            .judges()
-            .iter()
-            .find(|j| llm.reranker(j).is_some())
-            .cloned()
-            .or_else(|| {
-                llm.config()
-                    .endpoints
-                    .iter()
-                    .find(|e| e.rerank.is_some())
-                    .map(|e| e.name.clone())
-            }),
-        name => Some(name.to_string()),
-    }
-}
-
 /// Whether the verifier's judges on `endpoint` are asked for a justification. Not where the
 /// endpoint writes the verdict first (`verdict_first`, the embedded local default): a
 /// justification written after the score cannot inform it, and synthesis keeps none, so it
 /// would only cost generated tokens (on the local 0.5B judge, Chinese corpus: 187 completion
 /// tokens per answerability call, most of them the justification).
-pub fn judges_justify(llm: &Llm, endpoint: &str) -> bool {
+pub(crate) fn judges_justify(llm: &Llm, endpoint: &str) -> bool {
     !llm.config()
         .endpoint(endpoint)
         .is_some_and(|e| e.verdict_first)

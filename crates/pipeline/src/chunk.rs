@@ -44,6 +44,7 @@ impl Default for ChunkOptions {
 }
 
 impl ChunkOptions {
+    /// Checks the range and the encoding name; the message names what is wrong.
     pub fn validate(&self) -> Result<(), String> {
         if self.max_tokens < 8 {
             return Err(format!("max_tokens {} is below 8", self.max_tokens));
@@ -102,7 +103,7 @@ pub struct Chunk {
 }
 
 impl Chunk {
-    pub fn to_passage(&self) -> mtr_core::Passage {
+    pub(crate) fn to_passage(&self) -> mtr_core::Passage {
         let mut meta = serde_json::Map::new();
         meta.insert("tokens".into(), self.tokens.into());
         if let Some(s) = &self.section {
@@ -173,7 +174,7 @@ pub fn chunk_corpus(docs: &[Document], opts: &ChunkOptions) -> Result<Vec<Chunk>
 }
 
 /// Chunks one document.
-pub fn chunk_document(doc: &Document, opts: &ChunkOptions, bpe: &CoreBPE) -> Vec<Chunk> {
+pub(crate) fn chunk_document(doc: &Document, opts: &ChunkOptions, bpe: &CoreBPE) -> Vec<Chunk> {
     let text = doc.text.trim_end();
     let headings = heading_offsets(text);
     let mut pieces = Vec::new();
@@ -185,17 +186,14 @@ pub fn chunk_document(doc: &Document, opts: &ChunkOptions, bpe: &CoreBPE) -> Vec
         return Vec::new();
     }
     let mut ranges = Vec::new();
-    exact_ranges(
+    let exact = ExactRanges {
         text,
-        &pieces,
-        0,
-        pieces.len(),
-        opts.min_tokens,
-        opts.max_tokens,
-        opts.max_tokens,
+        pieces: &pieces,
+        min: opts.min_tokens,
+        max: opts.max_tokens,
         bpe,
-        &mut ranges,
-    );
+    };
+    exact.push(0, pieces.len(), opts.max_tokens, &mut ranges);
     let mut out = Vec::with_capacity(ranges.len());
     for (i, j, tokens) in ranges {
         let chunk_text = text[pieces[i].start..pieces[j - 1].end].trim();
@@ -218,34 +216,36 @@ pub fn chunk_document(doc: &Document, opts: &ChunkOptions, bpe: &CoreBPE) -> Vec
     out
 }
 
-/// Chooses chunks over `pieces[lo..hi]` and checks each one's exact token count: piece counts
-/// add up to within a token or two of the exact count (a trimmed leading space can cost a
-/// token), so a chunk that ends up over `max` is chosen again with a budget reduced by the
-/// overshoot. Pushes `(i, j, exact_tokens)`.
-#[allow(clippy::too_many_arguments)]
-fn exact_ranges(
-    text: &str,
-    pieces: &[Piece],
-    lo: usize,
-    hi: usize,
+/// What [`ExactRanges::push`] chooses chunks from: a document's pieces and the chunk sizes
+/// in tokens.
+struct ExactRanges<'a> {
+    text: &'a str,
+    pieces: &'a [Piece],
     min: usize,
-    budget: usize,
     max: usize,
-    bpe: &CoreBPE,
-    out: &mut Vec<(usize, usize, usize)>,
-) {
-    for (i, j) in choose_chunks(&pieces[lo..hi], min, budget) {
-        let (i, j) = (lo + i, lo + j);
-        let t = text[pieces[i].start..pieces[j - 1].end].trim();
-        if t.is_empty() {
-            continue;
-        }
-        let tokens = bpe.encode_ordinary(t).len();
-        if tokens > max && j - i > 1 && budget > 1 {
-            let tighter = budget.saturating_sub(tokens - max).max(1);
-            exact_ranges(text, pieces, i, j, min, tighter, max, bpe, out);
-        } else {
-            out.push((i, j, tokens));
+    bpe: &'a CoreBPE,
+}
+
+impl ExactRanges<'_> {
+    /// Chooses chunks over `pieces[lo..hi]` and checks each one's exact token count: piece
+    /// counts add up to within a token or two of the exact count (a trimmed leading space can
+    /// cost a token), so a chunk that ends up over `max` is chosen again with a budget reduced
+    /// by the overshoot. Pushes `(i, j, exact_tokens)`.
+    fn push(&self, lo: usize, hi: usize, budget: usize, out: &mut Vec<(usize, usize, usize)>) {
+        let (text, pieces, max) = (self.text, self.pieces, self.max);
+        for (i, j) in choose_chunks(&pieces[lo..hi], self.min, budget) {
+            let (i, j) = (lo + i, lo + j);
+            let t = text[pieces[i].start..pieces[j - 1].end].trim();
+            if t.is_empty() {
+                continue;
+            }
+            let tokens = self.bpe.encode_ordinary(t).len();
+            if tokens > max && j - i > 1 && budget > 1 {
+                let tighter = budget.saturating_sub(tokens - max).max(1);
+                self.push(i, j, tighter, out);
+            } else {
+                out.push((i, j, tokens));
+            }
         }
     }
 }

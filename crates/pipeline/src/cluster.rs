@@ -42,7 +42,7 @@ impl Default for TopicOptions {
 
 impl TopicOptions {
     /// The number of topics used for `n` chunks.
-    pub fn effective_k(&self, n: usize) -> usize {
+    pub(crate) fn effective_k(&self, n: usize) -> usize {
         let k = if self.k > 0 {
             self.k
         } else {
@@ -54,7 +54,7 @@ impl TopicOptions {
 
 /// Clusters `n` row vectors of dimension `dim` (flat, row-major, L2-normalised); returns one
 /// topic id per row.
-pub fn kmeans_topics(
+pub(crate) fn kmeans_topics(
     vectors: &[f32],
     dim: usize,
     opts: &TopicOptions,
@@ -102,7 +102,7 @@ fn fit_rows(n: usize, sample: usize, k: usize, seed: u64) -> Vec<usize> {
 }
 
 /// The majority topic of each path (ties: the smallest topic id).
-pub fn path_topics(paths: &[Vec<u32>], topics: &[usize]) -> Vec<usize> {
+pub(crate) fn path_topics(paths: &[Vec<u32>], topics: &[usize]) -> Vec<usize> {
     paths
         .iter()
         .map(|p| {

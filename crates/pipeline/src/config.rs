@@ -11,6 +11,10 @@ use crate::error::{Error, Result};
 use crate::input::CorpusFields;
 use crate::paths::PathOptions;
 
+mod choices;
+
+pub use choices::{RelevanceJudge, UniquenessQuery};
+
 /// Where chunk vectors (for topic paths, coarse topics and dense uniqueness retrieval) come
 /// from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -42,8 +46,11 @@ impl std::str::FromStr for VectorSource {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthConfig {
+    /// Dialogues to synthesize.
     pub dialogues: usize,
+    /// Turns per dialogue.
     pub turns: usize,
+    /// Seed of every random choice (`mtr_core::rng` streams).
     pub seed: u64,
     /// Read a seeded uniform sample of this many documents of the whole input (reservoir
     /// sampling with `seed`, before curation); 0 = all.
@@ -57,11 +64,17 @@ pub struct SynthConfig {
     /// (`--skip-bad`). Left out of the canonical JSON when false.
     #[serde(skip_serializing_if = "is_false")]
     pub skip_bad: bool,
+    /// Where chunk vectors come from.
     pub vectors: VectorSource,
+    /// `[synth.curation]`: what is kept of the corpus.
     pub curation: CurationOptions,
+    /// `[synth.chunking]`: chunk sizes in tokens.
     pub chunking: ChunkOptions,
+    /// `[synth.paths]`: the topic paths dialogues walk.
     pub paths: PathOptions,
+    /// `[synth.topics]`: the coarse topics a switch moves between.
     pub topics: TopicOptions,
+    /// `[synth.generation]`: the agents and the verifier.
     pub generation: GenerationOptions,
     /// `[synth.style]`: the user agent's and the humanizer's style profile (left out of the
     /// hash when unset, so a `concise` synthesis keeps its fingerprints).
@@ -134,9 +147,11 @@ pub struct GenerationOptions {
     pub min_answerability: i64,
     /// Keep an answer when faithfulness >= this (1-5).
     pub min_faithfulness: i64,
+    /// `[synth.generation.uniqueness]`.
     pub uniqueness: UniquenessOptions,
     /// The relevance judge's gate on a question's gold passage (`[synth.generation.relevance]`).
     pub relevance: RelevanceGateOptions,
+    /// `[synth.generation.humanizer]`.
     pub humanizer: HumanizerOptions,
     /// Judge endpoint of the verifier (default: the first of `[llm.roles] judges`).
     pub verifier: Option<String>,
@@ -178,8 +193,9 @@ impl Default for GenerationOptions {
 #[serde(default, deny_unknown_fields)]
 pub struct UniquenessOptions {
     pub enabled: bool,
-    /// Conversational query formulation (see mtr-retrieve: `full:512`, `all`, `last`, ...).
-    pub query: String,
+    /// Conversational query formulation (see mtr-retrieve: `full:512`, `all`, `last`,
+    /// `window:N`).
+    pub query: UniquenessQuery,
     /// Hits retrieved per retriever from the whole corpus.
     pub retrieve_k: usize,
     /// Best fused hits (other than the evidence) shown to the judge.
@@ -195,7 +211,7 @@ impl Default for UniquenessOptions {
     fn default() -> Self {
         Self {
             enabled: true,
-            query: "full:512".into(),
+            query: UniquenessQuery::default(),
             retrieve_k: 20,
             judge_candidates: 5,
             max_extra_golds: 2,
@@ -215,9 +231,9 @@ pub struct RelevanceGateOptions {
     /// `auto` (the first of `[llm.roles] judges` that is a relevance judge, else the first
     /// configured endpoint that is one, else no gate), `none` (no gate), or an endpoint name.
     /// Default `none`: the gate is opt-in until `benchmarks/local/verifier_signal.py` has
-    /// measured the embedded e5 judge on synthesized turns (issue 24; an unmeasured gate could
-    /// drop most of a small run's turns).
-    pub judge: String,
+    /// measured the embedded e5 judge on synthesized turns (an unmeasured gate could drop
+    /// most of a small run's turns).
+    pub judge: RelevanceJudge,
     /// Reject (`uniqueness/gold_not_best`) when a hard negative scores above the gold by more
     /// than this.
     pub margin: f64,
@@ -228,7 +244,7 @@ pub struct RelevanceGateOptions {
 impl Default for RelevanceGateOptions {
     fn default() -> Self {
         Self {
-            judge: "none".into(),
+            judge: RelevanceJudge::None,
             margin: 0.0,
             // where the embedded e5 judge's default scale (cosine 0.72-0.90) puts a passage
             // that answers another question (mean 0.26, docs/audit.md) and its own gold
@@ -367,13 +383,7 @@ impl SynthConfig {
                 "margin and min_gold must lie in 0-1",
             ));
         }
-        if r.judge.trim().is_empty() {
-            return Err(Error::param(
-                "generation.relevance.judge",
-                "name an endpoint, or say `auto` or `none`",
-            ));
-        }
-        if !g.answerability_judge && r.judge.trim() == "none" {
+        if !g.answerability_judge && r.judge == RelevanceJudge::None {
             return Err(Error::param(
                 "generation.answerability_judge",
                 ANSWERABILITY_NEEDS_GATE,

@@ -27,6 +27,7 @@ pub struct CurationOptions {
     pub languages: Vec<String>,
     /// Near-duplicate removal (MinHash-LSH); `false` disables it.
     pub dedup: bool,
+    /// Near-duplicate detection.
     pub minhash: MinHashOptions,
 }
 
@@ -203,7 +204,7 @@ pub fn curate(docs: Vec<Document>, opts: &CurationOptions) -> Curated {
 /// (`== See also ==`) whose title is in `titles` starts a section that ends at the next heading
 /// of the same or a higher level; a plain line that is exactly such a title (as in plain-text
 /// dumps) removes everything after it. Returns the new text and the number of sections removed.
-pub fn strip_boilerplate(text: &str, titles_lower: &[String]) -> (String, usize) {
+pub(crate) fn strip_boilerplate(text: &str, titles_lower: &[String]) -> (String, usize) {
     if titles_lower.is_empty() {
         return (text.to_string(), 0);
     }

@@ -5,8 +5,8 @@
 //! called. `calls.rs` plans each dialogue's calls turn by turn; `budget.rs` times them for
 //! `--time-budget` (the same plan a run uses to choose the dialogues it starts).
 
-pub mod budget;
-pub mod calls;
+pub(crate) mod budget;
+pub(crate) mod calls;
 
 use std::collections::BTreeMap;
 
@@ -14,7 +14,7 @@ use mtr_core::progress::Progress;
 use mtr_llm::{Llm, PlannedEndpoint, Role};
 use serde::{Deserialize, Serialize};
 
-pub use self::budget::{BudgetPlan, parse_duration};
+pub use self::budget::BudgetPlan;
 use crate::config::VectorSource;
 use crate::error::Result;
 use crate::job::SynthJob;
@@ -33,21 +33,35 @@ pub struct RolePlan {
 /// The dry-run result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DryRunPlan {
+    /// Documents read.
     pub documents_in: usize,
+    /// Documents kept by curation.
     pub documents_kept: usize,
+    /// Documents removed, per reason.
     pub removed: BTreeMap<String, usize>,
+    /// Chunks made.
     pub chunks: usize,
+    /// Tokens in all chunks.
     pub chunk_tokens: usize,
+    /// Topic paths.
     pub paths: usize,
+    /// Coarse topics.
     pub topics: usize,
+    /// Dialogues planned.
     pub dialogues: usize,
+    /// Turns per dialogue.
     pub turns: usize,
+    /// Dialogues planned to switch topic.
     pub planned_switches: usize,
+    /// Planned calls per agent role.
     pub roles: BTreeMap<String, RolePlan>,
     /// `(texts, tokens)` the embedder would embed (chunks once, plus one query per turn).
     pub embedding_texts: u64,
+    /// Tokens the embedder would embed.
     pub embedding_tokens: u64,
+    /// What the embedding would cost.
     pub embedding_cost_usd: f64,
+    /// What the plan assumes, in words.
     pub notes: Vec<String>,
     /// With `--time-budget`: how many dialogues a run would start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,14 +69,16 @@ pub struct DryRunPlan {
 }
 
 impl DryRunPlan {
-    pub fn total_expected_usd(&self) -> f64 {
+    /// The expected cost of every planned call and the embedding.
+    pub(crate) fn total_expected_usd(&self) -> f64 {
         self.roles
             .values()
             .map(|r| r.plan.cost_expected_usd)
             .sum::<f64>()
             + self.embedding_cost_usd
     }
-    pub fn total_max_usd(&self) -> f64 {
+    /// The most every planned call and the embedding may cost.
+    pub(crate) fn total_max_usd(&self) -> f64 {
         self.roles
             .values()
             .map(|r| r.plan.cost_max_usd)
@@ -164,6 +180,7 @@ impl DryRunPlan {
 /// Runs the preparation stages and plans the calls.
 pub async fn dry_run(job: &SynthJob, llm: &Llm, progress: &dyn Progress) -> Result<DryRunPlan> {
     let started = std::time::Instant::now();
+    job.config.generation.relevance.judge.check(llm)?;
     let prepared = prepare(job, Some(llm), true, progress).await?;
     let cfg = &job.config;
     let mut plan = DryRunPlan {

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+/// What can go wrong in a synthesis.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Data-layer error: bad input (file, line, field) or I/O.
@@ -11,11 +12,21 @@ pub enum Error {
     Core(#[from] mtr_core::Error),
     /// A synthesis parameter is invalid (user error).
     #[error("invalid synthesis parameter `{name}`: {message}")]
-    Param { name: String, message: String },
+    Param {
+        /// The setting, dotted under `[synth]`.
+        name: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A work-directory artefact belongs to another run (different corpus, parameters or
     /// prompts) and cannot be resumed (user error: use another work dir or `--fresh`).
     #[error("{path}: {message}")]
-    Stale { path: PathBuf, message: String },
+    Stale {
+        /// The artefact.
+        path: PathBuf,
+        /// Whose run it belongs to.
+        message: String,
+    },
     /// Retrieval layer failure (index build, search).
     #[error("retrieval: {0}")]
     Retrieve(#[from] mtr_retrieve::Error),
@@ -32,6 +43,7 @@ pub enum Error {
 }
 
 impl Error {
+    /// An invalid setting `name` (dotted, under `[synth]`).
     pub fn param(name: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Param {
             name: name.into(),
@@ -72,6 +84,7 @@ impl From<Error> for mtr_core::Error {
     }
 }
 
+/// The pipeline's result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Where an invalid synthesis setting is reported (in place of a file name).

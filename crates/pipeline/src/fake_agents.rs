@@ -40,11 +40,13 @@ pub enum RepeatScript {
 /// The scripted agents.
 #[derive(Debug, Clone, Copy)]
 pub struct FakeAgents {
+    /// What the uniqueness judge answers.
     pub uniqueness: UniquenessScript,
     /// Write questions and answers in Chinese (`true`) or English.
     pub chinese: bool,
     /// Answerability score given to every question.
     pub answerability: i64,
+    /// Which questions the user agent repeats.
     pub repeat: RepeatScript,
     /// The answerer says it could not find the answer, as it is told to when the passage does
     /// not hold it.

@@ -3,21 +3,28 @@
 //! rather than from the orchestration file.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::JobClock;
 
 use crate::config::SynthConfig;
 use crate::prompts::SynthPrompts;
 
 /// A synthesis job: where from, where to, how.
 pub struct SynthJob {
+    /// The corpus to read (a file or a folder).
     pub corpus: PathBuf,
+    /// The benchmark folder written.
     pub out: PathBuf,
     /// Artefacts and checkpoints (default `<out>/.mtr-synth`).
     pub work_dir: PathBuf,
+    /// The settings.
     pub config: SynthConfig,
+    /// The agents' prompts.
     pub prompts: SynthPrompts,
-    /// When the job began: a time budget counts from here.
-    pub started: Instant,
+    /// Seconds since the job began: a time budget counts from its start (the wall clock;
+    /// tests set their own).
+    pub clock: JobClock,
     /// `--time-budget`: the dialogues whose expected time does not fit are not started
     /// (`dryrun::budget`); None: no limit.
     pub time_budget: Option<Duration>,
@@ -31,9 +38,10 @@ pub struct SynthJob {
 }
 
 /// A function told one line to show.
-pub type Announce = Box<dyn Fn(&str) + Send + Sync>;
+pub(crate) type Announce = Box<dyn Fn(&str) + Send + Sync>;
 
 impl SynthJob {
+    /// A job with the default work dir (`OUT/.mtr-synth`) and no time budget.
     pub fn new(
         corpus: impl Into<PathBuf>,
         out: impl Into<PathBuf>,
@@ -47,7 +55,7 @@ impl SynthJob {
             out,
             config,
             prompts,
-            started: Instant::now(),
+            clock: JobClock::wall(),
             time_budget: None,
             start_ahead: true,
             announce: None,
@@ -56,6 +64,6 @@ impl SynthJob {
 }
 
 /// Used by the command to default the work dir next to the output.
-pub fn default_work_dir(out: &Path) -> PathBuf {
+pub(crate) fn default_work_dir(out: &Path) -> PathBuf {
     out.join(".mtr-synth")
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub struct Language(String);
 
 impl Language {
+    /// The language of an ISO 639-1 code (`en`, `zh`, ...).
     pub fn from_code(code: &str) -> Self {
         let c = code.trim().to_ascii_lowercase();
         let c = match c.as_str() {
@@ -17,9 +18,11 @@ impl Language {
         };
         Language(c.to_string())
     }
+    /// The ISO 639-1 code.
     pub fn code(&self) -> &str {
         &self.0
     }
+    /// Whether the language is written in CJK characters (no spaces between words).
     pub fn is_cjk(&self) -> bool {
         matches!(self.0.as_str(), "zh" | "ja" | "ko")
     }
@@ -45,7 +48,7 @@ impl Language {
 }
 
 /// Detects the language of a text from its first 1,500 bytes; `None` when too unsure.
-pub fn detect(text: &str) -> Option<Language> {
+pub(crate) fn detect(text: &str) -> Option<Language> {
     let mut end = text.len().min(1500);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -58,7 +61,7 @@ pub fn detect(text: &str) -> Option<Language> {
 }
 
 /// The most frequent detected language (ties: smallest code).
-pub fn dominant(detected: &[Option<Language>]) -> Option<Language> {
+pub(crate) fn dominant(detected: &[Option<Language>]) -> Option<Language> {
     let mut counts = std::collections::BTreeMap::<&Language, usize>::new();
     for l in detected.iter().flatten() {
         *counts.entry(l).or_default() += 1;
@@ -95,13 +98,13 @@ fn iso639_1(l: whatlang::Lang) -> &'static str {
 }
 
 /// True for Han, kana and Hangul characters (written without spaces between words).
-pub fn is_cjk_char(c: char) -> bool {
+pub(crate) fn is_cjk_char(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0x20000..=0x2FA1F)
 }
 
 /// Words of a text: whitespace-separated runs of non-CJK characters, plus one per CJK character.
-pub fn word_count(text: &str) -> usize {
+pub(crate) fn word_count(text: &str) -> usize {
     let mut n = 0;
     let mut in_word = false;
     for c in text.chars() {

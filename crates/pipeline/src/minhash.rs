@@ -44,6 +44,7 @@ impl Default for MinHashOptions {
 }
 
 impl MinHashOptions {
+    /// Checks the band layout; the message names what is wrong.
     pub fn validate(&self) -> Result<(), String> {
         if self.shingle == 0 {
             return Err("shingle must be at least 1".into());
@@ -69,9 +70,10 @@ pub struct MinHasher {
 }
 
 /// A MinHash signature (one minimum per hash function); empty sets give all `u32::MAX`.
-pub type Signature = Vec<u32>;
+pub(crate) type Signature = Vec<u32>;
 
 impl MinHasher {
+    /// A hasher with its seeded permutations.
     pub fn new(opts: MinHashOptions) -> Self {
         let mut state = opts.seed;
         let seeds = (0..opts.num_perm)
@@ -80,6 +82,7 @@ impl MinHasher {
         Self { opts, seeds }
     }
 
+    /// The options it was made with.
     pub fn options(&self) -> &MinHashOptions {
         &self.opts
     }
@@ -103,11 +106,12 @@ impl MinHasher {
     }
 
     /// The signature of a text.
-    pub fn signature(&self, text: &str) -> Signature {
+    pub(crate) fn signature(&self, text: &str) -> Signature {
         self.signature_of_shingles(&self.shingles(text))
     }
 
-    pub fn signature_of_shingles(&self, shingles: &[u32]) -> Signature {
+    /// The signature of a set of hashed shingles.
+    pub(crate) fn signature_of_shingles(&self, shingles: &[u32]) -> Signature {
         let mut mins = vec![u32::MAX; self.seeds.len()];
         for &s in shingles {
             for (m, &seed) in mins.iter_mut().zip(&self.seeds) {
@@ -130,31 +134,11 @@ impl MinHasher {
 }
 
 /// Estimated Jaccard similarity: the share of equal signature slots.
-pub fn estimate_jaccard(a: &[u32], b: &[u32]) -> f64 {
+pub(crate) fn estimate_jaccard(a: &[u32], b: &[u32]) -> f64 {
     if a.is_empty() || a.len() != b.len() {
         return 0.0;
     }
     a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
-}
-
-/// Exact Jaccard similarity of two sorted, deduplicated shingle sets.
-pub fn exact_jaccard(a: &[u32], b: &[u32]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let (mut i, mut j, mut inter) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                inter += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    inter as f64 / (a.len() + b.len() - inter) as f64
 }
 
 /// A near-duplicate found by [`dedup`]: `index` duplicates the earlier kept `of`.
@@ -274,6 +258,26 @@ fn splitmix64(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Exact Jaccard similarity of two sorted, deduplicated shingle sets.
+    fn exact_jaccard(a: &[u32], b: &[u32]) -> f64 {
+        if a.is_empty() && b.is_empty() {
+            return 1.0;
+        }
+        let (mut i, mut j, mut inter) = (0, 0, 0usize);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    inter += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        inter as f64 / (a.len() + b.len() - inter) as f64
+    }
 
     /// `n` pseudo-random 8-letter words numbered from `offset`: distinct words share no
     /// 5-grams (up to rare collisions), so shingle overlaps follow from word overlaps.

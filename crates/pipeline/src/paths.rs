@@ -22,12 +22,12 @@ pub struct NeighbourGraph {
     ids: Vec<u32>,
 }
 
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 impl NeighbourGraph {
     /// Builds the graph from neighbour lists (best first); self-loops are dropped and lists are
     /// cut to `k`.
-    pub fn from_lists<I, L>(lists: I, k: usize) -> Self
+    pub(crate) fn from_lists<I, L>(lists: I, k: usize) -> Self
     where
         I: IntoIterator<Item = L>,
         L: IntoIterator<Item = u32>,
@@ -48,15 +48,19 @@ impl NeighbourGraph {
         (k > 0 && ids.len() % k == 0).then_some(Self { k, ids })
     }
 
+    /// Number of nodes (chunks).
     pub fn len(&self) -> usize {
         self.ids.len().checked_div(self.k).unwrap_or(0)
     }
+    /// Whether the graph has no node.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Neighbours kept per node.
     pub fn k(&self) -> usize {
         self.k
     }
+    /// The neighbours of node `i`, nearest first.
     pub fn neighbours(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
         self.ids[i * self.k..(i + 1) * self.k]
             .iter()
@@ -94,7 +98,7 @@ pub fn greedy_paths(graph: &NeighbourGraph, opts: &PathOptions, seed: u64) -> Ve
 }
 
 /// The greedy walk without folding.
-pub fn walk(graph: &NeighbourGraph, size: usize, seed: u64) -> Vec<Vec<u32>> {
+pub(crate) fn walk(graph: &NeighbourGraph, size: usize, seed: u64) -> Vec<Vec<u32>> {
     let n = graph.len();
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.shuffle(&mut rng::stream(seed, rng::purpose::AS_GIVEN));
@@ -124,7 +128,7 @@ pub fn walk(graph: &NeighbourGraph, size: usize, seed: u64) -> Vec<Vec<u32>> {
 }
 
 /// Folds paths shorter than `min_size` into the path of their best outside neighbour.
-pub fn fold(graph: &NeighbourGraph, paths: Vec<Vec<u32>>, min_size: usize) -> Vec<Vec<u32>> {
+pub(crate) fn fold(graph: &NeighbourGraph, paths: Vec<Vec<u32>>, min_size: usize) -> Vec<Vec<u32>> {
     let n = graph.len();
     let mut path_of = vec![0u32; n];
     for (p, path) in paths.iter().enumerate() {

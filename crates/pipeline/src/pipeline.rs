@@ -15,18 +15,18 @@ use mtr_retrieve::{IndexBuilder, IndexDir, IndexOptions};
 use serde_json::json;
 
 use crate::agents::Agents;
+use crate::config::{GenerationOptions, SynthConfig};
 use crate::dryrun::budget::{self, BudgetPlan};
 use crate::dryrun::calls::plan_dialogues;
 use crate::error::{Error, Result};
 use crate::generate::{
     Finish, GenState, Generator, Material, initial_state, load_state, to_core_turn,
 };
+use crate::job::SynthJob;
+use crate::prepare::{Prepared, prepare};
 use crate::report;
 use crate::search::{CorpusSearch, DenseSide};
 use crate::workdir::{WorkDir, fingerprint, to_json};
-// the job and the preparation stages lived here; their paths under `pipeline` stay
-pub use crate::job::{SynthJob, default_work_dir};
-pub use crate::prepare::{AUTO_LOCAL_EMBED_LIMIT, Prepared, Topics, VectorInfo, prepare};
 
 /// The BM25 index over all chunks (built once into the work dir).
 fn bm25_index(wd: &WorkDir, prepared: &Prepared, progress: &dyn Progress) -> Result<IndexDir> {
@@ -62,11 +62,17 @@ fn bm25_index(wd: &WorkDir, prepared: &Prepared, progress: &dyn Progress) -> Res
 /// What a finished (or budget-stopped) run produced.
 #[derive(Debug, Clone)]
 pub struct SynthOutcome {
+    /// The benchmark folder written.
     pub out: PathBuf,
+    /// Dialogues with at least one verified turn.
     pub dialogues: usize,
+    /// Verified turns.
     pub turns: usize,
+    /// What the report says about the run.
     pub stats: report::SynthStats,
+    /// Whether `--max-cost` stopped the generation.
     pub budget_stopped: bool,
+    /// Turn layers every dialogue finished.
     pub layers_done: usize,
     /// With `--time-budget`: the dialogues it started and left for a rerun.
     pub time_budget: Option<BudgetPlan>,
@@ -79,63 +85,16 @@ pub async fn synthesize(
     progress: &dyn Progress,
 ) -> Result<SynthOutcome> {
     let cfg = &job.config;
+    let g = &cfg.generation;
+    let verifier = verifier_endpoint(g, llm)?;
     let prepared = prepare(job, Some(llm), false, progress).await?;
     let wd = WorkDir::create(&job.work_dir)?;
-    let g = &cfg.generation;
     // the style profile: `concise` (None) keeps today's prompts, caps and fingerprints
     let profile = crate::style::profile_name(&cfg.style, llm.config().is_local_default())?;
     let style = crate::style::Style::resolve(&profile, &prepared.language)?;
     let styled = style.as_ref().map(|s| s.name.clone());
-    let verifier = match &g.verifier {
-        Some(v) => v.clone(),
-        None => llm.judges().first().cloned().ok_or_else(|| {
-            Error::param(
-                "generation.verifier",
-                "no verifier endpoint: set [synth.generation] verifier or [llm.roles] judges",
-            )
-        })?,
-    };
-    if llm.config().endpoint(&verifier).is_none() {
-        return Err(Error::param(
-            "generation.verifier",
-            format!("no endpoint named `{verifier}`"),
-        ));
-    }
-    // `auto` may find no relevance judge among the endpoints: then nothing would check
-    // answerability at all
-    if !g.answerability_judge && crate::agents::relevance_judge(llm, &g.relevance.judge).is_none() {
-        return Err(Error::param(
-            "generation.answerability_judge",
-            crate::config::ANSWERABILITY_NEEDS_GATE,
-        ));
-    }
     let ids: Arc<Vec<String>> = Arc::new(prepared.chunks.iter().map(|c| c.id.clone()).collect());
-    let search = if g.uniqueness.enabled {
-        progress.stage("bm25 index", prepared.chunks.len() as u64);
-        let idx = bm25_index(&wd, &prepared, progress)?;
-        progress.finish_stage();
-        let dense = if prepared.vector_info.source.starts_with("embedder:") {
-            let model = llm.embedding_model().unwrap_or_default();
-            Some(DenseSide {
-                matrix: Arc::new(VectorMatrix::from_rows(
-                    prepared.vector_info.dim,
-                    prepared.vectors.clone(),
-                )?),
-                llm: llm.clone(),
-                prefixes: EmbedPrefixes::for_model(&model),
-            })
-        } else {
-            None
-        };
-        Some(CorpusSearch::new(
-            idx.bm25()?,
-            dense,
-            ids.clone(),
-            &g.uniqueness.query,
-        )?)
-    } else {
-        None
-    };
+    let search = corpus_search(g, llm, &wd, &prepared, ids, progress)?;
     let by_id: HashMap<String, u32> = prepared
         .chunks
         .iter()
@@ -163,31 +122,7 @@ pub async fn synthesize(
         ),
     ]);
     let state_path = wd.path("state.json");
-    let mut state = match load_state(&state_path, &state_fp)? {
-        Some(s) => {
-            tracing::info!(
-                "resuming after {} of {} turn layers",
-                s.layers_done,
-                cfg.turns
-            );
-            s
-        }
-        None => initial_state(
-            state_fp.clone(),
-            &material,
-            cfg.dialogues,
-            cfg.turns,
-            g.switch_share,
-            cfg.seed,
-        ),
-    };
-    let concurrency = if g.concurrency > 0 {
-        g.concurrency
-    } else {
-        // a turn makes about 3 generator calls among 6-7 calls in all: 4x the generator's
-        // capacity in dialogues keeps it busy while the others wait on judges and retrieval
-        (llm.capacity(&Target::Role(Role::Generator)) * 4).max(8)
-    };
+    let mut state = resumed_or_initial(cfg, &material, &state_path, state_fp)?;
     let mut generator = Generator {
         agents: Agents {
             llm,
@@ -202,7 +137,7 @@ pub async fn synthesize(
         material,
         opts: g,
         progress,
-        concurrency,
+        concurrency: concurrency(g, llm),
         start_rule: None,
     };
     let plan = plan_budget(job, llm, &prepared, &state, &mut generator)?;
@@ -219,6 +154,108 @@ pub async fn synthesize(
         bm25,
     };
     write_output(job, llm, &prepared, &state, run)
+}
+
+/// The verifier's endpoint (`[synth.generation] verifier`, else the first judge), checked to
+/// exist, and the answerability check that must remain when the chat judge's is off.
+fn verifier_endpoint(g: &GenerationOptions, llm: &Llm) -> Result<String> {
+    let verifier = match &g.verifier {
+        Some(v) => v.clone(),
+        None => llm.judges().first().cloned().ok_or_else(|| {
+            Error::param(
+                "generation.verifier",
+                "no verifier endpoint: set [synth.generation] verifier or [llm.roles] judges",
+            )
+        })?,
+    };
+    if llm.config().endpoint(&verifier).is_none() {
+        return Err(Error::param(
+            "generation.verifier",
+            format!("no endpoint named `{verifier}`"),
+        ));
+    }
+    // `auto` may find no relevance judge among the endpoints: then nothing would check
+    // answerability at all
+    g.relevance.judge.check(llm)?;
+    if !g.answerability_judge && g.relevance.judge.resolve(llm).is_none() {
+        return Err(Error::param(
+            "generation.answerability_judge",
+            crate::config::ANSWERABILITY_NEEDS_GATE,
+        ));
+    }
+    Ok(verifier)
+}
+
+/// The corpus-wide search of the uniqueness check (BM25, with the chunk vectors when they
+/// come from the embedder); None when the check is off.
+fn corpus_search(
+    g: &GenerationOptions,
+    llm: &Llm,
+    wd: &WorkDir,
+    prepared: &Prepared,
+    ids: Arc<Vec<String>>,
+    progress: &dyn Progress,
+) -> Result<Option<CorpusSearch>> {
+    if !g.uniqueness.enabled {
+        return Ok(None);
+    }
+    progress.stage("bm25 index", prepared.chunks.len() as u64);
+    let idx = bm25_index(wd, prepared, progress)?;
+    progress.finish_stage();
+    let dense = if prepared.vector_info.source.starts_with("embedder:") {
+        let model = llm.embedding_model().unwrap_or_default();
+        Some(DenseSide {
+            matrix: Arc::new(VectorMatrix::from_rows(
+                prepared.vector_info.dim,
+                prepared.vectors.clone(),
+            )?),
+            llm: llm.clone(),
+            prefixes: EmbedPrefixes::for_model(&model),
+        })
+    } else {
+        None
+    };
+    Ok(Some(CorpusSearch::new(
+        idx.bm25()?,
+        dense,
+        ids,
+        g.uniqueness.query,
+    )))
+}
+
+/// The checkpointed generation state when its fingerprint matches, else a fresh one.
+fn resumed_or_initial(
+    cfg: &SynthConfig,
+    material: &Material<'_>,
+    state_path: &std::path::Path,
+    state_fp: String,
+) -> Result<GenState> {
+    if let Some(s) = load_state(state_path, &state_fp)? {
+        tracing::info!(
+            "resuming after {} of {} turn layers",
+            s.layers_done,
+            cfg.turns
+        );
+        return Ok(s);
+    }
+    Ok(initial_state(
+        state_fp,
+        material,
+        cfg.dialogues,
+        cfg.turns,
+        cfg.generation.switch_share,
+        cfg.seed,
+    ))
+}
+
+/// Dialogues in flight at once: the setting, else enough to keep the generator busy.
+fn concurrency(g: &GenerationOptions, llm: &Llm) -> usize {
+    if g.concurrency > 0 {
+        return g.concurrency;
+    }
+    // a turn makes about 3 generator calls among 6-7 calls in all: 4x the generator's
+    // capacity in dialogues keeps it busy while the others wait on judges and retrieval
+    (llm.capacity(&Target::Role(Role::Generator)) * 4).max(8)
 }
 
 /// How the generation ended, and the index the report measures the history gap with.
@@ -247,14 +284,14 @@ fn plan_budget(
     };
     let calls = plan_dialogues(job, llm, prepared, state)?;
     let work = budget::remaining_work(&calls, state, job.config.turns);
-    let spent = job.started.elapsed().as_secs_f64();
+    let spent = job.clock.elapsed_s();
     let plan = budget::select(&work, llm, b.as_secs_f64(), spent);
     if let Some(say) = &job.announce {
         say(&plan.line(false));
     }
     let (allowed, expected) = (plan.selected.clone(), plan.seconds.clone());
     generator.limit_starts(
-        job.started,
+        job.clock.clone(),
         plan.budget_s,
         allowed,
         expected,
@@ -331,41 +368,15 @@ fn write_output(
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,
     };
-    let mut extra = toml::Table::new();
-    let synth = json!({
-        "corpus": job.corpus.display().to_string(),
-        "corpus_fingerprint": prepared.input_fingerprint,
-        "seed": cfg.seed,
-        "dialogues_requested": cfg.dialogues,
-        "turns_requested": cfg.turns,
-        "layers_done": state.layers_done,
-        "budget_stopped": budget_stopped,
-        "time_budget": time_budget,
-        "vectors": prepared.vector_info.source,
-        "graph": {"method": prepared.topics.graph_method, "k": prepared.topics.graph_k},
-        "verifier": verifier,
-        "models": stats.models,
-        "prompts": job.prompts.hashes_for(styled.is_some()),
-        "llm_config_hash": llm.config().results_hash(),
-        "fingerprint": fp,
-        "parameters": cfg,
-    });
-    // the style a benchmark was written in (a concise one's record stays as it was)
-    let mut synth = synth;
-    if let Some(name) = &styled {
-        synth["style"] = json!(name);
-    }
-    match toml::Value::try_from(tomlable(synth)) {
-        Ok(toml::Value::Table(t)) => {
-            extra.insert("synth".into(), toml::Value::Table(t));
-        }
-        Ok(_) => {}
-        Err(e) => {
-            return Err(Error::Internal(format!(
-                "synthesis record for benchmark.toml: {e}"
-            )));
-        }
-    }
+    let record = RunRecord {
+        styled: styled.as_deref(),
+        verifier,
+        budget_stopped,
+        time_budget: time_budget.as_ref(),
+        models: &stats.models,
+        fingerprint: &fp,
+    };
+    let extra = synth_record(job, llm, prepared, state, &record)?;
     let manifest = Manifest {
         name,
         version: "1".into(),
@@ -403,18 +414,17 @@ fn write_output(
             },
         },
     )?;
-    let text = report::render(
+    let text = report::render(&report::ReportInput {
         cfg,
         prepared,
         state,
-        &stats,
-        &llm.ledger(),
+        stats: &stats,
         budget_stopped,
-        time_budget.as_ref(),
-        &job.corpus,
-        &fp,
-        &realism,
-    );
+        time_budget: time_budget.as_ref(),
+        corpus: &job.corpus,
+        fingerprint: &fp,
+        realism: &realism,
+    });
     mtr_core::atomic::write_atomic(dir.path("synth_report.md"), text.as_bytes())?;
     Ok(SynthOutcome {
         out: job.out.clone(),
@@ -425,6 +435,63 @@ fn write_output(
         layers_done: state.layers_done,
         time_budget,
     })
+}
+
+/// What `benchmark.toml` records of the run, beside the job's own settings.
+struct RunRecord<'a> {
+    styled: Option<&'a str>,
+    verifier: &'a str,
+    budget_stopped: bool,
+    time_budget: Option<&'a BudgetPlan>,
+    models: &'a BTreeMap<String, Vec<String>>,
+    fingerprint: &'a mtr_core::fingerprint::Fingerprint,
+}
+
+/// The `[synth]` table of `benchmark.toml`: how the benchmark was made.
+fn synth_record(
+    job: &SynthJob,
+    llm: &Llm,
+    prepared: &Prepared,
+    state: &GenState,
+    r: &RunRecord<'_>,
+) -> Result<toml::Table> {
+    let cfg = &job.config;
+    let mut extra = toml::Table::new();
+    let synth = json!({
+        "corpus": job.corpus.display().to_string(),
+        "corpus_fingerprint": prepared.input_fingerprint,
+        "seed": cfg.seed,
+        "dialogues_requested": cfg.dialogues,
+        "turns_requested": cfg.turns,
+        "layers_done": state.layers_done,
+        "budget_stopped": r.budget_stopped,
+        "time_budget": r.time_budget,
+        "vectors": prepared.vector_info.source,
+        "graph": {"method": prepared.topics.graph_method, "k": prepared.topics.graph_k},
+        "verifier": r.verifier,
+        "models": r.models,
+        "prompts": job.prompts.hashes_for(r.styled.is_some()),
+        "llm_config_hash": llm.config().results_hash(),
+        "fingerprint": r.fingerprint,
+        "parameters": cfg,
+    });
+    // the style a benchmark was written in (a concise one's record stays as it was)
+    let mut synth = synth;
+    if let Some(name) = r.styled {
+        synth["style"] = json!(name);
+    }
+    match toml::Value::try_from(tomlable(synth)) {
+        Ok(toml::Value::Table(t)) => {
+            extra.insert("synth".into(), toml::Value::Table(t));
+        }
+        Ok(_) => {}
+        Err(e) => {
+            return Err(Error::Internal(format!(
+                "synthesis record for benchmark.toml: {e}"
+            )));
+        }
+    }
+    Ok(extra)
 }
 
 /// The dialogues with at least one accepted turn, as the benchmark holds them.

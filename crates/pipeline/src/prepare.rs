@@ -23,7 +23,7 @@ use crate::workdir::{WorkDir, fingerprint, input_fingerprint, to_json};
 
 /// Where the chunk vectors came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VectorInfo {
+pub(crate) struct VectorInfo {
     /// `lexical` or `embedder:<model>`.
     pub source: String,
     pub dim: usize,
@@ -44,18 +44,22 @@ pub struct Topics {
 
 /// Everything before generation.
 pub struct Prepared {
-    pub input_fingerprint: String,
+    pub(crate) input_fingerprint: String,
+    /// What curation kept and removed.
     pub curation: CurationReport,
     /// What reading the corpus found (files, documents, the sample drawn, records skipped).
     pub input: InputReport,
-    pub language: Language,
+    pub(crate) language: Language,
+    /// Documents kept.
     pub documents: usize,
+    /// The chunks, in corpus order.
     pub chunks: Vec<Chunk>,
-    pub chunks_fingerprint: String,
-    pub vectors: Vec<f32>,
-    pub vector_info: VectorInfo,
+    pub(crate) chunks_fingerprint: String,
+    pub(crate) vectors: Vec<f32>,
+    pub(crate) vector_info: VectorInfo,
+    /// Topic paths and coarse topics.
     pub topics: Topics,
-    pub topics_fingerprint: String,
+    pub(crate) topics_fingerprint: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -69,7 +73,7 @@ struct CuratedMeta {
 /// Chunks above which `auto` does not embed with a *local* embedder: the bundled CPU model
 /// embeds about 15 passages per second, so a 10k-chunk corpus would take over ten minutes
 /// before the first question; lexical vectors take a second.
-pub const AUTO_LOCAL_EMBED_LIMIT: usize = 2000;
+pub(crate) const AUTO_LOCAL_EMBED_LIMIT: usize = 2000;
 
 /// Decides the vector source: the embedder when asked for, or with `auto` when one is
 /// configured (a local one only up to [`AUTO_LOCAL_EMBED_LIMIT`] chunks); never in dry runs.

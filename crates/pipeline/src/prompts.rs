@@ -49,17 +49,17 @@ const STYLED_SOURCES: [(&str, &str); 2] = [
 /// The seven prompts of the pipeline, and the two of the styled profiles.
 #[derive(Debug)]
 pub struct SynthPrompts {
-    pub user: Prompt,
+    pub(crate) user: Prompt,
     /// The user agent's prompt for a Chinese corpus, written in Chinese: with the English
     /// prompt, Qwen2.5-Coder-0.5B kept almost no Chinese follow-up (issue 25: copied passage
     /// sentences, repeated questions). Its effect on that yield is not measured yet; see
     /// [`SynthPrompts::user_for`].
     pub user_zh: Prompt,
-    pub humanize: Prompt,
-    pub answer: Prompt,
-    pub answerability: Prompt,
-    pub uniqueness: Prompt,
-    pub faithfulness: Prompt,
+    pub(crate) humanize: Prompt,
+    pub(crate) answer: Prompt,
+    pub(crate) answerability: Prompt,
+    pub(crate) uniqueness: Prompt,
+    pub(crate) faithfulness: Prompt,
     /// The user agent's prompt under a styled profile (any corpus language).
     pub user_styled: Prompt,
     /// The humanizer's prompt under a styled profile.
@@ -108,7 +108,7 @@ impl SynthPrompts {
     }
 
     /// The user agent's prompt for a corpus in `lang`.
-    pub fn user_for(&self, lang: &Language) -> &Prompt {
+    pub(crate) fn user_for(&self, lang: &Language) -> &Prompt {
         if lang.code() == "zh" {
             &self.user_zh
         } else {
@@ -116,6 +116,7 @@ impl SynthPrompts {
         }
     }
 
+    /// Every prompt, in a fixed order.
     pub fn all(&self) -> [&Prompt; 7] {
         [
             &self.user,
@@ -143,7 +144,7 @@ impl SynthPrompts {
     }
 
     /// `id -> hash` of the prompts used ([`SynthPrompts::used`]).
-    pub fn hashes_for(&self, styled: bool) -> BTreeMap<String, String> {
+    pub(crate) fn hashes_for(&self, styled: bool) -> BTreeMap<String, String> {
         self.used(styled)
             .iter()
             .map(|p| (p.id(), p.hash().to_string()))
@@ -157,7 +158,7 @@ impl SynthPrompts {
 
     /// One hash over the prompts used ([`SynthPrompts::used`]); [`SynthPrompts::hash`]
     /// without a styled profile.
-    pub fn hash_for(&self, styled: bool) -> String {
+    pub(crate) fn hash_for(&self, styled: bool) -> String {
         mtr_llm::prompts_hash(self.used(styled))
     }
 }

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RepetitionOptions {
+    /// Whether near-repeats are rejected.
     pub enabled: bool,
     /// Reject when the shingle Jaccard similarity with an earlier turn is at least this.
     pub threshold: f64,
@@ -33,7 +34,7 @@ pub struct RepetitionOptions {
 }
 
 /// A standalone rewrite shorter than this many shingles is never judged by containment.
-pub const MIN_CONTAINED_SHINGLES: usize = 3;
+pub(crate) const MIN_CONTAINED_SHINGLES: usize = 3;
 
 impl Default for RepetitionOptions {
     fn default() -> Self {
@@ -47,6 +48,7 @@ impl Default for RepetitionOptions {
 }
 
 impl RepetitionOptions {
+    /// Checks the thresholds; the message names what is wrong.
     pub fn validate(&self) -> Result<(), String> {
         if self.shingle == 0 {
             return Err("shingle must be at least 1".into());
@@ -103,7 +105,7 @@ impl RepetitionOptions {
 }
 
 /// Lower-cased tokens: words of alphanumeric characters, each CJK character on its own.
-pub fn tokens(text: &str) -> Vec<String> {
+pub(crate) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     for c in text.chars() {
@@ -125,7 +127,7 @@ pub fn tokens(text: &str) -> Vec<String> {
 }
 
 /// The set of `k`-token shingles (a text shorter than `k` tokens is one shingle).
-pub fn shingles(text: &str, k: usize) -> BTreeSet<String> {
+pub(crate) fn shingles(text: &str, k: usize) -> BTreeSet<String> {
     let t = tokens(text);
     let k = k.max(1);
     if t.len() <= k {
@@ -137,7 +139,7 @@ pub fn shingles(text: &str, k: usize) -> BTreeSet<String> {
 }
 
 /// Jaccard similarity of two sets (0 when both are empty).
-pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+pub(crate) fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     let inter = a.intersection(b).count();
     let union = a.len() + b.len() - inter;
     if union == 0 {
@@ -145,11 +147,6 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     } else {
         inter as f64 / union as f64
     }
-}
-
-/// Shingle similarity of two texts.
-pub fn similarity(a: &str, b: &str, k: usize) -> f64 {
-    jaccard(&shingles(a, k), &shingles(b, k))
 }
 
 #[cfg(test)]

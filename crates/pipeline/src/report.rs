@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use mtr_core::fingerprint::Fingerprint;
-use mtr_llm::LedgerSnapshot;
 use mtr_llm::plan::human_duration;
 use mtr_retrieve::realism::Realism;
 use serde::{Deserialize, Serialize};
@@ -72,6 +71,10 @@ pub struct SynthStats {
     #[serde(default)]
     pub questions_seen_in_earlier_dialogues: usize,
     pub attempts_per_turn: Spread,
+    /// Tag (`answerability`, `multi_turn_type`, `question_type`) -> value -> turns, as the
+    /// benchmark's turns carry them.
+    #[serde(default)]
+    pub turn_types: BTreeMap<String, BTreeMap<String, usize>>,
     /// `stage/reason` -> count, over all dialogues.
     pub events: BTreeMap<String, u64>,
     pub calls: CallLog,
@@ -81,7 +84,7 @@ pub struct SynthStats {
 }
 
 impl SynthStats {
-    pub fn compute(cfg: &SynthConfig, state: &GenState) -> Self {
+    pub(crate) fn compute(cfg: &SynthConfig, state: &GenState) -> Self {
         let bpe = tiktoken_rs::o200k_base_singleton();
         let tok = |s: &str| bpe.encode_ordinary(s).len() as f64;
         let mut s = SynthStats {
@@ -152,6 +155,7 @@ impl SynthStats {
             earlier.extend(asked);
         }
         s.attempts_per_turn = Spread::of(all_turns.iter().map(|t| f64::from(t.attempts)));
+        s.turn_types = turn_type_counts(&nonempty);
         for d in &state.dialogues {
             for (k, v) in &d.events {
                 *s.events.entry(k.clone()).or_default() += v;
@@ -166,6 +170,27 @@ impl SynthStats {
     }
 }
 
+/// Tag -> value -> turns of MTRAG's three turn tags, as the benchmark's turns carry them.
+fn turn_type_counts(
+    dialogues: &[&crate::generate::DialogueState],
+) -> BTreeMap<String, BTreeMap<String, usize>> {
+    let mut counts: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for d in dialogues {
+        for (n, t) in d.turns.iter().enumerate() {
+            let tags = crate::generate::to_core_turn(&d.id, n + 1, t).tags;
+            for (tag, value) in [
+                ("answerability", tags.answerability),
+                ("multi_turn_type", tags.multi_turn_type),
+                ("question_type", tags.question_type),
+            ] {
+                let by = counts.entry(tag.to_string()).or_default();
+                *by.entry(value.unwrap_or_default()).or_default() += 1;
+            }
+        }
+    }
+    counts
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -174,28 +199,32 @@ fn spread(s: &Spread) -> String {
     format!("{:.1} (min {:.0}, max {:.0})", s.mean, s.min, s.max)
 }
 
+/// What `synth_report.md` is written from.
+pub(crate) struct ReportInput<'a> {
+    pub(crate) cfg: &'a SynthConfig,
+    pub(crate) prepared: &'a Prepared,
+    pub(crate) state: &'a GenState,
+    pub(crate) stats: &'a SynthStats,
+    /// Whether `--max-cost` stopped the generation.
+    pub(crate) budget_stopped: bool,
+    pub(crate) time_budget: Option<&'a BudgetPlan>,
+    pub(crate) corpus: &'a Path,
+    pub(crate) fingerprint: &'a Fingerprint,
+    pub(crate) realism: &'a Realism,
+}
+
 /// Renders `synth_report.md`, one section after another.
-#[allow(clippy::too_many_arguments)]
-pub fn render(
-    cfg: &SynthConfig,
-    prepared: &Prepared,
-    state: &GenState,
-    s: &SynthStats,
-    _ledger: &LedgerSnapshot,
-    budget_stopped: bool,
-    time_budget: Option<&BudgetPlan>,
-    corpus: &Path,
-    fp: &Fingerprint,
-    realism: &Realism,
-) -> String {
+pub(crate) fn render(r: &ReportInput<'_>) -> String {
+    let (cfg, prepared, s) = (r.cfg, r.prepared, r.stats);
     let mut o = String::new();
-    header(&mut o, cfg, prepared, state, budget_stopped, corpus, fp);
-    if let Some(b) = time_budget {
+    header(&mut o, r);
+    if let Some(b) = r.time_budget {
         time_budget_note(&mut o, b);
     }
     corpus_preparation(&mut o, cfg, prepared);
     dialogues(&mut o, cfg, s);
-    realism_section(&mut o, realism);
+    turn_types(&mut o, s);
+    realism_section(&mut o, r.realism);
     rejections(&mut o, s);
     models_and_cost(&mut o, s);
     o
@@ -219,15 +248,9 @@ fn realism_section(o: &mut String, realism: &Realism) {
 
 /// The title, a warning when the budget stopped generation, and what the benchmark was made
 /// from.
-fn header(
-    o: &mut String,
-    cfg: &SynthConfig,
-    prepared: &Prepared,
-    state: &GenState,
-    budget_stopped: bool,
-    corpus: &Path,
-    fp: &Fingerprint,
-) {
+fn header(o: &mut String, r: &ReportInput<'_>) {
+    let (cfg, prepared, state) = (r.cfg, r.prepared, r.state);
+    let (budget_stopped, corpus, fp) = (r.budget_stopped, r.corpus, r.fingerprint);
     let _ = writeln!(o, "# Synthesis report\n");
     if budget_stopped {
         let _ = writeln!(
@@ -459,6 +482,77 @@ fn rejections(o: &mut String, s: &SynthStats) {
 }
 
 /// Calls, tokens and cost per role.
+/// The turns' types beside MTRAG's shares, tag by tag.
+fn turn_types(o: &mut String, s: &SynthStats) {
+    use crate::turn_types::{MTRAG_MIX, MTRAG_TURNS};
+    let _ = writeln!(
+        o,
+        "## Turn types
+"
+    );
+    let _ = writeln!(
+        o,
+        "MTRAG's vocabulary, so that `mtr bench` strata line up with MTRAG's; MTRAG's shares are those of its clapnq and govt conversations ({MTRAG_TURNS} user turns; a turn may carry several question types). A question type is read off the question's wording.\n"
+    );
+    let _ = writeln!(
+        o,
+        "| tag | value | turns | share | MTRAG share |\n|---|---|---:|---:|---:|"
+    );
+    for tag in ["answerability", "multi_turn_type", "question_type"] {
+        let ours = s.turn_types.get(tag).cloned().unwrap_or_default();
+        let mut values: Vec<&str> = MTRAG_MIX
+            .iter()
+            .filter(|(t, _, _)| *t == tag)
+            .map(|(_, v, _)| *v)
+            .collect();
+        let extra: Vec<&str> = ours
+            .keys()
+            .map(String::as_str)
+            .filter(|v| !values.contains(v))
+            .collect();
+        values.extend(extra);
+        for v in values {
+            let n = ours.get(v).copied().unwrap_or(0);
+            let theirs = MTRAG_MIX
+                .iter()
+                .find(|(t, value, _)| *t == tag && *value == v)
+                .map_or(0, |m| m.2);
+            let share = if s.turns > 0 {
+                n as f64 / s.turns as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                o,
+                "| {tag} | {v} | {n} | {} | {} |",
+                pct(share),
+                pct(theirs as f64 / MTRAG_TURNS as f64)
+            );
+        }
+    }
+    let _ = writeln!(o);
+}
+
+/// Calls and tokens per verified turn: what the synthesis paid for each turn it kept,
+/// rejected attempts and dropped turns included.
+fn per_verified_turn(o: &mut String, s: &SynthStats) {
+    let roles = s.calls.roles.values();
+    let (calls, prompt, generated) = roles.fold((0u64, 0u64, 0u64), |(c, p, g), u| {
+        (c + u.calls, p + u.prompt_tokens, g + u.completion_tokens)
+    });
+    if s.turns == 0 {
+        return;
+    }
+    let per = |x: u64| x as f64 / s.turns as f64;
+    let _ = writeln!(
+        o,
+        "- per verified turn (rejected attempts and dropped turns included): {:.1} calls, {:.0} prompt tokens, {:.0} generated tokens",
+        per(calls),
+        per(prompt),
+        per(generated)
+    );
+}
+
 fn models_and_cost(o: &mut String, s: &SynthStats) {
     let _ = writeln!(o, "## Models and cost\n");
     let _ = writeln!(
@@ -478,6 +572,7 @@ fn models_and_cost(o: &mut String, s: &SynthStats) {
         );
     }
     let _ = writeln!(o);
+    per_verified_turn(o, s);
     let cut: Vec<String> = s
         .calls
         .roles

@@ -12,17 +12,18 @@ use mtr_llm::Llm;
 use mtr_retrieve::dense::{EmbedPrefixes, VectorMatrix, exact_top_k};
 use mtr_retrieve::{Bm25Index, Hit, QueryFormulation, rrf};
 
+use crate::config::UniquenessQuery;
 use crate::error::{Error, Result};
 
 /// Dense side of the search: chunk vectors and the embedder for queries.
-pub struct DenseSide {
+pub(crate) struct DenseSide {
     pub matrix: Arc<VectorMatrix>,
     pub llm: Llm,
     pub prefixes: EmbedPrefixes,
 }
 
 /// Searches the whole chunked corpus.
-pub struct CorpusSearch {
+pub(crate) struct CorpusSearch {
     bm25: Bm25Index,
     dense: Option<DenseSide>,
     ids: Arc<Vec<String>>,
@@ -30,43 +31,31 @@ pub struct CorpusSearch {
 }
 
 impl CorpusSearch {
-    pub fn new(
+    pub(crate) fn new(
         bm25: Bm25Index,
         dense: Option<DenseSide>,
         ids: Arc<Vec<String>>,
-        formulation: &str,
-    ) -> Result<Self> {
-        let formulation: QueryFormulation = formulation
-            .parse()
-            .map_err(|e: String| Error::param("generation.uniqueness.query", e))?;
-        if matches!(
-            formulation,
-            QueryFormulation::LlmRewrite | QueryFormulation::Rewrite
-        ) {
-            return Err(Error::param(
-                "generation.uniqueness.query",
-                "use last, all, full[:N] or window:N",
-            ));
-        }
-        Ok(Self {
+        query: UniquenessQuery,
+    ) -> Self {
+        Self {
             bm25,
             dense,
             ids,
-            formulation,
-        })
+            formulation: query.formulation(),
+        }
     }
 
     /// The BM25 index over every chunk (the realism section's history gap uses it too).
-    pub fn bm25(&self) -> &Bm25Index {
+    pub(crate) fn bm25(&self) -> &Bm25Index {
         &self.bm25
     }
 
-    pub fn uses_dense(&self) -> bool {
+    pub(crate) fn uses_dense(&self) -> bool {
         self.dense.is_some()
     }
 
     /// The history-aware query text for `question` after the turns of `history`.
-    pub fn query_text(&self, history: &[Turn], question: &str) -> Result<String> {
+    pub(crate) fn query_text(&self, history: &[Turn], question: &str) -> Result<String> {
         let mut turns = history.to_vec();
         turns.push(Turn {
             id: "q".into(),
@@ -86,7 +75,12 @@ impl CorpusSearch {
     }
 
     /// The best `k` chunks for the query, fused over BM25 and dense, without `exclude`.
-    pub async fn search(&self, query: &str, k: usize, exclude: &[String]) -> Result<Vec<Hit>> {
+    pub(crate) async fn search(
+        &self,
+        query: &str,
+        k: usize,
+        exclude: &[String],
+    ) -> Result<Vec<Hit>> {
         let bm25 = self.bm25.search_excluding(query, k, exclude)?;
         let Some(dense) = &self.dense else {
             return Ok(bm25);

@@ -14,8 +14,8 @@
 
 use std::path::Path;
 
-use rand::rngs::StdRng;
-use rand::{RngExt as _, SeedableRng as _};
+use mtr_core::rng::{self, SeededRng};
+use rand::RngExt as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -33,7 +33,7 @@ pub struct StyleOptions {
 impl StyleOptions {
     /// True when nothing is set (the section is then left out of the config's hash, so a
     /// `concise` synthesis keeps its fingerprints).
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         self.profile.is_none()
     }
 }
@@ -41,8 +41,11 @@ impl StyleOptions {
 /// A parsed profile name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProfileName {
+    /// One short question (the default on the embedded local model).
     Concise,
+    /// Production traffic's length and context.
     Production,
+    /// Lengths drawn from a real benchmark's questions (`like:PATH`).
     Like(String),
 }
 
@@ -63,7 +66,7 @@ impl std::str::FromStr for ProfileName {
 }
 
 /// The profile in force: `profile` when set, else by the endpoints.
-pub fn profile_name(opts: &StyleOptions, local_default: bool) -> Result<ProfileName> {
+pub(crate) fn profile_name(opts: &StyleOptions, local_default: bool) -> Result<ProfileName> {
     match &opts.profile {
         Some(p) => p
             .parse()
@@ -86,9 +89,13 @@ const PRODUCTION_REFER: f64 = 0.6;
 pub enum LengthDistribution {
     /// Rounded and clamped `exp(N(ln median, sigma))`.
     LogNormal {
+        /// The median length.
         median: f64,
+        /// The spread of the log length.
         sigma: f64,
+        /// The shortest length.
         min: usize,
+        /// The longest length.
         max: usize,
     },
     /// A benchmark's question lengths, drawn uniformly.
@@ -96,7 +103,7 @@ pub enum LengthDistribution {
 }
 
 impl LengthDistribution {
-    fn draw(&self, rng: &mut StdRng) -> usize {
+    fn draw(&self, rng: &mut SeededRng) -> usize {
         match self {
             LengthDistribution::LogNormal {
                 median,
@@ -163,7 +170,7 @@ fn normal_cdf(z: f64) -> f64 {
 
 /// A styled profile's distributions for one corpus language.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Style {
+pub(crate) struct Style {
     /// `production` or `like:NAME`.
     pub name: String,
     pub lengths: LengthDistribution,
@@ -175,7 +182,7 @@ pub struct Style {
 
 /// One turn's draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct TurnStyle {
+pub(crate) struct TurnStyle {
     /// The question's length to aim at, in `unit`.
     pub length: usize,
     /// `words` or `characters`.
@@ -186,7 +193,7 @@ pub struct TurnStyle {
 
 impl Style {
     /// The production profile.
-    pub fn production(lang: &Language) -> Self {
+    pub(crate) fn production(lang: &Language) -> Self {
         let (median, sigma, min, max) = if lang.is_cjk() {
             PRODUCTION_CJK
         } else {
@@ -207,7 +214,7 @@ impl Style {
 
     /// A profile drawn from a real benchmark's questions in `lang` (all its questions when it
     /// has none in that language).
-    pub fn like(bench: &Path, lang: &Language) -> Result<Self> {
+    pub(crate) fn like(bench: &Path, lang: &Language) -> Result<Self> {
         let dir = mtr_core::BenchmarkDir::open(bench)?;
         let dialogues = dir.dialogues()?;
         let groups = mtr_retrieve::realism::by_language(&dialogues);
@@ -248,7 +255,7 @@ impl Style {
     }
 
     /// The profile in force for `name`; None for `concise` (today's prompts, untouched).
-    pub fn resolve(name: &ProfileName, lang: &Language) -> Result<Option<Self>> {
+    pub(crate) fn resolve(name: &ProfileName, lang: &Language) -> Result<Option<Self>> {
         match name {
             ProfileName::Concise => Ok(None),
             ProfileName::Production => Ok(Some(Self::production(lang))),
@@ -258,11 +265,17 @@ impl Style {
 
     /// The draw of layer `layer` of dialogue `dialogue`; `follow_up`: a turn after the first
     /// that does not switch topic (the only kind that may refer back).
-    pub fn turn(&self, seed: u64, dialogue: usize, layer: usize, follow_up: bool) -> TurnStyle {
+    pub(crate) fn turn(
+        &self,
+        seed: u64,
+        dialogue: usize,
+        layer: usize,
+        follow_up: bool,
+    ) -> TurnStyle {
         let key = seed
             ^ (dialogue as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ (layer as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        let mut rng = StdRng::seed_from_u64(key);
+        let mut rng = rng::stream(key, rng::purpose::AS_GIVEN);
         let length = self.lengths.draw(&mut rng);
         let refer: f64 = rng.random();
         TurnStyle {
@@ -274,7 +287,7 @@ impl Style {
 
     /// The most words (CJK: characters) a question of this profile may have before it is
     /// `too_long`: room above the longest length it draws.
-    pub fn max_length(&self) -> usize {
+    pub(crate) fn max_length(&self) -> usize {
         let longest = match &self.lengths {
             LengthDistribution::LogNormal { max, .. } => *max,
             LengthDistribution::Empirical(v) => v.iter().copied().max().unwrap_or(1),

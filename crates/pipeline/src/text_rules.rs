@@ -19,7 +19,7 @@ use crate::lang::{Language, is_cjk_char};
 /// standalone version a question). A quote or backslash is never allowed, since the grammar
 /// writes these characters raw into the JSON string. The caller still checks the question
 /// ([`question_problem`]): a pattern only shapes it.
-pub fn question_pattern(lang: &Language) -> String {
+pub(crate) fn question_pattern(lang: &Language) -> String {
     let max = question_max_chars(lang);
     format!(r#"^([^"\\\n.!?。！？]|\.[0-9]){{2,{max}}}[?？]$"#)
 }
@@ -36,7 +36,7 @@ fn question_max_chars(lang: &Language) -> u32 {
 /// reply cut inside its JSON is lost whole; Qwen2.5-Coder-0.5B filled a standalone version
 /// with "4.2023.4.2023..." (a token per character) and lost 3 of 17 user calls of a
 /// main-job synthesis at `max_tokens = 160`, where the question itself was usable.
-pub fn proposal_max_tokens(lang: &Language, rewrite: bool) -> u32 {
+pub(crate) fn proposal_max_tokens(lang: &Language, rewrite: bool) -> u32 {
     let per_char = if lang.is_cjk() { 2 } else { 1 };
     let strings = if rewrite { 2 } else { 1 };
     strings * (question_max_chars(lang) + 1) * per_char + 32
@@ -48,7 +48,7 @@ pub fn proposal_max_tokens(lang: &Language, rewrite: bool) -> u32 {
 /// verified turns against 6, Chinese 8 against 7; docs/main-job.md), and it once asked the
 /// example itself, so [`copies_example`] rejects that.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct FollowUpExample {
+pub(crate) struct FollowUpExample {
     /// The earlier question.
     pub asked: &'static str,
     /// Follow-ups to it.
@@ -56,7 +56,7 @@ pub struct FollowUpExample {
 }
 
 /// The example for `lang` (Chinese for CJK corpora, whose user prompt is Chinese).
-pub fn follow_up_example(lang: &Language) -> FollowUpExample {
+pub(crate) fn follow_up_example(lang: &Language) -> FollowUpExample {
     if lang.is_cjk() {
         FollowUpExample {
             asked: "这家店几点开门？",
@@ -72,7 +72,7 @@ pub fn follow_up_example(lang: &Language) -> FollowUpExample {
 
 /// True when `question` is one of the prompt's example questions (case, spacing and
 /// punctuation ignored): a model that copies the example asks nothing about the passages.
-pub fn copies_example(question: &str, lang: &Language) -> bool {
+pub(crate) fn copies_example(question: &str, lang: &Language) -> bool {
     let q = letters(question);
     let e = follow_up_example(lang);
     std::iter::once(e.asked)
@@ -82,7 +82,7 @@ pub fn copies_example(question: &str, lang: &Language) -> bool {
 
 /// Why the humanizer's rewrite was not used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HumanizerGuard {
+pub(crate) enum HumanizerGuard {
     Empty,
     TooShort,
     TooLong,
@@ -92,7 +92,7 @@ pub enum HumanizerGuard {
 }
 
 impl HumanizerGuard {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             HumanizerGuard::Empty => "empty",
             HumanizerGuard::TooShort => "too_short",
@@ -120,7 +120,7 @@ fn contains(hay: &[char], needle: &[char]) -> bool {
 /// spacing and punctuation ignored) appear in the passage, or, for a long quote that the
 /// judge shortened or joined, some 24-character stretch of it does. A quote under 8 such
 /// characters supports nothing. This catches judges that claim an answer which is not there.
-pub fn quote_supported(quote: &str, passage: &str) -> bool {
+pub(crate) fn quote_supported(quote: &str, passage: &str) -> bool {
     let (q, p) = (letters(quote), letters(passage));
     if q.len() < 8 {
         return false;
@@ -137,7 +137,7 @@ pub fn quote_supported(quote: &str, passage: &str) -> bool {
 
 /// Why a proposed question is unusable, if it is: not a question, too long, copied from the
 /// passage, or talking about "the passage" (in the question or its standalone version).
-pub fn question_problem(
+pub(crate) fn question_problem(
     question: &str,
     standalone: &str,
     evidence: &str,
@@ -150,7 +150,7 @@ pub fn question_problem(
 /// [`question_problem`] for a styled profile's message (`crate::style`): `too_long` only past
 /// `max_len` words (CJK: characters), and a message of several sentences asks when its last
 /// sentence does ("I work part-time in Porto. How many days of leave do I get?").
-pub fn styled_question_problem(
+pub(crate) fn styled_question_problem(
     question: &str,
     standalone: &str,
     evidence: &str,
@@ -307,7 +307,7 @@ fn asks(question: &str, cjk: bool) -> bool {
 /// conversation, and in Chinese a 16-character overlap with the passage is often just a name
 /// and a title), and it must be written in `lang`. A copied passage sentence that is no
 /// question still fails, as `not_a_question`.
-pub fn standalone_problem(
+pub(crate) fn standalone_problem(
     standalone: &str,
     lang: &Language,
     meta: &[String],
@@ -319,7 +319,7 @@ pub fn standalone_problem(
 
 /// Trims whitespace, wrapping quotes and a leading label like `Question:`; collapses runs of
 /// whitespace.
-pub fn clean(s: &str) -> String {
+pub(crate) fn clean(s: &str) -> String {
     let mut t = s.trim();
     for _ in 0..2 {
         for label in [
@@ -368,7 +368,7 @@ const SOURCE_WORDS: [&str; 16] = [
 /// `answer` without a leading clause that only names its source ("Based on the passage,",
 /// "According to the provided text,", "根据您提供的内容，"); "According to the handbook:" or
 /// "根据规定，" say something and stay.
-pub fn without_source_preamble(answer: &str) -> String {
+pub(crate) fn without_source_preamble(answer: &str) -> String {
     let Some(at) = answer.find([',', '，']) else {
         return answer.to_string();
     };
@@ -498,7 +498,7 @@ const SOURCE_NEGATIONS: [&str; 30] = [
 /// "资料中未提及" as often): the question is not answerable from its gold passage, whatever a
 /// judge then rates the answer's faithfulness. An answer that merely says "not" ("Meals are
 /// not reimbursed", "The company does not provide parking") is an answer.
-pub fn says_not_found(answer: &str) -> bool {
+pub(crate) fn says_not_found(answer: &str) -> bool {
     let lower = answer.to_lowercase();
     if NOT_FOUND_PHRASES.iter().any(|p| lower.contains(p)) {
         return true;
@@ -522,7 +522,12 @@ pub fn says_not_found(answer: &str) -> bool {
 /// "账号的开通流程是什么？" with "账号与密码安全 / 账号锁定与重置 / 权限申请" on the Chinese
 /// corpus, and its faithfulness judge rated that 5. Letters and digits are compared (case,
 /// spacing and punctuation ignored).
-pub fn names_only_headings(answer: &str, title: &str, section: Option<&str>, text: &str) -> bool {
+pub(crate) fn names_only_headings(
+    answer: &str,
+    title: &str,
+    section: Option<&str>,
+    text: &str,
+) -> bool {
     let whole: Vec<Vec<char>> = [title, section.unwrap_or_default()]
         .into_iter()
         .map(letters)
@@ -567,7 +572,7 @@ pub fn in_language(text: &str, lang: &Language) -> bool {
 }
 
 /// Checks a humanized rewrite against the original question.
-pub fn humanizer_guard(
+pub(crate) fn humanizer_guard(
     original: &str,
     rewrite: &str,
     opts: &HumanizerOptions,

@@ -12,13 +12,13 @@ use crate::error::{Error, Result};
 use crate::lang::is_cjk_char;
 
 /// Dimensions of lexical vectors.
-pub const LEXICAL_DIM: usize = 512;
+pub(crate) const LEXICAL_DIM: usize = 512;
 
 /// Texts embedded per `Llm::embed` call (the LLM layer batches them per request).
 const EMBED_BATCH: usize = 256;
 
 /// The text of a chunk as it is embedded and shown to agents: title, section, body.
-pub fn chunk_text(c: &Chunk) -> String {
+pub(crate) fn chunk_text(c: &Chunk) -> String {
     match &c.section {
         Some(s) if !c.text.starts_with('#') => format!("{}\n{}\n{}", c.title, s, c.text),
         _ => format!("{}\n{}", c.title, c.text),
@@ -26,7 +26,7 @@ pub fn chunk_text(c: &Chunk) -> String {
 }
 
 /// Hashed TF-IDF vectors (`LEXICAL_DIM` wide, flat row-major, L2-normalised).
-pub fn lexical_vectors(texts: &[String]) -> Vec<f32> {
+pub(crate) fn lexical_vectors(texts: &[String]) -> Vec<f32> {
     let terms: Vec<Vec<u64>> = texts.par_iter().map(|t| terms(t)).collect();
     let mut df = std::collections::HashMap::<u64, u32>::new();
     for ts in &terms {
@@ -122,7 +122,7 @@ fn normalise(v: &mut [f32]) {
 
 /// Embeds texts with the embedder role in batches (progress per batch); returns flat,
 /// L2-normalised rows and the dimension.
-pub async fn embed_texts(
+pub(crate) async fn embed_texts(
     llm: &Llm,
     texts: &[String],
     progress: &dyn Progress,

@@ -13,29 +13,26 @@ use serde::de::DeserializeOwned;
 use crate::error::{Error, Result};
 
 /// Bump when an artefact's layout or meaning changes.
-pub const ARTEFACT_VERSION: u32 = 1;
+pub(crate) const ARTEFACT_VERSION: u32 = 1;
 
 /// A folder of fingerprinted artefacts.
 #[derive(Debug, Clone)]
-pub struct WorkDir {
+pub(crate) struct WorkDir {
     root: PathBuf,
 }
 
 impl WorkDir {
-    pub fn create(root: impl AsRef<Path>) -> Result<Self> {
+    pub(crate) fn create(root: impl AsRef<Path>) -> Result<Self> {
         let root = root.as_ref().to_path_buf();
         std::fs::create_dir_all(&root).map_err(|e| mtr_core::Error::io(&root, e))?;
         Ok(Self { root })
     }
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
 
     /// The stage's metadata if its fingerprint matches.
-    pub fn fresh<M: DeserializeOwned>(&self, stage: &str, fingerprint: &str) -> Option<M> {
+    pub(crate) fn fresh<M: DeserializeOwned>(&self, stage: &str, fingerprint: &str) -> Option<M> {
         let p = self.path(&format!("{stage}.meta.json"));
         let text = std::fs::read_to_string(p).ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
@@ -46,14 +43,19 @@ impl WorkDir {
     }
 
     /// Records that the stage's artefact is complete (written last, after the artefact).
-    pub fn mark<M: Serialize>(&self, stage: &str, fingerprint: &str, meta: &M) -> Result<()> {
+    pub(crate) fn mark<M: Serialize>(
+        &self,
+        stage: &str,
+        fingerprint: &str,
+        meta: &M,
+    ) -> Result<()> {
         let v = serde_json::json!({"fingerprint": fingerprint, "version": ARTEFACT_VERSION, "meta": meta});
         let bytes = serde_json::to_vec_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
         write_atomic(self.path(&format!("{stage}.meta.json")), &bytes)?;
         Ok(())
     }
 
-    pub fn write_jsonl<T: Serialize>(&self, name: &str, items: &[T]) -> Result<()> {
+    pub(crate) fn write_jsonl<T: Serialize>(&self, name: &str, items: &[T]) -> Result<()> {
         let mut w = JsonlWriter::create(self.path(name))?;
         for it in items {
             w.write(it)?;
@@ -62,17 +64,17 @@ impl WorkDir {
         Ok(())
     }
 
-    pub fn read_jsonl<T: DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
+    pub(crate) fn read_jsonl<T: DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
         Ok(jsonl::read_all(self.path(name))?)
     }
 
-    pub fn write_f32(&self, name: &str, data: &[f32]) -> Result<()> {
+    pub(crate) fn write_f32(&self, name: &str, data: &[f32]) -> Result<()> {
         let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
         write_atomic(self.path(name), &bytes)?;
         Ok(())
     }
 
-    pub fn read_f32(&self, name: &str) -> Result<Vec<f32>> {
+    pub(crate) fn read_f32(&self, name: &str) -> Result<Vec<f32>> {
         let p = self.path(name);
         let bytes = std::fs::read(&p).map_err(|e| mtr_core::Error::io(&p, e))?;
         if bytes.len() % 4 != 0 {
@@ -87,13 +89,13 @@ impl WorkDir {
             .collect())
     }
 
-    pub fn write_json<T: Serialize>(&self, name: &str, v: &T) -> Result<()> {
+    pub(crate) fn write_json<T: Serialize>(&self, name: &str, v: &T) -> Result<()> {
         let bytes = serde_json::to_vec(v).map_err(|e| Error::Internal(e.to_string()))?;
         write_atomic(self.path(name), &bytes)?;
         Ok(())
     }
 
-    pub fn read_json<T: DeserializeOwned>(&self, name: &str) -> Result<T> {
+    pub(crate) fn read_json<T: DeserializeOwned>(&self, name: &str) -> Result<T> {
         let p = self.path(name);
         let text = jsonl::read_text(&p)?;
         serde_json::from_str(&text).map_err(|e| Error::Internal(format!("{}: {e}", p.display())))
@@ -101,7 +103,7 @@ impl WorkDir {
 }
 
 /// A fingerprint over named parts (canonical JSON of each).
-pub fn fingerprint(parts: &[(&str, serde_json::Value)]) -> String {
+pub(crate) fn fingerprint(parts: &[(&str, serde_json::Value)]) -> String {
     let mut all = serde_json::Map::new();
     all.insert("artefact_version".into(), ARTEFACT_VERSION.into());
     for (k, v) in parts {
@@ -118,7 +120,7 @@ pub(crate) fn to_json<T: Serialize>(v: &T) -> serde_json::Value {
 /// Content hash of a corpus path: the file's bytes, or every corpus file of a folder
 /// (relative path and bytes, sorted; the files [`crate::input::files::list`] reads), or a
 /// benchmark's corpus file.
-pub fn input_fingerprint(path: &Path) -> Result<String> {
+pub(crate) fn input_fingerprint(path: &Path) -> Result<String> {
     if path.is_file() {
         return Ok(mtr_core::fingerprint::hash_file(path)?);
     }

@@ -96,7 +96,7 @@ async fn answers_cut_at_max_tokens_are_retried_or_dropped() {
         turns: 3,
         seed: 7,
         // the concise style these checks were written for (a fake endpoint gets production)
-        style: mtr_pipeline::style::StyleOptions {
+        style: mtr_pipeline::StyleOptions {
             profile: Some("concise".into()),
         },
         ..Default::default()
@@ -154,7 +154,7 @@ async fn the_user_agent_always_has_room_for_its_longest_reply() {
         turns: 2,
         seed: 7,
         // the concise style these checks were written for (a fake endpoint gets production)
-        style: mtr_pipeline::style::StyleOptions {
+        style: mtr_pipeline::StyleOptions {
             profile: Some("concise".into()),
         },
         ..Default::default()

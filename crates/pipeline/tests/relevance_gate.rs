@@ -15,7 +15,7 @@ use mtr_llm::fake::FakeServer;
 use mtr_llm::rerank::{RerankApi, RerankConfig};
 use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
 use mtr_pipeline::fake_agents::FakeAgents;
-use mtr_pipeline::{SynthConfig, SynthJob, SynthOutcome, SynthPrompts};
+use mtr_pipeline::{RelevanceJudge, SynthConfig, SynthJob, SynthOutcome, SynthPrompts};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/en")
@@ -107,12 +107,12 @@ async fn try_run(
         turns: 2,
         seed: 7,
         // the concise style these checks were written for (a fake endpoint gets production)
-        style: mtr_pipeline::style::StyleOptions {
+        style: mtr_pipeline::StyleOptions {
             profile: Some("concise".into()),
         },
         ..Default::default()
     };
-    cfg.generation.relevance.judge = setting.into();
+    cfg.generation.relevance.judge = RelevanceJudge::try_from(setting.to_string()).unwrap();
     cfg.generation.answerability_judge = answerability_judge;
     let job = SynthJob::new(
         corpus(),

@@ -13,8 +13,8 @@ use mtr_core::fingerprint::{Fingerprint, hash_json};
 use mtr_core::{Benchmark, BenchmarkDir, Qrels};
 use serde::Serialize;
 
-use crate::engine::{AblationInput, Computed, Settings, SystemInput, compute};
 use crate::error::{BenchError, Result};
+use crate::job::compute::{AblationInput, Computed, Settings, SystemInput, compute};
 use crate::query_set::{Part, QuerySet};
 use crate::result::{
     BenchResult, BenchmarkInfo, BootstrapConventions, Conventions, MeasureInfo, PassageView,
@@ -24,7 +24,7 @@ use crate::runs::{CorpusLookup, out_of_corpus, scan_corpus, unknown_docs_error};
 use crate::split::Split;
 
 /// Longest passage text kept in failure examples (characters).
-pub const SNIPPET_CHARS: usize = 400;
+pub(crate) const SNIPPET_CHARS: usize = 400;
 
 /// A dev/test split request.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -149,7 +149,7 @@ pub struct Outcome {
 
 /// Computes everything and assembles the result. Fails, before anything is written, when a
 /// run ranks documents the corpus does not have.
-pub fn assemble(
+pub(crate) fn assemble(
     p: &Prepared,
     systems: &[SystemInput],
     ablations: &[AblationInput],
@@ -193,7 +193,7 @@ pub fn assemble(
         split: p.split.as_ref().map(|(sp, r)| SplitInfo {
             ratio: r.ratio,
             seed: r.seed,
-            part: r.part.as_str().into(),
+            part: r.part,
             dev_dialogues: sp.dev.len(),
             test_dialogues: sp.test.len(),
         }),
@@ -443,7 +443,7 @@ fn conventions(s: &Settings) -> Conventions {
 }
 
 /// The first `max` characters of a text, with an ellipsis when cut.
-pub fn snippet(text: &str, max: usize) -> String {
+pub(crate) fn snippet(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &text[..i]),
         None => text.to_string(),
@@ -582,7 +582,7 @@ mod tests {
 }
 
 /// The civil date (`YYYY-MM-DD`, UTC) of a Unix time in seconds.
-pub fn date_from_unix(secs: i64) -> String {
+pub(super) fn date_from_unix(secs: i64) -> String {
     // Howard Hinnant's days-to-civil algorithm.
     let z = secs.div_euclid(86_400) + 719_468;
     let era = z.div_euclid(146_097);

@@ -22,7 +22,7 @@ use crate::score::{Scorer, Scores};
 use crate::stats::bootstrap::{ClusterBootstrap, Estimate, estimates};
 use crate::stats::randomization::{PairwiseP, all_pairs};
 use crate::stats::{cohens_dz, holm};
-use crate::strata::{MIN_GROUP, Strata};
+use crate::strata::Strata;
 
 /// What to compute and with which seeds.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,34 +56,19 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// The defaults of `[bench]` ([`super::config::BenchSettings`], where they are declared).
     fn default() -> Self {
-        Settings {
-            measures: Measure::defaults(),
-            main: Measure::Ndcg(10),
-            resamples: 1000,
-            level: 0.95,
-            permutations: 10_000,
-            alpha: 0.05,
-            seed: 42,
-            baseline: None,
-            diagnosis_k: 10,
-            failure_k: 10,
-            failure_rank: 3,
-            failure_examples: 5,
-            max_position: 10,
-            min_stratum: MIN_GROUP,
-            strict: false,
-        }
+        Settings::from(&super::config::BenchSettings::default())
     }
 }
 
 impl Settings {
     /// Seed of the randomization tests (the bootstrap uses `seed` itself).
-    pub fn test_seed(&self) -> u64 {
+    pub(crate) fn test_seed(&self) -> u64 {
         self.seed.wrapping_add(1)
     }
     /// Seed of the tie-breaking among equally bad turns.
-    pub fn failure_seed(&self) -> u64 {
+    pub(crate) fn failure_seed(&self) -> u64 {
         self.seed.wrapping_add(2)
     }
 }
@@ -729,7 +714,7 @@ fn ablation(
 }
 
 /// The rank depth of a run: the most documents it ranks for one scored turn.
-pub fn run_depth(set: &QuerySet, run: &Run) -> usize {
+pub(crate) fn run_depth(set: &QuerySet, run: &Run) -> usize {
     set.queries
         .iter()
         .filter_map(|q| run.get(&q.qid).map(Vec::len))
@@ -738,7 +723,7 @@ pub fn run_depth(set: &QuerySet, run: &Run) -> usize {
 }
 
 /// Turns where `a` scores higher than `b`, equal (within 1e-12), and lower.
-pub fn win_tie_loss(a: &[f64], b: &[f64]) -> (usize, usize, usize) {
+pub(crate) fn win_tie_loss(a: &[f64], b: &[f64]) -> (usize, usize, usize) {
     let (mut w, mut t, mut l) = (0, 0, 0);
     for (x, y) in a.iter().zip(b) {
         if (x - y).abs() <= 1e-12 {

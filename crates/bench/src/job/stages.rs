@@ -14,28 +14,29 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::{AblationInput, Settings, SystemInput};
 use crate::error::{BenchError, Result};
-use crate::job::{Outcome, Prepared, Provenance};
+use crate::job::assemble::{Outcome, Prepared, Provenance};
+use crate::job::compute::{AblationInput, Settings, SystemInput};
+use crate::job::config::BenchSettings;
 use crate::measure::Measure;
 use crate::runs::ExternalRun;
 use crate::sensitivity::{self, LabelEdits, SystemRun};
 
-/// `base` with its main and reported measures parsed from their names (the main measure is
-/// always reported: `--measure RR@10` alone ranked every system by an nDCG@10 it never
-/// reported, and the board showed "-" for every score), and its statistics checked.
-pub fn settings(main: &str, measures: &[String], base: Settings) -> Result<Settings> {
-    let parse = |s: &str, opt: &str| {
-        s.parse::<Measure>()
-            .map_err(|e| BenchError::option(opt, e.to_string()))
-    };
-    let main = parse(main, "--main")?;
+/// The job's settings from `[bench]` and the reported measures parsed from their names (the
+/// main measure is always reported, so that the ranking's measure has a column), with the
+/// statistics checked.
+pub fn settings(section: &BenchSettings, measures: &[String]) -> Result<Settings> {
+    let base = Settings::from(section);
+    let main = base.main;
     let mut measures = if measures.is_empty() {
         Measure::defaults()
     } else {
         measures
             .iter()
-            .map(|m| parse(m, "--measure"))
+            .map(|m| {
+                m.parse::<Measure>()
+                    .map_err(|e| BenchError::option("--measure", e.to_string()))
+            })
             .collect::<Result<Vec<_>>>()?
     };
     if !measures.contains(&main) {
@@ -83,7 +84,7 @@ pub fn score(
     prov: &Provenance,
     edits: Option<(&LabelEdits, usize)>,
 ) -> Result<Outcome> {
-    let mut outcome = crate::job::assemble(prepared, systems, ablations, settings, prov)?;
+    let mut outcome = crate::job::assemble::assemble(prepared, systems, ablations, settings, prov)?;
     let Some((edits, moved_turns)) = edits else {
         return Ok(outcome);
     };
@@ -144,9 +145,9 @@ mod retrieval {
     use mtr_retrieve::dense::Embedder;
     use mtr_retrieve::{CorpusSource, IndexDir, IndexOptions, QueryFormulation, RetrieverSpec};
 
-    use crate::engine::{AblationInput, SystemInput};
     use crate::error::{BenchError, Result};
-    use crate::job::Prepared;
+    use crate::job::assemble::Prepared;
+    use crate::job::compute::{AblationInput, SystemInput};
     use crate::retrievers::RetrievalSetup;
 
     /// What the retrievers will run: specs, formulations and the index folder.

@@ -17,9 +17,8 @@ const JS: &str = include_str!("assets/page.js");
 
 /// JSON that is safe inside a `<script>` element: `<`, `>` and `&` are written as `\u` escapes
 /// (only strings can contain them, and JSON allows the escapes there).
-pub fn script_safe_json(value: &impl serde::Serialize) -> Result<String> {
-    let json = serde_json::to_string(value)
-        .map_err(|e| BenchError::Internal(format!("leaderboard JSON: {e}")))?;
+pub(crate) fn script_safe_json(value: &impl serde::Serialize) -> Result<String> {
+    let json = serde_json::to_string(value).map_err(BenchError::json("leaderboard JSON"))?;
     Ok(json
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")

@@ -106,7 +106,7 @@ pub fn board(r: &BenchResult, file: &str) -> Option<BoardLabels> {
 }
 
 /// The Markdown lines under a board's heading.
-pub fn markdown_header(b: &BoardLabels) -> String {
+pub(crate) fn markdown_header(b: &BoardLabels) -> String {
     let taus: Vec<String> = b
         .variants
         .iter()
@@ -139,7 +139,7 @@ pub fn markdown_header(b: &BoardLabels) -> String {
 }
 
 /// A row's label-robust cell.
-pub fn markdown_cell(r: Option<&RowRobustness>) -> String {
+pub(crate) fn markdown_cell(r: Option<&RowRobustness>) -> String {
     match r {
         Some(x) if x.robust => format!("✓ {}", x.best),
         Some(x) => format!("{}–{}", x.best, x.worst),

@@ -82,7 +82,7 @@ impl LabelEdits {
     }
 
     /// Turn id -> golds variant `v` removes (empty when it removes none).
-    pub fn removals(&self, v: Variant) -> &BTreeMap<String, BTreeSet<String>> {
+    pub(crate) fn removals(&self, v: Variant) -> &BTreeMap<String, BTreeSet<String>> {
         static NONE: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         match (v, &self.reviewed) {
             (Variant::Reviewed, Some(r)) => &r.removed,
@@ -93,7 +93,7 @@ impl LabelEdits {
     }
 
     /// Turn id -> passage -> grade variant `v` adds (empty when it adds none).
-    pub fn additions(&self, v: Variant) -> &BTreeMap<String, BTreeMap<String, i32>> {
+    pub(crate) fn additions(&self, v: Variant) -> &BTreeMap<String, BTreeMap<String, i32>> {
         static NONE: BTreeMap<String, BTreeMap<String, i32>> = BTreeMap::new();
         match (v, &self.reviewed) {
             (Variant::Reviewed, Some(r)) => &r.added,

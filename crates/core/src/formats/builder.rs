@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::json_doc::{JsonDoc, Rec};
+use crate::atomic::StagedDir;
 use crate::benchmark::{self, BenchmarkDir, DIALOGUES, Manifest, QRELS, source_name};
 use crate::error::{Error, InputError, Result};
 use crate::jsonl::JsonlWriter;
@@ -141,7 +142,8 @@ pub struct ImportReport {
 /// Streams a native benchmark folder into existence.
 pub(super) struct Builder {
     out: PathBuf,
-    created_dir: bool,
+    /// The folder written, moved over `out` when the import finishes.
+    stage: Option<StagedDir>,
     corpus: Option<JsonlWriter>,
     ids: HashSet<String>,
     passages: u64,
@@ -166,12 +168,11 @@ impl Builder {
             .hint("choose a new folder with -o; mtr only overwrites its own benchmark folders")
             .into());
         }
-        let created_dir = !out.exists();
-        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-        let corpus = JsonlWriter::create(out.join(benchmark::CORPUS))?;
+        let stage = StagedDir::create(out)?;
+        let corpus = JsonlWriter::create(stage.path().join(benchmark::CORPUS))?;
         Ok(Self {
             out: out.to_path_buf(),
-            created_dir,
+            stage: Some(stage),
             corpus: Some(corpus),
             ids: HashSet::new(),
             passages: 0,
@@ -264,7 +265,11 @@ impl Builder {
             .take()
             .ok_or_else(|| Error::Internal("corpus writer already closed".into()))?;
         corpus.commit()?;
-        let dir = BenchmarkDir::new(&self.out);
+        let stage = self
+            .stage
+            .take()
+            .ok_or_else(|| Error::Internal("the import was already written".into()))?;
+        let dir = BenchmarkDir::new(stage.path());
         let mut w = JsonlWriter::create(dir.path(DIALOGUES))?;
         for d in &dialogues {
             w.write(d)?;
@@ -274,7 +279,7 @@ impl Builder {
         trec::write_qrels(dir.path(QRELS), &qrels)?;
         manifest.fingerprint = dir.compute_fingerprint()?;
         benchmark::write_manifest(&dir, &manifest)?;
-        self.created_dir = false;
+        stage.commit_replacing()?;
         Ok(ImportReport {
             format: manifest.source.clone(),
             out: self.out.clone(),
@@ -398,17 +403,6 @@ impl Builder {
         }
         t.gold = kept;
         Ok(())
-    }
-}
-
-impl Drop for Builder {
-    fn drop(&mut self) {
-        // A failed import leaves nothing behind: the corpus temp file goes with the writer and the
-        // folder goes if we created it and it is empty.
-        drop(self.corpus.take());
-        if self.created_dir {
-            let _ = std::fs::remove_dir(&self.out);
-        }
     }
 }
 
@@ -539,6 +533,59 @@ mod tests {
                 assert!(!out.exists(), "a failed import leaves nothing");
             }
         }
+    }
+
+    #[test]
+    fn a_failed_import_over_a_benchmark_leaves_it_as_it_was() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("c.jsonl");
+        let out = tmp.path().join("bench");
+        let d = |pids: &[&str]| Dialogue {
+            id: "d".into(),
+            turns: vec![turn("d::1", "q", pids)],
+            meta: Default::default(),
+        };
+        let manifest = || Manifest {
+            name: "x".into(),
+            ..Default::default()
+        };
+        let mut b = Builder::create(&out, false).unwrap();
+        b.passage(passage("p1"), &src, 1).unwrap();
+        b.finish(manifest(), vec![d(&["p1"])]).unwrap();
+        let before: Vec<(String, Vec<u8>)> = ["benchmark.toml", "corpus.jsonl", "dialogues.jsonl"]
+            .iter()
+            .map(|f| (f.to_string(), std::fs::read(out.join(f)).unwrap()))
+            .collect();
+        // a second import that fails after its corpus is written
+        let mut b = Builder::create(&out, false).unwrap();
+        b.passage(passage("p2"), &src, 1).unwrap();
+        b.passage(passage("p3"), &src, 2).unwrap();
+        assert!(b.finish(manifest(), vec![d(&["p9"])]).is_err());
+        for (f, bytes) in &before {
+            assert_eq!(&std::fs::read(out.join(f)).unwrap(), bytes, "{f}");
+        }
+        // and one dropped half-way (an error in a reader)
+        let mut b = Builder::create(&out, false).unwrap();
+        b.passage(passage("p2"), &src, 1).unwrap();
+        drop(b);
+        let left: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, vec!["bench"], "no staging folder is left");
+        assert_eq!(
+            std::fs::read(out.join("corpus.jsonl")).unwrap(),
+            before[1].1
+        );
+        // a process killed half-way (no destructor runs) leaves no output folder
+        let fresh = tmp.path().join("fresh");
+        let mut b = Builder::create(&fresh, false).unwrap();
+        b.passage(passage("p1"), &src, 1).unwrap();
+        std::mem::forget(b);
+        assert!(
+            !fresh.exists(),
+            "a killed import leaves no half-written folder"
+        );
     }
 
     #[test]

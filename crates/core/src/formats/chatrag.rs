@@ -15,8 +15,9 @@
 //!   rewrite, `topic` its topic, `document` the `document` tag. An answer that says it cannot
 //!   find the answer (ChatQA's "Sorry. I cannot find the answer ...") tags it unanswerable.
 //! - Samples extending one conversation become one dialogue: a sample whose messages are an
-//!   earlier sample's messages plus an assistant reply and a new user message continues that
-//!   earlier sample's dialogue. Dialogues are `<subset>-<n>`, turns `<dialogue>_<k>`.
+//!   earlier sample's messages plus one or more whole exchanges (an assistant reply and a user
+//!   message each; a turn without evidence has no sample) continues that earlier sample's
+//!   dialogue. Dialogues are `<subset>-<n>`, turns `<dialogue>_<k>`.
 //!
 //! A source holding several subsets imports them all into one benchmark (one corpus); `--domain`
 //! picks one.
@@ -298,27 +299,36 @@ fn read_samples(
     Ok(out)
 }
 
-/// A key of a message history.
-fn history_key(messages: &[Message]) -> blake3::Hash {
+/// The key of every prefix of a message history: `keys[k]` stands for `messages[..k]`.
+fn prefix_keys(messages: &[Message]) -> Vec<blake3::Hash> {
     let mut h = blake3::Hasher::new();
+    let mut keys = Vec::with_capacity(messages.len() + 1);
+    keys.push(h.finalize());
     for m in messages {
         h.update(m.role.as_bytes());
         h.update(b"\0");
         h.update(m.content.trim().as_bytes());
         h.update(b"\x01");
+        keys.push(h.finalize());
     }
-    h.finalize()
+    keys
 }
 
-/// Groups a file's samples into dialogues of (sample, turn number) in file order.
+/// Groups a file's samples into dialogues of (sample, turn number) in file order. A sample
+/// continues the open dialogue whose latest history is its own history less one or more whole
+/// exchanges (an assistant reply and a user message each): a turn without evidence has no
+/// sample, so a conversation may skip exchanges. The longest such history wins.
 fn conversations(reads: &[Read]) -> Vec<Vec<usize>> {
     let mut dialogues: Vec<Vec<usize>> = Vec::new();
     let mut open: HashMap<blake3::Hash, usize> = HashMap::new();
     for (i, r) in reads.iter().enumerate() {
+        let keys = prefix_keys(&r.messages);
         let n = r.messages.len();
-        let earlier = (n >= 3)
-            .then(|| open.remove(&history_key(&r.messages[..n - 2])))
-            .flatten();
+        // histories of n - 2, n - 4, ... messages, each ending on a user message
+        let earlier = (1..=n.saturating_sub(2))
+            .rev()
+            .step_by(2)
+            .find_map(|k| open.remove(&keys[k]));
         let d = match earlier {
             Some(d) => d,
             None => {
@@ -327,7 +337,7 @@ fn conversations(reads: &[Read]) -> Vec<Vec<usize>> {
             }
         };
         dialogues[d].push(i);
-        open.insert(history_key(&r.messages), d);
+        open.insert(keys[n], d);
     }
     dialogues
 }
@@ -583,5 +593,33 @@ mod tests {
         let s = e.to_string();
         assert!(e.is_user_error());
         assert!(s.contains("dev.json:3") && s.contains("content"), "{s}");
+    }
+
+    #[test]
+    fn a_sample_that_skips_exchanges_continues_its_conversation() {
+        // Turns without evidence have no sample: the first conversation's third exchange and
+        // the second's first are missing, as in a held-out subset ChatRAG-Bench writes.
+        let (r, b) = load(import, &fixture("chatrag_skips"), &ImportOptions::default());
+        assert_eq!((r.dialogues, r.turns), (2, 6), "{:?}", b.dialogues);
+        let users: Vec<Vec<&str>> = b
+            .dialogues
+            .iter()
+            .map(|d| d.turns.iter().map(|t| t.user.as_str()).collect())
+            .collect();
+        assert_eq!(
+            users,
+            vec![
+                vec![
+                    "Who wrote Middlemarch?",
+                    "Was that her real name?",
+                    "Where was she born?",
+                    "When did she die?"
+                ],
+                vec![
+                    "What is the tallest mountain in Africa?",
+                    "Is it a volcano?"
+                ],
+            ]
+        );
     }
 }

@@ -461,4 +461,47 @@ mod tests {
         let r = build(&[("clapnq.jsonl.zip", buf.get_ref())], false).unwrap();
         assert_eq!(r.passages, 2);
     }
+
+    #[test]
+    fn a_corrupt_zip_entry_names_the_entry_and_line() {
+        use std::io::Write;
+        let mut buf = std::io::Cursor::new(Vec::new());
+        let mut lines = String::new();
+        for i in 0..2000 {
+            lines.push_str(&format!(
+                "{{\"_id\":\"p{i}\",\"text\":\"passage {i} {}\"}}\n",
+                i * 7919 % 104729
+            ));
+        }
+        {
+            let mut z = zip::ZipWriter::new(&mut buf);
+            let opts = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored);
+            z.start_file("clapnq.jsonl", opts).unwrap();
+            z.write_all(lines.as_bytes()).unwrap();
+            z.finish().unwrap();
+        }
+        let mut bytes = buf.into_inner();
+        // one letter changed in the middle: every line still parses, the entry's checksum fails
+        let mid = bytes.len() / 2;
+        let at = mid
+            + bytes[mid..]
+                .windows(7)
+                .position(|w| w == b"passage")
+                .unwrap();
+        bytes[at + 1] = b'A';
+        let e = build(&[("clapnq.jsonl.zip", &bytes)], false).unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("clapnq.jsonl.zip/clapnq.jsonl:") && e.contains("corrupt"),
+            "{e}"
+        );
+        // a zip cut short has no central directory: named, refused
+        let e = build(&[("clapnq.jsonl.zip", &bytes[..mid])], false).unwrap_err();
+        assert!(
+            e.is_user_error() && e.to_string().contains("clapnq.jsonl.zip"),
+            "{e}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::atomic::AtomicFile;
+use crate::atomic::{AtomicFile, StagedDir};
 use crate::benchmark::BenchmarkDir;
 use crate::error::{Error, Result};
 use crate::jsonl::JsonlWriter;
@@ -103,8 +103,28 @@ fn pairs(q: &Qrels) -> usize {
     q.values().map(|m| m.len()).sum()
 }
 
-/// Writes `out/corpus.jsonl`, `out/queries.jsonl`, `out/qrels/test.tsv`.
+/// Writes `out/corpus.jsonl`, `out/queries.jsonl`, `out/qrels/test.tsv`: all of them or, when
+/// the export fails, none (they are staged beside `out` and moved in at the end).
 pub fn export_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
+    let files = ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"];
+    staged(out, &files, |stage| write_beir(dir, stage, field))
+}
+
+/// Runs `write` into a stage beside `out` and moves what it wrote into `out` when it succeeds;
+/// the report names `files` at their final place.
+pub(super) fn staged(
+    out: &Path,
+    files: &[&str],
+    write: impl FnOnce(&Path) -> Result<ExportReport>,
+) -> Result<ExportReport> {
+    let stage = StagedDir::create(out)?;
+    let mut report = write(stage.path())?;
+    stage.commit_merging()?;
+    report.files = files.iter().map(|f| out.join(f)).collect();
+    Ok(report)
+}
+
+fn write_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
     let dialogues = dir.dialogues()?;
     let qrels = dir.qrels()?;
     std::fs::create_dir_all(out.join("qrels")).map_err(|e| Error::io(out, e))?;
@@ -145,7 +165,6 @@ pub fn export_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<
     }
     f.commit()?;
     report.qrels_pairs = pairs(&qrels);
-    report.files = vec![corpus_path, queries_path, qrels_path];
     Ok(report)
 }
 
@@ -155,8 +174,14 @@ fn tsv_field(s: &str) -> String {
 }
 
 /// Writes `out/topics.tsv` (`qid<TAB>query`), `out/qrels.txt` (`qid 0 docid grade`) and
-/// `out/collection.tsv` (`id<TAB>text<TAB>title` with a header line).
+/// `out/collection.tsv` (`id<TAB>text<TAB>title` with a header line): all of them or, when the
+/// export fails, none.
 pub fn export_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
+    let files = ["topics.tsv", "qrels.txt", "collection.tsv"];
+    staged(out, &files, |stage| write_trec(dir, stage, field))
+}
+
+fn write_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<ExportReport> {
     let dialogues = dir.dialogues()?;
     let qrels = dir.qrels()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
@@ -203,7 +228,6 @@ pub fn export_trec(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<
     })?;
     f.commit()?;
     report.passages = n;
-    report.files = vec![topics_path, qrels_path, coll_path];
     Ok(report)
 }
 

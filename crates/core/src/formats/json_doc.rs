@@ -80,18 +80,24 @@ impl JsonDoc {
         Ok(self.locate(entries.into_iter().map(|(k, r)| (Some(k), r))))
     }
 
+    /// One record per line; a line ends at `\n`, `\r\n` or a lone `\r` (a raw CR cannot be
+    /// inside a JSON value, so splitting there never cuts a record).
     fn line_records(&self) -> Result<Vec<Rec<'_>>> {
         let mut out = Vec::new();
-        for (i, l) in self.text.split('\n').enumerate() {
-            let t = l.trim_end_matches('\r');
-            if t.trim().is_empty() {
-                continue;
+        let mut line = 0u64;
+        for piece in self.text.split('\n') {
+            let piece = piece.strip_suffix('\r').unwrap_or(piece);
+            for t in piece.split('\r') {
+                line += 1;
+                if t.trim().is_empty() {
+                    continue;
+                }
+                out.push(Rec {
+                    key: None,
+                    raw: t,
+                    line,
+                });
             }
-            out.push(Rec {
-                key: None,
-                raw: t,
-                line: i as u64 + 1,
-            });
         }
         Ok(out)
     }
@@ -202,5 +208,23 @@ mod tests {
         let doc = JsonDoc::from_text(Path::new("x.json"), "[\n{\"a\": 1},\n{\"a\": }\n]".into());
         let e = doc.array_records().err().unwrap().to_string();
         assert!(e.contains("x.json:3"), "{e}");
+    }
+
+    #[test]
+    fn json_lines_end_at_lf_crlf_or_a_lone_cr() {
+        for text in [
+            "{\"a\":1}\n{\"a\":2}\n\n{\"a\":3}",
+            "{\"a\":1}\r\n{\"a\":2}\r\n\r\n{\"a\":3}\r\n",
+            "{\"a\":1}\r{\"a\":2}\r\r{\"a\":3}\r",
+        ] {
+            let doc = JsonDoc::from_text(Path::new("x.jsonl"), text.to_string());
+            let recs = doc.array_records().unwrap();
+            let got: Vec<(u64, &str)> = recs.iter().map(|r| (r.line, r.raw)).collect();
+            assert_eq!(
+                got,
+                vec![(1, "{\"a\":1}"), (2, "{\"a\":2}"), (4, "{\"a\":3}")],
+                "{text:?}"
+            );
+        }
     }
 }

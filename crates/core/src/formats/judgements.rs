@@ -50,12 +50,7 @@ pub(super) fn read(path: &Path, diag: &mut Diag) -> Result<Vec<Judgement>> {
                 continue;
             }
         };
-        let grade = match g.parse::<i32>().ok().or_else(|| {
-            g.parse::<f64>()
-                .ok()
-                .filter(|f| f.fract() == 0.0)
-                .map(|f| f as i32)
-        }) {
+        let grade = match crate::trec::parse_grade(g) {
             Some(x) => x,
             None => {
                 diag.problem(
@@ -115,5 +110,29 @@ mod tests {
         assert_eq!(j.len(), 1);
         assert_eq!(diag.skipped()["duplicate-judgement"], 1);
         assert_eq!(diag.skipped()["malformed-record"], 1);
+    }
+
+    #[test]
+    fn grades_that_are_not_finite_whole_numbers_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("q.tsv");
+        for g in ["nan", "inf", "1.5", "1e12", "-3000000000"] {
+            std::fs::write(&p, format!("q1\td0\t1\nq1\td1\t{g}\n")).unwrap();
+            let e = read(&p, &mut Diag::new(false)).unwrap_err().to_string();
+            assert!(e.contains("q.tsv:2") && e.contains("score"), "{g}: {e}");
+        }
+        // what real tools write: a BOM, CRLF or lone CR line ends, trailing blanks, runs of spaces
+        let want = vec![
+            ("q1".to_string(), "d1".to_string(), 1, 2),
+            ("q2".to_string(), "d2".to_string(), 2, 3),
+        ];
+        for text in [
+            "\u{feff}query-id\tcorpus-id\tscore\r\nq1\td1\t1\r\nq2\td2\t2\r\n",
+            "query-id\tcorpus-id\tscore\rq1\td1\t1\rq2\td2\t2",
+            "query-id corpus-id score\nq1   0  d1 1  \nq2\t0\td2\t2\t\n",
+        ] {
+            std::fs::write(&p, text).unwrap();
+            assert_eq!(read(&p, &mut Diag::new(false)).unwrap(), want, "{text:?}");
+        }
     }
 }

@@ -99,19 +99,27 @@ pub(super) fn read_mtrag_run(path: &Path) -> Result<Run> {
                 .field(format!("contexts[{i}].document_id"))
             })?;
             let score = match &c.score {
-                Some(Value::Number(n)) => n.as_f64(),
-                Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+                Some(Value::Number(n)) => n.as_f64().filter(|f| f.is_finite()),
+                Some(Value::String(s)) => crate::trec::parse_score(s.trim()),
                 _ => None,
             }
             .ok_or_else(|| {
                 InputError::new(
                     path,
-                    format!("context {i} of task `{qid}` has no numeric score"),
+                    format!("context {i} of task `{qid}` has no finite numeric score"),
                 )
                 .line(no)
                 .field(format!("contexts[{i}].score"))
             })?;
             docs.push((doc, score));
+        }
+        if run.contains_key(&qid) {
+            // a second ranking of the same task would silently replace the first
+            return Err(InputError::new(path, format!("duplicate task `{qid}`"))
+                .line(no)
+                .field("task_id")
+                .hint("a run holds one ranking per task")
+                .into());
         }
         run.insert(qid, docs);
         Ok(())
@@ -170,6 +178,30 @@ mod tests {
             e.contains("run.jsonl:2") && e.contains("document_id"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_duplicate_task_or_a_score_that_is_not_finite_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("run.jsonl");
+        let line = |t: &str, s: &str| {
+            format!(
+                "{{\"task_id\":\"{t}\",\"contexts\":[{{\"document_id\":\"d\",\"score\":{s}}}]}}\n"
+            )
+        };
+        std::fs::write(&m, line("a", "1") + &line("b", "2") + &line("a", "3")).unwrap();
+        let e = read_run_any(&m).unwrap_err();
+        assert!(e.is_user_error());
+        let e = e.to_string();
+        assert!(e.contains("run.jsonl:3") && e.contains("task_id"), "{e}");
+        for bad in ["\"nan\"", "\"inf\"", "\"-Infinity\""] {
+            std::fs::write(&m, line("a", "1") + &line("b", bad)).unwrap();
+            let e = read_run_any(&m).unwrap_err().to_string();
+            assert!(
+                e.contains("run.jsonl:2") && e.contains("contexts[0].score"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

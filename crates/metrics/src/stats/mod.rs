@@ -17,6 +17,8 @@ mod moments;
 mod paired;
 mod ppi;
 mod ppi_many;
+mod reviewed_mean;
+mod share;
 
 pub use bootstrap::{bootstrap_ci, cluster_bootstrap_ci};
 pub use cluster::{ClusterBootstrap, ClusterDraws};
@@ -28,4 +30,8 @@ pub use paired::{TestResult, holm, randomization_test};
 pub use ppi::{PpiEstimate, PpiItem, ppi_mean};
 pub use ppi_many::{
     MIN_DEGREES as PPI_MANY_MIN_DEGREES, PpiManyEstimate, PpiManyItem, ppi_mean_many,
+};
+pub use reviewed_mean::{
+    FEW_CLUSTERS, IntervalMethod, LambdaRule, MeanEstimate, ReviewedMean, ReviewedMeanOptions,
+    reviewed_mean,
 };

@@ -67,7 +67,7 @@ fn judge_schema(name: &str, justify: bool, fields: Vec<(&str, Value)>) -> JsonSc
 }
 
 /// The answerability judge's output: (a justification,) the quoted answering sentence, a score.
-pub fn answerability_schema(justify: bool) -> JsonSchema {
+pub(crate) fn answerability_schema(justify: bool) -> JsonSchema {
     judge_schema(
         "answerability",
         justify,
@@ -80,7 +80,7 @@ pub fn answerability_schema(justify: bool) -> JsonSchema {
 
 /// The uniqueness judge's output for `n` candidates: (a justification,) a grade and a quote for
 /// each.
-pub fn uniqueness_schema(n: usize, justify: bool) -> JsonSchema {
+pub(crate) fn uniqueness_schema(n: usize, justify: bool) -> JsonSchema {
     judge_schema(
         "uniqueness",
         justify,
@@ -98,7 +98,7 @@ pub fn uniqueness_schema(n: usize, justify: bool) -> JsonSchema {
 }
 
 /// A 1-5 score (after a justification when `justify`).
-pub fn score_schema(name: &str, justify: bool) -> JsonSchema {
+pub(crate) fn score_schema(name: &str, justify: bool) -> JsonSchema {
     judge_schema(
         name,
         justify,

@@ -9,7 +9,7 @@
 //! what is synthesis's own here is the record ([`BudgetPlan`]) and its line.
 
 use mtr_llm::budget::add_calls;
-pub use mtr_llm::budget::{Speeds, Work as DialogueWork, budget_text, parse_duration};
+pub(crate) use mtr_llm::budget::{Speeds, Work as DialogueWork, budget_text};
 use mtr_llm::plan::human_duration;
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +19,7 @@ use crate::generate::GenState;
 /// The time budget's plan: how many of the planned dialogues start in this run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BudgetPlan {
+    /// The time budget in seconds.
     pub budget_s: f64,
     /// Dialogues of the whole plan (`--dialogues`).
     pub planned: usize,
@@ -55,7 +56,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// Each dialogue's calls from its first unfinished turn on, per endpoint; None for a finished
 /// dialogue.
-pub fn remaining_work(
+pub(crate) fn remaining_work(
     calls: &[DialogueCalls],
     state: &GenState,
     turns: usize,
@@ -77,7 +78,7 @@ pub fn remaining_work(
 
 /// Takes the unfinished dialogues in order while `fixed_s` plus their cumulative expected time
 /// fits `budget_s`; all of them when a speed is unknown ([`mtr_llm::budget::select`]).
-pub fn select(
+pub(crate) fn select(
     work: &[Option<DialogueWork>],
     speeds: &dyn Speeds,
     budget_s: f64,

@@ -16,19 +16,19 @@ use crate::style::{Style, profile_name};
 
 /// One planned call: the agent role, the endpoint it goes to and its estimate there.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlannedCall {
+pub(crate) struct PlannedCall {
     pub role: &'static str,
     pub endpoint: String,
     pub plan: PlannedEndpoint,
 }
 
 /// The planned calls of one dialogue, one list per turn (layer).
-pub type DialogueCalls = Vec<Vec<PlannedCall>>;
+pub(crate) type DialogueCalls = Vec<Vec<PlannedCall>>;
 
 /// The planned calls of every dialogue of `state`, in its order (all of each dialogue's
 /// turns, whatever it has done already), each expecting what the servers' prompt caches hold
 /// of its prompt ([`expect_prompt_caches`]).
-pub fn plan_dialogues(
+pub(crate) fn plan_dialogues(
     job: &SynthJob,
     llm: &Llm,
     prepared: &Prepared,
@@ -100,7 +100,7 @@ fn expect_prompt_caches(llm: &Llm, dialogues: &mut [Vec<Vec<Request>>], done: &[
 }
 
 /// A fresh state for the plan (the dialogues' paths and switches as a first run draws them).
-pub fn planned_state(job: &SynthJob, prepared: &Prepared) -> GenState {
+pub(crate) fn planned_state(job: &SynthJob, prepared: &Prepared) -> GenState {
     let cfg = &job.config;
     let by_id: HashMap<String, u32> = HashMap::new();
     let material = Material {
@@ -296,16 +296,16 @@ impl<'a> Planner<'a> {
             .as_ref()
             .map(|s| s.turn(self.job.config.seed, dialogue, layer, layer > 0));
         let question = styled.map_or(question.clone(), |t| lengthened(&question, t.length, cjk));
-        let mut ctx = crate::agents::user_context(
-            &prepared.language,
-            &history,
-            &asked,
-            &passages,
-            layer == 0,
-            false,
-            None,
-            g.rewrites,
-        );
+        let ask = crate::agents::UserAsk {
+            history: &history,
+            asked: &asked,
+            passages: &passages,
+            first: layer == 0,
+            switch: false,
+            feedback: None,
+            rewrite: g.rewrites,
+        };
+        let mut ctx = crate::agents::user_context(&prepared.language, &ask);
         // the prompt, schema and room the synthesis asks with (`Agents::user`)
         let req = match styled {
             None => p

@@ -39,6 +39,6 @@ mod state;
 mod turn;
 mod verify;
 
-pub use record::{RelevanceScores, TurnRecord, to_core_turn};
-pub use schedule::{CHECKPOINT_EVERY, Finish, Generator};
-pub use state::{DialogueState, GenState, Material, initial_state, load_state, save_state};
+pub(crate) use record::to_core_turn;
+pub(crate) use schedule::{Finish, Generator};
+pub(crate) use state::{DialogueState, GenState, Material, initial_state, load_state};

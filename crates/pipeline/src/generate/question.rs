@@ -11,7 +11,7 @@ use super::attempt::{Step, TurnInput, reject};
 use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
-use crate::agents::{CallLog, UserProposal, Utter};
+use crate::agents::{CallLog, UserAsk, UserDraw, UserProposal, Utter};
 use crate::error::Result;
 use crate::style::TurnStyle;
 use crate::text_rules::{
@@ -30,18 +30,19 @@ impl Generator<'_> {
     ) -> Step<UserProposal> {
         let sample = (st.round * self.opts.max_attempts + attempt) as u32;
         let unseen = unseen_questions(&input.asked, &input.history);
+        let ask = UserAsk {
+            history: &input.history,
+            asked: &unseen,
+            passages: &input.passages,
+            first: input.first,
+            switch: input.switch,
+            feedback,
+            rewrite: self.opts.rewrites,
+        };
+        let style = self.turn_style(st, input);
         let proposal = self
             .agents
-            .user(
-                &input.history,
-                &unseen,
-                &input.passages,
-                input.first,
-                input.switch,
-                feedback,
-                (sample, self.turn_style(st, input)),
-                log,
-            )
+            .user(&ask, UserDraw { sample, style }, log)
             .await?;
         proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))
     }

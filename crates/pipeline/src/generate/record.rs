@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 use mtr_core::{Gold, Tags, Turn};
 use serde::{Deserialize, Serialize};
 
+use crate::turn_types;
+
 /// An accepted turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TurnRecord {
+pub(crate) struct TurnRecord {
     /// The layer (0-based planned turn) that produced it.
     pub layer: usize,
     /// The question as it appears in the benchmark (humanized when that passed its guards).
@@ -38,7 +40,7 @@ pub struct TurnRecord {
 
 /// What the verifier's relevance gate scored (0-1, the judge's normalised scale).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RelevanceScores {
+pub(crate) struct RelevanceScores {
     /// The gold (evidence) passage.
     pub gold: f64,
     /// The hard negatives, in retrieval order.
@@ -47,13 +49,13 @@ pub struct RelevanceScores {
 
 impl RelevanceScores {
     /// The best hard negative's score.
-    pub fn best_negative(&self) -> Option<f64> {
+    pub(crate) fn best_negative(&self) -> Option<f64> {
         self.negatives.iter().copied().reduce(f64::max)
     }
 }
 
 /// The benchmark turn of an accepted record.
-pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
+pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
     let mut gold = vec![Gold {
         passage_id: t.evidence.clone(),
         grade: 2,
@@ -96,18 +98,9 @@ pub fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
         answer: Some(t.answer.clone()),
         gold,
         tags: Tags {
-            question_type: None,
-            multi_turn_type: Some(
-                if n <= 1 {
-                    "first"
-                } else if t.topic_switch {
-                    "topic_switch"
-                } else {
-                    "follow_up"
-                }
-                .to_string(),
-            ),
-            answerability: Some("answerable".into()),
+            question_type: Some(turn_types::question_type(&t.question).to_string()),
+            multi_turn_type: Some(turn_types::multi_turn_type(n, t.topic_switch).to_string()),
+            answerability: Some(turn_types::ANSWERABLE.to_string()),
             topic_switch: Some(t.topic_switch),
             topic: Some(format!("topic-{}", t.topic)),
             extra,

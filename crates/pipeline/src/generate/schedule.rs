@@ -6,13 +6,16 @@
 //! Under a time budget ([`StartRule`]) the dialogues started in this run go first (so that
 //! they finish rather than all of them growing together), and a dialogue not started yet
 //! starts only when the plan took it and the time spent plus its expected time still fits
-//! the budget; a dialogue in flight is never interrupted. A dialogue the plan left starts
+//! the budget. A turn is never interrupted, but no turn starts (a dialogue's next one, or a
+//! new dialogue's first) when it would end past the budget, taking as long as the last
+//! finished turn did: the run stops at a turn boundary, every verified turn kept, within
+//! about one turn of its budget ([`Track`]). A dialogue the plan left starts
 //! after all when the finished turns show the work running ahead of the plan
 //! ([`Pace`]): the plan counts each call's prompt at the measured speed, and the servers'
 //! prompt caches and batched decoding often beat it.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::path::Path;
 
 use futures::StreamExt;
@@ -21,12 +24,13 @@ use mtr_core::progress::Progress;
 
 use super::state::{DialogueState, GenState, Material, save_state};
 use crate::agents::Agents;
+use crate::clock::JobClock;
 use crate::config::GenerationOptions;
 use crate::error::Result;
 use crate::search::CorpusSearch;
 
 /// Generates layers until `turns`, checkpointing into `state_path` after each.
-pub struct Generator<'a> {
+pub(crate) struct Generator<'a> {
     pub agents: Agents<'a>,
     pub search: Option<&'a CorpusSearch>,
     pub material: Material<'a>,
@@ -41,8 +45,8 @@ pub struct Generator<'a> {
 /// Which dialogues may start under a time budget: those the plan took, while the time spent
 /// since `since` plus the dialogue's expected time fits `budget_s`.
 #[derive(Debug, Clone)]
-pub struct StartRule {
-    pub since: std::time::Instant,
+pub(crate) struct StartRule {
+    pub clock: JobClock,
     pub budget_s: f64,
     /// Per dialogue: taken by the plan.
     pub allowed: Vec<bool>,
@@ -56,7 +60,7 @@ impl StartRule {
     fn may_start(&self, i: usize) -> bool {
         let expected = self.expected_s.get(i).copied().flatten().unwrap_or(0.0);
         self.allowed.get(i).copied().unwrap_or(false)
-            && self.since.elapsed().as_secs_f64() + expected <= self.budget_s
+            && self.clock.elapsed_s() + expected <= self.budget_s
     }
 
     /// The planned seconds of one turn of dialogue `i`, which had `turns_left` to go when
@@ -70,12 +74,12 @@ impl StartRule {
 /// The slowest the plan's pace is taken to be: the finished turns may show the work running
 /// faster than planned, but a dialogue the plan left starts only as if it ran at most twice
 /// as fast (turns answered from the LLM cache of an earlier run take no time at all).
-pub const MIN_PACE: f64 = 0.5;
+pub(super) const MIN_PACE: f64 = 0.5;
 
 /// How the run keeps to its plan: the planned seconds of the turns finished and of the turns
 /// the started dialogues still have, against the generation time spent.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Pace {
+pub(super) struct Pace {
     /// Planned seconds of the turns finished in this run.
     pub planned_done_s: f64,
     /// Planned seconds of the turns the started dialogues have left (those in flight whole).
@@ -88,7 +92,13 @@ impl Pace {
     /// the finished turns (generation seconds per planned second, at least [`MIN_PACE`]),
     /// the started dialogues' remaining turns and the new one still end within the budget.
     /// Nothing starts before a turn has finished (no pace yet).
-    pub fn fits(&self, expected_s: f64, generating_s: f64, spent_s: f64, budget_s: f64) -> bool {
+    pub(super) fn fits(
+        &self,
+        expected_s: f64,
+        generating_s: f64,
+        spent_s: f64,
+        budget_s: f64,
+    ) -> bool {
         if self.planned_done_s <= 0.0 {
             return false;
         }
@@ -99,7 +109,7 @@ impl Pace {
 
 /// How generation ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finish {
+pub(crate) enum Finish {
     Complete,
     /// The `--max-cost` budget stopped it after this many layers (state saved).
     BudgetStopped {
@@ -111,16 +121,16 @@ impl Generator<'_> {
     /// Under a time budget of `budget_s` seconds counted from `since`: only the dialogues
     /// `allowed` may start, each while the time spent plus its `expected_s` fits, and with
     /// `ahead` the others too once the pace of the finished turns fits them ([`Pace`]).
-    pub fn limit_starts(
+    pub(crate) fn limit_starts(
         &mut self,
-        since: std::time::Instant,
+        clock: JobClock,
         budget_s: f64,
         allowed: Vec<bool>,
         expected_s: Vec<Option<f64>>,
         ahead: bool,
     ) {
         self.start_rule = Some(StartRule {
-            since,
+            clock,
             budget_s,
             allowed,
             expected_s,
@@ -136,31 +146,20 @@ impl Generator<'_> {
     /// most every [`CHECKPOINT_EVERY`] and when generation stops. Each dialogue's turns depend
     /// only on that dialogue's state, the seed and the (cached) LLM answers, so the result does
     /// not depend on the order in which turns finish.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         state: &mut GenState,
         turns: usize,
         state_path: &Path,
     ) -> Result<Finish> {
-        let remaining: usize = state
-            .dialogues
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| {
-                self.start_rule
-                    .as_ref()
-                    .is_none_or(|r| r.allowed.get(*i).copied().unwrap_or(false))
-            })
-            .map(|(_, d)| turns.saturating_sub(d.layers_done))
-            .sum();
         self.progress.stage(
             &format!("synth {} dialogues x {turns} turns", state.dialogues.len()),
-            remaining as u64,
+            self.turns_to_run(state, turns) as u64,
         );
         // (waiting to start under a time budget, layer, dialogue): without a budget the first
         // is always 0, so the lowest layer goes first
         let waiting = u8::from(self.start_rule.is_some());
-        let mut ready: BinaryHeap<Reverse<(u8, usize, usize)>> = state
+        let mut ready: Ready = state
             .dialogues
             .iter()
             .enumerate()
@@ -170,37 +169,17 @@ impl Generator<'_> {
         let mut running = FuturesUnordered::new();
         let mut last_save = std::time::Instant::now();
         let mut stop: Option<crate::Error> = None;
-        // under a time budget of known speed: each dialogue's planned seconds per turn, the
-        // run's pace against them, and the dialogues not started (in plan order) that may
-        // start when the pace shows the work running ahead of the plan
-        let began = std::time::Instant::now();
-        let turn_s: Vec<Option<f64>> = state
-            .dialogues
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let rule = self.start_rule.as_ref()?;
-                rule.turn_seconds(i, turns.saturating_sub(d.layers_done))
-            })
-            .collect();
-        let mut pace = Pace::default();
-        let mut held: std::collections::VecDeque<(usize, usize)> = Default::default();
+        let rule = self.start_rule.as_ref();
+        let mut track = rule.map(|r| Track::new(r, state, turns));
         loop {
             while stop.is_none() && running.len() < self.concurrency.max(1) {
                 let Some(Reverse((tier, layer, i))) = ready.pop() else {
                     break;
                 };
-                if tier > 0 && self.start_rule.as_ref().is_some_and(|r| !r.may_start(i)) {
-                    // not started: left for a rerun, unless the work runs ahead of plan
-                    if turn_s[i].is_some() && self.start_rule.as_ref().is_some_and(|r| r.ahead) {
-                        held.push_back((i, layer));
-                    }
-                    continue;
-                }
-                if tier > 0
-                    && let Some(t) = turn_s[i]
+                if let (Some(t), Some(r)) = (&mut track, rule)
+                    && !t.may_start(r, (tier, layer, i), turns)
                 {
-                    pace.planned_left_s += t * turns.saturating_sub(layer) as f64;
+                    continue;
                 }
                 let d = state.dialogues[i].clone();
                 // a dialogue's calls stay on one server slot, which keeps its prefix cached
@@ -216,15 +195,19 @@ impl Generator<'_> {
             match outcome {
                 Ok(mut d) => {
                     d.layers_done += 1;
-                    if d.layers_done < turns {
-                        ready.push(Reverse((0, d.layers_done, i)));
-                    }
+                    let next = d.layers_done;
                     state.dialogues[i] = d;
-                    if let Some(t) = turn_s[i] {
-                        pace.planned_done_s += t;
-                        pace.planned_left_s = (pace.planned_left_s - t).max(0.0);
+                    let mut go_on = next < turns;
+                    if let (Some(t), Some(r)) = (&mut track, rule) {
+                        t.finished(r, i);
+                        go_on = go_on && t.may_go_on(r, i);
                     }
-                    self.start_ahead(&mut held, &mut pace, &mut ready, &turn_s, turns, began);
+                    if go_on {
+                        ready.push(Reverse((0, next, i)));
+                    }
+                    if let (Some(t), Some(r)) = (&mut track, rule) {
+                        t.start_ahead(r, &mut ready, turns);
+                    }
                 }
                 Err(e) => {
                     // stop scheduling; turns in flight are abandoned (their calls are cached)
@@ -251,40 +234,20 @@ impl Generator<'_> {
         }
     }
 
-    /// Moves the dialogues not started, in plan order, to `ready` while the pace fits them
-    /// ([`Pace::fits`]); the first that does not fit stops the rest, as in the plan.
-    fn start_ahead(
-        &self,
-        held: &mut std::collections::VecDeque<(usize, usize)>,
-        pace: &mut Pace,
-        ready: &mut BinaryHeap<Reverse<(u8, usize, usize)>>,
-        turn_s: &[Option<f64>],
-        turns: usize,
-        began: std::time::Instant,
-    ) {
-        let Some(rule) = &self.start_rule else {
-            return;
-        };
-        let spent = rule.since.elapsed().as_secs_f64();
-        let generating = began.elapsed().as_secs_f64();
-        while let Some(&(j, layer)) = held.front() {
-            let Some(t) = turn_s.get(j).copied().flatten() else {
-                held.pop_front();
-                continue;
-            };
-            let expected = t * turns.saturating_sub(layer) as f64;
-            if !pace.fits(expected, generating, spent, rule.budget_s) {
-                break;
-            }
-            held.pop_front();
-            pace.planned_left_s += expected;
-            tracing::info!(
-                "time budget: dialogue {} starts ahead of plan (the finished turns took {:.0}% of their planned time)",
-                j + 1,
-                100.0 * generating / pace.planned_done_s.max(f64::EPSILON)
-            );
-            ready.push(Reverse((0, layer, j)));
-        }
+    /// The turns this run may make: every unfinished dialogue's, under a time budget those of
+    /// the dialogues the plan took.
+    fn turns_to_run(&self, state: &GenState, turns: usize) -> usize {
+        state
+            .dialogues
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                self.start_rule
+                    .as_ref()
+                    .is_none_or(|r| r.allowed.get(*i).copied().unwrap_or(false))
+            })
+            .map(|(_, d)| turns.saturating_sub(d.layers_done))
+            .sum()
     }
 
     /// Generates turn `layer` of one dialogue.
@@ -303,8 +266,125 @@ impl Generator<'_> {
     }
 }
 
+/// The turns ready to start: (waiting to start under a time budget, layer, dialogue),
+/// smallest first.
+type Ready = BinaryHeap<Reverse<(u8, usize, usize)>>;
+
+/// How a run under a time budget keeps to it: each dialogue's planned seconds per turn, the
+/// pace of the finished turns against them, the dialogues the plan left (in plan order) that
+/// may start when the pace shows the work running ahead of it, and how long turns take, so
+/// that no turn starts that would end past the budget.
+struct Track {
+    turn_s: Vec<Option<f64>>,
+    pace: Pace,
+    held: VecDeque<(usize, usize)>,
+    /// The clock when generation began.
+    began_s: f64,
+    /// The clock when each dialogue's turn in flight started.
+    started_s: Vec<f64>,
+    /// The time the last finished turn took: what the next one is expected to take.
+    last_turn_s: Option<f64>,
+}
+
+impl Track {
+    fn new(rule: &StartRule, state: &GenState, turns: usize) -> Self {
+        let turn_s = state
+            .dialogues
+            .iter()
+            .enumerate()
+            .map(|(i, d)| rule.turn_seconds(i, turns.saturating_sub(d.layers_done)))
+            .collect();
+        Self {
+            turn_s,
+            pace: Pace::default(),
+            held: VecDeque::new(),
+            began_s: rule.clock.elapsed_s(),
+            started_s: vec![0.0; state.dialogues.len()],
+            last_turn_s: None,
+        }
+    }
+
+    /// Whether turn `layer` of dialogue `i` starts now (`tier` > 0: the dialogue has not
+    /// started yet). Such a dialogue starts when the plan took it and its time and one more
+    /// turn fit, else it is held for a start ahead of plan.
+    fn may_start(&mut self, rule: &StartRule, at: (u8, usize, usize), turns: usize) -> bool {
+        let (tier, layer, i) = at;
+        if tier > 0 && !rule.may_start(i) {
+            // not started: left for a rerun, unless the work runs ahead of plan
+            if self.turn_s[i].is_some() && rule.ahead {
+                self.held.push_back((i, layer));
+            }
+            return false;
+        }
+        if tier > 0 && !self.fits_one_more_turn(rule) {
+            return false;
+        }
+        if tier > 0
+            && let Some(t) = self.turn_s[i]
+        {
+            self.pace.planned_left_s += t * turns.saturating_sub(layer) as f64;
+        }
+        self.started_s[i] = rule.clock.elapsed_s();
+        true
+    }
+
+    /// Dialogue `i` finished a turn: the time it took, and its planned time done.
+    fn finished(&mut self, rule: &StartRule, i: usize) {
+        self.last_turn_s = Some((rule.clock.elapsed_s() - self.started_s[i]).max(0.0));
+        if let Some(t) = self.turn_s[i] {
+            self.pace.planned_done_s += t;
+            self.pace.planned_left_s = (self.pace.planned_left_s - t).max(0.0);
+        }
+    }
+
+    /// Whether dialogue `i` goes on to its next turn: not when that turn, taking as long as
+    /// the last one did, would end past the budget. It stops at this turn boundary with every
+    /// verified turn kept; a rerun goes on from there.
+    fn may_go_on(&self, rule: &StartRule, i: usize) -> bool {
+        let go_on = self.fits_one_more_turn(rule);
+        if !go_on {
+            tracing::info!(
+                "time budget: dialogue {} stops at a turn boundary (its next turn would end past the budget)",
+                i + 1
+            );
+        }
+        go_on
+    }
+
+    /// Whether one more turn, taking as long as the last finished one, ends within the
+    /// budget (before any turn finished: whether the budget is not spent yet).
+    fn fits_one_more_turn(&self, rule: &StartRule) -> bool {
+        rule.clock.elapsed_s() + self.last_turn_s.unwrap_or(0.0) <= rule.budget_s
+    }
+
+    /// Moves the dialogues not started, in plan order, to `ready` while the pace fits them
+    /// ([`Pace::fits`]); the first that does not fit stops the rest, as in the plan.
+    fn start_ahead(&mut self, rule: &StartRule, ready: &mut Ready, turns: usize) {
+        let spent = rule.clock.elapsed_s();
+        let generating = spent - self.began_s;
+        while let Some(&(j, layer)) = self.held.front() {
+            let Some(t) = self.turn_s.get(j).copied().flatten() else {
+                self.held.pop_front();
+                continue;
+            };
+            let expected = t * turns.saturating_sub(layer) as f64;
+            if !self.pace.fits(expected, generating, spent, rule.budget_s) {
+                break;
+            }
+            self.held.pop_front();
+            self.pace.planned_left_s += expected;
+            tracing::info!(
+                "time budget: dialogue {} starts ahead of plan (the finished turns took {:.0}% of their planned time)",
+                j + 1,
+                100.0 * generating / self.pace.planned_done_s.max(f64::EPSILON)
+            );
+            ready.push(Reverse((0, layer, j)));
+        }
+    }
+}
+
 /// How often, at most, the checkpoint is rewritten while turns finish.
-pub const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+pub(crate) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The number of layers every dialogue has finished.
 fn min_layers(state: &GenState) -> usize {
@@ -322,13 +402,10 @@ mod tests {
 
     #[test]
     fn a_dialogue_starts_only_when_taken_and_its_time_still_fits() {
-        let Some(since) =
-            std::time::Instant::now().checked_sub(std::time::Duration::from_secs(100))
-        else {
-            return;
-        };
+        let time = crate::clock::ManualTime::default();
+        time.advance_ms(100_000);
         let rule = StartRule {
-            since,
+            clock: JobClock::manual(&time),
             budget_s: 1000.0,
             allowed: vec![true, false, true, true],
             expected_s: vec![Some(500.0), Some(1.0), None, Some(950.0)],
@@ -377,7 +454,7 @@ mod tests {
     #[test]
     fn a_turns_planned_time_is_its_dialogues_spread_over_the_turns_left() {
         let rule = StartRule {
-            since: std::time::Instant::now(),
+            clock: JobClock::wall(),
             budget_s: 100.0,
             allowed: vec![true, true],
             expected_s: vec![Some(90.0), None],

@@ -18,7 +18,7 @@ use crate::error::Result;
 
 /// The state of one dialogue between layers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DialogueState {
+pub(crate) struct DialogueState {
     pub index: usize,
     pub id: String,
     /// The path the dialogue currently draws from.
@@ -60,7 +60,7 @@ impl DialogueState {
 
 /// The checkpoint: every dialogue's state after its last finished turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GenState {
+pub(crate) struct GenState {
     pub fingerprint: String,
     /// Layers every dialogue has finished (the smallest of the dialogues' counts).
     pub layers_done: usize,
@@ -68,7 +68,7 @@ pub struct GenState {
 }
 
 /// What dialogues are generated from.
-pub struct Material<'a> {
+pub(crate) struct Material<'a> {
     pub chunks: &'a [Chunk],
     /// Chunk id -> index into `chunks`.
     pub by_id: &'a std::collections::HashMap<String, u32>,
@@ -77,7 +77,7 @@ pub struct Material<'a> {
 }
 
 /// Path assignment and topic-switch schedule for `n` dialogues of `turns` turns.
-pub fn initial_state(
+pub(crate) fn initial_state(
     fingerprint: String,
     m: &Material<'_>,
     n: usize,
@@ -160,7 +160,7 @@ pub fn initial_state(
 }
 
 /// Writes the checkpoint atomically.
-pub fn save_state(path: &Path, state: &GenState) -> Result<()> {
+pub(crate) fn save_state(path: &Path, state: &GenState) -> Result<()> {
     let bytes =
         serde_json::to_vec(state).map_err(|e| crate::Error::Internal(format!("state: {e}")))?;
     mtr_core::atomic::write_atomic(path, &bytes)?;
@@ -168,7 +168,7 @@ pub fn save_state(path: &Path, state: &GenState) -> Result<()> {
 }
 
 /// Reads a checkpoint if it exists and belongs to `fingerprint`.
-pub fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
+pub(crate) fn load_state(path: &Path, fingerprint: &str) -> Result<Option<GenState>> {
     if !path.is_file() {
         return Ok(None);
     }

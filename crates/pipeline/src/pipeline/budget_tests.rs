@@ -297,3 +297,95 @@ async fn the_dry_run_plans_longer_production_questions() {
     }
     assert_eq!(fake.chat_calls(), 0, "a dry run calls nothing");
 }
+
+/// The endpoints of [`llm`] at an unknown speed (the plan cannot time a dialogue), with
+/// their own cache.
+async fn llm_of_unknown_speed(fake: &FakeServer, cache: &Path) -> Llm {
+    let cfg = LlmConfig {
+        endpoints: vec![
+            fake.endpoint("gen", "fake-gen"),
+            fake.endpoint("judge", "fake-judge"),
+            fake.endpoint("emb", "fake-emb"),
+        ],
+        roles: Roles {
+            judges: vec!["judge".into()],
+            generator: vec!["gen".into()],
+            embedder: vec!["emb".into()],
+        },
+        ..Default::default()
+    };
+    let opts = LlmOptions {
+        cache_path: Some(cache.to_path_buf()),
+        ..Default::default()
+    };
+    Llm::new(cfg, opts).await.unwrap()
+}
+
+/// A job of one dialogue at a time on a clock that moves one second per chat call: what the
+/// budget decides depends on the calls made, never on the machine's speed.
+fn clocked_job(out: &Path, budget: Option<Duration>, time: &crate::ManualTime) -> SynthJob {
+    let mut j = job(out, budget);
+    j.config.dialogues = 3;
+    j.config.turns = 5;
+    j.config.generation.concurrency = 1;
+    j.clock = crate::JobClock::manual(time);
+    j
+}
+
+/// The fake server answering as the scripted agents, each chat call one second on `time`.
+async fn clocked_fake_server(time: &crate::ManualTime) -> FakeServer {
+    let agents = FakeAgents::default();
+    let time = time.clone();
+    FakeServer::builder()
+        .respond(move |r| {
+            time.advance_ms(1000);
+            agents.reply(r)
+        })
+        .dims(64)
+        .start()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_stops_at_a_turn_boundary_before_its_budget_would_be_passed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let progress = mtr_core::progress::NoProgress;
+
+    // unbudgeted: how long a turn takes on this clock
+    let time = crate::ManualTime::default();
+    let fake = clocked_fake_server(&time).await;
+    let llm = llm_of_unknown_speed(&fake, &tmp.path().join("a.sqlite")).await;
+    let all = crate::synthesize(
+        &clocked_job(&tmp.path().join("a"), None, &time),
+        &llm,
+        &progress,
+    )
+    .await
+    .unwrap();
+    let clock = crate::JobClock::manual(&time);
+    assert!(all.turns >= 8, "{} turns", all.turns);
+    let per_turn = clock.elapsed_s() / all.turns as f64;
+
+    // a budget of one and a half turns: the first dialogue, which runs its five turns one
+    // after another alone, would pass it by three turns and a half if it ran to its end
+    let budget = 1.5 * per_turn;
+    let time = crate::ManualTime::default();
+    let fake = clocked_fake_server(&time).await;
+    let llm = llm_of_unknown_speed(&fake, &tmp.path().join("b.sqlite")).await;
+    let out = tmp.path().join("b");
+    let j = clocked_job(&out, Some(Duration::from_secs_f64(budget)), &time);
+    let run = crate::synthesize(&j, &llm, &progress).await.unwrap();
+    let end = crate::JobClock::manual(&time).elapsed_s();
+    assert!(
+        end <= budget + 1.5 * per_turn,
+        "ended at {end} s, budget {budget} s, {per_turn} s a turn"
+    );
+    // the verified turns are kept, and the rest is left for a rerun
+    assert!(run.turns >= 1, "{} turns", run.turns);
+    assert!(run.turns < all.turns);
+    let b = run.time_budget.unwrap();
+    assert!(b.left >= 1, "{b:?}");
+    let written = read(&out.join("dialogues.jsonl"));
+    assert_eq!(written.lines().count(), run.dialogues);
+}

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use mtr_core::BenchmarkDir;
 use mtr_llm::fake::FakeServer;
 use mtr_llm::{Llm, LlmConfig, LlmOptions, Roles};
+use mtr_pipeline::StyleOptions;
 use mtr_pipeline::fake_agents::{FakeAgents, RepeatScript, UniquenessScript};
-use mtr_pipeline::style::StyleOptions;
 use mtr_pipeline::{SynthConfig, SynthJob, SynthPrompts};
 
 mod resume;
@@ -173,6 +173,27 @@ async fn unique_questions_keep_one_gold() {
             "a switch moves to another coarse topic"
         );
     }
+    // every turn carries MTRAG's three turn tags, in MTRAG's spelling
+    for d in &b.dialogues {
+        for (n, t) in d.turns.iter().enumerate() {
+            let tags = &t.tags;
+            assert_eq!(tags.answerability.as_deref(), Some("answerable"));
+            let follow_up = n > 0 && tags.topic_switch != Some(true);
+            let want = if follow_up { "Follow-up" } else { "N/A" };
+            assert_eq!(tags.multi_turn_type.as_deref(), Some(want), "{}", t.id);
+            assert!(tags.question_type.is_some(), "{}", t.id);
+        }
+    }
+    // the report puts the mix beside MTRAG's, and what each verified turn cost in calls
+    for want in [
+        "## Turn types",
+        "| answerability | answerable | 9 | 100.0% | 84.2% |",
+        "| answerability | unanswerable | 0 | 0.0% | 6.4% |",
+        "| multi_turn_type | Follow-up |",
+        "- per verified turn (rejected attempts and dropped turns included): ",
+    ] {
+        assert!(report.contains(want), "`{want}` missing from {report}");
+    }
     let m = b.manifest;
     assert_eq!(m.source, "mtr-synth");
     assert_eq!(
@@ -277,10 +298,7 @@ async fn chinese_corpus_gives_chinese_dialogues() {
     assert_eq!(b.manifest.language, "zh");
     for t in b.dialogues.iter().flat_map(|d| d.turns.iter()) {
         assert!(
-            mtr_pipeline::agents::in_language(
-                &t.user,
-                &mtr_pipeline::lang::Language::from_code("zh")
-            ),
+            mtr_pipeline::in_language(&t.user, &mtr_pipeline::Language::from_code("zh")),
             "{}",
             t.user
         );
@@ -295,7 +313,7 @@ async fn chinese_corpus_gives_chinese_dialogues() {
 /// Asserts that no turn of any dialogue nearly repeats an earlier one (question, rewrite or
 /// answer), by the default rule.
 fn assert_turns_distinct(dir: &Path) {
-    let rule = mtr_pipeline::repetition::RepetitionOptions::default();
+    let rule = mtr_pipeline::RepetitionOptions::default();
     let b = BenchmarkDir::open(dir).unwrap().load().unwrap();
     for d in &b.dialogues {
         for (i, t) in d.turns.iter().enumerate() {
@@ -600,7 +618,7 @@ async fn without_rewrites_the_user_agent_writes_the_question_alone() {
             dialogues: 2,
             turns: 3,
             seed: 7,
-            generation: mtr_pipeline::config::GenerationOptions {
+            generation: mtr_pipeline::GenerationOptions {
                 rewrites,
                 ..Default::default()
             },

@@ -1,7 +1,7 @@
 //! Styled profiles: the question lengths and the share of follow-ups that refer back match
 //! what each profile asks for.
 
-use mtr_pipeline::style::{LengthDistribution, ks_critical_5pct, ks_statistic};
+use mtr_pipeline::{LengthDistribution, ks_critical_5pct, ks_statistic};
 
 use super::*;
 

@@ -11,7 +11,7 @@ use super::layout::{self, Config};
 use super::parquet::{Cell, TableWriter};
 use crate::benchmark::BenchmarkDir;
 use crate::error::{Error, Result};
-use crate::formats::export::{ExportReport, QueryField, queries};
+use crate::formats::export::{ExportReport, QueryField, queries, staged};
 use crate::model::{Dialogue, Qrels, Speaker};
 
 /// What the dataset folder holds beyond the benchmark itself.
@@ -24,27 +24,30 @@ pub struct HfOptions {
     pub sections: Vec<CardSection>,
 }
 
-/// Writes the dataset folder `out` of the benchmark `dir`.
+/// Writes the dataset folder `out` of the benchmark `dir`: every file or, when the export
+/// fails, none (they are staged beside `out` and moved in at the end).
 pub fn export_hf(dir: &BenchmarkDir, out: &Path, opts: &HfOptions) -> Result<ExportReport> {
+    let mut files: Vec<String> = layout::CONFIGS.iter().map(|c| c.file()).collect();
+    files.extend([layout::MANIFEST.to_string(), layout::CARD.to_string()]);
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
+    staged(out, &names, |stage| write_folder(dir, stage, opts))
+}
+
+fn write_folder(dir: &BenchmarkDir, out: &Path, opts: &HfOptions) -> Result<ExportReport> {
     let manifest = dir.manifest()?;
     let dialogues = dir.dialogues()?;
     let qrels = dir.qrels()?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-    let mut report = ExportReport {
+    let report = ExportReport {
         passages: write_corpus(dir, out)?,
         queries: write_queries(&dialogues, out, opts.query)?,
         qrels_pairs: write_qrels(&qrels, out)?,
         ..Default::default()
     };
     write_dialogues(&dialogues, out)?;
-    for c in layout::CONFIGS {
-        report.files.push(out.join(c.file()));
-    }
-    let manifest_path = out.join(layout::MANIFEST);
     let text =
         toml::to_string_pretty(&manifest).map_err(|e| Error::Internal(format!("manifest: {e}")))?;
-    crate::atomic::write_atomic(&manifest_path, text.as_bytes())?;
-    report.files.push(manifest_path);
+    crate::atomic::write_atomic(out.join(layout::MANIFEST), text.as_bytes())?;
     let facts = CardFacts {
         manifest: &manifest,
         dialogues: dialogues.len(),
@@ -54,9 +57,8 @@ pub fn export_hf(dir: &BenchmarkDir, out: &Path, opts: &HfOptions) -> Result<Exp
         qrels_pairs: report.qrels_pairs,
         query: opts.query,
     };
-    let card_path = out.join(layout::CARD);
-    crate::atomic::write_atomic(&card_path, card::render(&facts, &opts.sections).as_bytes())?;
-    report.files.push(card_path);
+    let card = card::render(&facts, &opts.sections);
+    crate::atomic::write_atomic(out.join(layout::CARD), card.as_bytes())?;
     Ok(report)
 }
 

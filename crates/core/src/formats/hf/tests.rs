@@ -143,6 +143,18 @@ fn a_native_benchmark_comes_back_with_the_same_fingerprint() {
 }
 
 #[test]
+fn a_failed_export_leaves_no_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bench = native(&tmp.path().join("b"));
+    let mut corpus = std::fs::read_to_string(bench.corpus_path()).unwrap();
+    corpus.push_str("{not json\n");
+    std::fs::write(bench.corpus_path(), corpus).unwrap();
+    let hf = tmp.path().join("hf");
+    assert!(export_hf(&bench, &hf, &HfOptions::default()).is_err());
+    assert!(!hf.exists());
+}
+
+#[test]
 fn an_imported_benchmark_survives_the_round_trip_too() {
     let tmp = tempfile::tempdir().unwrap();
     let b = tmp.path().join("beir");

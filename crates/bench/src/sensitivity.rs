@@ -24,8 +24,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::engine::Settings;
 use crate::error::{BenchError, Result};
+use crate::job::Settings;
 use crate::query_set::QuerySet;
 use crate::score::Scorer;
 use crate::stats::bootstrap::{ClusterBootstrap, Estimate};

@@ -21,7 +21,7 @@ use crate::error::{BenchError, Result};
 use crate::result::{BenchResult, MeasureInfo, PositionPoint, SCHEMA, StratumFamily, SystemResult};
 use crate::stats::bootstrap::Estimate;
 
-pub const LEADERBOARD_SCHEMA: &str = "mtr.leaderboard/1";
+pub(crate) const LEADERBOARD_SCHEMA: &str = "mtr.leaderboard/1";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Leaderboard {
@@ -198,7 +198,7 @@ pub fn merge(results: &[(PathBuf, BenchResult)]) -> Result<Leaderboard> {
             .entry((
                 r.benchmark.name.clone(),
                 r.benchmark.fingerprint.clone(),
-                r.split.as_ref().map(|s| s.part.clone()),
+                r.split.as_ref().map(|s| s.part.as_str().to_string()),
             ))
             .or_default()
             .push(i);
@@ -512,16 +512,15 @@ fn board_id(name: &str, fingerprint: &str, part: Option<&str>) -> String {
     )
 }
 
-pub const MARKDOWN_FILE: &str = "leaderboard.md";
-pub const CSV_FILE: &str = "leaderboard.csv";
-pub const JSON_FILE: &str = "leaderboard.json";
-pub const HTML_FILE: &str = "index.html";
+pub(crate) const MARKDOWN_FILE: &str = "leaderboard.md";
+pub(crate) const CSV_FILE: &str = "leaderboard.csv";
+pub(crate) const JSON_FILE: &str = "leaderboard.json";
+pub(crate) const HTML_FILE: &str = "index.html";
 
 /// Writes the site: Markdown, CSV, JSON and the HTML page. Everything is rendered in memory
 /// first, then each file is written atomically.
 pub fn write_site(dir: &Path, lb: &Leaderboard) -> Result<Vec<PathBuf>> {
-    let json = serde_json::to_string_pretty(lb)
-        .map_err(|e| BenchError::Internal(format!("leaderboard.json: {e}")))?;
+    let json = serde_json::to_string_pretty(lb).map_err(BenchError::json("leaderboard.json"))?;
     let files = [
         (MARKDOWN_FILE, tables::markdown(lb)),
         (CSV_FILE, tables::csv(lb)),

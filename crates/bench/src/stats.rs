@@ -22,13 +22,14 @@ pub use mtr_metrics::stats::holm;
 
 /// Paired effect size (Cohen's d_z, mean difference over its standard deviation) from
 /// mtr-metrics; 0 when it is undefined (fewer than two pairs).
-pub fn cohens_dz(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn cohens_dz(a: &[f64], b: &[f64]) -> f64 {
     mtr_metrics::stats::paired_effect_size(a, b).map_or(0.0, |e| e.cohens_d)
 }
 
 /// Quantile `q` in [0, 1] of sorted values with linear interpolation between order statistics
 /// (Hyndman-Fan type 7, numpy's default; mtr-metrics' `percentile`). `None` when empty.
-pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+#[cfg(test)]
+pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     (!sorted.is_empty()).then(|| mtr_metrics::stats::percentile(sorted, q))
 }
 

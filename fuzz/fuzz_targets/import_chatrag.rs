@@ -1,0 +1,10 @@
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    mtr_fuzz::import(
+        mtr_fuzz::Format::Chatrag,
+        "chatrag",
+        "data/coqa/dev.json",
+        data,
+    );
+});

@@ -1,0 +1,5 @@
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    mtr_fuzz::import(mtr_fuzz::Format::Qrecc, "qrecc", "qrecc_test.json", data);
+});
