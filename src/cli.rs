@@ -51,7 +51,8 @@ pub enum LogFormat {
 pub enum Command {
     /// Convert a benchmark from another format (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac) into mtr's native format.
     Import(cmd::import::Args),
-    /// Export a native benchmark to BEIR or TREC files.
+    /// Export a native benchmark to BEIR or TREC files, a Hugging Face dataset folder, or
+    /// retriever training triplets.
     Export(cmd::export::Args),
     /// Check a benchmark for errors (ids, references, empty texts, qrels consistency).
     Validate(cmd::validate::Args),

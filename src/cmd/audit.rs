@@ -103,7 +103,7 @@ fn settings(ctx: &Ctx, a: &Args) -> anyhow::Result<AuditSettings> {
 
 /// True when `[llm.roles] embedder` is set in the configuration (the embedded local embedder
 /// alone does not turn dense negatives on: embedding a corpus locally takes long).
-fn configured_embedder(ctx: &Ctx) -> bool {
+pub(super) fn configured_embedder(ctx: &Ctx) -> bool {
     ctx.config
         .table
         .get("llm")

@@ -18,7 +18,7 @@ use super::open::emit;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Source format: mtrag, beir, trec, topiocqa, qrecc, inscit, cast (also iKAT), chatrag,
-    /// coral, doc2dial, quac, or auto.
+    /// coral, doc2dial, quac, hf (a Hugging Face / MTEB dataset folder), or auto.
     #[arg(id = "source_format", value_name = "FORMAT", value_parser = parse_format)]
     pub format: FormatArg,
     /// The source folder (or file, for single-file formats).

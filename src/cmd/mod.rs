@@ -18,6 +18,7 @@ pub mod config;
 pub mod corpus;
 pub mod eval;
 pub mod export;
+pub mod export_publish;
 pub mod import;
 pub mod index;
 pub mod judge;

@@ -18,6 +18,7 @@ mod eval;
 mod judge;
 mod labels;
 mod llm;
+mod publish;
 mod realdata;
 mod realism;
 mod reliability;

@@ -36,6 +36,7 @@ pub mod statistics;
 mod summary;
 #[cfg(test)]
 mod tests;
+pub mod triplets;
 
 pub use config::{AuditSettings, NegativesQuery};
 pub use dimension::Dimension;

@@ -24,6 +24,7 @@ mod dataset_file;
 mod doc2dial;
 mod export;
 mod group;
+mod hf;
 mod import_cache;
 mod inscit;
 mod json_doc;
@@ -46,6 +47,7 @@ pub mod walk;
 pub use builder::ImportReport;
 pub use corpus::{CorpusOptions, ID_FIELDS, TEXT_FIELDS, passage_from_json};
 pub use export::{ExportReport, QueryField, export_beir, export_trec};
+pub use hf::{CardSection, HfOptions, export_hf};
 pub use import_cache::{open_any, open_any_with};
 pub use json_doc::JsonDoc;
 pub use mtrag::passage_doc_id;
@@ -61,8 +63,9 @@ pub fn detect(path: &Path) -> Result<Format> {
         return Ok(Format::Native);
     }
     // Most specific first: MTRAG folders also look like BEIR folders inside.
-    const ORDER: [Format; 11] = [
+    const ORDER: [Format; 12] = [
         Format::Mtrag,
+        Format::Hf,
         Format::Chatrag,
         Format::Coral,
         Format::Doc2dial,
@@ -79,7 +82,7 @@ pub fn detect(path: &Path) -> Result<Format> {
         return Ok(format);
     }
     Err(InputError::new(path, "cannot tell the benchmark format of this file or folder")
-        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac)")
+        .hint("name the format: `mtr import FORMAT SRC -o DIR` (mtrag, beir, trec, topiocqa, qrecc, inscit, cast, chatrag, coral, doc2dial, quac, hf)")
         .into())
 }
 
@@ -99,6 +102,7 @@ pub fn looks_like(format: Format, path: &Path) -> bool {
         Format::Coral => coral::sniff(path),
         Format::Doc2dial => doc2dial::sniff(path),
         Format::Quac => quac::sniff(path),
+        Format::Hf => hf::sniff(path),
     }
 }
 
@@ -130,6 +134,7 @@ pub fn import(
         Format::Coral => coral::import(src, out, opts, progress),
         Format::Doc2dial => doc2dial::import(src, out, opts, progress),
         Format::Quac => quac::import(src, out, opts, progress),
+        Format::Hf => hf::import(src, out, opts, progress),
     }
 }
 

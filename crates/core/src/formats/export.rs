@@ -112,7 +112,7 @@ pub fn export_beir(dir: &BenchmarkDir, out: &Path, field: QueryField) -> Result<
 
 /// Runs `write` into a stage beside `out` and moves what it wrote into `out` when it succeeds;
 /// the report names `files` at their final place.
-fn staged(
+pub(super) fn staged(
     out: &Path,
     files: &[&str],
     write: impl FnOnce(&Path) -> Result<ExportReport>,

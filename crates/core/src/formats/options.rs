@@ -38,11 +38,14 @@ pub enum Format {
     Doc2dial,
     /// QuAC's native release (`data[].paragraphs[].qas[]`).
     Quac,
+    /// A Hugging Face dataset folder: `mtr export --to hf`'s, or MTEB's retrieval layout
+    /// (`corpus/`, `queries/`, `qrels/` of Parquet or JSON lines).
+    Hf,
 }
 
 impl Format {
     /// Every format, in the order `mtr import --help` lists them.
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 13] = [
         Format::Native,
         Format::Mtrag,
         Format::Beir,
@@ -55,6 +58,7 @@ impl Format {
         Format::Coral,
         Format::Doc2dial,
         Format::Quac,
+        Format::Hf,
     ];
 
     /// The name on the command line and in manifests.
@@ -72,6 +76,7 @@ impl Format {
             Format::Coral => "coral",
             Format::Doc2dial => "doc2dial",
             Format::Quac => "quac",
+            Format::Hf => "hf",
         }
     }
 }
@@ -99,6 +104,7 @@ impl FromStr for Format {
             "coral" => Format::Coral,
             "doc2dial" => Format::Doc2dial,
             "quac" => Format::Quac,
+            "hf" | "huggingface" | "hugging-face" | "mteb" => Format::Hf,
             _ => {
                 return Err(format!(
                     "unknown format `{s}` (expected one of: {})",
