@@ -487,3 +487,36 @@ async fn a_relevance_judge_that_names_no_endpoint_fails_the_dry_run_naming_the_k
     assert!(!out.exists());
     assert_eq!(fake.chat_calls() + fake.embedding_calls(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mix_typo_or_a_share_out_of_range_fails_the_dry_run_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeServer::builder().start().await.unwrap();
+    for (name, extra, parts) in [
+        (
+            "typo",
+            "[synth.mix]\nunanswerabel = 0.1\n",
+            &["unanswerabel", "typo.toml"][..],
+        ),
+        (
+            "range",
+            "[synth.mix]\nunanswerable = 1.5\n",
+            &["field `mix.unanswerable`", "1.5 is not in [0, 1]"][..],
+        ),
+        (
+            "sum",
+            "[synth.mix]\npartial = 0.6\nunanswerable = 0.5\n",
+            &["field `mix`", "above 1"][..],
+        ),
+    ] {
+        let cfg = fake_config(tmp.path(), name, fake.base_url());
+        let out = tmp.path().join(format!("out-{name}"));
+        let (code, err) = dry_run_with(&cfg, extra, &out);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        for part in parts {
+            assert!(err.contains(part), "{name}: `{part}` missing: {err}");
+        }
+        assert!(!out.exists(), "{name}");
+    }
+    assert_eq!(fake.chat_calls() + fake.embedding_calls(), 0);
+}

@@ -80,6 +80,10 @@ pub struct SynthConfig {
     /// hash when unset, so a `concise` synthesis keeps its fingerprints).
     #[serde(skip_serializing_if = "crate::style::StyleOptions::is_default")]
     pub style: crate::style::StyleOptions,
+    /// `[synth.mix]`: the shares of turn kinds asked for (left out of the hash at the
+    /// defaults, MTRAG's shares).
+    #[serde(skip_serializing_if = "crate::mix::MixOptions::is_default")]
+    pub mix: crate::mix::MixOptions,
     /// Benchmark name in the manifest (default: the output folder's name).
     pub name: Option<String>,
     /// License recorded in the manifest (default: "see source corpus").
@@ -106,6 +110,7 @@ impl Default for SynthConfig {
             topics: TopicOptions::default(),
             generation: GenerationOptions::default(),
             style: crate::style::StyleOptions::default(),
+            mix: crate::mix::MixOptions::default(),
             name: None,
             license: None,
             max_failed_share: 0.2,
@@ -389,6 +394,9 @@ impl SynthConfig {
                 ANSWERABILITY_NEEDS_GATE,
             ));
         }
+        self.mix
+            .validate()
+            .map_err(|(key, message)| Error::param(key, message))?;
         if g.uniqueness.enabled && g.uniqueness.judge_candidates == 0 {
             return Err(Error::param(
                 "generation.uniqueness.judge_candidates",

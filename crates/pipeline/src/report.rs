@@ -75,6 +75,9 @@ pub struct SynthStats {
     /// benchmark's turns carry them.
     #[serde(default)]
     pub turn_types: BTreeMap<String, BTreeMap<String, usize>>,
+    /// What `[synth.mix]` asked of the planned turns and what the benchmark holds.
+    #[serde(default)]
+    pub mix: crate::mix::MixCounts,
     /// `stage/reason` -> count, over all dialogues.
     pub events: BTreeMap<String, u64>,
     pub calls: CallLog,
@@ -156,6 +159,7 @@ impl SynthStats {
         }
         s.attempts_per_turn = Spread::of(all_turns.iter().map(|t| f64::from(t.attempts)));
         s.turn_types = turn_type_counts(&nonempty);
+        s.mix = crate::mix::MixCounts::compute(cfg, state);
         for d in &state.dialogues {
             for (k, v) in &d.events {
                 *s.events.entry(k.clone()).or_default() += v;
@@ -224,6 +228,7 @@ pub(crate) fn render(r: &ReportInput<'_>) -> String {
     corpus_preparation(&mut o, cfg, prepared);
     dialogues(&mut o, cfg, s);
     turn_types(&mut o, s);
+    crate::mix::render(&mut o, &cfg.mix, &s.mix);
     realism_section(&mut o, r.realism);
     rejections(&mut o, s);
     models_and_cost(&mut o, s);

@@ -23,6 +23,10 @@ pub(crate) struct TurnRecord {
     pub answer: String,
     /// Evidence chunk id (grade 2).
     pub evidence: String,
+    /// The second evidence chunk of a two-passage (composite or comparative) turn, which
+    /// needs both (grade 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_evidence: Option<String>,
     /// Other chunks the uniqueness judge found answering: `(id, grade)`.
     pub extra_golds: Vec<(String, i32)>,
     pub topic_switch: bool,
@@ -60,6 +64,10 @@ pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn 
         passage_id: t.evidence.clone(),
         grade: 2,
     }];
+    gold.extend(t.second_evidence.iter().map(|id| Gold {
+        passage_id: id.clone(),
+        grade: 2,
+    }));
     gold.extend(t.extra_golds.iter().map(|(id, g)| Gold {
         passage_id: id.clone(),
         grade: *g,

@@ -105,6 +105,7 @@ impl Generator<'_> {
             standalone,
             answer,
             evidence: evidence_id,
+            second_evidence: None,
             extra_golds,
             topic_switch: input.switch,
             topic: input.topic,

@@ -191,9 +191,19 @@ async fn unique_questions_keep_one_gold() {
         "| answerability | unanswerable | 0 | 0.0% | 6.4% |",
         "| multi_turn_type | Follow-up |",
         "- per verified turn (rejected attempts and dropped turns included): ",
+        "## Turn mix",
+        "| kind | asked | drawn | obtained | obtained share | MTRAG share |",
+        "| answerable | 84.2% | ",
+        "| unanswerable | 6.4% | ",
+        "| two-passage | 9.6% | ",
     ] {
         assert!(report.contains(want), "`{want}` missing from {report}");
     }
+    // the mix drew a kind for each of the 9 planned turns; all 9 kept turns are answerable
+    let mix = &out.stats.mix;
+    assert_eq!(mix.drawn.values().sum::<usize>(), 9, "{mix:?}");
+    assert_eq!(mix.obtained.get("answerable"), Some(&9), "{mix:?}");
+    assert_eq!(mix.two_passage_obtained, 0);
     let m = b.manifest;
     assert_eq!(m.source, "mtr-synth");
     assert_eq!(
