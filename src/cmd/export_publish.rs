@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use mtr_audit::items::aggregate::SuggestionVerdict;
+use mtr_audit::items::SuggestionVerdict;
 use mtr_audit::triplets::{self, AuditExclusions, SplitSpec, TripletForm, TripletOptions};
 use mtr_core::formats::{CardSection, HfOptions};
 use mtr_core::{Benchmark, BenchmarkDir};
