@@ -93,10 +93,12 @@ pub fn import(
     let mut bad: Vec<mtr_core::InputError> = Vec::new();
     let mut out = Vec::new();
     let time = now_rfc3339();
-    for (i, raw) in text.lines().enumerate() {
-        let no = i as u64 + 1;
-        let line = raw.trim_end_matches('\r');
-        if line.trim().is_empty() || (no == 1 && line.starts_with("item\t")) {
+    // mtr-core's line reader ends a line at LF, CRLF or a lone CR (what Excel for Mac's
+    // tab-delimited text writes) and skips blank lines, numbering lines as the file has them
+    let mut lines = mtr_core::jsonl::Lines::new(text.as_bytes(), path);
+    while let Some(next) = lines.next_line() {
+        let (no, line) = next?;
+        if no == 1 && line.starts_with("item\t") {
             continue;
         }
         let fields: Vec<&str> = line.split('\t').collect();
@@ -228,6 +230,25 @@ mod tests {
             super::super::label_log::effective(&import(&q, &r, "x", "fp").unwrap()),
             eff
         );
+    }
+
+    #[test]
+    fn lone_cr_and_bom_files_import_every_label() {
+        // a lone CR as line end read as one line: the whole file was refused as one bad line
+        let s = sample();
+        let f = flagged();
+        let r = Reviewable::new(&s, &f);
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("in.tsv");
+        std::fs::write(
+            &p,
+            "\u{feff}item\tlabel\treviewer\ralignment|d::1|g\t4\rcompleteness|d::1|g\tx\tbob\r\rquality|d::1|\t2",
+        )
+        .unwrap();
+        let lines = import(&p, &r, "ann", "fp").unwrap();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[1].reviewer, "bob");
+        assert_eq!(lines[2].label.as_deref(), Some("2"));
     }
 
     #[test]
