@@ -64,6 +64,7 @@ impl AuditExclusions {
             .insert(passage.to_string());
     }
 
+    /// Whether the audit rules `passage` out as a negative of `turn`.
     pub fn excludes(&self, turn: &str, passage: &str) -> bool {
         self.by_turn.get(turn).is_some_and(|s| s.contains(passage))
     }
@@ -73,6 +74,7 @@ impl AuditExclusions {
         self.by_turn.values().map(HashSet::len).sum()
     }
 
+    /// No (turn, passage) pair is ruled out.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -19,7 +19,7 @@ const BATCH: usize = 256;
 
 /// A turn with at least one relevant gold, and its query text.
 #[derive(Debug, Clone)]
-pub struct GoldTurn {
+pub(crate) struct GoldTurn {
     pub dialogue: usize,
     pub turn: usize,
     pub query: String,
@@ -30,7 +30,10 @@ pub struct GoldTurn {
 }
 
 /// The turns with a relevant gold and their queries in `formulation`.
-pub fn gold_turns(bench: &Benchmark, formulation: &QueryFormulation) -> Result<Vec<GoldTurn>> {
+pub(crate) fn gold_turns(
+    bench: &Benchmark,
+    formulation: &QueryFormulation,
+) -> Result<Vec<GoldTurn>> {
     let mut out = Vec::new();
     for (di, d) in bench.dialogues.iter().enumerate() {
         for (ti, t) in d.turns.iter().enumerate() {
@@ -52,7 +55,7 @@ pub fn gold_turns(bench: &Benchmark, formulation: &QueryFormulation) -> Result<V
 }
 
 /// Each turn's candidates, best first: the retrievers' rankings interleaved, golds left out.
-pub async fn candidates(
+pub(crate) async fn candidates(
     turns: &[GoldTurn],
     retrievers: &[Arc<dyn Retriever>],
     depth: usize,
@@ -119,7 +122,7 @@ pub struct Removed {
 }
 
 /// The rules a negative passes.
-pub struct Filter<'a> {
+pub(crate) struct Filter<'a> {
     pub audit: Option<&'a AuditExclusions>,
     pub near_duplicate: f64,
     pub wanted: usize,
@@ -127,7 +130,7 @@ pub struct Filter<'a> {
 
 impl Filter<'_> {
     /// The first `wanted` candidates that pass, and what was removed on the way.
-    pub fn negatives(
+    pub(crate) fn negatives(
         &self,
         turn_id: &str,
         candidates: &[String],

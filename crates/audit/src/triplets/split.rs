@@ -27,6 +27,7 @@ impl Default for SplitSpec {
 }
 
 impl SplitSpec {
+    /// The splits' names, in the order given.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.parts.iter().map(|(n, _)| n.as_str())
     }

@@ -8,6 +8,11 @@ use mtr_core::benchmark::{Manifest, write_benchmark};
 use mtr_core::model::{Dialogue, Gold, Passage, Tags, Turn};
 use mtr_core::progress::NoProgress;
 
+use std::path::Path;
+
+use mtr_core::Benchmark;
+use mtr_retrieve::{QueryFormulation, Retriever};
+
 use super::*;
 
 fn passage(id: &str, text: &str) -> Passage {

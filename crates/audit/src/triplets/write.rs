@@ -24,7 +24,7 @@ pub enum TripletForm {
 }
 
 /// One turn's triplets, texts resolved.
-pub struct TurnTriplets<'a> {
+pub(crate) struct TurnTriplets<'a> {
     pub turn_id: &'a str,
     pub dialogue_id: &'a str,
     pub query: &'a str,
@@ -63,13 +63,13 @@ pub fn split_path(out: &Path, name: &str, single: bool) -> PathBuf {
 }
 
 /// Writers of every split, with what each has written.
-pub struct SplitWriters {
+pub(crate) struct SplitWriters {
     form: TripletForm,
     writers: BTreeMap<String, (JsonlWriter, PathBuf, usize)>,
 }
 
 impl SplitWriters {
-    pub fn create<'a>(
+    pub(crate) fn create<'a>(
         out: &Path,
         names: impl Iterator<Item = &'a str>,
         single: bool,
@@ -84,7 +84,7 @@ impl SplitWriters {
     }
 
     /// Writes one turn's lines to `split`; returns how many.
-    pub fn write(&mut self, split: &str, t: &TurnTriplets<'_>) -> Result<usize> {
+    pub(crate) fn write(&mut self, split: &str, t: &TurnTriplets<'_>) -> Result<usize> {
         let Some((w, _, turns)) = self.writers.get_mut(split) else {
             return Err(crate::error::AuditError::Internal(format!(
                 "no split `{split}`"
@@ -120,7 +120,7 @@ impl SplitWriters {
     }
 
     /// Commits every file: `(split, path, turns, lines)` in split-name order.
-    pub fn commit(self) -> Result<Vec<(String, PathBuf, usize, u64)>> {
+    pub(crate) fn commit(self) -> Result<Vec<(String, PathBuf, usize, u64)>> {
         let mut out = Vec::new();
         for (name, (w, path, turns)) in self.writers {
             let lines = w.commit()?;
