@@ -32,11 +32,31 @@ fn rating(e: &ReviewEstimate) -> String {
     }
 }
 
+/// What [`methods_line`] reads of a dimension's share or of its mean rating.
+#[derive(Clone, Copy)]
+struct Methods<'a> {
+    reviewers: &'a ReviewEstimate,
+    ppi: &'a ReviewEstimate,
+    lambda_rule: Option<LambdaRule>,
+    few_clusters: Option<usize>,
+}
+
+impl<'a> From<&'a ThreeWay> for Methods<'a> {
+    fn from(t: &'a ThreeWay) -> Self {
+        Methods {
+            reviewers: &t.reviewers,
+            ppi: &t.ppi,
+            lambda_rule: t.lambda_rule,
+            few_clusters: t.few_clusters,
+        }
+    }
+}
+
 /// One sentence per estimated quantity naming its intervals' methods and how λ was set, and
 /// when the reviewed dialogues are few, saying so with their count.
-fn methods_line(name: &str, t: &ThreeWay) -> Option<String> {
+fn methods_line(name: &str, t: Methods<'_>) -> Option<String> {
     let m = |e: &ReviewEstimate| e.method.map(IntervalMethod::title);
-    let (rev, ppi) = (m(&t.reviewers)?, m(&t.ppi)?);
+    let (rev, ppi) = (m(t.reviewers)?, m(t.ppi)?);
     let rule = match t.lambda_rule {
         Some(LambdaRule::CrossFitted) => {
             "λ tuned on the other half of the reviewed dialogues (cross-fitted) and clipped to [0, 1]"
@@ -171,19 +191,17 @@ fn methods_list(b: &mut Vec<Block>, r: &Review) {
         .dimensions
         .iter()
         .flat_map(|(dim, d)| {
-            let share = ThreeWay {
-                judges: d.judges.clone(),
-                reviewers: d.reviewers.clone(),
-                ppi: d.ppi.clone(),
-                lambda: d.lambda,
+            let share = Methods {
+                reviewers: &d.reviewers,
+                ppi: &d.ppi,
                 lambda_rule: d.lambda_rule,
                 few_clusters: d.few_clusters,
             };
             let rating = d
                 .mean_rating
                 .as_ref()
-                .and_then(|m| methods_line(&format!("{} mean rating", dim.name()), m));
-            methods_line(&format!("{} share failing", dim.name()), &share)
+                .and_then(|m| methods_line(&format!("{} mean rating", dim.name()), m.into()));
+            methods_line(&format!("{} share failing", dim.name()), share)
                 .into_iter()
                 .chain(rating)
         })

@@ -379,6 +379,14 @@ fn intervals_stay_within_what_a_share_and_a_rating_can_be() {
     // one failing of 9 from 3 dialogues: Clopper-Pearson's lower end is just above 0
     assert!(a.reviewers.ci.as_ref().unwrap().lower < 0.01, "{a:?}");
     assert_eq!(a.few_clusters, Some(3));
+    // and the report names the count
+    let mut s = s;
+    s.review = Some(r.clone());
+    let page = crate::report::markdown(&s);
+    assert!(
+        page.contains("Only 3 dialogues were reviewed: intervals are widened for few clusters."),
+        "{page}"
+    );
     let m = a.mean_rating.as_ref().unwrap();
     for e in [&m.judges, &m.reviewers, &m.ppi] {
         let c = e.ci.as_ref().unwrap();
