@@ -48,8 +48,7 @@ fn publish_line(dim: Dimension, d: &ReviewedDimension) -> String {
             (1.0 - (p.upper - p.lower) / (r.upper - r.lower)) * 100.0
         ),
         (Some(_), Some(_), _) => {
-            "the judges do not narrow the reviewers' interval here (their verdicts barely vary)"
-                .to_string()
+            "the judges do not narrow the reviewers' interval here".to_string()
         }
         _ => "it rests on the reviewers' sample".to_string(),
     };
