@@ -6,6 +6,7 @@
 
 use super::doc::Block;
 use super::format::{ci, f};
+use crate::summary::review::{IntervalMethod, LambdaRule, ThreeWay};
 use crate::summary::{Review, ReviewEstimate, ReviewerAgreement};
 
 fn share(e: &ReviewEstimate) -> String {
@@ -31,22 +32,49 @@ fn rating(e: &ReviewEstimate) -> String {
     }
 }
 
-/// The judges' weight: the ensemble's λ, or each predictor's weight where every judge was a
-/// predictor (weights of 0, the predictors left out, are not shown).
-fn weights(lambda: Option<f64>, w: &std::collections::BTreeMap<String, f64>) -> String {
-    if lambda.is_some() || w.is_empty() {
-        return f(lambda, 2);
+/// What [`methods_line`] reads of a dimension's share or of its mean rating.
+#[derive(Clone, Copy)]
+struct Methods<'a> {
+    reviewers: &'a ReviewEstimate,
+    ppi: &'a ReviewEstimate,
+    lambda_rule: Option<LambdaRule>,
+    few_clusters: Option<usize>,
+}
+
+impl<'a> From<&'a ThreeWay> for Methods<'a> {
+    fn from(t: &'a ThreeWay) -> Self {
+        Methods {
+            reviewers: &t.reviewers,
+            ppi: &t.ppi,
+            lambda_rule: t.lambda_rule,
+            few_clusters: t.few_clusters,
+        }
     }
-    let shown: Vec<String> = w
-        .iter()
-        .filter(|(_, x)| **x != 0.0)
-        .map(|(k, x)| format!("`{k}` {x:.2}"))
-        .collect();
-    if shown.is_empty() {
-        "0".into()
-    } else {
-        shown.join(", ")
-    }
+}
+
+/// One sentence per estimated quantity naming its intervals' methods and how λ was set, and
+/// when the reviewed dialogues are few, saying so with their count.
+fn methods_line(name: &str, t: Methods<'_>) -> Option<String> {
+    let m = |e: &ReviewEstimate| e.method.map(IntervalMethod::title);
+    let (rev, ppi) = (m(t.reviewers)?, m(t.ppi)?);
+    let rule = match t.lambda_rule {
+        Some(LambdaRule::CrossFitted) => {
+            "λ tuned on the other half of the reviewed dialogues (cross-fitted) and clipped to [0, 1]"
+        }
+        Some(LambdaRule::Plain) | None => {
+            "λ = 1 (plain PPI: too few reviewed dialogues to tune it on a sample of its own)"
+        }
+    };
+    let few = t.few_clusters.map_or(String::new(), |g| {
+        format!(
+            " Only {g} dialogue{} {} reviewed: intervals are widened for few clusters.",
+            if g == 1 { "" } else { "s" },
+            if g == 1 { "was" } else { "were" }
+        )
+    });
+    Some(format!(
+        "{name}: reviewers only {rev}, prediction-powered {ppi}, {rule}.{few}"
+    ))
 }
 
 fn agreement_row(dim: &str, a: &ReviewerAgreement, who: String) -> Vec<String> {
@@ -63,7 +91,7 @@ fn agreement_row(dim: &str, a: &ReviewerAgreement, who: String) -> Vec<String> {
 pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
     b.push(Block::Heading(2, "Reviewed".into()));
     b.push(Block::Para(format!(
-        "{} items of the random sample labelled by {} reviewer{} ({}){}. Three estimates per dimension: the judges alone (every scored item; biased by the judges by an unknown amount), the reviewers alone (their random sample), and prediction-powered (PPI++: the reviewers' mean corrected by the judges' scores on every item, with the judges' weight λ tuned to the data: the ensemble's, or with enough reviewed dialogues one weight per judge and the ensemble; unbiased whatever the judges are worth). Several reviewers on one item count once, with their mean. Intervals: {:.0}%, variance clustered by dialogue, Student's t with (reviewed dialogues - 1) degrees of freedom.",
+        "{} items of the random sample labelled by {} reviewer{} ({}){}. Three estimates per dimension: the judges alone (every scored item; biased by the judges by an unknown amount), the reviewers alone (their random sample), and prediction-powered (PPI++: the reviewers' mean corrected by the judges' scores on every item, with the weight λ of the ensemble's prediction in [0, 1]; unbiased whatever the judges are worth). Several reviewers on one item count once, with their mean. Intervals: {:.0}%, clustered by dialogue; a share's reviewers-only interval is Clopper-Pearson on the effective sample size, the others adjusted Wald with Student's t on (dialogues - 1) degrees of freedom, so no interval from a sample has zero width.",
         r.sample_items,
         r.reviewers.len(),
         if r.reviewers.len() == 1 { "" } else { "s" },
@@ -85,6 +113,7 @@ pub(super) fn section(b: &mut Vec<Block>, r: &Review, level: f64) {
     b.push(Block::Para(format!("**{}**", r.publish)));
     shares_table(b, r);
     ratings_table(b, r);
+    methods_list(b, r);
     agreement_table(b, r);
     b.push(Block::List(
         r.dimensions.values().map(|d| d.publish.clone()).collect(),
@@ -103,7 +132,7 @@ fn shares_table(b: &mut Vec<Block>, r: &Review) {
                 share(&d.judges),
                 share(&d.reviewers),
                 share(&d.ppi),
-                weights(d.lambda, &d.weights),
+                f(d.lambda, 2),
             ]
         })
         .collect();
@@ -135,7 +164,7 @@ fn ratings_table(b: &mut Vec<Block>, r: &Review) {
                 rating(&m.judges),
                 rating(&m.reviewers),
                 rating(&m.ppi),
-                weights(m.lambda, &m.weights),
+                f(m.lambda, 2),
             ])
         })
         .collect();
@@ -153,6 +182,32 @@ fn ratings_table(b: &mut Vec<Block>, r: &Review) {
             .to_vec(),
             rows,
         });
+    }
+}
+
+/// How each dimension's intervals were made, and the few-clusters warnings.
+fn methods_list(b: &mut Vec<Block>, r: &Review) {
+    let lines: Vec<String> = r
+        .dimensions
+        .iter()
+        .flat_map(|(dim, d)| {
+            let share = Methods {
+                reviewers: &d.reviewers,
+                ppi: &d.ppi,
+                lambda_rule: d.lambda_rule,
+                few_clusters: d.few_clusters,
+            };
+            let rating = d
+                .mean_rating
+                .as_ref()
+                .and_then(|m| methods_line(&format!("{} mean rating", dim.name()), m.into()));
+            methods_line(&format!("{} share failing", dim.name()), share)
+                .into_iter()
+                .chain(rating)
+        })
+        .collect();
+    if !lines.is_empty() {
+        b.push(Block::List(lines));
     }
 }
 

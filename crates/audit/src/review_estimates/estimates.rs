@@ -1,25 +1,17 @@
 //! One quantity of one dimension three ways: from the judges on every audited item, from the
-//! reviewers on their random sample, and prediction-powered (PPI++, the judges' scores on every
-//! item correcting the reviewers' sample mean), each with its interval clustered by dialogue.
-//!
-//! The prediction-powered estimate takes the ensemble's prediction and each judge's own score
-//! as predictors, each with its tuned weight ([`mtr_metrics::stats::ppi_mean_many`]), so one
-//! informative judge beside judges that give every item the same grade still narrows the
-//! interval (the ensemble's "rated below 3" may then never fire). That costs a degree of
-//! freedom per predictor, so with few reviewed dialogues (fewer than
-//! `2 + MIN_DEGREES`) it is the one-predictor PPI++ on the ensemble's prediction
-//! ([`mtr_metrics::stats::ppi_mean`]). Which of the two is decided by the number of reviewed
-//! dialogues alone, never by the labels' values. A judge's missing score (its judgement
-//! failed) is its mean over the items it scored.
+//! reviewers on their random sample, and prediction-powered (PPI++, the ensemble's prediction on
+//! every item correcting the reviewers' sample mean), each with its interval clustered by
+//! dialogue, all from [`mtr_metrics::stats::reviewed_mean`]: a share with no failure among the
+//! reviewed items gets an exact interval, never `[0, 0]`; the judges' weight is cross-fitted and
+//! clipped to `[0, 1]`, or 1 (plain PPI) with too few reviewed dialogues, so judges that agree
+//! perfectly on the sample are never dropped; few reviewed dialogues widen the intervals and are
+//! named.
 
-use std::collections::BTreeMap;
-
-use mtr_metrics::stats::{
-    ConfidenceInterval, PPI_MANY_MIN_DEGREES, PpiItem, PpiManyItem, ppi_mean, ppi_mean_many,
-};
+use mtr_metrics::stats::{self, MeanEstimate, PpiItem, ReviewedMeanOptions, reviewed_mean};
 
 use crate::items::aggregate::ItemScore;
 use crate::summary::Interval;
+use crate::summary::review::{IntervalMethod, LambdaRule};
 
 use super::{ReviewEstimate, ThreeWay};
 
@@ -30,32 +22,28 @@ pub(super) struct Quantity<'a> {
     pub predictions: Vec<(&'a ItemScore, f64)>,
     /// (index into `predictions`, reviewers' value) of the reviewed items.
     pub labels: Vec<(usize, f64)>,
-    /// The judges whose own scores ([`ItemScore::per_judge`]) are predictors too.
-    pub judges: Vec<String>,
     /// The values the quantity can take (a share: 0-1; a rating: 1-5).
     pub range: (f64, f64),
 }
 
-/// The estimate with its interval cut to the quantity's `range` (a share's interval from a
-/// few dialogues can reach below 0 or above 1; nothing lies there, and cutting it off keeps
-/// every value the interval covered).
-fn estimate(
-    ci: &ConfidenceInterval,
-    n: usize,
-    clusters: usize,
-    range: (f64, f64),
-) -> ReviewEstimate {
+/// One estimate as the summary records it (the interval already lies within the range).
+fn estimate(e: &MeanEstimate, n: usize, clusters: usize) -> ReviewEstimate {
+    let ci = &e.interval;
     let finite = ci.lower.is_finite() && ci.upper.is_finite();
     ReviewEstimate {
         estimate: ci.estimate.is_finite().then_some(ci.estimate),
         ci: finite.then_some(Interval {
-            lower: ci.lower.clamp(range.0, range.1),
-            upper: ci.upper.clamp(range.0, range.1),
+            lower: ci.lower,
+            upper: ci.upper,
             level: ci.level,
             resamples: 0,
             clusters,
         }),
         n,
+        method: finite.then_some(match e.method {
+            stats::IntervalMethod::ClopperPearson => IntervalMethod::ClopperPearson,
+            stats::IntervalMethod::AdjustedWald => IntervalMethod::AdjustedWald,
+        }),
     }
 }
 
@@ -92,53 +80,24 @@ pub(super) fn three_ways(q: &Quantity<'_>, level: f64) -> ThreeWay {
             label: *y,
         })
         .collect();
-    let labelled_dialogues = labelled_clusters(&items);
-    let single = ppi_mean(&items, level);
-    let many = (labelled_dialogues >= 2 + PPI_MANY_MIN_DEGREES)
-        .then(|| ppi_mean_many(&with_judges(q, &items), level).ok())
-        .flatten();
-    match single {
-        Ok(e) => {
-            let judges = estimate(&e.predictions_only, e.items, e.clusters, q.range);
-            let reviewers = estimate(&e.labels_only, e.labelled, e.labelled_clusters, q.range);
-            match many {
-                Some(m) => {
-                    let names =
-                        std::iter::once("ensemble").chain(q.judges.iter().map(String::as_str));
-                    ThreeWay {
-                        judges,
-                        reviewers,
-                        ppi: estimate(&m.ppi, m.labelled, m.clusters, q.range),
-                        lambda: None,
-                        weights: names
-                            .zip(&m.lambdas)
-                            .map(|(k, w)| (k.to_string(), *w))
-                            .collect(),
-                    }
-                }
-                None => ThreeWay {
-                    judges,
-                    reviewers,
-                    ppi: estimate(&e.ppi, e.labelled, e.clusters, q.range),
-                    lambda: Some(e.lambda),
-                    weights: BTreeMap::from([("ensemble".to_string(), e.lambda)]),
-                },
-            }
-        }
+    let opts = ReviewedMeanOptions {
+        level,
+        range: q.range,
+    };
+    match reviewed_mean(&items, &opts) {
+        Ok(m) => ThreeWay {
+            judges: estimate(&m.judges, m.items, m.clusters),
+            reviewers: estimate(&m.reviewers, m.labelled, m.labelled_clusters),
+            ppi: estimate(&m.ppi, m.labelled, m.labelled_clusters),
+            lambda: Some(m.lambda),
+            lambda_rule: Some(match m.lambda_rule {
+                stats::LambdaRule::CrossFitted => LambdaRule::CrossFitted,
+                stats::LambdaRule::Plain => LambdaRule::Plain,
+            }),
+            few_clusters: m.few_clusters,
+        },
         Err(_) => without_interval(q),
     }
-}
-
-/// The dialogues with at least one reviewed item.
-fn labelled_clusters(items: &[PpiItem]) -> usize {
-    let mut c: Vec<usize> = items
-        .iter()
-        .filter(|i| i.label.is_some())
-        .map(|i| i.cluster)
-        .collect();
-    c.sort_unstable();
-    c.dedup();
-    c.len()
 }
 
 /// The means alone where the prediction-powered estimator has too little to work with.
@@ -149,54 +108,22 @@ fn without_interval(q: &Quantity<'_>) -> ThreeWay {
             estimate: mean(q.predictions.iter().map(|(_, f)| *f)),
             ci: None,
             n: q.predictions.len(),
+            method: None,
         },
         reviewers: ReviewEstimate {
             estimate: mean(q.labels.iter().map(|(_, y)| *y)),
             ci: None,
             n,
+            method: None,
         },
         ppi: ReviewEstimate {
             estimate: None,
             ci: None,
             n,
+            method: None,
         },
         lambda: None,
-        weights: BTreeMap::new(),
+        lambda_rule: None,
+        few_clusters: None,
     }
-}
-
-/// The items with the ensemble's prediction and then each judge's own score as predictors (a
-/// missing score: the judge's mean over the items it scored, or 0 when it scored none).
-fn with_judges(q: &Quantity<'_>, items: &[PpiItem]) -> Vec<PpiManyItem> {
-    let fill: Vec<f64> = q
-        .judges
-        .iter()
-        .map(|j| {
-            mean(
-                q.predictions
-                    .iter()
-                    .filter_map(|(it, _)| it.per_judge.get(j).copied()),
-            )
-            .unwrap_or(0.0)
-        })
-        .collect();
-    q.predictions
-        .iter()
-        .zip(items)
-        .map(|((it, _), p)| {
-            let mut predictions = vec![p.prediction];
-            predictions.extend(q.judges.iter().zip(&fill).map(|(j, m)| {
-                it.per_judge
-                    .get(j)
-                    .copied()
-                    .filter(|x| x.is_finite())
-                    .unwrap_or(*m)
-            }));
-            PpiManyItem {
-                cluster: p.cluster,
-                predictions,
-                label: p.label,
-            }
-        })
-        .collect()
 }

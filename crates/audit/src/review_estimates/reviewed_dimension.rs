@@ -38,15 +38,18 @@ fn publish_line(dim: Dimension, d: &ReviewedDimension) -> String {
     let ci = d.ppi.ci.as_ref().map_or(String::new(), |c| {
         format!(" [{}, {}]", pct(Some(c.lower)), pct(Some(c.upper)))
     });
-    let no_signal = d.lambda == Some(0.0) || d.weights.values().all(|w| *w == 0.0);
+    let no_signal = d.lambda == Some(0.0);
     let gain = match (&d.ppi.ci, &d.reviewers.ci, no_signal) {
         (_, _, true) => {
             "the judges carry no signal here, so it equals the reviewers' own estimate".to_string()
         }
-        (Some(p), Some(r), _) if r.upper > r.lower => format!(
+        (Some(p), Some(r), _) if r.upper - r.lower > p.upper - p.lower => format!(
             "the judges narrow the reviewers' interval by {:.0}%",
             (1.0 - (p.upper - p.lower) / (r.upper - r.lower)) * 100.0
         ),
+        (Some(_), Some(_), _) => {
+            "the judges do not narrow the reviewers' interval here".to_string()
+        }
         _ => "it rests on the reviewers' sample".to_string(),
     };
     format!(
@@ -80,7 +83,6 @@ pub(super) fn dimension(
         .enumerate()
         .map(|(i, it)| (sampled_labels::item_key(it), i))
         .collect();
-    let judge_names: Vec<String> = s.judges.iter().map(|j| j.name.clone()).collect();
     let at =
         |r: &sampled_labels::Reviewed<'_>| index.get(&sampled_labels::item_key(r.item)).copied();
     let share = estimates::Quantity {
@@ -100,7 +102,6 @@ pub(super) fn dimension(
             .iter()
             .filter_map(|r| Some((at(r)?, r.mean_fails())))
             .collect(),
-        judges: judge_names.clone(),
         range: (0.0, 1.0),
     };
     let share = estimates::three_ways(&share, s.settings.confidence);
@@ -114,7 +115,6 @@ pub(super) fn dimension(
                 .iter()
                 .filter_map(|r| Some((at(r)?, r.mean_rating()?)))
                 .collect(),
-            judges: judge_names.clone(),
             range: (1.0, 5.0),
         };
         estimates::three_ways(&q, s.settings.confidence)
@@ -126,7 +126,8 @@ pub(super) fn dimension(
         reviewers: share.reviewers,
         ppi: share.ppi,
         lambda: share.lambda,
-        weights: share.weights,
+        lambda_rule: share.lambda_rule,
+        few_clusters: share.few_clusters,
         mean_rating,
         agreement,
         reviewers_agreement: reviewer_agreement::between_reviewers(

@@ -40,13 +40,16 @@ pub struct ReviewedDimension {
     pub reviewers: ReviewEstimate,
     /// Prediction-powered share failing (PPI++).
     pub ppi: ReviewEstimate,
-    /// PPI++'s tuned weight of the ensemble's prediction, in `[0, 1]` (0: the judges add
-    /// nothing), when the ensemble's prediction is the only predictor (few reviewed dialogues).
+    /// PPI++'s weight of the ensemble's prediction, in `[0, 1]` (0: the judges add nothing;
+    /// 1: plain PPI); the mean over the reviewed items of the weight each took.
     pub lambda: Option<f64>,
-    /// Each predictor's tuned weight (`ensemble`, then each judge's own score), when there
-    /// are enough reviewed dialogues to use every judge; else the ensemble's `lambda` alone.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub weights: BTreeMap<String, f64>,
+    /// How `lambda` was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda_rule: Option<LambdaRule>,
+    /// The reviewed dialogues, when fewer than 10: the intervals rest on few clusters and are
+    /// widened for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub few_clusters: Option<usize>,
     /// The mean 1-5 rating three ways (rating dimensions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_rating: Option<ThreeWay>,
@@ -66,6 +69,9 @@ pub struct ReviewEstimate {
     pub ci: Option<Interval>,
     /// Items it rests on (judges: every scored item; reviewers and PPI: the reviewed ones).
     pub n: usize,
+    /// How the interval was made (absent without an interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<IntervalMethod>,
 }
 
 /// A quantity three ways.
@@ -75,10 +81,45 @@ pub struct ThreeWay {
     pub judges: ReviewEstimate,
     pub reviewers: ReviewEstimate,
     pub ppi: ReviewEstimate,
+    /// As [`ReviewedDimension::lambda`].
     pub lambda: Option<f64>,
-    /// As [`ReviewedDimension::weights`].
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub weights: BTreeMap<String, f64>,
+    /// As [`ReviewedDimension::lambda_rule`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda_rule: Option<LambdaRule>,
+    /// As [`ReviewedDimension::few_clusters`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub few_clusters: Option<usize>,
+}
+
+/// What an estimate's interval is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Clopper-Pearson on the Korn-Graubard effective sample size (a share's 0/1 labels).
+    ClopperPearson,
+    /// Adjusted Wald (two pseudo-items at the range's ends), design effect of the dialogues,
+    /// Student's t on (dialogues - 1) degrees of freedom.
+    AdjustedWald,
+}
+
+impl IntervalMethod {
+    /// The method's name in a report.
+    pub fn title(self) -> &'static str {
+        match self {
+            IntervalMethod::ClopperPearson => "Clopper-Pearson (Korn-Graubard)",
+            IntervalMethod::AdjustedWald => "adjusted Wald",
+        }
+    }
+}
+
+/// How PPI++'s `lambda` was set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LambdaRule {
+    /// Tuned on the other half of the reviewed dialogues (cross-fitted), clipped to `[0, 1]`.
+    CrossFitted,
+    /// 1 (plain PPI): too few reviewed dialogues to tune it on a sample of its own.
+    Plain,
 }
 
 /// Agreement of a judge (or of one reviewer) with the reviewers.

@@ -15,8 +15,6 @@ mod effect;
 mod interval;
 mod moments;
 mod paired;
-mod ppi;
-mod ppi_many;
 mod reviewed_mean;
 mod share;
 
@@ -27,11 +25,7 @@ pub use interval::{BOOTSTRAP_RESAMPLES, BootstrapOptions, ConfidenceInterval, pe
 pub use moments::mean;
 pub(crate) use moments::{check_nonempty, check_paired, std_dev};
 pub use paired::{TestResult, holm, randomization_test};
-pub use ppi::{PpiEstimate, PpiItem, ppi_mean};
-pub use ppi_many::{
-    MIN_DEGREES as PPI_MANY_MIN_DEGREES, PpiManyEstimate, PpiManyItem, ppi_mean_many,
-};
 pub use reviewed_mean::{
-    FEW_CLUSTERS, IntervalMethod, LambdaRule, MeanEstimate, ReviewedMean, ReviewedMeanOptions,
-    reviewed_mean,
+    FEW_CLUSTERS, IntervalMethod, LambdaRule, MeanEstimate, PpiItem, ReviewedMean,
+    ReviewedMeanOptions, reviewed_mean,
 };

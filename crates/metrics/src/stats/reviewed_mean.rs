@@ -36,14 +36,30 @@
 use serde::Serialize;
 
 use super::interval::ConfidenceInterval;
-use super::ppi::{MIN_TUNING_CLUSTERS, PpiItem};
 use super::share::{ShareSample, korn_graubard, t_quantile};
 use crate::error::{MetricsError, Result};
 
 #[cfg(test)]
 mod coverage;
 #[cfg(test)]
+pub(crate) mod sim;
+#[cfg(test)]
 mod tests;
+
+/// One item: its cluster, the prediction on it, and its label if it was labelled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PpiItem {
+    /// Any id; items with the same id are one cluster (e.g. a dialogue's index).
+    pub cluster: usize,
+    /// The prediction on the item.
+    pub prediction: f64,
+    /// The label, if the item was labelled.
+    pub label: Option<f64>,
+}
+
+/// Labelled clusters each of the two cross-fitting folds needs before `lambda` is tuned on
+/// it: the tuned weight takes a degree of freedom, and the fold's variance keeps four more.
+const MIN_TUNING_CLUSTERS: usize = 6;
 
 /// Labelled clusters under which an interval rests on few dialogues and a report says so.
 pub const FEW_CLUSTERS: usize = 10;

@@ -2,7 +2,7 @@
 //! 2%, 5% and 20%; 20, 50 and 200 labels; 3, 10 and 30 dialogues; judges constant, weak
 //! (AUC 0.7), good (AUC 0.9) and perfect. Each repetition draws an audit of [`UNITS`] units
 //! spread evenly over the dialogues, failing where a latent value (a dialogue effect plus unit
-//! noise, as `ppi.rs`'s simulation) passes the threshold of the cell's share, the judges'
+//! noise, as `sim.rs`'s) passes the threshold of the cell's share, the judges'
 //! verdicts, and a simple random sample of labelled units (as `mtr review` draws it). The truth
 //! is the share of failing units of that audit. Counts, not timings: seeded, the same numbers
 //! on every machine.
@@ -15,8 +15,8 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use statrs::distribution::{ContinuousCDF, Normal};
 
+use super::sim::{DIALOGUE_SD, labelled_sample, normal};
 use super::*;
-use crate::stats::ppi::sim::{DIALOGUE_SD, labelled_sample, normal};
 
 /// Units of every simulated audit (the oracle audit has 535).
 const UNITS: usize = 500;

@@ -149,3 +149,74 @@ fn a_ppi_interval_outside_the_range_gives_way_to_the_reviewers() {
     assert_eq!(e.ppi, e.reviewers);
     assert!(width(&e.ppi) > 0.0);
 }
+
+/// A simulated benchmark: 200 dialogues of 1-8 turns, a judge
+/// that sees each item's latent value with noise and flags it above `judge_threshold`, and a
+/// person's label on a simple random sample of 150; with the share failing among all items
+/// (the target, see the module doc).
+fn draw_judged(rng: &mut rand::rngs::StdRng, judge_threshold: f64) -> (Vec<PpiItem>, f64) {
+    use super::sim::{DIALOGUE_SD, THRESHOLD, labelled_sample, normal};
+    use rand::RngExt;
+    let mut items = Vec::new();
+    for g in 0..200 {
+        let u = DIALOGUE_SD * normal(rng);
+        for _ in 0..rng.random_range(1..=8usize) {
+            let z = u + normal(rng);
+            let seen = z + 0.5 * normal(rng);
+            items.push(item(
+                g,
+                f64::from(seen > judge_threshold),
+                Some(f64::from(z > THRESHOLD)),
+            ));
+        }
+    }
+    let truth = items.iter().filter_map(|i| i.label).sum::<f64>() / items.len() as f64;
+    let keep = labelled_sample(rng, items.len(), 150);
+    for (it, k) in items.iter_mut().zip(keep) {
+        if !k {
+            it.label = None;
+        }
+    }
+    (items, truth)
+}
+
+#[test]
+fn informative_judges_narrow_and_biased_ones_still_cover_where_their_own_share_misses() {
+    use rand::SeedableRng;
+    const REPS: usize = 1000;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(13);
+    // (judge's threshold, PPI covered, judges covered, PPI width, reviewers' width)
+    let mut runs = [
+        (super::sim::THRESHOLD, 0, 0, 0.0, 0.0),
+        (0.4, 0, 0, 0.0, 0.0),
+    ];
+    for r in &mut runs {
+        for _ in 0..REPS {
+            let (items, p) = draw_judged(&mut rng, r.0);
+            let m = reviewed_mean(&items, &ReviewedMeanOptions::default()).unwrap();
+            let holds = |e: &MeanEstimate| e.interval.lower <= p && p <= e.interval.upper;
+            r.1 += usize::from(holds(&m.ppi));
+            r.2 += usize::from(holds(&m.judges));
+            r.3 += width(&m.ppi) / REPS as f64;
+            r.4 += width(&m.reviewers) / REPS as f64;
+        }
+    }
+    eprintln!(
+        "(judge threshold, PPI covered, judges covered, PPI width, reviewers width): {runs:?}"
+    );
+    let [informative, biased] = runs;
+    for r in &runs {
+        assert!(
+            (930..=990).contains(&r.1),
+            "PPI covered {} of {REPS}: {runs:?}",
+            r.1
+        );
+    }
+    assert!(informative.3 < 0.9 * informative.4, "{informative:?}");
+    // the biased judge flags far more items: its own share misses, PPI's does not
+    assert!(
+        biased.2 < REPS / 10,
+        "judges-only covered {} of {REPS}",
+        biased.2
+    );
+}
