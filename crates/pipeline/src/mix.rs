@@ -15,7 +15,6 @@ use std::fmt::Write as _;
 use rand::RngExt as _;
 use serde::{Deserialize, Serialize};
 
-use crate::config::SynthConfig;
 use crate::generate::GenState;
 use crate::turn_types::{MTRAG_MIX, MTRAG_TURNS};
 
@@ -195,11 +194,11 @@ pub struct MixCounts {
 
 impl MixCounts {
     /// Counts the draws over every planned turn and the tags over every kept one.
-    pub(crate) fn compute(cfg: &SynthConfig, state: &GenState) -> Self {
+    pub(crate) fn compute(mix: &MixOptions, seed: u64, state: &GenState) -> Self {
         let mut c = MixCounts::default();
         for d in &state.dialogues {
             for layer in 0..d.layers_done {
-                let a = cfg.mix.draw(cfg.seed, d.index, layer);
+                let a = mix.draw(seed, d.index, layer);
                 *c.drawn.entry(a.answerability.as_str().into()).or_default() += 1;
                 c.two_passage_drawn += usize::from(a.two_passage);
             }

@@ -159,7 +159,7 @@ impl SynthStats {
         }
         s.attempts_per_turn = Spread::of(all_turns.iter().map(|t| f64::from(t.attempts)));
         s.turn_types = turn_type_counts(&nonempty);
-        s.mix = crate::mix::MixCounts::compute(cfg, state);
+        s.mix = crate::mix::MixCounts::compute(&cfg.mix, cfg.seed, state);
         for d in &state.dialogues {
             for (k, v) in &d.events {
                 *s.events.entry(k.clone()).or_default() += v;
