@@ -191,6 +191,13 @@ fn issue_54_oracle_judges_and_no_failure_in_40_labels_give_intervals_that_hold()
         "PPI [{lo}, {hi}] misses {truth}"
     );
     assert_eq!(a["reviewers"]["estimate"].as_f64(), Some(0.0));
+    // perfect judges: PPI is no wider than the reviewers' exact interval
+    let reviewers_width = a["reviewers"]["ci"]["upper"].as_f64().unwrap()
+        - a["reviewers"]["ci"]["lower"].as_f64().unwrap();
+    assert!(
+        hi - lo <= reviewers_width,
+        "PPI [{lo}, {hi}] wider than {reviewers_width}"
+    );
     assert_eq!(a["reviewers"]["method"], "clopper_pearson");
     assert_eq!(a["ppi"]["method"], "adjusted_wald");
     // the judges are kept: lambda 1 where the sample shows no spread

@@ -18,12 +18,15 @@
 //!   (`2 * MIN_TUNING_CLUSTERS`), or no spread in a fold's labels or predictions, `lambda` is
 //!   1, the plain PPI: the judges are never dropped.
 //!
-//! The adjusted Wald interval (reviewers-only beyond shares, judges-only, PPI) is Bonett and
-//! Price's for a paired difference, generalised: the sample gets two pseudo-items at the two
-//! ends of the values' range, the variance is the augmented sample's, times the design effect
-//! of the clusters (never below 1), and the quantile is Student's t on `G - 1` degrees of
-//! freedom (G the clusters). The pseudo-items keep the interval from zero width when every
-//! value agrees (perfect judges: `mean_N(f) +- t sqrt(2) / (n + 2)`) and pull it toward the
+//! The adjusted Wald interval (reviewers-only beyond shares, judges-only, PPI) adds two
+//! pseudo-items' weight to the sample, takes the augmented sample's variance times the design
+//! effect of the clusters (never below 1), and Student's t on `G - 1` degrees of freedom (G the
+//! clusters). A mean of values gets one pseudo-item at each end of the values' range (Bonett
+//! and Price). The prediction-powered mean, a label minus a prediction (a paired difference),
+//! gets half a pseudo-item at each end of its range and one where label and prediction agree
+//! (Agresti and Min's half in each cell of the paired table). The pseudo-items keep the
+//! interval from zero width when every value agrees (perfect judges: `mean_N(f) +- t / (n +
+//! 2)`, inside the reviewers' exact interval of the same labels) and pull it toward the
 //! middle where a rare event was not seen. Intervals are cut to the values' range.
 //!
 //! The target is the mean over the N items (the audit's own units), and the sample a simple
@@ -230,7 +233,12 @@ impl<'a> Sample<'a> {
                 .iter()
                 .all(|l| l.label == 0.0 || l.label == 1.0);
         if !is_share {
-            return adjusted_wald(&values, opts.range, opts.level, self.labelled_clusters);
+            return adjusted_wald(
+                &values,
+                Pseudo::Ends(opts.range),
+                opts.level,
+                self.labelled_clusters,
+            );
         }
         let share = super::mean(values.iter().map(|v| v.1)).unwrap_or(f64::NAN);
         let s = ShareSample {
@@ -253,7 +261,7 @@ impl<'a> Sample<'a> {
             .zip(&self.cluster_of)
             .map(|(i, c)| (*c, i.prediction))
             .collect();
-        adjusted_wald(&values, opts.range, opts.level, self.clusters)
+        adjusted_wald(&values, Pseudo::Ends(opts.range), opts.level, self.clusters)
     }
 
     /// The prediction-powered estimate, the mean weight and how it was set. An interval that
@@ -278,7 +286,12 @@ impl<'a> Sample<'a> {
             lo - top * (hi - self.mean_all),
             hi + top * (self.mean_all - lo),
         );
-        let mut est = adjusted_wald(&rectified, range, opts.level, self.labelled_clusters);
+        let mut est = adjusted_wald(
+            &rectified,
+            Pseudo::Paired(range),
+            opts.level,
+            self.labelled_clusters,
+        );
         est.interval.lower = est.interval.lower.max(lo);
         est.interval.upper = est.interval.upper.min(hi);
         let lambda = super::mean(&lambdas).unwrap_or(1.0);
@@ -379,22 +392,55 @@ fn clustered_variance(values: &[(usize, f64)], mean: f64) -> f64 {
     groups / (groups - 1.0) * sums.iter().map(|s| s * s).sum::<f64>()
 }
 
-/// The adjusted Wald interval of the mean of `values` (see the module doc): two pseudo-items
-/// at the ends of `range`, the design effect of the clusters, Student's t on `clusters - 1`
-/// degrees of freedom; cut to `range` and always holding the estimate.
+/// The pseudo-items an adjusted Wald interval adds, over the values' range `(low, high)`.
+#[derive(Debug, Clone, Copy)]
+enum Pseudo {
+    /// One at each end of the range (Bonett and Price): for a mean of values.
+    Ends((f64, f64)),
+    /// Half at each end and one at the middle (Agresti and Min's half in each cell of a
+    /// paired table): for the prediction-powered mean, whose values are a label minus a
+    /// prediction, a paired difference, and whose middle is where the two agree.
+    Paired((f64, f64)),
+}
+
+impl Pseudo {
+    fn range(self) -> (f64, f64) {
+        match self {
+            Pseudo::Ends(r) | Pseudo::Paired(r) => r,
+        }
+    }
+
+    /// The pseudo-items as (value, weight); the weights sum to 2 (the middle weighs nothing
+    /// in [`Pseudo::Ends`]).
+    fn items(self) -> [(f64, f64); 3] {
+        match self {
+            Pseudo::Ends((lo, hi)) => [(lo, 1.0), (hi, 1.0), ((lo + hi) / 2.0, 0.0)],
+            Pseudo::Paired((lo, hi)) => [(lo, 0.5), (hi, 0.5), ((lo + hi) / 2.0, 1.0)],
+        }
+    }
+}
+
+/// The adjusted Wald interval of the mean of `values` (see the module doc): the pseudo-items
+/// of `pseudo`, the design effect of the clusters, Student's t on `clusters - 1` degrees of
+/// freedom; cut to the range and always holding the estimate.
 fn adjusted_wald(
     values: &[(usize, f64)],
-    range: (f64, f64),
+    pseudo: Pseudo,
     level: f64,
     clusters: usize,
 ) -> MeanEstimate {
     let n = values.len() as f64;
     let mean = super::mean(values.iter().map(|v| v.1)).unwrap_or(f64::NAN);
-    let (lo, hi) = range;
-    let aug_mean = (values.iter().map(|v| v.1).sum::<f64>() + lo + hi) / (n + 2.0);
+    let (lo, hi) = pseudo.range();
+    let extra = pseudo.items();
+    let aug_mean = (values.iter().map(|v| v.1).sum::<f64>()
+        + extra.iter().map(|(v, w)| v * w).sum::<f64>())
+        / (n + 2.0);
     let aug_ss: f64 = values.iter().map(|v| (v.1 - aug_mean).powi(2)).sum::<f64>()
-        + (lo - aug_mean).powi(2)
-        + (hi - aug_mean).powi(2);
+        + extra
+            .iter()
+            .map(|(v, w)| w * (v - aug_mean).powi(2))
+            .sum::<f64>();
     let aug_variance = aug_ss / (n + 2.0) / (n + 2.0);
     let srs_variance = values.iter().map(|v| (v.1 - mean).powi(2)).sum::<f64>() / n / n;
     let clustered = clustered_variance(values, mean);

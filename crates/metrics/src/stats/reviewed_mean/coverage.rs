@@ -73,6 +73,9 @@ struct Outcome {
     covered: [usize; 3],
     width_sum: [f64; 3],
     zero_width: usize,
+    /// Repetitions whose PPI interval is wider than the reviewers' own (the table's last
+    /// column).
+    ppi_wider: usize,
 }
 
 impl Outcome {
@@ -126,6 +129,8 @@ fn run_cell(cell: &Cell, reps: usize, seed: u64) -> Outcome {
             out.width_sum[k] += ci.upper - ci.lower;
             out.zero_width += usize::from(ci.upper <= ci.lower);
         }
+        let width = |m: &MeanEstimate| m.interval.upper - m.interval.lower;
+        out.ppi_wider += usize::from(width(&e.ppi) > width(&e.reviewers) + 1e-12);
     }
     out
 }
@@ -162,12 +167,13 @@ fn study(cells: Vec<Cell>, reps: usize) -> Vec<(Cell, Outcome)> {
 fn table(results: &[(Cell, Outcome)]) -> String {
     let mut s = String::from(
         "| share | labels | dialogues | judges | reviewers cover | judges cover | PPI cover | \
-         reviewers width | judges width | PPI width |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
+         reviewers width | judges width | PPI width | PPI wider |\n\
+         |---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (c, o) in results {
         let pct = |k: usize| 100.0 * o.covered[k] as f64 / o.reps as f64;
         s.push_str(&format!(
-            "| {:.1}% | {} | {} | {:?} | {:.1}% | {:.1}% | {:.1}% | {:.3} | {:.3} | {:.3} |\n",
+            "| {:.1}% | {} | {} | {:?} | {:.1}% | {:.1}% | {:.1}% | {:.3} | {:.3} | {:.3} | {:.1}% |\n",
             100.0 * c.share,
             c.labels,
             c.dialogues,
@@ -178,6 +184,7 @@ fn table(results: &[(Cell, Outcome)]) -> String {
             o.width(0),
             o.width(1),
             o.width(2),
+            100.0 * o.ppi_wider as f64 / o.reps as f64,
         ));
     }
     s

@@ -54,6 +54,13 @@ fn the_oracle_audit_gives_a_ppi_interval_that_holds_the_truth() {
         "{:?}",
         e.ppi
     );
+    // perfect judges: the prediction-powered interval is no wider than the reviewers' own
+    assert!(
+        width(&e.ppi) <= width(&e.reviewers),
+        "{:?} wider than {:?}",
+        e.ppi,
+        e.reviewers
+    );
     assert!((e.judges.interval.estimate - truth).abs() < 1e-12);
     assert_eq!(e.few_clusters, None);
 }
