@@ -87,7 +87,7 @@ pub enum Command {
     /// Inspect or prune the LLM response cache.
     Cache(cmd::cache::Args),
     /// Show the effective configuration.
-    Config(cmd::config::Args),
+    Config(cmd::config_show::Args),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     ///
     /// Install it where the shell looks when it starts, e.g. `mtr completions bash >

@@ -108,31 +108,7 @@ impl super::common::OutputKind for Written {
 
 pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let per_query = args.per_query;
-    let measures = if args.measures.is_empty() {
-        MeasureSet::official()
-    } else {
-        MeasureSet::parse(&args.measures).map_err(mtr_core::Error::from)?
-    };
-    let opts = EvalOptions {
-        measures,
-        relevance_level: args.level,
-        missing: if args.complete {
-            MissingQueries::Complete
-        } else if args.intersect {
-            MissingQueries::Intersect
-        } else {
-            MissingQueries::Error
-        },
-        max_docs: args.max_docs,
-        compat: match args.compat {
-            CompatArg::TrecEval10 => Compat::TrecEval10,
-            CompatArg::TrecEval9 => Compat::TrecEval9,
-        },
-        dedup: match args.dedup {
-            DedupArg::Error => Dedup::Error,
-            DedupArg::First => Dedup::First,
-        },
-    };
+    let opts = options(&args)?;
 
     let (qrels_path, _qrels_tmp) = spooled(&args.qrels)?;
     let qrels = mtr_metrics::read_qrels_file(&qrels_path, opts.dedup)
@@ -188,23 +164,58 @@ pub async fn run(_ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     // work; the process exit returns the memory.
     std::mem::forget(qrels);
 
-    match args.output.given() {
+    emit(args.output.given(), &out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The evaluation's options from the flags.
+fn options(args: &Args) -> anyhow::Result<EvalOptions> {
+    let measures = if args.measures.is_empty() {
+        MeasureSet::official()
+    } else {
+        MeasureSet::parse(&args.measures).map_err(mtr_core::Error::from)?
+    };
+    Ok(EvalOptions {
+        measures,
+        relevance_level: args.level,
+        missing: if args.complete {
+            MissingQueries::Complete
+        } else if args.intersect {
+            MissingQueries::Intersect
+        } else {
+            MissingQueries::Error
+        },
+        max_docs: args.max_docs,
+        compat: match args.compat {
+            CompatArg::TrecEval10 => Compat::TrecEval10,
+            CompatArg::TrecEval9 => Compat::TrecEval9,
+        },
+        dedup: match args.dedup {
+            DedupArg::Error => Dedup::Error,
+            DedupArg::First => Dedup::First,
+        },
+    })
+}
+
+/// Writes the output to `-o FILE` (atomically) or stdout; a reader that left the pipe
+/// (`mtr eval ... | head`) is not an error.
+fn emit(path: Option<&std::path::Path>, out: &[u8]) -> anyhow::Result<()> {
+    match path {
         Some(path) => {
-            mtr_core::atomic::write_atomic(path, &out)
+            mtr_core::atomic::write_atomic(path, out)
                 .with_context(|| format!("writing {}", path.display()))?;
         }
         None => {
             let stdout = io::stdout();
             let mut w = BufWriter::new(stdout.lock());
-            match w.write_all(&out).and_then(|()| w.flush()) {
+            match w.write_all(out).and_then(|()| w.flush()) {
                 Ok(()) => {}
-                // `mtr eval ... | head`: the reader left; not an error.
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
                 Err(e) => return Err(e).context("writing to stdout"),
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Pipes (`<(zcat run.gz)`) and other special files are copied to a temporary file first: the

@@ -89,36 +89,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         "passages_per_second": meta.num_passages as f64 / bm25_secs.max(1e-9),
     });
     if args.dense {
-        let llm = open_llm(ctx, &args.llm).await?;
-        let embedder: Arc<dyn Embedder> = Arc::new(LlmEmbedder::new(llm).ok_or_else(|| {
-            anyhow::Error::new(mtr_core::Error::from(
-                mtr_core::InputError::new("mtr.toml [llm]", "no `embedder` role is configured")
-                    .field("llm.roles.embedder"),
-            ))
-        })?);
-        let dopts = DenseOptions {
-            batch_size: args.batch_size,
-            concurrency: args.concurrency,
-            ..Default::default()
-        };
-        let t = Instant::now();
-        let src = CorpusSource::detect(&args.src).map_err(anyhow::Error::new)?;
-        let dense = mtr_retrieve::ensure_dense(
-            &idx,
-            &src,
-            embedder.as_ref(),
-            &dopts,
-            ctx.progress.as_ref(),
-        )
-        .await
-        .map_err(anyhow::Error::new)?;
-        summary["dense"] = serde_json::json!({
-            "model": dense.meta().model,
-            "dim": dense.meta().dim,
-            "vectors": dense.meta().count,
-            "prefixes": dense.meta().prefixes,
-            "seconds": t.elapsed().as_secs_f64(),
-        });
+        summary["dense"] = build_dense(ctx, &args, &idx).await?;
     }
     if args.format.json() {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -148,4 +119,37 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--dense`: the embedder's vectors of every passage, beside the BM25 index; what was built.
+async fn build_dense(
+    ctx: &Ctx,
+    args: &Args,
+    idx: &mtr_retrieve::IndexDir,
+) -> anyhow::Result<serde_json::Value> {
+    let llm = open_llm(ctx, &args.llm).await?;
+    let embedder: Arc<dyn Embedder> = Arc::new(LlmEmbedder::new(llm).ok_or_else(|| {
+        anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new("mtr.toml [llm]", "no `embedder` role is configured")
+                .field("llm.roles.embedder"),
+        ))
+    })?);
+    let dopts = DenseOptions {
+        batch_size: args.batch_size,
+        concurrency: args.concurrency,
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let src = CorpusSource::detect(&args.src).map_err(anyhow::Error::new)?;
+    let dense =
+        mtr_retrieve::ensure_dense(idx, &src, embedder.as_ref(), &dopts, ctx.progress.as_ref())
+            .await
+            .map_err(anyhow::Error::new)?;
+    Ok(serde_json::json!({
+        "model": dense.meta().model,
+        "dim": dense.meta().dim,
+        "vectors": dense.meta().count,
+        "prefixes": dense.meta().prefixes,
+        "seconds": t.elapsed().as_secs_f64(),
+    }))
 }

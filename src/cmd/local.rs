@@ -101,96 +101,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         LocalCommand::Install {
             with_qwen15,
             no_qwen05,
-        } => {
-            let mut a = Vec::new();
-            if with_qwen15 {
-                a.push("--with-qwen15".to_string());
-            }
-            if no_qwen05 {
-                a.push("--no-qwen05".to_string());
-            }
-            super::local_hub::prefetch(&LocalPaths::default(), with_qwen15, no_qwen05).await;
-            let status = local::install(&a)?;
-            Ok(if status.success() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
-        LocalCommand::Start => {
-            for s in planned_servers(ctx)? {
-                // kept up until `mtr local stop`, whoever started it
-                let mut s = (*s).clone();
-                s.keep_alive = local::KeepAlive::Forever;
-                let url = s
-                    .ensure_running()
-                    .await
-                    .with_context(|| format!("starting {}", s.name))?;
-                println!("{}\t{}\t{}", s.name, s.alias, url);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        LocalCommand::Stop => {
-            let servers = local::known_servers(&LocalPaths::default());
-            for s in servers {
-                let outcome = s.stop().await?;
-                match outcome {
-                    local::StopOutcome::Stopped => println!("{}\tstopped", s.name),
-                    local::StopOutcome::NotRunning => println!("{}\twas not running", s.name),
-                    local::StopOutcome::NotOurs(why) => {
-                        println!(
-                            "{}\tnot stopped: its state file named another process",
-                            s.name
-                        );
-                        eprintln!(
-                            "mtr: {}: {why}; that process was left alone and the stale state file removed",
-                            s.name
-                        );
-                    }
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => install(with_qwen15, no_qwen05).await,
+        LocalCommand::Start => start(ctx).await,
+        LocalCommand::Stop => stop().await,
         LocalCommand::Status => {
-            let paths = LocalPaths::default();
-            let dirs = mtr_core::dirs::Dirs::from_env();
-            for (kind, dir) in [
-                ("cache", &dirs.cache),
-                ("data", &dirs.data),
-                ("state", &dirs.state),
-                ("config", &dirs.config),
-            ] {
-                println!("dir\t{kind}\t{}", dir.display());
-            }
-            println!(
-                "install\t{}\tinstalled={}",
-                paths.data.display(),
-                paths.installed()
-            );
-            for k in local::KNOWN_MODELS {
-                let p = paths.models().join(k.file);
-                println!(
-                    "model\t{}\t{}\t{}{}",
-                    k.short,
-                    if p.is_file() { "installed" } else { "missing" },
-                    p.display(),
-                    super::local_hub::status_fields(k.file)
-                );
-            }
-            for s in local::known_servers(&paths) {
-                let st = s.status().await;
-                let (pid, port) = st
-                    .state
-                    .as_ref()
-                    .map(|x| (x.pid.to_string(), x.port.to_string()))
-                    .unwrap_or_default();
-                println!(
-                    "server\t{}\tpid={pid}\tport={port}\t{}\tlog={}",
-                    st.name,
-                    if st.healthy { "healthy" } else { "not running" },
-                    st.log.display()
-                );
-            }
+            status().await;
             Ok(ExitCode::SUCCESS)
         }
         LocalCommand::Paths => {
@@ -210,6 +125,105 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             ask(ctx, prompt, schema, generator, embed, &llm).await
         }
         LocalCommand::Speed { runs, missing } => speed(ctx, runs, missing).await,
+    }
+}
+
+/// `mtr local install`: the models fetched ahead (hub mirrors first), then the install script.
+async fn install(with_qwen15: bool, no_qwen05: bool) -> anyhow::Result<ExitCode> {
+    let mut a = Vec::new();
+    if with_qwen15 {
+        a.push("--with-qwen15".to_string());
+    }
+    if no_qwen05 {
+        a.push("--no-qwen05".to_string());
+    }
+    super::local_hub::prefetch(&LocalPaths::default(), with_qwen15, no_qwen05).await;
+    let status = local::install(&a)?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `mtr local start`: every planned server up, kept up until `mtr local stop`.
+async fn start(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    for s in planned_servers(ctx)? {
+        // kept up until `mtr local stop`, whoever started it
+        let mut s = (*s).clone();
+        s.keep_alive = local::KeepAlive::Forever;
+        let url = s
+            .ensure_running()
+            .await
+            .with_context(|| format!("starting {}", s.name))?;
+        println!("{}\t{}\t{}", s.name, s.alias, url);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mtr local stop`: every known server stopped, a process that is not ours left alone.
+async fn stop() -> anyhow::Result<ExitCode> {
+    let servers = local::known_servers(&LocalPaths::default());
+    for s in servers {
+        let outcome = s.stop().await?;
+        match outcome {
+            local::StopOutcome::Stopped => println!("{}\tstopped", s.name),
+            local::StopOutcome::NotRunning => println!("{}\twas not running", s.name),
+            local::StopOutcome::NotOurs(why) => {
+                println!(
+                    "{}\tnot stopped: its state file named another process",
+                    s.name
+                );
+                eprintln!(
+                    "mtr: {}: {why}; that process was left alone and the stale state file removed",
+                    s.name
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mtr local status`: the folders, the installation, each model and each server.
+async fn status() {
+    let paths = LocalPaths::default();
+    let dirs = mtr_core::dirs::Dirs::from_env();
+    for (kind, dir) in [
+        ("cache", &dirs.cache),
+        ("data", &dirs.data),
+        ("state", &dirs.state),
+        ("config", &dirs.config),
+    ] {
+        println!("dir\t{kind}\t{}", dir.display());
+    }
+    println!(
+        "install\t{}\tinstalled={}",
+        paths.data.display(),
+        paths.installed()
+    );
+    for k in local::KNOWN_MODELS {
+        let p = paths.models().join(k.file);
+        println!(
+            "model\t{}\t{}\t{}{}",
+            k.short,
+            if p.is_file() { "installed" } else { "missing" },
+            p.display(),
+            super::local_hub::status_fields(k.file)
+        );
+    }
+    for s in local::known_servers(&paths) {
+        let st = s.status().await;
+        let (pid, port) = st
+            .state
+            .as_ref()
+            .map(|x| (x.pid.to_string(), x.port.to_string()))
+            .unwrap_or_default();
+        println!(
+            "server\t{}\tpid={pid}\tport={port}\t{}\tlog={}",
+            st.name,
+            if st.healthy { "healthy" } else { "not running" },
+            st.log.display()
+        );
     }
 }
 
@@ -262,53 +276,98 @@ async fn ask(
     embed: bool,
     args: &LlmArgs,
 ) -> anyhow::Result<ExitCode> {
-    use mtr_llm::{ChatMessage, ChatRequest, JsonSchema, Role};
+    use mtr_llm::{ChatMessage, ChatRequest, JsonSchema};
     let llm = open_llm_batching(ctx, args).await?;
     super::batch_file::start(ctx, &llm, args, None)?;
     if embed {
-        match llm.embed(std::slice::from_ref(&prompt)).await {
-            Ok(v) => {
-                let first: Vec<String> = v[0].iter().take(8).map(|x| format!("{x:.4}")).collect();
-                println!(
-                    "{}\tdims={}\t{}",
-                    llm.embedding_model().unwrap_or_default(),
-                    v[0].len(),
-                    first.join(" ")
-                );
-            }
-            Err(LlmError::DryRun) => print!("{}", llm.plan().to_table()),
-            Err(e) => return Err(llm_error(ctx, e)),
-        }
-        return Ok(ExitCode::SUCCESS);
+        return ask_embedder(ctx, &llm, prompt).await;
     }
     let req_text = prompt.clone();
     let mut req = ChatRequest::new(vec![ChatMessage::user(prompt)]);
     if let Some(p) = schema {
-        let text =
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            mtr_core::Error::from(
-                mtr_core::InputError::new(&p, format!("not a JSON schema: {e}"))
-                    .line(e.line() as u64),
-            )
-        })?;
-        req = req.with_schema(JsonSchema::new("answer", value));
+        req = req.with_schema(JsonSchema::new("answer", read_schema(&p)?));
     }
-    let results: Vec<(String, Result<mtr_llm::ChatResult, LlmError>)> = loop {
-        let results: Vec<_> = if generator {
+    let results = match ask_all(ctx, &llm, &req, generator, args).await? {
+        Answers::Results(r) => r,
+        Answers::Exit(code) => return Ok(code),
+    };
+    let mut failed = print_answers(ctx, results)?;
+    if !generator && !args.dry_run {
+        failed |= score_with_relevance_judges(ctx, &llm, &req_text).await?;
+    }
+    if args.dry_run {
+        print!("{}", llm.plan().to_table());
+    }
+    eprint!("{}", llm.ledger().to_markdown());
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `mtr local ask --embed`: the embedding model's vector of the prompt (its first values).
+async fn ask_embedder(ctx: &Ctx, llm: &mtr_llm::Llm, prompt: String) -> anyhow::Result<ExitCode> {
+    match llm.embed(std::slice::from_ref(&prompt)).await {
+        Ok(v) => {
+            let first: Vec<String> = v[0].iter().take(8).map(|x| format!("{x:.4}")).collect();
+            println!(
+                "{}\tdims={}\t{}",
+                llm.embedding_model().unwrap_or_default(),
+                v[0].len(),
+                first.join(" ")
+            );
+        }
+        Err(LlmError::DryRun) => print!("{}", llm.plan().to_table()),
+        Err(e) => return Err(llm_error(ctx, e)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON schema file of `--schema`.
+fn read_schema(p: &std::path::Path) -> anyhow::Result<serde_json::Value> {
+    let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        mtr_core::Error::from(
+            mtr_core::InputError::new(p, format!("not a JSON schema: {e}")).line(e.line() as u64),
+        )
+        .into()
+    })
+}
+
+/// Who answered and what.
+type Answer = (String, Result<mtr_llm::ChatResult, LlmError>);
+
+/// The answers to `mtr local ask`, or the exit code an exported batch file ends it with.
+enum Answers {
+    Results(Vec<Answer>),
+    Exit(ExitCode),
+}
+
+/// Asks the generator (`generator`) or every judge, through the Batch API when `--batch`
+/// queued the calls.
+async fn ask_all(
+    ctx: &Ctx,
+    llm: &mtr_llm::Llm,
+    req: &mtr_llm::ChatRequest,
+    generator: bool,
+    args: &LlmArgs,
+) -> anyhow::Result<Answers> {
+    loop {
+        let results: Vec<Answer> = if generator {
             vec![(
                 "generator".to_string(),
-                llm.chat_role(Role::Generator, &req).await,
+                llm.chat_role(mtr_llm::Role::Generator, req).await,
             )]
         } else {
-            llm.judge_all(&req)
+            llm.judge_all(req)
                 .await
                 .into_iter()
                 .flat_map(|j| j.samples.into_iter().map(move |s| (j.judge.clone(), s)))
                 .collect()
         };
-        if let Some(code) = super::batch_file::finish(ctx, &llm, "mtr local ask")? {
-            return Ok(code);
+        if let Some(code) = super::batch_file::finish(ctx, llm, "mtr local ask")? {
+            return Ok(Answers::Exit(code));
         }
         if args.batch && llm.batch_queued() > 0 {
             let rep = llm.run_batches().await.map_err(|e| llm_error(ctx, e))?;
@@ -320,8 +379,12 @@ async fn ask(
             );
             continue;
         }
-        break results;
-    };
+        return Ok(Answers::Results(results));
+    }
+}
+
+/// Prints each answer; whether any failed.
+fn print_answers(ctx: &Ctx, results: Vec<Answer>) -> anyhow::Result<bool> {
     let mut failed = false;
     for (who, r) in results {
         match r {
@@ -355,36 +418,35 @@ async fn ask(
             Err(e) => return Err(llm_error(ctx, e)),
         }
     }
-    if !generator && !args.dry_run {
-        // the relevance judges (rerankers, embedding models) score a passage for a query
-        // rather than answer: the question is scored against itself, which shows they work
-        for who in llm.judges().to_vec() {
-            if llm.reranker(&who).is_none() {
-                continue;
+    Ok(failed)
+}
+
+/// The relevance judges (rerankers, embedding models) score a passage for a query rather than
+/// answer: the question is scored against itself, which shows they work. Whether any failed.
+async fn score_with_relevance_judges(
+    ctx: &Ctx,
+    llm: &mtr_llm::Llm,
+    req_text: &str,
+) -> anyhow::Result<bool> {
+    let mut failed = false;
+    for who in llm.judges().to_vec() {
+        if llm.reranker(&who).is_none() {
+            continue;
+        }
+        let question = [req_text.to_string()];
+        match llm.rerank(&who, req_text, &question).await {
+            Ok(r) => println!(
+                "{who}\t{}\trelevance\tcached={}\tscore={:.4} (the question as its own passage, 0-1)",
+                r.model,
+                r.cached,
+                r.scores.first().copied().unwrap_or(f64::NAN)
+            ),
+            Err(e) if e.is_budget_stop() => {
+                eprintln!("{e}");
+                failed = true;
             }
-            let question = std::slice::from_ref(&req_text);
-            match llm.rerank(&who, &req_text, question).await {
-                Ok(r) => println!(
-                    "{who}\t{}\trelevance\tcached={}\tscore={:.4} (the question as its own passage, 0-1)",
-                    r.model,
-                    r.cached,
-                    r.scores.first().copied().unwrap_or(f64::NAN)
-                ),
-                Err(e) if e.is_budget_stop() => {
-                    eprintln!("{e}");
-                    failed = true;
-                }
-                Err(e) => return Err(llm_error(ctx, e)),
-            }
+            Err(e) => return Err(llm_error(ctx, e)),
         }
     }
-    if args.dry_run {
-        print!("{}", llm.plan().to_table());
-    }
-    eprint!("{}", llm.ledger().to_markdown());
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(failed)
 }

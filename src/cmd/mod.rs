@@ -14,7 +14,7 @@ pub mod bench;
 pub mod cache;
 pub mod common;
 pub mod completions;
-pub mod config;
+pub mod config_show;
 pub mod corpus;
 pub mod eval;
 pub mod export;
@@ -75,7 +75,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Review(a) => review::run(&ctx, a).await,
         Command::Local(a) => local::run(&ctx, a).await,
         Command::Cache(a) => cache::run(&ctx, a).await,
-        Command::Config(a) => config::run(&ctx, a).await,
+        Command::Config(a) => config_show::run(&ctx, a).await,
         Command::Completions(a) => completions::run(&a),
         Command::Man(a) => man::run(&a),
     }

@@ -64,19 +64,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let query = args.query.resolve(&bench);
     let src = CorpusSource::Benchmark(bench_dir.clone());
     let start = Instant::now();
-    let opts = IndexOptions {
-        language: args.language,
-        ..Default::default()
-    };
-    let (index_path, progress) = (args.index.clone(), ctx.progress.clone());
-    let src2 = src.clone();
-    let idx = tokio::task::spawn_blocking(move || {
-        mtr_retrieve::ensure_index(&src2, &index_path, &opts, progress.as_ref())
-    })
-    .await?
-    .map_err(anyhow::Error::new)?;
-    idx.check_analyzer(args.language)
-        .map_err(anyhow::Error::new)?;
+    let idx = open_index(ctx, &args, &src).await?;
 
     let needs_llm = args.retriever.needs_dense() || query == QueryFormulation::LlmRewrite;
     let llm = if needs_llm {
@@ -114,6 +102,41 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     mtr_retrieve::write_run_files(&out, args.output.path())
         .map_err(anyhow::Error::new)
         .with_context(|| format!("writing {}", args.output.path().display()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    summarise(&args, &out, query, seconds, llm.as_ref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The benchmark's index folder, built first if it is missing, checked against `--language`.
+async fn open_index(
+    ctx: &Ctx,
+    args: &Args,
+    src: &CorpusSource,
+) -> anyhow::Result<mtr_retrieve::IndexDir> {
+    let opts = IndexOptions {
+        language: args.language,
+        ..Default::default()
+    };
+    let (index_path, progress) = (args.index.clone(), ctx.progress.clone());
+    let src = src.clone();
+    let idx = tokio::task::spawn_blocking(move || {
+        mtr_retrieve::ensure_index(&src, &index_path, &opts, progress.as_ref())
+    })
+    .await?
+    .map_err(anyhow::Error::new)?;
+    idx.check_analyzer(args.language)
+        .map_err(anyhow::Error::new)?;
+    Ok(idx)
+}
+
+/// What was written, as JSON (`--format json`) or lines, and what the LLM calls cost.
+fn summarise(
+    args: &Args,
+    out: &mtr_retrieve::RetrievedRun,
+    query: QueryFormulation,
+    seconds: f64,
+    llm: Option<&mtr_llm::Llm>,
+) -> anyhow::Result<()> {
     let (_, jsonl, meta) = mtr_retrieve::run::run_file_paths(args.output.path());
     if args.format.json() {
         let summary = serde_json::json!({
@@ -121,20 +144,20 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             "query": query.name(),
             "queries": out.meta.num_queries,
             "k": args.k,
-            "seconds": start.elapsed().as_secs_f64(),
+            "seconds": seconds,
             "files": [args.output.path(), &jsonl, &meta],
             "rewrite_fallbacks": out.meta.rewrite_fallbacks,
-            "cost_usd": llm.as_ref().map_or(0.0, |l| l.ledger().total_cost_usd),
+            "cost_usd": llm.map_or(0.0, |l| l.ledger().total_cost_usd),
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     println!(
         "{}: {} queries, k={} in {:.1} s -> {} ({}, {})",
         out.name,
         out.meta.num_queries,
         args.k,
-        start.elapsed().as_secs_f64(),
+        seconds,
         args.output.path().display(),
         jsonl.display(),
         meta.display()
@@ -145,11 +168,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             out.meta.rewrite_fallbacks
         );
     }
-    if let Some(llm) = &llm {
+    if let Some(llm) = llm {
         let ledger = llm.ledger();
         if ledger.total_cost_usd > 0.0 {
             println!("{}", ledger.to_markdown());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

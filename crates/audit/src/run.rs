@@ -77,7 +77,7 @@ pub async fn run_within(
         warnings,
     };
     let summary = stages::summarise::summarise(bench, &job, llm, finished);
-    stages::write::write(
+    stages::output_folder::write(
         &job.out_dir,
         &summary,
         &scored,

@@ -37,20 +37,30 @@ fn worst_first(main_values: &[f64], n: usize, seed: u64) -> Vec<usize> {
     order
 }
 
-/// Classifies all turns and picks `examples` worst turns (passage titles and texts are left
-/// empty; [`crate::passages`] fills them from the corpus).
-#[allow(clippy::too_many_arguments)]
+/// What counts as a failure and how many examples to pick (`[bench]`'s `failure_*` settings).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FailureRule {
+    /// Recall failure: no relevant passage in the top `k`.
+    pub(crate) k: usize,
+    /// Ranking failure: the first relevant passage below rank `r`.
+    pub(crate) r: usize,
+    /// Worst turns shown.
+    pub(crate) examples: usize,
+    /// Seed of the shuffle that breaks ties among equally bad turns.
+    pub(crate) seed: u64,
+}
+
+/// Classifies all turns and picks `rule.examples` worst turns (passage titles and texts are
+/// left empty; [`crate::passages`] fills them from the corpus).
 pub(crate) fn analyse(
     set: &QuerySet,
     run: &Run,
     main_values: &[f64],
     first_relevant: &[Option<usize>],
-    k: usize,
-    r: usize,
-    examples: usize,
-    seed: u64,
+    rule: FailureRule,
     query_text: &dyn Fn(&str) -> Option<String>,
 ) -> Failures {
+    let (k, r) = (rule.k, rule.r);
     let mut recall_failures = 0;
     let mut ranking_failures = 0;
     for fr in first_relevant {
@@ -60,10 +70,10 @@ pub(crate) fn analyse(
             FailureKind::Partial => {}
         }
     }
-    let order = worst_first(main_values, set.queries.len(), seed);
+    let order = worst_first(main_values, set.queries.len(), rule.seed);
     let examples = order
         .into_iter()
-        .take(examples)
+        .take(rule.examples)
         .map(|qi| {
             let q = &set.queries[qi];
             let judged = set.qrels.get(&q.qid);
@@ -170,7 +180,13 @@ mod tests {
         );
         let values = vec![1.0, 0.39, 0.0];
         let fr = vec![Some(1), Some(5), None];
-        let f = analyse(&set, &run, &values, &fr, 10, 3, 2, 1, &|q| {
+        let rule = FailureRule {
+            k: 10,
+            r: 3,
+            examples: 2,
+            seed: 1,
+        };
+        let f = analyse(&set, &run, &values, &fr, rule, &|q| {
             Some(format!("query {q}"))
         });
         assert_eq!((f.recall_failures, f.ranking_failures, f.scored), (1, 1, 3));

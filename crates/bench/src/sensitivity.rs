@@ -266,14 +266,19 @@ pub fn compute(inp: &Input) -> Result<LabelSensitivity> {
     let names: Vec<&str> = inp.systems.iter().map(|x| x.name).collect();
     let ranks0 = base.ranks();
 
+    let reference = Original {
+        boot: &boot,
+        base: &base,
+        edits: &edits,
+        names: &names,
+        ranks0: &ranks0,
+    };
     let mut variants = Vec::new();
     for v in edits.variants() {
         let (qv, applied, changed) = apply(&orig_q, &edits, v);
         let setv = QuerySet::build(inp.dialogues, &qv);
         let sv = Scored::new(setv, &cluster_of, inp, &boot, Some((&base, &changed)))?;
-        variants.push(variant_result(
-            inp, &boot, &base, &sv, v, applied, &changed, &edits, &names, &ranks0,
-        ));
+        variants.push(variant_result(inp, &reference, &sv, v, applied, &changed));
     }
 
     let original: Vec<SystemScore> = (0..k)
@@ -349,19 +354,32 @@ fn conventions(s: &Settings) -> Vec<String> {
     ]
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every variant is compared with: the original qrels' scores and ranks, the resamples
+/// they share, the audit's edits and the systems' names.
+struct Original<'a> {
+    boot: &'a ClusterBootstrap,
+    base: &'a Scored,
+    edits: &'a LabelEdits,
+    names: &'a [&'a str],
+    ranks0: &'a [usize],
+}
+
+/// One variant's result against the original.
 fn variant_result(
     inp: &Input,
-    boot: &ClusterBootstrap,
-    base: &Scored,
+    original: &Original<'_>,
     sv: &Scored,
     v: Variant,
     applied: Applied,
     changed: &BTreeSet<String>,
-    edits: &LabelEdits,
-    names: &[&str],
-    ranks0: &[usize],
 ) -> VariantResult {
+    let Original {
+        boot,
+        base,
+        edits,
+        names,
+        ranks0,
+    } = *original;
     let (kendall_tau, tau_ap) = rank_correlations(boot, base, sv);
     VariantResult {
         variant: v,

@@ -15,6 +15,7 @@ use crate::error::{InputError, Result};
 use crate::progress::Progress;
 
 mod beir;
+mod beir_trec_export;
 mod builder;
 mod cast;
 mod chatrag;
@@ -22,7 +23,6 @@ mod coral;
 mod corpus;
 mod dataset_file;
 mod doc2dial;
-mod export;
 mod group;
 mod hf;
 mod import_cache;
@@ -44,9 +44,9 @@ mod trec_dir;
 mod typed_doc;
 pub mod walk;
 
+pub use beir_trec_export::{ExportReport, QueryField, export_beir, export_trec};
 pub use builder::ImportReport;
 pub use corpus::{CorpusOptions, ID_FIELDS, TEXT_FIELDS, passage_from_json};
-pub use export::{ExportReport, QueryField, export_beir, export_trec};
 pub use hf::{CardSection, HfOptions, export_hf};
 pub use import_cache::{open_any, open_any_with};
 pub use json_doc::JsonDoc;

@@ -19,9 +19,9 @@
 //! synthesis's output folder), so that the money spent on a job across interrupted attempts
 //! can be told apart from the cost of its result. Batch API jobs are recorded (`batch_job`,
 //! `batch_item`) before they are created at the provider, under a client-side submission id,
-//! so that a run killed at any point finds them again (see `client/batch.rs`); exported Batch
+//! so that a run killed at any point finds them again (see `client/provider_batch.rs`); exported Batch
 //! files are recorded in slimmer tables of their own (`batch_export_item`, `batch_export_spec`,
-//! see `cache/batch_file.rs`).
+//! see `cache/exported_files.rs`).
 //!
 //! Modules: `writer` (the writer thread), `spend` (the spend ledger), `batch` (Batch API jobs),
 //! `batch_file` (exported Batch files), `admin` (`mtr cache stats|prune`).
@@ -39,16 +39,16 @@ use crate::chat::{ParseStatus, Usage};
 use crate::error::{LlmError, Result};
 
 mod admin;
-mod batch;
-mod batch_file;
-mod spend;
+mod batch_jobs;
+mod exported_files;
+mod spend_ledger;
 mod writer;
 
 pub use admin::{CacheStats, ModelStats, PruneFilter};
-pub(crate) use batch::{BatchItem, BatchJob};
-pub(crate) use batch_file::{ExportItem, JobMemo, KnownCall};
-pub(crate) use spend::SpendSink;
-pub use spend::Spent;
+pub(crate) use batch_jobs::{BatchItem, BatchJob};
+pub(crate) use exported_files::{ExportItem, JobMemo, KnownCall};
+pub(crate) use spend_ledger::SpendSink;
+pub use spend_ledger::Spent;
 use writer::{PendingChat, Writer};
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ struct Inner {
     plan: Mutex<Plan>,
     /// How a dry run counts its prompts (see `client/estimate.rs`).
     prompt_counts: Mutex<estimate::PromptCounts>,
-    batch_queue: Mutex<BTreeMap<String, Vec<batch::Queued>>>,
+    batch_queue: Mutex<BTreeMap<String, Vec<provider_batch::Queued>>>,
     /// `--export-batch`: the file cache misses are written to (see `client/batch_file.rs`).
     export: Mutex<Option<batch_file::Exporter>>,
     /// What the llama.cpp servers reported doing, per endpoint (see [`crate::server_work`]).
@@ -289,7 +289,6 @@ fn register_secrets(config: &LlmConfig) {
     }
 }
 
-mod batch;
 mod batch_file;
 mod body;
 mod call;
@@ -297,12 +296,13 @@ mod embed;
 mod estimate;
 mod export_order;
 mod export_sink;
-mod rerank;
+mod provider_batch;
+mod rerank_call;
 mod send;
 pub mod spend;
-pub use batch::BatchReport;
 pub use batch_file::{ExportReport, ExportedModel, ImportError, ImportReport};
 pub use estimate::PromptSample;
+pub use provider_batch::BatchReport;
 pub(crate) use send::read_choice;
 
 #[cfg(test)]

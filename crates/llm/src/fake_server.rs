@@ -28,12 +28,12 @@ use crate::config::EndpointConfig;
 use crate::error::{LlmError, Result};
 use crate::fake::{FakeReply, FakeRequest, default_reply};
 
-mod batch;
-mod chat;
+mod fake_batch;
+mod fake_chat;
 mod scoring;
 
-use batch::{create_batch, file_content, get_batch, list_batches, upload_file};
-use chat::chat;
+use fake_batch::{create_batch, file_content, get_batch, list_batches, upload_file};
+use fake_chat::chat;
 pub use scoring::FakeRerank;
 use scoring::{default_scores, embeddings, rerank, score};
 

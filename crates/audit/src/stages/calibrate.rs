@@ -33,10 +33,13 @@ pub(crate) fn calibrate(
             let mut hjs: Vec<Judgement> =
                 hj.records.iter().flatten().map(|j| (**j).clone()).collect();
             calibration::name_prompts(&mut hjs, &job.prompts);
-            let human = calibration::mtrag(
+            let file = calibration::MtragFile {
                 path,
-                *scale,
+                scale: *scale,
                 items,
+            };
+            let human = calibration::mtrag(
+                file,
                 &hjs,
                 planned.judges.len(),
                 &planned.dims,

@@ -11,7 +11,7 @@
 //! 6. [`verify`]: missing-gold candidates rated pointwise by every judge;
 //! 7. [`calibrate`]: the judges against the human labels;
 //! 8. [`summarise`]: `summary.json`'s statistics, biases, cost and verdict;
-//! 9. [`write`]: the output folder.
+//! 9. [`output_folder`]: writes the output folder.
 //!
 //! Each stage is a function of the job and the earlier stages' results, and returns its own
 //! plain struct; no stage changes an earlier one's result. The work itself lives in the modules
@@ -22,9 +22,9 @@
 pub(crate) mod calibrate;
 pub(crate) mod human;
 pub(crate) mod judge;
+pub(crate) mod output_folder;
 pub(crate) mod plan;
 pub(crate) mod reuse;
 pub(crate) mod score;
 pub(crate) mod summarise;
 pub(crate) mod verify;
-pub(crate) mod write;

@@ -330,10 +330,12 @@ impl Context<'_> {
             &sys.run,
             &sc.values[self.internal.main],
             &sc.first_relevant,
-            s.failure_k,
-            s.failure_rank,
-            s.failure_examples,
-            s.failure_seed(),
+            failures::FailureRule {
+                k: s.failure_k,
+                r: s.failure_rank,
+                examples: s.failure_examples,
+                seed: s.failure_seed(),
+            },
             &|qid: &str| sys.queries.get(qid).cloned(),
         );
         SystemResult {

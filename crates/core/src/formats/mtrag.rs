@@ -22,12 +22,12 @@
 //! is read first, so that gold ids are checked against it.
 
 mod conversation;
-mod import;
-mod layout;
+mod importer;
+mod source_files;
 mod tasks;
 
-pub use import::passage_doc_id;
-pub(crate) use import::{import, sniff};
+pub use importer::passage_doc_id;
+pub(crate) use importer::{import, sniff};
 
 #[cfg(test)]
 mod tests {
@@ -227,8 +227,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         import_into(&src, &tmp.path().join("b"), Some("clapnq"));
         let dir = crate::BenchmarkDir::open(tmp.path().join("b")).unwrap();
-        crate::formats::export::export_beir(&dir, &tmp.path().join("beir"), Default::default())
-            .unwrap();
+        crate::formats::beir_trec_export::export_beir(
+            &dir,
+            &tmp.path().join("beir"),
+            Default::default(),
+        )
+        .unwrap();
         // The exported qrels file equals the source's judgements exactly.
         assert_eq!(
             crate::trec::read_qrels(tmp.path().join("beir/qrels/test.tsv")).unwrap(),

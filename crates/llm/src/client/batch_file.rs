@@ -6,13 +6,13 @@
 //! `/v1/chat/completions`, `body` = exactly what would be sent to that endpoint) instead of
 //! being sent. The lines stream to a temporary file beside the target, sorted (the same file
 //! every run, whatever order the calls finished in), and the requests are
-//! recorded in the cache file as export jobs (see `cache/batch_file.rs`) in chunks, both by
+//! recorded in the cache file as export jobs (see `cache/exported_files.rs`) in chunks, both by
 //! writer threads (`client/export_sink.rs`), so a million requests never sit in memory and the
 //! calls never wait for the disk; [`Llm::finish_export`] moves the file into place.
 //!
 //! **Import** ([`Llm::import_batch_output`]): Batch output lines (OpenAI's and vLLM's:
 //! `custom_id`, `response.status_code`, `response.body`, `error`) are read one at a time and
-//! stored as answers fetched by a provider batch are (`client/batch.rs`): the same parse, the
+//! stored as answers fetched by a provider batch are (`client/provider_batch.rs`): the same parse, the
 //! same cost (the endpoint's price times its `batch_discount`), booked once in the spend ledger
 //! under `<batch id>/<key>` and the job that exported it. Failed lines are counted, never
 //! stored; an answer already cached is left alone, so importing a file twice changes nothing.
@@ -579,15 +579,15 @@ impl<'a> Import<'a> {
             .outputs
             .entry(call.item.output.clone())
             .or_insert_with_key(|s| OutputSpec::of_stored(s));
-        let stored = self.llm.store_batch_answer(
-            self.cache,
-            ep,
-            &call.batch_id,
+        let answer = super::provider_batch::BatchAnswer {
+            batch_id: &call.batch_id,
             key,
-            &call.item,
-            output,
+            item: &call.item,
             body,
-        )?;
+        };
+        let stored = self
+            .llm
+            .store_batch_answer(self.cache, ep, output, answer)?;
         if let Err(error) = stored {
             self.report.parse_failed += 1;
             if self.report.errors.len() < ERRORS_KEPT {

@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::chat::{approx_tokens, injected, render};
+use super::fake_chat::{approx_tokens, injected, render};
 use super::{Shared, error_response};
 use crate::fake::{FakeReply, FakeRequest, fake_embedding};
 

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::layout;
 use crate::benchmark::Manifest;
-use crate::formats::export::QueryField;
+use crate::formats::beir_trec_export::QueryField;
 
 /// A section of the card's body the caller renders (the audit's verdict, realism figures).
 #[derive(Debug, Clone, PartialEq, Eq)]

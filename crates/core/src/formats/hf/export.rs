@@ -11,7 +11,7 @@ use super::layout::{self, Config};
 use super::parquet::{Cell, TableWriter};
 use crate::benchmark::BenchmarkDir;
 use crate::error::{Error, Result};
-use crate::formats::export::{ExportReport, QueryField, queries, staged};
+use crate::formats::beir_trec_export::{ExportReport, QueryField, queries, staged};
 use crate::model::{Dialogue, Qrels, Speaker};
 
 /// What the dataset folder holds beyond the benchmark itself.

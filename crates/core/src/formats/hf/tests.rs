@@ -6,7 +6,7 @@ use std::path::Path;
 use super::*;
 use crate::benchmark::{BenchmarkDir, Manifest, write_benchmark};
 use crate::formats::ImportOptions;
-use crate::formats::export::QueryField;
+use crate::formats::beir_trec_export::QueryField;
 use crate::model::{Dialogue, Gold, Passage, Tags, Turn};
 use crate::progress::NoProgress;
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::super::builder::{Builder, Origin};
 use super::super::judgements;
 use super::conversation::{self, Conversation};
-use super::layout::TaskFiles;
+use super::source_files::TaskFiles;
 use crate::error::{InputError, Result};
 use crate::jsonl;
 use crate::model::{Dialogue, Gold};

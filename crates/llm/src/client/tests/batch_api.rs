@@ -52,7 +52,7 @@ async fn batch_api_two_passes_and_resume_by_id() {
     let key = llm.estimate("a", &req(10)).map(|_| ()).ok();
     assert!(key.is_some());
     // submit without collecting: emulate the kill by submitting through a client whose poll never ends
-    let q: std::collections::BTreeMap<String, Vec<batch::Queued>> =
+    let q: std::collections::BTreeMap<String, Vec<provider_batch::Queued>> =
         std::mem::take(&mut *llm.inner.batch_queue.lock().unwrap());
     let items = &q["a"];
     let ep = llm.endpoint("a").unwrap().clone();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::embedder::{EmbedPrefixes, Embedder};
-use super::index::{DenseIndex, LazyCache, embed_texts};
+use super::vectors::{DenseIndex, LazyCache, embed_texts};
 use crate::error::Result;
 use crate::retriever::{BoxFuture, Hit, Query, Retriever};
 

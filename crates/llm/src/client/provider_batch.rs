@@ -387,15 +387,13 @@ impl Llm {
                     continue;
                 };
                 let output = OutputSpec::of_stored(&item.output);
-                match self.store_batch_answer(
-                    cache,
-                    ep,
-                    &job.batch_id,
+                let answer = BatchAnswer {
+                    batch_id: &job.batch_id,
                     key,
-                    &item,
-                    &output,
-                    resp,
-                )? {
+                    item: &item,
+                    body: resp,
+                };
+                match self.store_batch_answer(cache, ep, &output, answer)? {
                     Ok(()) => report.answered += 1,
                     Err(_) => report.parse_failed += 1,
                 }
@@ -523,24 +521,35 @@ fn batch_rows(items: &[Queued]) -> Vec<BatchItem> {
         .collect()
 }
 
+/// One answer of a Batch job: the call `key` (`item`), exported or submitted under
+/// `batch_id`, and the provider's response `body`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BatchAnswer<'a> {
+    pub(super) batch_id: &'a str,
+    pub(super) key: &'a str,
+    pub(super) item: &'a BatchItem,
+    pub(super) body: &'a Value,
+}
+
 impl Llm {
-    /// Stores one answer a Batch job returned for the call `key` (`item`, exported or
-    /// submitted under `batch_id` for the endpoint `ep`): parsed against the call's output spec
-    /// (`output`, read from `item.output`),
-    /// priced at the endpoint's price times `batch_discount`, booked once in the spend ledger
-    /// however often the batch is collected or its file imported, then written to the cache.
-    /// An answer that does not parse is booked (it was paid) but not stored: `Ok(Err(why))`.
-    #[allow(clippy::too_many_arguments)]
+    /// Stores one answer a Batch job returned (`answer`, for the endpoint `ep`): parsed
+    /// against the call's output spec (`output`, read from `answer.item.output`), priced at the
+    /// endpoint's price times `batch_discount`, booked once in the spend ledger however often
+    /// the batch is collected or its file imported, then written to the cache. An answer that
+    /// does not parse is booked (it was paid) but not stored: `Ok(Err(why))`.
     pub(super) fn store_batch_answer(
         &self,
         cache: &Cache,
         ep: &Endpoint,
-        batch_id: &str,
-        key: &str,
-        item: &BatchItem,
         output: &OutputSpec,
-        body: &Value,
+        answer: BatchAnswer<'_>,
     ) -> Result<std::result::Result<(), String>> {
+        let BatchAnswer {
+            batch_id,
+            key,
+            item,
+            body,
+        } = answer;
         let (text, finish_reason, usage) = read_choice(body, &ep.cfg.model, &Value::Null);
         let (value, status) = parse_output(output, &text);
         let cost =

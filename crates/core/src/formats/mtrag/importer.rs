@@ -9,7 +9,7 @@ use super::super::corpus::{self, CorpusOptions};
 use super::super::options::ImportOptions;
 use super::super::walk;
 use super::conversation::{self, Conversation};
-use super::layout::{self, Layout};
+use super::source_files::{self, Layout};
 use super::tasks;
 use crate::error::{Error, InputError, Result};
 use crate::model::Dialogue;
@@ -28,7 +28,7 @@ pub(crate) fn sniff(path: &Path) -> bool {
     };
     files
         .iter()
-        .any(|f| layout::conversation_file_domain(f).is_some())
+        .any(|f| source_files::conversation_file_domain(f).is_some())
 }
 
 /// Imports an MTRAG folder.
@@ -43,7 +43,7 @@ pub(crate) fn import(
             .hint("point at the folder holding conversations, retrieval tasks and corpora")
             .into());
     }
-    let layout = layout::discover(src, opts)?;
+    let layout = source_files::discover(src, opts)?;
     if layout.conversations.is_empty() {
         return Err(InputError::new(src, "no MTRAG conversations found")
             .hint("expected conversations_<domain>.jsonl or conversations/conversations.json")

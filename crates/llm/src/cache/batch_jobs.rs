@@ -1,6 +1,6 @@
 //! Batch API jobs in the cache file (`batch_job`, `batch_item`): recorded before they are
 //! created at the provider, under a client-side submission id, so that a run killed at any
-//! point finds them again (see `client/batch.rs`).
+//! point finds them again (see `client/provider_batch.rs`).
 
 use rusqlite::{OptionalExtension, params};
 

@@ -98,32 +98,14 @@ impl Llm {
             .sum();
         let estimate = ep.cfg.cost(tok, 0);
         if self.inner.options.dry_run {
-            self.record_plan(
-                name,
-                PlannedEndpoint {
-                    model: model.clone(),
-                    calls: if typed { 2 } else { 1 },
-                    prompt_tokens: tok,
-                    cost_expected_usd: estimate,
-                    cost_max_usd: estimate,
-                    ..Default::default()
-                },
-            );
+            let calls = if typed { 2 } else { 1 };
+            self.record_plan(name, rerank_plan(&model, calls, tok, estimate));
             return Err(LlmError::DryRun);
         }
         self.inner.ledger.reserve(name, estimate)?;
-        let parsed = match self.exchange(ep, cfg, query, passages, typed).await {
-            Ok((resp, attempts)) => cfg
-                .parse(&resp, passages.len())
-                .map(|raw| (raw, reported_tokens(&resp).unwrap_or(tok), attempts))
-                .map_err(|message| LlmError::Provider {
-                    endpoint: name.to_string(),
-                    status: None,
-                    message,
-                    attempts,
-                }),
-            Err(e) => Err(e),
-        };
+        let parsed = self
+            .fetch_scores(ep, cfg, query, passages, typed, tok)
+            .await;
         let (raw, used, attempts) = match parsed {
             Ok(p) => p,
             Err(e) => {
@@ -139,22 +121,36 @@ impl Llm {
             p.usage(used, cost);
         }
         if let Some(cache) = &self.inner.cache {
-            let stored = StoredChat {
-                value: Some(json!({"scores": raw})),
-                text: String::new(),
-                status: ParseStatus::Ok,
-                usage: Usage {
-                    prompt_tokens: used,
-                    completion_tokens: 0,
-                },
-                cost_usd: cost,
-                model: model.clone(),
-                finish_reason: None,
-                rating: None,
-            };
+            let stored = stored_scores_answer(&model, &raw, used, cost);
             cache.put_chat(&key, Some(RERANK_PROMPT_ID), &stored)?;
         }
         Ok(done(raw, used, cost, cost, false, attempts))
+    }
+
+    /// The scores from the provider, the prompt tokens it reports (else `tok`) and the
+    /// attempts made.
+    async fn fetch_scores(
+        &self,
+        ep: &Endpoint,
+        cfg: &RerankConfig,
+        query: &str,
+        passages: &[String],
+        typed: bool,
+        tok: u64,
+    ) -> Result<(Vec<f64>, u64, u32)> {
+        let name = ep.cfg.name.as_str();
+        match self.exchange(ep, cfg, query, passages, typed).await {
+            Ok((resp, attempts)) => cfg
+                .parse(&resp, passages.len())
+                .map(|raw| (raw, reported_tokens(&resp).unwrap_or(tok), attempts))
+                .map_err(|message| LlmError::Provider {
+                    endpoint: name.to_string(),
+                    status: None,
+                    message,
+                    attempts,
+                }),
+            Err(e) => Err(e),
+        }
     }
 
     /// The request(s) of one rerank call: one body, or, `typed`, the query's and the
@@ -221,4 +217,33 @@ fn stored_scores(value: &Option<Value>, n: usize) -> Option<Vec<f64>> {
         .filter_map(Value::as_f64)
         .collect();
     (scores.len() == n).then_some(scores)
+}
+
+/// The plan of one rerank call in a dry run: `calls` requests of `tokens` prompt tokens.
+fn rerank_plan(model: &str, calls: u64, tokens: u64, estimate: f64) -> PlannedEndpoint {
+    PlannedEndpoint {
+        model: model.to_string(),
+        calls,
+        prompt_tokens: tokens,
+        cost_expected_usd: estimate,
+        cost_max_usd: estimate,
+        ..Default::default()
+    }
+}
+
+/// A rerank answer as the cache stores it: the raw scores, the prompt tokens and the cost.
+fn stored_scores_answer(model: &str, raw: &[f64], used: u64, cost: f64) -> StoredChat {
+    StoredChat {
+        value: Some(json!({"scores": raw})),
+        text: String::new(),
+        status: ParseStatus::Ok,
+        usage: Usage {
+            prompt_tokens: used,
+            completion_tokens: 0,
+        },
+        cost_usd: cost,
+        model: model.to_string(),
+        finish_reason: None,
+        rating: None,
+    }
 }

@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::chat::{completion_json, decide};
+use super::fake_chat::{completion_json, decide};
 use super::{BatchStage, Shared, error_response};
 use crate::fake::FakeReply;
 

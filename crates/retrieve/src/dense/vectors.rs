@@ -190,6 +190,65 @@ impl std::fmt::Debug for DenseIndex {
     }
 }
 
+/// Fills `buf` with the next `chunk` passages' texts (with the passage prefix), each checked
+/// against the index folder's id at its position (`done` passages came before).
+fn fill_chunk<I>(
+    idx: &IndexDir,
+    iter: &mut I,
+    done: u64,
+    chunk: usize,
+    prefix: &str,
+    buf: &mut Vec<String>,
+) -> Result<()>
+where
+    I: Iterator<Item = Result<Passage>>,
+{
+    for p in iter.by_ref() {
+        let p = p?;
+        let position = done + buf.len() as u64;
+        let expected = u32::try_from(position).ok().and_then(|o| idx.ids().get(o));
+        if expected != Some(p.id.as_str()) {
+            return Err(InputError::new(
+                idx.root(),
+                format!("passage `{}` at position {position} is not the indexed corpus' passage there ({expected:?})", p.id),
+            )
+            .hint("embed the same corpus the index was built from")
+            .into());
+        }
+        buf.push(format!("{prefix}{}", crate::bm25::body_text(&p)));
+        if buf.len() == chunk {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Appends the vectors, L2-normalised, as little-endian f32 rows; every row must have the
+/// first one's dimension (`dim`, 0 before the first).
+fn write_rows(
+    out: &mut mtr_core::atomic::AtomicFile,
+    path: &std::path::Path,
+    model: &str,
+    vecs: Vec<Vec<f32>>,
+    dim: &mut usize,
+) -> Result<()> {
+    for mut v in vecs {
+        if *dim == 0 {
+            *dim = v.len();
+        }
+        if v.len() != *dim || *dim == 0 {
+            return Err(Error::embed(
+                model,
+                format!("returned a {}-d vector after {}-d ones", v.len(), *dim),
+            ));
+        }
+        normalize_row(&mut v);
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        out.write_all(&bytes).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(())
+}
+
 impl DenseIndex {
     /// Where a model's vectors live in an index folder.
     pub(crate) fn dir_for(idx: &IndexDir, model: &str) -> PathBuf {
@@ -227,48 +286,13 @@ impl DenseIndex {
         let mut iter = passages.into_iter();
         loop {
             buf.clear();
-            for p in iter.by_ref() {
-                let p = p?;
-                let expected = u32::try_from(count + buf.len() as u64)
-                    .ok()
-                    .and_then(|o| idx.ids().get(o));
-                if expected != Some(p.id.as_str()) {
-                    return Err(InputError::new(
-                        idx.root(),
-                        format!("passage `{}` at position {} is not the indexed corpus' passage there ({expected:?})", p.id, count + buf.len() as u64),
-                    )
-                    .hint("embed the same corpus the index was built from")
-                    .into());
-                }
-                buf.push(format!(
-                    "{}{}",
-                    prefixes.passage,
-                    crate::bm25::body_text(&p)
-                ));
-                if buf.len() == chunk {
-                    break;
-                }
-            }
+            fill_chunk(idx, &mut iter, count, chunk, &prefixes.passage, &mut buf)?;
             if buf.is_empty() {
                 break;
             }
             let vecs =
                 embed_texts(embedder, &cache, &buf, opts.batch_size, opts.concurrency).await?;
-            for mut v in vecs {
-                if dim == 0 {
-                    dim = v.len();
-                }
-                if v.len() != dim || dim == 0 {
-                    return Err(Error::embed(
-                        &model,
-                        format!("returned a {}-d vector after {dim}-d ones", v.len()),
-                    ));
-                }
-                normalize_row(&mut v);
-                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                out.write_all(&bytes)
-                    .map_err(|e| Error::io(dir.join(VECTORS), e))?;
-            }
+            write_rows(&mut out, &dir.join(VECTORS), &model, vecs, &mut dim)?;
             count += buf.len() as u64;
             progress.advance(buf.len() as u64);
         }

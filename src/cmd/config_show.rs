@@ -1,4 +1,4 @@
-//! `mtr config show`: the effective configuration (defaults, then the file, then env
+//! `mtr config show` and `mtr config path`: the effective configuration (defaults, then the file, then env
 //! overrides), every value followed by where it came from, secrets masked.
 
 use std::process::ExitCode;
