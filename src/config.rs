@@ -40,6 +40,18 @@ impl Section for mtr_bench::job::BenchSettings {
     const NAME: &'static str = "bench";
 }
 
+impl Section for mtr_retrieve::IndexSettings {
+    const NAME: &'static str = "index";
+}
+
+impl Section for mtr_retrieve::RetrieveSettings {
+    const NAME: &'static str = "retrieve";
+}
+
+impl Section for mtr_retrieve::StatsSettings {
+    const NAME: &'static str = "stats";
+}
+
 /// The effective configuration as a TOML table, plus where it came from.
 #[derive(Debug, Clone, Default)]
 pub struct Config {

@@ -41,14 +41,17 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The default of every section a command reads (`[llm]`, `[audit]`, `[synth]`, `[bench]`), from the
-/// same declarations `Config::settings` layers.
+/// The default of every section a command reads (`[llm]`, `[audit]`, `[synth]`, `[bench]`,
+/// `[index]`, `[retrieve]`, `[stats]`), from the same declarations `Config::settings` layers.
 fn defaults() -> Vec<(&'static str, toml::Value)> {
     [
         default_of::<mtr_llm::LlmConfig>(),
         default_of::<mtr_audit::AuditSettings>(),
         default_of::<mtr_pipeline::SynthConfig>(),
         default_of::<mtr_bench::job::BenchSettings>(),
+        default_of::<mtr_retrieve::IndexSettings>(),
+        default_of::<mtr_retrieve::RetrieveSettings>(),
+        default_of::<mtr_retrieve::StatsSettings>(),
     ]
     .into_iter()
     .flatten()

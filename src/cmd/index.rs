@@ -11,11 +11,12 @@ use std::time::Instant;
 
 use mtr_retrieve::dense::{DenseOptions, Embedder};
 use mtr_retrieve::llm::LlmEmbedder;
-use mtr_retrieve::{CorpusSource, IndexBuilder, IndexOptions, Language};
+use mtr_retrieve::{CorpusSource, IndexBuilder, IndexOptions, IndexSettings, Language};
 
 use super::Ctx;
 use super::common::{FormatArgs, LlmArgs};
 use super::open::open_llm;
+use crate::config::flags::section_flags;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -23,32 +24,35 @@ pub struct Args {
     pub src: PathBuf,
     #[command(flatten)]
     pub output: super::common::Output<Written>,
-    /// Analyzer language: en (alias english), zh (aliases chinese, zh-cn, zh-tw, zh-hans,
-    /// zh-hant), or auto (the benchmark's language, else detected from the corpus).
-    #[arg(long, default_value = "auto")]
-    pub language: Language,
-    /// Do not store passage texts in the index (smaller; `passage(id)` then returns empty texts).
-    #[arg(long)]
-    pub no_store: bool,
-    /// Indexing threads (0: one per CPU, at most 8).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
-    /// Indexing memory budget in MiB.
-    #[arg(long, default_value_t = 512)]
-    pub memory_mb: usize,
-    /// Also embed every passage with the `embedder` role (cached; an interrupted run resumes).
-    #[arg(long)]
-    pub dense: bool,
-    /// Texts per embedding request.
-    #[arg(long, default_value_t = 32)]
-    pub batch_size: usize,
-    /// Embedding requests in flight.
-    #[arg(long, default_value_t = 1)]
-    pub concurrency: usize,
+    #[command(flatten)]
+    pub settings: IndexFlags,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
+}
+
+section_flags! {
+    /// The flags over `[index]`; each default is `IndexSettings::default()`'s.
+    pub struct IndexFlags for IndexSettings {
+        /// Analyzer language: en (alias english), zh (aliases chinese, zh-cn, zh-tw, zh-hans,
+        /// zh-hant), or auto (the benchmark's language, else detected from the corpus).
+        language: Option<Language> => "language",
+        /// Do not store passage texts in the index (smaller; `passage(id)` then returns empty
+        /// texts).
+        no_store: bool => "store_text" = false,
+        /// Indexing threads (0: one per CPU, at most 8).
+        threads: Option<usize> => "threads",
+        /// Indexing memory budget in MiB.
+        memory_mb: Option<usize> => "memory_mb",
+        /// Also embed every passage with the `embedder` role (cached; an interrupted run
+        /// resumes).
+        dense: bool => "dense" = true,
+        /// Texts per embedding request.
+        batch_size: Option<usize> => "batch_size",
+        /// Embedding requests in flight.
+        concurrency: Option<usize> => "concurrency",
+    }
 }
 
 /// What `mtr index -o` names.
@@ -62,12 +66,13 @@ impl super::common::OutputKind for Written {
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let settings: IndexSettings = ctx.config.settings(&args.settings)?;
     let src = CorpusSource::detect(&args.src).map_err(anyhow::Error::new)?;
     let opts = IndexOptions {
-        language: args.language,
-        store_text: !args.no_store,
-        threads: args.threads,
-        heap_bytes: args.memory_mb << 20,
+        language: settings.language,
+        store_text: settings.store_text,
+        threads: settings.threads,
+        heap_bytes: settings.memory_mb << 20,
         merge: true,
     };
     let start = Instant::now();
@@ -88,8 +93,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         "bm25_seconds": bm25_secs,
         "passages_per_second": meta.num_passages as f64 / bm25_secs.max(1e-9),
     });
-    if args.dense {
-        summary["dense"] = build_dense(ctx, &args, &idx).await?;
+    if settings.dense {
+        summary["dense"] = build_dense(ctx, &args, &settings, &idx).await?;
     }
     if args.format.json() {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -125,6 +130,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 async fn build_dense(
     ctx: &Ctx,
     args: &Args,
+    settings: &IndexSettings,
     idx: &mtr_retrieve::IndexDir,
 ) -> anyhow::Result<serde_json::Value> {
     let llm = open_llm(ctx, &args.llm).await?;
@@ -135,8 +141,8 @@ async fn build_dense(
         ))
     })?);
     let dopts = DenseOptions {
-        batch_size: args.batch_size,
-        concurrency: args.concurrency,
+        batch_size: settings.batch_size,
+        concurrency: settings.concurrency,
         ..Default::default()
     };
     let t = Instant::now();

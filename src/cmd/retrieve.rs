@@ -14,11 +14,12 @@ use mtr_core::BenchmarkDir;
 use mtr_retrieve::fusion::RetrieverSpec;
 use mtr_retrieve::llm::LlmRewriter;
 use mtr_retrieve::query::Rewriter;
-use mtr_retrieve::{CorpusSource, IndexOptions, Language, QueryFormulation};
+use mtr_retrieve::{CorpusSource, IndexOptions, Language, QueryFormulation, RetrieveSettings};
 
 use super::Ctx;
 use super::common::{FormatArgs, LlmArgs, QueryArgs};
 use super::open::open_llm;
+use crate::config::flags::section_flags;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,25 +28,30 @@ pub struct Args {
     /// The index folder (`mtr index`); built from the benchmark's corpus when missing.
     #[arg(long)]
     pub index: PathBuf,
-    /// bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7) (alias weighted-minmax),
-    /// weighted-z(...) (alias weighted-zscore).
-    #[arg(long, default_value = "bm25")]
-    pub retriever: RetrieverSpec,
+    #[command(flatten)]
+    pub settings: RetrieveFlags,
     #[command(flatten)]
     pub query: QueryArgs,
-    /// Passages per query.
-    #[arg(long, default_value_t = 100)]
-    pub k: usize,
     #[command(flatten)]
     pub output: super::common::Output<Written>,
-    /// Query-side analyzer language: en (alias english), zh (aliases chinese, zh-cn, zh-tw,
-    /// zh-hans, zh-hant) or auto (the index's); must match the index.
-    #[arg(long, default_value = "auto")]
-    pub language: Language,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
+}
+
+section_flags! {
+    /// The flags over `[retrieve]`; each default is `RetrieveSettings::default()`'s.
+    pub struct RetrieveFlags for RetrieveSettings {
+        /// bm25, dense, rrf(bm25,dense), weighted(bm25=0.3,dense=0.7) (alias weighted-minmax),
+        /// weighted-z(...) (alias weighted-zscore).
+        retriever: Option<RetrieverSpec> => "retriever",
+        /// Passages per query.
+        k: Option<usize> => "k",
+        /// Query-side analyzer language: en (alias english), zh (aliases chinese, zh-cn,
+        /// zh-tw, zh-hans, zh-hant) or auto (the index's); must match the index.
+        language: Option<Language> => "language",
+    }
 }
 
 /// What `mtr retrieve -o` names.
@@ -59,20 +65,21 @@ impl super::common::OutputKind for Written {
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let settings: RetrieveSettings = ctx.config.settings(&args.settings)?;
     let bench_dir = BenchmarkDir::open(&args.bench).map_err(anyhow::Error::new)?;
     let bench = bench_dir.load().map_err(anyhow::Error::new)?;
     let query = args.query.resolve(&bench);
     let src = CorpusSource::Benchmark(bench_dir.clone());
     let start = Instant::now();
-    let idx = open_index(ctx, &args, &src).await?;
+    let idx = open_index(ctx, &args, settings.language, &src).await?;
 
-    let needs_llm = args.retriever.needs_dense() || query == QueryFormulation::LlmRewrite;
+    let needs_llm = settings.retriever.needs_dense() || query == QueryFormulation::LlmRewrite;
     let llm = if needs_llm {
         Some(open_llm(ctx, &args.llm).await?)
     } else {
         None
     };
-    let embedder = match (&llm, args.retriever.needs_dense()) {
+    let embedder = match (&llm, settings.retriever.needs_dense()) {
         (Some(llm), true) => Some(
             mtr_retrieve::llm::open_embedder(llm, &idx, &src, ctx.progress.as_ref())
                 .await
@@ -86,13 +93,13 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
-    let retriever = mtr_retrieve::open_retriever(&args.retriever, &idx, embedder)
+    let retriever = mtr_retrieve::open_retriever(&settings.retriever, &idx, embedder)
         .map_err(anyhow::Error::new)?;
     let mut out = mtr_retrieve::retrieve_benchmark(
         &bench,
         retriever.as_ref(),
         &query,
-        args.k,
+        settings.k,
         rewriter.as_ref().map(|r| r as &dyn Rewriter),
         ctx.progress.as_ref(),
     )
@@ -103,7 +110,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::new)
         .with_context(|| format!("writing {}", args.output.path().display()))?;
     let seconds = start.elapsed().as_secs_f64();
-    summarise(&args, &out, query, seconds, llm.as_ref())?;
+    summarise(&args, settings.k, &out, query, seconds, llm.as_ref())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -111,10 +118,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 async fn open_index(
     ctx: &Ctx,
     args: &Args,
+    language: Language,
     src: &CorpusSource,
 ) -> anyhow::Result<mtr_retrieve::IndexDir> {
     let opts = IndexOptions {
-        language: args.language,
+        language,
         ..Default::default()
     };
     let (index_path, progress) = (args.index.clone(), ctx.progress.clone());
@@ -124,14 +132,14 @@ async fn open_index(
     })
     .await?
     .map_err(anyhow::Error::new)?;
-    idx.check_analyzer(args.language)
-        .map_err(anyhow::Error::new)?;
+    idx.check_analyzer(language).map_err(anyhow::Error::new)?;
     Ok(idx)
 }
 
 /// What was written, as JSON (`--format json`) or lines, and what the LLM calls cost.
 fn summarise(
     args: &Args,
+    k: usize,
     out: &mtr_retrieve::RetrievedRun,
     query: QueryFormulation,
     seconds: f64,
@@ -143,7 +151,7 @@ fn summarise(
             "run": out.name,
             "query": query.name(),
             "queries": out.meta.num_queries,
-            "k": args.k,
+            "k": k,
             "seconds": seconds,
             "files": [args.output.path(), &jsonl, &meta],
             "rewrite_fallbacks": out.meta.rewrite_fallbacks,
@@ -156,7 +164,7 @@ fn summarise(
         "{}: {} queries, k={} in {:.1} s -> {} ({}, {})",
         out.name,
         out.meta.num_queries,
-        args.k,
+        k,
         seconds,
         args.output.path().display(),
         jsonl.display(),

@@ -11,11 +11,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mtr_core::BenchmarkDir;
 use mtr_retrieve::realism::{self, IntervalOptions, Realism, RealismInput};
-use mtr_retrieve::{CorpusSource, IndexOptions};
+use mtr_retrieve::{CorpusSource, IndexOptions, StatsSettings};
 
 use super::Ctx;
 use super::common::{FormatArgs, ImportFlags};
 use super::open::{emit, open_benchmark};
+use crate::config::flags::section_flags;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -30,22 +31,32 @@ pub struct Args {
     /// With --realism: a second benchmark measured the same way, in a column beside the first.
     #[arg(long, value_name = "OTHER", requires = "realism")]
     pub compare: Option<PathBuf>,
-    /// With --realism: bootstrap resamples of the intervals.
-    #[arg(long, default_value_t = 1000, requires = "realism")]
-    pub resamples: usize,
-    /// With --realism: seed of the bootstrap.
-    #[arg(long, default_value_t = 42, requires = "realism")]
-    pub seed: u64,
+    #[command(flatten)]
+    pub settings: StatsFlags,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
     pub import: ImportFlags,
 }
 
+section_flags! {
+    /// The flags over `[stats]`; each default is `StatsSettings::default()`'s.
+    pub struct StatsFlags for StatsSettings {
+        /// With --realism: bootstrap resamples of the intervals.
+        #[arg(requires = "realism")]
+        resamples: Option<usize> => "resamples",
+        /// With --realism: seed of the bootstrap.
+        #[arg(requires = "realism")]
+        seed: Option<u64> => "seed",
+    }
+}
+
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    // read first, so that a bad value stops the command before any work
+    let settings: StatsSettings = ctx.config.settings(&args.settings)?;
     let dir = open_benchmark(ctx, &args.dir, &args.import.options())?;
     if args.realism {
-        return run_realism(ctx, &args, &dir);
+        return run_realism(ctx, &args, &settings, &dir);
     }
     let stats = mtr_core::stats::compute(&dir)
         .with_context(|| format!("computing statistics of {}", dir.root().display()))?;
@@ -57,10 +68,15 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_realism(ctx: &Ctx, args: &Args, dir: &BenchmarkDir) -> anyhow::Result<ExitCode> {
+fn run_realism(
+    ctx: &Ctx,
+    args: &Args,
+    settings: &StatsSettings,
+    dir: &BenchmarkDir,
+) -> anyhow::Result<ExitCode> {
     let intervals = IntervalOptions {
-        resamples: args.resamples,
-        seed: args.seed,
+        resamples: settings.resamples,
+        seed: settings.seed,
         ..Default::default()
     };
     let mut measured = vec![measure_realism(ctx, dir, intervals)?];

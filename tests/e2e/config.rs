@@ -248,3 +248,42 @@ fn config_show_lists_the_bench_section_with_its_origins() {
         "{shown}"
     );
 }
+
+#[test]
+fn index_retrieve_and_stats_read_their_sections_and_refuse_a_bad_value_naming_the_key() {
+    refused(
+        "[index]\nthreds = 2\n",
+        &["index", "corpus.jsonl", "-o", "idx"],
+        "index.threds",
+    );
+    refused(
+        "[retrieve]\nretriever = \"rrf(bm25\"\n",
+        &["retrieve", "b", "--index", "idx", "-o", "run.trec"],
+        "retrieve.retriever",
+    );
+    refused(
+        "[stats]\nresamples = \"many\"\n",
+        &["stats", "b", "--realism"],
+        "stats.resamples",
+    );
+    // each section is listed by `mtr config show` with where its values came from
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mtr.toml"), "[retrieve]\nk = 10\n").unwrap();
+    let out = mtr(dir.path())
+        .args(["config", "show"])
+        .env("MTR_INDEX__MEMORY_MB", "256")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    for section in ["\n[index]\n", "\n[retrieve]\n", "\n[stats]\n"] {
+        assert!(shown.contains(section), "{section}: {shown}");
+    }
+    assert!(shown.contains("k = 10  # file\n"), "{shown}");
+    assert!(shown.contains("memory_mb = 256  # env\n"), "{shown}");
+    assert!(
+        shown.contains("retriever = \"bm25\"  # default\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("resamples = 1000  # default\n"), "{shown}");
+}

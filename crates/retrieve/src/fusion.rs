@@ -293,6 +293,20 @@ impl RetrieverSpec {
     }
 }
 
+/// A spec is written in settings as on the command line (`"rrf(bm25,dense)"`).
+impl serde::Serialize for RetrieverSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for RetrieverSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl std::fmt::Display for RetrieverSpec {
     /// The canonical spelling, which parses back to the same spec.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -28,6 +28,7 @@ pub mod query;
 pub mod realism;
 mod retriever;
 pub mod run;
+mod settings;
 
 pub use analyzer::{Analyzer, Language};
 pub use bm25::Bm25Index;
@@ -39,6 +40,7 @@ pub use open::{ensure_dense, ensure_index, open_retriever};
 pub use query::{QueryFormulation, Rewriter};
 pub use retriever::{BoxFuture, Hit, Query, Retriever};
 pub use run::{RetrievedRun, RunMeta, formulate_benchmark, retrieve_benchmark, write_run_files};
+pub use settings::{IndexSettings, RetrieveSettings, StatsSettings};
 
 #[cfg(test)]
 mod real_data_tests;
