@@ -26,7 +26,8 @@ pub struct PublishArgs {
     /// with --to hf the dataset card carries its verdict.
     #[arg(long, value_name = "AUDIT")]
     pub audit: Option<PathBuf>,
-    /// --to triplets: hard negatives per turn.
+    /// --to triplets: hard negatives per turn (at least 1; a turn for which none is found is
+    /// left out and counted).
     #[arg(long, value_name = "N", default_value_t = 7)]
     pub negatives: usize,
     /// --to triplets: one `anchor, positive, negative` line per pair (sentence-transformers'
@@ -174,6 +175,13 @@ pub async fn export_triplets(
             .hint("last, all, full, full:N, window:N or rewrite"),
         )));
     }
+    if args.negatives == 0 {
+        return Err(anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new("command line", "a training line needs a negative")
+                .field("--negatives")
+                .hint("1 or more (7 by default)"),
+        )));
+    }
     let audit = match &args.audit {
         Some(a) => {
             let s = audit_summary(a);
@@ -222,9 +230,10 @@ pub fn triplets_text(r: &triplets::TripletReport) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "wrote {} turns with gold ({} without gold left out), {} negatives mined with {} ({} turns got fewer than asked); query {}",
+        "wrote {} turns with gold ({} without gold and {} without any negative left out), {} negatives mined with {} ({} turns got fewer than asked); query {}",
         r.turns,
         r.turns_without_gold,
+        r.turns_without_negatives,
         r.negatives,
         r.retrievers.join(" + "),
         r.short_turns,
