@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from publish_support import REPO, fingerprint, load, mtr
+from publish_support import REPO, fingerprint, load, mtr, mtr_bin
 
 datasets = pytest.importorskip("datasets")
 yaml = pytest.importorskip("yaml")
@@ -141,6 +142,40 @@ def test_every_config_loads_with_the_native_rows(hf_dir: Path, native: dict) -> 
             assert len(q["history"]) == len(q["history_speakers"]) >= i
 
 
+def test_mtebs_loaders_find_corpus_queries_and_qrels(hf_dir: Path, native: dict) -> None:
+    """The calls MTEB's retrieval loaders make, through `datasets` alone (MTEB itself pulls
+    torch): mteb 2's `RetrievalDatasetLoader` lists the configs, reads the qrels from `default`
+    or else `qrels`, and takes each config's `test` split or else its only one; mteb 1's
+    `HFDataLoader` loads `corpus` and `queries` without a split (their first) and the qrels
+    from the default config's `test` split."""
+    path = str(hf_dir)
+    configs = datasets.get_dataset_config_names(path)
+    assert {"corpus", "queries", "qrels"} <= set(configs) and "default" not in configs
+
+    def split(config: str) -> str:
+        splits = datasets.get_dataset_split_names(path, config_name=config)
+        return "test" if "test" in splits else next(iter(splits)) if len(splits) == 1 else ""
+
+    assert [split(c) for c in ("corpus", "queries", "qrels")] == ["corpus", "queries", "test"]
+    cache = str(hf_dir.parent / "hf-cache")
+    qrels = datasets.load_dataset(path, "qrels", split="test", cache_dir=cache)
+    qrels = qrels.select_columns(["query-id", "corpus-id", "score"]).cast(
+        datasets.Features(
+            {
+                "query-id": datasets.Value("string"),
+                "corpus-id": datasets.Value("string"),
+                "score": datasets.Value("int32"),
+            }
+        )
+    )
+    assert len(qrels) == len(native["qrels"])
+    corpus = next(iter(datasets.load_dataset(path, "corpus", cache_dir=cache).values()))
+    assert {"_id", "title", "text"} <= set(corpus.column_names)
+    assert len(corpus) == len(native["corpus"])
+    default = datasets.load_dataset(path, cache_dir=cache)["test"]
+    assert default.column_names == ["query-id", "corpus-id", "score"]
+
+
 def test_the_folder_reimports_with_the_same_fingerprint(root: Path, hf_dir: Path) -> None:
     out = mtr("import", "auto", hf_dir, "-o", root / "back")
     assert f"fingerprint {fingerprint(root / 'bench')}" in out
@@ -172,7 +207,9 @@ def test_triplets_load_into_flagembeddings_columns_cleaned_by_the_audit(
             "--negatives", "3", "--format", "json", "-o", out,
         )
     )
-    ds = datasets.load_dataset("json", data_files=str(out), split="train")
+    ds = datasets.load_dataset(
+        "json", data_files=str(out), split="train", cache_dir=str(root / "json-cache")
+    )
     assert {"query", "pos", "neg"} <= set(ds.column_names)
     assert len(ds) == report["turns"] > 0
     golds = gold_texts(native)
@@ -199,7 +236,11 @@ def test_flat_triplets_load_into_sentence_transformers_columns_split_by_dialogue
         "--negatives", "2", "--flat", "--splits", "train=0.5,dev=0.5", "-o", out,
     )
     files = {s: root / f"flat.{s}.jsonl" for s in ("train", "dev")}
-    flat = datasets.load_dataset("json", data_files={s: str(p) for s, p in files.items()})
+    flat = datasets.load_dataset(
+        "json",
+        data_files={s: str(p) for s, p in files.items()},
+        cache_dir=str(root / "json-cache"),
+    )
     golds = set().union(*gold_texts(native).values())
     rows = 0
     for split in ("train", "dev"):
@@ -219,3 +260,14 @@ def test_flat_triplets_load_into_sentence_transformers_columns_split_by_dialogue
         for s in ("train", "dev")
     }
     assert not dialogues["train"] & dialogues["dev"]
+
+
+def test_no_negatives_is_refused_naming_the_flag(root: Path) -> None:
+    out = subprocess.run(
+        [mtr_bin(), "export", str(root / "bench"), "--to", "triplets", "--negatives", "0",
+         "-o", str(root / "none.jsonl")],
+        capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 2, out.stderr
+    assert "--negatives" in out.stderr
+    assert not (root / "none.jsonl").exists()
