@@ -44,9 +44,15 @@ pub struct PublishArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
     /// --to triplets: the BM25 index to mine with (`mtr index`; built beside the benchmark
-    /// when absent). Dense negatives join when `[llm.roles] embedder` is configured.
+    /// when absent). Dense negatives join when `[llm.roles] embedder` is configured, or with
+    /// --dense.
     #[arg(long, value_name = "INDEX")]
     pub index: Option<PathBuf>,
+    /// --to triplets: mine dense negatives too, with the embedder role even when only the
+    /// embedded local default provides it (multilingual-e5-small; the corpus is embedded once
+    /// and kept beside the index).
+    #[arg(long)]
+    pub dense: bool,
 }
 
 /// The card's sections: the audit's verdict when `--audit` is given, and realism figures.
@@ -130,7 +136,8 @@ fn audit_section(path: &Path, fingerprint: &str) -> anyhow::Result<CardSection> 
     })
 }
 
-/// The BM25 retriever of the benchmark's index, and dense when an embedder is configured.
+/// The BM25 retriever of the benchmark's index, and dense when an embedder is configured or
+/// `--dense` asks for it.
 async fn retrievers(
     ctx: &Ctx,
     args: &PublishArgs,
@@ -144,7 +151,7 @@ async fn retrievers(
     let idx = mtr_retrieve::ensure_index(&src, &path, &Default::default(), ctx.progress.as_ref())
         .with_context(|| format!("opening the BM25 index {}", path.display()))?;
     let mut out: Vec<Arc<dyn Retriever>> = vec![Arc::new(idx.bm25()?)];
-    if super::audit::configured_embedder(ctx) {
+    if args.dense || super::audit::configured_embedder(ctx) {
         let llm = super::open::open_llm(ctx, &Default::default()).await?;
         let embedder =
             mtr_retrieve::llm::open_embedder(&llm, &idx, &src, ctx.progress.as_ref()).await?;
