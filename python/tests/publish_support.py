@@ -1,12 +1,14 @@
-"""What the publishing tests share: the `mtr` binary they run (the one on PATH, the test venv's,
-else `$MTR_BIN`, else the workspace's debug build), a run that must succeed, and a `datasets`
-load with a cache of its own, so that no earlier export's cache answers."""
+"""What the publishing tests share: the `mtr` binary they run (`$MTR_BIN`, else the test venv's
+console script, the wheel's CLI, else the one on PATH, else the workspace's debug build), a run
+that must succeed, and a `datasets` load with a cache of its own, so that no earlier export's
+cache answers."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def mtr_bin() -> str:
-    for candidate in (os.environ.get("MTR_BIN"), shutil.which("mtr")):
+    venv = Path(sys.executable).parent / "mtr"
+    for candidate in (
+        os.environ.get("MTR_BIN"),
+        str(venv) if venv.exists() else None,
+        shutil.which("mtr"),
+    ):
         if candidate:
             return candidate
     built = REPO / "target" / "debug" / "mtr"
