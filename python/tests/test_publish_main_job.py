@@ -271,3 +271,45 @@ def test_no_negatives_is_refused_naming_the_flag(root: Path) -> None:
     assert out.returncode == 2, out.stderr
     assert "--negatives" in out.stderr
     assert not (root / "none.jsonl").exists()
+
+
+def test_an_mteb_folder_pyarrow_wrote_imports(root: Path, native: dict) -> None:
+    """MTEB's layout without mtr's `dialogues` config, as `datasets` and `pyarrow` write
+    Parquet (large strings, dictionary pages, zstd; int64 scores; qrels in `default/`): read as
+    BEIR is, every passage, query and judgement comes in."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    folder = root / "mteb"
+    for config in ("corpus", "queries", "default"):
+        (folder / config).mkdir(parents=True)
+    corpus = list(native["corpus"].values())
+    text = pa.large_string()
+    pq.write_table(
+        pa.table(
+            {
+                "_id": pa.array([p["id"] for p in corpus], text),
+                "title": pa.array([p.get("title", "") for p in corpus], text),
+                "text": pa.array([p["text"] for p in corpus], text),
+            }
+        ),
+        folder / "corpus" / "corpus-00000-of-00001.parquet",
+        compression="zstd",
+        use_dictionary=True,
+    )
+    turns = [t for d in native["dialogues"] for t in d["turns"]]
+    pq.write_table(
+        pa.table({"_id": [t["id"] for t in turns], "text": [t["user"] for t in turns]}),
+        folder / "queries" / "queries-00000-of-00001.parquet",
+    )
+    q, _, d, s = zip(*native["qrels"], strict=True)
+    pq.write_table(
+        pa.table(
+            {"query-id": q, "corpus-id": d, "score": pa.array([int(x) for x in s], pa.int64())}
+        ),
+        folder / "default" / "test-00000-of-00001.parquet",
+    )
+    out = mtr("import", "auto", folder, "-o", root / "from-mteb")
+    assert (
+        f"{len(turns)} turns ({len(turns)} with gold), {len(corpus)} passages, "
+        f"{len(native['qrels'])} qrels judgements" in out
+    ), out
