@@ -5,42 +5,23 @@ card's YAML `configs` decide which files each config reads), in the columns MTEB
 loader expects; the triplets must load with the `json` builder into the columns FlagEmbedding
 (`query`, `pos`, `neg`) and sentence-transformers (`anchor`, `positive`, `negative`) read.
 
-The `mtr` binary is the one on PATH (the test venv's), else `$MTR_BIN`, else the workspace's
-debug build. Skipped without `datasets`.
+On MTRAG's fixture (history, rewrites, graded judgements); test_publish_main_job.py does the
+same on a benchmark the main job synthesized. The binary is `publish_support.mtr_bin()`'s.
+Skipped without `datasets`.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from publish_support import REPO, fingerprint, mtr
+from publish_support import load as load_with
 
 datasets = pytest.importorskip("datasets")
 yaml = pytest.importorskip("yaml")
 
-REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "formats" / "mtrag"
-
-
-def mtr_bin() -> str:
-    for candidate in (os.environ.get("MTR_BIN"), shutil.which("mtr")):
-        if candidate:
-            return candidate
-    built = REPO / "target" / "debug" / "mtr"
-    if built.is_file():
-        return str(built)
-    pytest.skip("no mtr binary (set MTR_BIN or build the workspace)")
-
-
-def mtr(*args: str | Path) -> str:
-    out = subprocess.run(
-        [mtr_bin(), *map(str, args)], capture_output=True, text=True, check=False
-    )
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +40,7 @@ def hf_dir(bench: Path) -> Path:
 
 
 def load(path: Path, name: str, split: str):
-    # a fresh cache per call: a stale cache of an earlier export must not answer
-    cache = path.parent / "hf-cache"
-    return datasets.load_dataset(str(path), name, split=split, cache_dir=str(cache))
+    return load_with(datasets, path, name, split)
 
 
 def test_the_card_front_matter_is_yaml_with_a_config_per_table(hf_dir: Path) -> None:
@@ -107,11 +86,7 @@ def test_every_config_loads_with_datasets_in_mteb_columns(hf_dir: Path) -> None:
 
 
 def test_the_folder_reimports_with_the_same_fingerprint(bench: Path, hf_dir: Path) -> None:
-    before = next(
-        line.split(" = ")[1].strip('"')
-        for line in (bench / "benchmark.toml").read_text().splitlines()
-        if line.startswith("fingerprint")
-    )
+    before = fingerprint(bench)
     out = mtr("import", "auto", hf_dir, "-o", hf_dir.parent / "back")
     assert f"fingerprint {before}" in out
 

@@ -26,7 +26,8 @@ pub struct PublishArgs {
     /// with --to hf the dataset card carries its verdict.
     #[arg(long, value_name = "AUDIT")]
     pub audit: Option<PathBuf>,
-    /// --to triplets: hard negatives per turn.
+    /// --to triplets: hard negatives per turn (at least 1; a turn for which none is found is
+    /// left out and counted).
     #[arg(long, value_name = "N", default_value_t = 7)]
     pub negatives: usize,
     /// --to triplets: one `anchor, positive, negative` line per pair (sentence-transformers'
@@ -43,9 +44,15 @@ pub struct PublishArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
     /// --to triplets: the BM25 index to mine with (`mtr index`; built beside the benchmark
-    /// when absent). Dense negatives join when `[llm.roles] embedder` is configured.
+    /// when absent). Dense negatives join when `[llm.roles] embedder` is configured, or with
+    /// --dense.
     #[arg(long, value_name = "INDEX")]
     pub index: Option<PathBuf>,
+    /// --to triplets: mine dense negatives too, with the embedder role even when only the
+    /// embedded local default provides it (multilingual-e5-small; the corpus is embedded once
+    /// and kept beside the index).
+    #[arg(long)]
+    pub dense: bool,
 }
 
 /// The card's sections: the audit's verdict when `--audit` is given, and realism figures.
@@ -129,7 +136,8 @@ fn audit_section(path: &Path, fingerprint: &str) -> anyhow::Result<CardSection> 
     })
 }
 
-/// The BM25 retriever of the benchmark's index, and dense when an embedder is configured.
+/// The BM25 retriever of the benchmark's index, and dense when an embedder is configured or
+/// `--dense` asks for it.
 async fn retrievers(
     ctx: &Ctx,
     args: &PublishArgs,
@@ -143,7 +151,7 @@ async fn retrievers(
     let idx = mtr_retrieve::ensure_index(&src, &path, &Default::default(), ctx.progress.as_ref())
         .with_context(|| format!("opening the BM25 index {}", path.display()))?;
     let mut out: Vec<Arc<dyn Retriever>> = vec![Arc::new(idx.bm25()?)];
-    if super::audit::configured_embedder(ctx) {
+    if args.dense || super::audit::configured_embedder(ctx) {
         let llm = super::open::open_llm(ctx, &Default::default()).await?;
         let embedder =
             mtr_retrieve::llm::open_embedder(&llm, &idx, &src, ctx.progress.as_ref()).await?;
@@ -172,6 +180,13 @@ pub async fn export_triplets(
             )
             .field("--query")
             .hint("last, all, full, full:N, window:N or rewrite"),
+        )));
+    }
+    if args.negatives == 0 {
+        return Err(anyhow::Error::new(mtr_core::Error::from(
+            mtr_core::InputError::new("command line", "a training line needs a negative")
+                .field("--negatives")
+                .hint("1 or more (7 by default)"),
         )));
     }
     let audit = match &args.audit {
@@ -222,9 +237,10 @@ pub fn triplets_text(r: &triplets::TripletReport) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "wrote {} turns with gold ({} without gold left out), {} negatives mined with {} ({} turns got fewer than asked); query {}",
+        "wrote {} turns with gold ({} without gold and {} without any negative left out), {} negatives mined with {} ({} turns got fewer than asked); query {}",
         r.turns,
         r.turns_without_gold,
+        r.turns_without_negatives,
         r.negatives,
         r.retrievers.join(" + "),
         r.short_turns,

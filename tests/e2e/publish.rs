@@ -396,3 +396,75 @@ async fn a_synthesized_and_audited_benchmark_publishes_and_trains() {
         );
     }
 }
+
+/// `--dense` mines with the embedded local embedder (multilingual-e5-small) when no embedder is
+/// configured, on the benchmark the main job synthesized (tests/fixtures/main-job); without it
+/// the negatives are BM25's alone.
+#[test]
+fn dense_negatives_on_the_embedded_embedder() {
+    if !super::audit::local_model_installed("qwen0.5b") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let b = tmp.path().join("bench");
+    std::fs::create_dir_all(&b).unwrap();
+    for f in [
+        "benchmark.toml",
+        "corpus.jsonl",
+        "dialogues.jsonl",
+        "qrels.tsv",
+    ] {
+        std::fs::copy(
+            repo().join("tests/fixtures/main-job/bench-en").join(f),
+            b.join(f),
+        )
+        .unwrap();
+    }
+    let cfg = tmp.path().join("mtr.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[llm]\ncache = \"{}\"\n",
+            tmp.path().join("cache.sqlite").display()
+        ),
+    )
+    .unwrap();
+    let export = |extra: &[&str], out: &str| {
+        let o = mtr()
+            .arg("--config")
+            .arg(&cfg)
+            .args(["--quiet", "export"])
+            .arg(&b)
+            .args([
+                "--to",
+                "triplets",
+                "--negatives",
+                "3",
+                "--format",
+                "json",
+                "-o",
+            ])
+            .arg(tmp.path().join(out))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let plain = export(&[], "bm25.jsonl");
+    assert_eq!(plain["retrievers"], serde_json::json!(["bm25"]), "{plain}");
+    let dense = export(&["--dense"], "dense.jsonl");
+    assert_eq!(
+        dense["retrievers"],
+        serde_json::json!(["bm25", "dense:multilingual-e5-small"]),
+        "{dense}"
+    );
+    assert!(dense["turns"].as_u64().unwrap() > 0, "{dense}");
+    for l in lines(&tmp.path().join("dense.jsonl")) {
+        let (pos, neg) = (l["pos"].as_array().unwrap(), l["neg"].as_array().unwrap());
+        assert!(
+            !neg.is_empty() && neg.iter().all(|n| !pos.contains(n)),
+            "{l}"
+        );
+    }
+}

@@ -66,13 +66,19 @@ pub struct SplitFile {
 /// What an export of triplets wrote and what it left out.
 #[derive(Debug, Clone, Serialize)]
 pub struct TripletReport {
-    /// Turns with a relevant gold (one line each, or their pairs with `--flat`).
+    /// Turns written: with a relevant gold and at least one negative (one line each, or
+    /// their pairs with `--flat`).
     pub turns: usize,
     /// Turns without a relevant gold: nothing to train on.
     pub turns_without_gold: usize,
+    /// Turns with a gold for which mining found no negative (every candidate a gold or
+    /// filtered out, or none retrieved): left out, since FlagEmbedding cannot sample from an
+    /// empty `neg` and the flat form has no pair to write.
+    pub turns_without_negatives: usize,
     /// Negatives written, over every turn.
     pub negatives: usize,
-    /// Turns that got fewer negatives than asked (the filters took too many candidates).
+    /// Turns written with fewer negatives than asked (the filters took too many candidates,
+    /// or the retrievers found too few).
     pub short_turns: usize,
     /// Candidates the filters removed while filling the negatives.
     pub removed: Removed,
@@ -119,13 +125,17 @@ pub async fn export(
     let mut writers =
         SplitWriters::create(out, opts.splits.names(), opts.splits.is_single(), opts.form)?;
     let mut removed = Removed::default();
-    let (mut negatives, mut short_turns) = (0, 0);
+    let (mut negatives, mut short_turns, mut written) = (0, 0, 0);
     let mut dialogues_per_split: HashMap<&str, HashSet<usize>> = HashMap::new();
     for (t, cands) in turns.iter().zip(&candidates) {
         let d = &bench.dialogues[t.dialogue];
         let turn = &d.turns[t.turn];
         let positives: Vec<&Passage> = t.positives.iter().filter_map(|id| texts.get(id)).collect();
         let neg = filter.negatives(&turn.id, cands, &positives, &texts, &mut removed);
+        if neg.is_empty() {
+            continue;
+        }
+        written += 1;
         negatives += neg.len();
         short_turns += usize::from(neg.len() < opts.negatives);
         let split = assigned.get(&d.id).map_or("train", String::as_str);
@@ -162,8 +172,9 @@ pub async fn export(
         })
         .collect();
     Ok(TripletReport {
-        turns: turns.len(),
+        turns: written,
         turns_without_gold: all_turns - turns.len(),
+        turns_without_negatives: turns.len() - written,
         negatives,
         short_turns,
         removed,

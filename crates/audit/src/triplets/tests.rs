@@ -195,3 +195,57 @@ async fn flat_rows_pair_each_positive_with_each_negative_and_splits_keep_dialogu
         std::fs::read(tmp.path().join("again.train.jsonl")).unwrap()
     );
 }
+
+/// FlagEmbedding samples a line's negatives with `ceil((group - 1) / len(neg))`: a line whose
+/// `neg` is empty stops its training with a division by zero. A turn for which mining finds no
+/// negative (its query matches nothing but its gold) is left out and counted, in both forms.
+#[tokio::test]
+async fn a_turn_without_a_negative_is_left_out_and_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut b = bench(&tmp.path().join("b"), 2);
+    // d1's first turn asks in words only its gold holds
+    let lone = "Quokka zebra okapi";
+    let mut passages = Vec::new();
+    b.dir
+        .for_each_passage(|_, p| {
+            passages.push(p);
+            Ok(())
+        })
+        .unwrap();
+    passages.push(passage("lone", "The quokka, the zebra and the okapi."));
+    b.dialogues[1].turns[0] = turn("d1::1", lone, &["lone"]);
+    let b = write_benchmark(
+        tmp.path().join("b2"),
+        b.manifest.clone(),
+        &b.dialogues,
+        passages.into_iter().map(Ok),
+    )
+    .unwrap()
+    .load()
+    .unwrap();
+    for form in [TripletForm::Lists, TripletForm::Flat] {
+        let opts = TripletOptions {
+            negatives: 2,
+            query: QueryFormulation::Last,
+            form,
+            ..Default::default()
+        };
+        let out = tmp.path().join(format!("{form:?}.jsonl"));
+        let r = run(&b, None, &out, &opts).await;
+        assert_eq!(
+            (r.turns, r.turns_without_negatives, r.turns_without_gold),
+            (1, 1, 2),
+            "{form:?}"
+        );
+        assert_eq!(r.files[0].turns, 1);
+        let l = lines(&out);
+        assert!(!l.is_empty());
+        for line in &l {
+            assert_ne!(line["turn_id"], "d1::1", "{line}");
+            assert_ne!(line["anchor"], lone, "{line}");
+            if form == TripletForm::Lists {
+                assert!(!line["neg"].as_array().unwrap().is_empty(), "{line}");
+            }
+        }
+    }
+}

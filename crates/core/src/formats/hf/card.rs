@@ -31,31 +31,89 @@ pub(crate) struct CardFacts<'a> {
     pub(crate) query: QueryField,
 }
 
-/// License identifiers the Hub accepts as they are; anything else is `other`, with its name.
-const HUB_LICENSES: [&str; 24] = [
+/// License identifiers the Hub accepts as they are (its list as `huggingface_hub` validated
+/// it in 2026, `other` apart); anything else is `other`, with an id and the text.
+const HUB_LICENSES: [&str; 81] = [
     "apache-2.0",
     "mit",
+    "openrail",
+    "bigscience-openrail-m",
+    "creativeml-openrail-m",
+    "bigscience-bloom-rail-1.0",
+    "bigcode-openrail-m",
+    "afl-3.0",
+    "artistic-2.0",
+    "bsl-1.0",
+    "bsd",
     "bsd-2-clause",
     "bsd-3-clause",
+    "bsd-3-clause-clear",
+    "c-uda",
+    "cc",
     "cc0-1.0",
-    "cc-by-4.0",
-    "cc-by-sa-4.0",
-    "cc-by-nc-4.0",
-    "cc-by-nc-sa-4.0",
-    "cc-by-nd-4.0",
-    "cc-by-nc-nd-4.0",
-    "cc-by-3.0",
-    "cc-by-sa-3.0",
     "cc-by-2.0",
     "cc-by-2.5",
-    "cc-by-sa-2.5",
-    "gpl-3.0",
-    "lgpl-3.0",
+    "cc-by-3.0",
+    "cc-by-4.0",
+    "cc-by-sa-3.0",
+    "cc-by-sa-4.0",
+    "cc-by-nc-2.0",
+    "cc-by-nc-3.0",
+    "cc-by-nc-4.0",
+    "cc-by-nd-4.0",
+    "cc-by-nc-nd-3.0",
+    "cc-by-nc-nd-4.0",
+    "cc-by-nc-sa-2.0",
+    "cc-by-nc-sa-3.0",
+    "cc-by-nc-sa-4.0",
+    "cdla-sharing-1.0",
+    "cdla-permissive-1.0",
+    "cdla-permissive-2.0",
+    "wtfpl",
+    "ecl-2.0",
+    "epl-1.0",
+    "epl-2.0",
+    "etalab-2.0",
+    "eupl-1.1",
+    "eupl-1.2",
     "agpl-3.0",
+    "gfdl",
+    "gpl",
+    "gpl-2.0",
+    "gpl-3.0",
+    "lgpl",
+    "lgpl-2.1",
+    "lgpl-3.0",
+    "isc",
+    "h-research",
+    "intel-research",
+    "lppl-1.3c",
+    "ms-pl",
+    "apple-ascl",
+    "apple-amlr",
+    "mpl-2.0",
     "odc-by",
     "odbl",
+    "openmdw-1.0",
+    "openrail++",
+    "osl-3.0",
+    "postgresql",
+    "ofl-1.1",
+    "ncsa",
+    "unlicense",
+    "zlib",
     "pddl",
-    "openrail",
+    "lgpl-lr",
+    "deepfloyd-if-license",
+    "fair-noncommercial-research-license",
+    "llama2",
+    "llama3",
+    "llama3.1",
+    "llama3.2",
+    "llama3.3",
+    "llama4",
+    "grok2-community",
+    "gemma",
     "unknown",
 ];
 
@@ -77,16 +135,36 @@ pub(crate) fn size_category(rows: u64) -> &'static str {
     }
 }
 
-/// The Hub license id of a manifest's license and, when it is not one, the name to give it.
-fn license(m: &Manifest) -> (String, Option<String>) {
-    let l = m.license.trim().to_ascii_lowercase().replace(' ', "-");
+/// The Hub license id of a manifest's license and, when it is not one (`other`), an id for it
+/// (`license_name`: lower-case letters, digits, `.` and `-`) and its text (`license_details`).
+fn license(m: &Manifest) -> (String, Option<(String, String)>) {
+    let text = m.license.trim();
+    let l = text.to_ascii_lowercase().replace(' ', "-");
     if l.is_empty() {
         return ("unknown".into(), None);
     }
     if HUB_LICENSES.contains(&l.as_str()) {
         return (l, None);
     }
-    ("other".into(), Some(m.license.trim().to_string()))
+    ("other".into(), Some((license_id(text), text.to_string())))
+}
+
+/// `Company terms (v2)` -> `company-terms-v2`; `custom` when no letter or digit is ASCII.
+fn license_id(text: &str) -> String {
+    let mut id = String::new();
+    for c in text.chars().map(|c| c.to_ascii_lowercase()) {
+        if c.is_ascii_alphanumeric() || (c == '.' && !id.is_empty()) {
+            id.push(c);
+        } else if !id.is_empty() && !id.ends_with('-') {
+            id.push('-');
+        }
+    }
+    let id = id.trim_end_matches(['-', '.']);
+    if id.is_empty() {
+        "custom".into()
+    } else {
+        id.to_string()
+    }
 }
 
 /// ISO 639-1 codes of a manifest's `language` (`en`, `en,zh`; `multi` and unknown give none).
@@ -112,8 +190,9 @@ fn front_matter(f: &CardFacts<'_>) -> String {
     let _ = writeln!(o, "pretty_name: {}", quoted(&pretty_name(m)));
     let (id, name) = license(m);
     let _ = writeln!(o, "license: {}", quoted(&id));
-    if let Some(name) = name {
+    if let Some((name, text)) = name {
         let _ = writeln!(o, "license_name: {}", quoted(&name));
+        let _ = writeln!(o, "license_details: {}", quoted(&text));
     }
     let langs = languages(m);
     if !langs.is_empty() {
@@ -315,7 +394,46 @@ mod tests {
             ..m
         };
         let card = render(&facts(&other), &[]);
-        assert!(card.contains("license: \"other\"\nlicense_name: \"Company terms\""));
+        assert!(card.contains("license: \"other\"\nlicense_name: \"company-terms\"\nlicense_details: \"Company terms\"\n"), "{card}");
+    }
+
+    /// The Hub validates `license` against its own list and wants `license_name` as an id
+    /// (`my-license-1.0`) when it is `other`, the text itself in `license_details`.
+    #[test]
+    fn licenses_are_the_hubs_ids_or_other_with_an_id_and_the_text() {
+        let with = |l: &str| Manifest {
+            license: l.into(),
+            ..Default::default()
+        };
+        for (given, id, name) in [
+            ("MPL-2.0", "mpl-2.0", None),
+            ("Apache 2.0", "apache-2.0", None),
+            ("isc", "isc", None),
+            ("", "unknown", None),
+            // not on the Hub's list, though cc-by-2.5 and cc-by-sa-3.0 are
+            ("CC-BY-SA-2.5", "other", Some("cc-by-sa-2.5")),
+            (
+                "see the source corpus",
+                "other",
+                Some("see-the-source-corpus"),
+            ),
+            (
+                "Conditions d'utilisation (v2)",
+                "other",
+                Some("conditions-d-utilisation-v2"),
+            ),
+            ("条款", "other", Some("custom")),
+        ] {
+            let (got, got_name) = license(&with(given));
+            assert_eq!(
+                (got.as_str(), got_name.as_ref().map(|(n, _)| n.as_str())),
+                (id, name),
+                "{given}"
+            );
+            if let Some((_, text)) = got_name {
+                assert_eq!(text, given.trim());
+            }
+        }
     }
 
     #[test]
