@@ -2,9 +2,16 @@
 //! document judged twice for one query is an error naming the earliest repeated row and the
 //! row it repeats (or the first judgement is kept with `Dedup::First`), and the result is the
 //! [`EvalQrels`] every evaluation takes.
+//!
+//! The columns are written out as a qrels file's text in memory, a line a row, and read by
+//! the qrels file reader itself (`read_qrels`: a bucket pass and a sort per query, no
+//! allocation a judgement), so that every rule is the file's and a row's error is its line's.
+//! Ids a TREC line cannot hold (empty, or holding whitespace; a query id starting with `#`)
+//! go through a `BTreeMap` instead, with the same rules.
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
+use std::io::Write as _;
 use std::path::Path;
 
 use mtr_core::InputError;
@@ -12,7 +19,7 @@ use mtr_core::InputError;
 use super::IdColumn;
 use super::groups::{Grouping, QueryIds};
 use crate::error::{MetricsError, Result};
-use crate::input::{Dedup, EvalQrels};
+use crate::input::{Dedup, EvalQrels, is_space, read_qrels};
 
 /// Qrels' columns: a row per judgement.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +46,61 @@ pub fn qrels_from_columns(qrels: &QrelsColumns<'_>, dedup: Dedup) -> Result<Eval
         )));
     }
     let grades = grades(qrels)?;
+    match trec_text(qrels, &grades) {
+        Some(text) => read_qrels(&text, qrels.origin, dedup),
+        None => from_map(qrels, &grades, dedup),
+    }
+}
+
+/// Each row's query id, in row order.
+fn for_each_row<'a>(queries: &QueryIds<'a>, mut f: impl FnMut(usize, &'a [u8])) {
+    match queries {
+        QueryIds::Rows(ids) => (0..ids.len()).for_each(|r| f(r, ids.get(r))),
+        QueryIds::Groups { ids, ends } => {
+            let mut start = 0;
+            for (k, end) in ends.iter().enumerate() {
+                (start..*end).for_each(|r| f(r, ids.get(k)));
+                start = *end;
+            }
+        }
+    }
+}
+
+/// The rows as a TREC qrels file (`qid 0 docno grade`, a line a row), or `None` when an id
+/// cannot be a TREC token.
+fn trec_text(qrels: &QrelsColumns<'_>, grades: &[i32]) -> Option<Vec<u8>> {
+    fn token(id: &[u8]) -> bool {
+        !id.is_empty() && !id.iter().any(|b| is_space(*b) || *b == b'\n')
+    }
+    let mut text = Vec::with_capacity(grades.len() * 24);
+    let mut ok = true;
+    let mut last: &[u8] = &[];
+    for_each_row(&qrels.queries, |r, qid| {
+        let doc = qrels.docs.get(r);
+        if !std::ptr::eq(qid, last) {
+            ok &= token(qid) && qid[0] != b'#' && !qid.starts_with(b"\xEF\xBB\xBF");
+            last = qid;
+        }
+        ok &= token(doc);
+        if ok {
+            text.extend_from_slice(qid);
+            text.extend_from_slice(b" 0 ");
+            text.extend_from_slice(doc);
+            text.push(b' ');
+            // writing to a Vec cannot fail
+            let _ = writeln!(text, "{}", grades[r]);
+        }
+    });
+    ok.then_some(text)
+}
+
+/// The qrels through a `BTreeMap` per query (ids no TREC line can hold), with the file
+/// reader's rules.
+pub(super) fn from_map(
+    qrels: &QrelsColumns<'_>,
+    grades: &[i32],
+    dedup: Dedup,
+) -> Result<EvalQrels> {
     let groups = Grouping::new(&qrels.queries, qrels.origin)?;
     let mut out = mtr_core::Qrels::new();
     // (row, first row, query, document) of the earliest repeated judgement

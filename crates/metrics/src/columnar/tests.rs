@@ -425,3 +425,72 @@ fn bad_columns_are_bad_arguments_and_bad_grades_name_the_row() {
     let e = evaluate_columns(&eq, &short, &EvalOptions::default()).unwrap_err();
     assert!(matches!(e, crate::MetricsError::InvalidArgument(_)), "{e}");
 }
+
+/// A query's id, judgements and relevant count.
+type Judged = (String, Vec<(Vec<u8>, i32)>, u64);
+
+/// Every query's id, judgements and relevant count.
+fn judgements(q: &crate::EvalQrels) -> Vec<Judged> {
+    q.queries()
+        .iter()
+        .map(|x| {
+            let j = x.judgements().map(|(d, g)| (d.to_vec(), g)).collect();
+            (x.qid.clone(), j, x.num_rel(1))
+        })
+        .collect()
+}
+
+#[test]
+fn ids_no_trec_line_holds_take_the_map_path_with_the_file_readers_rules() {
+    // the map path against the file reader (through the text path) on real qrels
+    let Some(sh) = shared() else { return };
+    for path in [
+        sh.join("golden/trec_eval_test/qrels.test"),
+        sh.join("golden/trec_eval_test/qrels.rel_level"),
+        sh.join("data/mtrag/tasks_clapnq/qrels/dev.tsv"),
+    ] {
+        let mut q = qrels_file(&path);
+        let cols = QrelsColumns {
+            origin: Path::new("qrels DataFrame"),
+            queries: QueryIds::Rows(column(&q.qids)),
+            docs: column(&q.docs),
+            grades: &q.values,
+        };
+        let grades: Vec<i32> = q.values.iter().map(|g| *g as i32).collect();
+        let text = qrels_from_columns(&cols, Dedup::Error).unwrap();
+        let map = super::qrels::from_map(&cols, &grades, Dedup::Error).unwrap();
+        assert_eq!(judgements(&text), judgements(&map), "{path:?}");
+        assert_eq!(text.origin(), map.origin());
+        // a repeated judgement: the same error either way, and the same first kept
+        let rows = q.rows();
+        let (qid, doc, _) = rows[rows.len() / 2];
+        let (qid, doc) = (qid.to_vec(), doc.to_vec());
+        q.push(&qid, &doc, 7);
+        let cols = QrelsColumns {
+            origin: Path::new("qrels DataFrame"),
+            queries: QueryIds::Rows(column(&q.qids)),
+            docs: column(&q.docs),
+            grades: &q.values,
+        };
+        let grades: Vec<i32> = q.values.iter().map(|g| *g as i32).collect();
+        let a = qrels_from_columns(&cols, Dedup::Error)
+            .unwrap_err()
+            .to_string();
+        let b = super::qrels::from_map(&cols, &grades, Dedup::Error)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(a, b);
+        let a = qrels_from_columns(&cols, Dedup::First).unwrap();
+        let b = super::qrels::from_map(&cols, &grades, Dedup::First).unwrap();
+        assert_eq!(judgements(&a), judgements(&b));
+    }
+    // ids with spaces, an empty id and a `#` query id are read, not taken for comments
+    let mut q = Owned::default();
+    for (qid, d, g) in [("a q", "d 1", 1), ("#q", "d", 2), ("q", "", 0)] {
+        q.push(qid.as_bytes(), d.as_bytes(), g);
+    }
+    let eq = qrels_of(&q, Dedup::Error).unwrap();
+    assert_eq!(eq.get("a q").unwrap().grade(b"d 1"), Some(1));
+    assert_eq!(eq.get("#q").unwrap().grade(b"d"), Some(2));
+    assert_eq!(eq.get("q").unwrap().grade(b""), Some(0));
+}
