@@ -135,11 +135,24 @@ def task(tool: str, form: str, qrels, run):
     raise ValueError(tool)
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process, all its threads (user + system)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def child(tool: str, form: str, data: Path, repeat: int) -> None:
     with open(data, "rb") as f:
         qrels, run = pickle.load(f)
     if form == "dict":
         qrels, run = to_dicts(qrels, run)
+    if form == "arrow":
+        # pandas' pyarrow-backed strings (pandas 3's default where pyarrow is installed),
+        # converted before the timing: it is how the frame is held, not a conversion
+        qrels = qrels.astype({"qid": "string[pyarrow]", "docno": "string[pyarrow]"})
+        run = run.astype({"qid": "string[pyarrow]", "docno": "string[pyarrow]"})
     if tool == "ranx":
         # pay numba's JIT once, on a small input, before timing
         small = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}
@@ -147,15 +160,56 @@ def child(tool: str, form: str, data: Path, repeat: int) -> None:
     if tool == "mtr":
         task("mtr", "dict", {"q": {"a": 1}}, {"q": {"a": 1.0}})
     gc.collect()
-    times = []
+    walls, cpus, peaks = [], [], []
     for _ in range(repeat):
         with Peak() as p:
-            t0 = time.perf_counter()
-            values = task(tool, form, qrels, run)
-            times.append(time.perf_counter() - t0)
+            c0, t0 = cpu_seconds(), time.perf_counter()
+            values = task(tool, "frame" if form == "arrow" else form, qrels, run)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(cpu_seconds() - c0)
+        peaks.append((p.peak - p.start) / 2**20)
         gc.collect()
-    print(json.dumps({"tool": tool, "form": form, "seconds": min(times), "peak_mb": (p.peak - p.start) / 2**20,
+    print(json.dumps({"tool": tool, "form": form, "walls": walls, "cpus": cpus, "peak_mb": max(peaks),
                       "values": {k: float(v) for k, v in values.items()}}))
+
+
+def machine() -> str:
+    """The CPU, its cores and the load, as the run saw them."""
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}"
+
+
+def run_child(tool: str, form: str, data: Path, args) -> dict | None:
+    try:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", tool, form, str(data), "--repeat", str(args.repeat)],
+            capture_output=True, text=True, timeout=args.limit,
+        )
+    except subprocess.TimeoutExpired:
+        print(f"{tool:12s} {form:6s} > {args.limit} s (stopped)", flush=True)
+        return None
+    if out.returncode != 0:
+        print(f"{tool}/{form}: failed\n{out.stderr[-2000:]}", flush=True)
+        return None
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    w = sorted(r["walls"])
+    r["seconds"], r["cpu"] = w[0], min(r["cpus"])
+    print(f"{tool:12s} {form:6s} {w[0]:7.2f} s (median {w[len(w) // 2]:.2f}, max {w[-1]:.2f})  cpu {r['cpu']:7.2f} s  "
+          f"peak +{r['peak_mb']:6.0f} MiB  load {os.getloadavg()[0]:4.1f}  "
+          + " ".join(f"{k}={v:.6f}" for k, v in r["values"].items()), flush=True)
+    return r
+
+
+def forms(tool: str, arrow: bool) -> list:
+    extra = ["arrow"] if arrow else []
+    if tool == "ir_measures":
+        return ["frame"] + extra  # ir_measures on dicts is pytrec_eval on dicts
+    return ["frame", "dict"] + extra
 
 
 def main() -> None:
@@ -167,6 +221,8 @@ def main() -> None:
     ap.add_argument("--child", nargs=3, metavar=("TOOL", "FORM", "DATA"))
     ap.add_argument("--only", nargs="*", default=None, help="tools to run (default: all)")
     ap.add_argument("--limit", type=int, default=900, help="seconds one tool and form may take")
+    ap.add_argument("--arrow", action="store_true",
+                    help="also every tool on the frames with pyarrow-backed id columns (needs pyarrow)")
     args = ap.parse_args()
     if args.child:
         child(args.child[0], args.child[1], Path(args.child[2]), args.repeat)
@@ -178,34 +234,25 @@ def main() -> None:
         print(f"data: {args.queries} queries x {args.docs} documents written in {time.perf_counter() - t0:.1f} s", flush=True)
     import mtr
 
-    print(f"mtr {mtr.__version__}; python {sys.version.split()[0]}; repeat {args.repeat} (best time)", flush=True)
-    results = []
+    arrow = args.arrow
+    print(f"mtr {mtr.__version__}; python {sys.version.split()[0]}; {machine()}", flush=True)
+    print(f"repeat {args.repeat}: best wall time (median, max), best CPU time (all threads), "
+          f"peak resident memory above the data's", flush=True)
+    results = {}
     for tool in args.only or ["mtr", "pytrec_eval", "ir_measures", "ranx"]:
-        for form in ["frame", "dict"]:
-            if tool == "ir_measures" and form == "dict":
-                continue  # ir_measures on dicts is pytrec_eval on dicts
-            try:
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", tool, form, str(data), "--repeat", str(args.repeat)],
-                    capture_output=True, text=True, timeout=args.limit,
-                )
-            except subprocess.TimeoutExpired:
-                print(f"{tool:12s} {form:6s} > {args.limit} s (stopped)", flush=True)
-                continue
-            if out.returncode != 0:
-                print(f"{tool}/{form}: failed\n{out.stderr[-2000:]}", flush=True)
-                continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            results.append(r)
-            print(f"{tool:12s} {form:6s} {r['seconds']:8.2f} s  peak +{r['peak_mb']:7.0f} MiB  "
-                  + " ".join(f"{k}={v:.6f}" for k, v in r["values"].items()), flush=True)
-    by = {(r["tool"], r["form"]): r["seconds"] for r in results}
-    print("ratios (their time / mtr's time, same input form):")
-    for form in ["frame", "dict"]:
-        mine = by.get(("mtr", form))
+        for form in forms(tool, arrow):
+            r = run_child(tool, form, data, args)
+            if r:
+                results[(tool, form)] = r
+    print("ratios (their time / mtr's time, same input form; their peak memory / mtr's):")
+    for form in ["frame", "dict", "arrow"]:
+        mine = results.get(("mtr", form))
         for tool in ["pytrec_eval", "ir_measures", "ranx"]:
-            if mine and (tool, form) in by:
-                print(f"  {form:6s} {tool:12s} {by[(tool, form)] / mine:6.1f}x")
+            theirs = results.get((tool, form))
+            if mine and theirs:
+                print(f"  {form:6s} {tool:12s} wall {theirs['seconds'] / mine['seconds']:6.1f}x   "
+                      f"cpu {theirs['cpu'] / mine['cpu']:6.1f}x   "
+                      f"memory {theirs['peak_mb'] / max(mine['peak_mb'], 1):5.1f}x")
 
 
 if __name__ == "__main__":

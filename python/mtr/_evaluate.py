@@ -1,9 +1,10 @@
 """`mtr.evaluate`: `mtr eval`'s numbers in Python, from paths, DataFrames or dicts.
 
 This module only says which form each input has and hands it over in bulk: a DataFrame's id
-columns as one NUL-joined UTF-8 buffer each (``str.join`` runs in C; no Python loop per row),
-its grade or score column as the bytes of an int64 or float64 array. The reading, ranking and
-averaging are mtr-metrics' own, the functions `mtr eval` calls, run without the GIL.
+columns as their object arrays (read by the extension in one pass) or, when pyarrow holds them,
+as Arrow's data and offsets buffers; its grade or score column as an int64 or float64 array.
+No Python code runs per row. The reading, ranking and averaging are mtr-metrics' own (the
+code `mtr eval` runs), without the GIL.
 """
 
 from __future__ import annotations
@@ -193,24 +194,43 @@ def _columns(frame: Any, role: str, spellings: Tuple[Tuple[str, str, str], ...],
         values = np.ascontiguousarray(values, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise InputError(f"{origin}: field `{value}`: not {dtype}: {e}", file=origin, field=value) from e
-    return (
-        "columns",
-        origin,
-        len(frame),
-        _joined(frame[qid]),
-        _joined(frame[docno]),
-        values.tobytes(),
-    )
+    return ("columns", origin, _ids(frame[qid]), _ids(frame[docno]), values)
 
 
-def _joined(column: Any) -> bytes:
-    """A column of ids as one NUL-separated UTF-8 buffer (numbers written as str() writes them)."""
+def _ids(column: Any) -> tuple:
+    """A column of ids as the extension reads it: Arrow's buffers where pyarrow holds the
+    column, else an array of objects (numbers and other values written as str() writes them)."""
+    import numpy as np
+
+    arrow = _arrow_buffers(column)
+    if arrow is not None:
+        return arrow
     items = column.to_numpy()
     if items.dtype.kind != "O":
         items = column.astype(str).to_numpy()
-    items = items.tolist()
+    return ("objects", np.ascontiguousarray(items, dtype=object))
+
+
+def _arrow_buffers(column: Any) -> Optional[tuple]:
+    """("arrow", data, offsets) for a pyarrow-backed string column without missing values."""
+    dtype = column.dtype
+    held_by_arrow = str(getattr(dtype, "storage", "")).startswith("pyarrow") or type(dtype).__name__ == "ArrowDtype"
+    to_arrow = getattr(column.array, "__arrow_array__", None)
+    if not held_by_arrow or to_arrow is None:
+        return None
+    import numpy as np
+    import pyarrow as pa
+
     try:
-        text = "\0".join(items)
-    except TypeError:
-        text = "\0".join(map(str, items))
-    return text.encode("utf-8")
+        array = to_arrow()
+    except (TypeError, ValueError, NotImplementedError):
+        return None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if array.null_count or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        return None
+    _, offsets, data = array.buffers()
+    width = np.int32 if pa.types.is_string(array.type) else np.int64
+    offsets = np.frombuffer(offsets, dtype=width)[array.offset : array.offset + len(array) + 1]
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return ("arrow", data, offsets)

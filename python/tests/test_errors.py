@@ -61,6 +61,17 @@ def test_a_run_frame_with_a_duplicate_names_its_rows(files) -> None:
     assert mtr.evaluate(q, run, "map", dedup="first")["map"] == mtr.evaluate(q, run.drop(index=2), "map")["map"]
 
 
+def test_a_qrels_frame_with_a_duplicate_names_its_rows_and_the_python_flag(files) -> None:
+    _, r = files
+    qrels = pd.DataFrame({"qid": ["q1", "q2", "q1"], "docno": ["d1", "d3", "d1"], "label": [1, 2, 0]})
+    with pytest.raises(mtr.InputError) as e:
+        mtr.evaluate(qrels, r, "map")
+    assert e.value.file == "qrels DataFrame" and e.value.line == 3 and e.value.field == "docno"
+    assert "first at row 1" in str(e.value) and 'dedup="first"' in e.value.hint
+    # the first judgement kept, as the file reader keeps it
+    assert mtr.evaluate(qrels, r, "map", dedup="first") == mtr.evaluate(qrels.iloc[:2], r, "map")
+
+
 def test_a_qrels_frame_with_a_fractional_grade_names_the_row() -> None:
     qrels = pd.DataFrame({"qid": ["q1", "q1"], "docno": ["d1", "d2"], "label": [1.0, 0.5]})
     run = {"q1": {"d1": 1.0}}

@@ -44,7 +44,7 @@ CASES = {
 # a measure that names one column is returned under its spelling; the CLI prints the column
 RENAMED = {"ndcg.1=3,2=9,4=4.5": "ndcg_1=3,2=9,4=4.5"}
 
-FORMS = ["path", "pyterrier", "ir_measures", "dict", "path+frame"]
+FORMS = ["path", "pyterrier", "ir_measures", "dict", "path+frame", "arrow", "shuffled", "categorical"]
 
 
 def cli_flags(flags: Dict[str, Any]) -> List[str]:
@@ -92,6 +92,8 @@ def read_run(path: Path) -> List[tuple]:
 def as_form(form: str, role: str, path: Path) -> Any:
     if form == "path" or (form == "path+frame" and role == "qrels"):
         return path
+    if form in ("arrow", "shuffled", "categorical"):
+        return frame_as(form, as_form("pyterrier", role, path))
     if role == "qrels":
         rows = read_qrels(path)
         if form == "dict":
@@ -113,6 +115,18 @@ def as_form(form: str, role: str, path: Path) -> Any:
     if form == "ir_measures":
         return pd.DataFrame({"query_id": q, "doc_id": doc, "score": s})
     return pd.DataFrame({"qid": q, "docno": doc, "score": s, "rank": rank})
+
+
+def frame_as(form: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame held otherwise: pyarrow-backed ids (32-bit offsets for `qid`, 64-bit for
+    `docno`), its rows in a seeded random order (each query's rows scattered), or categorical
+    ids."""
+    if form == "arrow":
+        pa = pytest.importorskip("pyarrow")
+        return frame.astype({"qid": "string[pyarrow]", "docno": pd.ArrowDtype(pa.large_string())})
+    if form == "shuffled":
+        return frame.sample(frac=1.0, random_state=7)
+    return frame.astype({"qid": "category", "docno": "category"})
 
 
 def same(got: Any, want: Any) -> bool:

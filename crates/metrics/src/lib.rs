@@ -2,7 +2,8 @@
 //! (bootstrap confidence intervals, paired tests, agreement) that audit and bench report.
 //! Pure computation: no async, no LLM. See `API.md` for the public surface.
 //!
-//! Layout: [`measure`] names and parameters, `input` fast qrels/run readers, `stream`
+//! Layout: [`measure`] names and parameters, `input` fast qrels/run readers, `columnar` qrels
+//! and runs from column buffers (DataFrames, dicts), `stream`
 //! one-pass evaluation of contiguous TREC runs, `rank` ranking with trec_eval's tie-breaking,
 //! `compute` per-query values, `eval` query sets and summaries, [`output`] trec_eval text /
 //! JSON / JSONL, [`stats`] uncertainty and tests, [`agreement`] inter-annotator agreement and
@@ -13,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod agreement;
+mod columnar;
 mod compute;
 mod error;
 mod eval;
@@ -28,6 +30,9 @@ mod rank;
 pub mod stats;
 mod stream;
 
+pub use columnar::{
+    IdColumn, Offsets, QrelsColumns, QueryIds, RunColumns, evaluate_columns, qrels_from_columns,
+};
 pub use error::{MetricsError, Result};
 pub use eval::{
     Conventions, EvalOptions, Evaluation, MissingQueries, QueryScores, evaluate, evaluate_file,

@@ -10,6 +10,7 @@ mod dicts;
 mod errors;
 mod evaluate;
 mod options;
+mod utf8;
 
 use pyo3::prelude::*;
 
