@@ -1,4 +1,5 @@
-//! Files that are documents rather than records (PDF, DOCX, ODT, HTML, reStructuredText):
+//! Files that are documents rather than records (PDF, DOCX, ODT, HTML, Markdown,
+//! reStructuredText):
 //! each read by its module into pages or sections, each page or section one [`Document`]
 //! whose id is the file's id (its path relative to the corpus folder, extension kept, since
 //! `guide.pdf` and `guide.html` may both exist) with the place appended (`#page=3` or
@@ -69,6 +70,12 @@ pub(crate) fn read(file: &Path, rel: &str, format: Format, out: &mut Collector) 
                 sections::sections(markup::rst_blocks(&text), &stem),
                 out,
             )
+        }
+        Format::Markdown => {
+            let text = compressed::read_text(file).map_err(|e| e.to_string())?;
+            let (title, blocks) = markup::markdown_blocks(&text);
+            let title = title.unwrap_or(stem);
+            emit(file, rel, sections::sections(blocks, &title), out)
         }
         _ => Ok(0),
     }
@@ -173,10 +180,25 @@ mod tests {
             "{}",
             r.text
         );
-        let (m, src) = doc("10-onboarding");
+        let (m, src) = doc("10-onboarding.md#your-first-day");
         assert_eq!(
             (m.title.as_str(), src.file.as_str()),
-            ("Onboarding: Your First Weeks", "10-onboarding.md")
+            (
+                "Onboarding: Your First Weeks › Your first day",
+                "10-onboarding.md"
+            )
+        );
+        assert_eq!(src.section.as_deref(), Some(m.title.as_str()));
+        assert!(
+            m.text.starts_with("First days are always on a Monday"),
+            "{}",
+            m.text
+        );
+        let (intro, _) = doc("10-onboarding.md#onboarding-your-first-weeks");
+        assert!(
+            intro.text.starts_with("Welcome to Kestrel Ridge."),
+            "{}",
+            intro.text
         );
         assert!(l.report.skipped.is_empty(), "{:?}", l.report.skipped);
     }

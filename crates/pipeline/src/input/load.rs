@@ -1,7 +1,7 @@
 //! Reading a corpus path as a whole: the files [`super::files`] lists, each through its
 //! reader into one [`Collector`], then the malformed records (the first named, the rest
 //! counted, or skipped with `skip_bad`) and the sample drawn, reported in an
-//! [`InputReport`]. Document files (PDF, DOCX, ODT, HTML, reStructuredText) go through
+//! [`InputReport`]. Document files (PDF, DOCX, ODT, HTML, Markdown, reStructuredText) go through
 //! [`super::documents`]; one that cannot be read is skipped and listed, or fails the read
 //! when [`Unreadable::Fail`].
 
@@ -144,7 +144,7 @@ pub fn read_with(path: &Path, opts: &ReadOptions, unreadable: Unreadable) -> Res
     })
 }
 
-/// Reads a file of records (or a `.md`/`.txt` document) into `out`.
+/// Reads a file of records (or a `.txt` document) into `out`.
 fn read_records(
     root: &Path,
     f: &CorpusFile,
@@ -164,7 +164,12 @@ fn read_records(
         }
         Format::Parquet => parquet::read(&f.path, &opts.fields, out),
         Format::Zip => json::read_zip(&f.path, &opts.fields, out),
-        Format::Pdf | Format::Docx | Format::Odt | Format::Html | Format::Rst => Ok(()),
+        Format::Pdf
+        | Format::Docx
+        | Format::Odt
+        | Format::Html
+        | Format::Rst
+        | Format::Markdown => Ok(()),
     }
 }
 
@@ -429,12 +434,13 @@ mod tests {
         std::fs::write(dir.path().join("ignored.csv"), "a,b\n").unwrap();
         let docs = load(dir.path()).unwrap();
         let ids: Vec<_> = docs.iter().map(|d| d.id.as_str()).collect();
-        assert_eq!(ids, ["a", "b", "sub/c"]);
+        // a .txt file is one document; Markdown is read by section, its ids carry the file
+        assert_eq!(ids, ["a", "b.md#bee", "sub/c.md#标题"]);
         assert_eq!(docs[0].title, "a");
         assert_eq!(docs[1].title, "Bee");
-        assert_eq!(docs[1].text, "Body b.\n");
+        assert_eq!(docs[1].text, "Body b.");
         assert_eq!(docs[2].title, "标题");
-        assert_eq!(docs[2].text, "正文。\n");
+        assert_eq!(docs[2].text, "正文。");
     }
 
     #[test]
@@ -465,12 +471,22 @@ mod tests {
     fn shipped_corpora_load() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora");
         for lang in ["en", "zh"] {
-            let docs = load(&root.join(lang)).unwrap();
-            assert!((8..=15).contains(&docs.len()), "{lang}: {}", docs.len());
+            let l = read(&root.join(lang), &ReadOptions::default()).unwrap();
+            // twelve policies of seven to eleven sections each, by section
             assert!(
-                docs.iter()
-                    .all(|d| !d.title.is_empty() && d.text.len() > 1000)
+                (80..=130).contains(&l.documents.len()),
+                "{lang}: {}",
+                l.documents.len()
             );
+            for (d, s) in l.documents.iter().zip(&l.sources) {
+                assert!(d.id.starts_with(&format!("{}#", s.file)), "{}", d.id);
+                assert_eq!(s.section.as_deref(), Some(d.title.as_str()));
+                assert!(
+                    !d.text.trim().is_empty() && !d.text.contains("\n## "),
+                    "{}",
+                    d.id
+                );
+            }
         }
     }
 }
