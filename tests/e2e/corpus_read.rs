@@ -155,6 +155,20 @@ fn langchain_and_llamaindex_chunks_keep_their_ids() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(lines[0]["id"], "vpn-000");
     assert_eq!(lines[0]["source"]["file"], "langchain.jsonl");
+    // --chunks --as-is: the passages synth --chunks as-is makes, every id the team's own
+    let (code, passages, stderr) = corpus(
+        &[
+            fixtures("chunks").as_os_str(),
+            "--chunks".as_ref(),
+            "--as-is".as_ref(),
+        ],
+        &out,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let ids: Vec<&str> = passages.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), lines.len(), "none dropped, none cut");
+    assert_eq!(ids[2], "vpn-002", "a four-word chunk is kept");
+    assert!(ids.iter().all(|id| !id.contains('#')), "{ids:?}");
 }
 
 /// JSON lines of a real corpus: the first 300 of MTRAG's govt corpus, or the handbook's.

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use mtr_core::{BenchmarkDir, Error as CoreError, InputError};
+use rayon::prelude::*;
 
 use super::collect::Collector;
 use super::document::{Document, Source};
@@ -96,27 +97,29 @@ pub fn read_with(path: &Path, opts: &ReadOptions, unreadable: Unreadable) -> Res
         files: files.len(),
         ..Default::default()
     };
-    for f in &files {
-        let rel = relative(root, &f.path);
-        out.begin_file(rel.clone());
+    let mut at = 0;
+    while at < files.len() {
+        let f = &files[at];
         if !f.format.is_document() || f.format == Format::Text {
+            out.begin_file(relative(root, &f.path));
             read_records(root, f, opts, &mut out)?;
+            at += 1;
             continue;
         }
-        match documents::read(&f.path, &rel, f.format, &mut out) {
-            Ok(pages) => report.pages += pages,
-            Err(reason) if unreadable == Unreadable::Fail => {
-                return Err(CoreError::from(
-                    InputError::new(&f.path, reason)
-                        .hint("leave --strict out to skip unreadable files (they are listed)"),
-                )
-                .into());
-            }
-            Err(reason) => {
-                tracing::warn!("{rel}: skipped: {reason}");
-                report.skipped.push(SkippedFile { file: rel, reason });
-            }
-        }
+        // a run of document files, read side by side, collected in order
+        let run = files[at..]
+            .iter()
+            .take(DOCUMENT_BATCH)
+            .take_while(|f| f.format.is_document() && f.format != Format::Text)
+            .count();
+        read_documents(
+            root,
+            &files[at..at + run],
+            unreadable,
+            &mut report,
+            &mut out,
+        )?;
+        at += run;
     }
     let super::collect::Collected {
         kept,
@@ -142,6 +145,59 @@ pub fn read_with(path: &Path, opts: &ReadOptions, unreadable: Unreadable) -> Res
         sources,
         report,
     })
+}
+
+/// Document files read side by side at most (their documents are held until collected).
+const DOCUMENT_BATCH: usize = 64;
+
+/// Reads document files side by side and collects their documents in order; an unreadable
+/// one is listed in `report` (or, strict, fails the read).
+fn read_documents(
+    root: &Path,
+    batch: &[CorpusFile],
+    unreadable: Unreadable,
+    report: &mut InputReport,
+    out: &mut Collector,
+) -> Result<()> {
+    let parsed: Vec<_> = batch
+        .par_iter()
+        .map(|f| {
+            let rel = relative(root, &f.path);
+            let parsed = documents::parse(&f.path, &rel, f.format);
+            (rel, parsed)
+        })
+        .collect();
+    for (f, (rel, parsed)) in batch.iter().zip(parsed) {
+        out.begin_file(rel.clone());
+        match parsed {
+            Ok(p) => {
+                report.pages += p.pages;
+                documents::collect(&f.path, p, out);
+            }
+            Err(reason) => unreadable_file(&f.path, rel, reason, unreadable, report)?,
+        }
+    }
+    Ok(())
+}
+
+/// A document file that could not be read: fails the read (`--strict`), else is listed.
+fn unreadable_file(
+    path: &Path,
+    rel: String,
+    reason: String,
+    unreadable: Unreadable,
+    report: &mut InputReport,
+) -> Result<()> {
+    if unreadable == Unreadable::Fail {
+        return Err(CoreError::from(
+            InputError::new(path, reason)
+                .hint("leave --strict out to skip unreadable files (they are listed)"),
+        )
+        .into());
+    }
+    tracing::warn!("{rel}: skipped: {reason}");
+    report.skipped.push(SkippedFile { file: rel, reason });
+    Ok(())
 }
 
 /// Reads a file of records (or a `.txt` document) into `out`.
