@@ -36,6 +36,9 @@ section_flags! {
         /// With --chunks: chunk size range in tokens, MIN-MAX.
         #[arg(value_name = "MIN-MAX")]
         chunk_tokens: Option<ChunkTokens> => "chunking",
+        /// With --chunks: every document one passage with its own id, as `mtr synth --chunks
+        /// as-is` makes them (a team's own chunks, not cut again).
+        as_is: bool => "chunking.keep" = true,
     }
 }
 
@@ -135,7 +138,7 @@ fn write_passages(args: &Args, cfg: &SynthConfig, loaded: &Loaded) -> anyhow::Re
         .zip(&loaded.sources)
         .map(|(d, s)| (d.id.as_str(), s))
         .collect();
-    let curated = mtr_pipeline::curate(loaded.documents.clone(), &cfg.curation);
+    let curated = mtr_pipeline::curate(loaded.documents.clone(), &cfg.curation_options());
     let chunks = mtr_pipeline::chunk_corpus(&curated.documents, &cfg.chunking)
         .map_err(|e| anyhow::anyhow!("chunking: {e}"))?;
     let mut w = JsonlWriter::create(&args.output)?;

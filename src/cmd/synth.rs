@@ -18,12 +18,19 @@ use super::open::open_llm;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The documents, a file or a folder tree of: WikiExtractor output (`<doc>` blocks or
-    /// `--json` lines), JSON lines or JSON ({id, title, text}; BEIR and native benchmark
-    /// folders read their corpus.jsonl), MTRAG passage-level zips, Parquet (Hugging Face
-    /// dumps), or .md/.txt files; each may be .gz, .bz2, .zst or .xz.
+    /// The documents, a file or a folder tree of: PDF (by page), DOCX, ODT, HTML, Markdown and
+    /// reStructuredText (by section), .txt files, LangChain or LlamaIndex chunks, WikiExtractor
+    /// output (`<doc>` blocks or `--json` lines), JSON lines or JSON ({id, title, text}; BEIR
+    /// and native benchmark folders read their corpus.jsonl), MTRAG passage-level zips, or
+    /// Parquet (Hugging Face dumps); each may be .gz, .bz2, .zst or .xz (`mtr corpus` shows
+    /// what is read).
     #[arg(long, value_name = "PATH")]
     pub corpus: PathBuf,
+    /// Stop (exit 2) at the first corpus file that cannot be read (an encrypted PDF, a scan
+    /// without text, a damaged DOCX, undecodable HTML) instead of skipping it (skipped files
+    /// are named, counted and listed in synth_report.md).
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub out: super::common::Output<Written>,
     /// Folder with edited prompt templates (<name>.j2; missing ones use the built-in).
@@ -85,6 +92,12 @@ section_flags! {
         /// Chunk size range in tokens, MIN-MAX.
         #[arg(value_name = "MIN-MAX")]
         chunk_tokens: Option<ChunkTokens> => "chunking",
+        /// How documents become passages: `recursive` (chunked to --chunk-tokens) or `as-is`
+        /// (each record, page or section one passage with its own id, not cut again: a team's
+        /// LangChain or LlamaIndex chunks, so that a run of its retriever scores directly);
+        /// unset, recursive.
+        #[arg(value_name = "HOW")]
+        chunks: Option<Chunks> => "chunking.keep",
         /// Chunks per topic path (its smallest path is lowered to half of it where above).
         #[arg(value_name = "N")]
         path_size: Option<usize> => "paths.size",
@@ -121,6 +134,21 @@ section_flags! {
         name: Option<String> => "name",
         /// License recorded in the manifest (that of the source corpus).
         license: Option<String> => "license",
+    }
+}
+
+/// `--chunks as-is|recursive`: `[synth.chunking] keep` (true for as-is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Chunks {
+    /// Every document one passage with its own id.
+    AsIs,
+    /// Documents chunked recursively to the token range.
+    Recursive,
+}
+
+impl serde::Serialize for Chunks {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*self == Chunks::AsIs)
     }
 }
 
@@ -207,6 +235,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     job.time_budget = args.time_budget;
     job.start_ahead = !args.plan_only;
     job.announce = Some(Box::new(|line: &str| eprintln!("{line}")));
+    if args.strict {
+        job.unreadable = mtr_pipeline::input::Unreadable::Fail;
+    }
     if args.fresh && !args.dry_run.dry_run && job.work_dir.exists() {
         std::fs::remove_dir_all(&job.work_dir)
             .with_context(|| format!("removing {}", job.work_dir.display()))?;
@@ -395,6 +426,19 @@ mod tests {
         assert!(!c.generation.humanizer.enabled && c.generation.uniqueness.enabled);
         assert_eq!(c.vectors, VectorSource::Lexical);
         assert_eq!(c.style.profile.as_deref(), Some("production"));
+        assert!(!c.chunking.keep);
+        let as_is = layered(
+            &crate::config::Config::default(),
+            &flags(&["--chunks", "as-is"]),
+        );
+        assert!(as_is.unwrap().chunking.keep);
+        let recursive = flags(&["--chunks", "recursive"]);
+        assert!(
+            !layered(&crate::config::Config::default(), &recursive)
+                .unwrap()
+                .chunking
+                .keep
+        );
         // no flag: the defaults, and the same canonical JSON (fingerprints unchanged)
         let none = layered(&crate::config::Config::default(), &flags(&[])).unwrap();
         assert_eq!(

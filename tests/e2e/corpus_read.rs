@@ -107,7 +107,14 @@ fn unreadable_files_are_listed_fatal_when_strict_and_alone_exit_2() {
     }
     let out = tmp.path().join("docs.jsonl");
     let (code, lines, stderr) = corpus(&[dir.as_os_str()], &out);
-    assert_eq!((code, lines.len()), (Some(0), 1), "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
+    // the Markdown file's nine sections (the title's and eight more), nothing of the others
+    assert_eq!(lines.len(), 9, "{stderr}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["source"]["file"] == "10-onboarding.md")
+    );
     for (file, reason) in [
         ("encrypted.pdf", "password"),
         ("scanned.pdf", "no text layer"),
@@ -148,6 +155,20 @@ fn langchain_and_llamaindex_chunks_keep_their_ids() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(lines[0]["id"], "vpn-000");
     assert_eq!(lines[0]["source"]["file"], "langchain.jsonl");
+    // --chunks --as-is: the passages synth --chunks as-is makes, every id the team's own
+    let (code, passages, stderr) = corpus(
+        &[
+            fixtures("chunks").as_os_str(),
+            "--chunks".as_ref(),
+            "--as-is".as_ref(),
+        ],
+        &out,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let ids: Vec<&str> = passages.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), lines.len(), "none dropped, none cut");
+    assert_eq!(ids[2], "vpn-002", "a four-word chunk is kept");
+    assert!(ids.iter().all(|id| !id.contains('#')), "{ids:?}");
 }
 
 /// JSON lines of a real corpus: the first 300 of MTRAG's govt corpus, or the handbook's.

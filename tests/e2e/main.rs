@@ -33,3 +33,4 @@ mod shell;
 mod synth;
 mod synth_budget;
 mod synth_corpus;
+mod synth_documents;

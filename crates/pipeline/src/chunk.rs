@@ -12,6 +12,11 @@
 //! below the minimum, while short sections are merged up towards the size range. A document
 //! shorter than the maximum stays one chunk; one slightly longer splits into balanced halves
 //! rather than a full chunk and a crumb.
+//!
+//! With `keep` (`--chunks as-is`, `[synth.chunking] keep = true`) nothing is cut: every
+//! document (a team's LangChain or LlamaIndex chunk, a JSON-lines passage, a page, a section)
+//! is one chunk whose id is the document's own, so a run of the team's retriever over its own
+//! index scores against the benchmark's qrels as it is.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -31,6 +36,15 @@ pub struct ChunkOptions {
     pub max_tokens: usize,
     /// tiktoken encoding: `o200k_base` (default) or `cl100k_base`.
     pub encoding: String,
+    /// Keep every document as one passage with its own id (`--chunks as-is`): a team's own
+    /// chunks, not cut again. Left out of the canonical JSON when false, so configs from
+    /// before it keep their fingerprint.
+    #[serde(skip_serializing_if = "is_false")]
+    pub keep: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for ChunkOptions {
@@ -39,6 +53,7 @@ impl Default for ChunkOptions {
             min_tokens: 256,
             max_tokens: 512,
             encoding: "o200k_base".into(),
+            keep: false,
         }
     }
 }
@@ -163,14 +178,31 @@ struct Piece {
     before: Level,
 }
 
-/// Chunks all documents in parallel; output in document order.
+/// Chunks all documents in parallel (with `keep`, one chunk each); output in document order.
 pub fn chunk_corpus(docs: &[Document], opts: &ChunkOptions) -> Result<Vec<Chunk>, String> {
     let bpe = bpe(&opts.encoding)?;
+    if opts.keep {
+        return Ok(docs.par_iter().map(|d| kept(d, bpe)).collect());
+    }
     let per_doc: Vec<Vec<Chunk>> = docs
         .par_iter()
         .map(|d| chunk_document(d, opts, bpe))
         .collect();
     Ok(per_doc.into_iter().flatten().collect())
+}
+
+/// A document kept whole as one chunk with its own id (`--chunks as-is`).
+fn kept(doc: &Document, bpe: &CoreBPE) -> Chunk {
+    let text = doc.text.trim();
+    Chunk {
+        id: doc.id.clone(),
+        doc_id: doc.id.clone(),
+        index: 0,
+        title: doc.title.clone(),
+        section: None,
+        text: text.to_string(),
+        tokens: bpe.encode_ordinary(text).len(),
+    }
 }
 
 /// Chunks one document.
@@ -518,6 +550,29 @@ mod tests {
     }
 
     #[test]
+    fn kept_documents_are_one_chunk_each_with_their_own_id() {
+        let long = "A sentence that goes on. ".repeat(100);
+        let docs = [doc("vpn-003", &long), doc("6f1c-uuid", "  short  ")];
+        let keep = ChunkOptions {
+            keep: true,
+            ..opts(16, 40)
+        };
+        let chunks = chunk_corpus(&docs, &keep).unwrap();
+        let ids: Vec<_> = chunks.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["vpn-003", "6f1c-uuid"]);
+        assert_eq!(chunks[0].text, long.trim());
+        assert!(chunks[0].tokens > 40, "not cut: {}", chunks[0].tokens);
+        assert_eq!((chunks[1].text.as_str(), chunks[1].tokens), ("short", 1));
+        // the default still chunks; keep=false is left out of the canonical JSON
+        assert!(chunk_corpus(&docs, &opts(16, 40)).unwrap().len() > 2);
+        assert!(
+            !serde_json::to_string(&ChunkOptions::default())
+                .unwrap()
+                .contains("keep")
+        );
+    }
+
+    #[test]
     fn short_document_is_one_chunk_with_stable_id() {
         let bpe = bpe("o200k_base").unwrap();
         let c = chunk_document(
@@ -536,7 +591,21 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora");
         let bpe = bpe("o200k_base").unwrap();
         for lang in ["en", "zh"] {
-            let docs = crate::input::load(&root.join(lang)).unwrap();
+            // the policies whole (the reader cuts Markdown into sections, most below 256
+            // tokens): long documents with headings, paragraphs and lists
+            let mut files: Vec<_> = std::fs::read_dir(root.join(lang))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            files.sort();
+            let docs: Vec<Document> = files
+                .iter()
+                .map(|p| Document {
+                    id: p.file_stem().unwrap().to_string_lossy().into_owned(),
+                    title: String::new(),
+                    text: std::fs::read_to_string(p).unwrap(),
+                })
+                .collect();
             for (min, max) in [(256, 512), (64, 128), (16, 40)] {
                 let chunks = chunk_corpus(&docs, &opts(min, max)).unwrap();
                 for c in &chunks {

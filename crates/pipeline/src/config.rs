@@ -326,6 +326,24 @@ pub(crate) const ANSWERABILITY_NEEDS_GATE: &str = "false needs the relevance gat
     nothing checks that a question's gold passage answers it";
 
 impl SynthConfig {
+    /// The curation documents go through: `[synth.curation]`; with `[synth.chunking] keep`
+    /// (a team's own chunks kept as passages) only its language filter, so that no chunk of
+    /// the team's index is cut (boilerplate sections), dropped for its length or dropped as a
+    /// near-duplicate of an overlapping one, and every id a run of its retriever returns is in
+    /// the benchmark.
+    pub fn curation_options(&self) -> CurationOptions {
+        if !self.chunking.keep {
+            return self.curation.clone();
+        }
+        CurationOptions {
+            strip_sections: Vec::new(),
+            min_words: 0,
+            max_words: usize::MAX,
+            dedup: false,
+            ..self.curation.clone()
+        }
+    }
+
     /// Checks every parameter; errors name the parameter.
     pub fn validate(&self) -> Result<()> {
         if self.dialogues == 0 {

@@ -105,20 +105,26 @@ pub fn curate(docs: Vec<Document>, opts: &CurationOptions) -> Curated {
         .iter()
         .map(|s| s.to_lowercase())
         .collect();
-    let stripped: Vec<(Document, usize)> = docs
+    // a section of a structured document (its title a heading path, `Guide › See also`)
+    // whose own heading is boilerplate is stripped whole: left out, counted as stripped
+    // (document, sections stripped, whether the document was one and is left out)
+    let stripped: Vec<(Document, usize, bool)> = docs
         .into_par_iter()
         .map(|mut d| {
+            if boilerplate_section(&d.title, &strip) {
+                return (d, 1, true);
+            }
             let (text, n) = strip_boilerplate(&d.text, &strip);
             d.text = text;
-            (d, n)
+            (d, n, false)
         })
         .collect();
     let mut report = CurationReport {
         input,
         ..Default::default()
     };
-    report.stripped_documents = stripped.iter().filter(|(_, n)| *n > 0).count();
-    report.stripped_sections = stripped.iter().map(|(_, n)| n).sum();
+    report.stripped_documents = stripped.iter().filter(|(_, n, _)| *n > 0).count();
+    report.stripped_sections = stripped.iter().map(|(_, n, _)| n).sum();
 
     let remove = |report: &mut CurationReport, filter: &str, example: String| {
         *report.removed.entry(filter.to_string()).or_default() += 1;
@@ -132,7 +138,10 @@ pub fn curate(docs: Vec<Document>, opts: &CurationOptions) -> Curated {
     }
 
     let mut kept = Vec::with_capacity(stripped.len());
-    for (d, _) in stripped {
+    for (d, _, whole) in stripped {
+        if whole {
+            continue;
+        }
         let words = lang::word_count(&d.text);
         if words < opts.min_words {
             remove(&mut report, "too_short", d.id);
@@ -239,6 +248,13 @@ pub(crate) fn strip_boilerplate(text: &str, titles_lower: &[String]) -> (String,
     (out, removed)
 }
 
+/// True when `title` is a heading path (`Guide › See also`) whose last heading is boilerplate.
+fn boilerplate_section(title: &str, titles_lower: &[String]) -> bool {
+    title
+        .rsplit_once(" › ")
+        .is_some_and(|(_, last)| is_boilerplate(last, titles_lower))
+}
+
 fn is_boilerplate(title: &str, titles_lower: &[String]) -> bool {
     let t = title.trim();
     !t.is_empty() && t.len() <= 40 && titles_lower.iter().any(|x| x == &t.to_lowercase())
@@ -320,5 +336,33 @@ mod tests {
             Some("a-copy")
         );
         assert_eq!((c.report.input, c.report.kept), (5, 2));
+    }
+
+    #[test]
+    fn a_section_document_whose_heading_is_boilerplate_is_stripped_whole() {
+        let text = "Every employee receives twenty five days of paid leave each year, and up to five unused days may be carried over into the next year until the end of June when they lapse. ";
+        let section = |id: &str, title: &str| Document {
+            id: id.into(),
+            title: title.into(),
+            text: text.into(),
+        };
+        let docs = vec![
+            section("g.md#leave", "Guide › Leave"),
+            section("g.md#see-also", "Guide › See also"),
+            section("notes", "Notes"),
+        ];
+        let opts = CurationOptions {
+            dedup: false,
+            ..Default::default()
+        };
+        let c = curate(docs, &opts);
+        let ids: Vec<_> = c.documents.iter().map(|d| d.id.as_str()).collect();
+        // an article titled "Notes" is no section: kept
+        assert_eq!(ids, ["g.md#leave", "notes"]);
+        assert_eq!(
+            (c.report.stripped_documents, c.report.stripped_sections),
+            (1, 1)
+        );
+        assert_eq!(c.report.removed["too_short"], 0);
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::clock::JobClock;
 
 use crate::config::SynthConfig;
+use crate::input::Unreadable;
 use crate::prompts::SynthPrompts;
 
 /// A synthesis job: where from, where to, how.
@@ -33,8 +34,12 @@ pub struct SynthJob {
     /// False keeps a run to the plan's dialogues whatever the speed.
     pub start_ahead: bool,
     /// Told what a run has to say before generation starts (the time budget's plan, one
-    /// line); the command prints it.
+    /// line; every corpus file that could not be read, with its reason); the command prints
+    /// it.
     pub announce: Option<Announce>,
+    /// What a corpus file that cannot be read (an encrypted PDF, a damaged DOCX) does: skipped
+    /// and listed (the default), or the job fails on the first (`--strict`).
+    pub unreadable: Unreadable,
 }
 
 /// A function told one line to show.
@@ -59,6 +64,7 @@ impl SynthJob {
             time_budget: None,
             start_ahead: true,
             announce: None,
+            unreadable: Unreadable::Skip,
         }
     }
 }

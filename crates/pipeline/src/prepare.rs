@@ -14,7 +14,7 @@ use crate::cluster::{kmeans_topics, path_topics};
 use crate::config::{SynthConfig, VectorSource};
 use crate::curate::{CurationReport, curate};
 use crate::error::{Error, Result};
-use crate::input::{self, Document, InputReport, ReadOptions};
+use crate::input::{self, Document, InputReport, ReadOptions, Unreadable};
 use crate::job::SynthJob;
 use crate::lang::Language;
 use crate::paths::{NeighbourGraph, greedy_paths};
@@ -126,7 +126,7 @@ pub async fn prepare(
     progress.stage("curate", 0);
     let mut parts = vec![
         ("input", json!(input_fp)),
-        ("curation", to_json(&cfg.curation)),
+        ("curation", to_json(&cfg.curation_options())),
         ("max_documents", json!(cfg.max_documents)),
     ];
     // left out when unset, so work dirs from before them keep their fingerprint
@@ -250,41 +250,75 @@ fn curated(
     fp_cur: &str,
 ) -> Result<(Vec<Document>, CurationReport, InputReport, Language)> {
     let cfg = &job.config;
-    let curated = match wd.fresh::<CuratedMeta>("curated", fp_cur) {
-        Some(m) => {
-            let docs: Vec<Document> = wd.read_jsonl("curated.jsonl")?;
-            (docs, m.report, m.input, Language::from_code(&m.language))
+    if let Some(m) = wd.fresh::<CuratedMeta>("curated", fp_cur) {
+        // a run that skipped unreadable files is not resumed under --strict
+        strict_check(job, &m.input)?;
+        let docs: Vec<Document> = wd.read_jsonl("curated.jsonl")?;
+        return Ok((docs, m.report, m.input, Language::from_code(&m.language)));
+    }
+    let loaded = input::read_with(
+        &job.corpus,
+        &ReadOptions {
+            fields: cfg.corpus_fields.clone(),
+            max_documents: cfg.max_documents,
+            seed: cfg.seed,
+            skip_bad: cfg.skip_bad,
+        },
+        job.unreadable,
+    )?;
+    announce_read(job, &loaded.report);
+    let c = curate(loaded.documents, &cfg.curation_options());
+    wd.write_jsonl("curated.jsonl", &c.documents)?;
+    wd.mark(
+        "curated",
+        fp_cur,
+        &CuratedMeta {
+            report: c.report.clone(),
+            language: c.language.code().to_string(),
+            input: loaded.report.clone(),
+        },
+    )?;
+    Ok((c.documents, c.report, loaded.report, c.language))
+}
+
+/// The read's summary line, and each corpus file skipped with its reason: told to the
+/// command when it has something to say (a sample, records or files skipped), else logged.
+fn announce_read(job: &SynthJob, report: &InputReport) {
+    let mut lines = vec![report.summary()];
+    lines.extend(
+        report
+            .skipped
+            .iter()
+            .map(|s| format!("skipped {}: {}", s.file, s.reason)),
+    );
+    let worth_saying = report.sample.is_some() || job.config.skip_bad || !report.skipped.is_empty();
+    for line in lines {
+        match &job.announce {
+            Some(say) if worth_saying => say(&line),
+            _ => tracing::info!("{line}"),
         }
-        None => {
-            let loaded = input::read(
-                &job.corpus,
-                &ReadOptions {
-                    fields: cfg.corpus_fields.clone(),
-                    max_documents: cfg.max_documents,
-                    seed: cfg.seed,
-                    skip_bad: cfg.skip_bad,
-                },
-            )?;
-            let line = loaded.report.summary();
-            match &job.announce {
-                Some(say) if loaded.report.sample.is_some() || cfg.skip_bad => say(&line),
-                _ => tracing::info!("{line}"),
-            }
-            let c = curate(loaded.documents, &cfg.curation);
-            wd.write_jsonl("curated.jsonl", &c.documents)?;
-            wd.mark(
-                "curated",
-                fp_cur,
-                &CuratedMeta {
-                    report: c.report.clone(),
-                    language: c.language.code().to_string(),
-                    input: loaded.report.clone(),
-                },
-            )?;
-            (c.documents, c.report, loaded.report, c.language)
-        }
-    };
-    Ok(curated)
+    }
+}
+
+/// Under `--strict`, the first file an earlier read of the same corpus skipped fails the job.
+fn strict_check(job: &SynthJob, report: &InputReport) -> Result<()> {
+    match report.skipped.first() {
+        Some(s) if job.unreadable == Unreadable::Fail => Err(mtr_core::Error::from(
+            mtr_core::InputError::new(corpus_file(&job.corpus, &s.file), s.reason.clone())
+                .hint("leave --strict out to skip unreadable files (they are listed)"),
+        )
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// The path of `file` (relative to the corpus folder, or the corpus file's own folder).
+fn corpus_file(corpus: &std::path::Path, file: &str) -> std::path::PathBuf {
+    if corpus.is_dir() {
+        corpus.join(file)
+    } else {
+        corpus.to_path_buf()
+    }
 }
 
 fn build_topics(vecs: &[f32], dim: usize, cfg: &SynthConfig) -> Result<Topics> {
@@ -341,8 +375,13 @@ mod tests {
         let p1 = prepare(&j, None, false, &mtr_core::progress::NoProgress)
             .await
             .unwrap();
-        assert_eq!(p1.chunks.len(), 24);
+        // the handbook's Markdown by section: 104 sections, of which 5 are boilerplate (`See
+        // also`, `References`, `External links`) and 9 under 30 words
+        assert_eq!(p1.curation.input, 104);
         assert_eq!(p1.curation.stripped_sections, 5);
+        assert_eq!(p1.curation.removed["too_short"], 9);
+        assert_eq!(p1.chunks.len(), 90);
+        assert!(p1.chunks.iter().all(|c| c.id.contains(".md#")));
         let wd = |n: &str| j.work_dir.join(n);
         let (c1, t1) = (mtime(wd("chunks.jsonl")), mtime(wd("topics.json")));
         std::thread::sleep(std::time::Duration::from_millis(20));

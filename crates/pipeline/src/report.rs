@@ -353,6 +353,16 @@ fn corpus_preparation(o: &mut String, cfg: &SynthConfig, prepared: &Prepared) {
             prepared.input.malformed_skipped
         );
     }
+    if prepared.input.pages > 0 {
+        let _ = writeln!(o, "| PDF pages read | {} |", prepared.input.pages);
+    }
+    if !prepared.input.skipped.is_empty() {
+        let _ = writeln!(
+            o,
+            "| unreadable files skipped | {} (listed below) |",
+            prepared.input.skipped.len()
+        );
+    }
     let _ = writeln!(
         o,
         "| boilerplate sections stripped | {} sections in {} documents |",
@@ -369,14 +379,22 @@ fn corpus_preparation(o: &mut String, cfg: &SynthConfig, prepared: &Prepared) {
     }
     let _ = writeln!(o, "| documents kept | {} |", prepared.documents);
     let toks: Vec<f64> = prepared.chunks.iter().map(|c| c.tokens as f64).collect();
-    let _ = writeln!(
-        o,
-        "| chunks | {} of {} tokens on average (range {}-{}, o200k_base) |",
-        prepared.chunks.len(),
-        format_args!("{:.0}", Spread::of(toks.iter().copied()).mean),
-        cfg.chunking.min_tokens,
-        cfg.chunking.max_tokens
-    );
+    let mean = Spread::of(toks.iter().copied()).mean;
+    if cfg.chunking.keep {
+        let _ = writeln!(
+            o,
+            "| passages | {} kept as read with their own ids (chunks as-is), {mean:.0} tokens on average |",
+            prepared.chunks.len()
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "| chunks | {} of {mean:.0} tokens on average (range {}-{}, o200k_base) |",
+            prepared.chunks.len(),
+            cfg.chunking.min_tokens,
+            cfg.chunking.max_tokens
+        );
+    }
     let sizes = Spread::of(prepared.topics.paths.iter().map(|p| p.len() as f64));
     let _ = writeln!(
         o,
@@ -404,6 +422,19 @@ fn corpus_preparation(o: &mut String, cfg: &SynthConfig, prepared: &Prepared) {
         "| coarse topics (k-means) | {} |",
         prepared.topics.topics
     );
+    let _ = writeln!(o);
+    skipped_files(o, &prepared.input.skipped);
+}
+
+/// Every corpus file that could not be read, with its reason.
+fn skipped_files(o: &mut String, skipped: &[crate::input::SkippedFile]) {
+    if skipped.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "Corpus files skipped as unreadable:\n");
+    for s in skipped {
+        let _ = writeln!(o, "- `{}`: {}", s.file, s.reason);
+    }
     let _ = writeln!(o);
 }
 

@@ -1,4 +1,5 @@
-//! Files that are documents rather than records (PDF, DOCX, ODT, HTML, reStructuredText):
+//! Files that are documents rather than records (PDF, DOCX, ODT, HTML, Markdown,
+//! reStructuredText):
 //! each read by its module into pages or sections, each page or section one [`Document`]
 //! whose id is the file's id (its path relative to the corpus folder, extension kept, since
 //! `guide.pdf` and `guide.html` may both exist) with the place appended (`#page=3` or
@@ -17,40 +18,27 @@ use super::office::{self, Office};
 use super::sections::{self, Section};
 use super::{compressed, html, markup, pdf};
 
-/// What reading one document file gave: pages read (PDF), or why it was unreadable.
-pub(crate) type Outcome = Result<u64, String>;
+/// What one document file holds: its pages or sections as documents with their sources, and
+/// the pages read (PDF).
+pub(crate) struct Parsed {
+    pub(crate) pages: u64,
+    pub(crate) documents: Vec<(Document, Source)>,
+}
 
-/// Reads the document file `file` (`rel`: its path relative to the corpus folder).
-pub(crate) fn read(file: &Path, rel: &str, format: Format, out: &mut Collector) -> Outcome {
+/// Reads the document file `file` (`rel`: its path relative to the corpus folder), or says
+/// why it cannot be read. Touches nothing shared, so files are read side by side
+/// ([`super::load`]) and collected in their order.
+pub(crate) fn parse(file: &Path, rel: &str, format: Format) -> Result<Parsed, String> {
     let stem = file_stem(rel);
-    match format {
-        Format::Pdf => {
-            let text = pdf::read(file)?;
-            let title = text.title.unwrap_or(stem);
-            let pages = text.pages.len() as u64;
-            for page in text.pages.into_iter().filter(|p| !p.text.trim().is_empty()) {
-                let doc = Document {
-                    id: format!("{rel}#page={}", page.number),
-                    title: format!("{title}, page {}", page.number),
-                    text: page.text,
-                };
-                let source = Source {
-                    file: rel.to_string(),
-                    page: Some(page.number),
-                    section: None,
-                };
-                out.located(doc, source, || InputError::new(file, "").field("id"));
-            }
-            Ok(pages)
-        }
+    let sections = match format {
+        Format::Pdf => return pdf_pages(file, rel, stem),
         Format::Docx | Format::Odt => {
             let kind = if format == Format::Docx {
                 Office::Docx
             } else {
                 Office::Odt
             };
-            let blocks = office::read(file, kind)?;
-            emit(file, rel, sections::sections(blocks, &stem), out)
+            sections::sections(office::read(file, kind)?, &stem)
         }
         Format::Html => {
             let page = html::read(file)?;
@@ -59,40 +47,80 @@ pub(crate) fn read(file: &Path, rel: &str, format: Format, out: &mut Collector) 
             } else {
                 page.title
             };
-            emit(file, rel, sections::sections(page.blocks, &title), out)
+            sections::sections(page.blocks, &title)
         }
         Format::Rst => {
             let text = compressed::read_text(file).map_err(|e| e.to_string())?;
-            emit(
-                file,
-                rel,
-                sections::sections(markup::rst_blocks(&text), &stem),
-                out,
-            )
+            sections::sections(markup::rst_blocks(&text), &stem)
         }
-        _ => Ok(0),
+        Format::Markdown => {
+            let text = compressed::read_text(file).map_err(|e| e.to_string())?;
+            let (title, blocks) = markup::markdown_blocks(&text);
+            sections::sections(blocks, &title.unwrap_or(stem))
+        }
+        _ => Vec::new(),
+    };
+    by_section(rel, sections)
+}
+
+/// Puts what [`parse`] read of `file` into `out`, in order.
+pub(crate) fn collect(file: &Path, parsed: Parsed, out: &mut Collector) {
+    for (doc, source) in parsed.documents {
+        out.located(doc, source, || InputError::new(file, "").field("id"));
     }
 }
 
+/// One document per PDF page with text.
+fn pdf_pages(file: &Path, rel: &str, stem: String) -> Result<Parsed, String> {
+    let text = pdf::read(file)?;
+    let title = text.title.unwrap_or(stem);
+    let pages = text.pages.len() as u64;
+    let documents = text
+        .pages
+        .into_iter()
+        .filter(|p| !p.text.trim().is_empty())
+        .map(|page| {
+            let doc = Document {
+                id: format!("{rel}#page={}", page.number),
+                title: format!("{title}, page {}", page.number),
+                text: page.text,
+            };
+            let source = Source {
+                file: rel.to_string(),
+                page: Some(page.number),
+                section: None,
+            };
+            (doc, source)
+        })
+        .collect();
+    Ok(Parsed { pages, documents })
+}
+
 /// One document per section; a file without any text is unreadable.
-fn emit(file: &Path, rel: &str, sections: Vec<Section>, out: &mut Collector) -> Outcome {
+fn by_section(rel: &str, sections: Vec<Section>) -> Result<Parsed, String> {
     if sections.is_empty() {
         return Err("no text found".to_string());
     }
-    for s in sections {
-        let doc = Document {
-            id: format!("{rel}#{}", s.anchor),
-            title: s.title.clone(),
-            text: s.text,
-        };
-        let source = Source {
-            file: rel.to_string(),
-            page: None,
-            section: Some(s.title),
-        };
-        out.located(doc, source, || InputError::new(file, "").field("id"));
-    }
-    Ok(0)
+    let documents = sections
+        .into_iter()
+        .map(|s| {
+            let doc = Document {
+                id: format!("{rel}#{}", s.anchor),
+                title: s.title.clone(),
+                text: s.text,
+            };
+            let source = Source {
+                file: rel.to_string(),
+                page: None,
+                section: Some(s.title),
+            };
+            (doc, source)
+        })
+        .collect();
+    Ok(Parsed {
+        pages: 0,
+        documents,
+    })
 }
 
 /// The file name without its extension, as a title of last resort.
@@ -173,10 +201,25 @@ mod tests {
             "{}",
             r.text
         );
-        let (m, src) = doc("10-onboarding");
+        let (m, src) = doc("10-onboarding.md#your-first-day");
         assert_eq!(
             (m.title.as_str(), src.file.as_str()),
-            ("Onboarding: Your First Weeks", "10-onboarding.md")
+            (
+                "Onboarding: Your First Weeks › Your first day",
+                "10-onboarding.md"
+            )
+        );
+        assert_eq!(src.section.as_deref(), Some(m.title.as_str()));
+        assert!(
+            m.text.starts_with("First days are always on a Monday"),
+            "{}",
+            m.text
+        );
+        let (intro, _) = doc("10-onboarding.md#onboarding-your-first-weeks");
+        assert!(
+            intro.text.starts_with("Welcome to Kestrel Ridge."),
+            "{}",
+            intro.text
         );
         assert!(l.report.skipped.is_empty(), "{:?}", l.report.skipped);
     }

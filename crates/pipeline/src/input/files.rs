@@ -1,8 +1,8 @@
 //! Which files of a corpus path are read, and as what. A file is taken by its name (a
 //! compression extension first stripped: `.gz`, `.bz2`, `.zst`, `.xz`): `.jsonl`/`.ndjson`
 //! JSON lines, `.json` JSON lines or an array (by its first character), `.parquet`, `.zip`
-//! (MTRAG's passage-level corpora), `.md`/`.txt` one document each, `.pdf`, `.docx`, `.odt`,
-//! `.html`/`.htm`, `.rst` documents read by page or section; a file without one of these
+//! (MTRAG's passage-level corpora), `.txt` one document each, `.pdf`, `.docx`, `.odt`,
+//! `.html`/`.htm`, `.md`/`.markdown`, `.rst` documents read by page or section; a file without one of these
 //! extensions (WikiExtractor's `AA/wiki_00`) by its first bytes: `<doc ` is WikiExtractor
 //! output, `{` JSON lines, `%PDF-` a PDF, `<!doctype html`/`<html` an HTML page, anything else
 //! is not a corpus file. A `.txt` file that starts with `<doc ` is WikiExtractor output too.
@@ -24,7 +24,7 @@ use crate::error::Result;
 /// How a corpus file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
-    /// One document per file (`.md`, `.markdown`, `.txt`).
+    /// One document per file (`.txt`).
     Text,
     /// `<doc ...> ... </doc>` blocks.
     WikiExtractor,
@@ -45,15 +45,23 @@ pub(crate) enum Format {
     Html,
     /// reStructuredText, one document per section.
     Rst,
+    /// Markdown, one document per section.
+    Markdown,
 }
 
 impl Format {
-    /// True for files that are documents (read whole, like `.md`/`.txt`), false for files of
-    /// records.
+    /// True for files that are documents (a `.txt` read whole, the others by page or section),
+    /// false for files of records.
     pub(crate) fn is_document(self) -> bool {
         matches!(
             self,
-            Self::Text | Self::Pdf | Self::Docx | Self::Odt | Self::Html | Self::Rst
+            Self::Text
+                | Self::Pdf
+                | Self::Docx
+                | Self::Odt
+                | Self::Html
+                | Self::Rst
+                | Self::Markdown
         )
     }
 }
@@ -136,7 +144,7 @@ fn format_of(p: &Path) -> Result<Option<Format>> {
         }),
         "parquet" => Some(Format::Parquet),
         "zip" => Some(Format::Zip),
-        "md" | "markdown" => Some(Format::Text),
+        "md" | "markdown" => Some(Format::Markdown),
         "pdf" => Some(Format::Pdf),
         "docx" => Some(Format::Docx),
         "odt" => Some(Format::Odt),

@@ -1,13 +1,14 @@
 //! Reading a corpus path as a whole: the files [`super::files`] lists, each through its
 //! reader into one [`Collector`], then the malformed records (the first named, the rest
 //! counted, or skipped with `skip_bad`) and the sample drawn, reported in an
-//! [`InputReport`]. Document files (PDF, DOCX, ODT, HTML, reStructuredText) go through
+//! [`InputReport`]. Document files (PDF, DOCX, ODT, HTML, Markdown, reStructuredText) go through
 //! [`super::documents`]; one that cannot be read is skipped and listed, or fails the read
 //! when [`Unreadable::Fail`].
 
 use std::path::Path;
 
 use mtr_core::{BenchmarkDir, Error as CoreError, InputError};
+use rayon::prelude::*;
 
 use super::collect::Collector;
 use super::document::{Document, Source};
@@ -96,27 +97,29 @@ pub fn read_with(path: &Path, opts: &ReadOptions, unreadable: Unreadable) -> Res
         files: files.len(),
         ..Default::default()
     };
-    for f in &files {
-        let rel = relative(root, &f.path);
-        out.begin_file(rel.clone());
+    let mut at = 0;
+    while at < files.len() {
+        let f = &files[at];
         if !f.format.is_document() || f.format == Format::Text {
+            out.begin_file(relative(root, &f.path));
             read_records(root, f, opts, &mut out)?;
+            at += 1;
             continue;
         }
-        match documents::read(&f.path, &rel, f.format, &mut out) {
-            Ok(pages) => report.pages += pages,
-            Err(reason) if unreadable == Unreadable::Fail => {
-                return Err(CoreError::from(
-                    InputError::new(&f.path, reason)
-                        .hint("leave --strict out to skip unreadable files (they are listed)"),
-                )
-                .into());
-            }
-            Err(reason) => {
-                tracing::warn!("{rel}: skipped: {reason}");
-                report.skipped.push(SkippedFile { file: rel, reason });
-            }
-        }
+        // a run of document files, read side by side, collected in order
+        let run = files[at..]
+            .iter()
+            .take(DOCUMENT_BATCH)
+            .take_while(|f| f.format.is_document() && f.format != Format::Text)
+            .count();
+        read_documents(
+            root,
+            &files[at..at + run],
+            unreadable,
+            &mut report,
+            &mut out,
+        )?;
+        at += run;
     }
     let super::collect::Collected {
         kept,
@@ -144,7 +147,60 @@ pub fn read_with(path: &Path, opts: &ReadOptions, unreadable: Unreadable) -> Res
     })
 }
 
-/// Reads a file of records (or a `.md`/`.txt` document) into `out`.
+/// Document files read side by side at most (their documents are held until collected).
+const DOCUMENT_BATCH: usize = 64;
+
+/// Reads document files side by side and collects their documents in order; an unreadable
+/// one is listed in `report` (or, strict, fails the read).
+fn read_documents(
+    root: &Path,
+    batch: &[CorpusFile],
+    unreadable: Unreadable,
+    report: &mut InputReport,
+    out: &mut Collector,
+) -> Result<()> {
+    let parsed: Vec<_> = batch
+        .par_iter()
+        .map(|f| {
+            let rel = relative(root, &f.path);
+            let parsed = documents::parse(&f.path, &rel, f.format);
+            (rel, parsed)
+        })
+        .collect();
+    for (f, (rel, parsed)) in batch.iter().zip(parsed) {
+        out.begin_file(rel.clone());
+        match parsed {
+            Ok(p) => {
+                report.pages += p.pages;
+                documents::collect(&f.path, p, out);
+            }
+            Err(reason) => unreadable_file(&f.path, rel, reason, unreadable, report)?,
+        }
+    }
+    Ok(())
+}
+
+/// A document file that could not be read: fails the read (`--strict`), else is listed.
+fn unreadable_file(
+    path: &Path,
+    rel: String,
+    reason: String,
+    unreadable: Unreadable,
+    report: &mut InputReport,
+) -> Result<()> {
+    if unreadable == Unreadable::Fail {
+        return Err(CoreError::from(
+            InputError::new(path, reason)
+                .hint("leave --strict out to skip unreadable files (they are listed)"),
+        )
+        .into());
+    }
+    tracing::warn!("{rel}: skipped: {reason}");
+    report.skipped.push(SkippedFile { file: rel, reason });
+    Ok(())
+}
+
+/// Reads a file of records (or a `.txt` document) into `out`.
 fn read_records(
     root: &Path,
     f: &CorpusFile,
@@ -164,7 +220,12 @@ fn read_records(
         }
         Format::Parquet => parquet::read(&f.path, &opts.fields, out),
         Format::Zip => json::read_zip(&f.path, &opts.fields, out),
-        Format::Pdf | Format::Docx | Format::Odt | Format::Html | Format::Rst => Ok(()),
+        Format::Pdf
+        | Format::Docx
+        | Format::Odt
+        | Format::Html
+        | Format::Rst
+        | Format::Markdown => Ok(()),
     }
 }
 
@@ -429,12 +490,13 @@ mod tests {
         std::fs::write(dir.path().join("ignored.csv"), "a,b\n").unwrap();
         let docs = load(dir.path()).unwrap();
         let ids: Vec<_> = docs.iter().map(|d| d.id.as_str()).collect();
-        assert_eq!(ids, ["a", "b", "sub/c"]);
+        // a .txt file is one document; Markdown is read by section, its ids carry the file
+        assert_eq!(ids, ["a", "b.md#bee", "sub/c.md#标题"]);
         assert_eq!(docs[0].title, "a");
         assert_eq!(docs[1].title, "Bee");
-        assert_eq!(docs[1].text, "Body b.\n");
+        assert_eq!(docs[1].text, "Body b.");
         assert_eq!(docs[2].title, "标题");
-        assert_eq!(docs[2].text, "正文。\n");
+        assert_eq!(docs[2].text, "正文。");
     }
 
     #[test]
@@ -465,12 +527,22 @@ mod tests {
     fn shipped_corpora_load() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora");
         for lang in ["en", "zh"] {
-            let docs = load(&root.join(lang)).unwrap();
-            assert!((8..=15).contains(&docs.len()), "{lang}: {}", docs.len());
+            let l = read(&root.join(lang), &ReadOptions::default()).unwrap();
+            // twelve policies of seven to eleven sections each, by section
             assert!(
-                docs.iter()
-                    .all(|d| !d.title.is_empty() && d.text.len() > 1000)
+                (80..=130).contains(&l.documents.len()),
+                "{lang}: {}",
+                l.documents.len()
             );
+            for (d, s) in l.documents.iter().zip(&l.sources) {
+                assert!(d.id.starts_with(&format!("{}#", s.file)), "{}", d.id);
+                assert_eq!(s.section.as_deref(), Some(d.title.as_str()));
+                assert!(
+                    !d.text.trim().is_empty() && !d.text.contains("\n## "),
+                    "{}",
+                    d.id
+                );
+            }
         }
     }
 }

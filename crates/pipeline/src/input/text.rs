@@ -1,6 +1,6 @@
-//! Folders of `.md`/`.txt` files, one document each (the shipped handbooks in `corpora/`): the
-//! id is the relative path without extension (`/` separated), the title the first level-1
-//! Markdown heading (removed from the text) or else the file stem.
+//! Plain `.txt` files, one document each: the id is the relative path without extension (`/`
+//! separated), the title a first line `# Title` (removed from the text) or else the file stem.
+//! (Markdown files are read by section: [`super::markup`].)
 
 use std::path::Path;
 

@@ -557,7 +557,17 @@ async fn questions_an_earlier_dialogue_asked_are_counted_in_the_report() {
     let tmp = tempfile::tempdir().unwrap();
     let server = fake(FakeAgents::default()).await;
     let llm = llm(&server, &tmp.path().join("cache.sqlite")).await;
-    let mut job = job(&corpora().join("en"), &tmp.path().join("bench"), 12, 2);
+    // three policies of the handbook (28 sections): few chunks for twelve dialogues
+    let corpus = tmp.path().join("en");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for f in [
+        "01-annual-leave.md",
+        "02-sick-leave.md",
+        "03-parental-leave.md",
+    ] {
+        std::fs::copy(corpora().join("en").join(f), corpus.join(f)).unwrap();
+    }
+    let mut job = job(&corpus, &tmp.path().join("bench"), 12, 2);
     job.config.generation.switch_share = 1.0;
     let out = mtr_pipeline::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
         .await
