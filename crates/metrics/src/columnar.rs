@@ -11,12 +11,12 @@
 
 mod groups;
 mod ids;
-mod qrels;
+mod qrels_columns;
 mod run;
 #[cfg(test)]
 mod tests;
 
 pub use groups::QueryIds;
 pub use ids::{IdColumn, Offsets};
-pub use qrels::{QrelsColumns, qrels_from_columns};
+pub use qrels_columns::{QrelsColumns, qrels_from_columns};
 pub use run::{RunColumns, evaluate_columns};

@@ -338,31 +338,7 @@ fn corpus_preparation(o: &mut String, cfg: &SynthConfig, prepared: &Prepared) {
     let _ = writeln!(o, "## Corpus preparation\n");
     let c = &prepared.curation;
     let _ = writeln!(o, "| stage | result |\n|---|---|");
-    let _ = writeln!(o, "| input documents | {} |", c.input);
-    if let Some(x) = &prepared.input.sample {
-        let _ = writeln!(
-            o,
-            "| sampled (max_documents) | {} of {} documents, uniform over the whole input (reservoir sampling, seed {}) |",
-            x.kept, prepared.input.documents, x.seed
-        );
-    }
-    if prepared.input.malformed_skipped > 0 {
-        let _ = writeln!(
-            o,
-            "| malformed records skipped (skip_bad) | {} |",
-            prepared.input.malformed_skipped
-        );
-    }
-    if prepared.input.pages > 0 {
-        let _ = writeln!(o, "| PDF pages read | {} |", prepared.input.pages);
-    }
-    if !prepared.input.skipped.is_empty() {
-        let _ = writeln!(
-            o,
-            "| unreadable files skipped | {} (listed below) |",
-            prepared.input.skipped.len()
-        );
-    }
+    input_rows(o, c.input, &prepared.input);
     let _ = writeln!(
         o,
         "| boilerplate sections stripped | {} sections in {} documents |",
@@ -424,6 +400,36 @@ fn corpus_preparation(o: &mut String, cfg: &SynthConfig, prepared: &Prepared) {
     );
     let _ = writeln!(o);
     skipped_files(o, &prepared.input.skipped);
+}
+
+/// The table's rows on what was read: documents, the sample, skipped records, pages and
+/// unreadable files.
+fn input_rows(o: &mut String, documents: usize, input: &crate::input::InputReport) {
+    let _ = writeln!(o, "| input documents | {} |", documents);
+    if let Some(x) = &input.sample {
+        let _ = writeln!(
+            o,
+            "| sampled (max_documents) | {} of {} documents, uniform over the whole input (reservoir sampling, seed {}) |",
+            x.kept, input.documents, x.seed
+        );
+    }
+    if input.malformed_skipped > 0 {
+        let _ = writeln!(
+            o,
+            "| malformed records skipped (skip_bad) | {} |",
+            input.malformed_skipped
+        );
+    }
+    if input.pages > 0 {
+        let _ = writeln!(o, "| PDF pages read | {} |", input.pages);
+    }
+    if !input.skipped.is_empty() {
+        let _ = writeln!(
+            o,
+            "| unreadable files skipped | {} (listed below) |",
+            input.skipped.len()
+        );
+    }
 }
 
 /// Every corpus file that could not be read, with its reason.

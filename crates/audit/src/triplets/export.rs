@@ -158,19 +158,7 @@ pub async fn export(
             },
         )?;
     }
-    let files = writers
-        .commit()?
-        .into_iter()
-        .map(|(split, path, turns, lines)| SplitFile {
-            dialogues: dialogues_per_split
-                .get(split.as_str())
-                .map_or(0, HashSet::len),
-            split,
-            path,
-            turns,
-            lines,
-        })
-        .collect();
+    let files = split_files(writers.commit()?, &dialogues_per_split);
     Ok(TripletReport {
         turns: written,
         turns_without_gold: all_turns - turns.len(),
@@ -185,6 +173,25 @@ pub async fn export(
         seed: opts.seed,
         files,
     })
+}
+
+/// Each written split file with the dialogues whose turns went into it.
+fn split_files(
+    committed: Vec<(String, PathBuf, usize, u64)>,
+    dialogues_per_split: &HashMap<&str, HashSet<usize>>,
+) -> Vec<SplitFile> {
+    committed
+        .into_iter()
+        .map(|(split, path, turns, lines)| SplitFile {
+            dialogues: dialogues_per_split
+                .get(split.as_str())
+                .map_or(0, HashSet::len),
+            split,
+            path,
+            turns,
+            lines,
+        })
+        .collect()
 }
 
 /// The text a model trains on: the title on its own line before the text, unless the text

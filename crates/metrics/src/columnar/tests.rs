@@ -458,7 +458,7 @@ fn ids_no_trec_line_holds_take_the_map_path_with_the_file_readers_rules() {
         };
         let grades: Vec<i32> = q.values.iter().map(|g| *g as i32).collect();
         let text = qrels_from_columns(&cols, Dedup::Error).unwrap();
-        let map = super::qrels::from_map(&cols, &grades, Dedup::Error).unwrap();
+        let map = super::qrels_columns::from_map(&cols, &grades, Dedup::Error).unwrap();
         assert_eq!(judgements(&text), judgements(&map), "{path:?}");
         assert_eq!(text.origin(), map.origin());
         // a repeated judgement: the same error either way, and the same first kept
@@ -476,12 +476,12 @@ fn ids_no_trec_line_holds_take_the_map_path_with_the_file_readers_rules() {
         let a = qrels_from_columns(&cols, Dedup::Error)
             .unwrap_err()
             .to_string();
-        let b = super::qrels::from_map(&cols, &grades, Dedup::Error)
+        let b = super::qrels_columns::from_map(&cols, &grades, Dedup::Error)
             .unwrap_err()
             .to_string();
         assert_eq!(a, b);
         let a = qrels_from_columns(&cols, Dedup::First).unwrap();
-        let b = super::qrels::from_map(&cols, &grades, Dedup::First).unwrap();
+        let b = super::qrels_columns::from_map(&cols, &grades, Dedup::First).unwrap();
         assert_eq!(judgements(&a), judgements(&b));
     }
     // ids with spaces, an empty id and a `#` query id are read, not taken for comments
