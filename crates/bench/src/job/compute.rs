@@ -354,6 +354,7 @@ impl Context<'_> {
             by_position: self.by_position(si),
             diagnosis,
             failures,
+            holes: None,
         }
     }
 
