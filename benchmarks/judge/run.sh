@@ -38,9 +38,11 @@ python3 - "$OUT/judged" <<'EOF'
 import json, sys
 d = sys.argv[1]
 s = json.load(open(f"{d}/summary.json"))
-sp = json.load(open(f"{d}/spend.json"))
+a = json.load(open(f"{d}/audit/summary.json"))
 print(f"holes {s['holes']}, judged {s['judged']}, relevant {s['relevant']}, complete {s['complete']}")
-print(f"paid calls {sp['paid_calls']}, prompt tokens {sp['prompt_tokens']}, completion tokens {sp['completion_tokens']}")
-for name, e in sorted(sp["this_run"]["endpoints"].items()):
-    print(f"  {name}: {json.dumps(e)}")
+# what the result rests on, each judgement counted once whichever run of the command made it
+for name, c in sorted(a["cost"]["per_judge"].items()) + [("total", a["cost"]["total"])]:
+    print(f"  {name}: {c['calls']} judgements ({c['cache_hits']} from the cache), {c['failed']} failed, {c['prompt_tokens']} prompt / {c['completion_tokens']} completion tokens")
+sp = json.load(open(f"{d}/spend.json"))
+print(f"this run: {sp['this_run']['paid_calls']} calls, {sp['this_run']['cache_hits']} cache hits")
 EOF
