@@ -386,6 +386,7 @@ async fn bench_fill_holes_then_judge_and_review_the_bench_folder() {
     );
     let page = std::fs::read_to_string(site.join("index.html")).unwrap();
     assert!(page.contains("\"judged_filled\""));
+    page_shows_the_holes(&site, tmp.path());
 
     // mtr judge takes the bench's folder: its systems by name, nothing judged twice
     let judged = tmp.path().join("judged");
@@ -415,12 +416,47 @@ async fn bench_fill_holes_then_judge_and_review_the_bench_folder() {
         .collect();
     assert_eq!(names, ["bm25", "bge", "elser"]);
 
-    review_the_holes(&judged);
+    review_the_holes(&judged, &f.sparse);
+}
+
+/// The leaderboard page draws Judged@10 (original → filled) and the filled measures for every
+/// row, without a script error (headless Chromium; skipped where it is not installed).
+fn page_shows_the_holes(site: &Path, tmp: &Path) {
+    let Some(chromium) = crate::board::chromium() else {
+        return;
+    };
+    let url = format!("file://{}#selftest", site.join("index.html").display());
+    let o = crate::board::headless(&chromium, &tmp.join("profile"))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let tag = "<pre id=\"mtr-selftest\">";
+    let start = dom.find(tag).expect("self-test output") + tag.len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let report: serde_json::Value = serde_json::from_str(
+        &dom[start..end]
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&"),
+    )
+    .unwrap();
+    assert_eq!(report["errors"], serde_json::json!([]), "{report}");
+    assert_eq!(report["holes"]["judged"], 3, "{report}");
+    assert_eq!(report["holes"]["filled"], 6, "{report}");
+    assert!(
+        report["holes"]["line"]
+            .as_str()
+            .unwrap()
+            .contains("Judged@10"),
+        "{report}"
+    );
 }
 
 /// `mtr review` of a judge folder: the sample is of its holes; labels imported on the sample
 /// and on a flagged hole give the Reviewed section of its summary and report.
-fn review_the_holes(judged: &Path) {
+fn review_the_holes(judged: &Path, bench: &Path) {
     let o = mtr()
         .args(["--quiet", "review"])
         .arg(judged)
@@ -479,6 +515,30 @@ fn review_the_holes(judged: &Path) {
         report.contains("## Reviewed") && report.contains("prediction-powered"),
         "{report}"
     );
+
+    // the page: sample cards show the hole as a candidate, not a gold; the flagged queue holds
+    // the relevant holes; the Summary tab's figures are per run
+    let srv = crate::review::start_server(judged, Some(bench), "bob");
+    let get = |path: &str| {
+        let (status, body) = crate::review::http(srv.port, "GET", path, Some(&srv.token), None);
+        assert_eq!(status, 200, "{path}: {body}");
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()
+    };
+    let card = get("/api/card?queue=sample&index=0");
+    assert_eq!(card["card"]["passages"][0]["role"], "candidate", "{card}");
+    let card = get("/api/card?queue=flagged&index=0");
+    assert_eq!(card["card"]["kind"], "hole", "{card}");
+    assert!(
+        card["card"]["why"].as_str().unwrap().contains("moves most"),
+        "{card}"
+    );
+    let summary = get("/api/summary");
+    assert_eq!(
+        summary["estimates"]["runs"].as_array().unwrap().len(),
+        3,
+        "{summary}"
+    );
+    assert_eq!(summary["estimates"]["depth"], 10, "{summary}");
 }
 
 /// `mtr judge` on the embedded local model (SmolLM2, the fastest; skips when it is not
