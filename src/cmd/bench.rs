@@ -55,6 +55,12 @@ pub struct Args {
     /// `label_sensitivity` and the report.
     #[arg(long, value_name = "AUDIT_DIR")]
     pub audit: Option<PathBuf>,
+    /// Judge the holes in every system's top K (the passages the qrels do not judge for the
+    /// turn) with the relevance judges, as `mtr judge` does, into `OUTPUT/holes/` (a rerun pays
+    /// nothing twice), and show beside each measure Judged@K and its value with the holes
+    /// filled (docs/judge.md).
+    #[arg(long, value_name = "K")]
+    pub fill_holes: Option<usize>,
 }
 
 section_flags! {
@@ -144,8 +150,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     };
     ctx.progress.stage("scoring", 0);
     let edits = label_edits.as_ref().map(|e| (e, section.moved_turns));
-    let outcome = job::score(&prepared, &systems, &ablations, &settings, &prov, edits)?;
+    let mut outcome = job::score(&prepared, &systems, &ablations, &settings, &prov, edits)?;
     ctx.progress.finish_stage();
+    if let Some(k) = args.fill_holes {
+        fill_holes(ctx, &args, &prepared, &systems, k, &settings, &mut outcome).await?;
+    }
     let runs = mtr_bench::output::retriever_runs(&systems);
     let written = mtr_bench::output::write_results(args.output.path(), &outcome, &runs)?;
 
@@ -160,6 +169,66 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     ));
     super::open::emit(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--fill-holes K`: the holes of every system's top K on the scored turns judged into
+/// `OUTPUT/holes/`, then every system scored again with them filled.
+async fn fill_holes(
+    ctx: &Ctx,
+    args: &Args,
+    prepared: &job::Prepared,
+    systems: &[SystemInput],
+    k: usize,
+    settings: &job::Settings,
+    outcome: &mut mtr_bench::job::Outcome,
+) -> anyhow::Result<()> {
+    let scored: std::collections::BTreeSet<&str> = prepared
+        .set
+        .queries
+        .iter()
+        .map(|q| q.qid.as_str())
+        .collect();
+    let runs: Vec<mtr_audit::holes::NamedRun> = systems
+        .iter()
+        .map(|s| mtr_audit::holes::NamedRun {
+            name: s.name.clone(),
+            path: s.source.as_ref().map_or_else(
+                || {
+                    args.output
+                        .path()
+                        .join(mtr_bench::output::run_file(&s.name))
+                },
+                PathBuf::from,
+            ),
+            run: s
+                .run
+                .iter()
+                .filter(|(q, _)| scored.contains(q.as_str()))
+                .map(|(q, d)| (q.clone(), d.clone()))
+                .collect(),
+        })
+        .collect();
+    let folder = "holes";
+    let out = args.output.path().join(folder);
+    let req = super::judge::FillRequest {
+        bench: &prepared.bench,
+        qrels: &prepared.set.qrels,
+        runs: &runs,
+        depth: k,
+        out: &out,
+        llm: &args.llm,
+    };
+    let (summary, filled) = super::judge::fill_holes(ctx, &req).await?;
+    let fill = mtr_bench::holes::FilledHoles {
+        depth: k,
+        filled: &filled,
+        folder,
+        holes: summary.holes,
+        judged: summary.judged,
+        relevant: summary.relevant,
+    };
+    mtr_bench::holes::apply(outcome, systems, settings, &fill)?;
+    Ok(())
 }
 
 /// The runs of the retriever specs x query formulations (none without `--retriever`), and the

@@ -139,7 +139,7 @@ fn write_runs(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let found = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .find_map(|name| {
@@ -159,7 +159,7 @@ fn chromium() -> Option<PathBuf> {
     found
 }
 
-fn headless(chromium: &Path, profile: &Path) -> StdCommand {
+pub(crate) fn headless(chromium: &Path, profile: &Path) -> StdCommand {
     let mut c = StdCommand::new(chromium);
     c.args([
         "--headless",

@@ -20,7 +20,7 @@ mod compute;
 mod config;
 mod stages;
 
-pub(crate) use assemble::Outcome;
+pub use assemble::Outcome;
 pub use assemble::{Prepared, Provenance, SplitRequest, prepare, today};
 pub use compute::AblationInput;
 pub use compute::{SystemInput, compute};

@@ -1,7 +1,8 @@
 //! Leaderboards: merge bench results (`bench.json` files) into one board per benchmark
 //! version (and split part), keeping the latest result of each system as its row and every
 //! dated result as its trend, then render Markdown and CSV tables, `leaderboard.json` and one
-//! self-contained HTML page ([`html`]).
+//! self-contained HTML page ([`html`]). A result made with `mtr bench --fill-holes K` adds
+//! Judged@K and each measure with the holes filled beside the measure.
 //!
 //! Results of the same benchmark name with different data fingerprints are different
 //! benchmarks (their numbers are not comparable) and get separate boards, with a warning.
@@ -73,6 +74,11 @@ pub struct Board {
     /// audit (`mtr bench --audit`) has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<robust::BoardLabels>,
+    /// The holes of the latest result made with `mtr bench --fill-holes K`: the tables show
+    /// Judged@K and each measure with the holes filled beside it (rows of results filled at
+    /// another depth, or not at all, show "–").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holes: Option<crate::holes::HolesInfo>,
 }
 
 fn default_min_stratum() -> usize {
@@ -118,6 +124,9 @@ pub struct Row {
     /// The row's ranks under the original and every audited variant (its result's audit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_robust: Option<robust::RowRobustness>,
+    /// Judged@K and the measures with the holes filled (`mtr bench --fill-holes K`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holes: Option<crate::holes::SystemHoles>,
 }
 
 /// The row's comparison with the baseline of its result.
@@ -270,6 +279,7 @@ fn board(
             .iter()
             .rev()
             .find_map(|&i| robust::board(&results[i].1, &results[i].0.display().to_string())),
+        holes: order.iter().rev().find_map(|&i| results[i].1.holes.clone()),
     }
 }
 
@@ -386,6 +396,7 @@ fn row(path: &Path, r: &BenchResult, s: &SystemResult, main: &str) -> Row {
         mtr_version: r.mtr_version.clone(),
         git_commit: r.fingerprint.git_commit.clone(),
         label_robust: robust::row(r, &s.name),
+        holes: s.holes.clone(),
     }
 }
 

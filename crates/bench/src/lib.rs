@@ -12,6 +12,8 @@
 //! - [`result`]: the `bench.json` schema; [`report`] its Markdown; [`output`] the atomic
 //!   writing of a results folder;
 //! - [`leaderboard`]: merging results into tables and one self-contained HTML page;
+//! - [`holes`]: Judged@K and the measures with the holes of the top K filled
+//!   (`--fill-holes K`);
 //! - [`sensitivity`]: the leaderboard under the alternative qrels an audit supports
 //!   (Kendall's tau-b and tau_AP from `mtr_metrics::agreement`).
 
@@ -21,6 +23,7 @@ mod depth;
 mod diagnose;
 mod error;
 mod failures;
+pub mod holes;
 pub mod job;
 pub mod leaderboard;
 mod measure;

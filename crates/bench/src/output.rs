@@ -56,7 +56,7 @@ pub fn write_results(
     }
 
     for (name, run) in runs {
-        let mut f = AtomicFile::create(dir.join("runs").join(format!("{}.trec", file_safe(name))))?;
+        let mut f = AtomicFile::create(dir.join(run_file(name)))?;
         write_trec(&mut f, run, name)?;
         pending.push(f);
     }
@@ -122,6 +122,12 @@ fn write_trec(f: &mut AtomicFile, run: &Run, tag: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where a results folder holds the run of retriever system `name`: `runs/<name>.trec`, the
+/// name made file-safe ([`file_safe`]).
+pub fn run_file(name: &str) -> PathBuf {
+    Path::new("runs").join(format!("{}.trec", file_safe(name)))
 }
 
 /// A system name usable as a file name and a TREC tag (no spaces or path separators).

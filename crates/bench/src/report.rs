@@ -1,5 +1,6 @@
 //! The Markdown report of a bench result: the table a reviewer reads first (systems ranked by
-//! the main measure with 95% intervals), then significance against the baseline,
+//! the main measure with 95% intervals; with `--fill-holes K`, Judged@K and each measure with
+//! the holes filled beside it), then significance against the baseline,
 //! discriminative power, strata, turn depth, the metric-combination diagnosis, failure
 //! analysis with examples, fusion ablation, warnings, and the fingerprint and conventions that
 //! make the numbers reproducible.
@@ -151,16 +152,8 @@ fn leaderboard(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
         .iter()
         .filter(|m| m.id != r.main_measure)
         .collect();
-    let _ = write!(o, "| # | system | kind | depth | {main_label} |");
-    for m in &others {
-        let _ = write!(o, " {} |", m.label);
-    }
-    o.push_str(" not in corpus |\n");
-    let _ = write!(o, "|---|---|---|---|---|");
-    for _ in &others {
-        o.push_str("---|");
-    }
-    o.push_str("---|\n");
+    let holes = r.holes.as_ref();
+    leaderboard_head(o, r, &main_label, &others);
     for (i, s) in systems.iter().enumerate() {
         let kind = match (&s.retriever, &s.formulation) {
             (Some(ret), Some(f)) => format!("{ret} / {f}"),
@@ -168,7 +161,7 @@ fn leaderboard(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
         };
         let _ = write!(
             o,
-            "| {} | {} | {} | {} | {}{} |",
+            "| {} | {} | {} | {} |{} {}{} |{}",
             i + 1,
             cell(&s.name),
             cell(&kind),
@@ -177,11 +170,26 @@ fn leaderboard(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
             } else {
                 s.depth.to_string()
             },
+            holes.map_or(String::new(), |_| format!(
+                " {} |",
+                crate::holes::report::judged_cell(s.holes.as_ref())
+            )),
             measure_cell(s, &r.main_measure, true),
-            significance_mark(r, &s.name)
+            significance_mark(r, &s.name),
+            holes.map_or(String::new(), |_| format!(
+                " {} |",
+                crate::holes::report::filled_cell(s.holes.as_ref(), &r.main_measure, true)
+            )),
         );
         for m in &others {
             let _ = write!(o, " {} |", measure_cell(s, &m.id, false));
+            if holes.is_some() {
+                let _ = write!(
+                    o,
+                    " {} |",
+                    crate::holes::report::filled_cell(s.holes.as_ref(), &m.id, false)
+                );
+            }
         }
         let _ = writeln!(
             o,
@@ -194,6 +202,41 @@ fn leaderboard(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
         );
     }
     o.push('\n');
+}
+
+/// The leaderboard table's header and rule (with holes filled: Judged@K after the depth, and
+/// each measure followed by its filled value).
+fn leaderboard_head(
+    o: &mut String,
+    r: &BenchResult,
+    main_label: &str,
+    others: &[&crate::result::MeasureInfo],
+) {
+    let holes = r.holes.as_ref();
+    if let Some(h) = holes {
+        let _ = writeln!(o, "{}\n", crate::holes::report::explanation(h, main_label));
+    }
+    let filled = |l: &str| holes.map_or(String::new(), |_| format!(" {l} filled |"));
+    let _ = write!(
+        o,
+        "| # | system | kind | depth |{} {main_label} |{}",
+        holes.map_or(String::new(), |h| format!(" Judged@{} |", h.depth)),
+        filled(main_label)
+    );
+    for m in others {
+        let _ = write!(o, " {} |{}", m.label, filled(&m.label));
+    }
+    o.push_str(" not in corpus |\n");
+    let per_measure = if holes.is_some() { 2 } else { 1 };
+    let _ = write!(
+        o,
+        "|---|---|---|---|{}",
+        "---|".repeat(per_measure + usize::from(holes.is_some()))
+    );
+    for _ in others {
+        o.push_str(&"---|".repeat(per_measure));
+    }
+    o.push_str("---|\n");
 }
 
 /// Paired tests of every system against the baseline.

@@ -52,6 +52,10 @@ pub struct BenchResult {
     /// of this benchmark supports, on the audited turns (see [`crate::sensitivity`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_sensitivity: Option<LabelSensitivity>,
+    /// With `--fill-holes K`: the holes in the systems' top K judged, and how the order of the
+    /// systems changes with them filled (see [`crate::holes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holes: Option<crate::holes::HolesInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -192,6 +196,10 @@ pub struct SystemResult {
     pub by_position: Vec<PositionPoint>,
     pub diagnosis: Diagnosis,
     pub failures: Failures,
+    /// With `--fill-holes K`: Judged@K under the original and the filled qrels, and every
+    /// reported measure under the filled qrels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holes: Option<crate::holes::SystemHoles>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -230,8 +230,9 @@ pub async fn summary(State(s): State<Shared>) -> Json<serde_json::Value> {
     // the blocking pool, so the other requests go on meanwhile
     let shared = s.clone();
     let computed = tokio::task::spawn_blocking(move || {
-        shared.estimates(version, || {
-            estimates(&shared.queues.audit_dir, &shared.queues.summary)
+        shared.estimates(version, || match &shared.queues.holes_dir {
+            Some(d) => hole_estimates(d),
+            None => estimates(&shared.queues.audit_dir, &shared.queues.summary),
         })
     })
     .await;
@@ -251,6 +252,20 @@ fn estimates(audit_dir: &std::path::Path, summary: &mtr_audit::Summary) -> serde
     let computed =
         mtr_audit::review_estimates::attach(audit_dir, &mut summary).map(|_| summary.review);
     match computed {
+        Ok(Some(review)) => serde_json::to_value(review).unwrap_or(serde_json::Value::Null),
+        Ok(None) => serde_json::Value::Null,
+        Err(e) => {
+            tracing::warn!("review estimates: {e}");
+            serde_json::Value::Null
+        }
+    }
+}
+
+/// The Reviewed figures of a judge folder's holes (per run: the share of its holes that are
+/// relevant three ways, and its measures filled by the judges and with the reviewers' labels),
+/// computed from the labels on disk; null while no usable label exists.
+fn hole_estimates(dir: &std::path::Path) -> serde_json::Value {
+    match mtr_audit::holes::review_of(dir) {
         Ok(Some(review)) => serde_json::to_value(review).unwrap_or(serde_json::Value::Null),
         Ok(None) => serde_json::Value::Null,
         Err(e) => {

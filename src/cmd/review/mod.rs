@@ -1,4 +1,5 @@
-//! `mtr review AUDIT_DIR`: human review of an audit in the browser. Serves a local page on
+//! `mtr review AUDIT_DIR`: human review of an audit in the browser (or of a judge folder's
+//! holes, through the audit of its holes, `DIR/audit/`). Serves a local page on
 //! 127.0.0.1 (a random token in its URL, as Jupyter does) with two queues: the seeded random
 //! sample (for estimates, answered blind) and the flagged items (for corrections, with the
 //! judges' reasons). Labels go to `AUDIT_DIR/review/labels.jsonl` (see
@@ -24,7 +25,9 @@ use super::Ctx;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The audit's output folder (`mtr audit -o DIR`).
+    /// The audit's output folder (`mtr audit -o DIR`), or a judge folder (`mtr judge -o DIR`):
+    /// then its holes are reviewed (a random sample blind, and the holes judged relevant that
+    /// move the runs most), and its summary and report get a Reviewed section.
     pub audit: PathBuf,
     /// The benchmark the audit was made on [default: the path its summary.json records,
     /// relative to the current folder or to the audit folder's parent]. Needed to show cards.
@@ -78,13 +81,21 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let reviewable = tsv::Reviewable::new(&queues.sample, &queues.flagged);
         let lines = tsv::import(file, &reviewable, &reviewer, &queues.fingerprint)
             .map_err(anyhow::Error::new)?;
-        let path = label_log::labels_path(&args.audit);
+        let path = label_log::labels_path(&queues.audit_dir);
         label_log::append(&path, &lines).map_err(anyhow::Error::new)?;
         super::open::emit(&format!(
             "imported {} labels into {}\n",
             lines.len(),
             path.display()
         ))?;
+        if let Some(d) = &queues.holes_dir {
+            // the judge folder's summary and report get their Reviewed section
+            mtr_audit::holes::attach_review(d).map_err(anyhow::Error::new)?;
+            super::open::emit(&format!(
+                "wrote the Reviewed section into {}\n",
+                d.join("report.md").display()
+            ))?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(file) = &args.export {
@@ -97,7 +108,13 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let texts = session::load_texts(ctx, &args.audit, args.bench.as_deref(), &queues)?;
-    let state = session::Session::new(args.audit.clone(), reviewer, queues, texts)?;
-    server::serve(state, args.port, !args.no_browser).await
+    let texts = session::load_texts(ctx, &queues.audit_dir, args.bench.as_deref(), &queues)?;
+    let holes_dir = queues.holes_dir.clone();
+    let state = session::Session::new(queues.audit_dir.clone(), reviewer, queues, texts)?;
+    let code = server::serve(state, args.port, !args.no_browser).await?;
+    if let Some(d) = holes_dir {
+        // the labels given in the browser go into the judge folder's Reviewed section
+        mtr_audit::holes::attach_review(&d).map_err(anyhow::Error::new)?;
+    }
+    Ok(code)
 }

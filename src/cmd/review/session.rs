@@ -23,9 +23,12 @@ fn audit_error(e: mtr_audit::AuditError) -> anyhow::Error {
     }
 }
 
-/// The queues of an audit folder (no benchmark needed).
+/// The queues of an audit folder, or of a judge folder's holes (no benchmark needed).
 pub struct Queues {
+    /// The audit folder: the one given, or a judge folder's `audit/` (where its labels go).
     pub audit_dir: PathBuf,
+    /// The judge folder when the review is of its holes (`mtr judge -o DIR`).
+    pub holes_dir: Option<PathBuf>,
     pub summary: mtr_audit::Summary,
     pub fingerprint: String,
     pub sample: Sample,
@@ -34,7 +37,14 @@ pub struct Queues {
 
 impl Queues {
     /// Reads the audit, draws (first run) or reads the sample, and builds the flagged queue.
-    pub fn load(audit_dir: &Path, per_dimension: usize, seed: Option<u64>) -> anyhow::Result<Self> {
+    /// A judge folder is reviewed through the audit of its holes (`DIR/audit/`): the sample
+    /// is of its holes, the flagged queue the holes judged relevant that move the runs most.
+    pub fn load(dir: &Path, per_dimension: usize, seed: Option<u64>) -> anyhow::Result<Self> {
+        let holes_dir = mtr_audit::holes::is_judge_dir(dir).then(|| dir.to_path_buf());
+        let audit_dir = &match &holes_dir {
+            Some(d) => d.join(mtr_audit::holes::AUDIT_DIR),
+            None => dir.to_path_buf(),
+        };
         let summary =
             mtr_audit::review_queue::read_audit_summary(audit_dir).map_err(audit_error)?;
         let fingerprint = audit_fingerprint(&summary);
@@ -48,12 +58,20 @@ impl Queues {
             &fingerprint,
         )
         .map_err(audit_error)?;
-        let flagged = flagged::queue(audit_dir, &summary, &units).map_err(audit_error)?;
+        let flagged = match &holes_dir {
+            Some(d) => {
+                let pool = mtr_audit::holes::read_pool(d).map_err(audit_error)?;
+                let verdicts = mtr_audit::holes::read_verdicts(d).map_err(audit_error)?;
+                mtr_audit::holes::review_queue(&pool, &verdicts, &units)
+            }
+            None => flagged::queue(audit_dir, &summary, &units).map_err(audit_error)?,
+        };
         // refuse another audit's labels before anything is served
         label_log::read_lines(&label_log::labels_path(audit_dir), &fingerprint)
             .map_err(audit_error)?;
         Ok(Self {
             audit_dir: audit_dir.to_path_buf(),
+            holes_dir,
             summary,
             fingerprint,
             sample,
@@ -121,7 +139,12 @@ pub fn load_texts(
     let bench = dir
         .load()
         .with_context(|| format!("reading benchmark {}", path.display()))?;
-    Texts::load(bench, &q.sample.units, &q.flagged).map_err(audit_error)
+    let texts = Texts::load(bench, &q.sample.units, &q.flagged).map_err(audit_error)?;
+    Ok(if q.holes_dir.is_some() {
+        texts.for_holes()
+    } else {
+        texts
+    })
 }
 
 /// The index of a queue's per-queue tables.

@@ -52,6 +52,9 @@ pub struct HoleSummary {
     /// Measure -> Kendall's tau-b between the runs' order under the original and under the
     /// filled qrels; absent with fewer than two runs or a constant measure.
     pub kendall_tau: BTreeMap<String, f64>,
+    /// What reviewers' labels on the holes say (`mtr review DIR`); absent without labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::review::HoleReview>,
 }
 
 /// The measures each run is scored with at depth `k`, and their `trec_eval` column names.
@@ -76,14 +79,8 @@ pub(crate) fn summarise(
     verdicts: &[HoleVerdict],
 ) -> Result<HoleSummary> {
     let k = plan.depth;
-    let (mut specs, columns) = measures(k);
-    let (judged_spec, judged_column) = judged(k);
-    specs.push(judged_spec);
-    let opts = EvalOptions {
-        measures: MeasureSet::parse(&specs).map_err(stats_error)?,
-        missing: MissingQueries::Intersect,
-        ..EvalOptions::default()
-    };
+    let (_, columns) = measures(k);
+    let scorer = RunScorer::new(k)?;
     let (before, after) = (EvalQrels::from_qrels(qrels), EvalQrels::from_qrels(filled));
     let relevant: std::collections::BTreeSet<(&str, &str)> = verdicts
         .iter()
@@ -92,15 +89,8 @@ pub(crate) fn summarise(
         .collect();
     let mut out = Vec::new();
     for r in runs {
-        let score = |q: &EvalQrels| -> Result<(BTreeMap<String, f64>, f64)> {
-            let e = mtr_metrics::evaluate_run(q, &r.run, &opts).map_err(stats_error)?;
-            let means = columns
-                .iter()
-                .filter_map(|c| Some((c.clone(), e.mean(c)?)))
-                .collect();
-            Ok((means, e.mean(&judged_column).unwrap_or(0.0)))
-        };
-        let ((original, judged_before), (filled, judged_after)) = (score(&before)?, score(&after)?);
+        let ((original, judged_before), (filled, judged_after)) =
+            (scorer.score(&before, r)?, scorer.score(&after, r)?);
         out.push(RunEffect {
             run: r.name.clone(),
             holes: plan.per_run.get(&r.name).copied().unwrap_or(0),
@@ -124,6 +114,7 @@ pub(crate) fn summarise(
         })
         .collect();
     Ok(HoleSummary {
+        review: None,
         depth: k,
         holes: plan.holes.len(),
         judged: verdicts.iter().filter(|v| v.grade.is_some()).count(),
@@ -132,6 +123,46 @@ pub(crate) fn summarise(
         runs: out,
         kendall_tau,
     })
+}
+
+/// P@K and nDCG@K (means over the turns a run answers that the qrels have, holes counted as
+/// not relevant) and Judged@K of a run, as the summary reports them.
+pub(crate) struct RunScorer {
+    opts: EvalOptions,
+    columns: Vec<String>,
+    judged: String,
+}
+
+impl RunScorer {
+    pub(crate) fn new(k: usize) -> Result<Self> {
+        let (mut specs, columns) = measures(k);
+        let (judged_spec, judged) = judged(k);
+        specs.push(judged_spec);
+        Ok(Self {
+            opts: EvalOptions {
+                measures: MeasureSet::parse(&specs).map_err(stats_error)?,
+                missing: MissingQueries::Intersect,
+                ..EvalOptions::default()
+            },
+            columns,
+            judged,
+        })
+    }
+
+    /// Measure -> mean, and Judged@K, of `r` under `q`.
+    pub(crate) fn score(
+        &self,
+        q: &EvalQrels,
+        r: &NamedRun,
+    ) -> Result<(BTreeMap<String, f64>, f64)> {
+        let e = mtr_metrics::evaluate_run(q, &r.run, &self.opts).map_err(stats_error)?;
+        let means = self
+            .columns
+            .iter()
+            .filter_map(|c| Some((c.clone(), e.mean(c)?)))
+            .collect();
+        Ok((means, e.mean(&self.judged).unwrap_or(0.0)))
+    }
 }
 
 fn stats_error(e: mtr_metrics::MetricsError) -> AuditError {

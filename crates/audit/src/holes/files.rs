@@ -1,5 +1,6 @@
 //! What `mtr judge` writes in its folder: `judgements.jsonl` (one [`HoleVerdict`] a line, in
-//! hole order), `summary.json` ([`HoleSummary`]) and `report.md` / `report.html`. The audit
+//! hole order), `summary.json` ([`HoleSummary`]), `pool.json` ([`Pool`]: what was pooled, for
+//! a review to score the runs again) and `report.md` / `report.html`. The audit
 //! that judged the holes keeps its own folder, `audit/`, where a rerun resumes.
 
 use std::path::Path;
@@ -13,6 +14,110 @@ use crate::report::doc::{self, Block};
 pub const JUDGEMENTS: &str = "judgements.jsonl";
 /// The summary's file name.
 pub const SUMMARY: &str = "summary.json";
+/// The pool's file name ([`Pool`]).
+pub const POOL: &str = "pool.json";
+
+/// What the holes were pooled from, kept so that a review can score the runs again with
+/// reviewed labels without the run files: K, the original qrels of the pooled turns, and each
+/// run's top K per turn in `trec_eval` order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Pool {
+    /// K.
+    pub depth: usize,
+    /// The original qrels of the turns some run answers.
+    pub qrels: mtr_core::Qrels,
+    /// Each run's top K, in the order given.
+    pub runs: Vec<PoolRun>,
+}
+
+/// One run's top K per turn.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PoolRun {
+    /// The run's name.
+    pub run: String,
+    /// Turn -> its top K passages, best first.
+    pub top: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl Pool {
+    /// The pool of `runs` at depth `k` against `qrels`.
+    pub(crate) fn of(qrels: &mtr_core::Qrels, runs: &[super::NamedRun], k: usize) -> Self {
+        let mut turns = std::collections::BTreeSet::new();
+        let runs = runs
+            .iter()
+            .map(|r| PoolRun {
+                run: r.name.clone(),
+                top: r
+                    .run
+                    .iter()
+                    .filter(|(q, _)| qrels.contains_key(*q))
+                    .map(|(q, docs)| {
+                        turns.insert(q.clone());
+                        let top = super::hole_pool::top_k(docs, k);
+                        (q.clone(), top.into_iter().map(str::to_string).collect())
+                    })
+                    .collect(),
+            })
+            .collect();
+        let qrels = qrels
+            .iter()
+            .filter(|(q, _)| turns.contains(*q))
+            .map(|(q, j)| (q.clone(), j.clone()))
+            .collect();
+        Self {
+            depth: k,
+            qrels,
+            runs,
+        }
+    }
+
+    /// The runs again, each passage of a top K scored K - rank (so `trec_eval` order is the
+    /// stored order), named as they were.
+    pub fn named_runs(&self) -> Vec<super::NamedRun> {
+        self.runs
+            .iter()
+            .map(|r| super::NamedRun {
+                name: r.run.clone(),
+                path: std::path::PathBuf::from(&r.run),
+                run: r
+                    .top
+                    .iter()
+                    .map(|(q, docs)| {
+                        let n = docs.len();
+                        let ranked = docs
+                            .iter()
+                            .enumerate()
+                            .map(|(i, d)| (d.clone(), (n - i) as f64))
+                            .collect();
+                        (q.clone(), ranked)
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+/// Reads `pool.json` back.
+pub fn read_pool(dir: &Path) -> Result<Pool> {
+    let path = dir.join(POOL);
+    let text = mtr_core::jsonl::read_text(&path)?;
+    serde_json::from_str(&text).map_err(|e| {
+        crate::AuditError::Core(
+            mtr_core::InputError::new(&path, format!("not a pool of `mtr judge`: {e}"))
+                .line(e.line() as u64)
+                .hint("run `mtr judge` again into this folder to write it")
+                .into(),
+        )
+    })
+}
+
+/// Writes `pool.json` atomically.
+pub(crate) fn write_pool(dir: &Path, pool: &Pool) -> Result<()> {
+    let mut json = serde_json::to_string(pool).map_err(|e| json_error(dir, e))?;
+    json.push('\n');
+    mtr_core::atomic::write_atomic(dir.join(POOL), json.as_bytes())?;
+    Ok(())
+}
 
 /// Writes `judgements.jsonl`, `summary.json`, `report.md` and `report.html` atomically.
 pub(crate) fn write_outputs(dir: &Path, verdicts: &[HoleVerdict], s: &HoleSummary) -> Result<()> {
@@ -32,6 +137,47 @@ pub(crate) fn write_outputs(dir: &Path, verdicts: &[HoleVerdict], s: &HoleSummar
         doc::to_html("Holes judged", &blocks).as_bytes(),
     )?;
     Ok(())
+}
+
+/// Whether `dir` is a folder `mtr judge` wrote (its `judgements.jsonl` beside the audit of the
+/// holes).
+pub fn is_judge_dir(dir: &Path) -> bool {
+    dir.join(JUDGEMENTS).is_file()
+        && dir
+            .join(super::judge_holes::AUDIT_DIR)
+            .join(crate::summary::SUMMARY)
+            .is_file()
+}
+
+/// Reads `summary.json` back.
+pub fn read_summary(dir: &Path) -> Result<HoleSummary> {
+    let path = dir.join(SUMMARY);
+    let text = mtr_core::jsonl::read_text(&path)?;
+    serde_json::from_str(&text).map_err(|e| {
+        crate::AuditError::Core(
+            mtr_core::InputError::new(&path, format!("not a summary of `mtr judge`: {e}"))
+                .line(e.line() as u64)
+                .into(),
+        )
+    })
+}
+
+/// Computes the Reviewed figures of the judge folder `dir` from its reviewers' labels and
+/// writes `summary.json` and the reports again with them; returns them (`None` without a
+/// usable label).
+pub fn attach_review(dir: &Path) -> Result<Option<super::review::HoleReview>> {
+    let mut summary = read_summary(dir)?;
+    summary.review = review_of(dir)?;
+    write_outputs(dir, &read_verdicts(dir)?, &summary)?;
+    Ok(summary.review)
+}
+
+/// The Reviewed figures of the judge folder `dir` from the labels on disk now (`None` without a
+/// usable label); nothing is written.
+pub fn review_of(dir: &Path) -> Result<Option<super::review::HoleReview>> {
+    let pool = read_pool(dir)?;
+    let verdicts = read_verdicts(dir)?;
+    super::review::reviewed(dir, &pool, &verdicts)
 }
 
 /// Reads `judgements.jsonl` back.
@@ -99,6 +245,9 @@ fn report(s: &HoleSummary) -> Vec<Block> {
         ],
         rows,
     });
+    if let Some(r) = &s.review {
+        b.extend(reviewed(r, k));
+    }
     if !s.kendall_tau.is_empty() {
         b.push(Block::List(
             s.kendall_tau
@@ -112,4 +261,62 @@ fn report(s: &HoleSummary) -> Vec<Block> {
         ));
     }
     b
+}
+
+fn pct(e: &crate::summary::review::ReviewEstimate) -> String {
+    let v = e
+        .estimate
+        .map_or_else(|| "-".to_string(), |x| format!("{:.1}%", x * 100.0));
+    match &e.ci {
+        Some(ci) => format!(
+            "{v} [{:.1}, {:.1}] (n={})",
+            ci.lower * 100.0,
+            ci.upper * 100.0,
+            e.n
+        ),
+        None => format!("{v} (n={})", e.n),
+    }
+}
+
+/// The Reviewed section: per run, the share of its holes that are relevant three ways and its
+/// measures with the reviewers' labels.
+fn reviewed(r: &super::review::HoleReview, k: usize) -> Vec<Block> {
+    let (p, n) = (format!("P_{k}"), format!("ndcg_cut_{k}"));
+    let rows = r
+        .runs
+        .iter()
+        .map(|x| {
+            vec![
+                x.run.clone(),
+                x.holes.to_string(),
+                pct(&x.relevant_share.judges),
+                pct(&x.relevant_share.reviewers),
+                pct(&x.relevant_share.ppi),
+                format!("{} → {}", f(x.filled.get(&p)), f(x.reviewed.get(&p))),
+                format!("{} → {}", f(x.filled.get(&n)), f(x.reviewed.get(&n))),
+            ]
+        })
+        .collect();
+    vec![
+        Block::Heading(2, "Reviewed".into()),
+        Block::Para(format!(
+            "{} holes reviewed on the random sample (blind; a rating of at least {} reads as relevant), {} in the flagged queue. The share of a run's holes that are relevant: by the judges' verdicts on all its judged holes, by the reviewers' sample alone, and prediction-powered (the reviewers' sample corrected by the verdicts on every hole; unbiased whatever the judges are worth), with {:.0}% intervals clustered by dialogue; publish the prediction-powered one. The measures: with the holes filled by the judges → with the reviewers' labels replacing their verdicts where they exist.",
+            r.sampled,
+            r.relevant_at_least,
+            r.flagged,
+            r.level * 100.0
+        )),
+        Block::Table {
+            head: vec![
+                "Run".into(),
+                "Judged holes".into(),
+                "Relevant: judges".into(),
+                "Relevant: reviewers".into(),
+                "Relevant: prediction-powered".into(),
+                format!("P@{k} filled → reviewed"),
+                format!("nDCG@{k} filled → reviewed"),
+            ],
+            rows,
+        },
+    ]
 }

@@ -6,7 +6,7 @@ use mtr_core::{Benchmark, Qrels};
 use mtr_llm::Llm;
 
 use super::effect::{HoleSummary, summarise};
-use super::files::write_outputs;
+use super::files::{Pool, write_outputs, write_pool};
 use super::hole_pool::{HolePlan, NamedRun};
 use super::verdicts::{filled_qrels, holes_benchmark, verdicts};
 use crate::budget::TimeBudget;
@@ -66,7 +66,10 @@ pub async fn judge_holes(
     };
     let verdicts = verdicts(job.plan, &judgements, at_least);
     let filled = filled_qrels(job.qrels, &verdicts);
-    let summary = summarise(job.qrels, &filled, job.runs, job.plan, &verdicts)?;
+    let mut summary = summarise(job.qrels, &filled, job.runs, job.plan, &verdicts)?;
+    let pool = Pool::of(job.qrels, job.runs, job.plan.depth);
+    write_pool(&dir, &pool)?;
+    summary.review = super::review::reviewed(&dir, &pool, &verdicts)?;
     write_outputs(&dir, &verdicts, &summary)?;
     Ok(HoleOutcome::Judged(Box::new(summary)))
 }

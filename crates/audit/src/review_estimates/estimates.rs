@@ -100,6 +100,44 @@ pub(super) fn three_ways(q: &Quantity<'_>, level: f64) -> ThreeWay {
     }
 }
 
+/// The three estimates of a quantity given as [`PpiItem`]s directly (each item's cluster, the
+/// judges' prediction and the reviewers' value where reviewed), as [`three_ways`] makes them;
+/// `mtr review` of a judge folder's holes uses it for the share of each run's holes that are
+/// relevant.
+pub(crate) fn three_ways_of(items: &[PpiItem], range: (f64, f64), level: f64) -> ThreeWay {
+    let opts = ReviewedMeanOptions { level, range };
+    match reviewed_mean(items, &opts) {
+        Ok(m) => ThreeWay {
+            judges: estimate(&m.judges, m.items, m.clusters),
+            reviewers: estimate(&m.reviewers, m.labelled, m.labelled_clusters),
+            ppi: estimate(&m.ppi, m.labelled, m.labelled_clusters),
+            lambda: Some(m.lambda),
+            lambda_rule: Some(match m.lambda_rule {
+                stats::LambdaRule::CrossFitted => LambdaRule::CrossFitted,
+                stats::LambdaRule::Plain => LambdaRule::Plain,
+            }),
+            few_clusters: m.few_clusters,
+        },
+        Err(_) => {
+            let labels: Vec<f64> = items.iter().filter_map(|i| i.label).collect();
+            let plain = |estimate, n| ReviewEstimate {
+                estimate,
+                ci: None,
+                n,
+                method: None,
+            };
+            ThreeWay {
+                judges: plain(mean(items.iter().map(|i| i.prediction)), items.len()),
+                reviewers: plain(mean(labels.iter().copied()), labels.len()),
+                ppi: plain(None, labels.len()),
+                lambda: None,
+                lambda_rule: None,
+                few_clusters: None,
+            }
+        }
+    }
+}
+
 /// The means alone where the prediction-powered estimator has too little to work with.
 fn without_interval(q: &Quantity<'_>) -> ThreeWay {
     let n = q.labels.len();

@@ -22,7 +22,7 @@
 
 mod attach;
 pub mod corrections;
-mod estimates;
+pub(crate) mod estimates;
 mod reviewed_dimension;
 mod reviewer_agreement;
 pub(crate) mod sampled_labels;

@@ -21,6 +21,9 @@ pub struct Texts {
     bench: Benchmark,
     turns: HashMap<String, (usize, usize)>,
     passages: HashMap<String, Passage>,
+    /// The review is of a judge folder's holes ([`Texts::for_holes`]): its passages are no
+    /// golds.
+    holes: bool,
 }
 
 impl Texts {
@@ -54,7 +57,15 @@ impl Texts {
             bench,
             turns,
             passages,
+            holes: false,
         })
+    }
+
+    /// The texts of a judge folder's review: the sample's passages are holes, shown as
+    /// candidates, not golds.
+    pub fn for_holes(mut self) -> Self {
+        self.holes = true;
+        self
     }
 
     fn turn(&self, turn_id: &str) -> Option<(&mtr_core::Dialogue, usize)> {
@@ -226,7 +237,9 @@ pub fn sample_card(texts: &Texts, u: &SampleUnit) -> Option<Card> {
     match u.dimension {
         Dimension::Alignment => {
             c.prompt = "Does this passage answer the question, in the context of the dialogue? (1 not at all - 5 fully)".into();
-            c.passages.push(texts.passage(&u.passage_id, "gold"));
+            // a judge folder's holes are no golds: the card does not say the passage is one
+            let role = if texts.holes { "candidate" } else { "gold" };
+            c.passages.push(texts.passage(&u.passage_id, role));
             c.choices = ratings();
         }
         Dimension::Completeness => {
@@ -276,6 +289,7 @@ pub fn flagged_card(texts: &Texts, f: &FlaggedItem) -> Option<Card> {
     let kind = match f.kind {
         FlagKind::Missing => "missing",
         FlagKind::Gold => "gold",
+        FlagKind::Hole => "hole",
     };
     let mut c = base(texts, &f.item, Queue::Flagged, kind, &f.turn_id)?;
     match f.kind {
@@ -290,6 +304,10 @@ pub fn flagged_card(texts: &Texts, f: &FlaggedItem) -> Option<Card> {
             c.prompt =
                 "Is this gold passage relevant to the question? The judges say it is not.".into();
             c.passages.push(texts.passage(&f.passage_id, "gold"));
+        }
+        FlagKind::Hole => {
+            c.prompt = "Is this passage relevant to the question? A run ranks it high, the benchmark never judged it, and the judges say it is relevant.".into();
+            c.passages.push(texts.passage(&f.passage_id, "candidate"));
         }
     }
     c.choices = relevance();

@@ -27,6 +27,9 @@ pub enum FlagKind {
     Missing,
     /// A gold the judges rated as not answering.
     Gold,
+    /// A hole of a judge folder (`mtr judge`): a passage some run ranks in its top K, unjudged
+    /// by the qrels, that the judges rated relevant (`crate::holes::review_queue`).
+    Hole,
 }
 
 /// One flagged item.

@@ -207,6 +207,7 @@ pub(crate) fn assemble(
         min_stratum_turns: s.min_stratum,
         warnings,
         label_sensitivity: None,
+        holes: None,
     };
     Ok(Outcome {
         result,

@@ -356,6 +356,7 @@ impl Context<'_> {
             by_position: self.by_position(si),
             diagnosis,
             failures,
+            holes: None,
         }
     }
 

@@ -1,6 +1,8 @@
 //! The leaderboard as Markdown (one table per board, for READMEs and papers) and CSV (one row
 //! per board and system, every measure's mean plus the main measure's interval, for
-//! spreadsheets and plotting scripts).
+//! spreadsheets and plotting scripts). A board with holes filled (`mtr bench --fill-holes K`)
+//! shows Judged@K and each measure's filled value beside it; the CSV then ends with
+//! `holes_depth`, `judged`, `judged_filled` and one `<measure>_filled` column per measure.
 
 use std::fmt::Write;
 
@@ -23,135 +25,189 @@ pub fn markdown(lb: &Leaderboard) -> String {
         let _ = writeln!(o, "> warning: {w}\n");
     }
     for b in &lb.boards {
-        let main = label(b, &b.main_measure);
-        let _ = writeln!(
-            o,
-            "## {} ({}){}\n",
-            b.benchmark,
-            if b.version.is_empty() {
-                "benchmark version not recorded".to_string()
-            } else {
-                format!("benchmark version {}", b.version)
-            },
-            b.part
-                .as_ref()
-                .map_or(String::new(), |p| format!(" ({p} part)"))
-        );
-        let _ = writeln!(
-            o,
-            "{} scored turns in {} dialogues; data fingerprint `{}`. Ranked by {main} (95% cluster-bootstrap interval over dialogues); ▲/▼ next to the score: significantly better/worse than the baseline of the row's result (paired randomization, Holm); n/a (depth N): the measure is deeper than the run's N documents per turn.\n",
-            b.scored_queries,
-            b.scored_dialogues,
-            mtr_core::fingerprint::short(&b.fingerprint)
-        );
-        for w in &b.warnings {
-            let _ = writeln!(o, "> warning: {w}\n");
-        }
-        if let Some(l) = &b.labels {
-            let _ = writeln!(o, "{}", super::robust::markdown_header(l));
-        }
-        let _ = write!(o, "| # | system | {main} | vs baseline | depth |");
-        let others: Vec<_> = b
-            .measures
-            .iter()
-            .filter(|m| m.id != b.main_measure)
-            .collect();
-        for m in &others {
-            let _ = write!(o, " {} |", m.label);
-        }
-        let _ = writeln!(
-            o,
-            " date |{}",
-            if b.labels.is_some() {
-                " label-robust |"
-            } else {
-                ""
-            }
-        );
-        let _ = write!(o, "|---|---|---|---|---|");
-        for _ in &others {
-            o.push_str("---|");
-        }
-        o.push_str(if b.labels.is_some() {
-            "---|---|\n"
-        } else {
-            "---|\n"
-        });
+        board_header(&mut o, b);
+        table_head(&mut o, b);
         for r in &b.rows {
-            let e = r.measures.get(&b.main_measure);
-            let mark = match &r.versus {
-                Some(v) if v.significant && v.diff > 0.0 => " ▲",
-                Some(v) if v.significant => " ▼",
-                _ => "",
-            };
-            let dagger = if r.beyond_depth.contains(&b.main_measure) {
-                " †"
-            } else {
-                ""
-            };
-            let _ = write!(
-                o,
-                "| {} | {} | {}{mark}{dagger} |",
-                r.rank,
-                cell(&r.system),
-                e.map_or("–".into(), |e| format!(
-                    "{:.4} [{:.3}, {:.3}]",
-                    e.mean, e.ci_low, e.ci_high
-                ))
-            );
-            let vs = match &r.versus {
-                Some(v) if v.significant => {
-                    format!("{} {:+.4}", if v.diff > 0.0 { "▲" } else { "▼" }, v.diff)
-                }
-                Some(v) => format!("{:+.4}", v.diff),
-                None if b
-                    .rows
-                    .iter()
-                    .any(|x| x.versus.as_ref().is_some_and(|v| v.baseline == r.system)) =>
-                {
-                    "baseline".into()
-                }
-                None => "–".into(),
-            };
-            let depth = if r.depth == 0 {
-                "–".to_string()
-            } else {
-                r.depth.to_string()
-            };
-            let _ = write!(o, " {vs} | {depth} |");
-            for m in &others {
-                let v = match r.measures.get(&m.id) {
-                    Some(e) => format!("{:.4}", e.mean),
-                    None if r.beyond_depth.contains(&m.id) => crate::depth::not_available(r.depth),
-                    None => "–".into(),
-                };
-                let _ = write!(o, " {v} |");
-            }
-            let _ = write!(o, " {} |", r.date);
-            if b.labels.is_some() {
-                let _ = write!(
-                    o,
-                    " {} |",
-                    super::robust::markdown_cell(r.label_robust.as_ref())
-                );
-            }
-            o.push('\n');
+            table_row(&mut o, b, r);
         }
         o.push('\n');
-        if !b.trends.is_empty() {
-            let _ = writeln!(o, "### Trends ({main})\n");
-            for t in &b.trends {
-                let pts: Vec<String> = t
-                    .points
-                    .iter()
-                    .map(|p| format!("{} {:.4}", p.date, p.estimate.mean))
-                    .collect();
-                let _ = writeln!(o, "- {}: {}", cell(&t.system), pts.join(" → "));
-            }
-            o.push('\n');
-        }
+        trends(&mut o, b);
     }
     o
+}
+
+/// The measures other than the main one, in display order.
+fn others(b: &Board) -> Vec<&crate::result::MeasureInfo> {
+    b.measures
+        .iter()
+        .filter(|m| m.id != b.main_measure)
+        .collect()
+}
+
+/// A board's heading, what it scored, its warnings and the lines above its table.
+fn board_header(o: &mut String, b: &Board) {
+    let main = label(b, &b.main_measure);
+    let _ = writeln!(
+        o,
+        "## {} ({}){}\n",
+        b.benchmark,
+        if b.version.is_empty() {
+            "benchmark version not recorded".to_string()
+        } else {
+            format!("benchmark version {}", b.version)
+        },
+        b.part
+            .as_ref()
+            .map_or(String::new(), |p| format!(" ({p} part)"))
+    );
+    let _ = writeln!(
+        o,
+        "{} scored turns in {} dialogues; data fingerprint `{}`. Ranked by {main} (95% cluster-bootstrap interval over dialogues); ▲/▼ next to the score: significantly better/worse than the baseline of the row's result (paired randomization, Holm); n/a (depth N): the measure is deeper than the run's N documents per turn.\n",
+        b.scored_queries,
+        b.scored_dialogues,
+        mtr_core::fingerprint::short(&b.fingerprint)
+    );
+    for w in &b.warnings {
+        let _ = writeln!(o, "> warning: {w}\n");
+    }
+    if let Some(l) = &b.labels {
+        let _ = writeln!(o, "{}", super::robust::markdown_header(l));
+    }
+    if let Some(h) = &b.holes {
+        let _ = writeln!(o, "{}\n", crate::holes::report::explanation(h, &main));
+    }
+}
+
+/// The table's header and rule: with holes filled, each measure is followed by its filled
+/// value and the depth by Judged@K.
+fn table_head(o: &mut String, b: &Board) {
+    let main = label(b, &b.main_measure);
+    let holes = b.holes.as_ref();
+    let filled = |l: &str| holes.map_or(String::new(), |_| format!(" {l} filled |"));
+    let _ = write!(
+        o,
+        "| # | system | {main} |{} vs baseline | depth |{}",
+        filled(&main),
+        holes.map_or(String::new(), |h| format!(" Judged@{} |", h.depth))
+    );
+    let others = others(b);
+    for m in &others {
+        let _ = write!(o, " {} |{}", m.label, filled(&m.label));
+    }
+    let labels = b.labels.is_some();
+    let _ = writeln!(o, " date |{}", if labels { " label-robust |" } else { "" });
+    let per_measure = if holes.is_some() { 2 } else { 1 };
+    let _ = write!(
+        o,
+        "|---|---|{}---|---|{}",
+        "---|".repeat(per_measure),
+        "---|".repeat(usize::from(holes.is_some()))
+    );
+    for _ in &others {
+        o.push_str(&"---|".repeat(per_measure));
+    }
+    o.push_str(if labels { "---|---|\n" } else { "---|\n" });
+}
+
+/// A row's "vs baseline" cell.
+fn versus_cell(b: &Board, r: &super::Row) -> String {
+    match &r.versus {
+        Some(v) if v.significant => {
+            format!("{} {:+.4}", if v.diff > 0.0 { "▲" } else { "▼" }, v.diff)
+        }
+        Some(v) => format!("{:+.4}", v.diff),
+        None if b
+            .rows
+            .iter()
+            .any(|x| x.versus.as_ref().is_some_and(|v| v.baseline == r.system)) =>
+        {
+            "baseline".into()
+        }
+        None => "–".into(),
+    }
+}
+
+/// One row of a board's table.
+fn table_row(o: &mut String, b: &Board, r: &super::Row) {
+    let holes = b.holes.as_ref();
+    // the row's holes, when filled at the board's depth
+    let row_holes = r
+        .holes
+        .as_ref()
+        .filter(|h| holes.is_some_and(|b| b.depth == h.depth));
+    let filled = |id: &str, main: bool| {
+        holes.map_or(String::new(), |_| {
+            format!(
+                " {} |",
+                crate::holes::report::filled_cell(row_holes, id, main)
+            )
+        })
+    };
+    let e = r.measures.get(&b.main_measure);
+    let mark = match &r.versus {
+        Some(v) if v.significant && v.diff > 0.0 => " ▲",
+        Some(v) if v.significant => " ▼",
+        _ => "",
+    };
+    let dagger = if r.beyond_depth.contains(&b.main_measure) {
+        " †"
+    } else {
+        ""
+    };
+    let _ = write!(
+        o,
+        "| {} | {} | {}{mark}{dagger} |{}",
+        r.rank,
+        cell(&r.system),
+        e.map_or("–".into(), |e| format!(
+            "{:.4} [{:.3}, {:.3}]",
+            e.mean, e.ci_low, e.ci_high
+        )),
+        filled(&b.main_measure, true)
+    );
+    let depth = if r.depth == 0 {
+        "–".to_string()
+    } else {
+        r.depth.to_string()
+    };
+    let _ = write!(o, " {} | {depth} |", versus_cell(b, r));
+    if holes.is_some() {
+        let _ = write!(o, " {} |", crate::holes::report::judged_cell(row_holes));
+    }
+    for m in others(b) {
+        let v = match r.measures.get(&m.id) {
+            Some(e) => format!("{:.4}", e.mean),
+            None if r.beyond_depth.contains(&m.id) => crate::depth::not_available(r.depth),
+            None => "–".into(),
+        };
+        let _ = write!(o, " {v} |{}", filled(&m.id, false));
+    }
+    let _ = write!(o, " {} |", r.date);
+    if b.labels.is_some() {
+        let _ = write!(
+            o,
+            " {} |",
+            super::robust::markdown_cell(r.label_robust.as_ref())
+        );
+    }
+    o.push('\n');
+}
+
+/// The board's trends, when a system has results on several dates.
+fn trends(o: &mut String, b: &Board) {
+    if b.trends.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "### Trends ({})\n", label(b, &b.main_measure));
+    for t in &b.trends {
+        let pts: Vec<String> = t
+            .points
+            .iter()
+            .map(|p| format!("{} {:.4}", p.date, p.estimate.mean))
+            .collect();
+        let _ = writeln!(o, "- {}: {}", cell(&t.system), pts.join(" → "));
+    }
+    o.push('\n');
 }
 
 fn csv_field(s: &str) -> String {
@@ -208,6 +264,11 @@ pub fn csv(lb: &Leaderboard) -> String {
         ]
         .map(String::from),
     );
+    let holes = lb.boards.iter().any(|b| b.holes.is_some());
+    if holes {
+        header.extend(["holes_depth", "judged", "judged_filled"].map(String::from));
+        header.extend(ids.iter().map(|id| format!("{id}_filled")));
+    }
     let mut o = header.join(",");
     o.push('\n');
     for b in &lb.boards {
@@ -251,6 +312,15 @@ pub fn csv(lb: &Leaderboard) -> String {
             f.push(r.file.clone());
             f.push(r.depth.to_string());
             f.push(r.out_of_corpus.to_string());
+            if holes {
+                let h = r.holes.as_ref();
+                f.push(h.map_or(String::new(), |h| h.depth.to_string()));
+                f.push(num(h.map(|h| h.judged.mean)));
+                f.push(num(h.map(|h| h.judged_filled.mean)));
+                for id in &ids {
+                    f.push(num(h.and_then(|h| h.filled.get(id)).map(|e| e.mean)));
+                }
+            }
             let line: Vec<String> = f.iter().map(|x| csv_field(x)).collect();
             o.push_str(&line.join(","));
             o.push('\n');

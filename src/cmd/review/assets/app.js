@@ -273,6 +273,7 @@
     }
     const fmt = (e) => e.estimate == null ? "-"
       : (100 * e.estimate).toFixed(1) + "%" + (e.ci ? " [" + (100 * e.ci.lower).toFixed(1) + ", " + (100 * e.ci.upper).toFixed(1) + "]" : "") + " (n=" + e.n + ")";
+    if (r.runs) return renderHoleEstimates(box, r, fmt);
     const t = el("table", "summary");
     const head = el("tr");
     for (const h of ["dimension", "fails when", "judges only", "reviewers only", "prediction-powered"]) head.appendChild(el("th", "", h));
@@ -284,6 +285,25 @@
     }
     box.appendChild(t);
     box.appendChild(el("p", "", r.publish));
+  }
+
+  // A judge folder's holes (`mtr judge`): per run, the share of its holes that are relevant
+  // three ways, and its measures filled by the judges -> with the reviewers' labels.
+  function renderHoleEstimates(box, r, fmt) {
+    const k = r.depth;
+    const num = (x) => x == null ? "-" : x.toFixed(4);
+    const t = el("table", "summary holes");
+    const head = el("tr");
+    for (const h of ["run", "judged holes", "relevant: judges", "relevant: reviewers", "relevant: prediction-powered", "P@" + k + " filled → reviewed", "nDCG@" + k + " filled → reviewed"]) head.appendChild(el("th", "", h));
+    t.appendChild(head);
+    for (const x of r.runs) {
+      const tr = el("tr");
+      const p = "P_" + k, n = "ndcg_cut_" + k;
+      for (const v of [x.run, String(x.holes), fmt(x.relevant_share.judges), fmt(x.relevant_share.reviewers), fmt(x.relevant_share.ppi), num(x.filled[p]) + " → " + num(x.reviewed[p]), num(x.filled[n]) + " → " + num(x.reviewed[n])]) tr.appendChild(el("td", "", v));
+      t.appendChild(tr);
+    }
+    box.appendChild(t);
+    box.appendChild(el("p", "", r.sampled + " holes reviewed on the random sample (a rating of at least " + r.relevant_at_least + " reads as relevant), " + r.flagged + " in the flagged queue. Publish the prediction-powered share: it is unbiased whatever the judges are worth."));
   }
 
   function onKey(ev) {

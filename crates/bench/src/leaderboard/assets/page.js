@@ -129,8 +129,18 @@
       { key: 'versus', title: 'vs baseline', num: true, get: function (r) { return r.versus ? r.versus.diff : null; } },
       { key: 'depth', title: 'depth', num: true, get: function (r) { return r.depth || null; } }
     ];
+    // mtr bench --fill-holes K: Judged@K, and beside each measure its value with the holes filled
+    var holes = board.holes;
+    function filledCol(id, title) {
+      return { key: id + ' filled', title: title + ' filled', num: true, filled: true, get: function (r) { var h = rowHoles(board, r); return h && h.filled[id] ? h.filled[id].mean : null; } };
+    }
+    if (holes) {
+      cols.splice(4, 0, filledCol(main, label(board, main)));
+      cols.push({ key: 'judged', title: 'Judged@' + holes.depth, num: true, judged: true, get: function (r) { var h = rowHoles(board, r); return h ? h.judged.mean : null; } });
+    }
     others.forEach(function (m) {
       cols.push({ key: m.id, title: m.label, num: true, measure: true, get: function (r) { return r.measures[m.id] ? r.measures[m.id].mean : null; } });
+      if (holes) cols.push(filledCol(m.id, m.label));
     });
     cols.push({ key: 'date', title: 'date', text: true, get: function (r) { return r.date; } });
     if (board.labels) cols.push({ key: 'label_robust', title: 'label-robust', text: true, get: robustText });
@@ -157,6 +167,12 @@
           if (vs) td.setAttribute('title', 'vs ' + vs.baseline + ', Holm p = ' + fmt(vs.p_holm, 4));
         } else if (c.measure && (v === null || v === undefined) && (r.beyond_depth || []).indexOf(c.key) >= 0) {
           td = el('td', { 'class': 'na', title: c.title + ' is deeper than the run: not comparable with deeper runs', text: naText(r) });
+        } else if (c.judged) {
+          var jh = rowHoles(board, r);
+          td = el('td', { 'class': 'judged', text: jh ? fmt(jh.judged.mean, 3) + ' → ' + fmt(jh.judged_filled.mean, 3) : '–' });
+          td.setAttribute('title', 'share of the top ' + holes.depth + ' the qrels judge: original → with the holes judged');
+        } else if (c.filled) {
+          td = el('td', { 'class': 'filled', text: v === null || v === undefined ? '–' : fmt(v, 4) });
         } else if (c.key === 'depth') {
           td = el('td', { text: v ? String(v) : '–' });
         } else if (c.num) {
@@ -193,6 +209,16 @@
       tr.appendChild(th);
     });
     return el('div', { 'class': 'scroll' }, t);
+  }
+
+  // a row's holes when it was filled at the board's depth
+  function rowHoles(board, r) {
+    return board.holes && r.holes && r.holes.depth === board.holes.depth ? r.holes : null;
+  }
+  function holesLine(board) {
+    var h = board.holes, k = h.depth;
+    var tau = h.kendall_tau ? ' Kendall\'s tau-b of the order by ' + label(board, board.main_measure) + ', original against filled: ' + fmt(h.kendall_tau.mean, 3) + ' [' + fmt(h.kendall_tau.ci_low, 3) + ', ' + fmt(h.kendall_tau.ci_high, 3) + '].' : '';
+    return 'Holes: ' + h.holes + ' passages in the systems\' top ' + k + ' that the qrels do not judge, ' + h.judged + ' judged (' + h.folder + '/), ' + h.relevant + ' of them relevant. Judged@' + k + ': the share of the top ' + k + ' the qrels judge, original → filled; "filled": the measure with the judged holes added to the qrels.' + tau;
   }
 
   // --- charts ---------------------------------------------------------------------------
@@ -432,6 +458,7 @@
       sec.appendChild(el('p', { 'class': 'meta', text: b.scored_queries + ' scored turns in ' + b.scored_dialogues + ' dialogues · data ' + b.fingerprint.slice(0, 16) + ' · ranked by ' + label(b, b.main_measure) + ' with 95% cluster-bootstrap intervals over dialogues · ▲/▼ next to the score: significant vs the baseline (paired randomization, Holm) · n/a (depth N): the measure is deeper than the run' }));
       (b.warnings || []).forEach(function (w) { sec.appendChild(el('div', { 'class': 'warning', text: w })); });
       if (b.labels) sec.appendChild(el('p', { 'class': 'meta labels', text: labelsLine(b) }));
+      if (b.holes) sec.appendChild(el('p', { 'class': 'meta holes', text: holesLine(b) }));
       sec.appendChild(table(b));
       var pt = pairwiseTable(b);
       if (pt) {
@@ -516,6 +543,12 @@
       out.na.push({ system: tr.getAttribute('data-system'), key: t.tHead.rows[0].cells[idx].getAttribute('data-key'), text: td.textContent });
     });
     out.pairwise = document.querySelectorAll('table.pairwise td.pair').length;
+    // holes filled (mtr bench --fill-holes K): Judged@K and the filled measures, per row
+    out.holes = {
+      judged: Array.prototype.filter.call(document.querySelectorAll('table.board td.judged'), function (td) { return td.textContent.indexOf('→') > 0; }).length,
+      filled: Array.prototype.filter.call(document.querySelectorAll('table.board td.filled'), function (td) { return td.textContent !== '–'; }).length,
+      line: (document.querySelector('p.holes') || {}).textContent || ''
+    };
     // series tell apart: distinct (colour, shape) pairs in the first chart's legend
     var keys = {};
     Array.prototype.forEach.call(document.querySelectorAll('svg.depth-chart .legend rect'), function (r) { keys[r.getAttribute('fill') + '/' + r.getAttribute('rx')] = true; });
