@@ -21,8 +21,8 @@ use crate::evaluation::{
 };
 use crate::input::trec_run::{COLUMNS, drop_pages, fields, map_file};
 use crate::input::{
-    Cand, EvalQrels, IdIndex, SlotTable, Tokens, bad_line, doc_hash, has_lone_cr_line_ends,
-    is_space, parse_score, short_eq, strip_bom,
+    Cand, EvalQrels, IdIndex, RUN_FIELDS, SlotTable, Tokens, Utf8Ahead, bad_line, doc_hash,
+    has_lone_cr_line_ends, is_space, parse_score, short_eq, strip_bom,
 };
 use crate::measure::Column;
 use crate::rank::rank_slice;
@@ -87,6 +87,7 @@ fn scan<'m>(b: &mut Batches<'m, '_>, bytes: &'m [u8]) -> Result<Scan> {
     let mut last_content: Option<usize> = None;
     let mut p = 0usize;
     let mut no = 0u64;
+    let mut utf8 = Utf8Ahead::default();
     while p < bytes.len() {
         no += 1;
         let first = bytes[p];
@@ -94,6 +95,7 @@ fn scan<'m>(b: &mut Batches<'m, '_>, bytes: &'m [u8]) -> Result<Scan> {
             p += 1;
             continue;
         }
+        utf8.check(bytes, p, no, path, RUN_FIELDS)?;
         let after_qid = match cur {
             Some((q, _))
                 if !is_space(first)
@@ -486,5 +488,38 @@ mod tests {
         let ev = evaluate_contiguous(&eq, &r, &complete).unwrap().unwrap();
         assert_eq!(ev.per_query("map").unwrap(), vec![("q1", 1.0), ("q2", 0.0)]);
         assert_eq!(ev.ignored_run_queries, 1);
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_names_its_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = write(&dir, "q", "q1 0 a 1\nq2 0 b 1\n");
+        let eq = read_qrels_file(&q, Dedup::Error).unwrap();
+        let opts = EvalOptions::with_measures(MeasureSet::parse(["map"]).unwrap());
+        let r = dir.path().join("r");
+        for (text, field) in [
+            (
+                &b"q1 Q0 a 1 1 t\nq\xff2 Q0 b 1 1 t\nq2 Q0 c 1 1 t\n"[..],
+                "qid",
+            ),
+            (
+                b"q1 Q0 a 1 1 t\nq1 Q0 \xc3 2 0.5 t\nq2 Q0 b 1 1 t\n",
+                "docno",
+            ),
+            (
+                b"q1 Q0 a 1 1 t\nq1 Q0 b 2 0.5 t\xfe\nq2 Q0 b 1 1 t\n",
+                "tag",
+            ),
+        ] {
+            std::fs::write(&r, text).unwrap();
+            let e = evaluate_contiguous(&eq, &r, &opts)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                e.contains(&format!("r:2: field `{field}`: invalid UTF-8")),
+                "{e}"
+            );
+        }
     }
 }

@@ -11,14 +11,18 @@
 //! calls never wait for the disk; [`Llm::finish_export`] moves the file into place.
 //!
 //! **Import** ([`Llm::import_batch_output`]): Batch output lines (OpenAI's and vLLM's:
-//! `custom_id`, `response.status_code`, `response.body`, `error`) are read one at a time and
-//! stored as answers fetched by a provider batch are (`client/provider_batch.rs`): the same parse, the
-//! same cost (the endpoint's price times its `batch_discount`), booked once in the spend ledger
-//! under `<batch id>/<key>` and the job that exported it. Failed lines are counted, never
+//! `custom_id`, `response.status_code`, `response.body`, `error`) are read one at a time, as
+//! every reader of mtr reads lines (`batch_file/output_lines.rs`: a byte-order mark, CRLF and
+//! lone CR line ends are what real tools write), and stored as answers fetched by a provider
+//! batch are (`client/provider_batch.rs`): the same parse, the same cost (the endpoint's price times its
+//! `batch_discount`), booked once in the spend ledger under `<batch id>/<key>` and the job that
+//! exported it. Failed lines are counted, never
 //! stored; an answer already cached is left alone, so importing a file twice changes nothing.
 //! A line that is not JSON, whose `custom_id` no job of this cache asked, or whose body is no
 //! chat completion stops the import with its file and line number; a last line cut short (a
 //! copy still in progress) is reported and skipped.
+
+mod output_lines;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
@@ -27,6 +31,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use self::output_lines::OutputLine;
 use super::Llm;
 use super::body::{RequestBody, SerialisedCall};
 use super::export_sink::{CHUNK_BYTES, ExportSink};
@@ -388,7 +393,7 @@ impl Llm {
     /// [`Llm::import_batch_output`] over any reader; `name` names it in errors.
     pub(crate) fn import_reader(
         &self,
-        mut reader: impl BufRead,
+        reader: impl BufRead,
         name: &Path,
     ) -> std::result::Result<ImportReport, ImportError> {
         let Some(cache) = &self.inner.cache else {
@@ -406,24 +411,9 @@ impl Llm {
             jobs: Default::default(),
             outputs: HashMap::new(),
         };
-        let mut buf = Vec::new();
-        let mut n = 0u64;
-        loop {
-            buf.clear();
-            let read = reader
-                .read_until(b'\n', &mut buf)
-                .map_err(|source| ImportError::Io {
-                    file: name.to_path_buf(),
-                    source,
-                })?;
-            if read == 0 {
-                break;
-            }
-            n += 1;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if import.line(n, &buf)? == Flow::Stop {
+        let mut lines = output_lines::OutputLines::new(reader, name);
+        while let Some(next) = lines.next_line() {
+            if import.line(&next?)? == Flow::Stop {
                 break;
             }
         }
@@ -463,14 +453,14 @@ impl<'a> Import<'a> {
         }
     }
 
-    /// Reads line `n` (not blank): parses it, finds its call, counts a failure or stores the
+    /// Reads a line (not blank): parses it, finds its call, counts a failure or stores the
     /// answer.
-    fn line(&mut self, n: u64, buf: &[u8]) -> std::result::Result<Flow, ImportError> {
-        let complete = buf.last() == Some(&b'\n');
+    fn line(&mut self, line: &OutputLine<'_>) -> std::result::Result<Flow, ImportError> {
+        let n = line.number;
         self.report.lines += 1;
-        let v: Value = match serde_json::from_slice(buf) {
+        let v: Value = match serde_json::from_str(line.text) {
             Ok(v) => v,
-            Err(_) if !complete => {
+            Err(_) if !line.complete => {
                 // the last line, cut short: the lines before it count
                 self.report.truncated = true;
                 self.report.lines -= 1;

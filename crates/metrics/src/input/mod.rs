@@ -23,8 +23,8 @@ pub(crate) mod trec_run;
 
 pub use conventions::{Compat, Dedup};
 pub(crate) use lexer::{
-    Tokens, bad_line, has_lone_cr_line_ends, is_space, line_spans, lines, lone_cr_to_lf,
-    parse_score, strip_bom,
+    QRELS_FIELDS, RUN_FIELDS, Tokens, Utf8Ahead, bad_line, has_lone_cr_line_ends, is_space,
+    line_spans, lines, lone_cr_to_lf, parse_score, strip_bom, utf8_line,
 };
 pub(crate) use mem_run::MemRun;
 pub use qrels::{EvalQrels, QrelsQuery, read_qrels, read_qrels_file};

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::table::{self, IdIndex, SlotTable, doc_hash, short_cmp, short_eq};
-use super::{Dedup, Tokens, bad_line, lines};
+use super::{Dedup, QRELS_FIELDS, Tokens, bad_line, lines, utf8_line};
 use crate::error::{MetricsError, Result};
 use mtr_core::InputError;
 
@@ -278,6 +278,7 @@ fn scan_judgements<'b>(bytes: &'b [u8], path: &Path) -> Result<Scanned<'b>> {
     let mut seen_content = false;
     let mut last: Option<(&[u8], u32)> = None;
     for (no, line) in lines(bytes) {
+        utf8_line(path, no, line, QRELS_FIELDS)?;
         let mut toks = Tokens::new(line);
         let Some(first) = toks.next() else { continue };
         if first[0] == b'#' {
@@ -323,12 +324,6 @@ fn scan_judgements<'b>(bytes: &'b [u8], path: &Path) -> Result<Scanned<'b>> {
                 let i = match qid_index.get(h, |k| short_eq(qids[k], qid)) {
                     Some(i) => i as u32,
                     None => {
-                        if std::str::from_utf8(qid).is_err() {
-                            return Err(InputError::new(path, "query id is not valid UTF-8")
-                                .line(no)
-                                .field("qid")
-                                .into());
-                        }
                         qids.push(qid);
                         qid_index.push(h) as u32
                     }
@@ -400,7 +395,7 @@ fn group_by_query(
             first_line_of_last = j.line;
             docs.push((jdoc, j.grade));
         }
-        // Every query id was checked to be UTF-8 when first seen.
+        // Every line was checked to be UTF-8.
         let qid = String::from_utf8_lossy(qids[q]).into_owned();
         queries.push(QrelsQuery::build(qid, &docs));
     }
@@ -511,5 +506,25 @@ mod tests {
                 .to_string()
                 .contains(":1")
         );
+    }
+
+    /// A corrupt byte in a document id made a judgement that no run could match: the score
+    /// dropped without a word.
+    #[test]
+    fn a_line_that_is_not_utf8_names_its_line_and_field() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("q");
+        for (text, field) in [
+            (&b"q1 0 d1 1\nq1 0 d\xff2 1\n"[..], "docno"),
+            (b"q1\td1\t1\nq\xe92\td2\t1\n", "qid"),
+            (b"q1\td1\t1\nq2\td\xe92\t1\n", "docno"),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = read_qrels_file(&p, Dedup::Error).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("q:2: field `{field}`: invalid UTF-8")),
+                "{e}"
+            );
+        }
     }
 }

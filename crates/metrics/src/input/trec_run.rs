@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::{
-    Cand, Compat, IdIndex, RunSource, Tokens, bad_line, doc_hash, has_lone_cr_line_ends, is_space,
-    line_spans, lone_cr_to_lf, parse_score, short_eq, strip_bom,
+    Cand, Compat, IdIndex, RUN_FIELDS, RunSource, Tokens, Utf8Ahead, bad_line, doc_hash,
+    has_lone_cr_line_ends, is_space, line_spans, lone_cr_to_lf, parse_score, short_eq, strip_bom,
 };
 use crate::error::{MetricsError, Result};
 use mtr_core::InputError;
@@ -161,9 +161,11 @@ impl TrecRunFile {
             let mut cur: usize = usize::MAX;
             let mut cur_qid: &[u8] = b"";
             let mut no = 0u64;
+            let mut utf8 = Utf8Ahead::default();
             for (pos, end) in line_spans(bytes) {
                 let line = &bytes[pos..end];
                 no += 1;
+                utf8.check(bytes, pos, no, &self.path, RUN_FIELDS)?;
                 // Fast path: the line starts with the current qid followed by whitespace.
                 let n = cur_qid.len();
                 if cur != usize::MAX
@@ -490,5 +492,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains(":2") && e.contains("6 columns"), "{e}");
+    }
+
+    /// A corrupt byte in a query id made another query of its line, which counted for nothing:
+    /// the run lost a document without a word.
+    #[test]
+    fn a_line_that_is_not_utf8_names_its_line_and_field() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r");
+        std::fs::write(&p, b"q1 Q0 a 1 3 t\nq\xff1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n").unwrap();
+        let e = TrecRunFile::open(&p).unwrap_err().to_string();
+        assert!(e.contains("r:2: field `qid`: invalid UTF-8"), "{e}");
+        std::fs::write(&p, b"q1 Q0 a 1 3 t\nq1 Q0 b\xe9 2 2 t\n").unwrap();
+        let e = TrecRunFile::open(&p).unwrap_err().to_string();
+        assert!(e.contains("r:2: field `docno`: invalid UTF-8"), "{e}");
+        // UTF-8 ids are ids like any other
+        std::fs::write(&p, "q\u{e9} Q0 d\u{f6}c 1 3 t\n").unwrap();
+        assert_eq!(TrecRunFile::open(&p).unwrap().len(), 1);
     }
 }

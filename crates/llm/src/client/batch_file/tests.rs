@@ -309,3 +309,42 @@ async fn a_truncated_last_line_is_skipped_and_the_rest_imported() {
         Err(ImportError::Line { line: 1, .. })
     ));
 }
+
+/// An output file that went through Windows, an old-Mac editor or a spreadsheet: a byte-order
+/// mark, CRLF and lone CR line ends, a blank line, a last line without a line end. Every
+/// answer is imported (before: the byte-order mark made line 1 "not a JSON line", and lone CRs
+/// made the rest one line).
+#[tokio::test]
+async fn a_bom_crlf_and_lone_cr_lines_import_every_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = client(dir.path(), "c.sqlite").await;
+    let inputs = export(&llm, &dir.path().join("in.jsonl"), 4).await;
+    let a: Vec<String> = inputs.iter().map(|i| answer(i, 2)).collect();
+    let p = dir.path().join("out.jsonl");
+    std::fs::write(
+        &p,
+        format!("\u{feff}{}\r\n{}\r\r{}\r{}", a[0], a[1], a[2], a[3]),
+    )
+    .unwrap();
+    let r = llm.import_batch_output(&p).unwrap();
+    assert_eq!((r.lines, r.answered, r.truncated), (4, 4, false));
+    // a line numbered as an editor numbers it: the blank line 3 counts
+    std::fs::write(&p, format!("{}\r\r{{\"custom_id\": \r{}", a[0], a[1])).unwrap();
+    assert!(matches!(
+        llm.import_batch_output(&p),
+        Err(ImportError::Line { line: 3, .. })
+    ));
+    // invalid UTF-8 is the file's fault, at its line
+    std::fs::write(
+        &p,
+        [a[0].as_bytes(), b"\n{\"custom_id\": \"\xff\"}\n"].concat(),
+    )
+    .unwrap();
+    match llm.import_batch_output(&p) {
+        Err(ImportError::Line { line, message, .. }) => {
+            assert_eq!(line, 2);
+            assert!(message.contains("UTF-8"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
