@@ -199,7 +199,8 @@ def run_child(tool: str, form: str, data: Path, args) -> dict | None:
     r = json.loads(out.stdout.strip().splitlines()[-1])
     w = sorted(r["walls"])
     r["seconds"], r["cpu"] = w[0], min(r["cpus"])
-    print(f"{tool:12s} {form:6s} {w[0]:7.2f} s (median {w[len(w) // 2]:.2f}, max {w[-1]:.2f})  cpu {r['cpu']:7.2f} s  "
+    print(f"{tool:12s} {form:6s} {w[0]:7.2f} s (median {w[len(w) // 2]:.2f}, max {w[-1]:.2f})  "
+          f"cpu {r['cpu']:6.2f} s (max {max(r['cpus']):.2f})  "
           f"peak +{r['peak_mb']:6.0f} MiB  load {os.getloadavg()[0]:4.1f}  "
           + " ".join(f"{k}={v:.6f}" for k, v in r["values"].items()), flush=True)
     return r
