@@ -46,3 +46,18 @@ for name, c in sorted(a["cost"]["per_judge"].items()) + [("total", a["cost"]["to
 sp = json.load(open(f"{d}/spend.json"))
 print(f"this run: {sp['this_run']['paid_calls']} calls, {sp['this_run']['cache_hits']} cache hits")
 EOF
+# post hoc, from the same judgements (nothing called): the relevance judge (e5) alone, a hole
+# relevant when its rating is at least 4
+python3 - "$OUT" <<'EOF2'
+import json, sys
+d = sys.argv[1]
+out = [l for l in open(f"{d}/sparse/qrels.tsv").read().splitlines() if l.strip()]
+for line in open(f"{d}/judged/judgements.jsonl"):
+    v = json.loads(line)
+    e5 = [j for j in v["judges"] if "e5" in j["judge"] and j["rating"] is not None]
+    if e5:
+        out.append(f"{v['turn_id']} 0 {v['passage_id']} {int(e5[0]['rating'] >= 4.0)}")
+open(f"{d}/filled-e5.qrels", "w").write("\n".join(out) + "\n")
+EOF2
+echo "post hoc: the holes filled by e5 alone"
+"$TAU" table "$OUT/full" "$OUT/sparse" "$OUT/filled-e5.qrels" "$MTRAG/runs_clapnq" "$K" 1000 1 | tee "$OUT/table-e5.md"

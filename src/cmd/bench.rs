@@ -109,6 +109,11 @@ section_flags! {
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    if args.fill_holes == Some(0) {
+        return Err(
+            BenchError::option("--fill-holes", "a depth of 0 pools nothing: give K >= 1").into(),
+        );
+    }
     if args.retrievers.is_empty() && args.runs.is_empty() {
         return Err(BenchError::option(
             "--retriever/--run",

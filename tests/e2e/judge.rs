@@ -179,6 +179,15 @@ async fn an_oracle_judge_fills_the_holes_to_the_full_qrels() {
     }
     assert!(summary["relevant"].as_u64().unwrap() > 0, "{summary}");
     assert!(summary["relevant"].as_u64().unwrap() <= f.removed.len() as u64);
+    // tau-b of the order by P@10, original against filled, inside its bootstrap interval
+    let tau = summary["kendall_tau"]["P_10"].as_f64().unwrap();
+    let ci = &summary["kendall_tau_interval"]["P_10"];
+    assert!(
+        ci["lower"].as_f64().unwrap() <= tau && tau <= ci["upper"].as_f64().unwrap(),
+        "{summary}"
+    );
+    assert_eq!(ci["resamples"], 200, "{summary}");
+    assert!(out.join("pool.json").is_file());
 
     let filled = tmp.path().join("filled.tsv");
     let o = mtr()
@@ -270,6 +279,25 @@ fn bad_inputs_exit_2_naming_the_file() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("other.trec") && err.contains(":1"), "{err}");
+    // mtr bench --fill-holes 0
+    let o = mtr()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--quiet", "bench"])
+        .arg(&f.sparse)
+        .arg("--run")
+        .arg(&run)
+        .args(["--fill-holes", "0", "-o"])
+        .arg(tmp.path().join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fill-holes"));
 }
 
 /// The clapnq runs as `mtr bench` externals, named by their short names.

@@ -253,8 +253,17 @@ fn report(s: &HoleSummary) -> Vec<Block> {
             s.kendall_tau
                 .iter()
                 .map(|(m, t)| {
+                    let ci = s.kendall_tau_interval.get(m).map_or(String::new(), |c| {
+                        format!(
+                            " [{:.3}, {:.3}] ({:.0}% bootstrap over the turns, {} resamples)",
+                            c.lower,
+                            c.upper,
+                            c.level * 100.0,
+                            c.resamples
+                        )
+                    });
                     format!(
-                        "Kendall's tau-b of the runs' order by {m}, original against filled: {t:.3}"
+                        "Kendall's tau-b of the runs' order by {m}, original against filled: {t:.3}{ci}"
                     )
                 })
                 .collect(),

@@ -5,7 +5,7 @@
 use mtr_core::{Benchmark, Qrels};
 use mtr_llm::Llm;
 
-use super::effect::{HoleSummary, summarise};
+use super::effect::{HoleSummary, TauBootstrap, summarise};
 use super::files::{Pool, write_outputs, write_pool};
 use super::hole_pool::{HolePlan, NamedRun};
 use super::verdicts::{filled_qrels, holes_benchmark, verdicts};
@@ -53,6 +53,7 @@ pub async fn judge_holes(
     audit.settings.sample = None;
     audit.out_dir = dir.join(AUDIT_DIR);
     let at_least = audit.settings.verify_rating_at_least;
+    let settings = audit.settings.clone();
     let holes = holes_benchmark(bench, job.plan);
     let items = audit.out_dir.join(crate::output::ITEMS);
     match crate::run::run_within(&holes, audit, llm, time).await? {
@@ -66,7 +67,12 @@ pub async fn judge_holes(
     };
     let verdicts = verdicts(job.plan, &judgements, at_least);
     let filled = filled_qrels(job.qrels, &verdicts);
-    let mut summary = summarise(job.qrels, &filled, job.runs, job.plan, &verdicts)?;
+    let tau = TauBootstrap {
+        resamples: settings.resamples,
+        level: settings.confidence,
+        seed: settings.seed,
+    };
+    let mut summary = summarise(job.qrels, &filled, job.runs, job.plan, &verdicts, tau)?;
     let pool = Pool::of(job.qrels, job.runs, job.plan.depth);
     write_pool(&dir, &pool)?;
     summary.review = super::review::reviewed(&dir, &pool, &verdicts)?;

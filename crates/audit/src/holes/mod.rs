@@ -21,7 +21,7 @@ mod judge_holes;
 mod review;
 mod verdicts;
 
-pub use effect::{HoleSummary, RunEffect};
+pub use effect::{HoleSummary, RunEffect, TauInterval};
 pub use files::{
     JUDGEMENTS, POOL, Pool, PoolRun, SUMMARY, attach_review, is_judge_dir, read_pool, read_summary,
     read_verdicts, review_of,

@@ -16,11 +16,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use mtr_metrics::EvalQrels;
 use mtr_metrics::stats::PpiItem;
 use serde::{Deserialize, Serialize};
 
-use super::effect::RunScorer;
+use super::effect::{RunScorer, pooled_turns};
 use super::files::Pool;
 use super::judge_holes::AUDIT_DIR;
 use super::verdicts::HoleVerdict;
@@ -199,11 +198,11 @@ pub(crate) fn reviewed(
     let filled = super::verdicts::filled_qrels(&pool.qrels, verdicts);
     let reviewed_qrels = with_reviews(&filled, &said);
     let scorer = RunScorer::new(pool.depth)?;
-    let (fq, rq) = (
-        EvalQrels::from_qrels(&filled),
-        EvalQrels::from_qrels(&reviewed_qrels),
-    );
     let named = pool.named_runs();
+    let (fq, rq) = (
+        pooled_turns(&filled, &named),
+        pooled_turns(&reviewed_qrels, &named),
+    );
     let mut runs = Vec::new();
     for ((name, holes), r) in run_holes(pool).into_iter().zip(&named) {
         let items: Vec<PpiItem> = holes
