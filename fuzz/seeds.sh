@@ -28,13 +28,17 @@ slice() { # target file lines
   return 0
 }
 generated() { # target...: the seeds the built target writes itself
+  local scratch
+  scratch="$(mktemp -d)"
   for t in "$@"; do
     mkdir -p "$out/$t"
     if [ -x "$here/target/bin/$t" ]; then
-      (cd "$out" && MTR_FUZZ_WRITE_SEEDS="$out/$t" "$here/target/bin/$t" -runs=1 \
-        > "$out/.$t.seeds.log" 2>&1) || echo "seeds.sh: $t wrote no seeds (see $out/.$t.seeds.log)" >&2
+      (cd "$out" && TMPDIR="$scratch" MTR_HOME="$scratch/home" MTR_FUZZ_WRITE_SEEDS="$out/$t" \
+        "$here/target/bin/$t" -runs=1 > "$out/.$t.seeds.log" 2>&1) \
+        || echo "seeds.sh: $t wrote no seeds (see $out/.$t.seeds.log)" >&2
     fi
   done
+  rm -rf "$scratch"
 }
 seed import_mtrag "$fx/mtrag/conversations_mini.jsonl"
 seed import_mtrag_qrels "$fx/mtrag/tasks_mini/qrels/dev.tsv"

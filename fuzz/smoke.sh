@@ -11,10 +11,11 @@ secs="${1:-4}"
 features="${FEATURES:-}"
 if [ -n "$features" ]; then ./build.sh --features "$features"; else ./build.sh; fi
 rm -rf seeds && ./seeds.sh "$PWD/seeds"
-# the LLM client's folders, away from the user's
-MTR_HOME="$(mktemp -d)"
-export MTR_HOME
-trap 'rm -rf "$MTR_HOME"' EXIT
+# the LLM client's folders and the targets' scratch folders, removed at the end
+work="$(mktemp -d)"
+export MTR_HOME="$work/home" TMPDIR="$work/tmp"
+mkdir -p "$MTR_HOME" "$TMPDIR"
+trap 'rm -rf "$work"' EXIT
 failed=0
 for t in $(./targets.sh "$features"); do
   mkdir -p "artifacts/$t" "corpus/$t" "seeds/$t"

@@ -20,10 +20,11 @@ if [ $# -gt 0 ]; then
 else
   targets=$(./targets.sh "${FEATURES:-}")
 fi
-# the LLM client's folders, away from the user's
-MTR_HOME="$(mktemp -d)"
-export MTR_HOME
-trap 'rm -rf "$MTR_HOME"' EXIT
+# the LLM client's folders and the targets' scratch folders, removed at the end
+work="$(mktemp -d)"
+export MTR_HOME="$work/home" TMPDIR="$work/tmp"
+mkdir -p "$MTR_HOME" "$TMPDIR"
+trap 'rm -rf "$work"' EXIT
 results="$here/results.tsv"
 [ -f "$results" ] || printf 'date\ttarget\tseconds\texecutions\tcoverage\tcrashes\n' > "$results"
 for t in $targets; do

@@ -40,7 +40,11 @@ fn queues() -> &'static (Sample, Vec<FlaggedItem>) {
             },
             units: vec![
                 unit(Dimension::Alignment, "g", None),
-                unit(Dimension::Completeness, "g", Some(vec!["x".into(), "g".into()])),
+                unit(
+                    Dimension::Completeness,
+                    "g",
+                    Some(vec!["x".into(), "g".into()]),
+                ),
                 unit(Dimension::Faithfulness, "", None),
                 unit(Dimension::Quality, "", None),
             ],

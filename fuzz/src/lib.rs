@@ -9,8 +9,8 @@
 //! Batch output lines whose ids only an export knows) come from [`seeds`].
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Once, OnceLock};
 
 pub use mtr_core::formats::Format;
 
@@ -24,6 +24,34 @@ pub mod pipeline;
 pub mod seeds;
 #[cfg(feature = "settings")]
 pub mod settings;
+
+/// Makes the panics that a reader catches on purpose silent and not fatal: those raised while a
+/// function of one of `crates` (crate names as paths spell them: `pdf_extract`, `parquet`) is
+/// on the stack, whose calls mtr runs under `catch_unwind` (pdf-extract's per page, the parquet
+/// crate's per call). Any other panic goes to libFuzzer's hook, which aborts; a panic that
+/// escapes a reader aborts too (libfuzzer-sys's wrapper catches it).
+pub fn quiet_caught_panics(crates: &'static [&'static str]) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let fatal = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let trace = std::backtrace::Backtrace::force_capture().to_string();
+            let inside = trace.lines().any(|l| {
+                let frame = l
+                    .trim_start()
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .trim_start_matches(": ")
+                    .trim_start_matches('<');
+                crates
+                    .iter()
+                    .any(|c| frame.strip_prefix(c).is_some_and(|r| r.starts_with("::")))
+            });
+            if !inside {
+                fatal(info);
+            }
+        }));
+    });
+}
 
 /// The fixtures of the import formats.
 pub fn fixtures() -> PathBuf {
@@ -150,8 +178,14 @@ pub fn native_fixture() -> &'static Path {
         let out = scratch().join("native-fixture");
         let opts = mtr_core::ImportOptions::default();
         let progress = &mtr_core::progress::NoProgress;
-        mtr_core::formats::import(Format::Beir, &fixtures().join("beir"), &out, &opts, progress)
-            .expect("the BEIR fixture imports");
+        mtr_core::formats::import(
+            Format::Beir,
+            &fixtures().join("beir"),
+            &out,
+            &opts,
+            progress,
+        )
+        .expect("the BEIR fixture imports");
         out
     })
 }

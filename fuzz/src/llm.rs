@@ -57,11 +57,14 @@ fn template() -> &'static (PathBuf, PathBuf) {
         std::fs::create_dir_all(&dir).expect("template folder");
         let (cache, export) = (dir.join("cache.sqlite"), dir.join("in.jsonl"));
         let llm = client(&cache);
-        llm.start_export(&export, Some("audit:fuzz")).expect("export");
+        llm.start_export(&export, Some("audit:fuzz"))
+            .expect("export");
         for i in 0..CALLS {
             let _ = runtime().block_on(llm.chat("judge", &request(i)));
         }
-        llm.finish_export().expect("export").expect("an export report");
+        llm.finish_export()
+            .expect("export")
+            .expect("an export report");
         drop(llm);
         (cache, export)
     })

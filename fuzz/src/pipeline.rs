@@ -5,12 +5,13 @@
 //! own zip (the document readers' answers; a mutated zip rarely gets that far).
 //!
 //! pdf-extract panics on content it does not expect, and `input/pdf.rs` catches that per page
-//! on purpose: [`quiet_pdf_panics`] keeps libFuzzer's panic hook from taking those caught
-//! panics for crashes. A panic that escapes still aborts (libfuzzer-sys's wrapper catches it).
+//! on purpose, as `input/parquet.rs` catches the parquet crate's: the PDF and Parquet targets
+//! call [`crate::quiet_caught_panics`] so that libFuzzer's panic hook does not take those for
+//! crashes.
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 
 use mtr_pipeline::input::fixtures::{numbered, rows, wikiextractor_docs, wikiextractor_json};
 
@@ -24,24 +25,13 @@ pub fn corpus(name: &str, data: &[u8]) {
     let _ = mtr_pipeline::input::read(&p, &Default::default());
 }
 
-/// Makes panics raised inside pdf-extract (which `input/pdf.rs` catches per page) silent and
-/// not fatal; any other panic goes to libFuzzer's hook, which aborts.
-pub fn quiet_pdf_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let fatal = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let file = info.location().map_or("", |l| l.file());
-            if !(file.contains("pdf-extract") || file.contains("pdf_extract")) {
-                fatal(info);
-            }
-        }));
-    });
-}
-
 /// The office formats and the XML entry each keeps its text in.
 const OFFICE: [(&str, &str, &str); 2] = [
-    ("docx", "mixed/06-expenses-per-diem.docx", "word/document.xml"),
+    (
+        "docx",
+        "mixed/06-expenses-per-diem.docx",
+        "word/document.xml",
+    ),
     ("odt", "mixed/11-remote-work.odt", "content.xml"),
 ];
 
@@ -117,7 +107,10 @@ pub fn office_xml_seeds() -> Vec<(String, Vec<u8>)> {
             let (name, bytes) = office_fixtures()[i]
                 .iter()
                 .find(|(n, _)| n == OFFICE[i].2)?;
-            Some((format!("xml-{i}-{}", name.replace('/', "_")), [&[i as u8][..], bytes].concat()))
+            Some((
+                format!("xml-{i}-{}", name.replace('/', "_")),
+                [&[i as u8][..], bytes].concat(),
+            ))
         })
         .collect()
 }
@@ -128,7 +121,10 @@ const CODECS: [&str; 3] = ["bz2", "zst", "xz"];
 /// A compressed JSON-lines corpus: the first byte picks bzip2, zstd or xz.
 pub fn codecs(data: &[u8]) {
     if let Some((&pick, rest)) = data.split_first() {
-        corpus(&format!("corpus.jsonl.{}", CODECS[usize::from(pick) % 3]), rest);
+        corpus(
+            &format!("corpus.jsonl.{}", CODECS[usize::from(pick) % 3]),
+            rest,
+        );
     }
 }
 
