@@ -5,7 +5,8 @@
 # target, seconds, executions, coverage (edges), crashes. A crash leaves its input in
 # fuzz/artifacts/<target>/: make it a regression test next to the parser, then fix.
 # Usage: benchmarks/faults/campaign.sh [SECONDS] [TARGET...]
-#   FEATURES=pipeline also builds and runs the synthesis corpus targets.
+#   FEATURES=full also builds and runs the targets of the other crates (or name some of the
+#   fuzz crate's features: pipeline, llm, audit, settings).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 fuzz="$here/../../fuzz"
@@ -13,17 +14,21 @@ secs="${1:-600}"
 shift || true
 cd "$fuzz"
 if [ -n "${FEATURES:-}" ]; then ./build.sh --features "$FEATURES"; else ./build.sh; fi
-rm -rf seeds && ./seeds.sh seeds
+rm -rf seeds && ./seeds.sh "$PWD/seeds"
 if [ $# -gt 0 ]; then
   targets="$*"
 else
-  targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^mtr-fuzz$')
-  [ -n "${FEATURES:-}" ] || targets=$(echo "$targets" | grep -v '^pipeline_')
+  targets=$(./targets.sh "${FEATURES:-}")
 fi
+# the LLM client's folders and the targets' scratch folders, removed at the end
+work="$(mktemp -d)"
+export MTR_HOME="$work/home" TMPDIR="$work/tmp"
+mkdir -p "$MTR_HOME" "$TMPDIR"
+trap 'rm -rf "$work"' EXIT
 results="$here/results.tsv"
 [ -f "$results" ] || printf 'date\ttarget\tseconds\texecutions\tcoverage\tcrashes\n' > "$results"
 for t in $targets; do
-  mkdir -p "artifacts/$t" "corpus/$t"
+  mkdir -p "artifacts/$t" "corpus/$t" "seeds/$t"
   before=$(ls "artifacts/$t" | wc -l)
   "target/bin/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
     -artifact_prefix="artifacts/$t/" -print_final_stats=1 "corpus/$t" "seeds/$t" \

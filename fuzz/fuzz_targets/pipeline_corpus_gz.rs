@@ -1,6 +1,6 @@
 #![no_main]
 
+// A JSON-lines corpus compressed with gzip (a cut-short download is the user's error).
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let p = mtr_fuzz::file("corpus.jsonl.gz", data);
-    let _ = mtr_pipeline::input::read(&p, &Default::default());
+    mtr_fuzz::pipeline::corpus("corpus.jsonl.gz", data);
 });

@@ -1,6 +1,6 @@
 #![no_main]
 
+// A JSON-lines corpus (BEIR's, mtr's, LangChain's `Document.model_dump()` lines).
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let p = mtr_fuzz::file("corpus.jsonl", data);
-    let _ = mtr_pipeline::input::read(&p, &Default::default());
+    mtr_fuzz::pipeline::corpus("corpus.jsonl", data);
 });

@@ -6,6 +6,7 @@
 //! null or not UTF-8 is a malformed record named by row group, row and column.
 
 use std::fs::File;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use mtr_core::{Error as CoreError, InputError};
@@ -24,12 +25,12 @@ const BATCH: usize = 1024;
 /// Reads every row of the Parquet file at `path`.
 pub(crate) fn read(path: &Path, fields: &CorpusFields, out: &mut Collector) -> Result<()> {
     let file = File::open(path).map_err(|e| CoreError::io(path, e))?;
-    let reader = SerializedFileReader::new(file).map_err(|e| unreadable(path, &e))?;
+    let reader = guarded(path, || SerializedFileReader::new(file))?;
     let schema = reader.metadata().file_metadata().schema_descr_ptr();
     let names: Vec<String> = schema.columns().iter().map(|c| c.path().string()).collect();
     let cols = Columns::find(&names, fields, path)?;
     for g in 0..reader.num_row_groups() {
-        let rg = reader.get_row_group(g).map_err(|e| unreadable(path, &e))?;
+        let rg = guarded(path, || reader.get_row_group(g))?;
         read_group(rg.as_ref(), g, &cols, path, out)?;
     }
     Ok(())
@@ -182,11 +183,20 @@ impl Batch {
     }
 }
 
-fn unreadable(path: &Path, e: &parquet::errors::ParquetError) -> CoreError {
-    CoreError::from(
-        InputError::new(path, format!("not a readable Parquet file: {e}"))
-            .hint("re-download it, or convert it with pyarrow"),
+/// A call into the parquet crate: its error, or its panic, is the user's unreadable file. The
+/// crate asserts on some damaged pages (a dictionary page holding fewer values than it claims
+/// panicked; found by fuzzing), so each call runs under `catch_unwind`, deliberately: nothing
+/// of ours runs inside it, and the read stops at the error.
+fn guarded<T>(path: &Path, call: impl FnOnce() -> parquet::errors::Result<T>) -> Result<T> {
+    let message = match catch_unwind(AssertUnwindSafe(call)) {
+        Ok(Ok(v)) => return Ok(v),
+        Ok(Err(e)) => format!("not a readable Parquet file: {e}"),
+        Err(_) => "not a readable Parquet file: the Parquet reader failed on a damaged page".into(),
+    };
+    Err(CoreError::from(
+        InputError::new(path, message).hint("re-download it, or convert it with pyarrow"),
     )
+    .into())
 }
 
 /// A column's typed reader.
@@ -226,7 +236,7 @@ impl Column {
             )
             .into());
         }
-        let values = match rg.get_column_reader(i).map_err(|e| unreadable(path, &e))? {
+        let values = match guarded(path, || rg.get_column_reader(i))? {
             ColumnReader::ByteArrayColumnReader(r) => Values::Bytes(r, Vec::new()),
             ColumnReader::Int32ColumnReader(r) => Values::Int32(r, Vec::new()),
             ColumnReader::Int64ColumnReader(r) => Values::Int64(r, Vec::new()),
@@ -250,7 +260,8 @@ impl Column {
     fn next_batch(&mut self, path: &Path) -> Result<usize> {
         self.defs.clear();
         let defs = (self.max_def > 0).then_some(&mut self.defs);
-        let read = match &mut self.values {
+        let values = &mut self.values;
+        let (rows, _, _) = guarded(path, || match values {
             Values::Bytes(r, v) => {
                 v.clear();
                 r.read_records(BATCH, defs, None, v)
@@ -263,8 +274,7 @@ impl Column {
                 v.clear();
                 r.read_records(BATCH, defs, None, v)
             }
-        };
-        let (rows, _, _) = read.map_err(|e| unreadable(path, &e))?;
+        })?;
         self.slots.clear();
         if self.max_def > 0 {
             let mut next = 0;
@@ -332,5 +342,68 @@ mod tests {
         let mut c = Collector::new(None);
         let e = read(&p, &"text=body".parse().unwrap(), &mut c).unwrap_err();
         assert!(e.to_string().contains("id, url, title, text"), "{e}");
+    }
+
+    /// An uncompressed file of one dictionary-encoded text column (`id`, `text`: `n` rows of
+    /// `k` distinct values) whose first dictionary page claims one value more than it holds.
+    fn dictionary_claiming_a_value_too_many(path: &Path) {
+        use parquet::file::properties::WriterProperties;
+        use parquet::file::writer::SerializedFileWriter;
+        use std::sync::Arc;
+        let schema = Arc::new(
+            parquet::schema::parser::parse_message_type(
+                "message doc { REQUIRED BYTE_ARRAY id (UTF8); REQUIRED BYTE_ARRAY text (UTF8); }",
+            )
+            .unwrap(),
+        );
+        let props = Arc::new(WriterProperties::builder().build());
+        let mut w = SerializedFileWriter::new(File::create(path).unwrap(), schema, props).unwrap();
+        let mut rg = w.next_row_group().unwrap();
+        while let Some(mut c) = rg.next_column().unwrap() {
+            let values: Vec<ByteArray> = (0..6)
+                .map(|i| ByteArray::from(["a", "b", "c"][i % 3]))
+                .collect();
+            c.typed::<ByteArrayType>()
+                .write_batch(&values, None, None)
+                .unwrap();
+            c.close().unwrap();
+        }
+        rg.close().unwrap();
+        w.close().unwrap();
+        let dict = SerializedFileReader::new(File::open(path).unwrap())
+            .unwrap()
+            .metadata()
+            .row_group(0)
+            .column(0)
+            .dictionary_page_offset()
+            .unwrap() as usize;
+        // the page header (thrift compact): type, sizes, then the dictionary page header
+        // (field 7: 0x4c after field 3, 0x3c after a crc) whose first field is num_values (0x15,
+        // a zigzag varint: 3 values are 6)
+        let mut bytes = std::fs::read(path).unwrap();
+        let at = (dict..dict + 32)
+            .find(|&i| matches!(bytes[i], 0x4c | 0x3c) && bytes[i + 1] == 0x15 && bytes[i + 2] == 6)
+            .unwrap()
+            + 2;
+        bytes[at] = 8;
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    /// Found by the fuzz campaign (`pipeline_corpus_parquet`): the parquet crate asserts that a
+    /// dictionary page holds the values it claims, and a damaged file panicked `mtr synth` /
+    /// `mtr corpus` instead of naming the file.
+    #[test]
+    fn a_damaged_page_is_the_users_file_at_fault_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("corpus.parquet");
+        dictionary_claiming_a_value_too_many(&p);
+        let mut c = Collector::new(None);
+        let e = read(&p, &CorpusFields::default(), &mut c).unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        assert!(
+            e.to_string().contains("corpus.parquet")
+                && e.to_string().contains("not a readable Parquet file"),
+            "{e}"
+        );
     }
 }

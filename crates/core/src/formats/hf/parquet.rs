@@ -284,7 +284,7 @@ impl TableReader {
     /// lacks is a user error naming the file, the column and the columns it has.
     pub(crate) fn open(path: &Path, wanted: &[(&str, bool)]) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let reader = SerializedFileReader::new(file).map_err(|e| {
+        let reader = guarded(path, || SerializedFileReader::new(file)).map_err(|e| {
             Error::from(
                 InputError::new(path, format!("not a readable Parquet file: {e}"))
                     .hint("write it with pyarrow or `datasets`, or re-download it"),
@@ -331,12 +331,16 @@ impl TableReader {
     /// Calls `f` with each row's 0-based number and its cells by column name (columns the file
     /// lacks are absent).
     pub(crate) fn for_each(&self, mut f: impl FnMut(u64, &Row<'_>) -> Result<()>) -> Result<()> {
-        let rows = self
-            .reader
-            .get_row_iter(Some(self.projection.clone()))
-            .map_err(|e| self.unreadable(&e))?;
-        for (no, row) in rows.enumerate() {
-            let row = row.map_err(|e| self.unreadable(&e))?;
+        let mut rows = guarded(&self.path, || {
+            self.reader.get_row_iter(Some(self.projection.clone()))
+        })
+        .map_err(|e| self.unreadable(&e))?;
+        for no in 0usize.. {
+            let Some(row) =
+                guarded(&self.path, || rows.next().transpose()).map_err(|e| self.unreadable(&e))?
+            else {
+                break;
+            };
             let mut cells = Vec::with_capacity(self.names.len());
             for (name, field) in row.into_columns() {
                 let value = value_of(field).ok_or_else(|| {
@@ -365,6 +369,22 @@ impl TableReader {
     fn unreadable(&self, e: &parquet::errors::ParquetError) -> Error {
         InputError::new(&self.path, format!("not a readable Parquet file: {e}")).into()
     }
+}
+
+/// A call into the parquet crate, whose panic becomes its error: the crate asserts on some
+/// damaged pages (a dictionary page holding fewer values than it claims panicked `mtr import
+/// hf`; found by fuzzing), so each call runs under `catch_unwind`, deliberately: nothing of
+/// ours runs inside it, and the read stops at the error.
+fn guarded<T>(
+    path: &Path,
+    call: impl FnOnce() -> parquet::errors::Result<T>,
+) -> parquet::errors::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).unwrap_or_else(|_| {
+        tracing::debug!("{}: the parquet reader panicked", path.display());
+        Err(parquet::errors::ParquetError::General(
+            "the Parquet reader failed on a damaged page".into(),
+        ))
+    })
 }
 
 impl std::fmt::Debug for TableReader {
@@ -544,5 +564,45 @@ mod tests {
         // not a Parquet file at all
         std::fs::write(&p, "not parquet").unwrap();
         assert!(TableReader::open(&p, &[]).unwrap_err().is_user_error());
+    }
+
+    /// Found by fuzzing (`import_hf`, after the synthesis corpus reader's `pipeline_corpus_parquet`
+    /// found it first): a dictionary page that claims one value more than it holds made the
+    /// parquet crate assert, and `mtr import hf` panicked instead of naming the file.
+    #[test]
+    fn a_damaged_page_is_the_users_file_at_fault_not_a_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("t.parquet");
+        let mut w = TableWriter::create(&p, &COLUMNS[..1]).unwrap();
+        for i in 0..6 {
+            w.push(vec![Cell::Text(["a", "b", "c"][i % 3].into())])
+                .unwrap();
+        }
+        w.finish().unwrap();
+        let dict = SerializedFileReader::new(File::open(&p).unwrap())
+            .unwrap()
+            .metadata()
+            .row_group(0)
+            .column(0)
+            .dictionary_page_offset()
+            .unwrap() as usize;
+        // the page header (thrift compact): type, sizes, then the dictionary page header
+        // (field 7: 0x4c after field 3, 0x3c after a crc) whose first field is num_values (0x15,
+        // a zigzag varint: 3 values are 6)
+        let mut bytes = std::fs::read(&p).unwrap();
+        let at = (dict..dict + 32)
+            .find(|&i| matches!(bytes[i], 0x4c | 0x3c) && bytes[i + 1] == 0x15 && bytes[i + 2] == 6)
+            .unwrap()
+            + 2;
+        bytes[at] = 8;
+        std::fs::write(&p, bytes).unwrap();
+        let r = TableReader::open(&p, &[("_id", true)]).unwrap();
+        let e = r.for_each(|_, _| Ok(())).unwrap_err();
+        assert!(e.is_user_error(), "{e}");
+        assert!(
+            e.to_string().contains("t.parquet")
+                && e.to_string().contains("not a readable Parquet file"),
+            "{e}"
+        );
     }
 }
