@@ -41,22 +41,6 @@ pub struct HolePlan {
     pub per_run: BTreeMap<String, usize>,
 }
 
-/// Reads each run (TREC or MTRAG JSONL), named by its file's stem; two runs with one name
-/// are refused.
-pub fn read_runs(paths: &[PathBuf]) -> Result<Vec<NamedRun>> {
-    let named: Vec<(String, PathBuf)> = paths
-        .iter()
-        .map(|path| {
-            let name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| path.display().to_string());
-            (name, path.clone())
-        })
-        .collect();
-    read_named_runs(&named)
-}
-
 /// Reads each run (TREC or MTRAG JSONL) under the name given; two runs with one name are
 /// refused.
 pub fn read_named_runs(named: &[(String, PathBuf)]) -> Result<Vec<NamedRun>> {

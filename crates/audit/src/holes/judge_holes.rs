@@ -6,17 +6,15 @@ use mtr_core::{Benchmark, Qrels};
 use mtr_llm::Llm;
 
 use super::effect::{HoleSummary, TauBootstrap, summarise};
-use super::files::{Pool, write_outputs, write_pool};
+use super::files::write_outputs;
 use super::hole_pool::{HolePlan, NamedRun};
+use super::pool_record::{AUDIT_DIR, Pool, write_pool};
 use super::verdicts::{filled_qrels, holes_benchmark, verdicts};
 use crate::budget::TimeBudget;
 use crate::dimension::Dimension;
 use crate::error::Result;
 use crate::job::{AuditJob, Outcome};
 use crate::judges::record::Judgement;
-
-/// The audit's folder inside `mtr judge`'s.
-pub const AUDIT_DIR: &str = "audit";
 
 /// What `mtr judge` is given besides the benchmark and the LLM.
 pub struct HoleJob<'a> {

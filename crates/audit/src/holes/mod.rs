@@ -9,7 +9,9 @@
 //! - [`hole_pool`]: the runs read, their top K ranked as `trec_eval` ranks, the holes pooled;
 //! - [`verdicts`]: the audit's judgements of the holes read back, one verdict a hole;
 //! - [`effect`]: each run's Judged@K and measures before and after the holes are filled;
-//! - [`files`]: `judgements.jsonl`, `summary.json`, `pool.json` and the report;
+//! - [`run_scoring`]: a run's P@K, nDCG@K and Judged@K on the pooled turns;
+//! - [`pool_record`]: `pool.json`, what was pooled, for a review to score the runs again;
+//! - [`files`]: `judgements.jsonl`, `summary.json` and the report;
 //! - [`judge_holes`]: the job, end to end;
 //! - [`review`]: what reviewers' labels on the holes say (`mtr review DIR`), and the flagged
 //!   queue of the holes that move the runs most.
@@ -18,15 +20,17 @@ mod effect;
 mod files;
 mod hole_pool;
 mod judge_holes;
+mod pool_record;
 mod review;
+mod run_scoring;
 mod verdicts;
 
 pub use effect::{HoleSummary, RunEffect, TauInterval};
 pub use files::{
-    JUDGEMENTS, POOL, Pool, PoolRun, SUMMARY, attach_review, is_judge_dir, read_pool, read_summary,
-    read_verdicts, review_of,
+    JUDGEMENTS, SUMMARY, attach_review, is_judge_dir, read_summary, read_verdicts, review_of,
 };
-pub use hole_pool::{Hole, HolePlan, NamedRun, plan_holes, read_named_runs, read_runs};
-pub use judge_holes::{AUDIT_DIR, HoleJob, HoleOutcome, judge_holes};
+pub use hole_pool::{Hole, HolePlan, NamedRun, plan_holes, read_named_runs};
+pub use judge_holes::{HoleJob, HoleOutcome, judge_holes};
+pub use pool_record::{AUDIT_DIR, Pool, PoolRun, read_pool};
 pub use review::{HoleReview, RunReview, queue as review_queue};
 pub use verdicts::{HoleVerdict, JudgeGrade, filled_qrels};

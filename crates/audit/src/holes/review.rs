@@ -19,9 +19,8 @@ use std::path::Path;
 use mtr_metrics::stats::PpiItem;
 use serde::{Deserialize, Serialize};
 
-use super::effect::{RunScorer, pooled_turns};
-use super::files::Pool;
-use super::judge_holes::AUDIT_DIR;
+use super::pool_record::{AUDIT_DIR, Pool};
+use super::run_scoring::{RunScorer, pooled_turns};
 use super::verdicts::HoleVerdict;
 use crate::dimension::Dimension;
 use crate::error::Result;
@@ -334,7 +333,7 @@ pub fn queue(pool: &Pool, verdicts: &[HoleVerdict], units: &[AuditedUnit]) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::holes::files::PoolRun;
+    use crate::holes::pool_record::PoolRun;
 
     fn labels(rows: &[(&str, &[(&str, &str)])]) -> EffectiveLabels {
         rows.iter()
