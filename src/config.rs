@@ -63,22 +63,26 @@ pub struct Config {
     env_vars: Vec<(String, String)>,
     /// The config file's text, to find the line of a bad key.
     text: String,
+    /// The table [`Config::hash`] hashes where it is not `table`: every layer but the
+    /// [`SHORT_VARS`].
+    hashed: Option<toml::Table>,
 }
 
 /// Where a value of the effective configuration came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub enum Origin<'a> {
     Default,
     File,
-    Env,
+    /// The environment variable that set it.
+    Env(&'a str),
 }
 
-impl Origin {
-    fn name(self) -> &'static str {
+impl Origin<'_> {
+    fn name(self) -> String {
         match self {
-            Origin::Default => "default",
-            Origin::File => "file",
-            Origin::Env => "env",
+            Origin::Default => "default".into(),
+            Origin::File => "file".into(),
+            Origin::Env(var) => format!("env {var}"),
         }
     }
 }
@@ -107,8 +111,20 @@ impl Config {
             })?,
             None => toml::Table::new(),
         };
-        let env_vars = apply_env(&mut table, std::env::vars());
-        Ok(Self::from_layers(table, source, text, env_vars))
+        let vars: Vec<(String, String)> = std::env::vars().collect();
+        // the fingerprint leaves out what only the short variables set (the local model, where
+        // its servers run, how long they stay up), as it did before they went through this layer
+        let mut hashed = table.clone();
+        apply_env(
+            &mut hashed,
+            vars.iter()
+                .filter(|(k, _)| !SHORT_VARS.iter().any(|(name, _, _)| name == k))
+                .cloned(),
+        );
+        let env_vars = apply_env(&mut table, vars.into_iter());
+        let mut config = Self::from_layers(table, source, text, env_vars);
+        config.hashed = Some(hashed);
+        Ok(config)
     }
 
     /// A configuration from the file's table (environment already applied), the file and its
@@ -125,6 +141,7 @@ impl Config {
             env: env_vars.iter().map(|(k, _)| k.clone()).collect(),
             env_vars,
             text,
+            hashed: None,
         }
     }
 
@@ -180,17 +197,10 @@ impl Config {
         self.blame(key, &toml::Table::new(), message)
     }
 
-    /// The configuration as TOML with secret-looking values masked.
-    pub fn show(&self) -> String {
-        let mut t = self.table.clone();
-        mask_secrets(&mut t);
-        toml::to_string_pretty(&t).unwrap_or_default()
-    }
-
     /// The effective configuration, secrets masked: every section of `defaults` (a section's
     /// name and its default value) overlaid by the file and the environment, and every value
-    /// followed by where it came from (`# default`, `# file`, `# env`). A key that is not set
-    /// and has no default (an optional value) is not shown.
+    /// followed by where it came from (`# default`, `# file`, `# env MTR_...`, naming the
+    /// variable). A key that is not set and has no default (an optional value) is not shown.
     pub fn show_effective(&self, defaults: &[(&str, toml::Value)]) -> String {
         let mut merged = toml::Table::new();
         for (name, value) in defaults {
@@ -199,12 +209,12 @@ impl Config {
         merge(&mut merged, &self.table);
         mask_secrets(&mut merged);
         let origin = |path: &str| {
-            if self
-                .env
+            if let Some((_, var)) = self
+                .env_vars
                 .iter()
-                .any(|e| e == path || path.starts_with(&format!("{e}.")))
+                .find(|(e, _)| e == path || path.starts_with(&format!("{e}.")))
             {
-                Origin::Env
+                Origin::Env(var)
             } else if lookup_path(&self.table, path).is_some() {
                 Origin::File
             } else {
@@ -218,8 +228,16 @@ impl Config {
 
     /// A hash of the effective configuration (secrets masked), for report fingerprints.
     pub fn hash(&self) -> String {
-        mtr_core::fingerprint::hash_bytes(self.show().as_bytes())
+        let shown = masked_toml(self.hashed.as_ref().unwrap_or(&self.table));
+        mtr_core::fingerprint::hash_bytes(shown.as_bytes())
     }
+}
+
+/// `table` as TOML with secret-looking values masked.
+fn masked_toml(table: &toml::Table) -> String {
+    let mut t = table.clone();
+    mask_secrets(&mut t);
+    toml::to_string_pretty(&t).unwrap_or_default()
 }
 
 fn lookup() -> Option<PathBuf> {
@@ -254,7 +272,12 @@ pub(crate) fn lookup_path<'a>(table: &'a toml::Table, dotted: &str) -> Option<&'
 
 /// Writes `table` as TOML with each value's origin as a trailing comment: values first, then
 /// sub-tables (`[a.b]`) and arrays of tables (`[[a.b]]`, one origin for the whole array).
-fn render(out: &mut String, prefix: &str, table: &toml::Table, origin: &dyn Fn(&str) -> Origin) {
+fn render<'a>(
+    out: &mut String,
+    prefix: &str,
+    table: &toml::Table,
+    origin: &dyn Fn(&str) -> Origin<'a>,
+) {
     use std::fmt::Write as _;
     let path = |k: &str| {
         if prefix.is_empty() {
@@ -293,14 +316,40 @@ fn render(out: &mut String, prefix: &str, table: &toml::Table, origin: &dyn Fn(&
     }
 }
 
-/// `MTR_AUDIT__SAMPLE=20` sets `audit.sample = 20`; values parse as TOML where possible.
-/// Returns the dotted keys it set, each with its variable.
+/// The short variables that set one key of `[llm.local]` each, read by the same layer as
+/// `MTR_SECTION__KEY` (so they beat the file, lose to a flag, and a bad value names the
+/// variable): (variable, dotted key, whether its value is a string as written). A value of
+/// these is the user's string (`0` is a keep-alive, not a number) except the cores'. An empty
+/// value is no value.
+pub(crate) const SHORT_VARS: &[(&str, &str, bool)] = &[
+    ("MTR_KEEP_ALIVE", "llm.local.keep_alive", true),
+    ("MTR_LOCAL_MODEL", "llm.local.model", true),
+    ("MTR_LOCAL_USE_SERVER", "llm.local.use_server", true),
+    ("MTR_LOCAL_CORES", "llm.local.cores", false),
+];
+
+/// `MTR_AUDIT__SAMPLE=20` sets `audit.sample = 20`; values parse as TOML where possible; the
+/// [`SHORT_VARS`] set their keys. Returns the dotted keys it set, each with its variable.
 fn apply_env(
     table: &mut toml::Table,
     vars: impl Iterator<Item = (String, String)>,
 ) -> Vec<(String, String)> {
     let mut set = Vec::new();
     for (k, v) in vars {
+        if let Some((_, key, string)) = SHORT_VARS.iter().find(|(name, _, _)| *name == k) {
+            if v.trim().is_empty() {
+                continue;
+            }
+            let value = if *string {
+                toml::Value::String(v)
+            } else {
+                toml_value(v)
+            };
+            let path: Vec<String> = key.split('.').map(str::to_string).collect();
+            set_path(table, &path, value);
+            set.push(((*key).to_string(), k));
+            continue;
+        }
         let Some(rest) = k.strip_prefix("MTR_") else {
             continue;
         };
@@ -308,14 +357,18 @@ fn apply_env(
             continue;
         }
         let path: Vec<String> = rest.split("__").map(|s| s.to_ascii_lowercase()).collect();
-        let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
-            .ok()
-            .and_then(|mut t| t.remove("v"))
-            .unwrap_or(toml::Value::String(v));
-        set_path(table, &path, value);
+        set_path(table, &path, toml_value(v));
         set.push((path.join("."), k));
     }
     set
+}
+
+/// A variable's value as TOML where it parses as a value, else as the string written.
+fn toml_value(v: String) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or(toml::Value::String(v))
 }
 
 pub(crate) fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) {
@@ -395,9 +448,48 @@ mod tests {
         assert_eq!(t["audit"]["sample"].as_integer(), Some(20));
         assert_eq!(t["llm"]["model"].as_str(), Some("qwen"));
         let c = Config::from_layers(t, None, String::new(), Vec::new());
-        let shown = c.show();
+        let shown = masked_toml(&c.table);
         assert!(!shown.contains("sk-secret"), "{shown}");
         assert!(shown.contains("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn the_short_variables_set_their_keys_through_the_layer_and_leave_the_hash_alone() {
+        let vars = |extra: &[(&str, &str)]| {
+            let mut v = vec![("MTR_AUDIT__SEED".to_string(), "3".to_string())];
+            v.extend(extra.iter().map(|(k, x)| (k.to_string(), x.to_string())));
+            v
+        };
+        let file: toml::Table = toml::from_str("[llm.local]\nkeep_alive = \"10m\"\n").unwrap();
+        let mut t = file.clone();
+        let set = apply_env(
+            &mut t,
+            vars(&[
+                ("MTR_KEEP_ALIVE", "0"),
+                ("MTR_LOCAL_CORES", "1"),
+                ("MTR_LOCAL_USE_SERVER", "generator"),
+                ("MTR_LOCAL_MODEL", " "),
+            ])
+            .into_iter(),
+        );
+        let local = &t["llm"]["local"];
+        // `0` is a keep-alive as written, not a number; the cores are a number; empty is unset
+        assert_eq!(local["keep_alive"].as_str(), Some("0"));
+        assert_eq!(local["cores"].as_integer(), Some(1));
+        assert_eq!(local["use_server"].as_str(), Some("generator"));
+        assert!(local.get("model").is_none());
+        assert!(set.contains(&("llm.local.cores".into(), "MTR_LOCAL_CORES".into())));
+        let parsed: mtr_llm::LlmConfig = t["llm"].clone().try_into().unwrap();
+        assert_eq!(parsed.local.cores, Some(1));
+        assert_eq!(parsed.local.keep_alive.as_deref(), Some("0"));
+        // the fingerprint is the one without them, the file's keep-alive included
+        let mut hashed = file.clone();
+        apply_env(&mut hashed, vars(&[]).into_iter());
+        let mut with = Config::from_layers(t, None, String::new(), set);
+        with.hashed = Some(hashed.clone());
+        let without = Config::from_layers(hashed, None, String::new(), Vec::new());
+        assert_eq!(with.hash(), without.hash());
+        assert!(masked_toml(&without.table).contains("keep_alive = \"10m\""));
     }
 
     #[test]
@@ -419,7 +511,10 @@ mod tests {
             .collect();
         let shown = c.show_effective(&defaults);
         assert!(shown.contains("resamples = 200  # file\n"), "{shown}");
-        assert!(shown.contains("sample = 7  # env\n"), "{shown}");
+        assert!(
+            shown.contains("sample = 7  # env MTR_AUDIT__SAMPLE\n"),
+            "{shown}"
+        );
         assert!(shown.contains("level = 0.95  # default\n"), "{shown}");
         assert!(
             shown.contains("[audit.judges]\nn = 2  # default\n"),
@@ -435,7 +530,7 @@ mod tests {
             "[[llm.endpoints]]\nname = \"a\"\nbase_url = \"http://user:pa55-in-url@10.0.0.5:8000/v1\"\nbase_urls = [\"https://u2:other-pw-9@h2/v1\"]\n",
         )
         .unwrap();
-        let shown = Config::from_layers(t, None, String::new(), Vec::new()).show();
+        let shown = masked_toml(&Config::from_layers(t, None, String::new(), Vec::new()).table);
         assert!(
             !shown.contains("pa55-in-url") && !shown.contains("other-pw-9"),
             "{shown}"

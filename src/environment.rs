@@ -111,22 +111,22 @@ pub const VARIABLES: &[EnvVar] = &[
     },
     EnvVar {
         name: "MTR_LOCAL_MODEL",
-        meaning: "the embedded model to run (a GGUF path or a known name): the generator and the only judge",
+        meaning: "the embedded model to run (a GGUF path or a known name): the generator and the only judge (sets [llm.local] model)",
         affects: Affects::Commands(LOCAL),
     },
     EnvVar {
         name: "MTR_LOCAL_USE_SERVER",
-        meaning: "both, judge or generator: which of a model's two local servers this command uses (over [llm.local] use_server)",
+        meaning: "both, judge or generator: which of a model's two local servers this command uses (sets [llm.local] use_server)",
         affects: Affects::Commands(LOCAL),
     },
     EnvVar {
         name: "MTR_KEEP_ALIVE",
-        meaning: "how long a local server stays up once unused: 5m, 30s, 0 or -1 (over [llm.local] keep_alive)",
+        meaning: "how long a local server stays up once unused: 5m, 30s, 0 or -1 (sets [llm.local] keep_alive)",
         affects: Affects::Commands(LOCAL),
     },
     EnvVar {
         name: "MTR_LOCAL_CORES",
-        meaning: "the cores the local servers may use side by side [default: the machine's]",
+        meaning: "the cores the local servers may use side by side (sets [llm.local] cores) [default: the machine's]",
         affects: Affects::Commands(LOCAL),
     },
     EnvVar {

@@ -54,13 +54,7 @@ pub fn llm_error(ctx: &Ctx, e: LlmError) -> anyhow::Error {
 
 /// The `[llm]` section of the effective configuration.
 pub fn llm_config(ctx: &Ctx) -> anyhow::Result<LlmConfig> {
-    let config = ctx.config.section::<LlmConfig>("llm")?;
-    // the environment's override is checked here, in every command that reads `[llm]`
-    config
-        .local
-        .use_server_now()
-        .map_err(|e| llm_error(ctx, e))?;
-    Ok(config)
+    ctx.config.section::<LlmConfig>("llm")
 }
 
 /// Builds the LLM client from `[llm]` and the flags, wired to the progress display, for a

@@ -78,7 +78,10 @@ fn config_show_prints_defaults_and_where_each_value_came_from() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("turns = 3  # file\n"), "{text}");
-    assert!(text.contains("resamples = 300  # env\n"), "{text}");
+    assert!(
+        text.contains("resamples = 300  # env MTR_AUDIT__RESAMPLES\n"),
+        "{text}"
+    );
     // a default nobody set, from each section a command reads
     assert!(text.contains("dialogues = 100  # default\n"), "{text}");
     for section in ["[llm]", "[audit]", "[synth]"] {
@@ -242,7 +245,10 @@ fn config_show_lists_the_bench_section_with_its_origins() {
     assert!(out.status.success(), "{shown}");
     assert!(shown.contains("\n[bench]\n"), "{shown}");
     assert!(shown.contains("resamples = 200  # file\n"), "{shown}");
-    assert!(shown.contains("seed = 7  # env\n"), "{shown}");
+    assert!(
+        shown.contains("seed = 7  # env MTR_BENCH__SEED\n"),
+        "{shown}"
+    );
     assert!(
         shown.contains("confidence_level = 0.95  # default\n"),
         "{shown}"
@@ -280,10 +286,62 @@ fn index_retrieve_and_stats_read_their_sections_and_refuse_a_bad_value_naming_th
         assert!(shown.contains(section), "{section}: {shown}");
     }
     assert!(shown.contains("k = 10  # file\n"), "{shown}");
-    assert!(shown.contains("memory_mb = 256  # env\n"), "{shown}");
+    assert!(
+        shown.contains("memory_mb = 256  # env MTR_INDEX__MEMORY_MB\n"),
+        "{shown}"
+    );
     assert!(
         shown.contains("retriever = \"bm25\"  # default\n"),
         "{shown}"
     );
     assert!(shown.contains("resamples = 1000  # default\n"), "{shown}");
+}
+
+#[test]
+fn the_local_servers_variables_are_listed_by_config_show_and_a_bad_one_names_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mtr.toml"),
+        "[llm.local]\nkeep_alive = \"10m\"\n",
+    )
+    .unwrap();
+    let out = mtr(dir.path())
+        .args(["config", "show"])
+        .env("MTR_KEEP_ALIVE", "2m")
+        .env("MTR_LOCAL_CORES", "1")
+        .env("MTR_LOCAL_MODEL", "smollm2")
+        .env("MTR_LOCAL_USE_SERVER", "judge")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    // the variable beats the file, and says so
+    assert!(
+        shown.contains("keep_alive = \"2m\"  # env MTR_KEEP_ALIVE\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("cores = 1  # env MTR_LOCAL_CORES\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("model = \"smollm2\"  # env MTR_LOCAL_MODEL\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("use_server = \"judge\"  # env MTR_LOCAL_USE_SERVER\n"),
+        "{shown}"
+    );
+    // a bad value exits 2 naming the variable and the key, not the file, in a command that
+    // reads `[llm]` (here a dry run, before any work)
+    let out = mtr(dir.path())
+        .args(["local", "ask", "--dry-run", "q"])
+        .env("MTR_LOCAL_CORES", "many")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("MTR_LOCAL_CORES"), "{err}");
+    assert!(err.contains("llm.local.cores"), "{err}");
+    assert!(!err.contains("mtr.toml"), "{err}");
 }

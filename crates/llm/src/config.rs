@@ -97,6 +97,10 @@ pub struct EndpointConfig {
     /// the speeds are per request and the endpoints work side by side.
     #[serde(default)]
     pub shared_speed: bool,
+    /// The cores the shared-speed endpoints run on (`[llm.local] cores`); the machine's when
+    /// absent. Set from `[llm.local]`, never written in `[[llm.endpoints]]`.
+    #[serde(skip)]
+    pub shared_cores: Option<usize>,
     /// Whole-request timeout in seconds (a timeout is retried like a 5xx).
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
@@ -229,6 +233,7 @@ impl EndpointConfig {
             output_tokens_per_s: None,
             prompt_tokens_per_s: None,
             shared_speed: false,
+            shared_cores: None,
             timeout_s: default_timeout(),
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
@@ -460,8 +465,17 @@ pub struct LocalConfig {
     pub relevance_judge: bool,
     /// How long a server a command starts on its own stays up once no command uses it
     /// (ollama's convention: `5m`, `30s`, `0` = stop when the command ends, `-1` = until
-    /// `mtr local stop`); env `MTR_KEEP_ALIVE` overrides it. Default 5 minutes.
+    /// `mtr local stop`); env `MTR_KEEP_ALIVE` sets it. Default 5 minutes.
     pub keep_alive: Option<String>,
+    /// One model for the judges and the generator where `judges` and `generator` are not set
+    /// (a short name or a GGUF path); env `MTR_LOCAL_MODEL` sets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The cores the local servers share (the dry run's plan spreads their time over them);
+    /// default: the machine's. A job that runs two commands side by side gives each its share
+    /// (the main job's syntheses: 1); env `MTR_LOCAL_CORES` sets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cores: Option<usize>,
     /// Each conversation's calls go to one server slot (llama.cpp `id_slot`), so its growing
     /// prompt prefix stays cached ([`crate::affinity`]); off (the default): any free slot.
     /// Off by default: the embedded xllamacpp build's RAM prompt cache hands pinned concurrent
@@ -475,7 +489,7 @@ pub struct LocalConfig {
     /// call of this command to that server alone, whatever its role). Two commands run side
     /// by side, such as the main job's two syntheses, each take a server, and so a core, of
     /// their own: sharing both, they collide on one server while the other idles (about 1.3
-    /// of 2 cores busy). Env `MTR_LOCAL_USE_SERVER` overrides it.
+    /// of 2 cores busy). Env `MTR_LOCAL_USE_SERVER` sets it.
     pub use_server: UseServer,
 }
 
@@ -503,21 +517,6 @@ impl std::str::FromStr for UseServer {
             other => Err(format!(
                 "unknown server `{other}`: expected both, judge or generator"
             )),
-        }
-    }
-}
-
-impl LocalConfig {
-    /// The server(s) this command uses of a model with two: env `MTR_LOCAL_USE_SERVER`, else
-    /// `use_server`. A bad value of the variable is an error that names it, in every command
-    /// that reads `[llm]`, whether or not a model has two servers.
-    pub fn use_server_now(&self) -> Result<UseServer> {
-        match std::env::var("MTR_LOCAL_USE_SERVER") {
-            Ok(v) if !v.trim().is_empty() => v.parse().map_err(|e: String| LlmError::Local {
-                message: format!("MTR_LOCAL_USE_SERVER: {e}"),
-                hint: "set MTR_LOCAL_USE_SERVER to both, judge or generator, or unset it".into(),
-            }),
-            _ => Ok(self.use_server),
         }
     }
 }
@@ -554,6 +553,8 @@ impl Default for LocalConfig {
             verdict_first: true,
             relevance_judge: true,
             keep_alive: None,
+            model: None,
+            cores: None,
             slot_affinity: false,
             use_server: UseServer::Both,
         }

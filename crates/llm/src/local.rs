@@ -1,7 +1,7 @@
 //! The embedded local default as the client sees it: which installed models judge and
-//! generate (from `[llm.local]` and `MTR_LOCAL_MODEL`), their servers' threads and slots, and
-//! the endpoints and roles an endpoint-less configuration gets from them. The servers
-//! themselves (processes, downloads, speed, keep-alive) are the crate `mtr-local`.
+//! generate (from `[llm.local]`), their servers' threads and slots, and the endpoints and
+//! roles an endpoint-less configuration gets from them. The servers themselves (processes,
+//! downloads, speed, keep-alive) are the crate `mtr-local`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -149,12 +149,10 @@ pub fn local_plan(paths: &LocalPaths, cfg: &LocalConfig) -> Result<LocalPlan> {
     })
 }
 
-/// The judges' and the generator's models: `[llm.local]`'s, else `MTR_LOCAL_MODEL` for both,
-/// else the installed defaults.
+/// The judges' and the generator's models: `[llm.local]`'s, else its `model` (env
+/// `MTR_LOCAL_MODEL`) for both, else the installed defaults.
 fn model_specs(paths: &LocalPaths, cfg: &LocalConfig) -> (Vec<String>, String) {
-    let env_model = std::env::var("MTR_LOCAL_MODEL")
-        .ok()
-        .filter(|s| !s.trim().is_empty());
+    let env_model = cfg.model.clone().filter(|s| !s.trim().is_empty());
     let installed = |short: &str| resolve_model(paths, short).is_ok();
     let judge_specs: Vec<String> = if !cfg.judges.is_empty() {
         cfg.judges.clone()
@@ -224,7 +222,7 @@ pub(crate) fn default_setup_in(
     mut config: LlmConfig,
 ) -> Result<(LlmConfig, LocalServers)> {
     // the variable is checked before anything else, whether or not a model has two servers
-    let use_server = config.local.use_server_now()?;
+    let use_server = config.local.use_server;
     let plan = local_plan(paths, &config.local)?;
     let speeds = SpeedFile::load(&paths.speed_file());
     let mut servers: LocalServers = BTreeMap::new();
@@ -278,7 +276,7 @@ fn server_endpoint(
     let mut e = EndpointConfig::new(&s.name, "http://127.0.0.1/v1", &s.alias);
     // as many requests in flight as the server decodes together
     e.max_concurrency = s.slots.max(1) as usize;
-    set_speed(&mut e, s, speeds);
+    set_speed(&mut e, s, speeds, local.cores);
     if matches!(s.kind, ServerKind::Chat { .. }) {
         // reuse each slot's prompt prefix (system prompt, passage, history)
         e.extra_body = Some(serde_json::json!({"cache_prompt": true}));
@@ -338,7 +336,7 @@ fn relevance_endpoint(local: &LocalConfig, speeds: &SpeedFile, s: &LocalServer) 
     let name = format!("{}-relevance", s.name);
     let mut e = EndpointConfig::new(&name, "http://127.0.0.1/v1", &s.alias);
     e.max_concurrency = s.slots.max(1) as usize;
-    set_speed(&mut e, s, speeds);
+    set_speed(&mut e, s, speeds, local.cores);
     e.timeout_s = local.timeout_s;
     e.family = Some("e5".into());
     e.context_tokens = Some(s.n_ctx);
@@ -349,9 +347,10 @@ fn relevance_endpoint(local: &LocalConfig, speeds: &SpeedFile, s: &LocalServer) 
 
 /// A local endpoint's speed: what `mtr local speed` measured for its server at its threads
 /// (unknown otherwise), a total its slots share on cores the local servers share.
-fn set_speed(e: &mut EndpointConfig, s: &LocalServer, speeds: &SpeedFile) {
+fn set_speed(e: &mut EndpointConfig, s: &LocalServer, speeds: &SpeedFile, cores: Option<usize>) {
     (e.prompt_tokens_per_s, e.output_tokens_per_s) = speeds.endpoint_speeds(s);
     e.shared_speed = true;
+    e.shared_cores = cores;
     if matches!(s.kind, ServerKind::Chat { .. }) {
         e.expected_completion_tokens = Some(LOCAL_EXPECTED_COMPLETION_TOKENS);
     }

@@ -123,12 +123,11 @@ fn is_one_or_less(n: &usize) -> bool {
     *n <= 1
 }
 
-/// The cores local model servers may use side by side: `MTR_LOCAL_CORES` when set (a job that
-/// runs two mtr commands at once gives each its share), else the machine's.
-pub(crate) fn local_cores() -> usize {
-    std::env::var("MTR_LOCAL_CORES")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
+/// The cores local model servers may use side by side: `[llm.local] cores` when set (env
+/// `MTR_LOCAL_CORES`: a job that runs two mtr commands at once gives each its share), else the
+/// machine's.
+pub(crate) fn local_cores(configured: Option<usize>) -> usize {
+    configured
         .filter(|&n| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

@@ -63,12 +63,10 @@ impl KeepAlive {
         Ok(Self::Idle(Duration::from_secs_f64(secs)))
     }
 
-    /// From env `MTR_KEEP_ALIVE`, else `[llm.local] keep_alive`, else the default.
+    /// From `[llm.local] keep_alive` (which env `MTR_KEEP_ALIVE` sets through the
+    /// configuration's layers), else the default.
     pub fn configured(config: Option<&str>) -> Result<Self> {
-        let env = std::env::var("MTR_KEEP_ALIVE")
-            .ok()
-            .filter(|s| !s.trim().is_empty());
-        match env.as_deref().or(config) {
+        match config.filter(|s| !s.trim().is_empty()) {
             None => Ok(Self::Default),
             Some(s) => Self::parse(s).map_err(|message| LocalError::Setting {
                 message,

@@ -156,10 +156,10 @@ impl Llm {
     /// The cores the shared-speed endpoints run on side by side ([`crate::plan::local_cores`]);
     /// 1 when no endpoint shares its speed.
     pub(crate) fn shared_cores(&self) -> usize {
-        if self.inner.endpoints.values().any(|e| e.cfg.shared_speed) {
-            crate::plan::local_cores()
-        } else {
-            1
+        let shared = self.inner.endpoints.values().find(|e| e.cfg.shared_speed);
+        match shared {
+            Some(e) => crate::plan::local_cores(e.cfg.shared_cores),
+            None => 1,
         }
     }
 
