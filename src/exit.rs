@@ -56,7 +56,6 @@ pub struct Failed {
 impl Failed {
     /// An internal failure (exit 1), e.g. an endpoint that answered no call (for `mtr audit`
     /// and `mtr synth`, whose judges or agents can fail every call).
-    #[allow(dead_code)]
     pub fn internal(message: impl Into<String>) -> anyhow::Error {
         anyhow::Error::new(Failed {
             status: Status::Internal,

@@ -91,7 +91,7 @@ fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
 }
 
 /// The bar's template: done/total and ETA when the total is known; else a spinner with the
-/// count and the elapsed time (a stage of unknown length used to show a bar at `0/0`).
+/// count and the elapsed time (a bar at `0/0` would say nothing of a stage of unknown length).
 fn bar_template(total: u64) -> &'static str {
     if total == 0 {
         "{prefix:>12} {spinner} {pos} done {per_sec} {msg} {elapsed}"

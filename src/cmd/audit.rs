@@ -2,8 +2,6 @@
 //! supported benchmark folder, writes an audit folder (`items.jsonl`, `summary.json`,
 //! `report.md`, `report.html`, `suggested_qrels.tsv`) and prints the scores.
 
-#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

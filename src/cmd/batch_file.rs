@@ -3,7 +3,7 @@
 //! and a summary on stderr (exit 3) when the pass left calls in it. The mechanics live in
 //! `mtr_llm::client::batch_file`; `mtr cache import` brings the answers back.
 
-#![allow(clippy::print_stdout, clippy::print_stderr)] // import results go to stdout, export notes to stderr
+#![allow(clippy::print_stderr)] // export notes go to stderr beside the files written
 
 use std::process::ExitCode;
 

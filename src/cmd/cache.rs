@@ -1,8 +1,6 @@
 //! `mtr cache`: inspect or prune the LLM response cache (stats per model and prompt, removal
 //! by age, model or prompt).
 
-#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -2,8 +2,6 @@
 //! (BM25 always, dense vectors with `--dense`), fingerprinted by corpus content and analyzer,
 //! so that `mtr retrieve`, `mtr audit`, `mtr synth` and `mtr bench` reopen it in milliseconds.
 
-#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

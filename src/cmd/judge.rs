@@ -4,8 +4,6 @@
 //! `report.html` and the audit of the holes (`audit/`, where a rerun resumes). `mtr qrels
 //! apply BENCH DIR --variant filled` writes the filled qrels.
 
-#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,8 +1,6 @@
 //! `mtr local`: the embedded local default (install, start, stop, status, speed) and `ask`, a
 //! smoke test of any LLM configuration.
 
-#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

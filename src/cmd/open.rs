@@ -1,6 +1,6 @@
 //! What commands share beyond their flags: opening a benchmark in any format, opening the LLM
-//! client from `[llm]` and the flags, and writing a result to stdout. Commands used to reach
-//! into each other's files for these (`import::open_benchmark`, `local::open_llm_batching`).
+//! client from `[llm]` and the flags, and writing a result to stdout: one place, so that no
+//! command reaches into another's module for them.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

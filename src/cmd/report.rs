@@ -4,8 +4,6 @@
 //! `DIR/review/labels.jsonl`), `report.md` of a bench folder (from `bench.json`); e.g. after upgrading mtr
 //! or to regenerate reports deleted by hand.
 
-#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -3,8 +3,6 @@
 //! trec_eval), a JSONL run with query texts and scores, and the run's metadata. The run name,
 //! `<retriever>.<formulation>`, is the TREC tag.
 
-#![allow(clippy::print_stdout)] // results go to stdout (see the team brief)
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;

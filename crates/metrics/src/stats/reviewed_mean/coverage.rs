@@ -1,4 +1,4 @@
-//! The coverage study of issue 54, over the regime audits live in: true failing shares 0.5%,
+//! The coverage study of the reviewed-mean intervals (docs/audit.md), over the regime audits live in: true failing shares 0.5%,
 //! 2%, 5% and 20%; 20, 50 and 200 labels; 3, 10 and 30 dialogues; judges constant, weak
 //! (AUC 0.7), good (AUC 0.9) and perfect. Each repetition draws an audit of [`UNITS`] units
 //! spread evenly over the dialogues, failing where a latent value (a dialogue effect plus unit
