@@ -35,11 +35,7 @@ pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
 
 /// Arithmetic mean; 0 for an empty slice.
 pub fn mean(x: &[f64]) -> f64 {
-    if x.is_empty() {
-        0.0
-    } else {
-        x.iter().sum::<f64>() / x.len() as f64
-    }
+    mtr_metrics::stats::mean(x).unwrap_or(0.0)
 }
 
 #[cfg(test)]

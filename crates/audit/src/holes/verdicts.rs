@@ -102,17 +102,13 @@ pub(crate) fn verdicts(
                 .flatten()
                 .map(|(judge, (ratings, reason))| JudgeGrade {
                     judge: judge.to_string(),
-                    rating: mean(ratings),
+                    rating: mtr_metrics::stats::mean(ratings),
                     reason: reason.map(str::to_string),
                 })
                 .collect();
             verdict(h, judges, at_least)
         })
         .collect()
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// The ensemble's verdict on a hole from its judges' ratings.
@@ -126,7 +122,7 @@ fn verdict(h: &Hole, judges: Vec<JudgeGrade>, at_least: f64) -> HoleVerdict {
         turn_id: h.turn_id.clone(),
         passage_id: h.passage_id.clone(),
         judges,
-        rating: mean(&rated),
+        rating: mtr_metrics::stats::mean(&rated),
         grade,
     }
 }

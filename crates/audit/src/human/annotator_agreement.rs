@@ -474,15 +474,6 @@ fn ceiling(units: &[&Unit], r: &Resampling) -> Ceiling {
     }
 }
 
-fn mean_of(v: impl Iterator<Item = f64>) -> Option<f64> {
-    let (mut s, mut n) = (0.0, 0usize);
-    for x in v {
-        s += x;
-        n += 1;
-    }
-    (n > 0).then(|| s / n as f64)
-}
-
 /// Judge-minus-human residuals by answer source, with this source minus the others.
 fn residuals(
     units: &[Unit],
@@ -510,12 +501,12 @@ fn residuals(
     sources.dedup();
     let clusters: Vec<&str> = rows.iter().map(|r| r.1).collect();
     let stat = |src: &str, idx: &[usize]| -> [Option<f64>; 2] {
-        let mine = mean_of(
+        let mine = mtr_metrics::stats::mean(
             idx.iter()
                 .filter(|&&i| rows[i].0 == src)
                 .map(|&i| rows[i].2),
         );
-        let others = mean_of(
+        let others = mtr_metrics::stats::mean(
             idx.iter()
                 .filter(|&&i| rows[i].0 != src)
                 .map(|&i| rows[i].2),

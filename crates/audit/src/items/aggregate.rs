@@ -209,12 +209,9 @@ fn missing_gold(js: &[&Judgement], planned: usize) -> Option<Suggestion> {
     })
 }
 
+/// The mean of `v`; NaN when empty (mtr-metrics' `mean`).
 pub(crate) fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
+    mtr_metrics::stats::mean(v).unwrap_or(f64::NAN)
 }
 
 /// Merges suggestions that name the same (turn, passage) from several gold pools: votes and

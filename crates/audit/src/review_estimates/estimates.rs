@@ -47,11 +47,6 @@ fn estimate(e: &MeanEstimate, n: usize, clusters: usize) -> ReviewEstimate {
     }
 }
 
-fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let (s, k) = xs.fold((0.0, 0usize), |(s, k), x| (s + x, k + 1));
-    (k > 0).then(|| s / k as f64)
-}
-
 /// The three estimates with their `level` intervals; without enough reviewed items for an
 /// interval (two, from two dialogues) the point estimates alone.
 pub(super) fn three_ways(q: &Quantity<'_>, level: f64) -> ThreeWay {
@@ -127,8 +122,14 @@ pub(crate) fn three_ways_of(items: &[PpiItem], range: (f64, f64), level: f64) ->
                 method: None,
             };
             ThreeWay {
-                judges: plain(mean(items.iter().map(|i| i.prediction)), items.len()),
-                reviewers: plain(mean(labels.iter().copied()), labels.len()),
+                judges: plain(
+                    mtr_metrics::stats::mean(items.iter().map(|i| i.prediction)),
+                    items.len(),
+                ),
+                reviewers: plain(
+                    mtr_metrics::stats::mean(labels.iter().copied()),
+                    labels.len(),
+                ),
                 ppi: plain(None, labels.len()),
                 lambda: None,
                 lambda_rule: None,
@@ -143,13 +144,13 @@ fn without_interval(q: &Quantity<'_>) -> ThreeWay {
     let n = q.labels.len();
     ThreeWay {
         judges: ReviewEstimate {
-            estimate: mean(q.predictions.iter().map(|(_, f)| *f)),
+            estimate: mtr_metrics::stats::mean(q.predictions.iter().map(|(_, f)| *f)),
             ci: None,
             n: q.predictions.len(),
             method: None,
         },
         reviewers: ReviewEstimate {
-            estimate: mean(q.labels.iter().map(|(_, y)| *y)),
+            estimate: mtr_metrics::stats::mean(q.labels.iter().map(|(_, y)| *y)),
             ci: None,
             n,
             method: None,
