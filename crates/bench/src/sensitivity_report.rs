@@ -5,8 +5,91 @@
 
 use std::fmt::Write as _;
 
+use mtr_core::markdown::{Align, Table};
+
 use crate::sensitivity::{LabelSensitivity, VariantResult};
 use crate::stats::bootstrap::Estimate;
+
+/// One row a variant, after the original's: what it changed in the golds and how the
+/// order of the systems moved.
+fn variants_table(ls: &LabelSensitivity) -> Table {
+    let (l, r) = (Align::Left, Align::Right);
+    let mut t = Table::new([
+        ("variant", l),
+        ("golds removed", r),
+        ("golds added", r),
+        ("turns changed", r),
+        ("turns left without gold", r),
+        ("turns scored", r),
+        ("Kendall's tau", l),
+        ("tau_AP", l),
+        ("flips", r),
+    ]);
+    let dash = "–".to_string();
+    let scored = ls.scope.scored_turns_audited.to_string();
+    t.row([
+        "original".to_string(),
+        dash.clone(),
+        dash.clone(),
+        dash.clone(),
+        dash.clone(),
+        scored,
+        dash.clone(),
+        dash.clone(),
+        dash,
+    ]);
+    for v in &ls.variants {
+        t.row([
+            v.variant.to_string(),
+            v.applied.golds_removed.to_string(),
+            v.applied.golds_added.to_string(),
+            v.applied.turns_changed.to_string(),
+            v.applied.turns_left_without_gold.to_string(),
+            v.turns.to_string(),
+            tau(v.kendall_tau.as_ref()),
+            tau(v.tau_ap.as_ref()),
+            v.flips.len().to_string(),
+        ]);
+    }
+    t
+}
+
+/// One row a system, in the original order: its score, then under each variant its score,
+/// rank and change, then the ranks it takes and whether it is label-robust.
+fn systems_table(ls: &LabelSensitivity) -> Table {
+    let mut head = vec!["system".to_string(), "original (audited turns)".to_string()];
+    for v in &ls.variants {
+        head.push(v.variant.to_string());
+        head.push("change".into());
+    }
+    head.extend(["ranks".to_string(), "label-robust".to_string()]);
+    let mut t = Table::with_head(head);
+    let mut order: Vec<usize> = (0..ls.original.len()).collect();
+    order.sort_by_key(|&i| ls.original[i].rank);
+    let dash = || "–".to_string();
+    for i in order {
+        let s = &ls.original[i];
+        let mut row = vec![format!("{}. {}", s.rank, s.system), ci(&s.estimate)];
+        for v in &ls.variants {
+            match v.systems.get(i) {
+                Some(x) => row.extend([
+                    format!("{} (#{})", ci(&x.estimate), x.rank),
+                    signed(&x.change),
+                ]),
+                None => row.extend([dash(), dash()]),
+            }
+        }
+        match ls.robustness_of(&s.system) {
+            Some(r) => row.extend([
+                format!("{}–{}", r.best, r.worst),
+                (if r.robust { "yes" } else { "no" }).to_string(),
+            ]),
+            None => row.extend([dash(), dash()]),
+        }
+        t.row(row);
+    }
+    t
+}
 
 fn ci(e: &Estimate) -> String {
     format!("{:.4} [{:.3}, {:.3}]", e.mean, e.ci_low, e.ci_high)
@@ -60,75 +143,11 @@ pub(crate) fn markdown(ls: &LabelSensitivity) -> String {
     if !ls.scope.notes.is_empty() {
         o.push('\n');
     }
-    let _ = writeln!(
-        o,
-        "| variant | golds removed | golds added | turns changed | turns left without gold | turns scored | Kendall's tau | tau_AP | flips |"
-    );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---|---|---:|");
-    let _ = writeln!(
-        o,
-        "| original | – | – | – | – | {} | – | – | – |",
-        ls.scope.scored_turns_audited
-    );
-    for v in &ls.variants {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            v.variant,
-            v.applied.golds_removed,
-            v.applied.golds_added,
-            v.applied.turns_changed,
-            v.applied.turns_left_without_gold,
-            v.turns,
-            tau(v.kendall_tau.as_ref()),
-            tau(v.tau_ap.as_ref()),
-            v.flips.len()
-        );
-    }
+    variants_table(ls).render_into(&mut o);
     o.push('\n');
 
     // systems: original and every variant side by side, with ranks
-    let _ = write!(o, "| system | original (audited turns) |");
-    for v in &ls.variants {
-        let _ = write!(o, " {} | change |", v.variant);
-    }
-    let _ = write!(o, " ranks | label-robust |\n|---|---|");
-    for _ in &ls.variants {
-        o.push_str("---|---|");
-    }
-    o.push_str("---|---|\n");
-    let mut order: Vec<usize> = (0..ls.original.len()).collect();
-    order.sort_by_key(|&i| ls.original[i].rank);
-    for i in order {
-        let s = &ls.original[i];
-        let _ = write!(o, "| {}. {} | {} |", s.rank, s.system, ci(&s.estimate));
-        for v in &ls.variants {
-            match v.systems.get(i) {
-                Some(x) => {
-                    let _ = write!(
-                        o,
-                        " {} (#{}) | {} |",
-                        ci(&x.estimate),
-                        x.rank,
-                        signed(&x.change)
-                    );
-                }
-                None => o.push_str(" – | – |"),
-            }
-        }
-        match ls.robustness_of(&s.system) {
-            Some(r) => {
-                let _ = writeln!(
-                    o,
-                    " {}–{} | {} |",
-                    r.best,
-                    r.worst,
-                    if r.robust { "yes" } else { "no" }
-                );
-            }
-            None => o.push_str(" – | – |\n"),
-        }
-    }
+    systems_table(ls).render_into(&mut o);
     o.push('\n');
 
     for v in &ls.variants {

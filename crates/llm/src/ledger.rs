@@ -80,30 +80,47 @@ impl LedgerSnapshot {
 
     /// A Markdown table for reports.
     pub fn to_markdown(&self) -> String {
-        let mut s = String::from(
-            "| endpoint | model | calls | cache hits | retries | parse retries | extracted | parse failed | provider failed | prompt tok | completion tok | cost USD |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        use mtr_core::markdown::{Align, Table};
+        let mut t = Table::new(
+            [
+                "endpoint",
+                "model",
+                "calls",
+                "cache hits",
+                "retries",
+                "parse retries",
+                "extracted",
+                "parse failed",
+                "provider failed",
+                "prompt tok",
+                "completion tok",
+                "cost USD",
+            ]
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| (h, if i < 2 { Align::Left } else { Align::Right })),
         );
-        let row = |s: &mut String, name: &str, u: &EndpointUsage| {
-            let _ = writeln!(
-                s,
-                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} |",
-                u.model,
-                u.calls,
-                u.cache_hits,
-                u.retries,
-                u.parse_retries,
-                u.parse_extracted,
-                u.parse_failed,
-                u.provider_failed,
-                u.prompt_tokens,
-                u.completion_tokens,
-                u.cost_usd
-            );
+        let row = |t: &mut Table, name: &str, u: &EndpointUsage| {
+            t.row([
+                name.to_string(),
+                u.model.clone(),
+                u.calls.to_string(),
+                u.cache_hits.to_string(),
+                u.retries.to_string(),
+                u.parse_retries.to_string(),
+                u.parse_extracted.to_string(),
+                u.parse_failed.to_string(),
+                u.provider_failed.to_string(),
+                u.prompt_tokens.to_string(),
+                u.completion_tokens.to_string(),
+                format!("{:.4}", u.cost_usd),
+            ]);
         };
         for (name, u) in &self.endpoints {
-            row(&mut s, name, u);
+            row(&mut t, name, u);
         }
-        row(&mut s, "**total**", &self.total());
+        row(&mut t, "**total**", &self.total());
+        let mut s = t.render();
         if let Some(m) = self.max_cost_usd {
             let _ = writeln!(
                 s,
@@ -339,5 +356,22 @@ mod tests {
         assert_eq!(s.endpoints["a"].budget_refused, 1);
         assert!((s.total_cost_usd - 0.5).abs() < 1e-12);
         assert!(s.to_markdown().contains("rerun with a higher --max-cost"));
+    }
+
+    #[test]
+    fn the_markdown_table_is_one_row_an_endpoint_and_the_total() {
+        let l = Ledger::new(None);
+        l.reserve("a", 0.0).unwrap();
+        l.settle("a", 0.0, 10, 3, 0.25);
+        let md = l.snapshot().to_markdown();
+        assert!(
+            md.starts_with(
+                "| endpoint | model | calls | cache hits | retries | parse retries | extracted | parse failed | provider failed | prompt tok | completion tok | cost USD |\n\
+                 |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+                 | a |  | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 10 | 3 | 0.2500 |\n\
+                 | **total** |  | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 10 | 3 | 0.2500 |\n"
+            ),
+            "{md}"
+        );
     }
 }
