@@ -85,6 +85,7 @@ impl Analyzer {
         }
     }
 
+    /// The language this analyzer is for.
     pub fn language(self) -> Language {
         match self {
             Analyzer::English => Language::En,
@@ -102,6 +103,7 @@ impl Analyzer {
         }
     }
 
+    /// A tantivy text analyzer running this pipeline (what [`Self::description`] names).
     pub fn build(self) -> TextAnalyzer {
         match self {
             Analyzer::English => {

@@ -134,10 +134,12 @@ impl Bm25Index {
         })
     }
 
+    /// The analyzer the index was built with.
     pub fn analyzer(&self) -> Analyzer {
         self.inner.analyzer
     }
 
+    /// How many passages the index holds.
     pub fn num_passages(&self) -> u64 {
         self.inner.reader.searcher().num_docs()
     }

@@ -14,10 +14,20 @@ pub enum Error {
     Core(#[from] mtr_core::Error),
     /// The search engine failed on an index folder (corrupt files, disk full, ...).
     #[error("index {}: {message}", path.display())]
-    Index { path: PathBuf, message: String },
+    Index {
+        /// The index folder.
+        path: PathBuf,
+        /// The search engine's error.
+        message: String,
+    },
     /// The embedding model (a server or an in-process model) failed.
     #[error("embedder {model}: {message}")]
-    Embed { model: String, message: String },
+    Embed {
+        /// The embedding model's id.
+        model: String,
+        /// What failed.
+        message: String,
+    },
     /// The LLM layer refused the embedder's call for a reason the user can fix (its
     /// configuration, a local model's set-up).
     #[error("embedder: {0}")]

@@ -29,7 +29,10 @@ pub enum Normalization {
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
     /// Reciprocal rank fusion: sum of w / (k + rank), rank 1-based (Cormack et al. 2009, k = 60).
-    Rrf { k: f64 },
+    Rrf {
+        /// The rank offset (Cormack et al. use 60).
+        k: f64,
+    },
     /// Weighted sum of normalised scores; a passage missing from a ranking contributes 0 there.
     Weighted(Normalization),
 }
@@ -131,6 +134,7 @@ pub struct FusionRetriever {
 }
 
 impl FusionRetriever {
+    /// Fuses `parts`, each `(retriever, weight)`, by `method`.
     pub fn new(parts: Vec<(Box<dyn Retriever>, f64)>, method: Fusion) -> Self {
         Self {
             parts,
@@ -194,10 +198,15 @@ impl Retriever for FusionRetriever {
 /// `rrf(bm25,dense)`, `weighted(bm25=0.3,dense=0.7)`, `weighted-z(...)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RetrieverSpec {
+    /// The BM25 index.
     Bm25,
+    /// The dense index of the configured embedder.
     Dense,
+    /// A fusion of other retrievers.
     Fusion {
+        /// How their rankings are fused.
         method: Fusion,
+        /// The retrievers fused, each with its weight.
         parts: Vec<(RetrieverSpec, f64)>,
     },
 }

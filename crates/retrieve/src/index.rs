@@ -79,15 +79,23 @@ pub struct Bm25Params {
 /// `mtr-index.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexMeta {
+    /// The index folder's layout version.
     pub format_version: u32,
+    /// The mtr version that built it.
     pub tool_version: String,
     /// BLAKE3 over every passage's `id \0 title \0 text \n`, in corpus order.
     pub corpus_hash: String,
+    /// How many passages it holds.
     pub num_passages: u64,
+    /// Where the corpus came from.
     pub source: SourceInfo,
+    /// The analyzer the text was indexed with.
     pub analyzer: Analyzer,
+    /// The analyzer's pipeline ([`Analyzer::description`]).
     pub analyzer_pipeline: String,
+    /// The BM25 parameters.
     pub bm25: Bm25Params,
+    /// Whether passage titles and texts are kept in the index.
     pub store_text: bool,
     /// Hash of everything above that changes results (corpus, analyzer, BM25, layout).
     pub fingerprint: String,
@@ -113,6 +121,7 @@ pub struct IndexBuilder {
 }
 
 impl IndexBuilder {
+    /// A builder writing the index folder `out` with these options.
     pub fn new(out: impl AsRef<Path>, opts: IndexOptions) -> Self {
         Self {
             out: out.as_ref().to_path_buf(),
@@ -462,10 +471,12 @@ impl IndexDir {
         })
     }
 
+    /// The index folder.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// What `mtr-index.json` holds.
     pub fn meta(&self) -> &IndexMeta {
         &self.meta
     }
@@ -475,6 +486,7 @@ impl IndexDir {
         &self.meta.fingerprint
     }
 
+    /// The passage ids, by corpus ordinal.
     pub fn ids(&self) -> &Arc<IdTable> {
         &self.ids
     }

@@ -13,6 +13,7 @@
 //! The crate's API summary for other crates is in `API.md`.
 
 #![warn(unreachable_pub)]
+#![warn(missing_docs)]
 
 mod analyzer;
 mod bm25;

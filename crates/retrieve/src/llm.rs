@@ -85,6 +85,7 @@ pub struct LlmRewriter {
 }
 
 impl LlmRewriter {
+    /// A rewriter on `llm`'s generator role with the embedded rewrite prompt.
     pub fn new(llm: Llm) -> Result<Self> {
         let prompt = Prompt::parse("retrieve/rewrite", include_str!("../prompts/rewrite.j2"))
             .map_err(|e| Error::Internal(format!("rewrite prompt: {e}")))?;

@@ -25,7 +25,10 @@ pub enum QueryFormulation {
     All,
     /// User and agent utterances, newest last, left-truncated to a token budget (cl100k
     /// tokens); the current question is always kept whole.
-    Full { budget: usize },
+    Full {
+        /// The token budget (cl100k tokens).
+        budget: usize,
+    },
     /// The last `n` earlier turns (user and agent utterances) and the current question.
     Window(usize),
     /// The benchmark's gold rewrite (the user utterance where a turn has none).
@@ -231,6 +234,7 @@ impl FromStr for QueryFormulation {
 pub trait Rewriter: Send + Sync {
     /// A stable id of the model and prompt, recorded in run metadata.
     fn name(&self) -> String;
+    /// The standalone question for `question`, given the earlier utterances `history`.
     fn rewrite<'a>(
         &'a self,
         history: &'a [Utterance<'a>],

@@ -31,9 +31,13 @@ pub use refer::refers_back;
 /// The realism of one benchmark.
 #[derive(Debug, Clone, Serialize)]
 pub struct Realism {
+    /// The benchmark's name.
     pub name: String,
+    /// Bootstrap resamples per interval.
     pub resamples: usize,
+    /// The intervals' confidence level (e.g. 0.95).
     pub level: f64,
+    /// The bootstrap's seed.
     pub seed: u64,
     /// One entry per language, most dialogues first.
     pub languages: Vec<LanguageRealism>,
@@ -44,23 +48,34 @@ pub struct Realism {
 pub struct LanguageRealism {
     /// ISO 639-1 code (`und` when undetectable).
     pub language: String,
+    /// Dialogues in this language.
     pub dialogues: usize,
+    /// Their turns.
     pub turns: usize,
+    /// The user questions' lengths.
     pub length: QuestionLength,
     /// None when no index was given or no turn has relevant gold.
     pub history_gap: Option<HistoryGap>,
+    /// The share of follow-up questions that refer back to earlier turns.
     pub referring_back: Share,
+    /// The share of turns that switch topic.
     pub topic_switch: TopicSwitch,
 }
 
 /// Question lengths.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionLength {
+    /// What lengths are counted in (words, or characters for CJK languages).
     pub unit: LengthUnit,
+    /// The median length, with its interval over dialogues.
     pub median: ConfidenceInterval,
+    /// The first quartile, with its interval.
     pub q1: ConfidenceInterval,
+    /// The third quartile, with its interval.
     pub q3: ConfidenceInterval,
+    /// The mean length, with its interval.
     pub mean: ConfidenceInterval,
+    /// The lengths' histogram.
     pub histogram: Vec<Bin>,
 }
 
@@ -71,7 +86,9 @@ pub struct HistoryGap {
     pub turns: usize,
     /// Of them, turns made whole by their rewrite (the others by the user's questions so far).
     pub with_rewrite: usize,
+    /// Mean recall@10 with the question alone.
     pub recall_alone: ConfidenceInterval,
+    /// Mean recall@10 with the question made whole.
     pub recall_whole: ConfidenceInterval,
     /// `recall_whole - recall_alone`: what the history adds.
     pub gap: ConfidenceInterval,
@@ -82,7 +99,9 @@ pub struct HistoryGap {
 pub struct Share {
     /// The turns the share is over.
     pub of: usize,
+    /// The turns counted.
     pub count: usize,
+    /// `count / of`, with its interval over dialogues.
     pub share: ConfidenceInterval,
 }
 
@@ -92,15 +111,18 @@ pub struct TopicSwitch {
     /// `tag` (the turns' `topic_switch`) or `gold` (inferred: a follow-up whose relevant gold
     /// shares no document with the previous judged turn's).
     pub source: String,
+    /// The share of switching turns.
     #[serde(flatten)]
     pub share: Share,
 }
 
 /// What [`measure`] needs beyond the dialogues.
 pub struct RealismInput<'a> {
+    /// The benchmark's name.
     pub name: String,
     /// The benchmark's BM25 index: the history gap, and documents for inferred switches.
     pub bm25: Option<&'a Bm25Index>,
+    /// The bootstrap's settings.
     pub intervals: IntervalOptions,
 }
 

@@ -15,8 +15,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// One retrieved passage. `ord` is the passage's position in the indexed corpus.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hit {
+    /// The passage id.
     pub id: String,
+    /// The retriever's score (higher is better).
     pub score: f64,
+    /// The passage's position in the indexed corpus.
     #[serde(default)]
     pub ord: u32,
 }
@@ -25,17 +28,21 @@ pub struct Hit {
 /// gold passages, when mining hard negatives). Excluded ids do not reduce the number of hits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Query {
+    /// The text to search for.
     pub text: String,
+    /// Passage ids that must not be returned.
     pub exclude: Vec<String>,
 }
 
 impl Query {
+    /// A query for `text` excluding nothing.
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             exclude: Vec::new(),
         }
     }
+    /// The query, also excluding `ids`.
     pub fn excluding<I, S>(mut self, ids: I) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -19,9 +19,13 @@ const QUERY_BATCH: usize = 64;
 /// What made a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
+    /// The run's name, `<retriever>.<formulation>`.
     pub name: String,
+    /// The retriever's name.
     pub retriever: String,
+    /// The query formulation's name.
     pub formulation: String,
+    /// Passages retrieved per query.
     pub k: usize,
     /// The index folder's fingerprint (corpus + analyzer), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,16 +37,20 @@ pub struct RunMeta {
     /// The rewriter (`llm-rewrite` runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewriter: Option<String>,
+    /// Queries in the run (one per turn).
     pub num_queries: usize,
 }
 
 /// A run with its queries and metadata.
 #[derive(Debug, Clone)]
 pub struct RetrievedRun {
+    /// The run's name, `<retriever>.<formulation>`.
     pub name: String,
+    /// The ranked passages per query.
     pub run: Run,
     /// Query text per query id.
     pub queries: BTreeMap<String, String>,
+    /// What made the run.
     pub meta: RunMeta,
 }
 

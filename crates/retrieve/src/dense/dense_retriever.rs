@@ -8,6 +8,7 @@ use super::vectors::{DenseIndex, LazyCache, embed_texts};
 use crate::error::Result;
 use crate::retriever::{BoxFuture, Hit, Query, Retriever};
 
+/// A dense index searched with query embeddings from an [`Embedder`].
 pub struct DenseRetriever {
     index: Arc<DenseIndex>,
     embedder: Arc<dyn Embedder>,
@@ -30,6 +31,7 @@ impl DenseRetriever {
         }
     }
 
+    /// The index it searches.
     pub fn index(&self) -> &DenseIndex {
         &self.index
     }

@@ -17,7 +17,9 @@ pub trait Embedder: Send + Sync {
 /// `query: ` and `passage: `; without them their retrieval quality drops markedly.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EmbedPrefixes {
+    /// Prepended to each query (`query: ` for E5 models).
     pub query: String,
+    /// Prepended to each passage (`passage: ` for E5 models).
     pub passage: String,
 }
 
@@ -40,10 +42,12 @@ impl EmbedPrefixes {
 /// texts sharing words are close. Not a model; never use it for real numbers.
 #[derive(Debug, Clone)]
 pub struct HashEmbedder {
+    /// The vectors' dimension.
     pub dim: usize,
 }
 
 impl HashEmbedder {
+    /// The L2-normalised vector of `text`.
     pub fn vector(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0f32; self.dim.max(1)];
         for w in text

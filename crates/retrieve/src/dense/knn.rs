@@ -42,6 +42,7 @@ impl Default for HnswOptions {
 pub struct KnnOptions {
     /// Exact all-pairs search for at most this many rows; HNSW above.
     pub exact_threshold: usize,
+    /// The HNSW settings used above the exact threshold.
     pub hnsw: HnswOptions,
     /// Rows sampled to measure HNSW recall@10 against exact search (0: do not measure).
     pub recall_sample: usize,
@@ -57,18 +58,24 @@ impl Default for KnnOptions {
     }
 }
 
+/// How a kNN graph was computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KnnMethod {
+    /// Exact all-pairs search (at most [`KnnOptions::exact_threshold`] rows).
     Exact,
+    /// An approximate HNSW search (more rows than the exact threshold).
     Hnsw,
 }
 
 /// Row i's neighbours, best first, as `(row, dot product)`; a row is never its own neighbour.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KnnGraph {
+    /// Neighbours asked for per row.
     pub k: usize,
+    /// How the neighbours were found.
     pub method: KnnMethod,
+    /// Per row, its neighbours as `(row, dot product)`, best first.
     pub neighbours: Vec<Vec<(u32, f32)>>,
     /// Mean recall@10 of the HNSW neighbours against exact search on a sample of rows.
     pub recall_at_10: Option<f64>,

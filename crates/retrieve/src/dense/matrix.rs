@@ -86,14 +86,17 @@ impl VectorMatrix {
         })
     }
 
+    /// The vectors' dimension.
     pub fn dim(&self) -> usize {
         self.dim
     }
 
+    /// How many vectors (rows) it holds.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether it holds no vector.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

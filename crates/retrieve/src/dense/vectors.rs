@@ -36,6 +36,7 @@ pub struct DenseOptions {
     pub prefixes: Option<EmbedPrefixes>,
     /// Search exactly up to this many vectors, with HNSW above.
     pub hnsw_threshold: usize,
+    /// The HNSW settings used above the threshold.
     pub hnsw: HnswOptions,
 }
 
@@ -54,11 +55,17 @@ impl Default for DenseOptions {
 /// `dense/<model>/meta.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DenseMeta {
+    /// The embedding model's id.
     pub model: String,
+    /// The vectors' dimension.
     pub dim: usize,
+    /// How many vectors (one per passage, in corpus order).
     pub count: u64,
+    /// The prefixes the passages were embedded with (and queries must be).
     pub prefixes: EmbedPrefixes,
+    /// The BM25 index's corpus hash: vectors of another corpus are not reused.
     pub corpus_hash: String,
+    /// Whether the vectors are L2-normalised (always true for vectors mtr writes).
     pub normalized: bool,
 }
 
@@ -372,14 +379,17 @@ impl DenseIndex {
         })
     }
 
+    /// What `meta.json` holds.
     pub fn meta(&self) -> &DenseMeta {
         &self.meta
     }
 
+    /// The passages' vectors, one row per passage in corpus order.
     pub fn vectors(&self) -> &VectorMatrix {
         &self.vectors
     }
 
+    /// The model's folder, `dense/<model>` of the index folder.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -20,7 +20,9 @@ pub const DEPTH: usize = 10;
 pub struct TurnGap {
     /// Index of the dialogue in the slice given.
     pub dialogue: usize,
+    /// Recall@10 with the question alone.
     pub alone: f64,
+    /// Recall@10 with the question made whole.
     pub whole: f64,
     /// True when the whole question was the turn's rewrite, false when it was the history.
     pub rewrite: bool,

@@ -11,8 +11,11 @@ use mtr_metrics::stats::{
 /// The bootstrap's settings for every realism interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IntervalOptions {
+    /// Bootstrap resamples (default 1000).
     pub resamples: usize,
+    /// Confidence level (default 0.95).
     pub level: f64,
+    /// The draws' seed (default 42).
     pub seed: u64,
 }
 
@@ -39,22 +42,28 @@ impl IntervalOptions {
 /// Values grouped by dialogue: `values[i]` belongs to dialogue `clusters[i]` (`0..n`).
 #[derive(Debug, Clone, Default)]
 pub struct Clustered {
+    /// The dialogue of each value.
     pub clusters: Vec<usize>,
+    /// The values.
     pub values: Vec<f64>,
+    /// The number of dialogues (one more than the largest in `clusters`).
     pub n_clusters: usize,
 }
 
 impl Clustered {
+    /// Adds `value` for dialogue `cluster`.
     pub fn push(&mut self, cluster: usize, value: f64) {
         self.clusters.push(cluster);
         self.values.push(value);
         self.n_clusters = self.n_clusters.max(cluster + 1);
     }
 
+    /// How many values it holds.
     pub fn len(&self) -> usize {
         self.values.len()
     }
 
+    /// Whether it holds no value.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }

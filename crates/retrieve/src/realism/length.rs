@@ -21,7 +21,9 @@ pub fn is_cjk_char(c: char) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LengthUnit {
+    /// Whitespace-separated words.
     Words,
+    /// CJK characters (a Latin word counts as one), for Chinese, Japanese and Korean.
     Characters,
 }
 
@@ -34,6 +36,7 @@ impl LengthUnit {
         }
     }
 
+    /// The unit's name in reports (`words`, `characters`).
     pub fn name(self) -> &'static str {
         match self {
             LengthUnit::Words => "words",
@@ -87,7 +90,9 @@ impl LengthUnit {
 pub struct Bin {
     /// `6-10`, `51+`.
     pub label: String,
+    /// Questions in the bin.
     pub count: usize,
+    /// Their share of all questions (0 to 1).
     pub share: f64,
 }
 
