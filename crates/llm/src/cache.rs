@@ -257,6 +257,7 @@ impl Cache {
         self.writer.lock().pending.get(key).cloned()
     }
 
+    /// The cache's SQLite file.
     pub fn path(&self) -> &Path {
         &self.path
     }

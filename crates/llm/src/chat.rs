@@ -10,31 +10,39 @@ use crate::error::LlmError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MessageRole {
+    /// The system prompt.
     System,
+    /// The user.
     User,
+    /// The model (an earlier answer, or a few-shot example).
     Assistant,
 }
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ChatMessage {
+    /// Who says it.
     pub role: MessageRole,
+    /// What is said.
     pub content: String,
 }
 
 impl ChatMessage {
+    /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
         Self {
             role: MessageRole::System,
             content: content.into(),
         }
     }
+    /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self {
             role: MessageRole::User,
             content: content.into(),
         }
     }
+    /// An assistant message.
     pub fn assistant(content: impl Into<String>) -> Self {
         Self {
             role: MessageRole::Assistant,
@@ -55,6 +63,7 @@ pub struct JsonSchema {
 }
 
 impl JsonSchema {
+    /// A schema named `name`.
     pub fn new(name: impl Into<String>, schema: serde_json::Value) -> Self {
         Self {
             name: name.into(),
@@ -110,7 +119,9 @@ pub struct RatingSpec {
 /// One chat call to make.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
+    /// The messages sent, in order.
     pub messages: Vec<ChatMessage>,
+    /// What the answer must be (default: free text).
     #[serde(default)]
     pub output: OutputSpec,
     /// The prompt these messages were rendered from, if any.
@@ -147,6 +158,7 @@ pub struct ChatRequest {
 }
 
 impl ChatRequest {
+    /// A free-text call of these messages, first sample, the role's sampling.
     pub fn new(messages: Vec<ChatMessage>) -> Self {
         Self {
             messages,
@@ -190,14 +202,17 @@ impl ChatRequest {
         self.prompt = Some(prompt);
         self
     }
+    /// Sets the sample index ([`ChatRequest::sample`]).
     pub fn with_sample(mut self, sample: u32) -> Self {
         self.sample = sample;
         self
     }
+    /// Overrides the role's sampling parameters.
     pub fn with_sampling(mut self, sampling: Sampling) -> Self {
         self.sampling = Some(sampling);
         self
     }
+    /// Labels the call for logs and the plan.
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
         self
@@ -217,12 +232,19 @@ pub enum ParseStatus {
     Ok,
     /// The value was recovered from surrounding text: a fenced block, JSON followed by prose,
     /// or the last `Rating: N` line. `method` says which.
-    Extracted { method: String },
+    Extracted {
+        /// The extraction that succeeded.
+        method: String,
+    },
     /// No valid value after every retry; `value` is `None`.
-    Failed { error: String },
+    Failed {
+        /// Why there is no valid value.
+        error: String,
+    },
 }
 
 impl ParseStatus {
+    /// True unless parsing failed (an extracted value counts).
     pub fn is_ok(&self) -> bool {
         !matches!(self, ParseStatus::Failed { .. })
     }
@@ -231,11 +253,14 @@ impl ParseStatus {
 /// Token usage as reported by the provider (or counted with tiktoken when it reports none).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Tokens of the prompt.
     pub prompt_tokens: u64,
+    /// Tokens of the answer.
     pub completion_tokens: u64,
 }
 
 impl Usage {
+    /// Prompt and completion tokens together.
     pub fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
     }
@@ -248,6 +273,7 @@ pub struct ChatResult {
     pub value: Option<serde_json::Value>,
     /// The model's final raw text.
     pub text: String,
+    /// How the value was obtained.
     pub status: ParseStatus,
     /// Usage summed over every attempt of this call (parse retries included).
     pub usage: Usage,
@@ -261,7 +287,9 @@ pub struct ChatResult {
     pub cached: bool,
     /// Endpoint name and model that answered.
     pub endpoint: String,
+    /// The model that answered.
     pub model: String,
+    /// The request's sample index.
     pub sample: u32,
     /// HTTP attempts made (0 for a cache hit).
     pub attempts: u32,

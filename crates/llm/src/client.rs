@@ -44,10 +44,15 @@ struct Inner {
 /// A configured endpoint, as reported to callers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndpointInfo {
+    /// The endpoint's name.
     pub name: String,
+    /// Its model.
     pub model: String,
+    /// Its model family, if configured (judges of one family are not independent).
     pub family: Option<String>,
+    /// Servers it balances over (the local servers for the local default).
     pub replicas: usize,
+    /// Whether it accepts `response_format: json_schema`.
     pub supports_json_schema: bool,
     /// True for the embedded local default.
     pub local: bool,
@@ -60,16 +65,22 @@ pub struct EndpointInfo {
 /// One judge's answers to one item (`n` samples).
 #[derive(Debug)]
 pub struct JudgeVerdicts {
+    /// The judge's endpoint name.
     pub judge: String,
+    /// The judge's model.
     pub model: String,
+    /// The judge's model family, if configured.
     pub family: Option<String>,
+    /// One result per sample, in sample order.
     pub samples: Vec<Result<ChatResult, LlmError>>,
 }
 
 /// Where a batch of calls goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
+    /// The endpoint of this name.
     Endpoint(String),
+    /// The endpoints of this role.
     Role(Role),
 }
 
@@ -143,10 +154,12 @@ impl Llm {
         &self.inner.config
     }
 
+    /// The client's options.
     pub fn options(&self) -> &LlmOptions {
         &self.inner.options
     }
 
+    /// Every configured endpoint, as callers see it.
     pub fn endpoints(&self) -> Vec<EndpointInfo> {
         self.inner
             .endpoints

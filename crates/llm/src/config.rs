@@ -329,8 +329,11 @@ pub struct Roles {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// The judges of the ensemble (each endpoint one judge).
     Judges,
+    /// Generation (synthesis, rewriting).
     Generator,
+    /// Embeddings.
     Embedder,
 }
 
@@ -348,10 +351,13 @@ impl fmt::Display for Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Sampling {
+    /// Sampling temperature (default 0).
     pub temperature: Option<f32>,
+    /// Nucleus sampling's `top_p` (default: not sent).
     pub top_p: Option<f32>,
     /// Sent as `seed + sample_index`, so self-consistency samples differ but are reproducible.
     pub seed: Option<u64>,
+    /// The answer's token limit (default 512).
     pub max_tokens: Option<u32>,
     /// Samples per item for self-consistency (each a separate cached call).
     pub n: u32,
@@ -386,7 +392,9 @@ impl Sampling {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SamplingConfig {
+    /// The judges' sampling (temperature 0).
     pub judges: Sampling,
+    /// The generator's sampling (temperature 0.7, top_p 0.95).
     pub generator: Sampling,
 }
 

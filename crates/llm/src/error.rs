@@ -13,7 +13,12 @@ pub enum LlmError {
     Config(String),
     /// The embedded local default is not installed or could not start; `hint` says the fix.
     #[error("local model server: {message} (fix: {hint})")]
-    Local { message: String, hint: String },
+    Local {
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        hint: String,
+    },
     /// A local server failed (not installed, could not start, a bad keep-alive): `mtr-local`'s
     /// error, passed on as it is.
     #[error(transparent)]
@@ -21,8 +26,11 @@ pub enum LlmError {
     /// The provider failed after every retry (HTTP status, timeout, connection refused).
     #[error("endpoint `{endpoint}`: {message}{}", .status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
     Provider {
+        /// The endpoint's name.
         endpoint: String,
+        /// The HTTP status, when there was an answer.
         status: Option<u16>,
+        /// What went wrong.
         message: String,
         /// How many attempts were made before giving up.
         attempts: u32,
@@ -32,8 +40,11 @@ pub enum LlmError {
     /// [`crate::ChatResult::into_value`] returns for it.
     #[error("endpoint `{endpoint}`: unparsable output: {error}")]
     Parse {
+        /// The endpoint's name.
         endpoint: String,
+        /// Why the output did not parse.
         error: String,
+        /// The model's raw output.
         raw: String,
     },
     /// `--max-cost` reached: the call was not made. Everything done so far is cached, so a rerun
@@ -41,7 +52,14 @@ pub enum LlmError {
     #[error(
         "budget stop: spent ${spent:.4} of max ${limit:.4}; the call (estimated ${next:.4}) was not made; rerun with a higher --max-cost to resume (finished calls are cached)"
     )]
-    Budget { spent: f64, limit: f64, next: f64 },
+    Budget {
+        /// USD spent so far.
+        spent: f64,
+        /// The `--max-cost` limit in USD.
+        limit: f64,
+        /// The refused call's estimated USD.
+        next: f64,
+    },
     /// `--dry-run`: the call was counted in the plan, not made.
     #[error("dry run: call planned, not made")]
     DryRun,
@@ -57,10 +75,20 @@ pub enum LlmError {
     Batched,
     /// The response cache could not be read or written.
     #[error("llm cache {path}: {message}")]
-    Cache { path: PathBuf, message: String },
+    Cache {
+        /// The cache file.
+        path: PathBuf,
+        /// The error.
+        message: String,
+    },
     /// A prompt template failed to load or render.
     #[error("prompt `{name}`: {message}")]
-    Prompt { name: String, message: String },
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// What failed.
+        message: String,
+    },
     /// A feature that is not available in this build or configuration.
     #[error("not available: {0}")]
     Unsupported(String),
@@ -88,4 +116,5 @@ impl LlmError {
     }
 }
 
+/// A result whose error is an [`LlmError`] unless said otherwise.
 pub type Result<T, E = LlmError> = std::result::Result<T, E>;

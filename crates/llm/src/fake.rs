@@ -30,6 +30,7 @@ pub use crate::fake_server::{BatchStage, FakeBuilder, FakeRerank, FakeServer, Fa
 pub struct FakeRequest {
     /// 0-based number of this chat request (all attempts counted).
     pub n: u64,
+    /// The `model` the request named.
     pub model: String,
     /// The whole request body.
     pub body: Value,
@@ -50,8 +51,11 @@ pub enum FakeReply {
     Content(String),
     /// An HTTP error status with an OpenAI-style error body.
     Status {
+        /// The HTTP status.
         status: u16,
+        /// Sent as `Retry-After` seconds when set.
         retry_after_s: Option<f64>,
+        /// The error body's message.
         message: String,
     },
     /// Never answer (the client's timeout fires).
@@ -70,9 +74,11 @@ pub enum FakeReply {
 }
 
 impl FakeReply {
+    /// Content that is `v` as JSON text.
     pub fn json(v: Value) -> Self {
         FakeReply::Content(v.to_string())
     }
+    /// A 429 with `Retry-After: retry_after_s`.
     pub fn rate_limited(retry_after_s: f64) -> Self {
         FakeReply::Status {
             status: 429,
@@ -80,6 +86,7 @@ impl FakeReply {
             message: "rate limited (fake)".into(),
         }
     }
+    /// A 500.
     pub fn server_error() -> Self {
         FakeReply::Status {
             status: 500,

@@ -63,9 +63,13 @@ pub enum BatchStage {
 /// seed and request number).
 #[derive(Debug, Clone, Default)]
 pub struct Faults {
+    /// Share of requests answered 429.
     pub rate_429: f64,
+    /// Share of requests answered 500.
     pub rate_500: f64,
+    /// Share of requests never answered.
     pub rate_hang: f64,
+    /// Share of requests answered 200 with a body of JSON cut short.
     pub rate_malformed_body: f64,
     /// Replace the content with JSON cut in the middle.
     pub rate_broken_content: f64,
@@ -78,6 +82,7 @@ pub struct Faults {
     pub rate_no_choices: f64,
     /// `Retry-After` seconds sent with injected 429s.
     pub retry_after_s: f64,
+    /// The seed that picks which requests get a fault.
     pub seed: u64,
 }
 
@@ -146,9 +151,11 @@ impl FakeBuilder {
         self.latency = d;
         self
     }
+    /// Latency added to every request, in milliseconds.
     pub fn latency_ms(self, ms: u64) -> Self {
         self.latency(Duration::from_millis(ms))
     }
+    /// Injects these random faults.
     pub fn faults(mut self, f: Faults) -> Self {
         self.faults = f;
         self
@@ -309,6 +316,7 @@ impl Drop for FakeServer {
 }
 
 impl FakeServer {
+    /// A builder with no script, no latency and no faults.
     pub fn builder() -> FakeBuilder {
         FakeBuilder::default()
     }

@@ -12,6 +12,7 @@ use crate::error::{LlmError, Result};
 /// Usage of one endpoint in this run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EndpointUsage {
+    /// The endpoint's model.
     pub model: String,
     /// Calls answered by the provider (paid), including parse failures.
     pub calls: u64,
@@ -29,8 +30,11 @@ pub struct EndpointUsage {
     pub provider_failed: u64,
     /// Calls refused by the budget.
     pub budget_refused: u64,
+    /// Prompt tokens of the paid calls.
     pub prompt_tokens: u64,
+    /// Completion tokens of the paid calls.
     pub completion_tokens: u64,
+    /// USD paid in this run.
     pub cost_usd: f64,
     /// The first failure of this run (provider error or unparsable answer), for messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,8 +55,11 @@ impl EndpointUsage {
 /// The ledger at one moment.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LedgerSnapshot {
+    /// Usage per endpoint name.
     pub endpoints: BTreeMap<String, EndpointUsage>,
+    /// USD paid in this run over every endpoint.
     pub total_cost_usd: f64,
+    /// The `--max-cost` limit in USD (None: no limit).
     pub max_cost_usd: Option<f64>,
     /// True once a call was refused by `--max-cost` (the run is incomplete but resumable).
     pub budget_stopped: bool,

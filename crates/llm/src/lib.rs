@@ -5,6 +5,7 @@
 //! Start with [`Llm::new`] (see `crates/llm/API.md` for the contract other crates code against).
 
 #![warn(unreachable_pub)]
+#![warn(missing_docs)]
 
 pub mod affinity;
 pub mod budget;

@@ -23,7 +23,9 @@ use crate::logprob::RatingMode;
 pub struct LocalPlan {
     /// (server, family) per judge, in order.
     pub judges: Vec<(Arc<LocalServer>, String)>,
+    /// (server, family) of the generator.
     pub generator: (Arc<LocalServer>, String),
+    /// The embeddings server, when one is installed.
     pub embedder: Option<Arc<LocalServer>>,
     /// How ratings are read from each chat server's model as a judge, by server name
     /// (`[llm.local.models.<name>] rating_mode`; absent: the default).

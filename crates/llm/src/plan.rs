@@ -20,6 +20,7 @@ use crate::config::EndpointConfig;
 /// Planned calls of one endpoint.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlannedEndpoint {
+    /// The endpoint's model.
     pub model: String,
     /// Calls that would be paid.
     pub calls: u64,
@@ -36,7 +37,9 @@ pub struct PlannedEndpoint {
     /// Expected completion tokens: the mean of this model and prompt's cached answers where
     /// known, else the upper bound.
     pub completion_tokens_expected: u64,
+    /// Expected USD of the paid calls (expected completion tokens).
     pub cost_expected_usd: f64,
+    /// The most the paid calls can cost in USD (completion tokens at their upper bound).
     pub cost_max_usd: f64,
     /// Expected wall time of the paid calls in seconds, from the endpoint's configured speed
     /// and rate limits; None when neither is configured.
@@ -108,6 +111,7 @@ pub fn human_duration(secs: f64) -> String {
 /// The plan of a dry run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
+    /// Planned calls per endpoint name.
     pub endpoints: BTreeMap<String, PlannedEndpoint>,
     /// Cores the shared-speed endpoints (the embedded local servers, one thread each) run
     /// on side by side; 0 or 1: one after another (see [`Plan::wall_seconds`]).
@@ -133,6 +137,7 @@ pub(crate) fn local_cores(configured: Option<usize>) -> usize {
 }
 
 impl Plan {
+    /// The plan's calls, tokens and costs summed over every endpoint.
     pub fn total(&self) -> PlannedEndpoint {
         let mut t = PlannedEndpoint::default();
         for p in self.endpoints.values() {
@@ -239,7 +244,9 @@ impl Plan {
 /// many cores those run: what a time budget (`mtr synth` and `mtr audit --time-budget`) plans
 /// with. [`crate::Llm`] answers from its endpoints; tests answer with fixed speeds.
 pub trait Speeds {
+    /// Seconds the planned calls `p` take on `endpoint`; None when its speed is unknown.
     fn seconds(&self, endpoint: &str, p: &PlannedEndpoint) -> Option<f64>;
+    /// Whether `endpoint`'s speed is shared with the other shared-speed endpoints.
     fn shared(&self, endpoint: &str) -> bool;
     /// Cores the shared-speed endpoints run on side by side (see [`Plan::wall_seconds`]).
     fn shared_cores(&self) -> usize {

@@ -121,9 +121,11 @@ impl Prompt {
         })
     }
 
+    /// The prompt's name, e.g. `audit/relevance`.
     pub fn name(&self) -> &str {
         &self.name
     }
+    /// The prompt's version.
     pub fn version(&self) -> &str {
         &self.version
     }
@@ -135,6 +137,7 @@ impl Prompt {
     pub fn hash(&self) -> &str {
         &self.hash
     }
+    /// The template source.
     pub fn source(&self) -> &str {
         &self.source
     }

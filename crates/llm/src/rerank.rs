@@ -49,6 +49,7 @@ impl RerankApi {
         }
     }
 
+    /// The API's name in configurations (`llamacpp`, `tei`, `vllm`, `cohere`, `embeddings`).
     pub fn name(self) -> &'static str {
         match self {
             RerankApi::Llamacpp => "llamacpp",
@@ -364,14 +365,19 @@ pub struct Reranked {
     pub raw: Vec<f64>,
     /// The same, normalised to 0-1 ([`RerankConfig::normalise`]).
     pub scores: Vec<f64>,
+    /// Prompt tokens, as the API reports them, else as counted.
     pub prompt_tokens: u64,
     /// USD of this call (0 for a cache hit).
     pub cost_usd: f64,
     /// USD the answer cost when it was made (also for a cache hit).
     pub answer_cost_usd: f64,
+    /// Served from the cache (nothing paid).
     pub cached: bool,
+    /// The endpoint that answered.
     pub endpoint: String,
+    /// Its model.
     pub model: String,
+    /// HTTP attempts made (0 for a cache hit).
     pub attempts: u32,
     /// The cache key.
     pub key: String,

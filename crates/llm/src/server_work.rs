@@ -21,9 +21,11 @@ pub struct ServerWork {
     /// Of those, the tokens the server evaluated (`timings.prompt_n`); the rest came from its
     /// prompt cache.
     pub prompt_evaluated: u64,
+    /// Milliseconds the server spent on those prompt tokens (`timings.prompt_ms`).
     pub prompt_ms: f64,
     /// Tokens generated (`timings.predicted_n`) and the time it took.
     pub predicted_n: u64,
+    /// Milliseconds spent generating (`timings.predicted_ms`).
     pub predicted_ms: f64,
 }
 
@@ -44,6 +46,7 @@ impl ServerWork {
         })
     }
 
+    /// Adds `o`'s calls, tokens and times.
     pub fn add(&mut self, o: &ServerWork) {
         self.calls += o.calls;
         self.prompt_tokens += o.prompt_tokens;

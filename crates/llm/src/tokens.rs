@@ -16,7 +16,9 @@ use crate::chat::ChatMessage;
 /// Which BPE a model is counted with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
+    /// `o200k_base` (GPT-4o and later OpenAI models; the default for other models).
     O200k,
+    /// `cl100k_base` (GPT-4, GPT-3.5, `text-embedding-*`).
     Cl100k,
 }
 
@@ -126,6 +128,7 @@ impl SampleRule {
 pub struct TokenTally {
     /// Prompts counted exactly, and their tokens (chat overhead included).
     pub counted: u64,
+    /// Tokens of the prompts counted exactly.
     pub counted_tokens: u64,
     counted_content_tokens: u64,
     counted_bytes: u64,

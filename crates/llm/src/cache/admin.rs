@@ -12,24 +12,36 @@ use crate::error::Result;
 /// Row counts and sizes, for `mtr cache stats`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CacheStats {
+    /// The cache's SQLite file.
     pub path: PathBuf,
+    /// Its size in bytes.
     pub file_bytes: u64,
+    /// Cached chat answers.
     pub chat_rows: u64,
+    /// Cached embeddings.
     pub embedding_rows: u64,
     /// Per model: (chat rows, prompt tokens, completion tokens, USD originally paid).
     pub models: Vec<ModelStats>,
     /// Per prompt id: chat rows.
     pub prompts: Vec<(String, u64)>,
+    /// When the oldest row was created, seconds since the Unix epoch (None: no row).
     pub oldest_unix: Option<i64>,
+    /// When the newest row was created, seconds since the Unix epoch (None: no row).
     pub newest_unix: Option<i64>,
 }
 
+/// One model's rows and tokens in the cache.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelStats {
+    /// The model's name.
     pub model: String,
+    /// Its cached chat answers.
     pub chat_rows: u64,
+    /// Its cached embeddings.
     pub embedding_rows: u64,
+    /// Prompt tokens of its chat answers.
     pub prompt_tokens: u64,
+    /// Completion tokens of its chat answers.
     pub completion_tokens: u64,
     /// What these answers cost when they were fetched (what the cache saves per rerun).
     pub cost_usd: f64,
@@ -40,6 +52,7 @@ pub struct ModelStats {
 pub struct PruneFilter {
     /// Rows created more than this many seconds ago.
     pub older_than_s: Option<u64>,
+    /// Rows of this model.
     pub model: Option<String>,
     /// Prompt id (`name@version`) or name prefix (`audit/`).
     pub prompt: Option<String>,

@@ -16,8 +16,11 @@ use crate::error::Result;
 pub struct Spent {
     /// Paid calls (each counted once, however many attempts the job took).
     pub calls: u64,
+    /// Prompt tokens of the paid calls.
     pub prompt_tokens: u64,
+    /// Completion tokens of the paid calls.
     pub completion_tokens: u64,
+    /// USD paid.
     pub cost_usd: f64,
 }
 

@@ -105,15 +105,20 @@ fn line_with(out: &mut Vec<u8>, key: &str, body: impl FnOnce(&mut Vec<u8>)) {
 pub struct ExportedModel {
     /// The export job's id in the cache file.
     pub job: String,
+    /// The endpoint's model.
     pub model: String,
+    /// Requests of this endpoint in the file.
     pub requests: u64,
 }
 
 /// What [`Llm::finish_export`] wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExportReport {
+    /// The batch file written.
     pub file: PathBuf,
+    /// Requests in it.
     pub requests: u64,
+    /// Its size in bytes.
     pub bytes: u64,
     /// Per endpoint name.
     pub endpoints: BTreeMap<String, ExportedModel>,
@@ -146,18 +151,25 @@ pub enum ImportError {
     /// The file cannot be read.
     #[error("{file}: {source}")]
     Io {
+        /// The file.
         file: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
     /// A line the import cannot take (bad JSON, a call of no job of this cache, no chat
     /// completion): the user's file, at `line`.
     #[error("{file}:{line}: {message}")]
     Line {
+        /// The file.
         file: PathBuf,
+        /// The line number, 1-based.
         line: u64,
+        /// What is wrong with the line.
         message: String,
+        /// How to fix it.
         hint: String,
     },
+    /// The LLM layer failed (the cache, mostly).
     #[error(transparent)]
     Llm(#[from] LlmError),
 }

@@ -39,7 +39,9 @@ impl Default for PromptCounts {
 /// How many planned prompts were counted exactly and how many estimated from their length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptSample {
+    /// Prompts whose tokens were counted.
     pub counted: u64,
+    /// Prompts whose tokens were estimated from their length.
     pub estimated: u64,
 }
 

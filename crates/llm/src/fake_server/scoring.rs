@@ -18,6 +18,7 @@ use crate::fake::{FakeReply, FakeRequest, fake_embedding};
 pub struct FakeRerank {
     /// `rerank` (llama.cpp, TEI, Cohere, Jina) or `score` (vLLM).
     pub route: &'static str,
+    /// The whole request body.
     pub body: Value,
     /// The `Authorization` header, if sent.
     pub authorization: Option<String>,
