@@ -17,7 +17,9 @@ pub enum BenchError {
     #[cfg(feature = "retrieve")]
     #[error("retriever `{system}`: {source}")]
     Retrieve {
+        /// The system whose run failed.
         system: String,
+        /// The retrieval layer's error.
         #[source]
         source: mtr_retrieve::Error,
     },

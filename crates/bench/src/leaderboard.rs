@@ -24,21 +24,29 @@ use crate::stats::bootstrap::Estimate;
 
 pub(crate) const LEADERBOARD_SCHEMA: &str = "mtr.leaderboard/1";
 
+/// The leaderboard (`leaderboard.json`): one board per benchmark version and split part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Leaderboard {
+    /// Its schema id, `mtr.leaderboard/1`.
     pub schema: String,
+    /// The result files it was merged from, in the order given.
     pub sources: Vec<Source>,
+    /// One board per benchmark, data fingerprint and split part.
     pub boards: Vec<Board>,
+    /// Warnings about the merge (a benchmark with several fingerprints or parts).
     pub warnings: Vec<String>,
 }
 
 /// A result file that went into the leaderboard.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
+    /// The file's path.
     pub file: String,
     /// BLAKE3 of the file.
     pub hash: String,
+    /// The result's date, `YYYY-MM-DD`.
     pub date: String,
+    /// The benchmark's name.
     pub benchmark: String,
 }
 
@@ -47,14 +55,22 @@ pub struct Source {
 pub struct Board {
     /// Stable id used by the HTML page.
     pub id: String,
+    /// The benchmark's name.
     pub benchmark: String,
+    /// The benchmark's version.
     pub version: String,
+    /// The benchmark's data fingerprint.
     pub fingerprint: String,
+    /// The split part scored (`dev`, `test`), if split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,
+    /// Scored turns (of the latest result).
     pub scored_queries: usize,
+    /// Dialogues with a scored turn (of the latest result).
     pub scored_dialogues: usize,
+    /// The measure rows are ranked by.
     pub main_measure: String,
+    /// The measures shown, in display order.
     pub measures: Vec<MeasureInfo>,
     /// Strata families and group sizes (from the latest result).
     pub strata: Vec<StratumFamily>,
@@ -69,6 +85,7 @@ pub struct Board {
     /// Strata with fewer turns than this are greyed out, not plotted (the latest result's).
     #[serde(default = "default_min_stratum")]
     pub min_stratum_turns: usize,
+    /// Warnings about this board (measures, baselines, run depths).
     pub warnings: Vec<String>,
     /// Tau figures and the original -> corrected ranks, when the latest result carrying an
     /// audit (`mtr bench --audit`) has them.
@@ -85,15 +102,22 @@ fn default_min_stratum() -> usize {
     crate::strata::MIN_GROUP
 }
 
+/// One system on a board, from the latest result (by date) that has it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
+    /// 1-based rank by the main measure.
     pub rank: usize,
+    /// The system's name.
     pub system: String,
+    /// The system's kind (`retriever`, `external`).
     pub kind: String,
+    /// Retriever spec, for retriever systems.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retriever: Option<String>,
+    /// Query formulation, for retriever systems.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub formulation: Option<String>,
+    /// The result's date, `YYYY-MM-DD`.
     pub date: String,
     /// The result file this row comes from.
     pub file: String,
@@ -104,11 +128,13 @@ pub struct Row {
     /// and listed in `beyond_depth` (shown as "n/a (depth N)"); the main measure stays (the
     /// ranking needs it) and is listed there too when the run is shallower than its cutoff.
     pub measures: BTreeMap<String, Estimate>,
+    /// Measures deeper than the run (see `measures`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub beyond_depth: Vec<String>,
     /// Ranked documents not in the corpus (scored as non-relevant).
     #[serde(default)]
     pub out_of_corpus: usize,
+    /// The comparison with its result's baseline, when the result tested one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versus: Option<Versus>,
     /// Main measure by turn position.
@@ -117,8 +143,11 @@ pub struct Row {
     pub strata: BTreeMap<String, BTreeMap<String, Estimate>>,
     /// Metric-combination findings.
     pub findings: Vec<String>,
+    /// Hash of the system's configuration (or of its run file).
     pub config_hash: String,
+    /// The mtr version that made the result.
     pub mtr_version: String,
+    /// The git commit that mtr was built from, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_commit: Option<String>,
     /// The row's ranks under the original and every audited variant (its result's audit).
@@ -132,22 +161,33 @@ pub struct Row {
 /// The row's comparison with the baseline of its result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Versus {
+    /// The baseline system.
     pub baseline: String,
+    /// The row's main measure minus the baseline's.
     pub diff: f64,
+    /// The randomization test's p-value, Holm-corrected.
     pub p_holm: f64,
+    /// Whether the difference is significant (Holm).
     pub significant: bool,
 }
 
+/// A system's main measure over the results' dates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trend {
+    /// The system's name.
     pub system: String,
+    /// One point per result that has it, by date.
     pub points: Vec<TrendPoint>,
 }
 
+/// The main measure of one system in one result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrendPoint {
+    /// The result's date, `YYYY-MM-DD`.
     pub date: String,
+    /// The result file.
     pub file: String,
+    /// The main measure, with its interval.
     pub estimate: Estimate,
 }
 

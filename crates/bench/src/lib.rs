@@ -18,6 +18,7 @@
 //!   (Kendall's tau-b and tau_AP from `mtr_metrics::agreement`).
 
 #![warn(unreachable_pub)]
+#![warn(missing_docs)]
 
 mod depth;
 mod diagnose;

@@ -17,8 +17,10 @@ use crate::job::Outcome;
 use crate::result::SystemKind;
 use crate::strata::position_group;
 
+/// The result file in the output folder.
 pub const RESULT_FILE: &str = "bench.json";
 pub(crate) const PER_QUERY_FILE: &str = "per_query.jsonl";
+/// The Markdown report in the output folder.
 pub const REPORT_FILE: &str = "report.md";
 pub(crate) const SPLIT_FILE: &str = "split.json";
 

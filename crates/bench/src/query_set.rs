@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Part {
+    /// The dev part.
     Dev,
+    /// The test part.
     Test,
 }
 
@@ -129,10 +131,12 @@ impl QuerySet {
         set
     }
 
+    /// How many queries (scored turns) it holds.
     pub fn len(&self) -> usize {
         self.queries.len()
     }
 
+    /// Whether it holds no query.
     pub fn is_empty(&self) -> bool {
         self.queries.is_empty()
     }

@@ -15,29 +15,39 @@ use crate::stats::bootstrap::Estimate;
 /// Schema id written into every result.
 pub(crate) const SCHEMA: &str = "mtr.bench/1";
 
+/// What `mtr bench` computed (`bench.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
+    /// The schema id, `mtr.bench/1`.
     pub schema: String,
+    /// The mtr version that made it.
     pub mtr_version: String,
     /// Day the result was produced (`YYYY-MM-DD`; `SOURCE_DATE_EPOCH` pins it).
     pub date: String,
+    /// The benchmark scored.
     pub benchmark: BenchmarkInfo,
     /// Benchmark hash, bench configuration hash, prompt hash, tool version, git commit.
     pub fingerprint: Fingerprint,
+    /// How the figures are computed (bootstrap, tests).
     pub conventions: Conventions,
     /// Reported measures, in display order.
     pub measures: Vec<MeasureInfo>,
     /// The measure used for ranking, tests and diagnostics.
     pub main_measure: String,
+    /// The dev/test split, if one was scored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitInfo>,
     /// Strata families with their group sizes, in display order.
     pub strata: Vec<StratumFamily>,
+    /// Every system, in the order given.
     pub systems: Vec<SystemResult>,
+    /// Every system against the baseline, when there are two systems or more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<BaselineTests>,
+    /// How many system pairs the tests tell apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discriminative_power: Option<DiscriminativePower>,
+    /// Per fused system: what each component adds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ablation: Vec<Ablation>,
     /// Every pair of systems on the main measure: paired randomization p-values, Holm-corrected
@@ -47,6 +57,7 @@ pub struct BenchResult {
     /// Strata with fewer turns than this are marked `small` (read with care; not plotted).
     #[serde(default = "default_min_stratum")]
     pub min_stratum_turns: usize,
+    /// Warnings about the data and the runs.
     pub warnings: Vec<String>,
     /// With `--audit`: every system under the original qrels and under the variants an audit
     /// of this benchmark supports, on the audited turns (see [`crate::sensitivity`]).
@@ -365,6 +376,7 @@ pub struct AblationComponent {
 }
 
 impl BenchResult {
+    /// The system of this name.
     pub fn system(&self, name: &str) -> Option<&SystemResult> {
         self.systems.iter().find(|s| s.name == name)
     }
@@ -404,9 +416,11 @@ pub struct PairTest {
 pub struct LabelSensitivity {
     /// The measure scored (the bench's main measure).
     pub measure: String,
+    /// What the audit covered and which thresholds made the variants.
     pub scope: AuditScope,
     /// Every system under the original qrels, on the audited turns.
     pub original: Vec<SystemScore>,
+    /// One entry per variant the audit supports.
     pub variants: Vec<VariantResult>,
     /// Per system: its rank under the original qrels and every variant (audited turns).
     pub robustness: Vec<RankInterval>,
@@ -415,6 +429,7 @@ pub struct LabelSensitivity {
 }
 
 impl LabelSensitivity {
+    /// The figures of variant `v`, if the audit supports it.
     pub fn variant(&self, v: Variant) -> Option<&VariantResult> {
         self.variants.iter().find(|x| x.variant == v)
     }
@@ -439,35 +454,45 @@ pub struct AuditScope {
     /// The figures rest on part of the scored turns (a sample, or an audit that does not
     /// cover every scored turn).
     pub partial: bool,
+    /// Dialogues the audit covered.
     pub dialogues_audited: usize,
+    /// Dialogues of the benchmark.
     pub dialogues_total: usize,
     /// Scored turns of this bench.
     pub scored_turns: usize,
     /// Of those, turns the audit covered: every figure of this section is on these turns.
     pub scored_turns_audited: usize,
+    /// Dialogues with a scored turn the audit covered.
     pub scored_dialogues_audited: usize,
     /// False when the audit stopped early (some judgements missing).
     pub audit_complete: bool,
+    /// Notes on the scope, for the report.
     pub notes: Vec<String>,
 }
 
 /// A system's mean on the audited turns under one set of qrels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SystemScore {
+    /// The system's name.
     pub system: String,
     /// 1-based rank by mean (ties by system order).
     pub rank: usize,
+    /// Its mean, with its interval over dialogues.
     pub estimate: Estimate,
 }
 
 /// One variant's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VariantResult {
+    /// Which variant.
     pub variant: Variant,
+    /// What the variant changed in the qrels.
     pub applied: Applied,
     /// Audited turns scored under this variant (turns left without gold leave the mean).
     pub turns: usize,
+    /// Dialogues of those turns.
     pub dialogues: usize,
+    /// Every system under the variant.
     pub systems: Vec<SystemShift>,
     /// Kendall's tau-b between the original and the variant ranking (bootstrap interval).
     pub kendall_tau: Option<Estimate>,
@@ -480,10 +505,14 @@ pub struct VariantResult {
     pub moved_turns: Vec<TurnShift>,
 }
 
+/// A system under one variant, against the original qrels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SystemShift {
+    /// The system's name.
     pub system: String,
+    /// Its rank under the original qrels.
     pub original_rank: usize,
+    /// Its rank under the variant.
     pub rank: usize,
     /// Under the original qrels, on the audited turns.
     pub original: Estimate,
@@ -504,13 +533,15 @@ pub struct Flip {
     pub original_diff: f64,
     /// `above - below` under the variant (< 0).
     pub variant_diff: f64,
-    /// Paired randomization p-value of the pair under the original qrels, and Holm-adjusted
-    /// over this variant's flips.
+    /// Paired randomization p-value of the pair under the original qrels.
     pub p_original: f64,
+    /// `p_original`, Holm-adjusted over this variant's flips.
     pub p_original_holm: f64,
     /// The original order was significant (Holm).
     pub original_significant: bool,
+    /// Paired randomization p-value of the pair under the variant.
     pub p_variant: f64,
+    /// `p_variant`, Holm-adjusted over this variant's flips.
     pub p_variant_holm: f64,
     /// The new order is significant (Holm).
     pub variant_significant: bool,
@@ -519,9 +550,13 @@ pub struct Flip {
 /// A turn whose qrels the variant changed, and the systems it moves most.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnShift {
+    /// The turn's query id.
     pub qid: String,
+    /// Its dialogue's id.
     pub dialogue: String,
+    /// Passages the variant no longer counts as relevant.
     pub removed: Vec<String>,
+    /// Passages the variant adds as relevant.
     pub added: Vec<String>,
     /// The turn has no relevant passage left under the variant and leaves the mean.
     pub left_the_mean: bool,
@@ -531,9 +566,12 @@ pub struct TurnShift {
     pub systems: Vec<TurnSystemShift>,
 }
 
+/// How a changed turn moves one system.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnSystemShift {
+    /// The system's name.
     pub system: String,
+    /// Its value on the turn under the original qrels.
     pub original: f64,
     /// Absent when the turn leaves the mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -545,12 +583,16 @@ pub struct TurnSystemShift {
 /// A system's ranks under all qrels: label-robust when they are all equal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankInterval {
+    /// The system's name.
     pub system: String,
+    /// Its rank under the original qrels.
     pub original_rank: usize,
     /// Variant name -> rank.
     pub ranks: BTreeMap<String, usize>,
     /// Best and worst rank over the original and every variant.
     pub best: usize,
+    /// Its worst rank over the original and every variant.
     pub worst: usize,
+    /// Whether every rank is the same (the system is label-robust).
     pub robust: bool,
 }

@@ -85,6 +85,7 @@ pub struct Scorer {
 }
 
 impl Scorer {
+    /// A scorer of `measures` against `set`'s qrels.
     pub fn new(set: &QuerySet, measures: &[Measure]) -> Result<Scorer> {
         let mut cutoffs: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for m in measures {

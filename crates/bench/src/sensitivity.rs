@@ -47,18 +47,24 @@ pub use edits::{Applied, LabelEdits, ReviewedEdits, Variant, apply};
 /// One system to analyse.
 #[derive(Debug, Clone, Copy)]
 pub struct SystemRun<'a> {
+    /// The system's name.
     pub name: &'a str,
+    /// Its run.
     pub run: &'a Run,
 }
 
 /// Everything the analysis needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Input<'a> {
+    /// The benchmark's dialogues.
     pub dialogues: &'a [Dialogue],
     /// The bench's evaluation set (after any split).
     pub set: &'a QuerySet,
+    /// The systems to analyse, in order.
     pub systems: &'a [SystemRun<'a>],
+    /// What the audit says about the labels.
     pub edits: &'a LabelEdits,
+    /// The bench's settings (measure, bootstrap, tests).
     pub settings: &'a Settings,
     /// Changed turns listed per variant.
     pub moved_turns: usize,

@@ -36,7 +36,9 @@ pub struct Family {
 /// All strata families of a query set, plus the tags that were left out and why.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Strata {
+    /// The families, in display order.
     pub families: Vec<Family>,
+    /// Tags left out (too many values, or one per turn), each with why.
     pub skipped_tags: Vec<String>,
 }
 
@@ -57,6 +59,7 @@ const PREFERRED_TAGS: [&str; 3] = ["question_type", "answerability", "multi_turn
 const NONE: &str = "(none)";
 
 impl Strata {
+    /// The strata of `set`: turn position, topic switch and the turns' tags.
     pub fn build(set: &QuerySet) -> Strata {
         let mut out = Strata::default();
         let mut positions: BTreeMap<&str, Vec<usize>> = BTreeMap::new();

@@ -30,15 +30,20 @@ pub(crate) const SNIPPET_CHARS: usize = 400;
 /// A dev/test split request.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SplitRequest {
+    /// Share of the dialogues in the dev part, in (0, 1).
     pub ratio: f64,
+    /// The seed that shuffles the dialogues.
     pub seed: u64,
+    /// The part scored.
     pub part: Part,
 }
 
 /// Who ran the job: recorded in the fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Provenance {
+    /// The mtr version.
     pub tool_version: String,
+    /// The git commit mtr was built from, when known.
     pub git_commit: Option<String>,
     /// Hash of the effective mtr configuration (secrets masked).
     pub config_hash: String,
@@ -49,12 +54,17 @@ pub struct Provenance {
 /// An opened benchmark with its evaluation set.
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    /// The opened benchmark.
     pub bench: Benchmark,
+    /// Its qrels.
     pub qrels: Qrels,
     /// The scored turns (after the split, if any).
     pub set: QuerySet,
+    /// The split and the request that made it, if one was asked for.
     pub split: Option<(Split, SplitRequest)>,
+    /// The benchmark's data fingerprint, computed from its files.
     pub fingerprint: String,
+    /// Warnings about the benchmark's data, for the report.
     pub warnings: Vec<String>,
 }
 
@@ -142,9 +152,13 @@ pub fn prepare(dir: &BenchmarkDir, split: Option<SplitRequest>) -> Result<Prepar
 /// The computed result plus what the outputs need beyond `bench.json`.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// The result written to `bench.json`.
     pub result: BenchResult,
+    /// Per system, in the result's order: its per-query values.
     pub computed_scores: Vec<crate::score::Scores>,
+    /// The scored turns.
     pub set: QuerySet,
+    /// The dev/test split, if any.
     pub split: Option<Split>,
 }
 

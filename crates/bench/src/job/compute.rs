@@ -28,13 +28,21 @@ use crate::strata::Strata;
 /// One system to score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SystemInput {
+    /// The system's name.
     pub name: String,
+    /// A retriever mtr ran, or an external run file.
     pub kind: SystemKind,
+    /// Retriever spec (`bm25`, `dense`, `fusion:...`) for retriever systems.
     pub retriever: Option<String>,
+    /// Query formulation (`last`, `full`, `rewrite`, ...) for retriever systems.
     pub formulation: Option<String>,
+    /// Run file for external systems.
     pub source: Option<String>,
+    /// Hash of the retriever configuration (or of the run file for external systems).
     pub config_hash: String,
+    /// Hash of the prompts the system used (LLM rewrites), if any.
     pub prompt_hash: Option<String>,
+    /// The system's ranking per query.
     pub run: Run,
     /// The query text the system used per qid (retriever systems), for failure examples.
     pub queries: BTreeMap<String, String>,
@@ -43,7 +51,9 @@ pub struct SystemInput {
 /// Leave-one-out runs of a fused system: the fusion recomputed without each component.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AblationInput {
+    /// The fused system.
     pub system: String,
+    /// Per component: its name and the fusion's run without it.
     pub without: Vec<(String, Run)>,
 }
 

@@ -102,10 +102,15 @@ pub struct Settings {
     pub measures: Vec<Measure>,
     /// The measure for ranking, tests, failure analysis and by-position curves.
     pub main: Measure,
+    /// Bootstrap resamples over dialogues (default 1000).
     pub resamples: usize,
+    /// Confidence level of the intervals (default 0.95).
     pub level: f64,
+    /// Sign-flip permutations of the randomization tests (default 10000).
     pub permutations: usize,
+    /// Significance level (default 0.05).
     pub alpha: f64,
+    /// Seed of the bootstrap; the tests use `seed + 1` (default 42).
     pub seed: u64,
     /// System every other is tested against (default: the first system).
     pub baseline: Option<String>,

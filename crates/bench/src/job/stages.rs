@@ -153,15 +153,20 @@ mod retrieval {
 
     /// What the retrievers will run: specs, formulations and the index folder.
     pub struct RetrievalPlan {
+        /// The retrievers to run.
         pub specs: Vec<RetrieverSpec>,
+        /// The query formulations each retriever runs with.
         pub formulations: Vec<QueryFormulation>,
+        /// The benchmark's index folder.
         pub index_path: PathBuf,
     }
 
     impl RetrievalPlan {
+        /// Whether a retriever needs the dense index (and so an embedder).
         pub fn needs_dense(&self) -> bool {
             self.specs.iter().any(RetrieverSpec::needs_dense)
         }
+        /// Whether a formulation needs the LLM rewriter (`llm-rewrite`).
         pub fn needs_rewriter(&self) -> bool {
             self.formulations.contains(&QueryFormulation::LlmRewrite)
         }

@@ -15,10 +15,13 @@ use crate::stats::bootstrap::Estimate;
 /// A row's ranks under all qrels (from its own result's audit).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RowRobustness {
+    /// Its rank under the original qrels.
     pub original_rank: usize,
     /// Variant -> rank.
     pub ranks: BTreeMap<String, usize>,
+    /// Its best rank over the original and every variant.
     pub best: usize,
+    /// Its worst rank over the original and every variant.
     pub worst: usize,
     /// Same rank under the original and every variant.
     pub robust: bool,
@@ -29,31 +32,45 @@ pub struct RowRobustness {
 pub struct BoardLabels {
     /// The result file it comes from.
     pub file: String,
+    /// The measure scored.
     pub measure: String,
     /// The figures rest on the audited turns only.
     pub partial: bool,
+    /// Scored turns the audit covered.
     pub scored_turns_audited: usize,
+    /// Scored turns of the result.
     pub scored_turns: usize,
+    /// The audit's alignment threshold: golds scored below it are removed.
     pub flag_rating_below: f64,
+    /// The tau figures of each variant.
     pub variants: Vec<VariantTau>,
     /// Original rank -> corrected rank per system (the slope chart).
     pub slope: Vec<Slope>,
 }
 
+/// One variant's agreement with the original ranking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VariantTau {
+    /// The variant's name.
     pub variant: String,
+    /// Kendall's tau-b between the original and the variant ranking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kendall_tau: Option<Estimate>,
+    /// tau_AP of the original ranking against the variant's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tau_ap: Option<Estimate>,
+    /// Pairs of systems whose order flips.
     pub flips: usize,
 }
 
+/// One system's original and corrected rank (the slope chart).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slope {
+    /// The system's name.
     pub system: String,
+    /// Its rank under the original qrels.
     pub original_rank: usize,
+    /// Its rank under the corrected qrels.
     pub corrected_rank: usize,
 }
 

@@ -19,6 +19,7 @@ fn label(b: &Board, id: &str) -> String {
         .map_or(id.to_string(), |m| m.label.clone())
 }
 
+/// The leaderboard as Markdown: its warnings, then each board's tables.
 pub fn markdown(lb: &Leaderboard) -> String {
     let mut o = String::from("# Leaderboard\n\n");
     for w in &lb.warnings {

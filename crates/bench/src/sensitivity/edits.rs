@@ -18,7 +18,9 @@ pub struct LabelEdits {
     pub flag_rating_below: f64,
     /// The audit covered a sample of dialogues.
     pub sampled: bool,
+    /// Dialogues the audit covered.
     pub dialogues_audited: usize,
+    /// Dialogues of the benchmark.
     pub dialogues_total: usize,
     /// Turn ids the audit covered.
     pub audited_turns: BTreeSet<String>,
@@ -120,12 +122,14 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// The variants an audit alone yields (not `Reviewed`, which needs reviews).
     pub const ALL: [Variant; 3] = [
         Variant::NoiseRemoved,
         Variant::SparsityFilled,
         Variant::Corrected,
     ];
 
+    /// The variant's name in reports (`noise-removed`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Variant::NoiseRemoved => "noise-removed",

@@ -16,8 +16,11 @@ pub use mtr_metrics::stats::ClusterBootstrap;
 /// A point estimate with its bootstrap percentile interval, as the report writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
+    /// The point estimate (the mean).
     pub mean: f64,
+    /// The interval's lower bound.
     pub ci_low: f64,
+    /// The interval's upper bound.
     pub ci_high: f64,
 }
 

@@ -20,7 +20,9 @@ const BLOCK: usize = 256;
 /// Two-sided p-values for every pair of systems.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairwiseP {
+    /// Sign-flip permutations.
     pub permutations: usize,
+    /// The permutations' seed.
     pub seed: u64,
     /// `p[a][b] == p[b][a]`; the diagonal is 1.
     pub p: Vec<Vec<f64>>,
