@@ -1,7 +1,7 @@
 //! What an import is asked for: the [`Format`] of a source, the [`Grouping`] of flat query ids
 //! into dialogues and the [`ImportOptions`] every importer reads. Plain data with no
 //! dependency, so that the importers take their options from here rather than from
-//! `formats/mod.rs`, which dispatches to them (no import circle between the two).
+//! `formats.rs`, which dispatches to them (no import circle between the two).
 
 use std::fmt;
 use std::path::PathBuf;
