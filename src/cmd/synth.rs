@@ -302,6 +302,17 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             b.started_ahead
         );
     }
+    if let Some(b) = outcome
+        .time_budget
+        .as_ref()
+        .filter(|b| b.stopped_at_turn_boundary > 0)
+    {
+        eprintln!(
+            "time budget {}: {} dialogue(s) stopped at a turn boundary, before a turn that would have ended past the budget; their verified turns are kept",
+            mtr_llm::budget::budget_text(b.budget_s),
+            b.stopped_at_turn_boundary
+        );
+    }
     if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.left > 0) {
         eprintln!(
             "time budget {}: {} of {} planned dialogues are not done yet; run the same command again with more time (or none) to continue",

@@ -328,6 +328,17 @@ fn after_run(
         .filter(|((d, was), taken)| !**taken && d.layers_done > **was)
         .count();
     b.start += b.started_ahead;
+    // started (a turn made in this run), not finished: the deadline stopped it between turns
+    b.stopped_at_turn_boundary = if cost_stopped {
+        0
+    } else {
+        state
+            .dialogues
+            .iter()
+            .zip(before)
+            .filter(|(d, was)| d.layers_done > **was && d.layers_done < turns)
+            .count()
+    };
     b.left = state
         .dialogues
         .iter()

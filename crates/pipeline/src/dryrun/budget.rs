@@ -42,6 +42,11 @@ pub struct BudgetPlan {
     /// turns showed the work running ahead of the plan, counted in `start`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub started_ahead: usize,
+    /// Dialogues that made turns in this run and stopped at a turn boundary before their
+    /// last, because their next turn would have ended past the budget: their verified turns
+    /// are kept and a rerun goes on from there (counted in `start` and in `left`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stopped_at_turn_boundary: usize,
     /// Per dialogue: whether the plan starts it.
     #[serde(skip)]
     pub selected: Vec<bool>,
