@@ -54,6 +54,9 @@ pub struct FakeAgents {
     /// The answerer answers with the passage's heading line ("title / section"), as
     /// Qwen2.5-Coder-0.5B did on the Chinese corpus.
     pub answer_heading: bool,
+    /// The verifier of a turn drawn `unanswerable` finds that the first passage found answers
+    /// it (quoting it): every such attempt is rejected.
+    pub unanswerable_answered: bool,
 }
 
 impl Default for FakeAgents {
@@ -65,6 +68,7 @@ impl Default for FakeAgents {
             repeat: RepeatScript::Never,
             answer_not_found: false,
             answer_heading: false,
+            unanswerable_answered: false,
         }
     }
 }
@@ -96,6 +100,16 @@ impl FakeAgents {
         let system = req.system.clone().unwrap_or_default();
         match schema {
             "user_turn" => FakeReply::json(self.user(&req.last_user)),
+            "unanswerable_turn" => FakeReply::json(self.user_unanswerable(&req.last_user)),
+            "unanswerable" => {
+                let n = req
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.pointer("/properties/grades/minItems"))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                FakeReply::json(self.unanswerable(&req.last_user, n as usize))
+            }
             "answerability" => {
                 let quote = first_line(section(&req.last_user, "## Passage"));
                 FakeReply::json(
@@ -234,6 +248,41 @@ impl FakeAgents {
         } else {
             format!("According to the handbook: {first}")
         }
+    }
+
+    /// A question about the first passage's subject that it does not answer (a case it
+    /// leaves out), in the corpus language; another on a retry.
+    fn user_unanswerable(&self, prompt: &str) -> Value {
+        let words = passage_words(prompt, 1, if self.chinese { 6 } else { 3 });
+        let retry = prompt.contains("A previous attempt was rejected");
+        let question = match (self.chinese, retry) {
+            (true, false) => format!("{words}对外籍实习生也一样吗？"),
+            (true, true) => format!("{words}在海外分公司怎么算？"),
+            (false, false) => format!("Does {words} also apply to interns from abroad?"),
+            (false, true) => format!("How is {words} handled at offices overseas?"),
+        };
+        json!({"question": question, "standalone": question})
+    }
+
+    /// Grades of the passages found for an unanswerable question: none answers, unless
+    /// scripted to find the first one answering (quoting its first line).
+    fn unanswerable(&self, prompt: &str, n: usize) -> Value {
+        let found = section(prompt, "## Passages found");
+        let grades: Vec<i64> = (0..n)
+            .map(|i| i64::from(self.unanswerable_answered && i == 0) * 2)
+            .collect();
+        let quotes: Vec<String> = (0..n)
+            .map(|i| {
+                if grades[i] == 0 {
+                    return String::new();
+                }
+                found
+                    .find("[1] ")
+                    .map(|at| first_line(&found[at..]))
+                    .unwrap_or_default()
+            })
+            .collect();
+        json!({"justification": "scripted", "grades": grades, "quotes": quotes})
     }
 
     fn uniqueness(&self, prompt: &str, n: usize) -> Value {

@@ -1,7 +1,8 @@
 //! Turn types in MTRAG's vocabulary, so that `mtr bench` strata and `mtr stats` put a
 //! synthesized benchmark's turns beside MTRAG's (whose importer keeps the same strings:
 //! `Question Type` -> `question_type`, `Multi-Turn` -> `multi_turn_type`, `Answerability` ->
-//! `answerability`, lower case). A synthesized turn is verified answerable from its gold;
+//! `answerability`, lower case). A synthesized turn's answerability is the kind it was made as
+//! (`[synth.mix]`, verified: answerable from its gold, or unanswerable by the whole corpus);
 //! its multi-turn type follows from where it stands in the dialogue; its question type is read
 //! off the question's wording ([`question_type`]), a rule anyone can check, not a model's
 //! label.
@@ -32,9 +33,6 @@ pub(crate) const MTRAG_MIX: &[(&str, &str, usize)] = &[
     ("question_type", "Comparative", 10),
     ("question_type", "Troubleshooting", 2),
 ];
-
-/// `answerability` of a turn verified answerable from its gold passage.
-pub(crate) const ANSWERABLE: &str = "answerable";
 
 /// MTRAG's `Multi-Turn` value of a turn that follows up on the conversation.
 pub(crate) const FOLLOW_UP: &str = "Follow-up";

@@ -46,6 +46,28 @@ pub(crate) fn proposal_schema(offered: usize, lang: &Language, rewrite: bool) ->
     schema
 }
 
+/// The user agent's output schema of a turn drawn `unanswerable`: the question (and its
+/// standalone version), shaped as [`proposal_schema`]'s, with no passage to choose.
+pub(crate) fn unanswerable_question_schema(lang: &Language, rewrite: bool) -> JsonSchema {
+    let mut schema = proposal_schema(1, lang, rewrite);
+    schema.name = "unanswerable_turn".into();
+    if let Some(p) = schema.schema["properties"].as_object_mut() {
+        p.remove("passage");
+    }
+    if let Some(r) = schema.schema["required"].as_array_mut() {
+        r.retain(|f| f != "passage");
+    }
+    schema
+}
+
+/// The judge's output of a turn drawn `unanswerable`: [`uniqueness_schema`]'s grades and
+/// quotes of the `n` passages found, under its own name.
+pub(crate) fn unanswerable_schema(n: usize, justify: bool) -> JsonSchema {
+    let mut schema = uniqueness_schema(n, justify);
+    schema.name = "unanswerable".into();
+    schema
+}
+
 /// `properties` and `required` of a judge's output, with a free-text `justification` first
 /// when `justify`.
 fn judge_schema(name: &str, justify: bool, fields: Vec<(&str, Value)>) -> JsonSchema {

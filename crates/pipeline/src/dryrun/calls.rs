@@ -305,6 +305,9 @@ impl<'a> Planner<'a> {
             feedback: None,
             rewrite: g.rewrites,
         };
+        if self.unanswerable(dialogue, layer) {
+            return self.unanswerable_turn(&ask, &question, path, pos);
+        }
         let req = self.user_request(&ask, styled)?;
         let req = req.with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
@@ -356,6 +359,55 @@ impl<'a> Planner<'a> {
             calls.push(self.call("uniqueness", verifier, req)?);
         }
         Ok(calls)
+    }
+
+    /// Whether turn `layer` of dialogue `dialogue` is drawn `unanswerable` and made so (the
+    /// corpus-wide search is on), as the synthesis decides it.
+    fn unanswerable(&self, dialogue: usize, layer: usize) -> bool {
+        let cfg = &self.job.config;
+        cfg.generation.uniqueness.enabled
+            && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
+                == crate::mix::Answerability::Unanswerable
+    }
+
+    /// The first-attempt calls of a turn drawn `unanswerable`: the user agent's question and
+    /// the verifier's grades of the passages found (the path's next ones stand in for them).
+    fn unanswerable_turn(
+        &self,
+        ask: &UserAsk<'_>,
+        question: &str,
+        path: &[u32],
+        pos: usize,
+    ) -> Result<Vec<Request>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let lang = &self.prepared.language;
+        let ctx = crate::agents::user_context(lang, ask);
+        let schema = crate::agents::unanswerable_question_schema(lang, g.rewrites);
+        let req = p
+            .user_unanswerable
+            .request(&ctx, OutputSpec::Schema(schema))?
+            .with_sampling(crate::agents::with_proposal_room(
+                self.gen_sampling.clone(),
+                lang,
+                g.rewrites,
+            ))
+            .with_sample(0);
+        let user = self.call("user", &self.gen_ep, req)?;
+        let n = g
+            .uniqueness
+            .judge_candidates
+            .max(crate::generate::UNANSWERABLE_CANDIDATES);
+        let cands: Vec<PromptPassage> = (0..n)
+            .map(|i| {
+                PromptPassage::of(&self.prepared.chunks[path[(pos + i) % path.len()] as usize])
+            })
+            .collect();
+        let schema = crate::agents::unanswerable_schema(n, self.justify);
+        let ctx = json!({"history": ask.history, "question": question, "candidates": cands, "justify": self.justify});
+        let req = p.unanswerable.request(&ctx, OutputSpec::Schema(schema))?;
+        let judge = self.call("unanswerable", &self.verifier, req)?;
+        Ok(vec![user, judge])
     }
 
     /// The user agent's request for one turn, with the prompt, schema and room the synthesis

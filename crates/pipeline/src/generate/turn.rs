@@ -27,12 +27,14 @@ use super::state::DialogueState;
 use super::verify::Subject;
 use crate::agents::{CallLog, PromptPassage, Utter};
 use crate::error::Result;
+use crate::mix::Answerability;
 
 impl Generator<'_> {
     /// Generates turn `layer` of the dialogue: accepts the first attempt that passes every
     /// check, or drops the turn.
     pub(super) async fn turn(&self, st: &mut DialogueState, layer: usize) -> Result<()> {
         let input = self.turn_input(st, layer);
+        let kind = self.kind_made(st, layer);
         // why the last attempt was rejected, as a reason code the user prompt words
         let mut feedback: Option<&'static str> = None;
         let mut last_reason = "user";
@@ -40,11 +42,20 @@ impl Generator<'_> {
         let mut log = std::mem::take(&mut st.log);
         for attempt in 0..self.opts.max_attempts {
             let outcome = self
-                .attempt(st, &input, attempt, feedback, &mut last_evidence, &mut log)
+                .attempt(
+                    st,
+                    (&input, kind),
+                    attempt,
+                    feedback,
+                    &mut last_evidence,
+                    &mut log,
+                )
                 .await;
             match outcome {
                 Ok((evidence, record)) => {
-                    *st.used.entry(evidence).or_default() += 1;
+                    if let Some(evidence) = evidence {
+                        *st.used.entry(evidence).or_default() += 1;
+                    }
                     st.pending_switch = false;
                     st.turns.push(record);
                     st.count("turn/accepted");
@@ -68,16 +79,38 @@ impl Generator<'_> {
         Ok(())
     }
 
-    /// One attempt: every step in order; the accepted turn and its evidence chunk.
+    /// The kind turn `layer` is made as: the mix's draw where the synthesizer can make it,
+    /// else answerable (drawn and obtained then differ in the report).
+    fn kind_made(&self, st: &DialogueState, layer: usize) -> Answerability {
+        match self
+            .mix
+            .draw(self.agents.seed, st.index, layer)
+            .answerability
+        {
+            Answerability::Unanswerable if self.can_make_unanswerable() => {
+                Answerability::Unanswerable
+            }
+            _ => Answerability::Answerable,
+        }
+    }
+
+    /// One attempt: every step in order; the accepted turn and its evidence chunk (none for
+    /// an unanswerable turn).
     async fn attempt(
         &self,
         st: &mut DialogueState,
-        input: &TurnInput,
+        (input, kind): (&TurnInput, Answerability),
         attempt: usize,
         feedback: Option<&'static str>,
         last_evidence: &mut Option<u32>,
         log: &mut CallLog,
-    ) -> Step<(u32, TurnRecord)> {
+    ) -> Step<(Option<u32>, TurnRecord)> {
+        if kind == Answerability::Unanswerable {
+            let record = self
+                .unanswerable_attempt(st, input, attempt, feedback, log)
+                .await?;
+            return Ok((None, record));
+        }
         let p = self.ask(st, input, attempt, feedback, log).await?;
         let evidence = input.offered[p.passage];
         *last_evidence = Some(evidence);
@@ -114,8 +147,9 @@ impl Generator<'_> {
             faithfulness,
             attempts: attempt as u32 + 1,
             relevance: verified.relevance,
+            kind: Answerability::Answerable,
         };
-        Ok((evidence, record))
+        Ok((Some(evidence), record))
     }
 
     /// What the attempts of the dialogue's next turn share.

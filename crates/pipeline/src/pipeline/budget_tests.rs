@@ -57,6 +57,15 @@ fn job(out: &Path, budget: Option<Duration>) -> SynthJob {
         style: crate::style::StyleOptions {
             profile: Some("concise".into()),
         },
+        // the answerable single-passage turns these plans were measured for: an unanswerable
+        // turn's two calls put more of a dialogue's time on the judge, whose prompts share
+        // less (`the_plan_counts_on_the_prompt_caches_where_the_servers_keep_them`)
+        mix: crate::MixOptions {
+            partial: 0.0,
+            unanswerable: 0.0,
+            conversational: 0.0,
+            two_passage: 0.0,
+        },
         ..Default::default()
     };
     let mut job = SynthJob::new(corpus, out, cfg, SynthPrompts::builtin().unwrap());
