@@ -3,7 +3,8 @@
 //! `unanswerable` are made and verified as such (tagged, gold empty, a reference answer that
 //! says the documents do not hold it), the report's Turn mix counts them as obtained, the dry
 //! run plans their calls, and `mtr bench` leaves them out of its measures and counts them, as
-//! it does MTRAG's own unanswerable turns.
+//! it does MTRAG's own unanswerable turns; the turns drawn `two_passage` are made on two
+//! passages of one topic path, both gold, tagged Composite or Comparative.
 
 use std::path::Path;
 
@@ -189,4 +190,65 @@ async fn an_unanswerable_question_that_a_passage_answers_is_rejected_and_the_tur
         "{report}"
     );
     assert!(report.contains("| unanswerable | answered |"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_drawn_two_passage_have_two_golds_and_are_composite_or_comparative() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake(FakeAgents::default()).await;
+    let mix = "partial = 0.0\nunanswerable = 0.0\nconversational = 0.0\ntwo_passage = 0.5\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let out = tmp.path().join("bench");
+    let dry = synth(&cfg, &out, &["--dry-run"]);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("two_passage"));
+    let o = synth(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = turns(&out);
+    let two: Vec<&Value> = all
+        .iter()
+        .filter(|t| t["gold"].as_array().is_some_and(|g| g.len() == 2))
+        .collect();
+    assert!(!two.is_empty(), "no two-passage turn");
+    // the paths of the dialogues, by chunk id: both golds come from the dialogue's own passages
+    for t in &two {
+        let gold = t["gold"].as_array().unwrap();
+        assert!(gold.iter().all(|g| g["grade"] == 2), "{t}");
+        assert_ne!(gold[0]["passage_id"], gold[1]["passage_id"], "{t}");
+        let qt = t["tags"]["question_type"].as_str().unwrap();
+        assert!(qt == "Composite" || qt == "Comparative", "{t}");
+        assert_eq!(t["tags"]["answerability"], "answerable", "{t}");
+    }
+    let report = std::fs::read_to_string(out.join("synth_report.md")).unwrap();
+    let (asked, drawn, obtained) = mix_row(&report, "two-passage");
+    assert_eq!(asked, "50.0%");
+    assert_eq!(obtained, two.len(), "{report}");
+    assert!(drawn >= obtained);
+    assert!(report.contains("| two_passage | verified |"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_passage_question_one_passage_answers_alone_is_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents {
+        two_passage_one_suffices: true,
+        ..Default::default()
+    };
+    let fake = fake(agents).await;
+    let mix = "partial = 0.0\nunanswerable = 0.0\nconversational = 0.0\ntwo_passage = 1.0\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let out = tmp.path().join("bench");
+    let o = synth(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("synth_report.md")).unwrap();
+    let (_, drawn, obtained) = mix_row(&report, "two-passage");
+    assert_eq!((drawn, obtained), (12, 0), "{report}");
+    assert!(
+        report.contains("| two_passage | one_suffices |"),
+        "{report}"
+    );
 }

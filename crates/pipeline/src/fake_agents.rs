@@ -57,6 +57,9 @@ pub struct FakeAgents {
     /// The verifier of a turn drawn `unanswerable` finds that the first passage found answers
     /// it (quoting it): every such attempt is rejected.
     pub unanswerable_answered: bool,
+    /// The verifier of a turn drawn `two_passage` finds that the first passage alone answers
+    /// it: every such attempt is rejected.
+    pub two_passage_one_suffices: bool,
 }
 
 impl Default for FakeAgents {
@@ -69,6 +72,7 @@ impl Default for FakeAgents {
             answer_not_found: false,
             answer_heading: false,
             unanswerable_answered: false,
+            two_passage_one_suffices: false,
         }
     }
 }
@@ -101,6 +105,8 @@ impl FakeAgents {
         match schema {
             "user_turn" => FakeReply::json(self.user(&req.last_user)),
             "unanswerable_turn" => FakeReply::json(self.user_unanswerable(&req.last_user)),
+            "two_passage_turn" => FakeReply::json(self.user_two_passage(&req.last_user)),
+            "two_passage" => FakeReply::json(self.two_passage(&req.last_user)),
             "unanswerable" => {
                 let n = req
                     .schema
@@ -283,6 +289,34 @@ impl FakeAgents {
             })
             .collect();
         json!({"justification": "scripted", "grades": grades, "quotes": quotes})
+    }
+
+    /// A question on the first two passages: a comparison or (by the prompt's hash) two facts
+    /// at once, in the corpus language.
+    fn user_two_passage(&self, prompt: &str) -> Value {
+        let n = if self.chinese { 4 } else { 3 };
+        let (a, b) = (passage_words(prompt, 1, n), passage_words(prompt, 2, n));
+        let h = prompt
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let retry = prompt.contains("A previous attempt was rejected");
+        let question = match (self.chinese, h % 2 == 0, retry) {
+            (true, true, _) => format!("{a}和{b}有什么区别？"),
+            (true, false, _) => format!("{a}是什么，{b}又是什么？"),
+            (false, true, false) => format!("How do {a} and {b} compare?"),
+            (false, false, false) => format!("What about {a}, and what about {b}?"),
+            (false, _, true) => format!("More specifically, how do {a} and {b} differ?"),
+        };
+        json!({"passages": [1, 2], "question": question, "standalone": question})
+    }
+
+    /// Each passage answers a part (its first line quoted), both together answer all; unless
+    /// scripted to find that the first alone answers all.
+    fn two_passage(&self, prompt: &str) -> Value {
+        let quote = |h: &str| first_line(section(prompt, h));
+        let a = if self.two_passage_one_suffices { 2 } else { 1 };
+        json!({"justification": "scripted", "a": a, "b": 1, "both": 5,
+               "quote_a": quote("## Passage A"), "quote_b": quote("## Passage B")})
     }
 
     fn uniqueness(&self, prompt: &str, n: usize) -> Value {

@@ -50,7 +50,7 @@ const STYLED_SOURCES: [(&str, &str); 2] = [
 /// The prompts of the turn kinds `[synth.mix]` may ask for beyond answerable single-passage
 /// turns: used and hashed only by a synthesis whose mix asks for that kind (a share above
 /// 0), so a synthesis that asks for none keeps its fingerprints.
-const MIX_SOURCES: [(&str, &str); 2] = [
+const MIX_SOURCES: [(&str, &str); 4] = [
     (
         "user_unanswerable",
         include_str!("../../../prompts/synth/user_unanswerable.j2"),
@@ -58,6 +58,14 @@ const MIX_SOURCES: [(&str, &str); 2] = [
     (
         "unanswerable",
         include_str!("../../../prompts/synth/unanswerable.j2"),
+    ),
+    (
+        "user_two_passage",
+        include_str!("../../../prompts/synth/user_two_passage.j2"),
+    ),
+    (
+        "two_passage",
+        include_str!("../../../prompts/synth/two_passage.j2"),
     ),
 ];
 
@@ -84,6 +92,10 @@ pub struct SynthPrompts {
     pub(crate) user_unanswerable: Prompt,
     /// The verifier's prompt of a turn drawn `unanswerable`: does a passage found answer it?
     pub(crate) unanswerable: Prompt,
+    /// The user agent's prompt of a turn drawn `two_passage`.
+    pub(crate) user_two_passage: Prompt,
+    /// The verifier's prompt of a turn drawn `two_passage`: each passage alone, and both?
+    pub(crate) two_passage: Prompt,
 }
 
 impl SynthPrompts {
@@ -126,6 +138,8 @@ impl SynthPrompts {
             humanize_styled: take("humanize_styled")?,
             user_unanswerable: take("user_unanswerable")?,
             unanswerable: take("unanswerable")?,
+            user_two_passage: take("user_two_passage")?,
+            two_passage: take("two_passage")?,
         })
     }
 
@@ -166,6 +180,9 @@ impl SynthPrompts {
         let mut v = self.used(styled);
         if mix.unanswerable > 0.0 {
             v.extend([&self.user_unanswerable, &self.unanswerable]);
+        }
+        if mix.two_passage > 0.0 {
+            v.extend([&self.user_two_passage, &self.two_passage]);
         }
         v
     }
@@ -413,10 +430,62 @@ mod tests {
         // used and hashed only when the mix asks for unanswerable turns
         let none = MixOptions {
             unanswerable: 0.0,
+            two_passage: 0.0,
             ..MixOptions::default()
         };
         assert_eq!(p.hash_for(false, &none), p.hash());
         assert_ne!(p.hash_for(false, &MixOptions::default()), p.hash());
-        assert_eq!(p.hashes_for(false, &MixOptions::default()).len(), 9);
+        assert_eq!(p.hashes_for(false, &MixOptions::default()).len(), 11);
+    }
+
+    #[test]
+    fn the_two_passage_prompts_render() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(p.user_two_passage.id(), "synth/user_two_passage@1");
+        assert_eq!(p.two_passage.id(), "synth/two_passage@1");
+        let a = serde_json::json!({"title": "Annual Leave", "section": null, "text": "Staff get 25 days a year."});
+        let b = serde_json::json!({"title": "Sick Leave", "section": null, "text": "Staff get 10 paid sick days."});
+        let ctx = serde_json::json!({
+            "language": "English", "history": [], "asked": [], "passages": [a, b],
+            "first": true, "switch": false, "feedback": "one_suffices", "rewrite": true,
+        });
+        let render = |prompt: &Prompt, ctx: &serde_json::Value| -> String {
+            prompt
+                .render(ctx)
+                .unwrap()
+                .iter()
+                .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let user = render(&p.user_two_passage, &ctx);
+        assert!(user.contains("one passage alone answered the whole question"));
+        insta::assert_snapshot!("user_two_passage_first", user);
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "near_duplicate",
+            "copied_passage",
+            "too_long",
+            "not_a_question",
+            "meta_phrase",
+            "not_answerable",
+            "one_suffices",
+            "repeated_answer",
+            "copied_example",
+        ] {
+            let mut c = ctx.clone();
+            c["feedback"] = reason.into();
+            let text = render(&p.user_two_passage, &c);
+            assert!(
+                text.contains("A previous attempt was rejected: "),
+                "{reason}"
+            );
+        }
+        let judge = serde_json::json!({
+            "history": [], "question": "Which is longer, annual or sick leave?",
+            "a": a, "b": b, "justify": false,
+        });
+        insta::assert_snapshot!("two_passage_judge", render(&p.two_passage, &judge));
     }
 }

@@ -65,6 +65,18 @@ pub(crate) mod question {
     pub(crate) const SUMMARIZATION: &str = "Summarization";
     /// A few words without a question (a search-box query).
     pub(crate) const KEYWORD: &str = "Keyword";
+    /// Asks for facts of two passages at once.
+    pub(crate) const COMPOSITE: &str = "Composite";
+}
+
+/// The question type of a turn: of a two-passage turn (`two_passages`) `Comparative` when its
+/// wording compares, else `Composite`; of any other its wording's ([`question_type`]).
+pub(crate) fn question_type_of(q: &str, two_passages: bool) -> &'static str {
+    match question_type(q) {
+        question::COMPARATIVE => question::COMPARATIVE,
+        _ if two_passages => question::COMPOSITE,
+        t => t,
+    }
 }
 
 /// The question type of `q` by its wording: a comparison's words, a how-to's or an
@@ -168,6 +180,15 @@ mod tests {
         ] {
             assert_eq!(question_type(q), t, "{q}");
         }
+    }
+
+    #[test]
+    fn a_two_passage_turn_is_comparative_or_composite() {
+        let cmp = "What is the difference between sick leave and parental leave?";
+        assert_eq!(question_type_of(cmp, true), question::COMPARATIVE);
+        let both = "How many days of annual leave and of sick leave do staff get?";
+        assert_eq!(question_type_of(both, true), question::COMPOSITE);
+        assert_eq!(question_type_of(both, false), question::FACTOID);
     }
 
     #[test]

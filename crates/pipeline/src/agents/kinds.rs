@@ -1,13 +1,18 @@
 //! The agents' calls of the turn kinds `[synth.mix]` asks for beyond an answerable question on
 //! one passage: for a turn drawn `unanswerable`, the user agent's question that the passages
 //! shown do not answer ([`Agents::user_unanswerable`]) and the verifier's grades of the
-//! passages the corpus-wide search found for it ([`Agents::unanswerable`]). Apart from
-//! `agents.rs` so each kind's calls sit together.
+//! passages the corpus-wide search found for it ([`Agents::unanswerable`]); for a turn drawn
+//! `two_passage`, the user agent's question on two passages ([`Agents::user_two_passage`]) and
+//! the verifier's verdict on each alone and both together ([`Agents::two_passage`]). Apart
+//! from `agents.rs` so each kind's calls sit together.
 
 use mtr_llm::OutputSpec;
 use serde_json::{Value, json};
 
-use super::schema::{unanswerable_question_schema, unanswerable_schema};
+use super::schema::{
+    two_passage_question_schema, two_passage_schema, unanswerable_question_schema,
+    unanswerable_schema,
+};
 use super::{Agents, Parsed, PromptPassage, UserAsk, UserProposal, user_context};
 use crate::agents::CallLog;
 use crate::text_rules::clean;
@@ -81,5 +86,126 @@ impl Agents<'_> {
                 .parse_failed += 1;
         }
         Ok(graded)
+    }
+}
+
+/// The user agent's proposal of a turn drawn `two_passage`: two different offered passages
+/// (0-based) and the question on both.
+pub(crate) struct TwoProposal {
+    pub passages: (usize, usize),
+    pub proposal: UserProposal,
+}
+
+/// The verifier's verdict on a two-passage question: each passage alone (0-2), both
+/// together (1-5), and the quote of each passage's part.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TwoPassageVerdict {
+    pub a: i64,
+    pub b: i64,
+    pub both: i64,
+    pub quote_a: String,
+    pub quote_b: String,
+}
+
+impl Agents<'_> {
+    /// The user agent of a turn drawn `two_passage`: two of the passages and a question that
+    /// needs both.
+    pub(crate) async fn user_two_passage(
+        &self,
+        ask: &UserAsk<'_>,
+        sample: u32,
+        log: &mut CallLog,
+    ) -> Parsed<TwoProposal> {
+        let (rewrite, n) = (ask.rewrite, ask.passages.len());
+        let ctx = user_context(self.language, ask);
+        let schema = two_passage_question_schema(n, self.language, rewrite);
+        let req = self
+            .prompts
+            .user_two_passage
+            .request(&ctx, OutputSpec::Schema(schema))?
+            .with_sampling(self.proposal_sampling())
+            .with_sample(sample);
+        let Some(out) = self.call("user", req, false, log).await? else {
+            return Ok(None);
+        };
+        let v = out.value.unwrap_or(Value::Null);
+        let field = |k: &str| clean(v.get(k).and_then(Value::as_str).unwrap_or_default());
+        let chosen: Vec<i64> = v
+            .get("passages")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default();
+        let question = field("question");
+        let standalone = if rewrite {
+            field("standalone")
+        } else {
+            String::new()
+        };
+        let valid = |i: i64| i >= 1 && i as usize <= n;
+        match chosen[..] {
+            [a, b] if valid(a) && valid(b) && a != b && !question.is_empty() => {
+                Ok(Some(TwoProposal {
+                    passages: (a as usize - 1, b as usize - 1),
+                    proposal: UserProposal {
+                        passage: a as usize - 1,
+                        question,
+                        standalone,
+                    },
+                }))
+            }
+            _ => {
+                log.roles.entry("user".into()).or_default().parse_failed += 1;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The verifier of a turn drawn `two_passage`: passages `a` and `b` graded alone and
+    /// together.
+    pub(crate) async fn two_passage(
+        &self,
+        history: &[super::Utter],
+        question: &str,
+        (a, b): (&PromptPassage, &PromptPassage),
+        log: &mut CallLog,
+    ) -> Parsed<TwoPassageVerdict> {
+        let justify = self.justify();
+        let ctx =
+            json!({"history": history, "question": question, "a": a, "b": b, "justify": justify});
+        let req = self
+            .prompts
+            .two_passage
+            .request(&ctx, OutputSpec::Schema(two_passage_schema(justify)))?;
+        let Some(out) = self.call("two_passage", req, true, log).await? else {
+            return Ok(None);
+        };
+        let v = out.value.unwrap_or(Value::Null);
+        let int = |k: &str| v.get(k).and_then(Value::as_i64);
+        let text = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        match (int("a"), int("b"), int("both")) {
+            (Some(ga), Some(gb), Some(both))
+                if (0..=2).contains(&ga) && (0..=2).contains(&gb) && (1..=5).contains(&both) =>
+            {
+                Ok(Some(TwoPassageVerdict {
+                    a: ga,
+                    b: gb,
+                    both,
+                    quote_a: text("quote_a"),
+                    quote_b: text("quote_b"),
+                }))
+            }
+            _ => {
+                log.roles
+                    .entry("two_passage".into())
+                    .or_default()
+                    .parse_failed += 1;
+                Ok(None)
+            }
+        }
     }
 }

@@ -308,6 +308,9 @@ impl<'a> Planner<'a> {
         if self.unanswerable(dialogue, layer) {
             return self.unanswerable_turn(&ask, &question, path, pos);
         }
+        if self.two_passage(dialogue, layer, passages.len()) {
+            return self.two_passage_turn(&ask, &question, &history);
+        }
         let req = self.user_request(&ask, styled)?;
         let req = req.with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
@@ -368,6 +371,65 @@ impl<'a> Planner<'a> {
         cfg.generation.uniqueness.enabled
             && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
                 == crate::mix::Answerability::Unanswerable
+    }
+
+    /// Whether turn `layer` of dialogue `dialogue` is drawn `two_passage` and made so (two
+    /// passages offered at least), as the synthesis decides it.
+    fn two_passage(&self, dialogue: usize, layer: usize, offered: usize) -> bool {
+        let cfg = &self.job.config;
+        let a = cfg.mix.draw(cfg.seed, dialogue, layer);
+        a.two_passage && a.answerability == crate::mix::Answerability::Answerable && offered >= 2
+    }
+
+    /// The first-attempt calls of a turn drawn `two_passage`: the user agent's question on two
+    /// passages, the verifier's verdict, the answerer on both and the faithfulness judge.
+    fn two_passage_turn(
+        &self,
+        ask: &UserAsk<'_>,
+        question: &str,
+        history: &[Utter],
+    ) -> Result<Vec<Request>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let lang = &self.prepared.language;
+        let (gen_ep, verifier) = (self.gen_ep.as_str(), self.verifier.as_str());
+        let ctx = crate::agents::user_context(lang, ask);
+        let schema =
+            crate::agents::two_passage_question_schema(ask.passages.len(), lang, g.rewrites);
+        let req = p
+            .user_two_passage
+            .request(&ctx, OutputSpec::Schema(schema))?
+            .with_sampling(crate::agents::with_proposal_room(
+                self.gen_sampling.clone(),
+                lang,
+                g.rewrites,
+            ))
+            .with_sample(0);
+        let mut calls = vec![self.call("user", gen_ep, req)?];
+        let (a, b) = (&ask.passages[0], &ask.passages[1]);
+        let justify = self.justify;
+        let ctx =
+            json!({"history": history, "question": question, "a": a, "b": b, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::two_passage_schema(justify));
+        calls.push(self.call(
+            "two_passage",
+            verifier,
+            p.two_passage.request(&ctx, schema)?,
+        )?);
+        let both = crate::generate::joined(a, b);
+        let ctx = json!({"language": lang.name(), "passage": both, "history": history, "question": question});
+        let req = p.answer.request(&ctx, OutputSpec::Text)?;
+        let req = req.with_sampling(self.gen_sampling.clone()).with_sample(0);
+        calls.push(self.call("answerer", gen_ep, req)?);
+        let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
+        let ctx = json!({"history": history, "question": question, "passage": both, "answer": answer, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::score_schema("faithfulness", justify));
+        calls.push(self.call(
+            "faithfulness",
+            verifier,
+            p.faithfulness.request(&ctx, schema)?,
+        )?);
+        Ok(calls)
     }
 
     /// The first-attempt calls of a turn drawn `unanswerable`: the user agent's question and

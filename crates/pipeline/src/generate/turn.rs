@@ -29,6 +29,17 @@ use crate::agents::{CallLog, PromptPassage, Utter};
 use crate::error::Result;
 use crate::mix::Answerability;
 
+/// The kind a turn is made as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// Answerable from one passage (the default, and any kind not made yet).
+    Answerable,
+    /// No passage of the corpus answers it.
+    Unanswerable,
+    /// Two passages of the path answer it together.
+    TwoPassage,
+}
+
 impl Generator<'_> {
     /// Generates turn `layer` of the dialogue: accepts the first attempt that passes every
     /// check, or drops the turn.
@@ -53,8 +64,8 @@ impl Generator<'_> {
                 .await;
             match outcome {
                 Ok((evidence, record)) => {
-                    if let Some(evidence) = evidence {
-                        *st.used.entry(evidence).or_default() += 1;
+                    for c in evidence {
+                        *st.used.entry(c).or_default() += 1;
                     }
                     st.pending_switch = false;
                     st.turns.push(record);
@@ -80,36 +91,47 @@ impl Generator<'_> {
     }
 
     /// The kind turn `layer` is made as: the mix's draw where the synthesizer can make it,
-    /// else answerable (drawn and obtained then differ in the report).
-    fn kind_made(&self, st: &DialogueState, layer: usize) -> Answerability {
-        match self
-            .mix
-            .draw(self.agents.seed, st.index, layer)
-            .answerability
-        {
-            Answerability::Unanswerable if self.can_make_unanswerable() => {
-                Answerability::Unanswerable
+    /// else answerable from one passage (drawn and obtained then differ in the report).
+    fn kind_made(&self, st: &DialogueState, layer: usize) -> Made {
+        let asked = self.mix.draw(self.agents.seed, st.index, layer);
+        match asked.answerability {
+            Answerability::Unanswerable if self.can_make_unanswerable() => Made::Unanswerable,
+            // two passages offered at least (a path of one chunk offers one)
+            Answerability::Answerable
+                if asked.two_passage
+                    && self.opts.offer >= 2
+                    && self.material.paths[st.path].len() >= 2 =>
+            {
+                Made::TwoPassage
             }
-            _ => Answerability::Answerable,
+            _ => Made::Answerable,
         }
     }
 
-    /// One attempt: every step in order; the accepted turn and its evidence chunk (none for
-    /// an unanswerable turn).
+    /// One attempt: every step in order; the accepted turn and its evidence chunks (none for
+    /// an unanswerable turn, two for a two-passage one).
     async fn attempt(
         &self,
         st: &mut DialogueState,
-        (input, kind): (&TurnInput, Answerability),
+        (input, kind): (&TurnInput, Made),
         attempt: usize,
         feedback: Option<&'static str>,
         last_evidence: &mut Option<u32>,
         log: &mut CallLog,
-    ) -> Step<(Option<u32>, TurnRecord)> {
-        if kind == Answerability::Unanswerable {
-            let record = self
-                .unanswerable_attempt(st, input, attempt, feedback, log)
-                .await?;
-            return Ok((None, record));
+    ) -> Step<(Vec<u32>, TurnRecord)> {
+        match kind {
+            Made::Unanswerable => {
+                let record = self
+                    .unanswerable_attempt(st, input, attempt, feedback, log)
+                    .await?;
+                return Ok((Vec::new(), record));
+            }
+            Made::TwoPassage => {
+                return self
+                    .two_passage_attempt(st, input, (attempt, feedback), last_evidence, log)
+                    .await;
+            }
+            Made::Answerable => {}
         }
         let p = self.ask(st, input, attempt, feedback, log).await?;
         let evidence = input.offered[p.passage];
@@ -149,7 +171,7 @@ impl Generator<'_> {
             relevance: verified.relevance,
             kind: Answerability::Answerable,
         };
-        Ok((Some(evidence), record))
+        Ok((vec![evidence], record))
     }
 
     /// What the attempts of the dialogue's next turn share.
