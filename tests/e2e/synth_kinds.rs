@@ -4,7 +4,8 @@
 //! says the documents do not hold it), the report's Turn mix counts them as obtained, the dry
 //! run plans their calls, and `mtr bench` leaves them out of its measures and counts them, as
 //! it does MTRAG's own unanswerable turns; the turns drawn `two_passage` are made on two
-//! passages of one topic path, both gold, tagged Composite or Comparative.
+//! passages of one topic path, both gold, tagged Composite or Comparative; the turns drawn
+//! `conversational` (after a first) need no retrieval and have no gold.
 
 use std::path::Path;
 
@@ -251,4 +252,70 @@ async fn a_two_passage_question_one_passage_answers_alone_is_rejected() {
         report.contains("| two_passage | one_suffices |"),
         "{report}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_drawn_conversational_need_no_retrieval_and_have_no_gold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake(FakeAgents::default()).await;
+    let mix = "partial = 0.0\nunanswerable = 0.0\nconversational = 0.5\ntwo_passage = 0.0\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let out = tmp.path().join("bench");
+    let dry = synth(&cfg, &out, &["--dry-run"]);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("conversational"));
+    let o = synth(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = turns(&out);
+    let conv: Vec<&Value> = all
+        .iter()
+        .filter(|t| t["tags"]["answerability"] == "conversational")
+        .collect();
+    assert!(!conv.is_empty(), "no conversational turn");
+    for t in &conv {
+        assert_eq!(t["gold"].as_array().map_or(0, Vec::len), 0, "{t}");
+        assert!(!t["id"].as_str().unwrap().ends_with("::1"), "{t}");
+        let asks = t["user"].as_str().unwrap().ends_with('?');
+        let mt = t["tags"]["multi_turn_type"].as_str().unwrap();
+        let qt = t["tags"]["question_type"].as_str().unwrap();
+        if asks {
+            assert_eq!(mt, "Clarification", "{t}");
+        } else {
+            assert_eq!(qt, "Non-Question", "{t}");
+        }
+    }
+    let report = std::fs::read_to_string(out.join("synth_report.md")).unwrap();
+    let (asked, drawn, obtained) = mix_row(&report, "conversational");
+    assert_eq!(asked, "50.0%");
+    assert_eq!(obtained, conv.len(), "{report}");
+    assert!(drawn >= obtained);
+    assert!(report.contains("| conversational | verified |"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversational_message_that_needs_a_search_is_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents {
+        conversational_needs_search: true,
+        ..Default::default()
+    };
+    let fake = fake(agents).await;
+    let mix = "partial = 0.0\nunanswerable = 0.0\nconversational = 1.0\ntwo_passage = 0.0\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let out = tmp.path().join("bench");
+    let o = synth(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("synth_report.md")).unwrap();
+    // the first turns are made answerable (nothing to react to yet), the others rejected
+    let (_, drawn, obtained) = mix_row(&report, "conversational");
+    assert_eq!((drawn, obtained), (12, 0), "{report}");
+    assert!(
+        report.contains("| conversational | needs_search |"),
+        "{report}"
+    );
+    assert_eq!(mix_row(&report, "answerable").2, 4, "{report}");
 }

@@ -28,8 +28,8 @@ use crate::text_rules::{
 };
 pub(crate) use kinds::TwoPassageVerdict;
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
+pub(crate) use schema::{conversational_schema, two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{proposal_schema, styled_proposal_schema};
-pub(crate) use schema::{two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{unanswerable_question_schema, unanswerable_schema};
 pub(crate) use usage::CallLog;
 use usage::usd_to_pico;

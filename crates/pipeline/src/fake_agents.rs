@@ -60,6 +60,9 @@ pub struct FakeAgents {
     /// The verifier of a turn drawn `two_passage` finds that the first passage alone answers
     /// it: every such attempt is rejected.
     pub two_passage_one_suffices: bool,
+    /// The verifier of a turn drawn `conversational` finds that it needs a search: every such
+    /// attempt is rejected.
+    pub conversational_needs_search: bool,
 }
 
 impl Default for FakeAgents {
@@ -73,6 +76,7 @@ impl Default for FakeAgents {
             answer_heading: false,
             unanswerable_answered: false,
             two_passage_one_suffices: false,
+            conversational_needs_search: false,
         }
     }
 }
@@ -107,6 +111,15 @@ impl FakeAgents {
             "unanswerable_turn" => FakeReply::json(self.user_unanswerable(&req.last_user)),
             "two_passage_turn" => FakeReply::json(self.user_two_passage(&req.last_user)),
             "two_passage" => FakeReply::json(self.two_passage(&req.last_user)),
+            "conversational_turn" => FakeReply::json(self.user_conversational(&req.last_user)),
+            "conversational" => {
+                let need = if self.conversational_needs_search {
+                    5
+                } else {
+                    1
+                };
+                FakeReply::json(json!({"justification": "scripted", "score": need}))
+            }
             "unanswerable" => {
                 let n = req
                     .schema
@@ -317,6 +330,34 @@ impl FakeAgents {
         let a = if self.two_passage_one_suffices { 2 } else { 1 };
         json!({"justification": "scripted", "a": a, "b": 1, "both": 5,
                "quote_a": quote("## Passage A"), "quote_b": quote("## Passage B")})
+    }
+
+    /// A thank-you or (by the prompt's hash) a request to clarify the last answer, with a
+    /// reply, in the corpus language.
+    fn user_conversational(&self, prompt: &str) -> Value {
+        let h = prompt
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let history = section(prompt, "## Conversation so far");
+        let last = history
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("Assistant: "))
+            .unwrap_or_default();
+        let words = words_of(last.trim_start_matches("According to the handbook: "), 3);
+        let (message, reply) = match (self.chinese, h % 2 == 0) {
+            (true, true) => ("谢谢，这很有帮助。".to_string(), "不客气！".to_string()),
+            (true, false) => (format!("{words}是什么意思？"), format!("意思是：{last}")),
+            (false, true) => (
+                "Thanks, that helps a lot.".to_string(),
+                "You're welcome!".to_string(),
+            ),
+            (false, false) => (
+                format!("Sorry, what do you mean by {words}?"),
+                format!("I mean: {last}"),
+            ),
+        };
+        json!({"message": message, "reply": reply})
     }
 
     fn uniqueness(&self, prompt: &str, n: usize) -> Value {

@@ -50,7 +50,7 @@ const STYLED_SOURCES: [(&str, &str); 2] = [
 /// The prompts of the turn kinds `[synth.mix]` may ask for beyond answerable single-passage
 /// turns: used and hashed only by a synthesis whose mix asks for that kind (a share above
 /// 0), so a synthesis that asks for none keeps its fingerprints.
-const MIX_SOURCES: [(&str, &str); 4] = [
+const MIX_SOURCES: [(&str, &str); 6] = [
     (
         "user_unanswerable",
         include_str!("../../../prompts/synth/user_unanswerable.j2"),
@@ -66,6 +66,14 @@ const MIX_SOURCES: [(&str, &str); 4] = [
     (
         "two_passage",
         include_str!("../../../prompts/synth/two_passage.j2"),
+    ),
+    (
+        "user_conversational",
+        include_str!("../../../prompts/synth/user_conversational.j2"),
+    ),
+    (
+        "conversational",
+        include_str!("../../../prompts/synth/conversational.j2"),
     ),
 ];
 
@@ -96,6 +104,10 @@ pub struct SynthPrompts {
     pub(crate) user_two_passage: Prompt,
     /// The verifier's prompt of a turn drawn `two_passage`: each passage alone, and both?
     pub(crate) two_passage: Prompt,
+    /// The user agent's prompt of a turn drawn `conversational` (message and reply).
+    pub(crate) user_conversational: Prompt,
+    /// The verifier's prompt of a turn drawn `conversational`: does it need a search?
+    pub(crate) conversational: Prompt,
 }
 
 impl SynthPrompts {
@@ -140,6 +152,8 @@ impl SynthPrompts {
             unanswerable: take("unanswerable")?,
             user_two_passage: take("user_two_passage")?,
             two_passage: take("two_passage")?,
+            user_conversational: take("user_conversational")?,
+            conversational: take("conversational")?,
         })
     }
 
@@ -183,6 +197,9 @@ impl SynthPrompts {
         }
         if mix.two_passage > 0.0 {
             v.extend([&self.user_two_passage, &self.two_passage]);
+        }
+        if mix.conversational > 0.0 {
+            v.extend([&self.user_conversational, &self.conversational]);
         }
         v
     }
@@ -431,11 +448,12 @@ mod tests {
         let none = MixOptions {
             unanswerable: 0.0,
             two_passage: 0.0,
+            conversational: 0.0,
             ..MixOptions::default()
         };
         assert_eq!(p.hash_for(false, &none), p.hash());
         assert_ne!(p.hash_for(false, &MixOptions::default()), p.hash());
-        assert_eq!(p.hashes_for(false, &MixOptions::default()).len(), 11);
+        assert_eq!(p.hashes_for(false, &MixOptions::default()).len(), 13);
     }
 
     #[test]
@@ -487,5 +505,48 @@ mod tests {
             "a": a, "b": b, "justify": false,
         });
         insta::assert_snapshot!("two_passage_judge", render(&p.two_passage, &judge));
+    }
+
+    #[test]
+    fn the_conversational_prompts_render() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(p.user_conversational.id(), "synth/user_conversational@1");
+        assert_eq!(p.conversational.id(), "synth/conversational@1");
+        let history = serde_json::json!([
+            {"speaker": "user", "text": "How many days carry over?"},
+            {"speaker": "agent", "text": "Up to 5 unused days carry over to the next year."}
+        ]);
+        let render = |prompt: &Prompt, ctx: &serde_json::Value| -> String {
+            prompt
+                .render(ctx)
+                .unwrap()
+                .iter()
+                .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let ctx = serde_json::json!({"language": "English", "history": history, "feedback": "needs_search"});
+        let user = render(&p.user_conversational, &ctx);
+        assert!(
+            user.contains("the message asked for new information"),
+            "{user}"
+        );
+        insta::assert_snapshot!("user_conversational", user);
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "too_long",
+            "needs_search",
+        ] {
+            let mut c = ctx.clone();
+            c["feedback"] = reason.into();
+            let text = render(&p.user_conversational, &c);
+            assert!(
+                text.contains("A previous attempt was rejected: "),
+                "{reason}"
+            );
+        }
+        let judge = serde_json::json!({"history": history, "question": "Thanks, that helps!", "justify": false});
+        insta::assert_snapshot!("conversational_judge", render(&p.conversational, &judge));
     }
 }

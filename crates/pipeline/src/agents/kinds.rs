@@ -10,8 +10,8 @@ use mtr_llm::OutputSpec;
 use serde_json::{Value, json};
 
 use super::schema::{
-    two_passage_question_schema, two_passage_schema, unanswerable_question_schema,
-    unanswerable_schema,
+    conversational_schema, score_schema, two_passage_question_schema, two_passage_schema,
+    unanswerable_question_schema, unanswerable_schema,
 };
 use super::{Agents, Parsed, PromptPassage, UserAsk, UserProposal, user_context};
 use crate::agents::CallLog;
@@ -207,5 +207,54 @@ impl Agents<'_> {
                 Ok(None)
             }
         }
+    }
+}
+
+impl Agents<'_> {
+    /// The user agent of a turn drawn `conversational`: the message (thanks, a request to
+    /// clarify) and the assistant's reply.
+    pub(crate) async fn user_conversational(
+        &self,
+        history: &[super::Utter],
+        (sample, feedback): (u32, Option<&str>),
+        log: &mut CallLog,
+    ) -> Parsed<(String, String)> {
+        let ctx =
+            json!({"language": self.language.name(), "history": history, "feedback": feedback});
+        let req = self
+            .prompts
+            .user_conversational
+            .request(&ctx, OutputSpec::Schema(conversational_schema()))?
+            .with_sampling(self.proposal_sampling())
+            .with_sample(sample);
+        let Some(out) = self.call("user", req, false, log).await? else {
+            return Ok(None);
+        };
+        let v = out.value.unwrap_or(Value::Null);
+        let field = |k: &str| clean(v.get(k).and_then(Value::as_str).unwrap_or_default());
+        let (message, reply) = (field("message"), field("reply"));
+        if message.is_empty() || reply.is_empty() {
+            log.roles.entry("user".into()).or_default().parse_failed += 1;
+            return Ok(None);
+        }
+        Ok(Some((message, reply)))
+    }
+
+    /// The verifier of a turn drawn `conversational`: how much the message needs a new
+    /// search, 1-5.
+    pub(crate) async fn conversational(
+        &self,
+        history: &[super::Utter],
+        message: &str,
+        log: &mut CallLog,
+    ) -> Parsed<i64> {
+        let justify = self.justify();
+        let ctx = json!({"history": history, "question": message, "justify": justify});
+        let schema = score_schema("conversational", justify);
+        let req = self
+            .prompts
+            .conversational
+            .request(&ctx, OutputSpec::Schema(schema))?;
+        self.score("conversational", req, log).await
     }
 }

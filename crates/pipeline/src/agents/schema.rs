@@ -113,6 +113,20 @@ pub(crate) fn two_passage_schema(justify: bool) -> JsonSchema {
     )
 }
 
+/// The user agent's output schema of a turn drawn `conversational`: the message and the
+/// assistant's reply.
+pub(crate) fn conversational_schema() -> JsonSchema {
+    JsonSchema::new(
+        "conversational_turn",
+        json!({
+            "type": "object",
+            "properties": {"message": {"type": "string"}, "reply": {"type": "string"}},
+            "required": ["message", "reply"],
+            "additionalProperties": false
+        }),
+    )
+}
+
 /// `properties` and `required` of a judge's output, with a free-text `justification` first
 /// when `justify`.
 fn judge_schema(name: &str, justify: bool, fields: Vec<(&str, Value)>) -> JsonSchema {

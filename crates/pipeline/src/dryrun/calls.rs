@@ -311,6 +311,9 @@ impl<'a> Planner<'a> {
         if self.two_passage(dialogue, layer, passages.len()) {
             return self.two_passage_turn(&ask, &question, &history);
         }
+        if self.conversational(dialogue, layer) {
+            return self.conversational_turn(&history, &question);
+        }
         let req = self.user_request(&ask, styled)?;
         let req = req.with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
@@ -371,6 +374,40 @@ impl<'a> Planner<'a> {
         cfg.generation.uniqueness.enabled
             && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
                 == crate::mix::Answerability::Unanswerable
+    }
+
+    /// Whether turn `layer` of dialogue `dialogue` is drawn `conversational` and made so (not
+    /// a first turn), as the synthesis decides it (where the turn before was kept).
+    fn conversational(&self, dialogue: usize, layer: usize) -> bool {
+        let cfg = &self.job.config;
+        layer > 0
+            && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
+                == crate::mix::Answerability::Conversational
+    }
+
+    /// The first-attempt calls of a turn drawn `conversational`: the user agent's message and
+    /// reply, and the verifier's score of its need of a search.
+    fn conversational_turn(&self, history: &[Utter], question: &str) -> Result<Vec<Request>> {
+        let p = &self.job.prompts;
+        let lang = &self.prepared.language;
+        let ctx = json!({"language": lang.name(), "history": history, "feedback": null});
+        let schema = OutputSpec::Schema(crate::agents::conversational_schema());
+        let req = p
+            .user_conversational
+            .request(&ctx, schema)?
+            .with_sampling(crate::agents::with_proposal_room(
+                self.gen_sampling.clone(),
+                lang,
+                self.job.config.generation.rewrites,
+            ))
+            .with_sample(0);
+        let user = self.call("user", &self.gen_ep, req)?;
+        let justify = self.justify;
+        let ctx = json!({"history": history, "question": question, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::score_schema("conversational", justify));
+        let req = p.conversational.request(&ctx, schema)?;
+        let judge = self.call("conversational", &self.verifier, req)?;
+        Ok(vec![user, judge])
     }
 
     /// Whether turn `layer` of dialogue `dialogue` is drawn `two_passage` and made so (two

@@ -122,10 +122,8 @@ pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn 
         answer: Some(t.answer.clone()),
         gold,
         tags: Tags {
-            question_type: Some(
-                turn_types::question_type_of(&t.question, t.second_evidence.is_some()).to_string(),
-            ),
-            multi_turn_type: Some(turn_types::multi_turn_type(n, t.topic_switch).to_string()),
+            question_type: Some(turn_types::question_type_of(t).to_string()),
+            multi_turn_type: Some(turn_types::multi_turn_type_of(n, t).to_string()),
             answerability: Some(t.kind.as_str().to_string()),
             topic_switch: Some(t.topic_switch),
             topic: Some(format!("topic-{}", t.topic)),

@@ -38,6 +38,8 @@ enum Made {
     Unanswerable,
     /// Two passages of the path answer it together.
     TwoPassage,
+    /// Needs no retrieval (thanks, a request to clarify).
+    Conversational,
 }
 
 impl Generator<'_> {
@@ -96,6 +98,10 @@ impl Generator<'_> {
         let asked = self.mix.draw(self.agents.seed, st.index, layer);
         match asked.answerability {
             Answerability::Unanswerable if self.can_make_unanswerable() => Made::Unanswerable,
+            // a conversation to react to: not a dialogue's first turn
+            Answerability::Conversational if layer > 0 && !st.turns.is_empty() => {
+                Made::Conversational
+            }
             // two passages offered at least (a path of one chunk offers one)
             Answerability::Answerable
                 if asked.two_passage
@@ -130,6 +136,12 @@ impl Generator<'_> {
                 return self
                     .two_passage_attempt(st, input, (attempt, feedback), last_evidence, log)
                     .await;
+            }
+            Made::Conversational => {
+                let record = self
+                    .conversational_attempt(st, input, attempt, feedback, log)
+                    .await?;
+                return Ok((Vec::new(), record));
             }
             Made::Answerable => {}
         }
