@@ -133,25 +133,31 @@ async fn turns_drawn_unanswerable_are_made_verified_and_left_out_of_bench_measur
     assert!(drawn >= obtained);
     assert!(report.contains("| unanswerable | verified |"), "{report}");
 
+    stats_validate_and_bench(tmp.path(), &out, unanswerable.len());
+}
+
+/// `mtr stats` counts the `unanswerable` turns of the benchmark at `out`, `mtr validate`
+/// accepts them (no gold), and `mtr bench` leaves them out of its measures and counts them.
+fn stats_validate_and_bench(tmp: &Path, out: &Path, unanswerable: usize) {
     // `mtr stats` counts the type; `mtr validate` accepts turns with no gold
-    let stats = mtr().arg("stats").arg(&out).output().unwrap();
+    let stats = mtr().arg("stats").arg(out).output().unwrap();
     let text = String::from_utf8_lossy(&stats.stdout).to_string();
     assert!(stats.status.success(), "{text}");
     assert!(
-        text.contains(&format!("unanswerable {}", unanswerable.len()))
-            || text.contains(&format!("unanswerable: {}", unanswerable.len()))
-            || text.contains(&format!("unanswerable={}", unanswerable.len())),
+        text.contains(&format!("unanswerable {unanswerable}"))
+            || text.contains(&format!("unanswerable: {unanswerable}"))
+            || text.contains(&format!("unanswerable={unanswerable}")),
         "{text}"
     );
-    let v = mtr().arg("validate").arg(&out).output().unwrap();
+    let v = mtr().arg("validate").arg(out).output().unwrap();
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 
     // bench: no gold, so not scored, and counted (as MTRAG's unanswerable turns are)
-    let results = tmp.path().join("results");
+    let results = tmp.join("results");
     let b = mtr()
         .arg("--quiet")
         .arg("bench")
-        .arg(&out)
+        .arg(out)
         .arg("-o")
         .arg(&results)
         .args(["--retriever", "bm25", "--resamples", "100"])
@@ -159,10 +165,7 @@ async fn turns_drawn_unanswerable_are_made_verified_and_left_out_of_bench_measur
         .unwrap();
     let err = String::from_utf8_lossy(&b.stderr).to_string();
     assert!(b.status.success(), "{err}");
-    let said = format!(
-        "{} turns have no passage judged relevant and are not scored",
-        unanswerable.len()
-    );
+    let said = format!("{unanswerable} turns have no passage judged relevant and are not scored");
     let written: String = std::fs::read_dir(&results)
         .unwrap()
         .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())

@@ -269,8 +269,7 @@ impl<'a> Planner<'a> {
         let prepared = self.prepared;
         let language = prepared.language.name();
         let passage = |c: u32| PromptPassage::of(&prepared.chunks[c as usize]);
-        let justify = self.justify;
-        let (gen_ep, verifier) = (self.gen_ep.as_str(), self.verifier.as_str());
+        let gen_ep = self.gen_ep.as_str();
         let mut calls = Vec::with_capacity(6);
         let passages: Vec<PromptPassage> = (0..g.offer.min(path.len()))
             .map(|i| passage(path[(pos + i) % path.len()]))
@@ -332,17 +331,38 @@ impl<'a> Planner<'a> {
             )?);
         }
         let ev = &passages[0];
+        calls.extend(self.checked_answer_calls(&history, &question, ev)?);
+        if g.uniqueness.enabled {
+            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
+                .map(|i| passage(path[(pos + i) % path.len()]))
+                .collect();
+            calls.push(self.uniqueness_call(&history, &question, ev, &cands)?);
+        }
+        Ok(calls)
+    }
+
+    /// The answerability judge's call (unless `answerability_judge = false`), the answerer's
+    /// and the faithfulness judge's of a question on evidence `ev`.
+    fn checked_answer_calls(
+        &self,
+        history: &[Utter],
+        question: &str,
+        ev: &PromptPassage,
+    ) -> Result<Vec<Request>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let justify = self.justify;
+        let (gen_ep, verifier) = (self.gen_ep.as_str(), self.verifier.as_str());
+        let mut calls = Vec::with_capacity(3);
         let ctx =
             json!({"history": history, "question": question, "passage": ev, "justify": justify});
         if g.answerability_judge {
             let schema = OutputSpec::Schema(crate::agents::answerability_schema(justify));
-            calls.push(self.call(
-                "answerability",
-                verifier,
-                p.answerability.request(&ctx, schema)?,
-            )?);
+            let req = p.answerability.request(&ctx, schema)?;
+            calls.push(self.call("answerability", verifier, req)?);
         }
         let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
+        let language = self.prepared.language.name();
         let ctx =
             json!({"language": language, "passage": ev, "history": history, "question": question});
         let req = p.answer.request(&ctx, OutputSpec::Text)?;
@@ -350,21 +370,28 @@ impl<'a> Planner<'a> {
         calls.push(self.call("answerer", gen_ep, req)?);
         let ctx = json!({"history": history, "question": question, "passage": ev, "answer": answer, "justify": justify});
         let schema = OutputSpec::Schema(crate::agents::score_schema("faithfulness", justify));
-        calls.push(self.call(
-            "faithfulness",
-            verifier,
-            p.faithfulness.request(&ctx, schema)?,
-        )?);
-        if g.uniqueness.enabled {
-            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
-                .map(|i| passage(path[(pos + i) % path.len()]))
-                .collect();
-            let schema = crate::agents::uniqueness_schema(cands.len(), justify);
-            let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
-            let req = p.uniqueness.request(&ctx, OutputSpec::Schema(schema))?;
-            calls.push(self.call("uniqueness", verifier, req)?);
-        }
+        let req = p.faithfulness.request(&ctx, schema)?;
+        calls.push(self.call("faithfulness", verifier, req)?);
         Ok(calls)
+    }
+
+    /// The uniqueness judge's call on candidates `cands` of a question on evidence `ev`.
+    fn uniqueness_call(
+        &self,
+        history: &[Utter],
+        question: &str,
+        ev: &PromptPassage,
+        cands: &[PromptPassage],
+    ) -> Result<Request> {
+        let justify = self.justify;
+        let schema = crate::agents::uniqueness_schema(cands.len(), justify);
+        let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
+        let req = self
+            .job
+            .prompts
+            .uniqueness
+            .request(&ctx, OutputSpec::Schema(schema))?;
+        self.call("uniqueness", &self.verifier, req)
     }
 
     /// Whether turn `layer` of dialogue `dialogue` is drawn `unanswerable` and made so (the
