@@ -304,14 +304,8 @@ impl<'a> Planner<'a> {
             feedback: None,
             rewrite: g.rewrites,
         };
-        if self.unanswerable(dialogue, layer) {
-            return self.unanswerable_turn(&ask, &question, path, pos);
-        }
-        if self.two_passage(dialogue, layer, passages.len()) {
-            return self.two_passage_turn(&ask, &question, &history);
-        }
-        if self.conversational(dialogue, layer) {
-            return self.conversational_turn(&history, &question);
+        if let Some(calls) = self.kind_turn(&ask, &question, (path, pos), (dialogue, layer))? {
+            return Ok(calls);
         }
         let req = self.user_request(&ask, styled)?;
         let req = req.with_sample(0);
@@ -401,6 +395,26 @@ impl<'a> Planner<'a> {
         cfg.generation.uniqueness.enabled
             && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
                 == crate::mix::Answerability::Unanswerable
+    }
+
+    /// The first-attempt calls of a turn `[synth.mix]` draws as a kind with its own calls
+    /// (unanswerable, two-passage, conversational); None for an answerable one-passage turn.
+    fn kind_turn(
+        &self,
+        ask: &UserAsk<'_>,
+        question: &str,
+        (path, pos): (&[u32], usize),
+        (dialogue, layer): (usize, usize),
+    ) -> Result<Option<Vec<Request>>> {
+        Ok(if self.unanswerable(dialogue, layer) {
+            Some(self.unanswerable_turn(ask, question, path, pos)?)
+        } else if self.two_passage(dialogue, layer, ask.passages.len()) {
+            Some(self.two_passage_turn(ask, question, ask.history)?)
+        } else if self.conversational(dialogue, layer) {
+            Some(self.conversational_turn(ask.history, question)?)
+        } else {
+            None
+        })
     }
 
     /// Whether turn `layer` of dialogue `dialogue` is drawn `conversational` and made so (not
