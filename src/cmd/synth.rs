@@ -46,7 +46,9 @@ pub struct Args {
     /// speed (`mtr local speed`), fits this budget after the preparation (e.g. 90s, 14m, 1h);
     /// the others are left for a rerun, which goes on where this one stopped. With an unknown
     /// speed nothing is cut, but no dialogue starts once the budget is spent [default: none].
-    /// A dialogue left out still starts when the finished turns run ahead of the plan.
+    /// A dialogue left out still starts when the finished turns run ahead of the plan. No turn
+    /// starts that would end past the budget (taking as long as the last one did): a started
+    /// dialogue stops at a turn boundary, its verified turns kept for the rerun.
     #[arg(long, value_name = "DURATION", value_parser = mtr_llm::budget::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
     /// Under --time-budget, start only the dialogues the plan takes, even when the finished
@@ -295,21 +297,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             job.config.max_failed_share
         )));
     }
-    if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.started_ahead > 0) {
-        eprintln!(
-            "time budget {}: {} dialogue(s) beyond the plan started, as the finished turns ran ahead of it",
-            mtr_llm::budget::budget_text(b.budget_s),
-            b.started_ahead
-        );
-    }
-    if let Some(b) = outcome.time_budget.as_ref().filter(|b| b.left > 0) {
-        eprintln!(
-            "time budget {}: {} of {} planned dialogues are not done yet; run the same command again with more time (or none) to continue",
-            mtr_llm::budget::budget_text(b.budget_s),
-            b.left,
-            b.planned
-        );
-    }
+    say_time_budget(outcome.time_budget.as_ref());
     if outcome.budget_stopped {
         eprintln!(
             "warning: stopped by --max-cost with at least {} of {} turns done in every dialogue; run the same command again to resume",
@@ -383,6 +371,33 @@ async fn dry_run(ctx: &Ctx, args: &Args, mut job: SynthJob) -> anyhow::Result<Ex
 fn parse_style(s: &str) -> Result<String, String> {
     s.parse::<mtr_pipeline::ProfileName>()?;
     Ok(s.to_string())
+}
+
+/// What `--time-budget` left on stderr: dialogues started beyond the plan, stopped at a turn
+/// boundary, and left for a rerun.
+fn say_time_budget(time_budget: Option<&mtr_pipeline::BudgetPlan>) {
+    if let Some(b) = time_budget.filter(|b| b.started_ahead > 0) {
+        eprintln!(
+            "time budget {}: {} dialogue(s) beyond the plan started, as the finished turns ran ahead of it",
+            mtr_llm::budget::budget_text(b.budget_s),
+            b.started_ahead
+        );
+    }
+    if let Some(b) = time_budget.filter(|b| b.stopped_at_turn_boundary > 0) {
+        eprintln!(
+            "time budget {}: {} dialogue(s) stopped at a turn boundary, before a turn that would have ended past the budget; their verified turns are kept",
+            mtr_llm::budget::budget_text(b.budget_s),
+            b.stopped_at_turn_boundary
+        );
+    }
+    if let Some(b) = time_budget.filter(|b| b.left > 0) {
+        eprintln!(
+            "time budget {}: {} of {} planned dialogues are not done yet; run the same command again with more time (or none) to continue",
+            mtr_llm::budget::budget_text(b.budget_s),
+            b.left,
+            b.planned
+        );
+    }
 }
 
 #[cfg(test)]

@@ -34,3 +34,4 @@ mod synth;
 mod synth_budget;
 mod synth_corpus;
 mod synth_documents;
+mod synth_kinds;

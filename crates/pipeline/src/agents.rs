@@ -18,6 +18,7 @@ use crate::lang::Language;
 use crate::prompts::SynthPrompts;
 use crate::style::{Style, TurnStyle};
 
+mod kinds;
 mod schema;
 mod usage;
 
@@ -25,8 +26,11 @@ use crate::text_rules::{
     HumanizerGuard, clean, follow_up_example, humanizer_guard, proposal_max_tokens,
     without_source_preamble,
 };
+pub(crate) use kinds::TwoPassageVerdict;
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
+pub(crate) use schema::{conversational_schema, two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{proposal_schema, styled_proposal_schema};
+pub(crate) use schema::{unanswerable_question_schema, unanswerable_schema};
 pub(crate) use usage::CallLog;
 use usage::usd_to_pico;
 
@@ -503,28 +507,9 @@ impl Agents<'_> {
         let Some(out) = self.call("uniqueness", req, true, log).await? else {
             return Ok(None);
         };
-        let v = out.value.unwrap_or(Value::Null);
-        let grades: Option<Vec<i64>> = v
-            .get("grades")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_i64).collect());
-        let quotes: Vec<String> = v
-            .get("quotes")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|q| q.as_str().unwrap_or_default().to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        match grades {
-            Some(g) if g.len() == n && g.iter().all(|x| (0..=2).contains(x)) => Ok(Some(
-                g.into_iter()
-                    .enumerate()
-                    .map(|(i, g)| (g, quotes.get(i).cloned().unwrap_or_default()))
-                    .collect(),
-            )),
-            _ => {
+        match grades_of(&out.value.unwrap_or(Value::Null), n) {
+            Some(g) => Ok(Some(g)),
+            None => {
                 log.roles
                     .entry("uniqueness".into())
                     .or_default()
@@ -533,6 +518,34 @@ impl Agents<'_> {
             }
         }
     }
+}
+
+/// A judge's `grades` (each 0-2, exactly `n`) with the `quotes` beside them; None when the
+/// grades are missing, too few or too many, or out of range.
+fn grades_of(v: &Value, n: usize) -> Option<Vec<(i64, String)>> {
+    let grades: Vec<i64> = v
+        .get("grades")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_i64).collect())?;
+    if grades.len() != n || !grades.iter().all(|x| (0..=2).contains(x)) {
+        return None;
+    }
+    let quotes: Vec<String> = v
+        .get("quotes")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|q| q.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(
+        grades
+            .into_iter()
+            .enumerate()
+            .map(|(i, g)| (g, quotes.get(i).cloned().unwrap_or_default()))
+            .collect(),
+    )
 }
 
 impl Agents<'_> {

@@ -54,6 +54,15 @@ pub struct FakeAgents {
     /// The answerer answers with the passage's heading line ("title / section"), as
     /// Qwen2.5-Coder-0.5B did on the Chinese corpus.
     pub answer_heading: bool,
+    /// The verifier of a turn drawn `unanswerable` finds that the first passage found answers
+    /// it (quoting it): every such attempt is rejected.
+    pub unanswerable_answered: bool,
+    /// The verifier of a turn drawn `two_passage` finds that the first passage alone answers
+    /// it: every such attempt is rejected.
+    pub two_passage_one_suffices: bool,
+    /// The verifier of a turn drawn `conversational` finds that it needs a search: every such
+    /// attempt is rejected.
+    pub conversational_needs_search: bool,
 }
 
 impl Default for FakeAgents {
@@ -65,6 +74,9 @@ impl Default for FakeAgents {
             repeat: RepeatScript::Never,
             answer_not_found: false,
             answer_heading: false,
+            unanswerable_answered: false,
+            two_passage_one_suffices: false,
+            conversational_needs_search: false,
         }
     }
 }
@@ -96,6 +108,27 @@ impl FakeAgents {
         let system = req.system.clone().unwrap_or_default();
         match schema {
             "user_turn" => FakeReply::json(self.user(&req.last_user)),
+            "unanswerable_turn" => FakeReply::json(self.user_unanswerable(&req.last_user)),
+            "two_passage_turn" => FakeReply::json(self.user_two_passage(&req.last_user)),
+            "two_passage" => FakeReply::json(self.two_passage(&req.last_user)),
+            "conversational_turn" => FakeReply::json(self.user_conversational(&req.last_user)),
+            "conversational" => {
+                let need = if self.conversational_needs_search {
+                    5
+                } else {
+                    1
+                };
+                FakeReply::json(json!({"justification": "scripted", "score": need}))
+            }
+            "unanswerable" => {
+                let n = req
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.pointer("/properties/grades/minItems"))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                FakeReply::json(self.unanswerable(&req.last_user, n as usize))
+            }
             "answerability" => {
                 let quote = first_line(section(&req.last_user, "## Passage"));
                 FakeReply::json(
@@ -234,6 +267,97 @@ impl FakeAgents {
         } else {
             format!("According to the handbook: {first}")
         }
+    }
+
+    /// A question about the first passage's subject that it does not answer (a case it
+    /// leaves out), in the corpus language; another on a retry.
+    fn user_unanswerable(&self, prompt: &str) -> Value {
+        let words = passage_words(prompt, 1, if self.chinese { 6 } else { 3 });
+        let retry = prompt.contains("A previous attempt was rejected");
+        let question = match (self.chinese, retry) {
+            (true, false) => format!("{words}对外籍实习生也一样吗？"),
+            (true, true) => format!("{words}在海外分公司怎么算？"),
+            (false, false) => format!("Does {words} also apply to interns from abroad?"),
+            (false, true) => format!("How is {words} handled at offices overseas?"),
+        };
+        json!({"question": question, "standalone": question})
+    }
+
+    /// Grades of the passages found for an unanswerable question: none answers, unless
+    /// scripted to find the first one answering (quoting its first line).
+    fn unanswerable(&self, prompt: &str, n: usize) -> Value {
+        let found = section(prompt, "## Passages found");
+        let grades: Vec<i64> = (0..n)
+            .map(|i| i64::from(self.unanswerable_answered && i == 0) * 2)
+            .collect();
+        let quotes: Vec<String> = (0..n)
+            .map(|i| {
+                if grades[i] == 0 {
+                    return String::new();
+                }
+                found
+                    .find("[1] ")
+                    .map(|at| first_line(&found[at..]))
+                    .unwrap_or_default()
+            })
+            .collect();
+        json!({"justification": "scripted", "grades": grades, "quotes": quotes})
+    }
+
+    /// A question on the first two passages: a comparison or (by the prompt's hash) two facts
+    /// at once, in the corpus language.
+    fn user_two_passage(&self, prompt: &str) -> Value {
+        let n = if self.chinese { 4 } else { 3 };
+        let (a, b) = (passage_words(prompt, 1, n), passage_words(prompt, 2, n));
+        let h = prompt
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let retry = prompt.contains("A previous attempt was rejected");
+        let question = match (self.chinese, h % 2 == 0, retry) {
+            (true, true, _) => format!("{a}和{b}有什么区别？"),
+            (true, false, _) => format!("{a}是什么，{b}又是什么？"),
+            (false, true, false) => format!("How do {a} and {b} compare?"),
+            (false, false, false) => format!("What about {a}, and what about {b}?"),
+            (false, _, true) => format!("More specifically, how do {a} and {b} differ?"),
+        };
+        json!({"passages": [1, 2], "question": question, "standalone": question})
+    }
+
+    /// Each passage answers a part (its first line quoted), both together answer all; unless
+    /// scripted to find that the first alone answers all.
+    fn two_passage(&self, prompt: &str) -> Value {
+        let quote = |h: &str| first_line(section(prompt, h));
+        let a = if self.two_passage_one_suffices { 2 } else { 1 };
+        json!({"justification": "scripted", "a": a, "b": 1, "both": 5,
+               "quote_a": quote("## Passage A"), "quote_b": quote("## Passage B")})
+    }
+
+    /// A thank-you or (by the prompt's hash) a request to clarify the last answer, with a
+    /// reply, in the corpus language.
+    fn user_conversational(&self, prompt: &str) -> Value {
+        let h = prompt
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let history = section(prompt, "## Conversation so far");
+        let last = history
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("Assistant: "))
+            .unwrap_or_default();
+        let words = words_of(last.trim_start_matches("According to the handbook: "), 3);
+        let (message, reply) = match (self.chinese, h % 2 == 0) {
+            (true, true) => ("谢谢，这很有帮助。".to_string(), "不客气！".to_string()),
+            (true, false) => (format!("{words}是什么意思？"), format!("意思是：{last}")),
+            (false, true) => (
+                "Thanks, that helps a lot.".to_string(),
+                "You're welcome!".to_string(),
+            ),
+            (false, false) => (
+                format!("Sorry, what do you mean by {words}?"),
+                format!("I mean: {last}"),
+            ),
+        };
+        json!({"message": message, "reply": reply})
     }
 
     fn uniqueness(&self, prompt: &str, n: usize) -> Value {

@@ -113,7 +113,10 @@ pub async fn synthesize(
         ("dialogues", json!(cfg.dialogues)),
         ("turns", json!(cfg.turns)),
         ("seed", json!(cfg.seed)),
-        ("prompts", json!(job.prompts.hash_for(styled.is_some()))),
+        (
+            "prompts",
+            json!(job.prompts.hash_for(styled.is_some(), &cfg.mix)),
+        ),
         ("llm", json!(llm.config().results_hash())),
         ("verifier", json!(verifier)),
         (
@@ -138,6 +141,7 @@ pub async fn synthesize(
         opts: g,
         progress,
         concurrency: concurrency(g, llm),
+        mix: &cfg.mix,
         start_rule: None,
     };
     let plan = plan_budget(job, llm, &prepared, &state, &mut generator)?;
@@ -328,6 +332,17 @@ fn after_run(
         .filter(|((d, was), taken)| !**taken && d.layers_done > **was)
         .count();
     b.start += b.started_ahead;
+    // started (a turn made in this run), not finished: the deadline stopped it between turns
+    b.stopped_at_turn_boundary = if cost_stopped {
+        0
+    } else {
+        state
+            .dialogues
+            .iter()
+            .zip(before)
+            .filter(|(d, was)| d.layers_done > **was && d.layers_done < turns)
+            .count()
+    };
     b.left = state
         .dialogues
         .iter()
@@ -364,7 +379,7 @@ fn write_output(
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
         config: mtr_core::fingerprint::config_hash(cfg),
-        prompts: job.prompts.hash_for(styled.is_some()),
+        prompts: job.prompts.hash_for(styled.is_some(), &cfg.mix),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,
     };
@@ -470,7 +485,7 @@ fn synth_record(
         "graph": {"method": prepared.topics.graph_method, "k": prepared.topics.graph_k},
         "verifier": r.verifier,
         "models": r.models,
-        "prompts": job.prompts.hashes_for(r.styled.is_some()),
+        "prompts": job.prompts.hashes_for(r.styled.is_some(), &cfg.mix),
         "llm_config_hash": llm.config().results_hash(),
         "fingerprint": r.fingerprint,
         "parameters": cfg,

@@ -10,6 +10,7 @@ use mtr_llm::Prompt;
 
 use crate::error::{Error, Result};
 use crate::lang::Language;
+use crate::mix::MixOptions;
 
 const SOURCES: [(&str, &str); 7] = [
     ("user", include_str!("../../../prompts/synth/user.j2")),
@@ -46,7 +47,38 @@ const STYLED_SOURCES: [(&str, &str); 2] = [
     ),
 ];
 
-/// The seven prompts of the pipeline, and the two of the styled profiles.
+/// The prompts of the turn kinds `[synth.mix]` may ask for beyond answerable single-passage
+/// turns: used and hashed only by a synthesis whose mix asks for that kind (a share above
+/// 0), so a synthesis that asks for none keeps its fingerprints.
+const MIX_SOURCES: [(&str, &str); 6] = [
+    (
+        "user_unanswerable",
+        include_str!("../../../prompts/synth/user_unanswerable.j2"),
+    ),
+    (
+        "unanswerable",
+        include_str!("../../../prompts/synth/unanswerable.j2"),
+    ),
+    (
+        "user_two_passage",
+        include_str!("../../../prompts/synth/user_two_passage.j2"),
+    ),
+    (
+        "two_passage",
+        include_str!("../../../prompts/synth/two_passage.j2"),
+    ),
+    (
+        "user_conversational",
+        include_str!("../../../prompts/synth/user_conversational.j2"),
+    ),
+    (
+        "conversational",
+        include_str!("../../../prompts/synth/conversational.j2"),
+    ),
+];
+
+/// The seven prompts of the pipeline, the two of the styled profiles and those of the mix's
+/// turn kinds.
 #[derive(Debug)]
 pub struct SynthPrompts {
     pub(crate) user: Prompt,
@@ -64,6 +96,18 @@ pub struct SynthPrompts {
     pub user_styled: Prompt,
     /// The humanizer's prompt under a styled profile.
     pub humanize_styled: Prompt,
+    /// The user agent's prompt of a turn drawn `unanswerable`.
+    pub(crate) user_unanswerable: Prompt,
+    /// The verifier's prompt of a turn drawn `unanswerable`: does a passage found answer it?
+    pub(crate) unanswerable: Prompt,
+    /// The user agent's prompt of a turn drawn `two_passage`.
+    pub(crate) user_two_passage: Prompt,
+    /// The verifier's prompt of a turn drawn `two_passage`: each passage alone, and both?
+    pub(crate) two_passage: Prompt,
+    /// The user agent's prompt of a turn drawn `conversational` (message and reply).
+    pub(crate) user_conversational: Prompt,
+    /// The verifier's prompt of a turn drawn `conversational`: does it need a search?
+    pub(crate) conversational: Prompt,
 }
 
 impl SynthPrompts {
@@ -86,7 +130,7 @@ impl SynthPrompts {
 
     fn build(mut load: impl FnMut(&str, &str) -> mtr_llm::Result<Prompt>) -> Result<Self> {
         let mut got = BTreeMap::new();
-        for (name, src) in SOURCES.into_iter().chain(STYLED_SOURCES) {
+        for (name, src) in SOURCES.into_iter().chain(STYLED_SOURCES).chain(MIX_SOURCES) {
             let p = load(name, src).map_err(|e| Error::param("prompts", e.to_string()))?;
             got.insert(name, p);
         }
@@ -104,6 +148,12 @@ impl SynthPrompts {
             faithfulness: take("faithfulness")?,
             user_styled: take("user_styled")?,
             humanize_styled: take("humanize_styled")?,
+            user_unanswerable: take("user_unanswerable")?,
+            unanswerable: take("unanswerable")?,
+            user_two_passage: take("user_two_passage")?,
+            two_passage: take("two_passage")?,
+            user_conversational: take("user_conversational")?,
+            conversational: take("conversational")?,
         })
     }
 
@@ -138,14 +188,33 @@ impl SynthPrompts {
         v
     }
 
-    /// `id -> hash` of every prompt.
-    pub fn hashes(&self) -> BTreeMap<String, String> {
-        self.hashes_for(false)
+    /// The prompts a synthesis uses: [`SynthPrompts::used`], and those of the turn kinds its
+    /// mix asks for.
+    pub(crate) fn used_with(&self, styled: bool, mix: &MixOptions) -> Vec<&Prompt> {
+        let mut v = self.used(styled);
+        if mix.unanswerable > 0.0 {
+            v.extend([&self.user_unanswerable, &self.unanswerable]);
+        }
+        if mix.two_passage > 0.0 {
+            v.extend([&self.user_two_passage, &self.two_passage]);
+        }
+        if mix.conversational > 0.0 {
+            v.extend([&self.user_conversational, &self.conversational]);
+        }
+        v
     }
 
-    /// `id -> hash` of the prompts used ([`SynthPrompts::used`]).
-    pub(crate) fn hashes_for(&self, styled: bool) -> BTreeMap<String, String> {
-        self.used(styled)
+    /// `id -> hash` of every prompt.
+    pub fn hashes(&self) -> BTreeMap<String, String> {
+        self.used(false)
+            .iter()
+            .map(|p| (p.id(), p.hash().to_string()))
+            .collect()
+    }
+
+    /// `id -> hash` of the prompts used ([`SynthPrompts::used_with`]).
+    pub(crate) fn hashes_for(&self, styled: bool, mix: &MixOptions) -> BTreeMap<String, String> {
+        self.used_with(styled, mix)
             .iter()
             .map(|p| (p.id(), p.hash().to_string()))
             .collect()
@@ -156,10 +225,10 @@ impl SynthPrompts {
         mtr_llm::prompts_hash(self.all())
     }
 
-    /// One hash over the prompts used ([`SynthPrompts::used`]); [`SynthPrompts::hash`]
-    /// without a styled profile.
-    pub(crate) fn hash_for(&self, styled: bool) -> String {
-        mtr_llm::prompts_hash(self.used(styled))
+    /// One hash over the prompts used ([`SynthPrompts::used_with`]); [`SynthPrompts::hash`]
+    /// without a styled profile or a mix kind that has its own prompts.
+    pub(crate) fn hash_for(&self, styled: bool, mix: &MixOptions) -> String {
+        mtr_llm::prompts_hash(self.used_with(styled, mix))
     }
 }
 
@@ -319,5 +388,165 @@ mod tests {
             "上一次尝试被拒绝了：",
         );
         insta::assert_snapshot!("user_zh_follow_up", follow_up(&p.user_zh, &passage, None));
+    }
+
+    #[test]
+    fn the_unanswerable_prompts_render_and_are_hashed_only_when_the_mix_asks_for_them() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(p.user_unanswerable.id(), "synth/user_unanswerable@1");
+        assert_eq!(p.unanswerable.id(), "synth/unanswerable@1");
+        let passage = serde_json::json!({"title": "Annual Leave", "section": "Carry-over", "text": "Up to 5 unused days carry over to the next year."});
+        let ctx = serde_json::json!({
+            "language": "English",
+            "history": [{"speaker": "user", "text": "How many days carry over?"},
+                        {"speaker": "agent", "text": "Up to 5 days."}],
+            "asked": [], "passages": [passage], "first": false, "switch": false,
+            "feedback": "answered", "rewrite": true,
+        });
+        let render = |prompt: &Prompt, ctx: &serde_json::Value| -> String {
+            prompt
+                .render(ctx)
+                .unwrap()
+                .iter()
+                .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let user = render(&p.user_unanswerable, &ctx);
+        assert!(user.contains("NONE of the passages states"), "{user}");
+        assert!(user.contains("a passage of the collection answers that question"));
+        insta::assert_snapshot!("user_unanswerable_follow_up", user);
+        // every reason an unanswerable attempt is rejected for is worded, never shown as a code
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "near_duplicate",
+            "copied_passage",
+            "too_long",
+            "not_a_question",
+            "meta_phrase",
+            "answered",
+            "copied_example",
+        ] {
+            let mut c = ctx.clone();
+            c["feedback"] = reason.into();
+            let text = render(&p.user_unanswerable, &c);
+            assert!(
+                text.contains("A previous attempt was rejected: "),
+                "{reason}"
+            );
+            assert!(!text.contains(&format!(": {reason}")), "{reason}");
+        }
+        let judge = serde_json::json!({
+            "history": ctx["history"], "question": "Do interns get carry-over days?",
+            "candidates": [passage, passage], "justify": false,
+        });
+        let judge = render(&p.unanswerable, &judge);
+        assert!(judge.contains("exactly 2 grades"), "{judge}");
+        insta::assert_snapshot!("unanswerable_judge", judge);
+        // used and hashed only when the mix asks for unanswerable turns
+        let none = MixOptions {
+            unanswerable: 0.0,
+            two_passage: 0.0,
+            conversational: 0.0,
+            ..MixOptions::default()
+        };
+        assert_eq!(p.hash_for(false, &none), p.hash());
+        assert_ne!(p.hash_for(false, &MixOptions::default()), p.hash());
+        assert_eq!(p.hashes_for(false, &MixOptions::default()).len(), 13);
+    }
+
+    #[test]
+    fn the_two_passage_prompts_render() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(p.user_two_passage.id(), "synth/user_two_passage@1");
+        assert_eq!(p.two_passage.id(), "synth/two_passage@1");
+        let a = serde_json::json!({"title": "Annual Leave", "section": null, "text": "Staff get 25 days a year."});
+        let b = serde_json::json!({"title": "Sick Leave", "section": null, "text": "Staff get 10 paid sick days."});
+        let ctx = serde_json::json!({
+            "language": "English", "history": [], "asked": [], "passages": [a, b],
+            "first": true, "switch": false, "feedback": "one_suffices", "rewrite": true,
+        });
+        let render = |prompt: &Prompt, ctx: &serde_json::Value| -> String {
+            prompt
+                .render(ctx)
+                .unwrap()
+                .iter()
+                .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let user = render(&p.user_two_passage, &ctx);
+        assert!(user.contains("one passage alone answered the whole question"));
+        insta::assert_snapshot!("user_two_passage_first", user);
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "near_duplicate",
+            "copied_passage",
+            "too_long",
+            "not_a_question",
+            "meta_phrase",
+            "not_answerable",
+            "one_suffices",
+            "repeated_answer",
+            "copied_example",
+        ] {
+            let mut c = ctx.clone();
+            c["feedback"] = reason.into();
+            let text = render(&p.user_two_passage, &c);
+            assert!(
+                text.contains("A previous attempt was rejected: "),
+                "{reason}"
+            );
+        }
+        let judge = serde_json::json!({
+            "history": [], "question": "Which is longer, annual or sick leave?",
+            "a": a, "b": b, "justify": false,
+        });
+        insta::assert_snapshot!("two_passage_judge", render(&p.two_passage, &judge));
+    }
+
+    #[test]
+    fn the_conversational_prompts_render() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(p.user_conversational.id(), "synth/user_conversational@1");
+        assert_eq!(p.conversational.id(), "synth/conversational@1");
+        let history = serde_json::json!([
+            {"speaker": "user", "text": "How many days carry over?"},
+            {"speaker": "agent", "text": "Up to 5 unused days carry over to the next year."}
+        ]);
+        let render = |prompt: &Prompt, ctx: &serde_json::Value| -> String {
+            prompt
+                .render(ctx)
+                .unwrap()
+                .iter()
+                .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let ctx = serde_json::json!({"language": "English", "history": history, "feedback": "needs_search"});
+        let user = render(&p.user_conversational, &ctx);
+        assert!(
+            user.contains("the message asked for new information"),
+            "{user}"
+        );
+        insta::assert_snapshot!("user_conversational", user);
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "too_long",
+            "needs_search",
+        ] {
+            let mut c = ctx.clone();
+            c["feedback"] = reason.into();
+            let text = render(&p.user_conversational, &c);
+            assert!(
+                text.contains("A previous attempt was rejected: "),
+                "{reason}"
+            );
+        }
+        let judge = serde_json::json!({"history": history, "question": "Thanks, that helps!", "justify": false});
+        insta::assert_snapshot!("conversational_judge", render(&p.conversational, &judge));
     }
 }

@@ -310,10 +310,18 @@ fn time_budget_note(o: &mut String, b: &BudgetPlan) {
     } else {
         String::new()
     };
+    let stopped = if b.stopped_at_turn_boundary > 0 {
+        format!(
+            " ({} of them stopped at a turn boundary, before a turn that would have ended past the budget; their verified turns are kept)",
+            b.stopped_at_turn_boundary
+        )
+    } else {
+        String::new()
+    };
     if b.left > 0 {
         let _ = writeln!(
             o,
-            "> **Partial:** the time budget of {} let this run start {} of {} planned dialogues{ahead} ({} done before); {} are left for a rerun with more time{refused}. Calls already made are served from the cache.\n",
+            "> **Partial:** the time budget of {} let this run start {} of {} planned dialogues{ahead} ({} done before); {} are left for a rerun with more time{refused}{stopped}. Calls already made are served from the cache.\n",
             budget_text(b.budget_s),
             b.start,
             b.planned,

@@ -1,10 +1,14 @@
 //! Turn types in MTRAG's vocabulary, so that `mtr bench` strata and `mtr stats` put a
 //! synthesized benchmark's turns beside MTRAG's (whose importer keeps the same strings:
 //! `Question Type` -> `question_type`, `Multi-Turn` -> `multi_turn_type`, `Answerability` ->
-//! `answerability`, lower case). A synthesized turn is verified answerable from its gold;
+//! `answerability`, lower case). A synthesized turn's answerability is the kind it was made as
+//! (`[synth.mix]`, verified: answerable from its gold, or unanswerable by the whole corpus);
 //! its multi-turn type follows from where it stands in the dialogue; its question type is read
 //! off the question's wording ([`question_type`]), a rule anyone can check, not a model's
 //! label.
+
+use crate::generate::TurnRecord;
+use crate::mix::Answerability;
 
 /// MTRAG's turn types among its user turns, from the enrichments of
 /// `../shared/data/mtrag/conversations_{clapnq,govt}.jsonl` (two of its four domains, 438 user
@@ -32,9 +36,6 @@ pub(crate) const MTRAG_MIX: &[(&str, &str, usize)] = &[
     ("question_type", "Comparative", 10),
     ("question_type", "Troubleshooting", 2),
 ];
-
-/// `answerability` of a turn verified answerable from its gold passage.
-pub(crate) const ANSWERABLE: &str = "answerable";
 
 /// MTRAG's `Multi-Turn` value of a turn that follows up on the conversation.
 pub(crate) const FOLLOW_UP: &str = "Follow-up";
@@ -67,6 +68,42 @@ pub(crate) mod question {
     pub(crate) const SUMMARIZATION: &str = "Summarization";
     /// A few words without a question (a search-box query).
     pub(crate) const KEYWORD: &str = "Keyword";
+    /// Asks for facts of two passages at once.
+    pub(crate) const COMPOSITE: &str = "Composite";
+    /// Asks nothing (thanks, an acknowledgement).
+    pub(crate) const NON_QUESTION: &str = "Non-Question";
+}
+
+/// The question type of a turn: of a two-passage turn `Comparative` when its wording
+/// compares, else `Composite`; of a conversational message that does not ask `Non-Question`;
+/// of any other its wording's ([`question_type`]).
+pub(crate) fn question_type_of(t: &TurnRecord) -> &'static str {
+    let q = &t.question;
+    match question_type(q) {
+        question::COMPARATIVE => question::COMPARATIVE,
+        _ if t.second_evidence.is_some() => question::COMPOSITE,
+        _ if t.kind == Answerability::Conversational && !asks(q) => question::NON_QUESTION,
+        other => other,
+    }
+}
+
+/// The `multi_turn_type` of turn `n` (1-based): a conversational message that asks is a
+/// `Clarification`; any other turn as [`multi_turn_type`] says.
+pub(crate) fn multi_turn_type_of(n: usize, t: &TurnRecord) -> &'static str {
+    if t.kind == Answerability::Conversational && asks(&t.question) {
+        CLARIFICATION
+    } else {
+        multi_turn_type(n, t.topic_switch)
+    }
+}
+
+/// MTRAG's `Multi-Turn` value of a turn that asks to clarify what was said.
+pub(crate) const CLARIFICATION: &str = "Clarification";
+
+/// Whether `q` ends as a question does.
+fn asks(q: &str) -> bool {
+    let q = q.trim_end();
+    q.ends_with('?') || q.ends_with('？') || q.ends_with('吗')
 }
 
 /// The question type of `q` by its wording: a comparison's words, a how-to's or an
@@ -170,6 +207,54 @@ mod tests {
         ] {
             assert_eq!(question_type(q), t, "{q}");
         }
+    }
+
+    fn record(q: &str, second: bool, kind: Answerability) -> TurnRecord {
+        TurnRecord {
+            layer: 1,
+            question: q.into(),
+            original: None,
+            standalone: String::new(),
+            answer: "a".into(),
+            evidence: String::new(),
+            second_evidence: second.then(|| "c2".to_string()),
+            extra_golds: Vec::new(),
+            topic_switch: false,
+            topic: 0,
+            path: 0,
+            answerability: None,
+            faithfulness: 0,
+            attempts: 1,
+            relevance: None,
+            kind,
+        }
+    }
+
+    #[test]
+    fn a_two_passage_turn_is_comparative_or_composite() {
+        let a = Answerability::Answerable;
+        let cmp = "What is the difference between sick leave and parental leave?";
+        assert_eq!(
+            question_type_of(&record(cmp, true, a)),
+            question::COMPARATIVE
+        );
+        let both = "How many days of annual leave and of sick leave do staff get?";
+        assert_eq!(
+            question_type_of(&record(both, true, a)),
+            question::COMPOSITE
+        );
+        assert_eq!(question_type_of(&record(both, false, a)), question::FACTOID);
+    }
+
+    #[test]
+    fn a_conversational_turn_is_a_non_question_or_a_clarification() {
+        let c = Answerability::Conversational;
+        let thanks = record("Thanks, that helps a lot.", false, c);
+        assert_eq!(question_type_of(&thanks), question::NON_QUESTION);
+        assert_eq!(multi_turn_type_of(2, &thanks), FOLLOW_UP);
+        let clarify = record("What do you mean by carry over?", false, c);
+        assert_eq!(multi_turn_type_of(2, &clarify), CLARIFICATION);
+        assert_eq!(question_type_of(&clarify), question::FACTOID);
     }
 
     #[test]

@@ -46,6 +46,87 @@ pub(crate) fn proposal_schema(offered: usize, lang: &Language, rewrite: bool) ->
     schema
 }
 
+/// The user agent's output schema of a turn drawn `unanswerable`: the question (and its
+/// standalone version), shaped as [`proposal_schema`]'s, with no passage to choose.
+pub(crate) fn unanswerable_question_schema(lang: &Language, rewrite: bool) -> JsonSchema {
+    let mut schema = proposal_schema(1, lang, rewrite);
+    schema.name = "unanswerable_turn".into();
+    if let Some(p) = schema.schema["properties"].as_object_mut() {
+        p.remove("passage");
+    }
+    if let Some(r) = schema.schema["required"].as_array_mut() {
+        r.retain(|f| f != "passage");
+    }
+    schema
+}
+
+/// The judge's output of a turn drawn `unanswerable`: [`uniqueness_schema`]'s grades and
+/// quotes of the `n` passages found, under its own name.
+pub(crate) fn unanswerable_schema(n: usize, justify: bool) -> JsonSchema {
+    let mut schema = uniqueness_schema(n, justify);
+    schema.name = "unanswerable".into();
+    schema
+}
+
+/// The user agent's output schema of a turn drawn `two_passage`: two of the `offered`
+/// passages' numbers and the question (and its standalone version), shaped as
+/// [`proposal_schema`]'s.
+pub(crate) fn two_passage_question_schema(
+    offered: usize,
+    lang: &Language,
+    rewrite: bool,
+) -> JsonSchema {
+    let mut schema = proposal_schema(offered, lang, rewrite);
+    schema.name = "two_passage_turn".into();
+    let choices: Vec<usize> = (1..=offered).collect();
+    if let Some(p) = schema.schema["properties"].as_object_mut() {
+        p.remove("passage");
+        p.insert(
+            "passages".into(),
+            json!({"type": "array", "items": {"type": "integer", "enum": choices}, "minItems": 2, "maxItems": 2}),
+        );
+    }
+    if let Some(r) = schema.schema["required"].as_array_mut() {
+        for f in r.iter_mut() {
+            if f == "passage" {
+                *f = json!("passages");
+            }
+        }
+    }
+    schema
+}
+
+/// The judge's output of a turn drawn `two_passage`: each passage alone graded 0-2, both
+/// together scored 1-5, and the quote of each passage's part.
+pub(crate) fn two_passage_schema(justify: bool) -> JsonSchema {
+    let grade = json!({"type": "integer", "enum": [0, 1, 2]});
+    judge_schema(
+        "two_passage",
+        justify,
+        vec![
+            ("a", grade.clone()),
+            ("b", grade),
+            ("both", json!({"type": "integer", "enum": [1, 2, 3, 4, 5]})),
+            ("quote_a", json!({"type": "string"})),
+            ("quote_b", json!({"type": "string"})),
+        ],
+    )
+}
+
+/// The user agent's output schema of a turn drawn `conversational`: the message and the
+/// assistant's reply.
+pub(crate) fn conversational_schema() -> JsonSchema {
+    JsonSchema::new(
+        "conversational_turn",
+        json!({
+            "type": "object",
+            "properties": {"message": {"type": "string"}, "reply": {"type": "string"}},
+            "required": ["message", "reply"],
+            "additionalProperties": false
+        }),
+    )
+}
+
 /// `properties` and `required` of a judge's output, with a free-text `justification` first
 /// when `justify`.
 fn judge_schema(name: &str, justify: bool, fields: Vec<(&str, Value)>) -> JsonSchema {

@@ -5,7 +5,10 @@
 //! plus their cumulative expected time fits the budget, the others are left for a rerun. Where
 //! an endpoint's speed is unknown nothing is cut and the budget is only a deadline: the
 //! generator starts no new dialogue once the time spent plus that dialogue's expected time
-//! passes it (a dialogue in flight is never interrupted). The dry run prints the same plan;
+//! passes it. A turn in flight is never interrupted, but no turn starts that would end past
+//! the budget: a started dialogue stops at a turn boundary, its verified turns kept
+//! (`generate::schedule`, counted in [`BudgetPlan::stopped_at_turn_boundary`]). The dry run
+//! prints the same plan;
 //! what is synthesis's own here is the record ([`BudgetPlan`]) and its line.
 
 use mtr_llm::budget::add_calls;
@@ -42,6 +45,11 @@ pub struct BudgetPlan {
     /// turns showed the work running ahead of the plan, counted in `start`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub started_ahead: usize,
+    /// Dialogues that made turns in this run and stopped at a turn boundary before their
+    /// last, because their next turn would have ended past the budget: their verified turns
+    /// are kept and a rerun goes on from there (counted in `start` and in `left`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stopped_at_turn_boundary: usize,
     /// Per dialogue: whether the plan starts it.
     #[serde(skip)]
     pub selected: Vec<bool>,

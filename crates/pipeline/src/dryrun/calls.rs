@@ -269,8 +269,7 @@ impl<'a> Planner<'a> {
         let prepared = self.prepared;
         let language = prepared.language.name();
         let passage = |c: u32| PromptPassage::of(&prepared.chunks[c as usize]);
-        let justify = self.justify;
-        let (gen_ep, verifier) = (self.gen_ep.as_str(), self.verifier.as_str());
+        let gen_ep = self.gen_ep.as_str();
         let mut calls = Vec::with_capacity(6);
         let passages: Vec<PromptPassage> = (0..g.offer.min(path.len()))
             .map(|i| passage(path[(pos + i) % path.len()]))
@@ -305,6 +304,9 @@ impl<'a> Planner<'a> {
             feedback: None,
             rewrite: g.rewrites,
         };
+        if let Some(calls) = self.kind_turn(&ask, &question, (path, pos), (dialogue, layer))? {
+            return Ok(calls);
+        }
         let req = self.user_request(&ask, styled)?;
         let req = req.with_sample(0);
         calls.push(self.call("user", gen_ep, req)?);
@@ -323,17 +325,38 @@ impl<'a> Planner<'a> {
             )?);
         }
         let ev = &passages[0];
+        calls.extend(self.checked_answer_calls(&history, &question, ev)?);
+        if g.uniqueness.enabled {
+            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
+                .map(|i| passage(path[(pos + i) % path.len()]))
+                .collect();
+            calls.push(self.uniqueness_call(&history, &question, ev, &cands)?);
+        }
+        Ok(calls)
+    }
+
+    /// The answerability judge's call (unless `answerability_judge = false`), the answerer's
+    /// and the faithfulness judge's of a question on evidence `ev`.
+    fn checked_answer_calls(
+        &self,
+        history: &[Utter],
+        question: &str,
+        ev: &PromptPassage,
+    ) -> Result<Vec<Request>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let justify = self.justify;
+        let (gen_ep, verifier) = (self.gen_ep.as_str(), self.verifier.as_str());
+        let mut calls = Vec::with_capacity(3);
         let ctx =
             json!({"history": history, "question": question, "passage": ev, "justify": justify});
         if g.answerability_judge {
             let schema = OutputSpec::Schema(crate::agents::answerability_schema(justify));
-            calls.push(self.call(
-                "answerability",
-                verifier,
-                p.answerability.request(&ctx, schema)?,
-            )?);
+            let req = p.answerability.request(&ctx, schema)?;
+            calls.push(self.call("answerability", verifier, req)?);
         }
         let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
+        let language = self.prepared.language.name();
         let ctx =
             json!({"language": language, "passage": ev, "history": history, "question": question});
         let req = p.answer.request(&ctx, OutputSpec::Text)?;
@@ -341,21 +364,190 @@ impl<'a> Planner<'a> {
         calls.push(self.call("answerer", gen_ep, req)?);
         let ctx = json!({"history": history, "question": question, "passage": ev, "answer": answer, "justify": justify});
         let schema = OutputSpec::Schema(crate::agents::score_schema("faithfulness", justify));
+        let req = p.faithfulness.request(&ctx, schema)?;
+        calls.push(self.call("faithfulness", verifier, req)?);
+        Ok(calls)
+    }
+
+    /// The uniqueness judge's call on candidates `cands` of a question on evidence `ev`.
+    fn uniqueness_call(
+        &self,
+        history: &[Utter],
+        question: &str,
+        ev: &PromptPassage,
+        cands: &[PromptPassage],
+    ) -> Result<Request> {
+        let justify = self.justify;
+        let schema = crate::agents::uniqueness_schema(cands.len(), justify);
+        let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
+        let req = self
+            .job
+            .prompts
+            .uniqueness
+            .request(&ctx, OutputSpec::Schema(schema))?;
+        self.call("uniqueness", &self.verifier, req)
+    }
+
+    /// Whether turn `layer` of dialogue `dialogue` is drawn `unanswerable` and made so (the
+    /// corpus-wide search is on), as the synthesis decides it.
+    fn unanswerable(&self, dialogue: usize, layer: usize) -> bool {
+        let cfg = &self.job.config;
+        cfg.generation.uniqueness.enabled
+            && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
+                == crate::mix::Answerability::Unanswerable
+    }
+
+    /// The first-attempt calls of a turn `[synth.mix]` draws as a kind with its own calls
+    /// (unanswerable, two-passage, conversational); None for an answerable one-passage turn.
+    fn kind_turn(
+        &self,
+        ask: &UserAsk<'_>,
+        question: &str,
+        (path, pos): (&[u32], usize),
+        (dialogue, layer): (usize, usize),
+    ) -> Result<Option<Vec<Request>>> {
+        Ok(if self.unanswerable(dialogue, layer) {
+            Some(self.unanswerable_turn(ask, question, path, pos)?)
+        } else if self.two_passage(dialogue, layer, ask.passages.len()) {
+            Some(self.two_passage_turn(ask, question, ask.history)?)
+        } else if self.conversational(dialogue, layer) {
+            Some(self.conversational_turn(ask.history, question)?)
+        } else {
+            None
+        })
+    }
+
+    /// Whether turn `layer` of dialogue `dialogue` is drawn `conversational` and made so (not
+    /// a first turn), as the synthesis decides it (where the turn before was kept).
+    fn conversational(&self, dialogue: usize, layer: usize) -> bool {
+        let cfg = &self.job.config;
+        layer > 0
+            && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
+                == crate::mix::Answerability::Conversational
+    }
+
+    /// The first-attempt calls of a turn drawn `conversational`: the user agent's message and
+    /// reply, and the verifier's score of its need of a search.
+    fn conversational_turn(&self, history: &[Utter], question: &str) -> Result<Vec<Request>> {
+        let p = &self.job.prompts;
+        let lang = &self.prepared.language;
+        let ctx = json!({"language": lang.name(), "history": history, "feedback": null});
+        let schema = OutputSpec::Schema(crate::agents::conversational_schema());
+        let req = p
+            .user_conversational
+            .request(&ctx, schema)?
+            .with_sampling(crate::agents::with_proposal_room(
+                self.gen_sampling.clone(),
+                lang,
+                self.job.config.generation.rewrites,
+            ))
+            .with_sample(0);
+        let user = self.call("user", &self.gen_ep, req)?;
+        let justify = self.justify;
+        let ctx = json!({"history": history, "question": question, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::score_schema("conversational", justify));
+        let req = p.conversational.request(&ctx, schema)?;
+        let judge = self.call("conversational", &self.verifier, req)?;
+        Ok(vec![user, judge])
+    }
+
+    /// Whether turn `layer` of dialogue `dialogue` is drawn `two_passage` and made so (two
+    /// passages offered at least), as the synthesis decides it.
+    fn two_passage(&self, dialogue: usize, layer: usize, offered: usize) -> bool {
+        let cfg = &self.job.config;
+        let a = cfg.mix.draw(cfg.seed, dialogue, layer);
+        a.two_passage && a.answerability == crate::mix::Answerability::Answerable && offered >= 2
+    }
+
+    /// The first-attempt calls of a turn drawn `two_passage`: the user agent's question on two
+    /// passages, the verifier's verdict, the answerer on both and the faithfulness judge.
+    fn two_passage_turn(
+        &self,
+        ask: &UserAsk<'_>,
+        question: &str,
+        history: &[Utter],
+    ) -> Result<Vec<Request>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let lang = &self.prepared.language;
+        let (gen_ep, verifier) = (self.gen_ep.as_str(), self.verifier.as_str());
+        let ctx = crate::agents::user_context(lang, ask);
+        let schema =
+            crate::agents::two_passage_question_schema(ask.passages.len(), lang, g.rewrites);
+        let req = p
+            .user_two_passage
+            .request(&ctx, OutputSpec::Schema(schema))?
+            .with_sampling(crate::agents::with_proposal_room(
+                self.gen_sampling.clone(),
+                lang,
+                g.rewrites,
+            ))
+            .with_sample(0);
+        let mut calls = vec![self.call("user", gen_ep, req)?];
+        let (a, b) = (&ask.passages[0], &ask.passages[1]);
+        let justify = self.justify;
+        let ctx =
+            json!({"history": history, "question": question, "a": a, "b": b, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::two_passage_schema(justify));
+        calls.push(self.call(
+            "two_passage",
+            verifier,
+            p.two_passage.request(&ctx, schema)?,
+        )?);
+        let both = crate::generate::joined(a, b);
+        let ctx = json!({"language": lang.name(), "passage": both, "history": history, "question": question});
+        let req = p.answer.request(&ctx, OutputSpec::Text)?;
+        let req = req.with_sampling(self.gen_sampling.clone()).with_sample(0);
+        calls.push(self.call("answerer", gen_ep, req)?);
+        let answer = history.get(1).map(|u| u.text.clone()).unwrap_or_default();
+        let ctx = json!({"history": history, "question": question, "passage": both, "answer": answer, "justify": justify});
+        let schema = OutputSpec::Schema(crate::agents::score_schema("faithfulness", justify));
         calls.push(self.call(
             "faithfulness",
             verifier,
             p.faithfulness.request(&ctx, schema)?,
         )?);
-        if g.uniqueness.enabled {
-            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
-                .map(|i| passage(path[(pos + i) % path.len()]))
-                .collect();
-            let schema = crate::agents::uniqueness_schema(cands.len(), justify);
-            let ctx = json!({"history": history, "question": question, "reference": ev, "candidates": cands, "justify": justify});
-            let req = p.uniqueness.request(&ctx, OutputSpec::Schema(schema))?;
-            calls.push(self.call("uniqueness", verifier, req)?);
-        }
         Ok(calls)
+    }
+
+    /// The first-attempt calls of a turn drawn `unanswerable`: the user agent's question and
+    /// the verifier's grades of the passages found (the path's next ones stand in for them).
+    fn unanswerable_turn(
+        &self,
+        ask: &UserAsk<'_>,
+        question: &str,
+        path: &[u32],
+        pos: usize,
+    ) -> Result<Vec<Request>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let lang = &self.prepared.language;
+        let ctx = crate::agents::user_context(lang, ask);
+        let schema = crate::agents::unanswerable_question_schema(lang, g.rewrites);
+        let req = p
+            .user_unanswerable
+            .request(&ctx, OutputSpec::Schema(schema))?
+            .with_sampling(crate::agents::with_proposal_room(
+                self.gen_sampling.clone(),
+                lang,
+                g.rewrites,
+            ))
+            .with_sample(0);
+        let user = self.call("user", &self.gen_ep, req)?;
+        let n = g
+            .uniqueness
+            .judge_candidates
+            .max(crate::generate::UNANSWERABLE_CANDIDATES);
+        let cands: Vec<PromptPassage> = (0..n)
+            .map(|i| {
+                PromptPassage::of(&self.prepared.chunks[path[(pos + i) % path.len()] as usize])
+            })
+            .collect();
+        let schema = crate::agents::unanswerable_schema(n, self.justify);
+        let ctx = json!({"history": ask.history, "question": question, "candidates": cands, "justify": self.justify});
+        let req = p.unanswerable.request(&ctx, OutputSpec::Schema(schema))?;
+        let judge = self.call("unanswerable", &self.verifier, req)?;
+        Ok(vec![user, judge])
     }
 
     /// The user agent's request for one turn, with the prompt, schema and room the synthesis

@@ -28,17 +28,23 @@
 //! steps, sharing `attempt.rs`), `question.rs` (user agent, question guards, humanizer), `verify.rs` (answerability
 //! and the corpus-wide uniqueness check with its hard negatives), `answer.rs` (answerer and
 //! faithfulness), `state.rs` (dialogue state and checkpoint), `record.rs` (accepted turns and
-//! their benchmark form).
+//! their benchmark form), `unanswerable.rs`, `two_passage.rs` and `conversational.rs` (the turns `[synth.mix]` draws of those
+//! kinds).
 
 mod answer;
 mod attempt;
+mod conversational;
 mod question;
 mod record;
 mod schedule;
 mod state;
 mod turn;
+mod two_passage;
+mod unanswerable;
 mod verify;
 
-pub(crate) use record::to_core_turn;
+pub(crate) use record::{TurnRecord, to_core_turn};
 pub(crate) use schedule::{Finish, Generator};
 pub(crate) use state::{DialogueState, GenState, Material, initial_state, load_state};
+pub(crate) use two_passage::joined;
+pub(crate) use unanswerable::UNANSWERABLE_CANDIDATES;

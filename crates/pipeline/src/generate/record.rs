@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use mtr_core::{Gold, Tags, Turn};
 use serde::{Deserialize, Serialize};
 
+use crate::mix::Answerability;
 use crate::turn_types;
 
 /// An accepted turn.
@@ -40,6 +41,14 @@ pub(crate) struct TurnRecord {
     /// The relevance judge's scores of the accepted attempt, when the gate is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<RelevanceScores>,
+    /// The turn's answerability kind (`[synth.mix]`): answerable (left out of the checkpoint,
+    /// as before kinds existed) or unanswerable (no evidence, gold empty).
+    #[serde(default, skip_serializing_if = "is_answerable")]
+    pub kind: Answerability,
+}
+
+fn is_answerable(k: &Answerability) -> bool {
+    *k == Answerability::Answerable
 }
 
 /// What the verifier's relevance gate scored (0-1, the judge's normalised scale).
@@ -60,10 +69,15 @@ impl RelevanceScores {
 
 /// The benchmark turn of an accepted record.
 pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn {
-    let mut gold = vec![Gold {
-        passage_id: t.evidence.clone(),
-        grade: 2,
-    }];
+    // a turn with no evidence (unanswerable) has no gold: bench leaves it out of its measures
+    // and counts it, as it does MTRAG's own
+    let mut gold: Vec<Gold> = (!t.evidence.is_empty())
+        .then(|| Gold {
+            passage_id: t.evidence.clone(),
+            grade: 2,
+        })
+        .into_iter()
+        .collect();
     gold.extend(t.second_evidence.iter().map(|id| Gold {
         passage_id: id.clone(),
         grade: 2,
@@ -73,10 +87,12 @@ pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn 
         grade: *g,
     }));
     let mut extra = BTreeMap::new();
-    extra.insert(
-        "evidence".to_string(),
-        serde_json::Value::from(t.evidence.clone()),
-    );
+    if !t.evidence.is_empty() {
+        extra.insert(
+            "evidence".to_string(),
+            serde_json::Value::from(t.evidence.clone()),
+        );
+    }
     extra.insert(
         "humanized".to_string(),
         serde_json::Value::from(t.original.is_some()),
@@ -106,9 +122,9 @@ pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn 
         answer: Some(t.answer.clone()),
         gold,
         tags: Tags {
-            question_type: Some(turn_types::question_type(&t.question).to_string()),
-            multi_turn_type: Some(turn_types::multi_turn_type(n, t.topic_switch).to_string()),
-            answerability: Some(turn_types::ANSWERABLE.to_string()),
+            question_type: Some(turn_types::question_type_of(t).to_string()),
+            multi_turn_type: Some(turn_types::multi_turn_type_of(n, t).to_string()),
+            answerability: Some(t.kind.as_str().to_string()),
             topic_switch: Some(t.topic_switch),
             topic: Some(format!("topic-{}", t.topic)),
             extra,

@@ -37,6 +37,8 @@ pub(crate) struct Generator<'a> {
     pub opts: &'a GenerationOptions,
     pub progress: &'a dyn Progress,
     pub concurrency: usize,
+    /// `[synth.mix]`: the kind each planned turn is drawn.
+    pub mix: &'a crate::mix::MixOptions,
     /// `--time-budget`: which dialogues may start, and the deadline (see
     /// [`Generator::limit_starts`]).
     pub start_rule: Option<StartRule>,

@@ -27,12 +27,27 @@ use super::state::DialogueState;
 use super::verify::Subject;
 use crate::agents::{CallLog, PromptPassage, Utter};
 use crate::error::Result;
+use crate::mix::Answerability;
+
+/// The kind a turn is made as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// Answerable from one passage (the default, and any kind not made yet).
+    Answerable,
+    /// No passage of the corpus answers it.
+    Unanswerable,
+    /// Two passages of the path answer it together.
+    TwoPassage,
+    /// Needs no retrieval (thanks, a request to clarify).
+    Conversational,
+}
 
 impl Generator<'_> {
     /// Generates turn `layer` of the dialogue: accepts the first attempt that passes every
     /// check, or drops the turn.
     pub(super) async fn turn(&self, st: &mut DialogueState, layer: usize) -> Result<()> {
         let input = self.turn_input(st, layer);
+        let kind = self.kind_made(st, layer);
         // why the last attempt was rejected, as a reason code the user prompt words
         let mut feedback: Option<&'static str> = None;
         let mut last_reason = "user";
@@ -40,11 +55,20 @@ impl Generator<'_> {
         let mut log = std::mem::take(&mut st.log);
         for attempt in 0..self.opts.max_attempts {
             let outcome = self
-                .attempt(st, &input, attempt, feedback, &mut last_evidence, &mut log)
+                .attempt(
+                    st,
+                    (&input, kind),
+                    attempt,
+                    feedback,
+                    &mut last_evidence,
+                    &mut log,
+                )
                 .await;
             match outcome {
                 Ok((evidence, record)) => {
-                    *st.used.entry(evidence).or_default() += 1;
+                    for c in evidence {
+                        *st.used.entry(c).or_default() += 1;
+                    }
                     st.pending_switch = false;
                     st.turns.push(record);
                     st.count("turn/accepted");
@@ -68,16 +92,59 @@ impl Generator<'_> {
         Ok(())
     }
 
-    /// One attempt: every step in order; the accepted turn and its evidence chunk.
+    /// The kind turn `layer` is made as: the mix's draw where the synthesizer can make it,
+    /// else answerable from one passage (drawn and obtained then differ in the report).
+    fn kind_made(&self, st: &DialogueState, layer: usize) -> Made {
+        let asked = self.mix.draw(self.agents.seed, st.index, layer);
+        match asked.answerability {
+            Answerability::Unanswerable if self.can_make_unanswerable() => Made::Unanswerable,
+            // a conversation to react to: not a dialogue's first turn
+            Answerability::Conversational if layer > 0 && !st.turns.is_empty() => {
+                Made::Conversational
+            }
+            // two passages offered at least (a path of one chunk offers one)
+            Answerability::Answerable
+                if asked.two_passage
+                    && self.opts.offer >= 2
+                    && self.material.paths[st.path].len() >= 2 =>
+            {
+                Made::TwoPassage
+            }
+            _ => Made::Answerable,
+        }
+    }
+
+    /// One attempt: every step in order; the accepted turn and its evidence chunks (none for
+    /// an unanswerable turn, two for a two-passage one).
     async fn attempt(
         &self,
         st: &mut DialogueState,
-        input: &TurnInput,
+        (input, kind): (&TurnInput, Made),
         attempt: usize,
         feedback: Option<&'static str>,
         last_evidence: &mut Option<u32>,
         log: &mut CallLog,
-    ) -> Step<(u32, TurnRecord)> {
+    ) -> Step<(Vec<u32>, TurnRecord)> {
+        match kind {
+            Made::Unanswerable => {
+                let record = self
+                    .unanswerable_attempt(st, input, attempt, feedback, log)
+                    .await?;
+                return Ok((Vec::new(), record));
+            }
+            Made::TwoPassage => {
+                return self
+                    .two_passage_attempt(st, input, (attempt, feedback), last_evidence, log)
+                    .await;
+            }
+            Made::Conversational => {
+                let record = self
+                    .conversational_attempt(st, input, attempt, feedback, log)
+                    .await?;
+                return Ok((Vec::new(), record));
+            }
+            Made::Answerable => {}
+        }
         let p = self.ask(st, input, attempt, feedback, log).await?;
         let evidence = input.offered[p.passage];
         *last_evidence = Some(evidence);
@@ -114,8 +181,9 @@ impl Generator<'_> {
             faithfulness,
             attempts: attempt as u32 + 1,
             relevance: verified.relevance,
+            kind: Answerability::Answerable,
         };
-        Ok((evidence, record))
+        Ok((vec![evidence], record))
     }
 
     /// What the attempts of the dialogue's next turn share.

@@ -57,6 +57,15 @@ fn job(out: &Path, budget: Option<Duration>) -> SynthJob {
         style: crate::style::StyleOptions {
             profile: Some("concise".into()),
         },
+        // the answerable single-passage turns these plans were measured for: an unanswerable
+        // turn's two calls put more of a dialogue's time on the judge, whose prompts share
+        // less (`the_plan_counts_on_the_prompt_caches_where_the_servers_keep_them`)
+        mix: crate::MixOptions {
+            partial: 0.0,
+            unanswerable: 0.0,
+            conversational: 0.0,
+            two_passage: 0.0,
+        },
         ..Default::default()
     };
     let mut job = SynthJob::new(corpus, out, cfg, SynthPrompts::builtin().unwrap());
@@ -354,8 +363,8 @@ async fn a_run_stops_at_a_turn_boundary_before_its_budget_would_be_passed() {
 
     // unbudgeted: how long a turn takes on this clock
     let time = crate::ManualTime::default();
-    let fake = clocked_fake_server(&time).await;
-    let llm = llm_of_unknown_speed(&fake, &tmp.path().join("a.sqlite")).await;
+    let fake_all = clocked_fake_server(&time).await;
+    let llm = llm_of_unknown_speed(&fake_all, &tmp.path().join("a.sqlite")).await;
     let all = crate::synthesize(
         &clocked_job(&tmp.path().join("a"), None, &time),
         &llm,
@@ -388,4 +397,33 @@ async fn a_run_stops_at_a_turn_boundary_before_its_budget_would_be_passed() {
     assert!(b.left >= 1, "{b:?}");
     let written = read(&out.join("dialogues.jsonl"));
     assert_eq!(written.lines().count(), run.dialogues);
+    // the first dialogue stopped between two of its turns, and the run says so
+    assert!(b.stopped_at_turn_boundary >= 1, "{b:?}");
+    let report = read(&out.join("synth_report.md"));
+    assert!(
+        report.contains("stopped at a turn boundary, before a turn that would have ended past the budget; their verified turns are kept"),
+        "{report}"
+    );
+    let manifest: toml::Table = toml::from_str(&read(&out.join("benchmark.toml"))).unwrap();
+    assert!(
+        manifest["extra"]["synth"]["time_budget"]["stopped_at_turn_boundary"]
+            .as_integer()
+            .is_some_and(|n| n >= 1)
+    );
+
+    // a rerun with no budget goes on from that boundary: the same benchmark as the run
+    // without a budget, with as many calls in both runs together as it made alone
+    let calls_first = fake.chat_calls();
+    let j = clocked_job(&out, None, &time);
+    let rerun = crate::synthesize(&j, &llm, &progress).await.unwrap();
+    assert_eq!(rerun.turns, all.turns);
+    assert_eq!(
+        read(&out.join("dialogues.jsonl")),
+        read(&tmp.path().join("a").join("dialogues.jsonl"))
+    );
+    assert_eq!(
+        calls_first + (fake.chat_calls() - calls_first),
+        fake_all.chat_calls(),
+        "no call repeated"
+    );
 }

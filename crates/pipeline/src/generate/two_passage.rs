@@ -1,0 +1,122 @@
+//! A turn drawn `two_passage` by `[synth.mix]`: the user agent chooses two of the passages it
+//! is offered (one topic path) and asks one question that needs a fact from each, a comparison
+//! or two facts at once; the text guards check it as any question; the verifier grades each
+//! passage alone and both together ([`Agents::two_passage`]) and keeps the question only when
+//! both together answer it (at least `min_answerability`), neither alone answers all of it,
+//! and each answers a part with its quote found in it; the answerer then answers from both
+//! and its faithfulness is checked as for any turn. Both passages are gold (grade 2: the first
+//! as `evidence`, the second as `second_evidence`); the turn is tagged `Comparative` when its
+//! wording compares, else `Composite`. Not humanized, and not searched for hard negatives:
+//! the two golds are what the question is made of.
+//!
+//! [`Agents::two_passage`]: crate::agents::Agents::two_passage
+
+use super::attempt::{Step, TurnInput, reject};
+use super::record::TurnRecord;
+use super::schedule::Generator;
+use super::state::DialogueState;
+use crate::agents::{CallLog, PromptPassage, TwoPassageVerdict, UserAsk};
+use crate::mix::Answerability;
+use crate::text_rules::quote_supported;
+
+impl Generator<'_> {
+    /// One attempt of a turn drawn `two_passage`: the accepted record and its two evidence
+    /// chunks, or a rejection.
+    pub(super) async fn two_passage_attempt(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        (attempt, feedback): (usize, Option<&'static str>),
+        last_evidence: &mut Option<u32>,
+        log: &mut CallLog,
+    ) -> Step<(Vec<u32>, TurnRecord)> {
+        let sample = (st.round * self.opts.max_attempts + attempt) as u32;
+        let ask = UserAsk {
+            history: &input.history,
+            asked: &input.asked,
+            passages: &input.passages,
+            first: input.first,
+            switch: input.switch,
+            feedback,
+            rewrite: self.opts.rewrites,
+        };
+        let proposal = self.agents.user_two_passage(&ask, sample, log).await?;
+        let tp = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
+        let (a, b) = tp.passages;
+        *last_evidence = Some(input.offered[a]);
+        let standalone = self.check_question(st, input, &tp.proposal)?;
+        let question = tp.proposal.question;
+        let (pa, pb) = (&input.passages[a], &input.passages[b]);
+        let verdict = self
+            .agents
+            .two_passage(&input.history, &question, (pa, pb), log)
+            .await?;
+        let both = self.needs_both(st, verdict, (pa, pb))?;
+        let together = joined(pa, pb);
+        let (answer, faithfulness) = self
+            .answer(st, &question, &standalone, &together, input, log)
+            .await?;
+        st.count("two_passage/verified");
+        let (ca, cb) = (input.offered[a], input.offered[b]);
+        let id = |c: u32| self.material.chunks[c as usize].id.clone();
+        let record = TurnRecord {
+            layer: input.layer,
+            question,
+            original: None,
+            standalone,
+            answer,
+            evidence: id(ca),
+            second_evidence: Some(id(cb)),
+            extra_golds: Vec::new(),
+            topic_switch: input.switch,
+            topic: input.topic,
+            path: st.path,
+            answerability: Some(both),
+            faithfulness,
+            attempts: attempt as u32 + 1,
+            relevance: None,
+            kind: Answerability::Answerable,
+        };
+        Ok((vec![ca, cb], record))
+    }
+
+    /// The verifier's verdict checked: both together answer (the score returned), neither
+    /// alone answers all, each answers a part with its quote found in it.
+    fn needs_both(
+        &self,
+        st: &mut DialogueState,
+        verdict: Option<TwoPassageVerdict>,
+        (pa, pb): (&PromptPassage, &PromptPassage),
+    ) -> Step<i64> {
+        let Some(v) = verdict else {
+            return Err(reject(st, "two_passage/judge_failed", "two_passage", None));
+        };
+        let f = Some("not_answerable");
+        if v.both < self.opts.min_answerability {
+            return Err(reject(st, "two_passage/low_score", "two_passage", f));
+        }
+        if v.a == 2 || v.b == 2 {
+            let f = Some("one_suffices");
+            return Err(reject(st, "two_passage/one_suffices", "two_passage", f));
+        }
+        let part =
+            |g: i64, quote: &str, p: &PromptPassage| g >= 1 && quote_supported(quote, &p.text);
+        if !part(v.a, &v.quote_a, pa) || !part(v.b, &v.quote_b, pb) {
+            return Err(reject(st, "two_passage/one_unused", "two_passage", f));
+        }
+        Ok(v.both)
+    }
+}
+
+/// The two passages as the answerer reads them: one evidence, the second after the first.
+pub(crate) fn joined(a: &PromptPassage, b: &PromptPassage) -> PromptPassage {
+    let head = |p: &PromptPassage| match &p.section {
+        Some(s) => format!("{} / {s}", p.title),
+        None => p.title.clone(),
+    };
+    PromptPassage {
+        title: head(a),
+        section: None,
+        text: format!("{}\n\n{}\n\n{}", a.text, head(b), b.text),
+    }
+}

@@ -1,0 +1,132 @@
+//! A turn drawn `unanswerable` by `[synth.mix]`: the user agent asks a question on the
+//! dialogue's subject that the passages it is shown do not answer; the text guards check it
+//! as any question; the corpus-wide search of the uniqueness check finds the passages best
+//! for it and the verifier grades them ([`Agents::unanswerable`]); the turn is kept only when
+//! none answers it (a grade counts only with its quote found in that passage, as in the
+//! uniqueness check). Its gold is empty, its reference answer says that the documents do not
+//! hold the answer, and it is tagged `answerability = unanswerable`. Not humanized: the
+//! humanizer's rewrite could only be checked again at the price of a second search and judge.
+//!
+//! [`Agents::unanswerable`]: crate::agents::Agents::unanswerable
+
+use super::attempt::{Step, TurnInput, reject};
+use super::record::TurnRecord;
+use super::schedule::Generator;
+use super::state::DialogueState;
+use crate::agents::{CallLog, PromptPassage, UserAsk};
+use crate::lang::Language;
+use crate::mix::Answerability;
+use crate::text_rules::quote_supported;
+
+/// Passages of the corpus-wide search the verifier grades for an unanswerable question, at
+/// least (the uniqueness check's `judge_candidates` when larger).
+pub(crate) const UNANSWERABLE_CANDIDATES: usize = 3;
+
+/// The reference answer of an unanswerable turn, in the corpus language (English where no
+/// other is written).
+pub(crate) fn not_found_answer(lang: &Language) -> &'static str {
+    match lang.code() {
+        "zh" => "文档中没有找到这个问题的答案。",
+        _ => "I could not find the answer to this in the documents.",
+    }
+}
+
+impl Generator<'_> {
+    /// Whether a turn drawn `unanswerable` can be made: only with the corpus-wide search,
+    /// which verifies it (a drawn turn is made answerable otherwise).
+    pub(super) fn can_make_unanswerable(&self) -> bool {
+        self.search.is_some() && self.opts.uniqueness.enabled
+    }
+
+    /// One attempt of a turn drawn `unanswerable`: the accepted record, or a rejection.
+    pub(super) async fn unanswerable_attempt(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        attempt: usize,
+        feedback: Option<&'static str>,
+        log: &mut CallLog,
+    ) -> Step<TurnRecord> {
+        let sample = (st.round * self.opts.max_attempts + attempt) as u32;
+        let ask = UserAsk {
+            history: &input.history,
+            asked: &input.asked,
+            passages: &input.passages,
+            first: input.first,
+            switch: input.switch,
+            feedback,
+            rewrite: self.opts.rewrites,
+        };
+        let proposal = self.agents.user_unanswerable(&ask, sample, log).await?;
+        let p = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
+        let standalone = self.check_question(st, input, &p)?;
+        self.none_answers(st, input, &p.question, log).await?;
+        st.count("unanswerable/verified");
+        Ok(TurnRecord {
+            layer: input.layer,
+            question: p.question,
+            original: None,
+            standalone,
+            answer: not_found_answer(self.agents.language).to_string(),
+            evidence: String::new(),
+            second_evidence: None,
+            extra_golds: Vec::new(),
+            topic_switch: input.switch,
+            topic: input.topic,
+            path: st.path,
+            answerability: None,
+            faithfulness: 0,
+            attempts: attempt as u32 + 1,
+            relevance: None,
+            kind: Answerability::Unanswerable,
+        })
+    }
+
+    /// The verifier: the passages the corpus-wide search finds best for `question` (with the
+    /// conversation), graded; a rejection when one answers it, in whole or in part.
+    async fn none_answers(
+        &self,
+        st: &mut DialogueState,
+        input: &TurnInput,
+        question: &str,
+        log: &mut CallLog,
+    ) -> Step<()> {
+        let Some(search) = self.search else {
+            return Err(reject(st, "unanswerable/no_search", "unanswerable", None));
+        };
+        let o = &self.opts.uniqueness;
+        let query = search.query_text(&input.core_history, question)?;
+        let want = o.judge_candidates.max(UNANSWERABLE_CANDIDATES);
+        let hits = search.search(&query, o.retrieve_k.max(want), &[]).await?;
+        let found: Vec<PromptPassage> = hits
+            .iter()
+            .filter_map(|h| self.material.by_id.get(&h.id).map(|&c| self.passage(c)))
+            .take(want)
+            .collect();
+        if found.is_empty() {
+            // nothing in the corpus shares a word with it
+            return Ok(());
+        }
+        let graded = self
+            .agents
+            .unanswerable(&input.history, question, &found, log)
+            .await?;
+        let Some(graded) = graded else {
+            return Err(reject(
+                st,
+                "unanswerable/judge_failed",
+                "unanswerable",
+                None,
+            ));
+        };
+        let answered = graded
+            .iter()
+            .zip(&found)
+            .any(|((g, quote), p)| *g >= 1 && quote_supported(quote, &p.text));
+        if answered {
+            let f = Some("answered");
+            return Err(reject(st, "unanswerable/answered", "unanswerable", f));
+        }
+        Ok(())
+    }
+}
