@@ -13,15 +13,15 @@
 //! - [`pool_record`]: `pool.json`, what was pooled, for a review to score the runs again;
 //! - [`files`]: `judgements.jsonl`, `summary.json` and the report;
 //! - [`judge_holes`]: the job, end to end;
-//! - [`review`]: what reviewers' labels on the holes say (`mtr review DIR`), and the flagged
+//! - [`hole_review`]: what reviewers' labels on the holes say (`mtr review DIR`), and the flagged
 //!   queue of the holes that move the runs most.
 
 mod effect;
 mod files;
 mod hole_pool;
+mod hole_review;
 mod judge_holes;
 mod pool_record;
-mod review;
 mod run_scoring;
 mod verdicts;
 
@@ -30,7 +30,7 @@ pub use files::{
     JUDGEMENTS, SUMMARY, attach_review, is_judge_dir, read_summary, read_verdicts, review_of,
 };
 pub use hole_pool::{Hole, HolePlan, NamedRun, plan_holes, read_named_runs};
+pub use hole_review::{HoleReview, RunReview, queue as review_queue};
 pub use judge_holes::{HoleJob, HoleOutcome, judge_holes};
 pub use pool_record::{AUDIT_DIR, Pool, PoolRun, read_pool};
-pub use review::{HoleReview, RunReview, queue as review_queue};
 pub use verdicts::{HoleVerdict, JudgeGrade, filled_qrels};

@@ -43,9 +43,14 @@ pub async fn run_within(
     );
     let (judged, judgements) =
         stages::judge::judge(bench, &job, &judging, &planned, &reuse, time).await?;
-    let human_judged =
-        stages::human::judge_human(&job, &judging, &planned, &reuse, judged.stopped.is_some())
-            .await?;
+    let human_judged = stages::human_labels::judge_human(
+        &job,
+        &judging,
+        &planned,
+        &reuse,
+        judged.stopped.is_some(),
+    )
+    .await?;
     if planned.dry_run {
         return Ok(stages::judge::dry_run(llm, &judged, &judgements));
     }

@@ -6,7 +6,7 @@
 //! 3. [`judge`]: every unit fitted to the judges' context and judged (rating dimensions while
 //!    the hard negatives are retrieved, then the discriminability pools); a dry run stops after
 //!    the human stage;
-//! 4. [`human`]: the human calibration set loaded and judged (`--human-labels`);
+//! 4. [`human_labels`]: the human calibration set loaded and judged (`--human-labels`);
 //! 5. [`score`]: item scores, and whether the audit stopped early;
 //! 6. [`verify`]: missing-gold candidates rated pointwise by every judge;
 //! 7. [`calibrate`]: the judges against the human labels;
@@ -20,7 +20,7 @@
 //! [`crate::output`]).
 
 pub(crate) mod calibrate;
-pub(crate) mod human;
+pub(crate) mod human_labels;
 pub(crate) mod judge;
 pub(crate) mod output_folder;
 pub(crate) mod plan;

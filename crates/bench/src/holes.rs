@@ -205,7 +205,7 @@ impl Judged {
     }
 }
 
-pub(crate) mod report;
+pub(crate) mod report_cells;
 
 #[cfg(test)]
 mod tests;

@@ -172,13 +172,13 @@ fn leaderboard(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
             },
             holes.map_or(String::new(), |_| format!(
                 " {} |",
-                crate::holes::report::judged_cell(s.holes.as_ref())
+                crate::holes::report_cells::judged_cell(s.holes.as_ref())
             )),
             measure_cell(s, &r.main_measure, true),
             significance_mark(r, &s.name),
             holes.map_or(String::new(), |_| format!(
                 " {} |",
-                crate::holes::report::filled_cell(s.holes.as_ref(), &r.main_measure, true)
+                crate::holes::report_cells::filled_cell(s.holes.as_ref(), &r.main_measure, true)
             )),
         );
         for m in &others {
@@ -187,7 +187,7 @@ fn leaderboard(o: &mut String, r: &BenchResult, systems: &[&SystemResult]) {
                 let _ = write!(
                     o,
                     " {} |",
-                    crate::holes::report::filled_cell(s.holes.as_ref(), &m.id, false)
+                    crate::holes::report_cells::filled_cell(s.holes.as_ref(), &m.id, false)
                 );
             }
         }
@@ -214,7 +214,11 @@ fn leaderboard_head(
 ) {
     let holes = r.holes.as_ref();
     if let Some(h) = holes {
-        let _ = writeln!(o, "{}\n", crate::holes::report::explanation(h, main_label));
+        let _ = writeln!(
+            o,
+            "{}\n",
+            crate::holes::report_cells::explanation(h, main_label)
+        );
     }
     let filled = |l: &str| holes.map_or(String::new(), |_| format!(" {l} filled |"));
     let _ = write!(

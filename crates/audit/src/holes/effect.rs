@@ -63,7 +63,7 @@ pub struct HoleSummary {
     pub kendall_tau_interval: BTreeMap<String, TauInterval>,
     /// What reviewers' labels on the holes say (`mtr review DIR`); absent without labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review: Option<super::review::HoleReview>,
+    pub review: Option<super::hole_review::HoleReview>,
 }
 
 /// A percentile bootstrap interval of a tau-b.

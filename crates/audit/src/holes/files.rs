@@ -60,7 +60,7 @@ pub fn read_summary(dir: &Path) -> Result<HoleSummary> {
 /// Computes the Reviewed figures of the judge folder `dir` from its reviewers' labels and
 /// writes `summary.json` and the reports again with them; returns them (`None` without a
 /// usable label).
-pub fn attach_review(dir: &Path) -> Result<Option<super::review::HoleReview>> {
+pub fn attach_review(dir: &Path) -> Result<Option<super::hole_review::HoleReview>> {
     let mut summary = read_summary(dir)?;
     summary.review = review_of(dir)?;
     write_outputs(dir, &read_verdicts(dir)?, &summary)?;
@@ -69,10 +69,10 @@ pub fn attach_review(dir: &Path) -> Result<Option<super::review::HoleReview>> {
 
 /// The Reviewed figures of the judge folder `dir` from the labels on disk now (`None` without a
 /// usable label); nothing is written.
-pub fn review_of(dir: &Path) -> Result<Option<super::review::HoleReview>> {
+pub fn review_of(dir: &Path) -> Result<Option<super::hole_review::HoleReview>> {
     let pool = read_pool(dir)?;
     let verdicts = read_verdicts(dir)?;
-    super::review::reviewed(dir, &pool, &verdicts)
+    super::hole_review::reviewed(dir, &pool, &verdicts)
 }
 
 /// Reads `judgements.jsonl` back.
@@ -184,7 +184,7 @@ fn pct(e: &crate::summary::review::ReviewEstimate) -> String {
 
 /// The Reviewed section: per run, the share of its holes that are relevant three ways and its
 /// measures with the reviewers' labels.
-fn reviewed(r: &super::review::HoleReview, k: usize) -> Vec<Block> {
+fn reviewed(r: &super::hole_review::HoleReview, k: usize) -> Vec<Block> {
     let (p, n) = (format!("P_{k}"), format!("ndcg_cut_{k}"));
     let rows = r
         .runs

@@ -73,7 +73,7 @@ pub async fn judge_holes(
     let mut summary = summarise(job.qrels, &filled, job.runs, job.plan, &verdicts, tau)?;
     let pool = Pool::of(job.qrels, job.runs, job.plan.depth);
     write_pool(&dir, &pool)?;
-    summary.review = super::review::reviewed(&dir, &pool, &verdicts)?;
+    summary.review = super::hole_review::reviewed(&dir, &pool, &verdicts)?;
     write_outputs(&dir, &verdicts, &summary)?;
     Ok(HoleOutcome::Judged(Box::new(summary)))
 }

@@ -7,7 +7,7 @@ use crate::human::annotator_agreement::{HumanCalibration, HumanLabels};
 use crate::human::calibration;
 use crate::job::AuditJob;
 use crate::judges::record::Judgement;
-use crate::stages::human::HumanJudged;
+use crate::stages::human_labels::HumanJudged;
 use crate::stages::plan::Planned;
 use crate::stages::score::Scored;
 

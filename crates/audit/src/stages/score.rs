@@ -7,7 +7,7 @@ use crate::config::AuditSettings;
 use crate::items::aggregate::{ItemScore, score_items};
 use crate::judges::engine::Judged;
 use crate::judges::record::Judgement;
-use crate::stages::human::HumanJudged;
+use crate::stages::human_labels::HumanJudged;
 use crate::stages::plan::Planned;
 
 /// What was judged, scored.

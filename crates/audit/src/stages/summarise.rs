@@ -17,7 +17,7 @@ use crate::judges::context::ContextInfo;
 use crate::judges::prompts::passage_display;
 use crate::judges::record::Judgement;
 use crate::report::excerpt;
-use crate::stages::human::HumanJudged;
+use crate::stages::human_labels::HumanJudged;
 use crate::stages::judge::Judgements;
 use crate::stages::plan::Planned;
 use crate::stages::score::Scored;

@@ -75,7 +75,7 @@ fn board_header(o: &mut String, b: &Board) {
         let _ = writeln!(o, "{}", super::robust::markdown_header(l));
     }
     if let Some(h) = &b.holes {
-        let _ = writeln!(o, "{}\n", crate::holes::report::explanation(h, &main));
+        let _ = writeln!(o, "{}\n", crate::holes::report_cells::explanation(h, &main));
     }
 }
 
@@ -140,7 +140,7 @@ fn table_row(o: &mut String, b: &Board, r: &super::Row) {
         holes.map_or(String::new(), |_| {
             format!(
                 " {} |",
-                crate::holes::report::filled_cell(row_holes, id, main)
+                crate::holes::report_cells::filled_cell(row_holes, id, main)
             )
         })
     };
@@ -173,7 +173,11 @@ fn table_row(o: &mut String, b: &Board, r: &super::Row) {
     };
     let _ = write!(o, " {} | {depth} |", versus_cell(b, r));
     if holes.is_some() {
-        let _ = write!(o, " {} |", crate::holes::report::judged_cell(row_holes));
+        let _ = write!(
+            o,
+            " {} |",
+            crate::holes::report_cells::judged_cell(row_holes)
+        );
     }
     for m in others(b) {
         let v = match r.measures.get(&m.id) {
