@@ -1,11 +1,14 @@
 //! What every step of one turn's attempt shares: the turn's input, how an attempt stops
 //! ([`Stop`]: rejected at a stage, or an error), and [`reject`], which counts the event. The
-//! steps (`question.rs`, `verify.rs`, `answer.rs`) and the attempt loop (`turn.rs`) speak it.
+//! steps (`question.rs`, `verify.rs`, `answer.rs`, and the other kinds' `unanswerable.rs`,
+//! `two_passage.rs`, `conversational.rs`) and the attempt loop (`turn.rs`) speak it; each
+//! builds the user agent's view from [`TurnInput::user_ask`].
 
 use mtr_core::Turn;
 
+use super::schedule::Generator;
 use super::state::DialogueState;
-use crate::agents::{PromptPassage, Utter};
+use crate::agents::{PromptPassage, UserAsk, Utter};
 
 /// What every attempt of one turn shares: the conversation so far and the passages offered.
 pub(super) struct TurnInput {
@@ -25,6 +28,36 @@ pub(super) struct TurnInput {
     pub switch: bool,
     /// The coarse topic of the dialogue's current path.
     pub topic: usize,
+}
+
+impl TurnInput {
+    /// What the user agent is shown for an attempt of this turn, whatever its kind: the
+    /// history, the earlier questions `asked`, the passages offered, where the turn stands,
+    /// and why the last attempt was rejected.
+    pub(super) fn user_ask<'a>(
+        &'a self,
+        asked: &'a [String],
+        feedback: Option<&'a str>,
+        rewrite: bool,
+    ) -> UserAsk<'a> {
+        UserAsk {
+            history: &self.history,
+            asked,
+            passages: &self.passages,
+            first: self.first,
+            switch: self.switch,
+            feedback,
+            rewrite,
+        }
+    }
+}
+
+impl Generator<'_> {
+    /// The sampling index of an attempt: one per round of the dialogue and attempt, so that
+    /// a retried attempt is asked again rather than answered from the cache.
+    pub(super) fn attempt_sample(&self, st: &DialogueState, attempt: usize) -> u32 {
+        (st.round * self.opts.max_attempts + attempt) as u32
+    }
 }
 
 /// Why an attempt ended without a turn.

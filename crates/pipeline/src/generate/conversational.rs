@@ -34,7 +34,7 @@ impl Generator<'_> {
         feedback: Option<&'static str>,
         log: &mut CallLog,
     ) -> Step<TurnRecord> {
-        let sample = (st.round * self.opts.max_attempts + attempt) as u32;
+        let sample = self.attempt_sample(st, attempt);
         let written = self
             .agents
             .user_conversational(&input.history, (sample, feedback), log)

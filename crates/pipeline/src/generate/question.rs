@@ -11,7 +11,7 @@ use super::attempt::{Step, TurnInput, reject};
 use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
-use crate::agents::{CallLog, UserAsk, UserDraw, UserProposal, Utter};
+use crate::agents::{CallLog, UserDraw, UserProposal, Utter};
 use crate::error::Result;
 use crate::style::TurnStyle;
 use crate::text_rules::{
@@ -28,17 +28,9 @@ impl Generator<'_> {
         feedback: Option<&'static str>,
         log: &mut CallLog,
     ) -> Step<UserProposal> {
-        let sample = (st.round * self.opts.max_attempts + attempt) as u32;
+        let sample = self.attempt_sample(st, attempt);
         let unseen = unseen_questions(&input.asked, &input.history);
-        let ask = UserAsk {
-            history: &input.history,
-            asked: &unseen,
-            passages: &input.passages,
-            first: input.first,
-            switch: input.switch,
-            feedback,
-            rewrite: self.opts.rewrites,
-        };
+        let ask = input.user_ask(&unseen, feedback, self.opts.rewrites);
         let style = self.turn_style(st, input);
         let proposal = self
             .agents

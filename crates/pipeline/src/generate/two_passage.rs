@@ -15,7 +15,7 @@ use super::attempt::{Step, TurnInput, reject};
 use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
-use crate::agents::{CallLog, PromptPassage, TwoPassageVerdict, UserAsk};
+use crate::agents::{CallLog, PromptPassage, TwoPassageVerdict};
 use crate::mix::Answerability;
 use crate::text_rules::quote_supported;
 
@@ -30,16 +30,8 @@ impl Generator<'_> {
         last_evidence: &mut Option<u32>,
         log: &mut CallLog,
     ) -> Step<(Vec<u32>, TurnRecord)> {
-        let sample = (st.round * self.opts.max_attempts + attempt) as u32;
-        let ask = UserAsk {
-            history: &input.history,
-            asked: &input.asked,
-            passages: &input.passages,
-            first: input.first,
-            switch: input.switch,
-            feedback,
-            rewrite: self.opts.rewrites,
-        };
+        let sample = self.attempt_sample(st, attempt);
+        let ask = input.user_ask(&input.asked, feedback, self.opts.rewrites);
         let proposal = self.agents.user_two_passage(&ask, sample, log).await?;
         let tp = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
         let (a, b) = tp.passages;

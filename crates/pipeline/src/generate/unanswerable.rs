@@ -13,7 +13,7 @@ use super::attempt::{Step, TurnInput, reject};
 use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
-use crate::agents::{CallLog, PromptPassage, UserAsk};
+use crate::agents::{CallLog, PromptPassage};
 use crate::lang::Language;
 use crate::mix::Answerability;
 use crate::text_rules::quote_supported;
@@ -47,16 +47,8 @@ impl Generator<'_> {
         feedback: Option<&'static str>,
         log: &mut CallLog,
     ) -> Step<TurnRecord> {
-        let sample = (st.round * self.opts.max_attempts + attempt) as u32;
-        let ask = UserAsk {
-            history: &input.history,
-            asked: &input.asked,
-            passages: &input.passages,
-            first: input.first,
-            switch: input.switch,
-            feedback,
-            rewrite: self.opts.rewrites,
-        };
+        let sample = self.attempt_sample(st, attempt);
+        let ask = input.user_ask(&input.asked, feedback, self.opts.rewrites);
         let proposal = self.agents.user_unanswerable(&ask, sample, log).await?;
         let p = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
         let standalone = self.check_question(st, input, &p)?;
