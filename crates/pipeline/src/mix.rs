@@ -16,7 +16,7 @@ use rand::RngExt as _;
 use serde::{Deserialize, Serialize};
 
 use crate::generate::GenState;
-use crate::turn_types::{MTRAG_MIX, MTRAG_TURNS};
+use crate::turn_types::{Answerability, MTRAG_MIX, MTRAG_TURNS};
 
 /// Salt of the mix's stream, xored into a dialogue's own ([`mtr_core::rng::purpose::dialogue`])
 /// so the mix's draws do not move the dialogue's switch draws.
@@ -59,41 +59,6 @@ impl Default for MixOptions {
             conversational: mtrag_share("answerability", "conversational"),
             two_passage: (mtrag(q, "Composite") + mtrag(q, "Comparative")) as f64
                 / MTRAG_TURNS as f64,
-        }
-    }
-}
-
-/// A turn's answerability kind, in MTRAG's spelling.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Answerability {
-    /// The gold passages answer the question.
-    #[default]
-    Answerable,
-    /// The corpus answers the question in part.
-    Partial,
-    /// No passage of the corpus answers the question.
-    Unanswerable,
-    /// No retrieval need.
-    Conversational,
-}
-
-impl Answerability {
-    /// Every kind, in the report's order.
-    pub const ALL: [Answerability; 4] = [
-        Answerability::Answerable,
-        Answerability::Partial,
-        Answerability::Unanswerable,
-        Answerability::Conversational,
-    ];
-
-    /// The `answerability` tag's value (MTRAG's importer spelling).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answerability::Answerable => "answerable",
-            Answerability::Partial => "partial",
-            Answerability::Unanswerable => "unanswerable",
-            Answerability::Conversational => "conversational",
         }
     }
 }

@@ -7,8 +7,44 @@
 //! off the question's wording ([`question_type`]), a rule anyone can check, not a model's
 //! label.
 
+use serde::{Deserialize, Serialize};
+
 use crate::generate::TurnRecord;
-use crate::mix::Answerability;
+
+/// A turn's answerability kind, in MTRAG's spelling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Answerability {
+    /// The gold passages answer the question.
+    #[default]
+    Answerable,
+    /// The corpus answers the question in part.
+    Partial,
+    /// No passage of the corpus answers the question.
+    Unanswerable,
+    /// No retrieval need.
+    Conversational,
+}
+
+impl Answerability {
+    /// Every kind, in the report's order.
+    pub const ALL: [Answerability; 4] = [
+        Answerability::Answerable,
+        Answerability::Partial,
+        Answerability::Unanswerable,
+        Answerability::Conversational,
+    ];
+
+    /// The `answerability` tag's value (MTRAG's importer spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answerability::Answerable => "answerable",
+            Answerability::Partial => "partial",
+            Answerability::Unanswerable => "unanswerable",
+            Answerability::Conversational => "conversational",
+        }
+    }
+}
 
 /// MTRAG's turn types among its user turns, from the enrichments of
 /// `../shared/data/mtrag/conversations_{clapnq,govt}.jsonl` (two of its four domains, 438 user

@@ -394,7 +394,7 @@ impl<'a> Planner<'a> {
         let cfg = &self.job.config;
         cfg.generation.uniqueness.enabled
             && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
-                == crate::mix::Answerability::Unanswerable
+                == crate::turn_types::Answerability::Unanswerable
     }
 
     /// The first-attempt calls of a turn `[synth.mix]` draws as a kind with its own calls
@@ -423,7 +423,7 @@ impl<'a> Planner<'a> {
         let cfg = &self.job.config;
         layer > 0
             && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
-                == crate::mix::Answerability::Conversational
+                == crate::turn_types::Answerability::Conversational
     }
 
     /// The first-attempt calls of a turn drawn `conversational`: the user agent's message and
@@ -456,7 +456,9 @@ impl<'a> Planner<'a> {
     fn two_passage(&self, dialogue: usize, layer: usize, offered: usize) -> bool {
         let cfg = &self.job.config;
         let a = cfg.mix.draw(cfg.seed, dialogue, layer);
-        a.two_passage && a.answerability == crate::mix::Answerability::Answerable && offered >= 2
+        a.two_passage
+            && a.answerability == crate::turn_types::Answerability::Answerable
+            && offered >= 2
     }
 
     /// The first-attempt calls of a turn drawn `two_passage`: the user agent's question on two

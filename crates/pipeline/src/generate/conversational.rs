@@ -15,8 +15,8 @@ use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
 use crate::agents::CallLog;
-use crate::mix::Answerability;
 use crate::text_rules::in_language;
+use crate::turn_types::Answerability;
 
 /// The highest need of a search (1-5) a conversational message may be scored.
 const MAX_SEARCH_NEED: i64 = 2;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use mtr_core::{Gold, Tags, Turn};
 use serde::{Deserialize, Serialize};
 
-use crate::mix::Answerability;
 use crate::turn_types;
+use crate::turn_types::Answerability;
 
 /// An accepted turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

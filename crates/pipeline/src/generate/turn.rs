@@ -27,7 +27,7 @@ use super::state::DialogueState;
 use super::verify::Subject;
 use crate::agents::{CallLog, PromptPassage, Utter};
 use crate::error::Result;
-use crate::mix::Answerability;
+use crate::turn_types::Answerability;
 
 /// The kind a turn is made as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,8 +16,8 @@ use super::record::TurnRecord;
 use super::schedule::Generator;
 use super::state::DialogueState;
 use crate::agents::{CallLog, PromptPassage, TwoPassageVerdict};
-use crate::mix::Answerability;
 use crate::text_rules::quote_supported;
+use crate::turn_types::Answerability;
 
 impl Generator<'_> {
     /// One attempt of a turn drawn `two_passage`: the accepted record and its two evidence

@@ -15,8 +15,8 @@ use super::schedule::Generator;
 use super::state::DialogueState;
 use crate::agents::{CallLog, PromptPassage};
 use crate::lang::Language;
-use crate::mix::Answerability;
 use crate::text_rules::quote_supported;
+use crate::turn_types::Answerability;
 
 /// Passages of the corpus-wide search the verifier grades for an unanswerable question, at
 /// least (the uniqueness check's `judge_candidates` when larger).
