@@ -281,6 +281,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     );
     println!("report: {}", outcome.out.join("synth_report.md").display());
     let spend = super::spend::write(&outcome.out, &spend_job, &llm, s.cost_total_usd)?;
+    let work = &spend.this_run.server_work;
+    if let Some(line) = mtr_llm::server_work::per_turn_line(work, outcome.turns) {
+        eprintln!("{line}");
+    }
     if let Some(spent) = spend.spent_usd {
         println!(
             "spent on {} over every attempt ${spent:.4} ({})",

@@ -91,10 +91,52 @@ pub fn summary_line(per_endpoint: &BTreeMap<String, ServerWork>) -> Option<Strin
     })
 }
 
+/// One line for stderr: this run's llama.cpp work divided over `turns` turns (a synthesis's
+/// verified turns): calls, prompt tokens sent, evaluated and found in the slots' prompt caches,
+/// tokens generated. None without timings or turns. A resumed run's earlier turns cost it
+/// nothing, so its figures per turn are low: compare runs made from scratch.
+pub fn per_turn_line(per_endpoint: &BTreeMap<String, ServerWork>, turns: usize) -> Option<String> {
+    let t = total(per_endpoint);
+    (t.calls > 0 && turns > 0).then(|| {
+        let per = |x: u64| x as f64 / turns as f64;
+        format!(
+            "llama.cpp work per verified turn ({turns}): {:.1} calls, {:.0} prompt tokens sent, \
+             {:.0} evaluated and {:.0} reused from the prompt caches, {:.0} generated",
+            per(t.calls),
+            per(t.prompt_tokens),
+            per(t.prompt_evaluated.min(t.prompt_tokens)),
+            per(t.prompt_tokens.saturating_sub(t.prompt_evaluated)),
+            per(t.predicted_n)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_work_per_turn_divides_this_runs_work_over_the_turns() {
+        let mut all = BTreeMap::new();
+        let w = ServerWork {
+            calls: 9,
+            prompt_tokens: 3000,
+            prompt_evaluated: 1800,
+            prompt_ms: 1.0,
+            predicted_n: 300,
+            predicted_ms: 1.0,
+        };
+        all.insert("a".to_string(), w);
+        all.insert("b".to_string(), w);
+        assert_eq!(
+            per_turn_line(&all, 4).unwrap(),
+            "llama.cpp work per verified turn (4): 4.5 calls, 1500 prompt tokens sent, 900 \
+             evaluated and 600 reused from the prompt caches, 150 generated"
+        );
+        assert_eq!(per_turn_line(&all, 0), None);
+        assert_eq!(per_turn_line(&BTreeMap::new(), 4), None);
+    }
 
     #[test]
     fn timings_are_read_and_added_up_and_a_response_without_them_counts_nothing() {
