@@ -5,7 +5,10 @@
 //! run plans their calls, and `mtr bench` leaves them out of its measures and counts them, as
 //! it does MTRAG's own unanswerable turns; the turns drawn `two_passage` are made on two
 //! passages of one topic path, both gold, tagged Composite or Comparative; the turns drawn
-//! `conversational` (after a first) need no retrieval and have no gold.
+//! `conversational` (after a first) need no retrieval and have no gold; the turns drawn
+//! `partial` have their passage as gold, a reference answer that gives the found part and says
+//! the rest is not in the documents, are rejected when a passage answers their missing part or
+//! their answered part fails its check, and `mtr bench` scores them.
 
 use std::path::Path;
 
@@ -321,4 +324,157 @@ async fn a_conversational_message_that_needs_a_search_is_rejected() {
         "{report}"
     );
     assert_eq!(mix_row(&report, "answerable").2, 4, "{report}");
+}
+
+/// The partial turns of the benchmark at `out`.
+fn partial_turns(out: &Path) -> Vec<Value> {
+    turns(out)
+        .into_iter()
+        .filter(|t| t["tags"]["answerability"] == "partial")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_drawn_partial_have_their_passage_as_gold_and_say_what_is_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake(FakeAgents::default()).await;
+    let mix = "partial = 0.5\nunanswerable = 0.0\nconversational = 0.0\ntwo_passage = 0.0\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let out = tmp.path().join("bench");
+
+    // the dry run plans the partial turns' calls: only they call the unanswerable verifier here
+    let dry = synth(&cfg, &out, &["--dry-run"]);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let plan = String::from_utf8_lossy(&dry.stdout).to_string();
+    assert!(plan.contains("unanswerable"), "{plan}");
+    assert_eq!(fake.chat_calls(), 0);
+
+    let o = synth(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = turns(&out);
+    let partial = partial_turns(&out);
+    assert!(!partial.is_empty(), "no partial turn");
+    assert!(partial.len() < all.len(), "no answerable turn");
+    for t in &partial {
+        let gold = t["gold"].as_array().unwrap();
+        assert_eq!(gold.len(), 1, "{t}");
+        assert_eq!(gold[0]["grade"], 2, "{t}");
+        assert_eq!(gold[0]["passage_id"], t["tags"]["evidence"], "{t}");
+        let answer = t["answer"].as_str().unwrap();
+        assert!(answer.starts_with("According to the handbook: "), "{t}");
+        assert!(
+            answer.contains("could not find the answer to the rest of your question"),
+            "{t}"
+        );
+        let missing = t["tags"]["missing_part"].as_str().unwrap();
+        assert!(answer.contains(missing.trim_end_matches('?')), "{t}");
+        assert!(t["tags"]["answered_part"].as_str().is_some(), "{t}");
+        assert!(t["tags"]["faithfulness_score"].as_i64() >= Some(4), "{t}");
+        let user = t["user"].as_str().unwrap();
+        assert!(user.contains(" and "), "one question, two parts: {t}");
+    }
+    let report = std::fs::read_to_string(out.join("synth_report.md")).unwrap();
+    let (asked, drawn, obtained) = mix_row(&report, "partial");
+    assert_eq!(asked, "50.0%");
+    assert_eq!(obtained, partial.len(), "{report}");
+    assert!(drawn >= obtained);
+    assert!(report.contains("| partial | verified |"), "{report}");
+    assert!(!report.contains("partial is made answerable"), "{report}");
+
+    // bench scores them (they have gold) and shows them as an answerability stratum
+    let results = tmp.path().join("results");
+    let b = mtr()
+        .arg("--quiet")
+        .arg("bench")
+        .arg(&out)
+        .arg("-o")
+        .arg(&results)
+        .args(["--retriever", "bm25", "--resamples", "100"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&b.stderr).to_string();
+    assert!(b.status.success(), "{err}");
+    let written: String = std::fs::read_dir(&results)
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+        .collect();
+    assert!(!written.contains("are not scored"), "{written}");
+    assert!(written.contains("### answerability"), "{written}");
+    let stratum = format!(" partial (n={}", partial.len());
+    assert!(written.contains(&stratum), "{written}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_turn_whose_missing_part_a_passage_answers_is_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents {
+        unanswerable_answered: true,
+        ..Default::default()
+    };
+    let fake = fake(agents).await;
+    let mix = "partial = 1.0\nunanswerable = 0.0\nconversational = 0.0\ntwo_passage = 0.0\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let out = tmp.path().join("bench");
+    let o = synth(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("synth_report.md")).unwrap();
+    let (_, drawn, obtained) = mix_row(&report, "partial");
+    assert_eq!((drawn, obtained), (12, 0), "{report}");
+    assert!(report.contains("| dropped | partial | 12 |"), "{report}");
+    assert!(
+        report.contains("| partial | missing_answered |"),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_turn_whose_answered_part_fails_its_check_is_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents {
+        answerability: 1,
+        ..Default::default()
+    };
+    let fake = fake(agents).await;
+    let mix = "partial = 1.0\nunanswerable = 0.0\nconversational = 0.0\ntwo_passage = 0.0\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let out = tmp.path().join("bench");
+    let o = synth(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("synth_report.md")).unwrap();
+    let (_, drawn, obtained) = mix_row(&report, "partial");
+    assert_eq!((drawn, obtained), (12, 0), "{report}");
+    assert!(
+        report.contains("| dropped | answerability | 12 |"),
+        "{report}"
+    );
+    assert!(report.contains("| partial | answerability |"), "{report}");
+    // the missing part is never checked for an answered part that failed
+    assert!(!report.contains("| partial | verified |"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_of_a_synthesis_with_partial_turns_makes_no_new_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake(FakeAgents::default()).await;
+    let mix = "partial = 0.5\nunanswerable = 0.0\nconversational = 0.0\ntwo_passage = 0.0\n";
+    let cfg = config(tmp.path(), fake.base_url(), mix);
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let o = synth(&cfg, &a, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!partial_turns(&a).is_empty(), "no partial turn");
+    let calls = fake.chat_calls();
+    assert!(calls > 0);
+    let o = synth(&cfg, &b, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        fake.chat_calls(),
+        calls,
+        "the rerun is answered from the cache"
+    );
+    let read = |p: &Path| std::fs::read(p.join("dialogues.jsonl")).unwrap();
+    assert_eq!(read(&a), read(&b), "same inputs and seed: the same bytes");
 }

@@ -251,6 +251,55 @@ mod tests {
         assert_eq!(s.small_groups().len(), 4 + 2 + 3);
     }
 
+    /// MTRAG's answerability kinds as a benchmark tags them: a partial turn has gold, so it is
+    /// scored and its stratum shows beside the answerable turns'; an unanswerable or
+    /// conversational turn has none and is counted, not scored.
+    #[test]
+    fn partial_turns_are_scored_and_have_their_answerability_stratum() {
+        use crate::query_set::tests::turn;
+        let kinds = [
+            ("answerable", true),
+            ("partial", true),
+            ("answerable", true),
+            ("unanswerable", false),
+            ("partial", true),
+            ("conversational", false),
+        ];
+        let turns: Vec<mtr_core::Turn> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, gold))| {
+                let golds: &[(&str, i32)] = if *gold { &[("p", 2)] } else { &[] };
+                let mut t = turn(&format!("d::{}", i + 1), golds);
+                t.tags.answerability = Some((*kind).to_string());
+                t
+            })
+            .collect();
+        let d = vec![mtr_core::Dialogue {
+            id: "d".into(),
+            turns,
+            meta: Default::default(),
+        }];
+        let set = QuerySet::build(&d, &mtr_core::model::qrels_from_dialogues(&d));
+        assert_eq!(set.len(), 4);
+        assert_eq!(set.skipped_without_relevant, 2);
+        let s = Strata::build(&set);
+        let family = s
+            .families
+            .iter()
+            .find(|f| f.name == "answerability")
+            .unwrap();
+        let groups: Vec<_> = family
+            .groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.members.clone()))
+            .collect();
+        assert_eq!(
+            groups,
+            [("answerable", vec![0, 2]), ("partial", vec![1, 3])]
+        );
+    }
+
     #[test]
     fn id_like_tags_are_not_strata() {
         let mut queries: Vec<QueryInfo> = (1..=4).map(|p| q(p, Some("Factoid"), None)).collect();

@@ -19,6 +19,7 @@ use crate::prompts::SynthPrompts;
 use crate::style::{Style, TurnStyle};
 
 mod kinds;
+mod partial;
 mod schema;
 mod usage;
 
@@ -27,6 +28,8 @@ use crate::text_rules::{
     without_source_preamble,
 };
 pub(crate) use kinds::TwoPassageVerdict;
+pub(crate) use partial::{PartialProposal, partial_proposal_room};
+pub(crate) use schema::partial_question_schema;
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
 pub(crate) use schema::{conversational_schema, two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{proposal_schema, styled_proposal_schema};

@@ -54,8 +54,9 @@ pub struct FakeAgents {
     /// The answerer answers with the passage's heading line ("title / section"), as
     /// Qwen2.5-Coder-0.5B did on the Chinese corpus.
     pub answer_heading: bool,
-    /// The verifier of a turn drawn `unanswerable` finds that the first passage found answers
-    /// it (quoting it): every such attempt is rejected.
+    /// The verifier of a turn drawn `unanswerable` (or of a `partial` turn's missing part)
+    /// finds that the first passage found answers it (quoting it): every such attempt is
+    /// rejected.
     pub unanswerable_answered: bool,
     /// The verifier of a turn drawn `two_passage` finds that the first passage alone answers
     /// it: every such attempt is rejected.
@@ -109,6 +110,7 @@ impl FakeAgents {
         match schema {
             "user_turn" => FakeReply::json(self.user(&req.last_user)),
             "unanswerable_turn" => FakeReply::json(self.user_unanswerable(&req.last_user)),
+            "partial_turn" => FakeReply::json(self.user_partial(&req.last_user)),
             "two_passage_turn" => FakeReply::json(self.user_two_passage(&req.last_user)),
             "two_passage" => FakeReply::json(self.two_passage(&req.last_user)),
             "conversational_turn" => FakeReply::json(self.user_conversational(&req.last_user)),
@@ -281,6 +283,53 @@ impl FakeAgents {
             (false, true) => format!("How is {words} handled at offices overseas?"),
         };
         json!({"question": question, "standalone": question})
+    }
+
+    /// A question in two parts on a passage chosen by the prompt's hash: what it says about
+    /// its first words (the part it answers) and, drawn by the hash, a case the handbook
+    /// leaves out (the part no passage answers), in the corpus language; marked on a retry. The
+    /// verifier's scripts decide the parts' fate: `answerability` the answered part's,
+    /// `unanswerable_answered` the missing part's.
+    fn user_partial(&self, prompt: &str) -> Value {
+        const MISSING_EN: [&str; 4] = [
+            "does that also apply to interns from abroad",
+            "is that different at offices overseas",
+            "what happens to contractors on a visa",
+            "how is that handled for staff on secondment",
+        ];
+        const MISSING_ZH: [&str; 4] = [
+            "对外籍实习生也一样吗",
+            "在海外分公司怎么算",
+            "外包人员适用吗",
+            "借调员工怎么处理",
+        ];
+        let n = prompt.matches("\n[").count().max(1);
+        let h = prompt
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let pick = (h % n as u64) as usize + 1;
+        let retry = prompt.contains("A previous attempt was rejected");
+        let which = (h / 7) as usize % MISSING_EN.len();
+        let words = passage_words(prompt, pick, if self.chinese { 8 } else { 5 });
+        let (answered, missing, question) = if self.chinese {
+            let marker = if retry { SPECIFIC_ZH } else { "" };
+            let m = MISSING_ZH[which];
+            (
+                format!("{marker}{words}有什么规定？"),
+                format!("{m}？"),
+                format!("{marker}{words}有什么规定，{m}？"),
+            )
+        } else {
+            let marker = if retry { "More specifically, " } else { "" };
+            let m = MISSING_EN[which];
+            (
+                capitalise(&format!("{marker}what does it say about {words}?")),
+                capitalise(&format!("{m}?")),
+                capitalise(&format!("{marker}what does it say about {words}, and {m}?")),
+            )
+        };
+        json!({"passage": pick, "answered_part": answered, "missing_part": missing,
+               "question": question, "standalone": standalone_of(&question)})
     }
 
     /// Grades of the passages found for an unanswerable question: none answers, unless

@@ -28,12 +28,13 @@
 //! steps, sharing `attempt.rs`), `question.rs` (user agent, question guards, humanizer), `verify.rs` (answerability
 //! and the corpus-wide uniqueness check with its hard negatives), `answer.rs` (answerer and
 //! faithfulness), `state.rs` (dialogue state and checkpoint), `record.rs` (accepted turns and
-//! their benchmark form), `unanswerable.rs`, `two_passage.rs` and `conversational.rs` (the turns `[synth.mix]` draws of those
-//! kinds).
+//! their benchmark form), `unanswerable.rs`, `two_passage.rs`, `conversational.rs` and `partial.rs` (the turns
+//! `[synth.mix]` draws of those kinds).
 
 mod answer;
 mod attempt;
 mod conversational;
+mod partial;
 mod question;
 mod record;
 mod schedule;

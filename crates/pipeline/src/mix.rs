@@ -185,7 +185,7 @@ pub(crate) fn render(o: &mut String, mix: &MixOptions, c: &MixCounts) {
     let _ = writeln!(o, "## Turn mix\n");
     let _ = writeln!(
         o,
-        "`[synth.mix]` asks each planned turn for a kind by a seeded draw; `drawn` counts the planned turns (dropped ones included), `obtained` the benchmark's turns. The synthesizer makes `unanswerable` turns (verified by the corpus-wide search, gold empty; without the uniqueness check's search it cannot verify them and makes them answerable); `two-passage` turns (two passages of one topic path, both gold) and `conversational` turns after a dialogue's first (no retrieval need, gold empty); a turn drawn as a kind it cannot make (partial; conversational as a first turn) is made answerable from one passage, so drawn and obtained then differ.\n"
+        "`[synth.mix]` asks each planned turn for a kind by a seeded draw; `drawn` counts the planned turns (dropped ones included), `obtained` the benchmark's turns. The synthesizer makes `unanswerable` turns (verified by the corpus-wide search, gold empty) and `partial` turns (one passage answers one part of the question, gold; the corpus-wide search finds none answering the other); without the uniqueness check's search it cannot verify either and makes them answerable. It makes `two-passage` turns (two passages of one topic path, both gold) and `conversational` turns after a dialogue's first (no retrieval need, gold empty); a turn drawn as a kind it cannot make (conversational as a first turn) is made answerable from one passage, so drawn and obtained then differ.\n"
     );
     let _ = writeln!(
         o,

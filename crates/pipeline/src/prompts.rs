@@ -50,7 +50,7 @@ const STYLED_SOURCES: [(&str, &str); 2] = [
 /// The prompts of the turn kinds `[synth.mix]` may ask for beyond answerable single-passage
 /// turns: used and hashed only by a synthesis whose mix asks for that kind (a share above
 /// 0), so a synthesis that asks for none keeps its fingerprints.
-const MIX_SOURCES: [(&str, &str); 6] = [
+const MIX_SOURCES: [(&str, &str); 7] = [
     (
         "user_unanswerable",
         include_str!("../../../prompts/synth/user_unanswerable.j2"),
@@ -74,6 +74,10 @@ const MIX_SOURCES: [(&str, &str); 6] = [
     (
         "conversational",
         include_str!("../../../prompts/synth/conversational.j2"),
+    ),
+    (
+        "user_partial",
+        include_str!("../../../prompts/synth/user_partial.j2"),
     ),
 ];
 
@@ -108,6 +112,9 @@ pub struct SynthPrompts {
     pub(crate) user_conversational: Prompt,
     /// The verifier's prompt of a turn drawn `conversational`: does it need a search?
     pub(crate) conversational: Prompt,
+    /// The user agent's prompt of a turn drawn `partial` (its verifier's prompts are the
+    /// answerable and unanswerable turns').
+    pub(crate) user_partial: Prompt,
 }
 
 impl SynthPrompts {
@@ -154,6 +161,7 @@ impl SynthPrompts {
             two_passage: take("two_passage")?,
             user_conversational: take("user_conversational")?,
             conversational: take("conversational")?,
+            user_partial: take("user_partial")?,
         })
     }
 
@@ -200,6 +208,13 @@ impl SynthPrompts {
         }
         if mix.conversational > 0.0 {
             v.extend([&self.user_conversational, &self.conversational]);
+        }
+        if mix.partial > 0.0 {
+            // its missing part is verified with the unanswerable turn's judge
+            v.push(&self.user_partial);
+            if mix.unanswerable <= 0.0 {
+                v.push(&self.unanswerable);
+            }
         }
         v
     }
@@ -444,16 +459,17 @@ mod tests {
         let judge = render(&p.unanswerable, &judge);
         assert!(judge.contains("exactly 2 grades"), "{judge}");
         insta::assert_snapshot!("unanswerable_judge", judge);
-        // used and hashed only when the mix asks for unanswerable turns
+        // used and hashed only when the mix asks for unanswerable turns (or partial ones,
+        // whose missing part it checks)
         let none = MixOptions {
+            partial: 0.0,
             unanswerable: 0.0,
             two_passage: 0.0,
             conversational: 0.0,
-            ..MixOptions::default()
         };
         assert_eq!(p.hash_for(false, &none), p.hash());
         assert_ne!(p.hash_for(false, &MixOptions::default()), p.hash());
-        assert_eq!(p.hashes_for(false, &MixOptions::default()).len(), 13);
+        assert_eq!(p.hashes_for(false, &MixOptions::default()).len(), 14);
     }
 
     #[test]
@@ -505,6 +521,91 @@ mod tests {
             "a": a, "b": b, "justify": false,
         });
         insta::assert_snapshot!("two_passage_judge", render(&p.two_passage, &judge));
+    }
+
+    #[test]
+    fn the_partial_prompt_renders_passages_first_and_is_hashed_only_when_the_mix_asks() {
+        let p = SynthPrompts::builtin().unwrap();
+        assert_eq!(p.user_partial.id(), "synth/user_partial@1");
+        let a = serde_json::json!({"title": "Annual Leave", "section": "Carry-over", "text": "Up to 5 unused days carry over to the next year."});
+        let b = serde_json::json!({"title": "Sick Leave", "section": null, "text": "Staff get 10 paid sick days."});
+        let ctx = serde_json::json!({
+            "language": "English",
+            "history": [{"speaker": "user", "text": "How many days of leave do I get?"},
+                        {"speaker": "agent", "text": "Staff get 25 days a year."}],
+            "asked": ["Is leave paid?"], "passages": [a, b], "first": false, "switch": false,
+            "feedback": "missing_answered", "rewrite": true,
+        });
+        let render = |ctx: &serde_json::Value| -> String {
+            p.user_partial
+                .render(ctx)
+                .unwrap()
+                .iter()
+                .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let user = render(&ctx);
+        // passages, then the conversation, then the task: a prefix the server's cache reuses
+        let at = |s: &str| user.find(s).unwrap_or_else(|| panic!("{s}: {user}"));
+        assert!(at("## Passages") < at("## Conversation so far"));
+        assert!(at("## Conversation so far") < at("## Task"));
+        assert!(at("## Task") < at("Reply as"));
+        assert!(user.contains("answers the missing part"), "{user}");
+        insta::assert_snapshot!("user_partial_follow_up", user);
+        for reason in [
+            "wrong_language",
+            "repeated_question",
+            "near_duplicate",
+            "copied_passage",
+            "too_long",
+            "not_a_question",
+            "meta_phrase",
+            "not_answerable",
+            "not_unique",
+            "repeated_answer",
+            "missing_answered",
+            "same_parts",
+            "copied_example",
+        ] {
+            let mut c = ctx.clone();
+            c["feedback"] = reason.into();
+            let text = render(&c);
+            assert!(
+                text.contains("A previous attempt was rejected: "),
+                "{reason}"
+            );
+            assert!(!text.contains(&format!(": {reason}")), "{reason}");
+        }
+        let mut unknown = ctx.clone();
+        unknown["feedback"] = "no_such_reason".into();
+        assert!(p.user_partial.render(&unknown).is_err());
+        // without rewrites no standalone version is asked for
+        let mut c = ctx.clone();
+        c["rewrite"] = false.into();
+        assert!(!render(&c).contains("standalone"));
+        // used and hashed only when the mix asks for partial turns, with the unanswerable
+        // turn's verifier, which checks the missing part
+        let only = MixOptions {
+            partial: 0.5,
+            unanswerable: 0.0,
+            two_passage: 0.0,
+            conversational: 0.0,
+        };
+        let ids: Vec<String> = p.used_with(false, &only).iter().map(|p| p.id()).collect();
+        assert!(ids.contains(&"synth/user_partial@1".to_string()), "{ids:?}");
+        assert!(ids.contains(&"synth/unanswerable@1".to_string()), "{ids:?}");
+        assert_eq!(ids.len(), 9, "{ids:?}");
+        let both = MixOptions {
+            unanswerable: 0.1,
+            ..only.clone()
+        };
+        assert_eq!(p.used_with(false, &both).len(), 10);
+        let none = MixOptions {
+            partial: 0.0,
+            ..only
+        };
+        assert_eq!(p.hash_for(false, &none), p.hash());
     }
 
     #[test]

@@ -263,6 +263,7 @@ mod tests {
             attempts: 1,
             relevance: None,
             kind,
+            parts: None,
         }
     }
 

@@ -96,6 +96,33 @@ pub(crate) fn two_passage_question_schema(
     schema
 }
 
+/// The user agent's output schema of a turn drawn `partial`: the chosen passage's number, the
+/// part it answers and the part no passage answers (each a question of its own), then the
+/// question that asks both (and its standalone version), each shaped as [`proposal_schema`]'s
+/// question. The parts come before the question: the model settles what it asks, then words it.
+pub(crate) fn partial_question_schema(
+    offered: usize,
+    lang: &Language,
+    rewrite: bool,
+) -> JsonSchema {
+    let mut schema = proposal_schema(offered, lang, rewrite);
+    schema.name = "partial_turn".into();
+    let props = &schema.schema["properties"];
+    let mut properties = serde_json::Map::new();
+    properties.insert("passage".into(), props["passage"].clone());
+    for part in ["answered_part", "missing_part"] {
+        properties.insert(part.into(), props["question"].clone());
+    }
+    properties.insert("question".into(), props["question"].clone());
+    if let Some(s) = props.get("standalone") {
+        properties.insert("standalone".into(), s.clone());
+    }
+    let required: Vec<String> = properties.keys().cloned().collect();
+    schema.schema["properties"] = Value::Object(properties);
+    schema.schema["required"] = json!(required);
+    schema
+}
+
 /// The judge's output of a turn drawn `two_passage`: each passage alone graded 0-2, both
 /// together scored 1-5, and the quote of each passage's part.
 pub(crate) fn two_passage_schema(justify: bool) -> JsonSchema {
@@ -212,6 +239,26 @@ mod tests {
         let without = proposal_schema(2, &en, false).schema;
         assert_eq!(without["required"], json!(["passage", "question"]));
         assert!(without["properties"].get("standalone").is_none());
+        let partial = partial_question_schema(2, &en, true);
+        assert_eq!(partial.name, "partial_turn");
+        assert_eq!(
+            partial.schema["required"],
+            json!([
+                "passage",
+                "answered_part",
+                "missing_part",
+                "question",
+                "standalone"
+            ])
+        );
+        for part in ["answered_part", "missing_part"] {
+            assert_eq!(
+                partial.schema["properties"][part]["pattern"],
+                json!(pattern)
+            );
+        }
+        let partial = partial_question_schema(2, &en, false).schema;
+        assert!(partial["properties"].get("standalone").is_none());
         let styled = styled_proposal_schema(2, false).schema;
         assert!(styled["properties"]["question"].get("pattern").is_none());
     }

@@ -397,8 +397,62 @@ impl<'a> Planner<'a> {
                 == crate::turn_types::Answerability::Unanswerable
     }
 
+    /// Whether turn `layer` of dialogue `dialogue` is drawn `partial` and made so (the
+    /// corpus-wide search is on), as the synthesis decides it.
+    fn partial(&self, dialogue: usize, layer: usize) -> bool {
+        let cfg = &self.job.config;
+        cfg.generation.uniqueness.enabled
+            && cfg.mix.draw(cfg.seed, dialogue, layer).answerability
+                == crate::turn_types::Answerability::Partial
+    }
+
+    /// The first-attempt calls of a turn drawn `partial`: the user agent's question in two
+    /// parts; for the answered part (the question stands in for it) the answerable turn's
+    /// answerability judge, answerer and faithfulness judge on the first passage; for the
+    /// missing part the unanswerable turn's verifier (the path's next passages stand in for
+    /// those found); then the uniqueness judge of the answered part.
+    fn partial_turn(
+        &self,
+        ask: &UserAsk<'_>,
+        question: &str,
+        path: &[u32],
+        pos: usize,
+    ) -> Result<Vec<Request>> {
+        let g = &self.job.config.generation;
+        let p = &self.job.prompts;
+        let lang = &self.prepared.language;
+        let ctx = crate::agents::user_context(lang, ask);
+        let schema = crate::agents::partial_question_schema(ask.passages.len(), lang, g.rewrites);
+        let req = p
+            .user_partial
+            .request(&ctx, OutputSpec::Schema(schema))?
+            .with_sampling(crate::agents::partial_proposal_room(
+                self.gen_sampling.clone(),
+                lang,
+                g.rewrites,
+            ))
+            .with_sample(0);
+        let mut calls = vec![self.call("user", &self.gen_ep, req)?];
+        let ev = &ask.passages[0];
+        let mut answered = self.checked_answer_calls(ask.history, question, ev)?;
+        // the missing part is verified before the answer is written
+        let answer_calls = answered.split_off(usize::from(g.answerability_judge));
+        calls.extend(answered);
+        calls.push(self.unanswerable_call(ask.history, question, path, pos)?);
+        calls.extend(answer_calls);
+        if g.uniqueness.enabled {
+            let passage = |c: u32| PromptPassage::of(&self.prepared.chunks[c as usize]);
+            let cands: Vec<PromptPassage> = (1..=g.uniqueness.judge_candidates)
+                .map(|i| passage(path[(pos + i) % path.len()]))
+                .collect();
+            calls.push(self.uniqueness_call(ask.history, question, ev, &cands)?);
+        }
+        Ok(calls)
+    }
+
     /// The first-attempt calls of a turn `[synth.mix]` draws as a kind with its own calls
-    /// (unanswerable, two-passage, conversational); None for an answerable one-passage turn.
+    /// (unanswerable, partial, two-passage, conversational); None for an answerable
+    /// one-passage turn.
     fn kind_turn(
         &self,
         ask: &UserAsk<'_>,
@@ -408,6 +462,8 @@ impl<'a> Planner<'a> {
     ) -> Result<Option<Vec<Request>>> {
         Ok(if self.unanswerable(dialogue, layer) {
             Some(self.unanswerable_turn(ask, question, path, pos)?)
+        } else if self.partial(dialogue, layer) {
+            Some(self.partial_turn(ask, question, path, pos)?)
         } else if self.two_passage(dialogue, layer, ask.passages.len()) {
             Some(self.two_passage_turn(ask, question, ask.history)?)
         } else if self.conversational(dialogue, layer) {
@@ -536,6 +592,20 @@ impl<'a> Planner<'a> {
             ))
             .with_sample(0);
         let user = self.call("user", &self.gen_ep, req)?;
+        let judge = self.unanswerable_call(ask.history, question, path, pos)?;
+        Ok(vec![user, judge])
+    }
+
+    /// The unanswerable verifier's call on `question` (an unanswerable question, a partial
+    /// one's missing part): the path's next passages stand in for those the search finds.
+    fn unanswerable_call(
+        &self,
+        history: &[Utter],
+        question: &str,
+        path: &[u32],
+        pos: usize,
+    ) -> Result<Request> {
+        let g = &self.job.config.generation;
         let n = g
             .uniqueness
             .judge_candidates
@@ -546,10 +616,13 @@ impl<'a> Planner<'a> {
             })
             .collect();
         let schema = crate::agents::unanswerable_schema(n, self.justify);
-        let ctx = json!({"history": ask.history, "question": question, "candidates": cands, "justify": self.justify});
-        let req = p.unanswerable.request(&ctx, OutputSpec::Schema(schema))?;
-        let judge = self.call("unanswerable", &self.verifier, req)?;
-        Ok(vec![user, judge])
+        let ctx = json!({"history": history, "question": question, "candidates": cands, "justify": self.justify});
+        let req = self
+            .job
+            .prompts
+            .unanswerable
+            .request(&ctx, OutputSpec::Schema(schema))?;
+        self.call("unanswerable", &self.verifier, req)
     }
 
     /// The user agent's request for one turn, with the prompt, schema and room the synthesis

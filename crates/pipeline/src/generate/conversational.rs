@@ -75,6 +75,7 @@ impl Generator<'_> {
             attempts: attempt as u32 + 1,
             relevance: None,
             kind: Answerability::Conversational,
+            parts: None,
         })
     }
 

@@ -173,7 +173,7 @@ impl Generator<'_> {
 }
 
 /// Every earlier question of a dialogue as asked, before humanizing, and as rewritten.
-fn earlier_questions(turns: &[TurnRecord]) -> impl Iterator<Item = &str> {
+pub(super) fn earlier_questions(turns: &[TurnRecord]) -> impl Iterator<Item = &str> {
     turns.iter().flat_map(|t| {
         [Some(&t.question), t.original.as_ref(), Some(&t.standalone)]
             .into_iter()

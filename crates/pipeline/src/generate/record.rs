@@ -45,6 +45,10 @@ pub(crate) struct TurnRecord {
     /// as before kinds existed) or unanswerable (no evidence, gold empty).
     #[serde(default, skip_serializing_if = "is_answerable")]
     pub kind: Answerability,
+    /// A partial turn's two parts, each a question of its own: the one its evidence answers
+    /// and the one no passage of the corpus answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<(String, String)>,
 }
 
 fn is_answerable(k: &Answerability) -> bool {
@@ -108,6 +112,10 @@ pub(crate) fn to_core_turn(dialogue_id: &str, n: usize, t: &TurnRecord) -> Turn 
         serde_json::Value::from(t.faithfulness),
     );
     extra.insert("attempts".to_string(), serde_json::Value::from(t.attempts));
+    if let Some((answered, missing)) = &t.parts {
+        extra.insert("answered_part".to_string(), answered.clone().into());
+        extra.insert("missing_part".to_string(), missing.clone().into());
+    }
     if let Some(r) = &t.relevance {
         let rounded = |x: f64| serde_json::Value::from((x * 1e4).round() / 1e4);
         extra.insert("relevance_gold".to_string(), rounded(r.gold));

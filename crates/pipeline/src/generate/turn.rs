@@ -40,6 +40,8 @@ enum Made {
     TwoPassage,
     /// Needs no retrieval (thanks, a request to clarify).
     Conversational,
+    /// One passage answers one part of it, no passage of the corpus the other.
+    Partial,
 }
 
 impl Generator<'_> {
@@ -98,6 +100,8 @@ impl Generator<'_> {
         let asked = self.mix.draw(self.agents.seed, st.index, layer);
         match asked.answerability {
             Answerability::Unanswerable if self.can_make_unanswerable() => Made::Unanswerable,
+            // its missing part is verified as an unanswerable question is
+            Answerability::Partial if self.can_make_unanswerable() => Made::Partial,
             // a conversation to react to: not a dialogue's first turn
             Answerability::Conversational if layer > 0 && !st.turns.is_empty() => {
                 Made::Conversational
@@ -143,6 +147,11 @@ impl Generator<'_> {
                     .await?;
                 return Ok((Vec::new(), record));
             }
+            Made::Partial => {
+                return self
+                    .partial_attempt(st, input, (attempt, feedback), last_evidence, log)
+                    .await;
+            }
             Made::Answerable => {}
         }
         let p = self.ask(st, input, attempt, feedback, log).await?;
@@ -182,6 +191,7 @@ impl Generator<'_> {
             attempts: attempt as u32 + 1,
             relevance: verified.relevance,
             kind: Answerability::Answerable,
+            parts: None,
         };
         Ok((vec![evidence], record))
     }

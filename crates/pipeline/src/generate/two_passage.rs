@@ -68,6 +68,7 @@ impl Generator<'_> {
             attempts: attempt as u32 + 1,
             relevance: None,
             kind: Answerability::Answerable,
+            parts: None,
         };
         Ok((vec![ca, cb], record))
     }

@@ -32,8 +32,9 @@ pub(crate) fn not_found_answer(lang: &Language) -> &'static str {
 }
 
 impl Generator<'_> {
-    /// Whether a turn drawn `unanswerable` can be made: only with the corpus-wide search,
-    /// which verifies it (a drawn turn is made answerable otherwise).
+    /// Whether a turn drawn `unanswerable` (or `partial`, whose missing part is checked the
+    /// same way) can be made: only with the corpus-wide search, which verifies it (a drawn turn
+    /// is made answerable otherwise).
     pub(super) fn can_make_unanswerable(&self) -> bool {
         self.search.is_some() && self.opts.uniqueness.enabled
     }
@@ -52,7 +53,12 @@ impl Generator<'_> {
         let proposal = self.agents.user_unanswerable(&ask, sample, log).await?;
         let p = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
         let standalone = self.check_question(st, input, &p)?;
-        self.none_answers(st, input, &p.question, log).await?;
+        let probe = Probe {
+            stage: "unanswerable",
+            answered: ("unanswerable/answered", "answered"),
+        };
+        self.none_answers(st, input, &p.question, probe, log)
+            .await?;
         st.count("unanswerable/verified");
         Ok(TurnRecord {
             layer: input.layer,
@@ -71,20 +77,25 @@ impl Generator<'_> {
             attempts: attempt as u32 + 1,
             relevance: None,
             kind: Answerability::Unanswerable,
+            parts: None,
         })
     }
 
     /// The verifier: the passages the corpus-wide search finds best for `question` (with the
-    /// conversation), graded; a rejection when one answers it, in whole or in part.
-    async fn none_answers(
+    /// conversation), graded; a rejection when one answers it, in whole or in part. `question`
+    /// is an unanswerable turn's question or a partial turn's missing part; `probe` names the
+    /// stage and events a rejection counts under.
+    pub(super) async fn none_answers(
         &self,
         st: &mut DialogueState,
         input: &TurnInput,
         question: &str,
+        probe: Probe,
         log: &mut CallLog,
     ) -> Step<()> {
+        let stage = probe.stage;
         let Some(search) = self.search else {
-            return Err(reject(st, "unanswerable/no_search", "unanswerable", None));
+            return Err(reject(st, &format!("{stage}/no_search"), stage, None));
         };
         let o = &self.opts.uniqueness;
         let query = search.query_text(&input.core_history, question)?;
@@ -104,21 +115,23 @@ impl Generator<'_> {
             .unanswerable(&input.history, question, &found, log)
             .await?;
         let Some(graded) = graded else {
-            return Err(reject(
-                st,
-                "unanswerable/judge_failed",
-                "unanswerable",
-                None,
-            ));
+            return Err(reject(st, &format!("{stage}/judge_failed"), stage, None));
         };
         let answered = graded
             .iter()
             .zip(&found)
             .any(|((g, quote), p)| *g >= 1 && quote_supported(quote, &p.text));
         if answered {
-            let f = Some("answered");
-            return Err(reject(st, "unanswerable/answered", "unanswerable", f));
+            let (event, feedback) = probe.answered;
+            return Err(reject(st, event, stage, Some(feedback)));
         }
         Ok(())
     }
+}
+
+/// Where [`Generator::none_answers`] counts a rejection: the stage (`unanswerable`, `partial`)
+/// and, when a passage answers, the event and the reason code fed back to the user agent.
+pub(super) struct Probe {
+    pub stage: &'static str,
+    pub answered: (&'static str, &'static str),
 }

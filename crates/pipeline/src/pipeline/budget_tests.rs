@@ -307,6 +307,48 @@ async fn the_dry_run_plans_longer_production_questions() {
     assert_eq!(fake.chat_calls(), 0, "a dry run calls nothing");
 }
 
+/// The dry run plans a partial turn's own calls: no humanizer, the unanswerable verifier on
+/// its missing part beside an answerable turn's answerability, answer, faithfulness and
+/// uniqueness calls on its answered part; the user agent's prompt is the partial one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dry_run_plans_the_calls_of_partial_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake_server().await;
+    let llm = llm(&fake, &tmp.path().join("cache.sqlite")).await;
+    let progress = mtr_core::progress::NoProgress;
+    let mut partial = job(&tmp.path().join("partial"), None);
+    partial.config.mix.partial = 1.0;
+    let answerable = job(&tmp.path().join("answerable"), None);
+    let planned = crate::dry_run(&partial, &llm, &progress).await.unwrap();
+    let baseline = crate::dry_run(&answerable, &llm, &progress).await.unwrap();
+    let calls = |p: &crate::dryrun::DryRunPlan| -> Vec<(String, u64)> {
+        p.roles
+            .iter()
+            .filter(|(r, _)| r.as_str() != "embedder")
+            .map(|(r, rp)| (r.clone(), rp.plan.calls))
+            .collect()
+    };
+    // 6 dialogues x 2 turns, every one drawn partial
+    let want: Vec<(String, u64)> = [
+        "answerability",
+        "answerer",
+        "faithfulness",
+        "unanswerable",
+        "uniqueness",
+        "user",
+    ]
+    .iter()
+    .map(|r| (r.to_string(), 12))
+    .collect();
+    assert_eq!(calls(&planned), want);
+    assert!(calls(&baseline).contains(&("humanizer".to_string(), 6)));
+    // the partial prompt and its two extra fields are longer than the answerable one
+    let user = |p: &crate::dryrun::DryRunPlan| p.roles["user"].plan.clone();
+    assert!(user(&planned).prompt_tokens > user(&baseline).prompt_tokens);
+    assert!(user(&planned).completion_tokens_max > user(&baseline).completion_tokens_max);
+    assert_eq!(fake.chat_calls(), 0, "a dry run calls nothing");
+}
+
 /// The endpoints of [`llm`] at an unknown speed (the plan cannot time a dialogue), with
 /// their own cache.
 async fn llm_of_unknown_speed(fake: &FakeServer, cache: &Path) -> Llm {
