@@ -17,8 +17,10 @@ use crate::error::{Error, Result};
 use crate::lang::Language;
 use crate::prompts::SynthPrompts;
 use crate::style::{Style, TurnStyle};
+use crate::voices::{Persona, Voices};
 
 mod kinds;
+mod persona;
 mod schema;
 mod usage;
 
@@ -27,6 +29,7 @@ use crate::text_rules::{
     without_source_preamble,
 };
 pub(crate) use kinds::TwoPassageVerdict;
+pub(crate) use persona::topic_persona_request;
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
 pub(crate) use schema::{conversational_schema, two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{proposal_schema, styled_proposal_schema};
@@ -59,6 +62,19 @@ pub(crate) struct UserAsk<'a> {
     /// Whether it asks for a standalone rewrite too
     /// ([`GenerationOptions::rewrites`](crate::config::GenerationOptions::rewrites)).
     pub(crate) rewrite: bool,
+    /// Who the user is (`[synth.personas]`), shown after the passages and the conversation.
+    pub(crate) persona: Option<&'a Persona>,
+    /// Real questions to imitate, never copy (`[synth.seed_questions]`), drawn per attempt.
+    pub(crate) examples: Vec<String>,
+}
+
+impl<'a> UserAsk<'a> {
+    /// The ask with the dialogue's persona and the attempt's seed questions.
+    pub(crate) fn voiced(mut self, persona: Option<&'a Persona>, examples: Vec<String>) -> Self {
+        self.persona = persona;
+        self.examples = examples;
+        self
+    }
 }
 
 /// What the user agent's prompt is rendered from.
@@ -67,6 +83,7 @@ pub(crate) fn user_context(lang: &Language, ask: &UserAsk<'_>) -> Value {
         "language": lang.name(), "history": ask.history, "asked": ask.asked,
         "passages": ask.passages, "first": ask.first, "switch": ask.switch,
         "feedback": ask.feedback, "example": follow_up_example(lang), "rewrite": ask.rewrite,
+        "persona": ask.persona, "seeds": ask.examples,
     })
 }
 
@@ -162,6 +179,8 @@ pub(crate) struct Agents<'a> {
     pub style: Option<&'a Style>,
     /// The synthesis seed, for the style's per-turn draws.
     pub seed: u64,
+    /// The personas and seed questions (`crate::voices`; empty: none).
+    pub voices: &'a Voices,
 }
 
 /// The outcome of one call: `None` when the output could not be parsed.

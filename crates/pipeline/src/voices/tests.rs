@@ -1,0 +1,230 @@
+//! The voices' draws and how the user agent's prompts show them.
+
+use super::*;
+use crate::agents::{PromptPassage, UserAsk, Utter, user_context};
+use crate::lang::Language;
+use crate::prompts::SynthPrompts;
+
+fn personas(n: usize) -> Vec<Persona> {
+    (0..n)
+        .map(|i| Persona {
+            name: format!("p{i}"),
+            description: format!("persona number {i}"),
+        })
+        .collect()
+}
+
+fn voices(n_personas: usize, seeds: &[&str]) -> Voices {
+    Voices {
+        personas: PersonaSet::Drawn(personas(n_personas)),
+        seeds: Some(SeedIndex::new(
+            seeds.iter().map(|s| s.to_string()).collect(),
+            2,
+            0.5,
+        )),
+        shown: 3,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_seeded_draws_are_deterministic_and_spread() {
+    let seeds: Vec<String> = (0..40).map(|i| format!("question number {i}?")).collect();
+    let refs: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let v = voices(5, &refs);
+    // the same seed draws the same persona and examples
+    for d in 0..20 {
+        assert_eq!(v.persona(7, d, 0), v.persona(7, d, 0));
+        assert_eq!(v.examples(7, d, 2, 1), v.examples(7, d, 2, 1));
+    }
+    // every persona is drawn by some dialogue, and another seed draws otherwise
+    let drawn: std::collections::BTreeSet<&str> = (0..100)
+        .filter_map(|d| v.persona(7, d, 0))
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(drawn.len(), 5, "{drawn:?}");
+    let a: Vec<_> = (0..30).map(|d| v.persona(7, d, 0)).collect();
+    let b: Vec<_> = (0..30).map(|d| v.persona(8, d, 0)).collect();
+    assert_ne!(a, b);
+    // three distinct seeds per attempt, a new draw on the next attempt
+    let e = v.examples(7, 3, 1, 0);
+    assert_eq!(e.len(), 3);
+    assert_eq!(e.iter().collect::<std::collections::BTreeSet<_>>().len(), 3);
+    assert_ne!(e, v.examples(7, 3, 1, 1));
+    // fewer seeds than `shown`: all of them
+    let small = voices(1, &["only one?"]);
+    assert_eq!(small.examples(1, 0, 0, 0), ["only one?"]);
+    // no voices: no persona, no example, no near copy
+    let none = Voices::default();
+    assert!(none.persona(1, 0, 0).is_none() && none.examples(1, 0, 0, 0).is_empty());
+    assert!(none.near_copy("anything?").is_none() && none.is_empty());
+}
+
+#[test]
+fn topic_personas_follow_the_dialogue_s_topic() {
+    let p = personas(2);
+    let v = Voices {
+        personas: PersonaSet::ByTopic(vec![Some(p[1].clone()), None, Some(p[0].clone())]),
+        ..Default::default()
+    };
+    assert_eq!(v.persona(1, 9, 0), Some(&p[1]));
+    assert_eq!(v.persona(1, 9, 1), None);
+    assert_eq!(v.persona(1, 9, 2), Some(&p[0]));
+    assert_eq!(v.persona(1, 9, 7), None);
+}
+
+/// The user agent's prompt of a follow-up with a persona and three seed questions, rendered
+/// from the context the synthesis builds (`user_context`).
+fn voiced(prompt_of: impl Fn(&SynthPrompts) -> &mtr_llm::Prompt, lang: &str) -> String {
+    let p = SynthPrompts::builtin().unwrap();
+    let lang = Language::from_code(lang);
+    let history = vec![
+        Utter {
+            speaker: "user".into(),
+            text: "How many days of leave can I carry over?".into(),
+        },
+        Utter {
+            speaker: "agent".into(),
+            text: "Up to 5 days, to be taken by 31 March.".into(),
+        },
+    ];
+    let passages = vec![PromptPassage {
+        title: "Annual Leave".into(),
+        section: Some("Carry-over".into()),
+        text: "Up to 5 days carry over; they lapse on 31 March.".into(),
+    }];
+    let persona = Persona {
+        name: "Night-shift nurse".into(),
+        description: "Works nights at a hospital, knows HR rules only from colleagues, writes short practical questions from her phone.".into(),
+    };
+    let ask = UserAsk {
+        history: &history,
+        asked: &[],
+        passages: &passages,
+        first: false,
+        switch: false,
+        feedback: Some("near_copy"),
+        rewrite: true,
+        persona: None,
+        examples: Vec::new(),
+    }
+    .voiced(
+        Some(&persona),
+        vec![
+            "can i swap a shift with someone on a different ward?".into(),
+            "What happens to my pension if I go part time?".into(),
+            "do night hours count double for overtime".into(),
+        ],
+    );
+    let mut ctx = user_context(&lang, &ask);
+    ctx["style"] = serde_json::json!({"length": 20, "unit": "words", "refer_back": true});
+    let msgs = prompt_of(&p).render(&ctx).unwrap();
+    msgs.iter()
+        .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+#[test]
+fn the_persona_and_seeds_appear_after_the_passages_in_every_user_prompt() {
+    for (name, text) in [
+        ("user", voiced(|p| &p.user, "en")),
+        ("user_zh", voiced(|p| &p.user_zh, "zh")),
+        ("user_styled", voiced(|p| &p.user_styled, "en")),
+        ("user_unanswerable", voiced(|p| &p.user_unanswerable, "en")),
+        ("user_two_passage", voiced(|p| &p.user_two_passage, "en")),
+    ] {
+        let (system, user) = text.split_once("[User]").unwrap();
+        // never in the system block: the prefix shared between dialogues stays the same
+        assert!(!system.contains("Night-shift nurse"), "{name}");
+        let at = |s: &str| {
+            user.find(s)
+                .unwrap_or_else(|| panic!("{name}: no {s}: {user}"))
+        };
+        let persona = at("Night-shift nurse");
+        let seed = at("can i swap a shift");
+        // after the passages and the conversation
+        assert!(
+            persona > at("Up to 5 days carry over") && persona > at("Up to 5 days, to be"),
+            "{name}"
+        );
+        assert!(seed > persona, "{name}");
+        // the reason of a rejected near copy is worded, not shown as its code
+        assert!(!user.contains("near_copy"), "{name}: {user}");
+    }
+    insta::assert_snapshot!("user_voiced", voiced(|p| &p.user, "en"));
+    insta::assert_snapshot!("user_zh_voiced", voiced(|p| &p.user_zh, "zh"));
+}
+
+#[test]
+fn without_voices_the_prompt_shows_neither() {
+    let p = SynthPrompts::builtin().unwrap();
+    let lang = Language::from_code("en");
+    let passages = vec![PromptPassage {
+        title: "T".into(),
+        section: None,
+        text: "x".into(),
+    }];
+    let ask = UserAsk {
+        history: &[],
+        asked: &[],
+        passages: &passages,
+        first: true,
+        switch: false,
+        feedback: None,
+        rewrite: true,
+        persona: None,
+        examples: Vec::new(),
+    };
+    let msgs = p.user.render(&user_context(&lang, &ask)).unwrap();
+    assert!(!msgs[1].content.contains("Who you are"));
+    assert!(!msgs[1].content.contains("How real users ask"));
+}
+
+#[test]
+fn settings_are_checked_and_recorded_without_paths() {
+    assert_eq!(PersonaSource::of(""), PersonaSource::None);
+    assert_eq!(PersonaSource::of(" topics "), PersonaSource::Topics);
+    assert_eq!(
+        PersonaSource::of("/home/me/p.toml"),
+        PersonaSource::File("/home/me/p.toml".into())
+    );
+    let mut s = SeedOptions::default();
+    assert!(s.validate().is_ok());
+    s.near_copy_threshold = 0.0;
+    assert!(s.validate().is_err());
+    let mut c = crate::config::SynthConfig::default();
+    c.personas.file = "/home/me/voices/p.toml".into();
+    c.seed_questions.file = "/srv/logs/q.txt".into();
+    let r = c.recorded();
+    assert_eq!(r.personas.file, "p.toml");
+    assert_eq!(r.seed_questions.file, "q.txt");
+    c.personas.file = "topics".into();
+    assert_eq!(c.recorded().personas.file, "topics");
+}
+
+#[test]
+fn the_report_counts_personas_and_near_copies() {
+    let r = VoicesReport {
+        personas_from: Some("p.toml (0123456789ab)".into()),
+        personas: [("Nurse".to_string(), 2), ("Student".to_string(), 1)].into(),
+        without_persona: 0,
+        topic_persona_failures: 0,
+        seeds_from: Some(("q.txt (ba9876543210)".into(), 40)),
+        near_copies: 3,
+    };
+    let mut o = String::new();
+    render(&mut o, &r);
+    assert!(
+        o.contains("| Nurse | 2 |") && o.contains("| Student | 1 |"),
+        "{o}"
+    );
+    assert!(
+        o.contains("attempts rejected as near copies of a seed question: 3")
+            || o.contains("Attempts rejected as near copies of a seed question: 3"),
+        "{o}"
+    );
+    let mut empty = String::new();
+    render(&mut empty, &VoicesReport::default());
+    assert!(empty.is_empty());
+}
