@@ -9,12 +9,12 @@
 //! resumes from the LLM cache. The files enter the fingerprint by their content hash and are
 //! recorded by file name only (never an absolute path). `personas.rs` reads a persona file,
 //! `seeds.rs` a seed file and holds the near-copy index, `topics.rs` writes one persona per
-//! coarse topic with the generator, and `files.rs` is the line reader they share.
+//! coarse topic with the generator, and `voice_files.rs` is the line reader they share.
 
-mod files;
 mod personas;
 mod seeds;
 mod topics;
+mod voice_files;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -383,4 +383,4 @@ pub(crate) fn render(o: &mut String, r: &VoicesReport) {
 }
 
 #[cfg(test)]
-mod tests;
+mod voices_tests;

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::files::{Format, bad_line, content_lines, read};
+use super::voice_files::{Format, bad_line, content_lines, read};
 use crate::error::Result;
 
 /// One persona.

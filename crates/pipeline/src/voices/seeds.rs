@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::files::{Format, bad_line, content_lines, read};
+use super::voice_files::{Format, bad_line, content_lines, read};
 use crate::error::Result;
 use crate::repetition::shingles;
 
@@ -81,7 +81,7 @@ pub(crate) fn read_seeds(path: &Path) -> Result<(Vec<String>, String)> {
         .filter(|q| !q.is_empty() && seen.insert(q.to_lowercase()))
         .collect();
     if seeds.is_empty() {
-        return Err(super::files::input(
+        return Err(super::voice_files::input(
             mtr_core::InputError::new(path, "the seed question file holds no question").hint(
                 "one question a line, or JSON lines with a `question`, `query` or `text` field",
             ),
