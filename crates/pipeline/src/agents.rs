@@ -29,7 +29,7 @@ use crate::text_rules::{
     without_source_preamble,
 };
 pub(crate) use kinds::TwoPassageVerdict;
-pub(crate) use persona::topic_persona_request;
+pub(crate) use persona::{topic_passages, topic_persona_request, write_topic_personas};
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
 pub(crate) use schema::{conversational_schema, two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{proposal_schema, styled_proposal_schema};

@@ -452,6 +452,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn persona_and_seed_files_are_recorded_by_name_never_by_path() {
+        let mut c = SynthConfig::default();
+        c.personas.file = "/home/me/voices/p.toml".into();
+        c.seed_questions.file = "/srv/logs/q.txt".into();
+        let r = c.recorded();
+        assert_eq!(r.personas.file, "p.toml");
+        assert_eq!(r.seed_questions.file, "q.txt");
+        c.personas.file = "topics".into();
+        assert_eq!(c.recorded().personas.file, "topics");
+    }
+
+    #[test]
     fn defaults_validate_and_roundtrip_through_toml() {
         let c = SynthConfig::default();
         c.validate().unwrap();

@@ -110,6 +110,8 @@ pub async fn synthesize(
         paths: &prepared.topics.paths,
         path_topics: &prepared.topics.path_topics,
     };
+    // the topics' persona calls, paid before any dialogue (in the cost ledger all the same)
+    let mut topic_calls = crate::agents::CallLog::default();
     if PersonaSource::of(&cfg.personas.file) == PersonaSource::Topics {
         let none = Voices::default();
         let agents = Agents {
@@ -122,9 +124,12 @@ pub async fn synthesize(
             seed: cfg.seed,
             voices: &none,
         };
-        voices
-            .add_topic_personas(&agents, &prepared, cfg.personas.max_topics)
-            .await?;
+        let (set, written) =
+            crate::agents::write_topic_personas(&agents, &prepared, cfg.personas.max_topics)
+                .await?;
+        let prompt_hash = job.prompts.persona.hash().to_string();
+        voices.set_topic_personas(set, prompt_hash, written.failures);
+        topic_calls = written.calls;
     }
     let state_fp = fingerprint(&[
         ("topics", json!(prepared.topics_fingerprint)),
@@ -178,6 +183,7 @@ pub async fn synthesize(
         time_budget: plan,
         bm25,
         voices: &voices,
+        topic_calls: &topic_calls,
     };
     write_output(job, llm, &prepared, &state, run)
 }
@@ -295,6 +301,8 @@ struct RunEnd<'a> {
     bm25: Option<&'a mtr_retrieve::Bm25Index>,
     /// The personas and seed questions.
     voices: &'a Voices,
+    /// The calls that wrote the topics' personas.
+    topic_calls: &'a crate::agents::CallLog,
 }
 
 /// With `--time-budget`: the dialogues to start, from their remaining calls at the
@@ -390,17 +398,30 @@ fn write_output(
         time_budget,
         bm25,
         voices,
+        topic_calls,
     } = run;
     let cfg = &job.config;
     let dialogues = benchmark_dialogues(prepared, state, voices, cfg.seed);
     let mut stats = report::SynthStats::compute(cfg, state);
     // the topics' persona calls are paid before any dialogue: in the ledger all the same
-    if let Some(t) = &voices.topics {
-        stats.calls.merge(&t.calls);
+    if topic_calls.calls() > 0 {
+        stats.calls.merge(topic_calls);
         stats.cost_total_usd = stats.calls.cost();
         stats.models = stats.calls.models.clone();
     }
-    let voices_report = voices.report(cfg.seed, state, &prepared.topics.path_topics);
+    let path_topics = &prepared.topics.path_topics;
+    let voices_report = voices.report(
+        cfg.seed,
+        state
+            .dialogues
+            .iter()
+            .map(|d| crate::voices::DialogueOutcome {
+                index: d.index,
+                topic: path_topics.get(d.start_path).copied().unwrap_or(0),
+                turns: d.turns.len(),
+                near_copies: d.events.get("user/near_copy_seed").copied().unwrap_or(0),
+            }),
+    );
     let roles_models = roles_models(llm, prepared, &stats, verifier);
     let name = cfg.name.clone().unwrap_or_else(|| {
         job.out
@@ -575,7 +596,8 @@ fn benchmark_dialogues(
                 meta.insert("switch_turn_planned".into(), (at + 1).into());
                 meta.insert("switch_path".into(), p.into());
             }
-            if let Some(p) = voices.dialogue_persona(seed, d, &prepared.topics.path_topics) {
+            let topic = prepared.topics.path_topics[d.start_path];
+            if let Some(p) = voices.persona(seed, d.index, topic) {
                 meta.insert("persona".into(), json!(p.name));
             }
             meta.insert("cost_usd".into(), json!(round6(d.log.cost())));

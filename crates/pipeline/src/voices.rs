@@ -8,12 +8,12 @@
 //! the synthesis seed, the dialogue, the layer and the attempt, so a rerun draws the same and
 //! resumes from the LLM cache. The files enter the fingerprint by their content hash and are
 //! recorded by file name only (never an absolute path). `personas.rs` reads a persona file,
-//! `seeds.rs` a seed file and holds the near-copy index, `topics.rs` writes one persona per
-//! coarse topic with the generator, and `voice_files.rs` is the line reader they share.
+//! `seeds.rs` a seed file and holds the near-copy index, and `voice_files.rs` is the line
+//! reader they share; the generator's personas of the corpus's topics are written by the
+//! agents (`agents/persona.rs`).
 
 mod personas;
 mod seeds;
-mod topics;
 mod voice_files;
 
 use std::collections::BTreeMap;
@@ -29,9 +29,6 @@ use crate::error::{Error, Result};
 pub use personas::Persona;
 pub(crate) use personas::read_personas;
 pub(crate) use seeds::{SeedIndex, read_seeds};
-pub(crate) use topics::{
-    TopicPersonas, topic_passages, topic_persona_request, write_topic_personas,
-};
 
 /// `[synth.personas]`: who asks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,8 +170,21 @@ pub(crate) struct Voices {
     pub seed_source: Option<(String, String)>,
     /// Seeds shown per attempt.
     pub shown: usize,
-    /// What writing the topics' personas did (calls, failures).
-    pub topics: Option<TopicPersonas>,
+    /// Topics whose persona call failed or could not be parsed (`topics`).
+    pub topic_failures: usize,
+}
+
+/// What the report needs of one dialogue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DialogueOutcome {
+    /// The dialogue's number (its draws' key).
+    pub index: usize,
+    /// The coarse topic of its start path.
+    pub topic: usize,
+    /// Accepted turns.
+    pub turns: usize,
+    /// Attempts rejected as near copies of a seed.
+    pub near_copies: u64,
 }
 
 /// A dialogue's key for its draws.
@@ -255,39 +265,24 @@ impl Voices {
         self.persona_source.is_none() && self.seed_source.is_none()
     }
 
-    /// With `[synth.personas] file = "topics"`: one persona per coarse topic, written by
-    /// `agents`' generator (cached; a failed call leaves its topic without one).
-    pub(crate) async fn add_topic_personas(
+    /// The personas the generator wrote per coarse topic (`topics`), `failures` of them
+    /// missing; `prompt_hash` (of `synth/persona`) stands for them in the fingerprint.
+    pub(crate) fn set_topic_personas(
         &mut self,
-        agents: &crate::agents::Agents<'_>,
-        prepared: &crate::prepare::Prepared,
-        max_topics: usize,
-    ) -> Result<()> {
-        let (set, report) = write_topic_personas(agents, prepared, max_topics).await?;
+        set: PersonaSet,
+        prompt_hash: String,
+        failures: usize,
+    ) {
         self.personas = set;
-        // the personas follow from the prompt and the cached calls: the prompt's hash
-        self.persona_source = Some(("topics".into(), agents.prompts.persona.hash().to_string()));
-        self.topics = Some(report);
-        Ok(())
+        self.persona_source = Some(("topics".into(), prompt_hash));
+        self.topic_failures = failures;
     }
 
-    /// The persona of each dialogue that has a turn, for the record and the report.
-    pub(crate) fn dialogue_persona<'a>(
-        &'a self,
-        seed: u64,
-        d: &crate::generate::DialogueState,
-        path_topics: &[usize],
-    ) -> Option<&'a Persona> {
-        let topic = path_topics.get(d.start_path).copied().unwrap_or(0);
-        self.persona(seed, d.index, topic)
-    }
-
-    /// What `synth_report.md` says of the voices of `state`'s dialogues.
+    /// What `synth_report.md` says of the voices of the `dialogues`.
     pub(crate) fn report(
         &self,
         seed: u64,
-        state: &crate::generate::GenState,
-        path_topics: &[usize],
+        dialogues: impl IntoIterator<Item = DialogueOutcome>,
     ) -> VoicesReport {
         let mut r = VoicesReport {
             personas_from: self
@@ -299,20 +294,19 @@ impl Voices {
                 .as_ref()
                 .zip(self.seeds.as_ref())
                 .map(|((f, h), s)| (format!("{f} ({})", short(h)), s.len())),
-            topic_persona_failures: self.topics.as_ref().map_or(0, |t| t.failures),
+            topic_persona_failures: self.topic_failures,
             ..Default::default()
         };
-        for d in state.dialogues.iter().filter(|d| !d.turns.is_empty()) {
-            match self.dialogue_persona(seed, d, path_topics) {
+        for d in dialogues {
+            r.near_copies += d.near_copies;
+            if d.turns == 0 {
+                continue;
+            }
+            match self.persona(seed, d.index, d.topic) {
                 Some(p) => *r.personas.entry(p.name.clone()).or_default() += 1,
                 None => r.without_persona += 1,
             }
         }
-        r.near_copies = state
-            .dialogues
-            .iter()
-            .filter_map(|d| d.events.get("user/near_copy_seed"))
-            .sum();
         r
     }
 

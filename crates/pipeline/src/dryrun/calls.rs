@@ -8,12 +8,13 @@ use mtr_llm::{ChatRequest, Llm, OutputSpec, PlannedEndpoint, Role};
 use serde_json::json;
 
 use crate::agents::{PromptPassage, UserAsk, Utter};
+use crate::agents::{topic_passages, topic_persona_request};
 use crate::error::Result;
 use crate::generate::{DialogueState, GenState, Material};
 use crate::job::SynthJob;
 use crate::prepare::Prepared;
 use crate::style::{Style, TurnStyle, profile_name};
-use crate::voices::{Persona, PersonaSet, PersonaSource, Voices, topic_persona_request};
+use crate::voices::{Persona, PersonaSet, PersonaSource, Voices};
 
 /// One planned call: the agent role, the endpoint it goes to and its estimate there.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,7 +194,7 @@ pub(crate) fn persona_calls(
         .first()
         .cloned()
         .unwrap_or_default();
-    crate::voices::topic_passages(prepared, job.config.personas.max_topics)
+    topic_passages(prepared, job.config.personas.max_topics)
         .into_iter()
         .map(|(_, passages)| {
             let req = topic_persona_request(&job.prompts, &prepared.language, &passages)?;

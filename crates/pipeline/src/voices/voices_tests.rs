@@ -1,9 +1,7 @@
-//! The voices' draws and how the user agent's prompts show them.
+//! The voices' draws, settings and report (how the user agent's prompts show them is tested
+//! with the agents, `agents/persona.rs`).
 
 use super::*;
-use crate::agents::{PromptPassage, UserAsk, Utter, user_context};
-use crate::lang::Language;
-use crate::prompts::SynthPrompts;
 
 fn personas(n: usize) -> Vec<Persona> {
     (0..n)
@@ -73,114 +71,6 @@ fn topic_personas_follow_the_dialogue_s_topic() {
     assert_eq!(v.persona(1, 9, 7), None);
 }
 
-/// The user agent's prompt of a follow-up with a persona and three seed questions, rendered
-/// from the context the synthesis builds (`user_context`).
-fn voiced(prompt_of: impl Fn(&SynthPrompts) -> &mtr_llm::Prompt, lang: &str) -> String {
-    let p = SynthPrompts::builtin().unwrap();
-    let lang = Language::from_code(lang);
-    let history = vec![
-        Utter {
-            speaker: "user".into(),
-            text: "How many days of leave can I carry over?".into(),
-        },
-        Utter {
-            speaker: "agent".into(),
-            text: "Up to 5 days, to be taken by 31 March.".into(),
-        },
-    ];
-    let passages = vec![PromptPassage {
-        title: "Annual Leave".into(),
-        section: Some("Carry-over".into()),
-        text: "Up to 5 days carry over; they lapse on 31 March.".into(),
-    }];
-    let persona = Persona {
-        name: "Night-shift nurse".into(),
-        description: "Works nights at a hospital, knows HR rules only from colleagues, writes short practical questions from her phone.".into(),
-    };
-    let ask = UserAsk {
-        history: &history,
-        asked: &[],
-        passages: &passages,
-        first: false,
-        switch: false,
-        feedback: Some("near_copy"),
-        rewrite: true,
-        persona: None,
-        examples: Vec::new(),
-    }
-    .voiced(
-        Some(&persona),
-        vec![
-            "can i swap a shift with someone on a different ward?".into(),
-            "What happens to my pension if I go part time?".into(),
-            "do night hours count double for overtime".into(),
-        ],
-    );
-    let mut ctx = user_context(&lang, &ask);
-    ctx["style"] = serde_json::json!({"length": 20, "unit": "words", "refer_back": true});
-    let msgs = prompt_of(&p).render(&ctx).unwrap();
-    msgs.iter()
-        .map(|m| format!("[{:?}]\n{}", m.role, m.content))
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
-#[test]
-fn the_persona_and_seeds_appear_after_the_passages_in_every_user_prompt() {
-    for (name, text) in [
-        ("user", voiced(|p| &p.user, "en")),
-        ("user_zh", voiced(|p| &p.user_zh, "zh")),
-        ("user_styled", voiced(|p| &p.user_styled, "en")),
-        ("user_unanswerable", voiced(|p| &p.user_unanswerable, "en")),
-        ("user_two_passage", voiced(|p| &p.user_two_passage, "en")),
-    ] {
-        let (system, user) = text.split_once("[User]").unwrap();
-        // never in the system block: the prefix shared between dialogues stays the same
-        assert!(!system.contains("Night-shift nurse"), "{name}");
-        let at = |s: &str| {
-            user.find(s)
-                .unwrap_or_else(|| panic!("{name}: no {s}: {user}"))
-        };
-        let persona = at("Night-shift nurse");
-        let seed = at("can i swap a shift");
-        // after the passages and the conversation
-        assert!(
-            persona > at("Up to 5 days carry over") && persona > at("Up to 5 days, to be"),
-            "{name}"
-        );
-        assert!(seed > persona, "{name}");
-        // the reason of a rejected near copy is worded, not shown as its code
-        assert!(!user.contains("near_copy"), "{name}: {user}");
-    }
-    insta::assert_snapshot!("user_voiced", voiced(|p| &p.user, "en"));
-    insta::assert_snapshot!("user_zh_voiced", voiced(|p| &p.user_zh, "zh"));
-}
-
-#[test]
-fn without_voices_the_prompt_shows_neither() {
-    let p = SynthPrompts::builtin().unwrap();
-    let lang = Language::from_code("en");
-    let passages = vec![PromptPassage {
-        title: "T".into(),
-        section: None,
-        text: "x".into(),
-    }];
-    let ask = UserAsk {
-        history: &[],
-        asked: &[],
-        passages: &passages,
-        first: true,
-        switch: false,
-        feedback: None,
-        rewrite: true,
-        persona: None,
-        examples: Vec::new(),
-    };
-    let msgs = p.user.render(&user_context(&lang, &ask)).unwrap();
-    assert!(!msgs[1].content.contains("Who you are"));
-    assert!(!msgs[1].content.contains("How real users ask"));
-}
-
 #[test]
 fn settings_are_checked_and_recorded_without_paths() {
     assert_eq!(PersonaSource::of(""), PersonaSource::None);
@@ -193,14 +83,6 @@ fn settings_are_checked_and_recorded_without_paths() {
     assert!(s.validate().is_ok());
     s.near_copy_threshold = 0.0;
     assert!(s.validate().is_err());
-    let mut c = crate::config::SynthConfig::default();
-    c.personas.file = "/home/me/voices/p.toml".into();
-    c.seed_questions.file = "/srv/logs/q.txt".into();
-    let r = c.recorded();
-    assert_eq!(r.personas.file, "p.toml");
-    assert_eq!(r.seed_questions.file, "q.txt");
-    c.personas.file = "topics".into();
-    assert_eq!(c.recorded().personas.file, "topics");
 }
 
 #[test]
