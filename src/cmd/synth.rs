@@ -132,6 +132,17 @@ section_flags! {
         /// endpoint) or like:BENCH (lengths and referring back drawn from a real benchmark).
         #[arg(value_name = "PROFILE", value_parser = parse_style)]
         style: Option<String> => "style.profile",
+        /// Who the user is played as: a persona file (JSON lines `{"name", "description"}`,
+        /// TOML `[[persona]]` tables, or `NAME: DESCRIPTION` lines; each dialogue draws one with
+        /// --seed) or `topics` (the generator writes one per coarse topic of the corpus).
+        #[arg(value_name = "FILE|topics")]
+        personas: Option<String> => "personas.file",
+        /// Real questions whose intent and style the user agent imitates, never copies (a few
+        /// shown per attempt; a question that nearly copies one is rejected): one a line, JSON
+        /// lines with a `question`, `query` or `text` field (or MTRAG conversations), or TSV
+        /// `id<TAB>text`.
+        #[arg(value_name = "FILE")]
+        seed_questions: Option<String> => "seed_questions.file",
         /// Benchmark name in the manifest; unset, the output folder's name.
         name: Option<String> => "name",
         /// License recorded in the manifest (that of the source corpus).

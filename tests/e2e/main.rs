@@ -35,3 +35,4 @@ mod synth_budget;
 mod synth_corpus;
 mod synth_documents;
 mod synth_kinds;
+mod synth_voices;

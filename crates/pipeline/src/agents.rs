@@ -17,9 +17,11 @@ use crate::error::{Error, Result};
 use crate::lang::Language;
 use crate::prompts::SynthPrompts;
 use crate::style::{Style, TurnStyle};
+use crate::voices::{Persona, Voices};
 
 mod kinds;
 mod partial;
+mod persona;
 mod schema;
 mod usage;
 
@@ -30,6 +32,7 @@ use crate::text_rules::{
 pub(crate) use kinds::TwoPassageVerdict;
 pub(crate) use partial::{PartialProposal, partial_proposal_room};
 pub(crate) use schema::partial_question_schema;
+pub(crate) use persona::{topic_passages, topic_persona_request, write_topic_personas};
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
 pub(crate) use schema::{conversational_schema, two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{proposal_schema, styled_proposal_schema};
@@ -62,6 +65,19 @@ pub(crate) struct UserAsk<'a> {
     /// Whether it asks for a standalone rewrite too
     /// ([`GenerationOptions::rewrites`](crate::config::GenerationOptions::rewrites)).
     pub(crate) rewrite: bool,
+    /// Who the user is (`[synth.personas]`), shown after the passages and the conversation.
+    pub(crate) persona: Option<&'a Persona>,
+    /// Real questions to imitate, never copy (`[synth.seed_questions]`), drawn per attempt.
+    pub(crate) examples: Vec<String>,
+}
+
+impl<'a> UserAsk<'a> {
+    /// The ask with the dialogue's persona and the attempt's seed questions.
+    pub(crate) fn voiced(mut self, persona: Option<&'a Persona>, examples: Vec<String>) -> Self {
+        self.persona = persona;
+        self.examples = examples;
+        self
+    }
 }
 
 /// What the user agent's prompt is rendered from.
@@ -70,6 +86,7 @@ pub(crate) fn user_context(lang: &Language, ask: &UserAsk<'_>) -> Value {
         "language": lang.name(), "history": ask.history, "asked": ask.asked,
         "passages": ask.passages, "first": ask.first, "switch": ask.switch,
         "feedback": ask.feedback, "example": follow_up_example(lang), "rewrite": ask.rewrite,
+        "persona": ask.persona, "seeds": ask.examples,
     })
 }
 
@@ -165,6 +182,8 @@ pub(crate) struct Agents<'a> {
     pub style: Option<&'a Style>,
     /// The synthesis seed, for the style's per-turn draws.
     pub seed: u64,
+    /// The personas and seed questions (`crate::voices`; empty: none).
+    pub voices: &'a Voices,
 }
 
 /// The outcome of one call: `None` when the output could not be parsed.

@@ -84,6 +84,11 @@ pub struct SynthConfig {
     /// defaults, MTRAG's shares).
     #[serde(skip_serializing_if = "crate::mix::MixOptions::is_default")]
     pub mix: crate::mix::MixOptions,
+    /// `[synth.personas]`: who asks (a persona file, or `topics`). Its `file` is recorded
+    /// and hashed by its file name ([`SynthConfig::recorded`]); its content by its hash.
+    pub personas: crate::voices::PersonaOptions,
+    /// `[synth.seed_questions]`: real questions to imitate, never copy.
+    pub seed_questions: crate::voices::SeedOptions,
     /// Benchmark name in the manifest (default: the output folder's name).
     pub name: Option<String>,
     /// License recorded in the manifest (default: "see source corpus").
@@ -111,6 +116,8 @@ impl Default for SynthConfig {
             generation: GenerationOptions::default(),
             style: crate::style::StyleOptions::default(),
             mix: crate::mix::MixOptions::default(),
+            personas: crate::voices::PersonaOptions::default(),
+            seed_questions: crate::voices::SeedOptions::default(),
             name: None,
             license: None,
             max_failed_share: 0.2,
@@ -326,6 +333,19 @@ pub(crate) const ANSWERABILITY_NEEDS_GATE: &str = "false needs the relevance gat
     nothing checks that a question's gold passage answers it";
 
 impl SynthConfig {
+    /// The settings as records and hashes keep them: the persona and seed files by their file
+    /// name (never a local path; their contents enter the fingerprint by hash).
+    pub(crate) fn recorded(&self) -> Self {
+        let mut c = self.clone();
+        if crate::voices::PersonaSource::of(&c.personas.file)
+            != crate::voices::PersonaSource::Topics
+        {
+            c.personas.file = crate::voices::file_name(c.personas.file.trim());
+        }
+        c.seed_questions.file = crate::voices::file_name(c.seed_questions.file.trim());
+        c
+    }
+
     /// The curation documents go through: `[synth.curation]`; with `[synth.chunking] keep`
     /// (a team's own chunks kept as passages) only its language filter, so that no chunk of
     /// the team's index is cut (boilerplate sections), dropped for its length or dropped as a
@@ -399,6 +419,8 @@ impl SynthConfig {
         g.repetition
             .validate()
             .map_err(|m| Error::param("generation.repetition", m))?;
+        self.personas.validate()?;
+        self.seed_questions.validate()?;
         let r = &g.relevance;
         if !((0.0..=1.0).contains(&r.margin) && (0.0..=1.0).contains(&r.min_gold)) {
             return Err(Error::param(
@@ -428,6 +450,18 @@ impl SynthConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn persona_and_seed_files_are_recorded_by_name_never_by_path() {
+        let mut c = SynthConfig::default();
+        c.personas.file = "/home/me/voices/p.toml".into();
+        c.seed_questions.file = "/srv/logs/q.txt".into();
+        let r = c.recorded();
+        assert_eq!(r.personas.file, "p.toml");
+        assert_eq!(r.seed_questions.file, "q.txt");
+        c.personas.file = "topics".into();
+        assert_eq!(c.recorded().personas.file, "topics");
+    }
 
     #[test]
     fn defaults_validate_and_roundtrip_through_toml() {

@@ -262,7 +262,8 @@ fn plan_calls(
         .filter(|d| d.switch_at.is_some())
         .count();
     let dialogues = calls::plan_dialogues(job, llm, prepared, &state)?;
-    for c in dialogues.iter().flatten().flatten() {
+    let personas = calls::persona_calls(job, llm, prepared)?;
+    for c in dialogues.iter().flatten().flatten().chain(&personas) {
         let r = plan.roles.entry(c.role.to_string()).or_default();
         r.endpoint = c.endpoint.clone();
         r.plan.add(&c.plan);

@@ -64,6 +64,11 @@ pub struct FakeAgents {
     /// The verifier of a turn drawn `conversational` finds that it needs a search: every such
     /// attempt is rejected.
     pub conversational_needs_search: bool,
+    /// On a turn's first attempt, the user agent asks the first seed question its prompt
+    /// shows, word for word (`[synth.seed_questions]`); a retry asks its own.
+    pub copy_seed: bool,
+    /// The topics' persona calls answer with no name (unparsable personas).
+    pub persona_unparsable: bool,
 }
 
 impl Default for FakeAgents {
@@ -78,6 +83,8 @@ impl Default for FakeAgents {
             unanswerable_answered: false,
             two_passage_one_suffices: false,
             conversational_needs_search: false,
+            copy_seed: false,
+            persona_unparsable: false,
         }
     }
 }
@@ -138,6 +145,7 @@ impl FakeAgents {
                 )
             }
             "faithfulness" => FakeReply::json(json!({"justification": "scripted", "score": 5})),
+            "persona" => FakeReply::json(self.persona(&req.last_user)),
             "uniqueness" => {
                 let n = req
                     .schema
@@ -172,6 +180,12 @@ impl FakeAgents {
         }
         let words = passage_words(prompt, pick, if self.chinese { 10 } else { 6 });
         let retry = prompt.contains("A previous attempt was rejected");
+        if self.copy_seed
+            && !retry
+            && let Some(seed) = first_seed(prompt)
+        {
+            return json!({"passage": pick, "question": seed, "standalone": seed});
+        }
         if let (RepeatScript::Questions, false) = (self.repeat, retry) {
             if let Some(last) = last_asked(prompt) {
                 let question = format!("So, {}", last.trim());
@@ -200,6 +214,24 @@ impl FakeAgents {
         };
         let question = capitalise(&question);
         json!({"passage": pick, "question": question, "standalone": standalone_of(&question)})
+    }
+
+    /// A persona for the topic the prompt's first document shows (none with
+    /// `persona_unparsable`).
+    fn persona(&self, prompt: &str) -> Value {
+        let title: String = section(prompt, "## Documents")
+            .lines()
+            .find_map(|l| l.strip_prefix("[1] "))
+            .unwrap_or("the handbook")
+            .chars()
+            .take(30)
+            .collect();
+        let name = if self.persona_unparsable {
+            String::new()
+        } else {
+            format!("reader of {}", title.trim())
+        };
+        json!({"name": name, "description": format!("Someone who needs to know about {} and writes short questions.", title.trim())})
     }
 
     /// Keeps the last few words (and the "more specifically" marker of a regenerated
@@ -486,6 +518,14 @@ fn first_line(text: &str) -> String {
         .unwrap_or_default()
         .trim()
         .to_string()
+}
+
+/// The first seed question the user agent's prompt shows (`## How real users ask`).
+fn first_seed(prompt: &str) -> Option<String> {
+    section(prompt, "## How real users ask")
+        .lines()
+        .find_map(|l| l.strip_prefix("- "))
+        .map(|l| l.trim().to_string())
 }
 
 /// The text after a `## Heading` line up to the next `## ` heading.

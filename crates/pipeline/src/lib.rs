@@ -45,6 +45,7 @@ mod style;
 mod text_rules;
 mod turn_types;
 mod vectors;
+mod voices;
 mod workdir;
 
 pub use chunk::{ChunkOptions, bpe, chunk_corpus, parse_range};
@@ -65,3 +66,4 @@ pub use repetition::RepetitionOptions;
 pub use style::{LengthDistribution, ProfileName, StyleOptions, ks_critical_5pct, ks_statistic};
 pub use text_rules::in_language;
 pub use turn_types::Answerability;
+pub use voices::{Persona, PersonaOptions, PersonaSource, SeedOptions, VoicesReport};

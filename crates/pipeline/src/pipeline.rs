@@ -26,6 +26,7 @@ use crate::job::SynthJob;
 use crate::prepare::{Prepared, prepare};
 use crate::report;
 use crate::search::{CorpusSearch, DenseSide};
+use crate::voices::{PersonaSource, Voices};
 use crate::workdir::{WorkDir, fingerprint, to_json};
 
 /// The BM25 index over all chunks (built once into the work dir).
@@ -87,6 +88,8 @@ pub async fn synthesize(
     let cfg = &job.config;
     let g = &cfg.generation;
     let verifier = verifier_endpoint(g, llm)?;
+    // a bad persona or seed file stops the job before anything is prepared or paid
+    let mut voices = Voices::load(&cfg.personas, &cfg.seed_questions)?;
     let prepared = prepare(job, Some(llm), false, progress).await?;
     let wd = WorkDir::create(&job.work_dir)?;
     // the style profile: `concise` (None) keeps today's prompts, caps and fingerprints
@@ -107,6 +110,27 @@ pub async fn synthesize(
         paths: &prepared.topics.paths,
         path_topics: &prepared.topics.path_topics,
     };
+    // the topics' persona calls, paid before any dialogue (in the cost ledger all the same)
+    let mut topic_calls = crate::agents::CallLog::default();
+    if PersonaSource::of(&cfg.personas.file) == PersonaSource::Topics {
+        let none = Voices::default();
+        let agents = Agents {
+            llm,
+            prompts: &job.prompts,
+            opts: g,
+            language: &prepared.language,
+            verifier: verifier.clone(),
+            style: style.as_ref(),
+            seed: cfg.seed,
+            voices: &none,
+        };
+        let (set, written) =
+            crate::agents::write_topic_personas(&agents, &prepared, cfg.personas.max_topics)
+                .await?;
+        let prompt_hash = job.prompts.persona.hash().to_string();
+        voices.set_topic_personas(set, prompt_hash, written.failures);
+        topic_calls = written.calls;
+    }
     let state_fp = fingerprint(&[
         ("topics", json!(prepared.topics_fingerprint)),
         ("generation", to_json(g)),
@@ -123,6 +147,7 @@ pub async fn synthesize(
             "dense",
             json!(search.as_ref().is_some_and(|s| s.uses_dense())),
         ),
+        ("voices", voices.fingerprint()),
     ]);
     let state_path = wd.path("state.json");
     let mut state = resumed_or_initial(cfg, &material, &state_path, state_fp)?;
@@ -135,6 +160,7 @@ pub async fn synthesize(
             verifier: verifier.clone(),
             style: style.as_ref(),
             seed: cfg.seed,
+            voices: &voices,
         },
         search: search.as_ref(),
         material,
@@ -156,6 +182,8 @@ pub async fn synthesize(
         budget_stopped,
         time_budget: plan,
         bm25,
+        voices: &voices,
+        topic_calls: &topic_calls,
     };
     write_output(job, llm, &prepared, &state, run)
 }
@@ -271,6 +299,10 @@ struct RunEnd<'a> {
     time_budget: Option<BudgetPlan>,
     /// None when the uniqueness check (and so the index) was off.
     bm25: Option<&'a mtr_retrieve::Bm25Index>,
+    /// The personas and seed questions.
+    voices: &'a Voices,
+    /// The calls that wrote the topics' personas.
+    topic_calls: &'a crate::agents::CallLog,
 }
 
 /// With `--time-budget`: the dialogues to start, from their remaining calls at the
@@ -365,10 +397,31 @@ fn write_output(
         budget_stopped,
         time_budget,
         bm25,
+        voices,
+        topic_calls,
     } = run;
     let cfg = &job.config;
-    let dialogues = benchmark_dialogues(prepared, state);
-    let stats = report::SynthStats::compute(cfg, state);
+    let dialogues = benchmark_dialogues(prepared, state, voices, cfg.seed);
+    let mut stats = report::SynthStats::compute(cfg, state);
+    // the topics' persona calls are paid before any dialogue: in the ledger all the same
+    if topic_calls.calls() > 0 {
+        stats.calls.merge(topic_calls);
+        stats.cost_total_usd = stats.calls.cost();
+        stats.models = stats.calls.models.clone();
+    }
+    let path_topics = &prepared.topics.path_topics;
+    let voices_report = voices.report(
+        cfg.seed,
+        state
+            .dialogues
+            .iter()
+            .map(|d| crate::voices::DialogueOutcome {
+                index: d.index,
+                topic: path_topics.get(d.start_path).copied().unwrap_or(0),
+                turns: d.turns.len(),
+                near_copies: d.events.get("user/near_copy_seed").copied().unwrap_or(0),
+            }),
+    );
     let roles_models = roles_models(llm, prepared, &stats, verifier);
     let name = cfg.name.clone().unwrap_or_else(|| {
         job.out
@@ -378,7 +431,12 @@ fn write_output(
     });
     let fp = mtr_core::fingerprint::Fingerprint {
         data: prepared.input_fingerprint.clone(),
-        config: mtr_core::fingerprint::config_hash(cfg),
+        // the persona and seed files by name in the settings, by content hash beside them
+        config: if voices.is_empty() {
+            mtr_core::fingerprint::config_hash(&cfg.recorded())
+        } else {
+            mtr_core::fingerprint::config_hash(&(cfg.recorded(), voices.fingerprint()))
+        },
         prompts: job.prompts.hash_for(styled.is_some(), &cfg.mix),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: None,
@@ -390,6 +448,7 @@ fn write_output(
         time_budget: time_budget.as_ref(),
         models: &stats.models,
         fingerprint: &fp,
+        voices,
     };
     let extra = synth_record(job, llm, prepared, state, &record)?;
     let manifest = Manifest {
@@ -439,6 +498,7 @@ fn write_output(
         corpus: &job.corpus,
         fingerprint: &fp,
         realism: &realism,
+        voices: &voices_report,
     });
     mtr_core::atomic::write_atomic(dir.path("synth_report.md"), text.as_bytes())?;
     Ok(SynthOutcome {
@@ -460,6 +520,7 @@ struct RunRecord<'a> {
     time_budget: Option<&'a BudgetPlan>,
     models: &'a BTreeMap<String, Vec<String>>,
     fingerprint: &'a mtr_core::fingerprint::Fingerprint,
+    voices: &'a Voices,
 }
 
 /// The `[synth]` table of `benchmark.toml`: how the benchmark was made.
@@ -488,12 +549,16 @@ fn synth_record(
         "prompts": job.prompts.hashes_for(r.styled.is_some(), &cfg.mix),
         "llm_config_hash": llm.config().results_hash(),
         "fingerprint": r.fingerprint,
-        "parameters": cfg,
+        "parameters": cfg.recorded(),
     });
     // the style a benchmark was written in (a concise one's record stays as it was)
     let mut synth = synth;
     if let Some(name) = r.styled {
         synth["style"] = json!(name);
+    }
+    // the persona and seed files by name and content hash (a run without them stays as it was)
+    if !r.voices.is_empty() {
+        synth["voices"] = r.voices.fingerprint();
     }
     match toml::Value::try_from(tomlable(synth)) {
         Ok(toml::Value::Table(t)) => {
@@ -510,7 +575,12 @@ fn synth_record(
 }
 
 /// The dialogues with at least one accepted turn, as the benchmark holds them.
-fn benchmark_dialogues(prepared: &Prepared, state: &GenState) -> Vec<Dialogue> {
+fn benchmark_dialogues(
+    prepared: &Prepared,
+    state: &GenState,
+    voices: &Voices,
+    seed: u64,
+) -> Vec<Dialogue> {
     state
         .dialogues
         .iter()
@@ -525,6 +595,10 @@ fn benchmark_dialogues(prepared: &Prepared, state: &GenState) -> Vec<Dialogue> {
             if let (Some(at), Some(p)) = (d.switch_at, d.switch_path) {
                 meta.insert("switch_turn_planned".into(), (at + 1).into());
                 meta.insert("switch_path".into(), p.into());
+            }
+            let topic = prepared.topics.path_topics[d.start_path];
+            if let Some(p) = voices.persona(seed, d.index, topic) {
+                meta.insert("persona".into(), json!(p.name));
             }
             meta.insert("cost_usd".into(), json!(round6(d.log.cost())));
             meta.insert("calls".into(), d.log.calls().into());

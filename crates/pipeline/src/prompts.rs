@@ -81,6 +81,11 @@ const MIX_SOURCES: [(&str, &str); 7] = [
     ),
 ];
 
+/// The prompt of personas drawn from the corpus's topics (`[synth.personas] file =
+/// "topics"`): used, and hashed into the fingerprint (`crate::voices`), only then.
+const VOICE_SOURCES: [(&str, &str); 1] =
+    [("persona", include_str!("../../../prompts/synth/persona.j2"))];
+
 /// The seven prompts of the pipeline, the two of the styled profiles and those of the mix's
 /// turn kinds.
 #[derive(Debug)]
@@ -115,6 +120,8 @@ pub struct SynthPrompts {
     /// The user agent's prompt of a turn drawn `partial` (its verifier's prompts are the
     /// answerable and unanswerable turns').
     pub(crate) user_partial: Prompt,
+    /// The generator's prompt of a topic's persona (`[synth.personas] file = "topics"`).
+    pub(crate) persona: Prompt,
 }
 
 impl SynthPrompts {
@@ -137,7 +144,12 @@ impl SynthPrompts {
 
     fn build(mut load: impl FnMut(&str, &str) -> mtr_llm::Result<Prompt>) -> Result<Self> {
         let mut got = BTreeMap::new();
-        for (name, src) in SOURCES.into_iter().chain(STYLED_SOURCES).chain(MIX_SOURCES) {
+        for (name, src) in SOURCES
+            .into_iter()
+            .chain(STYLED_SOURCES)
+            .chain(MIX_SOURCES)
+            .chain(VOICE_SOURCES)
+        {
             let p = load(name, src).map_err(|e| Error::param("prompts", e.to_string()))?;
             got.insert(name, p);
         }
@@ -162,6 +174,7 @@ impl SynthPrompts {
             user_conversational: take("user_conversational")?,
             conversational: take("conversational")?,
             user_partial: take("user_partial")?,
+            persona: take("persona")?,
         })
     }
 
@@ -264,6 +277,7 @@ mod tests {
             "wrong_language",
             "repeated_question",
             "near_duplicate",
+            "near_copy",
             "copied_passage",
             "too_long",
             "not_a_question",
@@ -318,7 +332,7 @@ mod tests {
     #[test]
     fn builtin_prompts_parse_and_render() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user.id(), "synth/user@6");
+        assert_eq!(p.user.id(), "synth/user@7");
         let passage = serde_json::json!({"title": "Annual Leave", "section": "Entitlement", "text": "25 days."});
         let msgs = p
             .user
@@ -386,10 +400,10 @@ mod tests {
         let p = SynthPrompts::builtin().unwrap();
         assert_eq!(
             p.user_for(&Language::from_code("zh")).id(),
-            "synth/user_zh@3"
+            "synth/user_zh@4"
         );
         for other in ["en", "ja", "de"] {
-            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@6");
+            assert_eq!(p.user_for(&Language::from_code(other)).id(), "synth/user@7");
         }
         let passage = serde_json::json!({"title": "年假", "section": "结转", "text": "未休完的年假最多可结转5天。"});
         // every reason code the generator feeds back is worded in Chinese
@@ -408,7 +422,7 @@ mod tests {
     #[test]
     fn the_unanswerable_prompts_render_and_are_hashed_only_when_the_mix_asks_for_them() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user_unanswerable.id(), "synth/user_unanswerable@1");
+        assert_eq!(p.user_unanswerable.id(), "synth/user_unanswerable@2");
         assert_eq!(p.unanswerable.id(), "synth/unanswerable@1");
         let passage = serde_json::json!({"title": "Annual Leave", "section": "Carry-over", "text": "Up to 5 unused days carry over to the next year."});
         let ctx = serde_json::json!({
@@ -436,6 +450,7 @@ mod tests {
             "wrong_language",
             "repeated_question",
             "near_duplicate",
+            "near_copy",
             "copied_passage",
             "too_long",
             "not_a_question",
@@ -475,7 +490,7 @@ mod tests {
     #[test]
     fn the_two_passage_prompts_render() {
         let p = SynthPrompts::builtin().unwrap();
-        assert_eq!(p.user_two_passage.id(), "synth/user_two_passage@1");
+        assert_eq!(p.user_two_passage.id(), "synth/user_two_passage@2");
         assert_eq!(p.two_passage.id(), "synth/two_passage@1");
         let a = serde_json::json!({"title": "Annual Leave", "section": null, "text": "Staff get 25 days a year."});
         let b = serde_json::json!({"title": "Sick Leave", "section": null, "text": "Staff get 10 paid sick days."});
@@ -499,6 +514,7 @@ mod tests {
             "wrong_language",
             "repeated_question",
             "near_duplicate",
+            "near_copy",
             "copied_passage",
             "too_long",
             "not_a_question",
@@ -557,6 +573,7 @@ mod tests {
             "wrong_language",
             "repeated_question",
             "near_duplicate",
+            "near_copy",
             "copied_passage",
             "too_long",
             "not_a_question",

@@ -215,6 +215,8 @@ pub(crate) struct ReportInput<'a> {
     pub(crate) corpus: &'a Path,
     pub(crate) fingerprint: &'a Fingerprint,
     pub(crate) realism: &'a Realism,
+    /// Personas and seed questions (`crate::voices`).
+    pub(crate) voices: &'a crate::voices::VoicesReport,
 }
 
 /// Renders `synth_report.md`, one section after another.
@@ -230,6 +232,7 @@ pub(crate) fn render(r: &ReportInput<'_>) -> String {
     turn_types(&mut o, s);
     crate::mix::render(&mut o, &cfg.mix, &s.mix);
     realism_section(&mut o, r.realism);
+    crate::voices::render(&mut o, r.voices);
     rejections(&mut o, s);
     models_and_cost(&mut o, s);
     o

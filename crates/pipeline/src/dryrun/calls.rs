@@ -8,11 +8,13 @@ use mtr_llm::{ChatRequest, Llm, OutputSpec, PlannedEndpoint, Role};
 use serde_json::json;
 
 use crate::agents::{PromptPassage, UserAsk, Utter};
+use crate::agents::{topic_passages, topic_persona_request};
 use crate::error::Result;
 use crate::generate::{DialogueState, GenState, Material};
 use crate::job::SynthJob;
 use crate::prepare::Prepared;
 use crate::style::{Style, TurnStyle, profile_name};
+use crate::voices::{Persona, PersonaSet, PersonaSource, Voices};
 
 /// One planned call: the agent role, the endpoint it goes to and its estimate there.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,6 +172,41 @@ fn lengthened(question: &str, n: usize, cjk: bool) -> String {
     }
 }
 
+/// A persona of typical length, for the plan of `topics` personas.
+fn planned_persona() -> Persona {
+    Persona {
+        name: "planned persona".into(),
+        description: "A person who uses these documents at work, knows the basics of the subject and writes short, practical questions in everyday words, sometimes with a detail of their own situation.".into(),
+    }
+}
+
+/// The persona calls of `[synth.personas] file = "topics"`: one per topic that gets one.
+pub(crate) fn persona_calls(
+    job: &SynthJob,
+    llm: &Llm,
+    prepared: &Prepared,
+) -> Result<Vec<PlannedCall>> {
+    if PersonaSource::of(&job.config.personas.file) != PersonaSource::Topics {
+        return Ok(Vec::new());
+    }
+    let ep = llm
+        .role_endpoints(Role::Generator)
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    topic_passages(prepared, job.config.personas.max_topics)
+        .into_iter()
+        .map(|(_, passages)| {
+            let req = topic_persona_request(&job.prompts, &prepared.language, &passages)?;
+            Ok(PlannedCall {
+                role: "persona",
+                plan: llm.estimate(&ep, &req)?,
+                endpoint: ep.clone(),
+            })
+        })
+        .collect()
+}
+
 /// What every planned call needs: the job, the endpoints and the generator's sampling.
 struct Planner<'a> {
     job: &'a SynthJob,
@@ -181,6 +218,9 @@ struct Planner<'a> {
     justify: bool,
     /// The styled profile the synthesis will use (None: `concise`).
     style: Option<Style>,
+    /// The personas and seed questions the synthesis will show (`topics`: a placeholder of
+    /// a persona's typical length, since none is written yet).
+    voices: Voices,
 }
 
 impl<'a> Planner<'a> {
@@ -205,6 +245,10 @@ impl<'a> Planner<'a> {
         let justify = crate::agents::judges_justify(llm, &verifier);
         let profile = profile_name(&job.config.style, llm.config().is_local_default())?;
         let style = Style::resolve(&profile, &prepared.language)?;
+        let mut voices = Voices::load(&job.config.personas, &job.config.seed_questions)?;
+        if PersonaSource::of(&job.config.personas.file) == PersonaSource::Topics {
+            voices.personas = PersonaSet::Drawn(vec![planned_persona()]);
+        }
         Ok(Self {
             job,
             llm,
@@ -214,6 +258,7 @@ impl<'a> Planner<'a> {
             gen_sampling,
             justify,
             style,
+            voices,
         })
     }
 
@@ -303,6 +348,10 @@ impl<'a> Planner<'a> {
             switch: false,
             feedback: None,
             rewrite: g.rewrites,
+            persona: self.voices.persona(self.job.config.seed, dialogue, 0),
+            examples: self
+                .voices
+                .examples(self.job.config.seed, dialogue, layer, 0),
         };
         if let Some(calls) = self.kind_turn(&ask, &question, (path, pos), (dialogue, layer))? {
             return Ok(calls);

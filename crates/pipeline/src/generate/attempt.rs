@@ -9,6 +9,7 @@ use mtr_core::Turn;
 use super::schedule::Generator;
 use super::state::DialogueState;
 use crate::agents::{PromptPassage, UserAsk, Utter};
+use crate::voices::Persona;
 
 /// What every attempt of one turn shares: the conversation so far and the passages offered.
 pub(super) struct TurnInput {
@@ -48,6 +49,8 @@ impl TurnInput {
             switch: self.switch,
             feedback,
             rewrite,
+            persona: None,
+            examples: Vec::new(),
         }
     }
 }
@@ -57,6 +60,26 @@ impl Generator<'_> {
     /// a retried attempt is asked again rather than answered from the cache.
     pub(super) fn attempt_sample(&self, st: &DialogueState, attempt: usize) -> u32 {
         (st.round * self.opts.max_attempts + attempt) as u32
+    }
+
+    /// The dialogue's persona, and the seed questions shown on this attempt (`crate::voices`).
+    pub(super) fn voice(
+        &self,
+        st: &DialogueState,
+        layer: usize,
+        attempt: usize,
+    ) -> (Option<&Persona>, Vec<String>) {
+        let (voices, seed) = (self.agents.voices, self.agents.seed);
+        let topic = self
+            .material
+            .path_topics
+            .get(st.start_path)
+            .copied()
+            .unwrap_or(0);
+        (
+            voices.persona(seed, st.index, topic),
+            voices.examples(seed, st.index, layer, attempt),
+        )
     }
 }
 

@@ -30,7 +30,10 @@ impl Generator<'_> {
     ) -> Step<UserProposal> {
         let sample = self.attempt_sample(st, attempt);
         let unseen = unseen_questions(&input.asked, &input.history);
-        let ask = input.user_ask(&unseen, feedback, self.opts.rewrites);
+        let (persona, examples) = self.voice(st, input.layer, attempt);
+        let ask = input
+            .user_ask(&unseen, feedback, self.opts.rewrites)
+            .voiced(persona, examples);
         let style = self.turn_style(st, input);
         let proposal = self
             .agents
@@ -88,6 +91,20 @@ impl Generator<'_> {
         {
             let f = Some("near_duplicate");
             return Err(reject(st, "user/near_duplicate", "near_duplicate", f));
+        }
+        // a near copy of a real seed question (`[synth.seed_questions]`): shown to imitate,
+        // never to copy
+        if let Some((seed, similarity)) = [&p.question, &p.standalone]
+            .iter()
+            .find_map(|t| self.agents.voices.near_copy(t))
+        {
+            tracing::debug!(
+                seed,
+                similarity,
+                "the question nearly copies a seed question"
+            );
+            let f = Some("near_copy");
+            return Err(reject(st, "user/near_copy_seed", "near_copy_seed", f));
         }
         let evidence = &input.passages[p.passage].text;
         let meta = &o.humanizer.meta_phrases;
@@ -160,6 +177,9 @@ impl Generator<'_> {
                     .is_some() =>
             {
                 st.count("humanizer/kept_original_near_duplicate")
+            }
+            Some(Ok(h)) if self.agents.voices.near_copy(&h).is_some() => {
+                st.count("humanizer/kept_original_near_copy_seed")
             }
             Some(Ok(h)) => {
                 st.count("humanizer/rewritten");

@@ -31,7 +31,10 @@ impl Generator<'_> {
         log: &mut CallLog,
     ) -> Step<(Vec<u32>, TurnRecord)> {
         let sample = self.attempt_sample(st, attempt);
-        let ask = input.user_ask(&input.asked, feedback, self.opts.rewrites);
+        let (persona, examples) = self.voice(st, input.layer, attempt);
+        let ask = input
+            .user_ask(&input.asked, feedback, self.opts.rewrites)
+            .voiced(persona, examples);
         let proposal = self.agents.user_two_passage(&ask, sample, log).await?;
         let tp = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
         let (a, b) = tp.passages;

@@ -49,7 +49,10 @@ impl Generator<'_> {
         log: &mut CallLog,
     ) -> Step<TurnRecord> {
         let sample = self.attempt_sample(st, attempt);
-        let ask = input.user_ask(&input.asked, feedback, self.opts.rewrites);
+        let (persona, examples) = self.voice(st, input.layer, attempt);
+        let ask = input
+            .user_ask(&input.asked, feedback, self.opts.rewrites)
+            .voiced(persona, examples);
         let proposal = self.agents.user_unanswerable(&ask, sample, log).await?;
         let p = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
         let standalone = self.check_question(st, input, &p)?;
