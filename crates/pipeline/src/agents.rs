@@ -31,8 +31,8 @@ use crate::text_rules::{
 };
 pub(crate) use kinds::TwoPassageVerdict;
 pub(crate) use partial::{PartialProposal, partial_proposal_room};
-pub(crate) use schema::partial_question_schema;
 pub(crate) use persona::{topic_passages, topic_persona_request, write_topic_personas};
+pub(crate) use schema::partial_question_schema;
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
 pub(crate) use schema::{conversational_schema, two_passage_question_schema, two_passage_schema};
 pub(crate) use schema::{proposal_schema, styled_proposal_schema};
