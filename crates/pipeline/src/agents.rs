@@ -20,7 +20,7 @@ use crate::style::{Style, TurnStyle};
 use crate::voices::{Persona, Voices};
 
 mod kinds;
-mod partial;
+mod partial_proposal;
 mod persona;
 mod schema;
 mod usage;
@@ -30,7 +30,7 @@ use crate::text_rules::{
     without_source_preamble,
 };
 pub(crate) use kinds::TwoPassageVerdict;
-pub(crate) use partial::{PartialProposal, partial_proposal_room};
+pub(crate) use partial_proposal::{PartialProposal, partial_proposal_room};
 pub(crate) use persona::{topic_passages, topic_persona_request, write_topic_personas};
 pub(crate) use schema::partial_question_schema;
 pub(crate) use schema::{answerability_schema, score_schema, uniqueness_schema};
