@@ -219,6 +219,7 @@ mod tests {
             ("user_styled", voiced(|p| &p.user_styled, "en")),
             ("user_unanswerable", voiced(|p| &p.user_unanswerable, "en")),
             ("user_two_passage", voiced(|p| &p.user_two_passage, "en")),
+            ("user_partial", voiced(|p| &p.user_partial, "en")),
         ] {
             let (system, user) = text.split_once("[User]").unwrap();
             // never in the system block: the prefix shared between dialogues stays the same

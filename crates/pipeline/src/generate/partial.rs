@@ -82,7 +82,10 @@ impl Generator<'_> {
         log: &mut CallLog,
     ) -> Step<(Vec<u32>, TurnRecord)> {
         let sample = self.attempt_sample(st, attempt);
-        let ask = input.user_ask(&input.asked, feedback, self.opts.rewrites);
+        let (persona, examples) = self.voice(st, input.layer, attempt);
+        let ask = input
+            .user_ask(&input.asked, feedback, self.opts.rewrites)
+            .voiced(persona, examples);
         let proposal = self.agents.user_partial(&ask, sample, log).await?;
         let pp = proposal.ok_or_else(|| reject(st, "user/parse_failed", "user", None))?;
         let evidence = input.offered[pp.proposal.passage];
