@@ -687,6 +687,12 @@ mod tests {
         );
         let h = flags::help::<mtr_audit::AuditSettings>(&[" Sample."], "sample", None);
         assert!(h.ends_with("[default: [audit] sample, else unset]"), "{h}");
+        // a default of "" (no persona file) is unset too, never an empty `else ]`
+        let h = flags::help::<mtr_pipeline::SynthConfig>(&[" Who."], "personas.file", None);
+        assert!(
+            h.ends_with("[default: [synth.personas] file, else unset]"),
+            "{h}"
+        );
         // a default left out of the serialised section: the opposite of what the switch sets
         let h = flags::help::<mtr_pipeline::SynthConfig>(&[" Skip."], "skip_bad", Some(false));
         assert!(

@@ -54,6 +54,8 @@ pub fn help<S: Section>(doc: &[&str], key: &str, switch: Option<bool>) -> String
         .ok()
         .and_then(|v| super::lookup_path(v.as_table()?, key).cloned());
     let value = match (default, switch) {
+        // an empty string is how a section says "none" (`[synth.personas] file = ""`)
+        (Some(v), _) if v.as_str() == Some("") => "unset".to_string(),
         (Some(v), _) => plain(&v),
         (None, Some(b)) => b.to_string(),
         (None, None) => "unset".to_string(),
