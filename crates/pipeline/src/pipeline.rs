@@ -112,21 +112,26 @@ pub async fn synthesize(
     };
     // the topics' persona calls, paid before any dialogue (in the cost ledger all the same)
     let mut topic_calls = crate::agents::CallLog::default();
+    // the agents of this synthesis, with the voices they ask with (the topics' persona calls
+    // ask with none)
+    let none = Voices::default();
+    let agents_with = |voices| Agents {
+        llm,
+        prompts: &job.prompts,
+        opts: g,
+        language: &prepared.language,
+        verifier: verifier.clone(),
+        style: style.as_ref(),
+        seed: cfg.seed,
+        voices,
+    };
     if PersonaSource::of(&cfg.personas.file) == PersonaSource::Topics {
-        let none = Voices::default();
-        let agents = Agents {
-            llm,
-            prompts: &job.prompts,
-            opts: g,
-            language: &prepared.language,
-            verifier: verifier.clone(),
-            style: style.as_ref(),
-            seed: cfg.seed,
-            voices: &none,
-        };
-        let (set, written) =
-            crate::agents::write_topic_personas(&agents, &prepared, cfg.personas.max_topics)
-                .await?;
+        let (set, written) = crate::agents::write_topic_personas(
+            &agents_with(&none),
+            &prepared,
+            cfg.personas.max_topics,
+        )
+        .await?;
         let prompt_hash = job.prompts.persona.hash().to_string();
         voices.set_topic_personas(set, prompt_hash, written.failures);
         topic_calls = written.calls;
@@ -152,16 +157,7 @@ pub async fn synthesize(
     let state_path = wd.path("state.json");
     let mut state = resumed_or_initial(cfg, &material, &state_path, state_fp)?;
     let mut generator = Generator {
-        agents: Agents {
-            llm,
-            prompts: &job.prompts,
-            opts: g,
-            language: &prepared.language,
-            verifier: verifier.clone(),
-            style: style.as_ref(),
-            seed: cfg.seed,
-            voices: &voices,
-        },
+        agents: agents_with(&voices),
         search: search.as_ref(),
         material,
         opts: g,
