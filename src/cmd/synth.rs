@@ -405,6 +405,13 @@ fn say_time_budget(time_budget: Option<&mtr_pipeline::BudgetPlan>) {
             b.stopped_at_turn_boundary
         );
     }
+    if let Some(b) = time_budget.filter(|b| b.cut_at_deadline > 0) {
+        eprintln!(
+            "time budget {}: {} dialogue(s) left a turn unfinished when the budget was spent (no call starts after it); their verified turns are kept and the unfinished turns' calls are cached",
+            mtr_llm::budget::budget_text(b.budget_s),
+            b.cut_at_deadline
+        );
+    }
     if let Some(b) = time_budget.filter(|b| b.left > 0) {
         eprintln!(
             "time budget {}: {} of {} planned dialogues are not done yet; run the same command again with more time (or none) to continue",

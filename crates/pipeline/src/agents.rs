@@ -184,6 +184,8 @@ pub(crate) struct Agents<'a> {
     pub seed: u64,
     /// The personas and seed questions (`crate::voices`; empty: none).
     pub voices: &'a Voices,
+    /// `--time-budget`'s deadline: no call starts after it (None: no budget).
+    pub deadline: Option<crate::clock::Deadline>,
 }
 
 /// The outcome of one call: `None` when the output could not be parsed.
@@ -254,7 +256,8 @@ impl Agents<'_> {
         judge: bool,
         log: &mut CallLog,
     ) -> Result<Option<ChatResult>> {
-        let req = req.with_label(format!("synth/{role}"));
+        let start_by = self.deadline.as_ref().and_then(|d| d.start_by());
+        let req = req.with_label(format!("synth/{role}")).start_by(start_by);
         // each call in its own task: the generation loop polls every dialogue from one task,
         // and HTTP handling done there would queue behind the other dialogues' work
         let target = if judge {

@@ -48,6 +48,30 @@ impl JobClock {
     }
 }
 
+/// When no new LLM call may start: `budget_s` seconds on `clock`. Calls already sent go on,
+/// so a run under a time budget ends within one call's time of it.
+#[derive(Debug, Clone)]
+pub(crate) struct Deadline {
+    pub clock: JobClock,
+    pub budget_s: f64,
+}
+
+impl Deadline {
+    /// The deadline as an instant of the wall clock, for the LLM client's `start_by`. A
+    /// manual clock does not move while a call waits: its deadline has passed (now) or lies
+    /// beyond the wait (none).
+    pub(crate) fn start_by(&self) -> Option<Instant> {
+        let left = self.budget_s - self.clock.elapsed_s();
+        match &self.clock.0 {
+            Source::Wall(_) => Some(match std::time::Duration::try_from_secs_f64(left) {
+                Ok(d) => Instant::now() + d,
+                Err(_) => Instant::now(),
+            }),
+            Source::Manual(_) => (left <= 0.0).then(Instant::now),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +83,28 @@ mod tests {
         assert_eq!(clock.elapsed_s(), 0.0);
         time.advance_ms(1500);
         assert_eq!(clock.clone().elapsed_s(), 1.5);
+    }
+
+    #[test]
+    fn a_deadline_is_passed_once_its_budget_is_spent() {
+        let time = ManualTime::default();
+        let d = Deadline {
+            clock: JobClock::manual(&time),
+            budget_s: 2.0,
+        };
+        assert_eq!(d.start_by(), None, "2 s left: no call is refused");
+        time.advance_ms(2000);
+        assert!(d.start_by().is_some_and(|t| t <= Instant::now()));
+        let wall = Deadline {
+            clock: JobClock::wall(),
+            budget_s: 60.0,
+        };
+        let by = wall.start_by().unwrap();
+        assert!(by > Instant::now() + std::time::Duration::from_secs(50));
+        let spent = Deadline {
+            clock: JobClock::wall(),
+            budget_s: -1.0,
+        };
+        assert!(spent.start_by().unwrap() <= Instant::now());
     }
 }

@@ -54,6 +54,11 @@ impl Error {
     pub fn is_budget_stop(&self) -> bool {
         matches!(self, Error::Llm(e) if e.is_budget_stop())
     }
+    /// A call the time budget's deadline kept from starting (`--time-budget`): the turn in
+    /// flight is left unfinished, its finished calls cached for a rerun.
+    pub fn is_deadline_stop(&self) -> bool {
+        matches!(self, Error::Llm(mtr_llm::LlmError::NotStarted))
+    }
     /// True when fixing the user's input or options fixes the error.
     pub fn is_user_error(&self) -> bool {
         match self {

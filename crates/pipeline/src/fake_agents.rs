@@ -44,7 +44,8 @@ pub struct FakeAgents {
     pub uniqueness: UniquenessScript,
     /// Write questions and answers in Chinese (`true`) or English.
     pub chinese: bool,
-    /// Answerability score given to every question.
+    /// Answerability score given to every question (and to both passages of a two-passage
+    /// one together).
     pub answerability: i64,
     /// Which questions the user agent repeats.
     pub repeat: RepeatScript,
@@ -404,12 +405,13 @@ impl FakeAgents {
         json!({"passages": [1, 2], "question": question, "standalone": question})
     }
 
-    /// Each passage answers a part (its first line quoted), both together answer all; unless
-    /// scripted to find that the first alone answers all.
+    /// Each passage answers a part (its first line quoted), both together score
+    /// `answerability` (all, by default); unless scripted to find that the first alone
+    /// answers all.
     fn two_passage(&self, prompt: &str) -> Value {
         let quote = |h: &str| first_line(section(prompt, h));
         let a = if self.two_passage_one_suffices { 2 } else { 1 };
-        json!({"justification": "scripted", "a": a, "b": 1, "both": 5,
+        json!({"justification": "scripted", "a": a, "b": 1, "both": self.answerability,
                "quote_a": quote("## Passage A"), "quote_b": quote("## Passage B")})
     }
 

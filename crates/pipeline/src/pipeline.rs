@@ -124,6 +124,7 @@ pub async fn synthesize(
         style: style.as_ref(),
         seed: cfg.seed,
         voices,
+        deadline: None,
     };
     if PersonaSource::of(&cfg.personas.file) == PersonaSource::Topics {
         let (set, written) = crate::agents::write_topic_personas(
@@ -170,7 +171,11 @@ pub async fn synthesize(
     let before: Vec<usize> = state.dialogues.iter().map(|d| d.layers_done).collect();
     let finish = generator.run(&mut state, cfg.turns, &state_path).await?;
     let budget_stopped = matches!(finish, Finish::BudgetStopped { .. });
-    let plan = plan.map(|b| after_run(b, &before, &state, cfg.turns, budget_stopped));
+    let cut = match &finish {
+        Finish::Complete { cut } => cut.as_slice(),
+        Finish::BudgetStopped { .. } => &[],
+    };
+    let plan = plan.map(|b| after_run(b, &before, &state, (cfg.turns, cut), budget_stopped));
     let bm25 = search.as_ref().map(CorpusSearch::bm25);
     let run = RunEnd {
         styled,
@@ -333,20 +338,24 @@ fn plan_budget(
 }
 
 /// The plan after the run: the dialogues the deadline kept from starting (when `--max-cost`
-/// did not stop it first), and those left.
+/// did not stop it first), those whose turn in flight it cut (`cut`, dialogue indices), and
+/// those left.
 fn after_run(
     mut b: BudgetPlan,
     before: &[usize],
     state: &GenState,
-    turns: usize,
+    (turns, cut): (usize, &[usize]),
     cost_stopped: bool,
 ) -> BudgetPlan {
+    let was_cut = |d: &crate::generate::DialogueState| cut.contains(&d.index);
     let refused = state
         .dialogues
         .iter()
         .zip(before)
         .zip(&b.selected)
-        .filter(|((d, was), taken)| **taken && d.layers_done == **was && d.layers_done < turns)
+        .filter(|((d, was), taken)| {
+            **taken && d.layers_done == **was && d.layers_done < turns && !was_cut(d)
+        })
         .count();
     let refused = if cost_stopped { 0 } else { refused };
     b.refused_at_run_time = refused;
@@ -357,9 +366,10 @@ fn after_run(
         .iter()
         .zip(before)
         .zip(&b.selected)
-        .filter(|((d, was), taken)| !**taken && d.layers_done > **was)
+        .filter(|((d, was), taken)| !**taken && (d.layers_done > **was || was_cut(d)))
         .count();
     b.start += b.started_ahead;
+    b.cut_at_deadline = cut.len();
     // started (a turn made in this run), not finished: the deadline stopped it between turns
     b.stopped_at_turn_boundary = if cost_stopped {
         0
@@ -368,7 +378,7 @@ fn after_run(
             .dialogues
             .iter()
             .zip(before)
-            .filter(|(d, was)| d.layers_done > **was && d.layers_done < turns)
+            .filter(|(d, was)| d.layers_done > **was && d.layers_done < turns && !was_cut(d))
             .count()
     };
     b.left = state

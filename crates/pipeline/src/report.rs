@@ -321,10 +321,18 @@ fn time_budget_note(o: &mut String, b: &BudgetPlan) {
     } else {
         String::new()
     };
+    let cut = if b.cut_at_deadline > 0 {
+        format!(
+            " ({} of them with a turn left unfinished when the budget was spent, since no call starts after it; their verified turns are kept and the unfinished turn's calls are cached)",
+            b.cut_at_deadline
+        )
+    } else {
+        String::new()
+    };
     if b.left > 0 {
         let _ = writeln!(
             o,
-            "> **Partial:** the time budget of {} let this run start {} of {} planned dialogues{ahead} ({} done before); {} are left for a rerun with more time{refused}{stopped}. Calls already made are served from the cache.\n",
+            "> **Partial:** the time budget of {} let this run start {} of {} planned dialogues{ahead} ({} done before); {} are left for a rerun with more time{refused}{stopped}{cut}. Calls already made are served from the cache.\n",
             budget_text(b.budget_s),
             b.start,
             b.planned,

@@ -100,6 +100,16 @@ async fn try_run(
     setting: &str,
     answerability_judge: bool,
 ) -> (tempfile::TempDir, mtr_pipeline::Result<SynthOutcome>) {
+    try_run_mixed(server, (judge, setting), answerability_judge, None).await
+}
+
+/// As [`try_run`], with `[synth.mix]` set to `mix` where given.
+async fn try_run_mixed(
+    server: &FakeServer,
+    (judge, setting): (Judge, &str),
+    answerability_judge: bool,
+    mix: Option<mtr_pipeline::MixOptions>,
+) -> (tempfile::TempDir, mtr_pipeline::Result<SynthOutcome>) {
     let tmp = tempfile::tempdir().unwrap();
     let llm = llm(server, &tmp.path().join("cache.sqlite"), judge).await;
     let mut cfg = SynthConfig {
@@ -114,6 +124,9 @@ async fn try_run(
     };
     cfg.generation.relevance.judge = RelevanceJudge::try_from(setting.to_string()).unwrap();
     cfg.generation.answerability_judge = answerability_judge;
+    if let Some(mix) = mix {
+        cfg.mix = mix;
+    }
     let job = SynthJob::new(
         corpus(),
         tmp.path().join("bench"),
@@ -214,6 +227,53 @@ async fn without_the_chat_answerability_judge_the_floor_decides() {
     let low = low.unwrap();
     assert_eq!(low.turns, 0);
     assert_eq!(event(&low, "answerability/relevance_below_floor"), Some(12));
+}
+
+/// Every turn drawn `two_passage` (a dialogue's first included).
+fn two_passages_only() -> mtr_pipeline::MixOptions {
+    mtr_pipeline::MixOptions {
+        partial: 0.0,
+        unanswerable: 0.0,
+        conversational: 0.0,
+        two_passage: 1.0,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_chat_answerability_judge_the_floor_decides_two_passage_turns_too() {
+    // a chat judge that scores both passages together 1 of 5 is not asked for answerability:
+    // each passage clearing the floor (the reranker scores the first 0.9, the second 0.3)
+    // stands in for it, as for a one-passage question; its grades of each passage still count
+    let agents = FakeAgents {
+        answerability: 1,
+        ..Default::default()
+    };
+    let server = fake_with(agents, 0.9, 0.3).await;
+    let judge = (Judge::InJudges, "auto");
+    let (_tmp, out) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
+    let out = out.unwrap();
+    assert_eq!(out.turns, 4, "{:?}", out.stats.events);
+    assert_eq!(event(&out, "two_passage/verified"), Some(4));
+    assert_eq!(event(&out, "two_passage/low_score"), None);
+    // with the chat judge rating answerability, its score rejects them all
+    let server = fake_with(agents, 0.9, 0.3).await;
+    let (_tmp, on) = try_run_mixed(&server, judge, true, Some(two_passages_only())).await;
+    let on = on.unwrap();
+    assert_eq!(on.turns, 0);
+    assert_eq!(event(&on, "two_passage/low_score"), Some(12));
+    // and a second passage the relevance judge scores below the floor (0.25) is rejected
+    // before the chat judge is paid
+    let server = fake_with(FakeAgents::default(), 0.9, 0.1).await;
+    let (_tmp, low) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
+    let low = low.unwrap();
+    assert_eq!(low.turns, 0);
+    assert_eq!(
+        event(&low, "two_passage/relevance_below_floor"),
+        Some(12),
+        "{:?}",
+        low.stats.events
+    );
+    assert!(!low.stats.calls.roles.contains_key("two_passage"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

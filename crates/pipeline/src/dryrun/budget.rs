@@ -50,6 +50,11 @@ pub struct BudgetPlan {
     /// are kept and a rerun goes on from there (counted in `start` and in `left`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stopped_at_turn_boundary: usize,
+    /// Dialogues whose turn in flight was left unfinished when the budget was spent (no LLM
+    /// call starts after it): their verified turns are kept and the unfinished turn's calls
+    /// are cached for a rerun (counted in `start` and in `left`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_at_deadline: usize,
     /// Per dialogue: whether the plan starts it.
     #[serde(skip)]
     pub selected: Vec<bool>,

@@ -6,10 +6,12 @@
 //! Under a time budget ([`StartRule`]) the dialogues started in this run go first (so that
 //! they finish rather than all of them growing together), and a dialogue not started yet
 //! starts only when the plan took it and the time spent plus its expected time still fits
-//! the budget. A turn is never interrupted, but no turn starts (a dialogue's next one, or a
-//! new dialogue's first) when it would end past the budget, taking as long as the last
-//! finished turn did: the run stops at a turn boundary, every verified turn kept, within
-//! about one turn of its budget ([`Track`]). A dialogue the plan left starts
+//! the budget. No turn starts (a dialogue's next one, or a new dialogue's first) when it
+//! would end past the budget, taking as long as a typical finished turn (the median: one
+//! turn that retried its question three times must not stop the others early), and no LLM
+//! call starts once the budget is spent: a turn still in flight then is left unfinished (its
+//! finished calls are cached for a rerun), so the run ends within one call of its budget with
+//! every verified turn kept ([`Track`], [`Deadline`]). A dialogue the plan left starts
 //! after all when the finished turns show the work running ahead of the plan
 //! ([`Pace`]): the plan counts each call's prompt at the measured speed, and the servers'
 //! prompt caches and batched decoding often beat it.
@@ -24,7 +26,7 @@ use mtr_core::progress::Progress;
 
 use super::state::{DialogueState, GenState, Material, save_state};
 use crate::agents::Agents;
-use crate::clock::JobClock;
+use crate::clock::{Deadline, JobClock};
 use crate::config::GenerationOptions;
 use crate::error::Result;
 use crate::search::CorpusSearch;
@@ -110,13 +112,14 @@ impl Pace {
 }
 
 /// How generation ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Finish {
-    Complete,
+    /// Every turn that could start ran; `cut`: the dialogues (`DialogueState::index`) whose
+    /// turn in flight the time budget's deadline left unfinished (a call it kept from
+    /// starting).
+    Complete { cut: Vec<usize> },
     /// The `--max-cost` budget stopped it after this many layers (state saved).
-    BudgetStopped {
-        layers_done: usize,
-    },
+    BudgetStopped { layers_done: usize },
 }
 
 impl Generator<'_> {
@@ -131,6 +134,10 @@ impl Generator<'_> {
         expected_s: Vec<Option<f64>>,
         ahead: bool,
     ) {
+        self.agents.deadline = Some(Deadline {
+            clock: clock.clone(),
+            budget_s,
+        });
         self.start_rule = Some(StartRule {
             clock,
             budget_s,
@@ -171,10 +178,12 @@ impl Generator<'_> {
         let mut running = FuturesUnordered::new();
         let mut last_save = std::time::Instant::now();
         let mut stop: Option<crate::Error> = None;
+        // the dialogues whose turn in flight the deadline cut: once one is, nothing starts
+        let mut cut: Vec<usize> = Vec::new();
         let rule = self.start_rule.as_ref();
         let mut track = rule.map(|r| Track::new(r, state, turns));
         loop {
-            while stop.is_none() && running.len() < self.concurrency.max(1) {
+            while stop.is_none() && cut.is_empty() && running.len() < self.concurrency.max(1) {
                 let Some(Reverse((tier, layer, i))) = ready.pop() else {
                     break;
                 };
@@ -211,6 +220,15 @@ impl Generator<'_> {
                         t.start_ahead(r, &mut ready, turns);
                     }
                 }
+                Err(e) if e.is_deadline_stop() => {
+                    // the budget is spent: this turn is left unfinished (its calls are
+                    // cached); the turns in flight go on until they end or are cut too
+                    tracing::info!(
+                        "time budget: dialogue {} left its turn unfinished (no call starts past the budget)",
+                        i + 1
+                    );
+                    cut.push(state.dialogues[i].index);
+                }
                 Err(e) => {
                     // stop scheduling; turns in flight are abandoned (their calls are cached)
                     stop.get_or_insert(e);
@@ -227,8 +245,9 @@ impl Generator<'_> {
         self.progress.finish_stage();
         state.layers_done = min_layers(state);
         save_state(state_path, state)?;
+        cut.sort_unstable();
         match stop {
-            None => Ok(Finish::Complete),
+            None => Ok(Finish::Complete { cut }),
             Some(e) if e.is_budget_stop() => Ok(Finish::BudgetStopped {
                 layers_done: state.layers_done,
             }),
@@ -284,8 +303,8 @@ struct Track {
     began_s: f64,
     /// The clock when each dialogue's turn in flight started.
     started_s: Vec<f64>,
-    /// The time the last finished turn took: what the next one is expected to take.
-    last_turn_s: Option<f64>,
+    /// How long each finished turn of this run took, in the order they finished.
+    turns_took_s: Vec<f64>,
 }
 
 impl Track {
@@ -302,7 +321,7 @@ impl Track {
             held: VecDeque::new(),
             began_s: rule.clock.elapsed_s(),
             started_s: vec![0.0; state.dialogues.len()],
-            last_turn_s: None,
+            turns_took_s: Vec::new(),
         }
     }
 
@@ -332,7 +351,8 @@ impl Track {
 
     /// Dialogue `i` finished a turn: the time it took, and its planned time done.
     fn finished(&mut self, rule: &StartRule, i: usize) {
-        self.last_turn_s = Some((rule.clock.elapsed_s() - self.started_s[i]).max(0.0));
+        let took = (rule.clock.elapsed_s() - self.started_s[i]).max(0.0);
+        self.turns_took_s.push(took);
         if let Some(t) = self.turn_s[i] {
             self.pace.planned_done_s += t;
             self.pace.planned_left_s = (self.pace.planned_left_s - t).max(0.0);
@@ -340,7 +360,7 @@ impl Track {
     }
 
     /// Whether dialogue `i` goes on to its next turn: not when that turn, taking as long as
-    /// the last one did, would end past the budget. It stops at this turn boundary with every
+    /// a typical one ([`Track::typical_turn_s`]), would end past the budget. It stops at this turn boundary with every
     /// verified turn kept; a rerun goes on from there.
     fn may_go_on(&self, rule: &StartRule, i: usize) -> bool {
         let go_on = self.fits_one_more_turn(rule);
@@ -353,10 +373,18 @@ impl Track {
         go_on
     }
 
-    /// Whether one more turn, taking as long as the last finished one, ends within the
+    /// Whether one more turn, taking as long as a typical finished one, ends within the
     /// budget (before any turn finished: whether the budget is not spent yet).
     fn fits_one_more_turn(&self, rule: &StartRule) -> bool {
-        rule.clock.elapsed_s() + self.last_turn_s.unwrap_or(0.0) <= rule.budget_s
+        rule.clock.elapsed_s() + self.typical_turn_s() <= rule.budget_s
+    }
+
+    /// What a turn is expected to take: the median of the finished turns (0 before any).
+    /// Not the last one's time: the turns finishing near the end of a run include those
+    /// that retried their question, and one of them must not stop every other dialogue
+    /// early; a turn that does run long is cut at the deadline.
+    fn typical_turn_s(&self) -> f64 {
+        median(&self.turns_took_s)
     }
 
     /// Moves the dialogues not started, in plan order, to `ready` while the pace fits them
@@ -387,6 +415,17 @@ impl Track {
 
 /// How often, at most, the checkpoint is rewritten while turns finish.
 pub(crate) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The median of `xs` (the mean of the middle two for an even count; 0 when empty).
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
 
 /// The number of layers every dialogue has finished.
 fn min_layers(state: &GenState) -> usize {
@@ -451,6 +490,40 @@ mod tests {
             planned_left_s: 0.0,
         };
         assert!(!none.fits(1.0, 0.0, 0.0, 1e9));
+    }
+
+    #[test]
+    fn the_next_turn_is_expected_to_take_as_long_as_a_typical_one_not_the_last() {
+        let time = crate::clock::ManualTime::default();
+        let rule = StartRule {
+            clock: JobClock::manual(&time),
+            budget_s: 100.0,
+            allowed: vec![true; 3],
+            expected_s: vec![None; 3],
+            ahead: false,
+        };
+        let state = GenState {
+            fingerprint: String::new(),
+            layers_done: 0,
+            dialogues: Vec::new(),
+        };
+        let mut track = Track::new(&rule, &state, 3);
+        (track.started_s, track.turn_s) = (vec![0.0; 3], vec![None; 3]);
+        // nothing finished: a turn starts while the budget is not spent
+        assert!(track.fits_one_more_turn(&rule));
+        // turns of 10 s and 12 s, then one of 60 s (its question asked three times)
+        for (i, t) in [(0, 10_000), (1, 2_000), (2, 48_000)] {
+            time.advance_ms(t);
+            track.finished(&rule, i);
+        }
+        assert_eq!(track.turns_took_s, [10.0, 12.0, 60.0]);
+        assert_eq!(track.typical_turn_s(), 12.0);
+        // at 60 s: a 12 s turn fits the 100 s budget (a 60 s one would not)
+        assert!(track.fits_one_more_turn(&rule));
+        time.advance_ms(29_000);
+        assert!(!track.fits_one_more_turn(&rule), "89 s + 12 s > 100 s");
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
     }
 
     #[test]

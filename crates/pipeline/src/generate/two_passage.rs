@@ -2,8 +2,11 @@
 //! is offered (one topic path) and asks one question that needs a fact from each, a comparison
 //! or two facts at once; the text guards check it as any question; the verifier grades each
 //! passage alone and both together ([`Agents::two_passage`]) and keeps the question only when
-//! both together answer it (at least `min_answerability`), neither alone answers all of it,
-//! and each answers a part with its quote found in it; the answerer then answers from both
+//! both together answer it, neither alone answers all of it, and each answers a part with its
+//! quote found in it. "Both together answer it" is the chat judge's score (at least
+//! `min_answerability`) where it rates answerability, else, as for a one-passage question
+//! (`answerability_judge = false`), the relevance gate's floor on each passage, checked before
+//! the chat judge is paid. The answerer then answers from both
 //! and its faithfulness is checked as for any turn. Both passages are gold (grade 2: the first
 //! as `evidence`, the second as `second_evidence`); the turn is tagged `Comparative` when its
 //! wording compares, else `Composite`. Not humanized, and not searched for hard negatives:
@@ -42,11 +45,17 @@ impl Generator<'_> {
         let standalone = self.check_question(st, input, &tp.proposal)?;
         let question = tp.proposal.question;
         let (pa, pb) = (&input.passages[a], &input.passages[b]);
+        if !self.opts.answerability_judge {
+            self.both_above_floor(st, (&question, &standalone), (pa, pb), log)
+                .await?;
+        }
         let verdict = self
             .agents
             .two_passage(&input.history, &question, (pa, pb), log)
             .await?;
         let both = self.needs_both(st, verdict, (pa, pb))?;
+        // the chat judge's score is kept only where it decided
+        let both = Some(both).filter(|_| self.opts.answerability_judge);
         let together = joined(pa, pb);
         let (answer, faithfulness) = self
             .answer(st, &question, &standalone, &together, input, log)
@@ -66,7 +75,7 @@ impl Generator<'_> {
             topic_switch: input.switch,
             topic: input.topic,
             path: st.path,
-            answerability: Some(both),
+            answerability: both,
             faithfulness,
             attempts: attempt as u32 + 1,
             relevance: None,
@@ -76,8 +85,9 @@ impl Generator<'_> {
         Ok((vec![ca, cb], record))
     }
 
-    /// The verifier's verdict checked: both together answer (the score returned), neither
-    /// alone answers all, each answers a part with its quote found in it.
+    /// The verifier's verdict checked: both together answer (the score returned; checked
+    /// here only where the chat judge rates answerability), neither alone answers all, each
+    /// answers a part with its quote found in it.
     fn needs_both(
         &self,
         st: &mut DialogueState,
@@ -88,7 +98,7 @@ impl Generator<'_> {
             return Err(reject(st, "two_passage/judge_failed", "two_passage", None));
         };
         let f = Some("not_answerable");
-        if v.both < self.opts.min_answerability {
+        if self.opts.answerability_judge && v.both < self.opts.min_answerability {
             return Err(reject(st, "two_passage/low_score", "two_passage", f));
         }
         if v.a == 2 || v.b == 2 {

@@ -148,6 +148,39 @@ impl Generator<'_> {
         Ok(scored)
     }
 
+    /// The relevance gate's floor on both passages of a two-passage question, where it stands
+    /// in for the chat judge's answerability score (`answerability_judge = false`, as for a
+    /// one-passage question): a rejection when either scores below `min_gold`, since each
+    /// must answer a part. Without a relevance judge there is nothing to check.
+    pub(super) async fn both_above_floor(
+        &self,
+        st: &mut DialogueState,
+        (question, standalone): (&str, &str),
+        (pa, pb): (&PromptPassage, &PromptPassage),
+        log: &mut CallLog,
+    ) -> Step<()> {
+        let Some(judge) = self.agents.relevance_judge() else {
+            return Ok(());
+        };
+        let previous = st.turns.last().map(|t| t.question.as_str());
+        let query = relevance_query(previous, question, standalone);
+        let passages = [relevance_text(pa), relevance_text(pb)];
+        let scores = self
+            .agents
+            .relevance(&judge, &query, &passages, log)
+            .await?;
+        if scores.len() != 2 {
+            return Err(reject(st, "relevance/judge_failed", "two_passage", None));
+        }
+        if scores.iter().any(|&s| s < self.opts.relevance.min_gold) {
+            let f = Some("not_answerable");
+            let e = "two_passage/relevance_below_floor";
+            return Err(reject(st, e, "two_passage", f));
+        }
+        st.count("relevance/passed");
+        Ok(())
+    }
+
     /// Answerability 1-5 of `question` from its evidence; a high score must point at the
     /// sentence that answers.
     pub(super) async fn answerability(

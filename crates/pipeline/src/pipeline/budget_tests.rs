@@ -469,3 +469,67 @@ async fn a_run_stops_at_a_turn_boundary_before_its_budget_would_be_passed() {
         "no call repeated"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_in_flight_when_the_budget_is_spent_is_cut_within_one_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let progress = mtr_core::progress::NoProgress;
+
+    // unbudgeted: how long a turn takes on this clock (one second per call)
+    let time = crate::ManualTime::default();
+    let fake_all = clocked_fake_server(&time).await;
+    let llm = llm_of_unknown_speed(&fake_all, &tmp.path().join("a.sqlite")).await;
+    let all = crate::synthesize(
+        &clocked_job(&tmp.path().join("a"), None, &time),
+        &llm,
+        &progress,
+    )
+    .await
+    .unwrap();
+    let per_turn = crate::JobClock::manual(&time).elapsed_s() / all.turns as f64;
+    assert!(per_turn >= 3.0, "{per_turn} s a turn");
+
+    // a budget of half a turn: the first turn starts (no turn has finished to time it) and
+    // is still in flight when the budget is spent
+    let budget = 0.5 * per_turn;
+    let time = crate::ManualTime::default();
+    let fake = clocked_fake_server(&time).await;
+    let llm = llm_of_unknown_speed(&fake, &tmp.path().join("b.sqlite")).await;
+    let out = tmp.path().join("b");
+    let j = clocked_job(&out, Some(Duration::from_secs_f64(budget)), &time);
+    let run = crate::synthesize(&j, &llm, &progress).await.unwrap();
+    let end = crate::JobClock::manual(&time).elapsed_s();
+    // it is cut: the last call started before the budget was spent ends at most one call
+    // (a second) after it
+    assert!(
+        end <= budget + 1.0,
+        "ended at {end} s, budget {budget} s, {per_turn} s a turn"
+    );
+    assert_eq!(run.turns, 0);
+    let b = run.time_budget.unwrap();
+    assert_eq!(b.cut_at_deadline, 1, "{b:?}");
+    // it started; the other two (one dialogue at a time) never did
+    assert_eq!((b.start, b.refused_at_run_time, b.left), (1, 2, 3), "{b:?}");
+    let report = read(&out.join("synth_report.md"));
+    assert!(
+        report.contains("1 of them with a turn left unfinished when the budget was spent"),
+        "{report}"
+    );
+
+    // a rerun with no budget finishes the plan: the same benchmark as the run without a
+    // budget, the cut turn's calls answered from the cache
+    let calls_first = fake.chat_calls();
+    let rerun = crate::synthesize(&clocked_job(&out, None, &time), &llm, &progress)
+        .await
+        .unwrap();
+    assert_eq!(rerun.turns, all.turns);
+    assert_eq!(
+        read(&out.join("dialogues.jsonl")),
+        read(&tmp.path().join("a").join("dialogues.jsonl"))
+    );
+    assert_eq!(
+        calls_first + (fake.chat_calls() - calls_first),
+        fake_all.chat_calls(),
+        "no call repeated"
+    );
+}
