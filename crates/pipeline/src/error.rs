@@ -56,7 +56,7 @@ impl Error {
     }
     /// A call the time budget's deadline kept from starting (`--time-budget`): the turn in
     /// flight is left unfinished, its finished calls cached for a rerun.
-    pub fn is_deadline_stop(&self) -> bool {
+    pub(crate) fn is_deadline_stop(&self) -> bool {
         matches!(self, Error::Llm(mtr_llm::LlmError::NotStarted))
     }
     /// True when fixing the user's input or options fixes the error.

@@ -14,7 +14,10 @@
 //! every verified turn kept ([`Track`], [`Deadline`]). A dialogue the plan left starts
 //! after all when the finished turns show the work running ahead of the plan
 //! ([`Pace`]): the plan counts each call's prompt at the measured speed, and the servers'
-//! prompt caches and batched decoding often beat it.
+//! prompt caches and batched decoding often beat it. It starts when the started dialogues'
+//! remaining turns and its own first turn fit, not all of its turns: the turns that do not
+//! fit are left for a rerun as any stopped dialogue's are, and the budget's last minutes are
+//! not left idle.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -387,8 +390,9 @@ impl Track {
         median(&self.turns_took_s)
     }
 
-    /// Moves the dialogues not started, in plan order, to `ready` while the pace fits them
-    /// ([`Pace::fits`]); the first that does not fit stops the rest, as in the plan.
+    /// Moves the dialogues not started, in plan order, to `ready` while the pace fits the
+    /// first turn of each ([`Pace::fits`]) after the started dialogues' remaining turns; the
+    /// first that does not fit stops the rest, as in the plan.
     fn start_ahead(&mut self, rule: &StartRule, ready: &mut Ready, turns: usize) {
         let spent = rule.clock.elapsed_s();
         let generating = spent - self.began_s;
@@ -398,7 +402,7 @@ impl Track {
                 continue;
             };
             let expected = t * turns.saturating_sub(layer) as f64;
-            if !self.pace.fits(expected, generating, spent, rule.budget_s) {
+            if !self.pace.fits(t, generating, spent, rule.budget_s) {
                 break;
             }
             self.held.pop_front();
@@ -524,6 +528,51 @@ mod tests {
         assert!(!track.fits_one_more_turn(&rule), "89 s + 12 s > 100 s");
         assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
         assert_eq!(median(&[]), 0.0);
+    }
+
+    #[test]
+    fn a_held_dialogue_starts_when_its_first_turn_fits_not_all_of_its_turns() {
+        let time = crate::clock::ManualTime::default();
+        let rule = StartRule {
+            clock: JobClock::manual(&time),
+            budget_s: 100.0,
+            allowed: vec![true, false],
+            expected_s: vec![Some(30.0), Some(30.0)],
+            ahead: true,
+        };
+        let state = GenState {
+            fingerprint: String::new(),
+            layers_done: 0,
+            dialogues: Vec::new(),
+        };
+        let mut track = Track::new(&rule, &state, 3);
+        track.turn_s = vec![Some(10.0), Some(10.0)];
+        track.held.push_back((1, 0));
+        // 70 s of generation did 70 planned seconds (the plan's pace); 10 s of dialogue 0
+        // are left: 70 + 10 + 10 = 90 s fits the first turn of dialogue 1 (its three turns,
+        // 110 s, would not); the turns after it stop at a turn boundary
+        track.pace = Pace {
+            planned_done_s: 70.0,
+            planned_left_s: 10.0,
+        };
+        time.advance_ms(70_000);
+        let mut ready = Ready::new();
+        track.start_ahead(&rule, &mut ready, 3);
+        assert_eq!(ready.pop(), Some(Reverse((0, 0, 1))));
+        assert!(track.held.is_empty());
+        // its whole planned time is counted as left: nothing else starts on it
+        assert_eq!(track.pace.planned_left_s, 40.0);
+        // at 81 s its first turn no longer fits
+        let mut late = Track::new(&rule, &state, 3);
+        late.turn_s = vec![Some(10.0), Some(10.0)];
+        late.held.push_back((1, 0));
+        late.pace = track.pace.clone();
+        late.pace.planned_left_s = 10.0;
+        time.advance_ms(11_000);
+        late.began_s = 11.0;
+        let mut ready = Ready::new();
+        late.start_ahead(&rule, &mut ready, 3);
+        assert!(ready.is_empty());
     }
 
     #[test]

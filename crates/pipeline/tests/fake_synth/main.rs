@@ -696,3 +696,73 @@ async fn without_rewrites_the_user_agent_writes_the_question_alone() {
         }
     }
 }
+
+/// A follow-up rejected as a near-repeat is asked again with other passages: the passage it
+/// was asked about yielded only what the dialogue asked already (seen in main-job runs, where
+/// such turns were dropped after three attempts on the same two passages).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_rejected_as_a_repeat_is_asked_again_about_other_passages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = FakeAgents {
+        repeat: RepeatScript::Questions,
+        ..Default::default()
+    };
+    let server = FakeServer::builder()
+        .respond(move |r| agents.reply(r))
+        .dims(64)
+        .record(true)
+        .start()
+        .await
+        .unwrap();
+    let llm = llm(&server, &tmp.path().join("cache.sqlite")).await;
+    let out = mtr_pipeline::synthesize(
+        &job(&corpora().join("en"), &tmp.path().join("bench"), 2, 3),
+        &llm,
+        &mtr_core::progress::NoProgress,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.stats.events.get("user/near_duplicate"), Some(&4));
+    let section = |prompt: &str, head: &str| -> String {
+        prompt
+            .split(head)
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    // the user agent's prompts: (conversation so far, passages, a retry after a repeat?)
+    let asks: Vec<(String, String, bool)> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r["model"] == "fake-gen")
+        .map(|r| {
+            r["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["content"].as_str().unwrap_or_default())
+                .collect::<String>()
+        })
+        .filter(|p| p.contains("## Passages"))
+        .map(|p| {
+            (
+                section(&p, "## Conversation so far"),
+                section(&p, "## Passages"),
+                p.contains("the question nearly repeated an earlier one"),
+            )
+        })
+        .collect();
+    let retries: Vec<&(String, String, bool)> = asks.iter().filter(|a| a.2).collect();
+    assert_eq!(retries.len(), 4, "{asks:#?}");
+    for (history, passages, _) in retries {
+        let first = asks
+            .iter()
+            .find(|a| !a.2 && &a.0 == history)
+            .unwrap_or_else(|| panic!("no first attempt for {history}"));
+        assert_ne!(
+            &first.1, passages,
+            "the retry was offered the same passages"
+        );
+    }
+}
