@@ -46,9 +46,11 @@ pub struct Args {
     /// speed (`mtr local speed`), fits this budget after the preparation (e.g. 90s, 14m, 1h);
     /// the others are left for a rerun, which goes on where this one stopped. With an unknown
     /// speed nothing is cut, but no dialogue starts once the budget is spent [default: none].
-    /// A dialogue left out still starts when the finished turns run ahead of the plan. No turn
-    /// starts that would end past the budget (taking as long as the last one did): a started
-    /// dialogue stops at a turn boundary, its verified turns kept for the rerun.
+    /// A dialogue left out still starts when the finished turns run ahead of the plan and its
+    /// first turn fits. No turn starts that would end past the budget (taking as long as a
+    /// typical finished turn), and no LLM call starts once it is spent: a started dialogue
+    /// stops at a turn boundary, or leaves the turn in flight unfinished (its calls cached),
+    /// its verified turns kept for the rerun.
     #[arg(long, value_name = "DURATION", value_parser = mtr_llm::budget::parse_duration)]
     pub time_budget: Option<std::time::Duration>,
     /// Under --time-budget, start only the dialogues the plan takes, even when the finished

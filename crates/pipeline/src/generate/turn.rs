@@ -6,10 +6,11 @@
 //! reads the most passages and, at the small-model settings, cannot reject), then the turn is
 //! accepted. A step that fails
 //! rejects the attempt with the stage and the reason fed back to the next one
-//! ([`Stop::Rejected`]); an attempt rejected as a repeat (its question or answer nearly
-//! repeats an earlier one) leaves its passage out of the next attempt's offer, since that
-//! passage yielded only what was asked already; a turn whose attempts all fail is dropped and
-//! counted under the stage of its last failure.
+//! ([`Stop::Rejected`]); a turn whose attempts all fail is dropped and counted under the stage
+//! of its last failure. Every attempt of a turn is offered the same passages, so a retried
+//! prompt shares all but its last lines with the one before and the server's prompt cache
+//! holds it: offering other passages after a rejection as a repeat was tried and measured
+//! worse (docs/main-job.md: less prefix reuse, no fewer dropped turns).
 //!
 //! [`ask`]: Generator::ask
 //! [`check_question`]: Generator::check_question
@@ -50,9 +51,7 @@ impl Generator<'_> {
     /// Generates turn `layer` of the dialogue: accepts the first attempt that passes every
     /// check, or drops the turn.
     pub(super) async fn turn(&self, st: &mut DialogueState, layer: usize) -> Result<()> {
-        let mut input = self.turn_input(st, layer, &[]);
-        // the passages of attempts rejected as repeats: not offered again in this turn
-        let mut spent: Vec<u32> = Vec::new();
+        let input = self.turn_input(st, layer);
         let kind = self.kind_made(st, layer);
         // why the last attempt was rejected, as a reason code the user prompt words
         let mut feedback: Option<&'static str> = None;
@@ -85,10 +84,6 @@ impl Generator<'_> {
                     last_reason = stage;
                     if f.is_some() {
                         feedback = f;
-                    }
-                    if let Some(c) = last_evidence.filter(|_| is_repeat(f)) {
-                        spent.push(c);
-                        input = self.turn_input(st, layer, &spent);
                     }
                 }
                 Err(Stop::Error(e)) => return Err(e),
@@ -204,9 +199,8 @@ impl Generator<'_> {
         Ok((vec![evidence], record))
     }
 
-    /// What the attempts of the dialogue's next turn share; `spent`: passages of this turn's
-    /// attempts rejected as repeats, offered again only when the path has no others.
-    fn turn_input(&self, st: &DialogueState, layer: usize, spent: &[u32]) -> TurnInput {
+    /// What the attempts of the dialogue's next turn share.
+    fn turn_input(&self, st: &DialogueState, layer: usize) -> TurnInput {
         let keep = self.opts.history_turns.min(st.turns.len());
         let recent = &st.turns[st.turns.len() - keep..];
         let history: Vec<Utter> = recent
@@ -229,7 +223,7 @@ impl Generator<'_> {
             .iter()
             .map(|t| to_core_turn(&st.id, 0, t))
             .collect();
-        let offered = self.offered(st, spent);
+        let offered = self.offered(st);
         let first = st.turns.is_empty();
         TurnInput {
             layer,
@@ -250,8 +244,8 @@ impl Generator<'_> {
     }
 
     /// The `offer` least-used chunks of the current path, in path order (rotated by the
-    /// dialogue's round on a shared path); a chunk in `spent` counts as used once more.
-    fn offered(&self, st: &DialogueState, spent: &[u32]) -> Vec<u32> {
+    /// dialogue's round on a shared path).
+    fn offered(&self, st: &DialogueState) -> Vec<u32> {
         let path = &self.material.paths[st.path];
         let shift = (st.round * self.opts.offer) % path.len().max(1);
         let mut ranked: Vec<(u32, usize, u32)> = path
@@ -259,8 +253,7 @@ impl Generator<'_> {
             .enumerate()
             .map(|(pos, &c)| {
                 (
-                    st.used.get(&c).copied().unwrap_or(0)
-                        + spent.iter().filter(|&&s| s == c).count() as u32,
+                    st.used.get(&c).copied().unwrap_or(0),
                     (pos + path.len() - shift) % path.len(),
                     c,
                 )
@@ -275,13 +268,4 @@ impl Generator<'_> {
         chosen.sort();
         chosen.into_iter().map(|(_, c)| c).collect()
     }
-}
-
-/// Whether a rejection's reason says the attempt repeated what the dialogue asked or answered
-/// already: its passage then yields nothing new, and the next attempt is offered others.
-fn is_repeat(feedback: Option<&'static str>) -> bool {
-    matches!(
-        feedback,
-        Some("near_duplicate" | "repeated_question" | "repeated_answer")
-    )
 }
