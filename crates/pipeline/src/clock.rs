@@ -61,13 +61,13 @@ impl Deadline {
     /// manual clock does not move while a call waits: its deadline has passed (now) or lies
     /// beyond the wait (none).
     pub(crate) fn start_by(&self) -> Option<Instant> {
-        let left = self.budget_s - self.clock.elapsed_s();
         match &self.clock.0 {
-            Source::Wall(_) => Some(match std::time::Duration::try_from_secs_f64(left) {
-                Ok(d) => Instant::now() + d,
-                Err(_) => Instant::now(),
-            }),
-            Source::Manual(_) => (left <= 0.0).then(Instant::now),
+            // a negative budget has passed at the start; one too far off for an Instant never
+            Source::Wall(began) => match std::time::Duration::try_from_secs_f64(self.budget_s) {
+                Ok(d) => began.checked_add(d),
+                Err(_) => Some(*began),
+            },
+            Source::Manual(_) => (self.clock.elapsed_s() >= self.budget_s).then(Instant::now),
         }
     }
 }

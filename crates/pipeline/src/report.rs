@@ -297,38 +297,30 @@ fn time_budget_note(o: &mut String, b: &BudgetPlan) {
         || "unknown: no speed for an endpoint".into(),
         human_duration,
     );
-    let refused = if b.refused_at_run_time > 0 {
-        format!(
-            " ({} of them kept from starting when the time ran out)",
-            b.refused_at_run_time
-        )
-    } else {
-        String::new()
+    // " (N of them WHAT)", or nothing for none
+    let of_them = |n: usize, what: &str| {
+        if n > 0 {
+            format!(" ({n} of them {what})")
+        } else {
+            String::new()
+        }
     };
-    let ahead = if b.started_ahead > 0 {
-        format!(
-            " ({} of them not in the plan: started as the finished turns ran ahead of it)",
-            b.started_ahead
-        )
-    } else {
-        String::new()
-    };
-    let stopped = if b.stopped_at_turn_boundary > 0 {
-        format!(
-            " ({} of them stopped at a turn boundary, before a turn that would have ended past the budget; their verified turns are kept)",
-            b.stopped_at_turn_boundary
-        )
-    } else {
-        String::new()
-    };
-    let cut = if b.cut_at_deadline > 0 {
-        format!(
-            " ({} of them with a turn left unfinished when the budget was spent, since no call starts after it; their verified turns are kept and the unfinished turn's calls are cached)",
-            b.cut_at_deadline
-        )
-    } else {
-        String::new()
-    };
+    let refused = of_them(
+        b.refused_at_run_time,
+        "kept from starting when the time ran out",
+    );
+    let ahead = of_them(
+        b.started_ahead,
+        "not in the plan: started as the finished turns ran ahead of it",
+    );
+    let stopped = of_them(
+        b.stopped_at_turn_boundary,
+        "stopped at a turn boundary, before a turn that would have ended past the budget; their verified turns are kept",
+    );
+    let cut = of_them(
+        b.cut_at_deadline,
+        "with a turn left unfinished when the budget was spent, since no call starts after it; their verified turns are kept and the unfinished turn's calls are cached",
+    );
     if b.left > 0 {
         let _ = writeln!(
             o,

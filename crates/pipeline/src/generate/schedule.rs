@@ -248,7 +248,6 @@ impl Generator<'_> {
         self.progress.finish_stage();
         state.layers_done = min_layers(state);
         save_state(state_path, state)?;
-        cut.sort_unstable();
         match stop {
             None => Ok(Finish::Complete { cut }),
             Some(e) if e.is_budget_stop() => Ok(Finish::BudgetStopped {
@@ -363,8 +362,8 @@ impl Track {
     }
 
     /// Whether dialogue `i` goes on to its next turn: not when that turn, taking as long as
-    /// a typical one ([`Track::typical_turn_s`]), would end past the budget. It stops at this turn boundary with every
-    /// verified turn kept; a rerun goes on from there.
+    /// a typical one ([`Track::typical_turn_s`]), would end past the budget. It stops at this
+    /// turn boundary with every verified turn kept; a rerun goes on from there.
     fn may_go_on(&self, rule: &StartRule, i: usize) -> bool {
         let go_on = self.fits_one_more_turn(rule);
         if !go_on {
@@ -545,9 +544,14 @@ mod tests {
             layers_done: 0,
             dialogues: Vec::new(),
         };
-        let mut track = Track::new(&rule, &state, 3);
-        track.turn_s = vec![Some(10.0), Some(10.0)];
-        track.held.push_back((1, 0));
+        // dialogue 1 held for a start ahead of the plan, 10 s planned a turn
+        let held = || {
+            let mut t = Track::new(&rule, &state, 3);
+            t.turn_s = vec![Some(10.0), Some(10.0)];
+            t.held.push_back((1, 0));
+            t
+        };
+        let mut track = held();
         // 70 s of generation did 70 planned seconds (the plan's pace); 10 s of dialogue 0
         // are left: 70 + 10 + 10 = 90 s fits the first turn of dialogue 1 (its three turns,
         // 110 s, would not); the turns after it stop at a turn boundary
@@ -563,9 +567,7 @@ mod tests {
         // its whole planned time is counted as left: nothing else starts on it
         assert_eq!(track.pace.planned_left_s, 40.0);
         // at 81 s its first turn no longer fits
-        let mut late = Track::new(&rule, &state, 3);
-        late.turn_s = vec![Some(10.0), Some(10.0)];
-        late.held.push_back((1, 0));
+        let mut late = held();
         late.pace = track.pace.clone();
         late.pace.planned_left_s = 10.0;
         time.advance_ms(11_000);

@@ -121,13 +121,10 @@ impl Generator<'_> {
         log: &mut CallLog,
     ) -> Step<RelevanceScores> {
         let o = &self.opts.relevance;
-        let previous = st.turns.last().map(|t| t.question.as_str());
-        let query = relevance_query(previous, s.question, s.standalone);
-        let passages: Vec<String> = std::iter::once(s.evidence)
-            .chain(negatives.iter().map(|(_, p)| p))
-            .map(relevance_text)
-            .collect();
-        let scores = self.agents.relevance(judge, &query, &passages, log).await?;
+        let passages = std::iter::once(s.evidence).chain(negatives.iter().map(|(_, p)| p));
+        let scores = self
+            .relevance_scores(st, judge, (s.question, s.standalone), passages, log)
+            .await?;
         let Some((&gold, others)) = scores.split_first() else {
             return Err(reject(st, "relevance/judge_failed", "answerability", None));
         };
@@ -148,6 +145,22 @@ impl Generator<'_> {
         Ok(scored)
     }
 
+    /// The relevance judge's scores of `passages` for the question, asked as the audit asks
+    /// a relevance judge ([`relevance_query`], [`relevance_text`]), in their order.
+    async fn relevance_scores<'p>(
+        &self,
+        st: &DialogueState,
+        judge: &str,
+        (question, standalone): (&str, &str),
+        passages: impl IntoIterator<Item = &'p PromptPassage>,
+        log: &mut CallLog,
+    ) -> Result<Vec<f64>> {
+        let previous = st.turns.last().map(|t| t.question.as_str());
+        let query = relevance_query(previous, question, standalone);
+        let texts: Vec<String> = passages.into_iter().map(relevance_text).collect();
+        self.agents.relevance(judge, &query, &texts, log).await
+    }
+
     /// The relevance gate's floor on both passages of a two-passage question, where it stands
     /// in for the chat judge's answerability score (`answerability_judge = false`, as for a
     /// one-passage question): a rejection when either scores below `min_gold`, since each
@@ -162,12 +175,8 @@ impl Generator<'_> {
         let Some(judge) = self.agents.relevance_judge() else {
             return Ok(());
         };
-        let previous = st.turns.last().map(|t| t.question.as_str());
-        let query = relevance_query(previous, question, standalone);
-        let passages = [relevance_text(pa), relevance_text(pb)];
         let scores = self
-            .agents
-            .relevance(&judge, &query, &passages, log)
+            .relevance_scores(st, &judge, (question, standalone), [pa, pb], log)
             .await?;
         if scores.len() != 2 {
             return Err(reject(st, "relevance/judge_failed", "two_passage", None));

@@ -398,36 +398,88 @@ async fn clocked_fake_server(time: &crate::ManualTime) -> FakeServer {
         .unwrap()
 }
 
+/// The clocked job run whole, without a budget, into `dir/a`: its outcome, the server that
+/// answered it and the seconds a turn took on the clock.
+async fn unbudgeted_clocked(dir: &Path) -> (crate::SynthOutcome, FakeServer, f64) {
+    let time = crate::ManualTime::default();
+    let fake = clocked_fake_server(&time).await;
+    let llm = llm_of_unknown_speed(&fake, &dir.join("a.sqlite")).await;
+    let job = clocked_job(&dir.join("a"), None, &time);
+    let all = crate::synthesize(&job, &llm, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    let per_turn = crate::JobClock::manual(&time).elapsed_s() / all.turns as f64;
+    (all, fake, per_turn)
+}
+
+/// The clocked job under a budget of `budget_s` seconds, into `dir/b`, on a clock, server and
+/// cache of its own.
+struct BudgetedRun {
+    run: crate::SynthOutcome,
+    /// The clock's seconds when the run ended.
+    end: f64,
+    time: crate::ManualTime,
+    fake: FakeServer,
+    llm: Llm,
+    out: std::path::PathBuf,
+}
+
+async fn budgeted_clocked(dir: &Path, budget_s: f64) -> BudgetedRun {
+    let time = crate::ManualTime::default();
+    let fake = clocked_fake_server(&time).await;
+    let llm = llm_of_unknown_speed(&fake, &dir.join("b.sqlite")).await;
+    let out = dir.join("b");
+    let j = clocked_job(&out, Some(Duration::from_secs_f64(budget_s)), &time);
+    let run = crate::synthesize(&j, &llm, &mtr_core::progress::NoProgress)
+        .await
+        .unwrap();
+    let end = crate::JobClock::manual(&time).elapsed_s();
+    BudgetedRun {
+        run,
+        end,
+        time,
+        fake,
+        llm,
+        out,
+    }
+}
+
+impl BudgetedRun {
+    /// A rerun with no budget goes on from where this run stopped: the benchmark of the run
+    /// without a budget (`whole`, in `dir/a`), with as many calls in both runs together as it
+    /// made alone.
+    async fn assert_rerun_finishes(&self, dir: &Path, whole: (&crate::SynthOutcome, &FakeServer)) {
+        let (all, fake_all) = whole;
+        let calls_first = self.fake.chat_calls();
+        let j = clocked_job(&self.out, None, &self.time);
+        let rerun = crate::synthesize(&j, &self.llm, &mtr_core::progress::NoProgress)
+            .await
+            .unwrap();
+        assert_eq!(rerun.turns, all.turns);
+        assert_eq!(
+            read(&self.out.join("dialogues.jsonl")),
+            read(&dir.join("a").join("dialogues.jsonl"))
+        );
+        assert_eq!(
+            calls_first + (self.fake.chat_calls() - calls_first),
+            fake_all.chat_calls(),
+            "no call repeated"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_stops_at_a_turn_boundary_before_its_budget_would_be_passed() {
     let tmp = tempfile::tempdir().unwrap();
-    let progress = mtr_core::progress::NoProgress;
-
     // unbudgeted: how long a turn takes on this clock
-    let time = crate::ManualTime::default();
-    let fake_all = clocked_fake_server(&time).await;
-    let llm = llm_of_unknown_speed(&fake_all, &tmp.path().join("a.sqlite")).await;
-    let all = crate::synthesize(
-        &clocked_job(&tmp.path().join("a"), None, &time),
-        &llm,
-        &progress,
-    )
-    .await
-    .unwrap();
-    let clock = crate::JobClock::manual(&time);
+    let (all, fake_all, per_turn) = unbudgeted_clocked(tmp.path()).await;
     assert!(all.turns >= 8, "{} turns", all.turns);
-    let per_turn = clock.elapsed_s() / all.turns as f64;
 
     // a budget of one and a half turns: the first dialogue, which runs its five turns one
     // after another alone, would pass it by three turns and a half if it ran to its end
     let budget = 1.5 * per_turn;
-    let time = crate::ManualTime::default();
-    let fake = clocked_fake_server(&time).await;
-    let llm = llm_of_unknown_speed(&fake, &tmp.path().join("b.sqlite")).await;
-    let out = tmp.path().join("b");
-    let j = clocked_job(&out, Some(Duration::from_secs_f64(budget)), &time);
-    let run = crate::synthesize(&j, &llm, &progress).await.unwrap();
-    let end = crate::JobClock::manual(&time).elapsed_s();
+    let r = budgeted_clocked(tmp.path(), budget).await;
+    let (run, end, out) = (&r.run, r.end, &r.out);
     assert!(
         end <= budget + 1.5 * per_turn,
         "ended at {end} s, budget {budget} s, {per_turn} s a turn"
@@ -435,7 +487,7 @@ async fn a_run_stops_at_a_turn_boundary_before_its_budget_would_be_passed() {
     // the verified turns are kept, and the rest is left for a rerun
     assert!(run.turns >= 1, "{} turns", run.turns);
     assert!(run.turns < all.turns);
-    let b = run.time_budget.unwrap();
+    let b = run.time_budget.clone().unwrap();
     assert!(b.left >= 1, "{b:?}");
     let written = read(&out.join("dialogues.jsonl"));
     assert_eq!(written.lines().count(), run.dialogues);
@@ -453,52 +505,22 @@ async fn a_run_stops_at_a_turn_boundary_before_its_budget_would_be_passed() {
             .is_some_and(|n| n >= 1)
     );
 
-    // a rerun with no budget goes on from that boundary: the same benchmark as the run
-    // without a budget, with as many calls in both runs together as it made alone
-    let calls_first = fake.chat_calls();
-    let j = clocked_job(&out, None, &time);
-    let rerun = crate::synthesize(&j, &llm, &progress).await.unwrap();
-    assert_eq!(rerun.turns, all.turns);
-    assert_eq!(
-        read(&out.join("dialogues.jsonl")),
-        read(&tmp.path().join("a").join("dialogues.jsonl"))
-    );
-    assert_eq!(
-        calls_first + (fake.chat_calls() - calls_first),
-        fake_all.chat_calls(),
-        "no call repeated"
-    );
+    // a rerun with no budget goes on from that boundary
+    r.assert_rerun_finishes(tmp.path(), (&all, &fake_all)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_in_flight_when_the_budget_is_spent_is_cut_within_one_call() {
     let tmp = tempfile::tempdir().unwrap();
-    let progress = mtr_core::progress::NoProgress;
-
     // unbudgeted: how long a turn takes on this clock (one second per call)
-    let time = crate::ManualTime::default();
-    let fake_all = clocked_fake_server(&time).await;
-    let llm = llm_of_unknown_speed(&fake_all, &tmp.path().join("a.sqlite")).await;
-    let all = crate::synthesize(
-        &clocked_job(&tmp.path().join("a"), None, &time),
-        &llm,
-        &progress,
-    )
-    .await
-    .unwrap();
-    let per_turn = crate::JobClock::manual(&time).elapsed_s() / all.turns as f64;
+    let (all, fake_all, per_turn) = unbudgeted_clocked(tmp.path()).await;
     assert!(per_turn >= 3.0, "{per_turn} s a turn");
 
     // a budget of half a turn: the first turn starts (no turn has finished to time it) and
     // is still in flight when the budget is spent
     let budget = 0.5 * per_turn;
-    let time = crate::ManualTime::default();
-    let fake = clocked_fake_server(&time).await;
-    let llm = llm_of_unknown_speed(&fake, &tmp.path().join("b.sqlite")).await;
-    let out = tmp.path().join("b");
-    let j = clocked_job(&out, Some(Duration::from_secs_f64(budget)), &time);
-    let run = crate::synthesize(&j, &llm, &progress).await.unwrap();
-    let end = crate::JobClock::manual(&time).elapsed_s();
+    let r = budgeted_clocked(tmp.path(), budget).await;
+    let (run, end, out) = (&r.run, r.end, &r.out);
     // it is cut: the last call started before the budget was spent ends at most one call
     // (a second) after it
     assert!(
@@ -506,7 +528,7 @@ async fn a_turn_in_flight_when_the_budget_is_spent_is_cut_within_one_call() {
         "ended at {end} s, budget {budget} s, {per_turn} s a turn"
     );
     assert_eq!(run.turns, 0);
-    let b = run.time_budget.unwrap();
+    let b = run.time_budget.clone().unwrap();
     assert_eq!(b.cut_at_deadline, 1, "{b:?}");
     // it started; the other two (one dialogue at a time) never did
     assert_eq!((b.start, b.refused_at_run_time, b.left), (1, 2, 3), "{b:?}");
@@ -516,20 +538,6 @@ async fn a_turn_in_flight_when_the_budget_is_spent_is_cut_within_one_call() {
         "{report}"
     );
 
-    // a rerun with no budget finishes the plan: the same benchmark as the run without a
-    // budget, the cut turn's calls answered from the cache
-    let calls_first = fake.chat_calls();
-    let rerun = crate::synthesize(&clocked_job(&out, None, &time), &llm, &progress)
-        .await
-        .unwrap();
-    assert_eq!(rerun.turns, all.turns);
-    assert_eq!(
-        read(&out.join("dialogues.jsonl")),
-        read(&tmp.path().join("a").join("dialogues.jsonl"))
-    );
-    assert_eq!(
-        calls_first + (fake.chat_calls() - calls_first),
-        fake_all.chat_calls(),
-        "no call repeated"
-    );
+    // a rerun with no budget finishes the plan, the cut turn's calls answered from the cache
+    r.assert_rerun_finishes(tmp.path(), (&all, &fake_all)).await;
 }
