@@ -20,21 +20,28 @@
 # each arm's totals over the runs with the spread of turns per CPU-minute, and the ratio B / A.
 #
 # Environment: RUNS (2), LANG_ (en), DIALOGUES (4), TURNS (3), SEED (7), MTR_BIN (default
-# target/release/mtr), WORK (default /tmp/mtr-yield), EXTRA (more `mtr synth` arguments).
+# target/release/mtr; MTR_BIN_A / MTR_BIN_B: one binary per arm, to compare two builds),
+# SERVERS_A / SERVERS_B ("GEN_SERVER JUDGE_SERVER": the arm's local server names, when its
+# config names other models), WORK (default /tmp/mtr-yield), EXTRA (more `mtr synth` arguments).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-[ $# -eq 2 ] || { sed -n 2,24p "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n 2,25p "$0"; exit 2; }
 RUNS="${RUNS:-2}"
 LANG_="${LANG_:-en}"
 DIALOGUES="${DIALOGUES:-4}"
 TURNS="${TURNS:-3}"
 SEED="${SEED:-7}"
 MTR_BIN="${MTR_BIN:-$PWD/target/release/mtr}"
+# a binary per arm, to compare two builds (before and after a change) side by side
+MTR_BIN_A="${MTR_BIN_A:-$MTR_BIN}"
+MTR_BIN_B="${MTR_BIN_B:-$MTR_BIN}"
 WORK="${WORK:-/tmp/mtr-yield}"
-[ -x "$MTR_BIN" ] || { echo "no mtr binary at $MTR_BIN (cargo build --release --bin mtr)"; exit 2; }
+for b in "$MTR_BIN_A" "$MTR_BIN_B"; do
+  [ -x "$b" ] || { echo "no mtr binary at $b (cargo build --release --bin mtr)"; exit 2; }
+done
 rm -rf "$WORK" && mkdir -p "$WORK"
-eval "$("$MTR_BIN" local paths)"
+eval "$("$MTR_BIN_A" local paths)"
 STATE="$mtr_state_dir/local"
 
 # the CPU seconds (utime + stime) of the process whose state file is $1, 0 when not running
@@ -50,37 +57,40 @@ print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))
 EOF
 }
 
-GEN=local-qwen2.5-coder-0.5b-instruct-q4_k_m-gen
-JUDGE=local-qwen2.5-coder-0.5b-instruct-q4_k_m
+# each arm's two chat servers, by the names their state files have (local-<GGUF stem>[-gen]);
+# an arm whose config names another generator/judge model sets its own (SERVERS_B="GEN JUDGE")
+read -r GEN_A JUDGE_A <<< "${SERVERS_A:-local-qwen2.5-coder-0.5b-instruct-q4_k_m-gen local-qwen2.5-coder-0.5b-instruct-q4_k_m}"
+read -r GEN_B JUDGE_B <<< "${SERVERS_B:-$GEN_A $JUDGE_A}"
 
-arm() { # name spec server outdir: one synthesis, its outputs in outdir
-  local name=$1 spec=$2 server=$3 out=$4 config prompts=()
+arm() { # name spec server outdir binary: one synthesis, its outputs in outdir
+  local name=$1 spec=$2 server=$3 out=$4 bin=$5 config prompts=()
   config="${spec#*=}"
   if [[ "$config" == *,* ]]; then prompts=(--prompts "${config#*,}"); config="${config%%,*}"; fi
   mkdir -p "$out"
   MTR_LOCAL_CORES=1 MTR_LOCAL_USE_SERVER="$server" /usr/bin/time -f "%U %S %e" -o "$out/time" \
-    "$MTR_BIN" --config "$config" synth --llm-cache "$out/llm-cache.sqlite" \
+    "$bin" --config "$config" synth --llm-cache "$out/llm-cache.sqlite" \
     --corpus "corpora/$LANG_" -o "$out/bench" --dialogues "$DIALOGUES" --turns "$TURNS" \
     --seed "$SEED" --chunk-tokens 64-160 "${prompts[@]}" ${EXTRA:-} > "$out/log" 2>&1
 }
 
 A="$1"; B="$2"
 for r in $(seq 1 "$RUNS"); do
-  "$MTR_BIN" local stop > /dev/null 2>&1 || true
+  "$MTR_BIN_A" local stop > /dev/null 2>&1 || true
   if [ $((r % 2)) -eq 1 ]; then sa=generator; sb=judge; else sa=judge; sb=generator; fi
   echo "== run $r: ${A%%=*} on the $sa server, ${B%%=*} on the $sb server ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))"
-  arm "${A%%=*}" "$A" "$sa" "$WORK/r$r-a" & pa=$!
-  arm "${B%%=*}" "$B" "$sb" "$WORK/r$r-b" & pb=$!
+  arm "${A%%=*}" "$A" "$sa" "$WORK/r$r-a" "$MTR_BIN_A" & pa=$!
+  arm "${B%%=*}" "$B" "$sb" "$WORK/r$r-b" "$MTR_BIN_B" & pb=$!
   wait $pa || { echo "arm A failed:"; tail -20 "$WORK/r$r-a/log"; exit 1; }
   wait $pb || { echo "arm B failed:"; tail -20 "$WORK/r$r-b/log"; exit 1; }
   # the servers' CPU, before their keep-alive stops them
   for side in a b; do
-    s=$sa; [ $side = b ] && s=$sb
-    if [ "$s" = generator ]; then cpu_of "$GEN"; else cpu_of "$JUDGE"; fi > "$WORK/r$r-$side/server_cpu"
+    s=$sa; gen=$GEN_A; judge=$JUDGE_A
+    [ $side = b ] && { s=$sb; gen=$GEN_B; judge=$JUDGE_B; }
+    if [ "$s" = generator ]; then cpu_of "$gen"; else cpu_of "$judge"; fi > "$WORK/r$r-$side/server_cpu"
   done
   cpu_of local-e5 > "$WORK/r$r-e5_cpu"
 done
-"$MTR_BIN" local stop > /dev/null 2>&1 || true
+"$MTR_BIN_A" local stop > /dev/null 2>&1 || true
 
 python3 - "$WORK" "$RUNS" "${A%%=*}" "${B%%=*}" <<'EOF'
 import json, statistics, sys

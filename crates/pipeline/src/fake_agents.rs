@@ -62,6 +62,10 @@ pub struct FakeAgents {
     /// The verifier of a turn drawn `two_passage` finds that the first passage alone answers
     /// it: every such attempt is rejected.
     pub two_passage_one_suffices: bool,
+    /// The verifier of a turn drawn `two_passage` grades both passages 1 but quotes the first
+    /// passage's line for both, as Qwen2.5-Coder-0.5B did: the second part has no quote found
+    /// in its passage.
+    pub two_passage_one_quote: bool,
     /// The verifier of a turn drawn `conversational` finds that it needs a search: every such
     /// attempt is rejected.
     pub conversational_needs_search: bool,
@@ -83,6 +87,7 @@ impl Default for FakeAgents {
             answer_heading: false,
             unanswerable_answered: false,
             two_passage_one_suffices: false,
+            two_passage_one_quote: false,
             conversational_needs_search: false,
             copy_seed: false,
             persona_unparsable: false,
@@ -411,8 +416,13 @@ impl FakeAgents {
     fn two_passage(&self, prompt: &str) -> Value {
         let quote = |h: &str| first_line(section(prompt, h));
         let a = if self.two_passage_one_suffices { 2 } else { 1 };
+        let b_from = if self.two_passage_one_quote {
+            "## Passage A"
+        } else {
+            "## Passage B"
+        };
         json!({"justification": "scripted", "a": a, "b": 1, "both": self.answerability,
-               "quote_a": quote("## Passage A"), "quote_b": quote("## Passage B")})
+               "quote_a": quote("## Passage A"), "quote_b": quote(b_from)})
     }
 
     /// A thank-you or (by the prompt's hash) a request to clarify the last answer, with a

@@ -12,16 +12,19 @@ use crate::lang::{Language, is_cjk_char};
 /// endpoint enforces a string's `pattern` (llama.cpp grammars): one sentence on one line
 /// that ends with a question mark, at most 40 characters in a CJK language and 150 elsewhere
 /// (the prompt asks for 30 characters or 25 words). No sentence end (`.`, `!`, `?`, `。`,
-/// `！`, `？`) comes before the last character, except a `.` inside a number (`1.5`): a small
-/// model then cannot paste a passage sentence and ask about it after it, nor answer its own
-/// question in the standalone version, and it stops writing at its first question mark
+/// `！`, `？`) comes before the last character, except a `.` between two digits (`1.5`): a
+/// small model then cannot paste a passage sentence and ask about it after it, nor answer its
+/// own question in the standalone version, and it stops writing at its first question mark
 /// (measured on Qwen2.5-Coder-0.5B: the user call's completion tokens halved, every
-/// standalone version a question). A quote or backslash is never allowed, since the grammar
-/// writes these characters raw into the JSON string. The caller still checks the question
-/// ([`question_problem`]): a pattern only shapes it.
+/// standalone version a question). The digit before the `.` is part of the same step: when
+/// only the digit after it was, a sentence the model wanted to end with a full stop went on
+/// as ".0.0.0..." up to `max_tokens` (a partial turn's reply of 1,257 tokens, a third of a
+/// run's generated tokens, benchmarks/pipeline/README.md). A quote or backslash is never
+/// allowed, since the grammar writes these characters raw into the JSON string. The caller
+/// still checks the question ([`question_problem`]): a pattern only shapes it.
 pub(crate) fn question_pattern(lang: &Language) -> String {
     let max = question_max_chars(lang);
-    format!(r#"^([^"\\\n.!?。！？]|\.[0-9]){{2,{max}}}[?？]$"#)
+    format!(r#"^([^"\\\n.!?。！？]|[0-9]\.[0-9]){{2,{max}}}[?？]$"#)
 }
 
 /// The most characters [`question_pattern`] allows before the question mark.

@@ -277,6 +277,85 @@ async fn without_the_chat_answerability_judge_the_floor_decides_two_passage_turn
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_chat_answerability_judge_a_two_passage_part_needs_no_quote_of_its_own() {
+    // the judge grades both passages 1 but quotes the first passage for both (as the 0.5B
+    // judge did): both cleared the floor, so each answers a part as any gold does
+    let agents = FakeAgents {
+        two_passage_one_quote: true,
+        ..Default::default()
+    };
+    let judge = (Judge::InJudges, "auto");
+    let server = fake_with(agents, 0.9, 0.3).await;
+    let (_tmp, out) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
+    let out = out.unwrap();
+    assert_eq!(out.turns, 4, "{:?}", out.stats.events);
+    assert_eq!(event(&out, "two_passage/one_unused"), None);
+    // where the chat judge rates answerability, the missing quote still rejects the turn
+    let agents = FakeAgents {
+        answerability: 5,
+        ..agents
+    };
+    let server = fake_with(agents, 0.9, 0.3).await;
+    let (_tmp, on) = try_run_mixed(&server, judge, true, Some(two_passages_only())).await;
+    let on = on.unwrap();
+    assert_eq!(on.turns, 0);
+    assert_eq!(event(&on, "two_passage/one_unused"), Some(12));
+    // and a verifier that finds one passage enough still rejects it without the chat judge
+    let agents = FakeAgents {
+        two_passage_one_suffices: true,
+        ..Default::default()
+    };
+    let server = fake_with(agents, 0.9, 0.3).await;
+    let (_tmp, one) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
+    let one = one.unwrap();
+    assert_eq!(one.turns, 0);
+    assert_eq!(event(&one, "two_passage/one_suffices"), Some(12));
+}
+
+/// Every turn drawn `unanswerable`.
+fn unanswerable_only() -> mtr_pipeline::MixOptions {
+    mtr_pipeline::MixOptions {
+        partial: 0.0,
+        unanswerable: 1.0,
+        conversational: 0.0,
+        two_passage: 0.0,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_chat_answerability_judge_a_claimed_answer_must_clear_the_floor() {
+    // the verifier claims the first passage found answers each unanswerable question (with
+    // its opening line as the quote, as the 0.5B judge did); the reranker scores that passage
+    // 0.1, below the floor (0.25) an answerable question's gold must clear: the claim is set
+    // aside and the turns are kept
+    let agents = FakeAgents {
+        unanswerable_answered: true,
+        ..Default::default()
+    };
+    let judge = (Judge::InJudges, "auto");
+    let server = fake_with(agents, 0.1, 0.1).await;
+    let (_tmp, out) = try_run_mixed(&server, judge, false, Some(unanswerable_only())).await;
+    let out = out.unwrap();
+    assert!(out.turns > 0, "{:?}", out.stats.events);
+    let verified = event(&out, "unanswerable/verified");
+    assert_eq!(verified, Some(out.turns as u64), "{:?}", out.stats.events);
+    assert_eq!(event(&out, "unanswerable/claim_below_floor"), verified);
+    assert_eq!(event(&out, "unanswerable/answered"), None);
+    // a claimed passage that clears the floor answers it: rejected
+    let server = fake_with(agents, 0.9, 0.9).await;
+    let (_tmp, high) = try_run_mixed(&server, judge, false, Some(unanswerable_only())).await;
+    let high = high.unwrap();
+    assert_eq!(high.turns, 0);
+    assert!(event(&high, "unanswerable/answered").is_some_and(|n| n > 0));
+    // where the chat judge rates answerability, its claim decides, whatever the floor says
+    let server = fake_with(agents, 0.1, 0.1).await;
+    let (_tmp, on) = try_run_mixed(&server, judge, true, Some(unanswerable_only())).await;
+    let on = on.unwrap();
+    assert_eq!(on.turns, 0);
+    assert_eq!(event(&on, "unanswerable/claim_below_floor"), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_chat_answerability_judge_a_missing_gate_is_refused() {
     let server = fake(0.9, 0.3).await;
     let (_tmp, out) = try_run(&server, Judge::Absent, "auto", false).await;

@@ -29,12 +29,12 @@ impl Generator<'_> {
         log: &mut CallLog,
     ) -> Step<UserProposal> {
         let sample = self.attempt_sample(st, attempt);
-        let unseen = unseen_questions(&input.asked, &input.history);
+        let style = self.turn_style(st, input);
+        let shown = questions_to_show(&input.asked, &input.history, feedback, style.is_some());
         let (persona, examples) = self.voice(st, input.layer, attempt);
         let ask = input
-            .user_ask(&unseen, feedback, self.opts.rewrites)
+            .user_ask(&shown, feedback, self.opts.rewrites)
             .voiced(persona, examples);
-        let style = self.turn_style(st, input);
         let proposal = self
             .agents
             .user(&ask, UserDraw { sample, style }, log)
@@ -202,6 +202,27 @@ pub(super) fn earlier_questions(turns: &[TurnRecord]) -> impl Iterator<Item = &s
     })
 }
 
+/// The earlier questions the user prompt lists: those the shown history does not show
+/// ([`unseen_questions`]), or, in a styled profile's prompt (whose history shows the
+/// assistant's answers only, `synth/user_styled`) after an attempt was rejected for repeating
+/// one, every question asked so far. Told only "the question repeated an earlier one",
+/// Qwen2.5-Coder-0.5B asked it again: `user/repeated_question` was the commonest rejection of
+/// the yield runs (8-9 a run of 12 planned turns) and left 4 turns a run without a question
+/// (`dropped/user`, benchmarks/pipeline/README.md).
+fn questions_to_show(
+    asked: &[String],
+    history: &[Utter],
+    feedback: Option<&str>,
+    styled: bool,
+) -> Vec<String> {
+    let repeated = matches!(feedback, Some("repeated_question" | "near_duplicate"));
+    if styled && repeated {
+        asked.to_vec()
+    } else {
+        unseen_questions(asked, history)
+    }
+}
+
 /// The questions asked already that the shown history does not show (it is cut to the last
 /// `history_turns`): the user prompt lists only these, since the same question twice in one
 /// prompt (in the history and in the list) made the small model ask it a third time.
@@ -227,5 +248,24 @@ mod unseen_tests {
         let history = vec![u("user", "病假要证明吗？"), u("agent", "年假能结转几天？")];
         assert_eq!(unseen_questions(&asked, &history), ["年假能结转几天？"]);
         assert!(unseen_questions(&asked[1..], &history).is_empty());
+    }
+
+    #[test]
+    fn a_styled_retry_after_a_repeat_lists_every_earlier_question() {
+        let u = |speaker: &str, text: &str| Utter {
+            speaker: speaker.into(),
+            text: text.into(),
+        };
+        let asked = vec!["How many days carry over?".to_string()];
+        let history = vec![u("user", "How many days carry over?"), u("agent", "Five.")];
+        let show = |feedback, styled| questions_to_show(&asked, &history, feedback, styled);
+        // the styled prompt hides the user's turns: after a repeat it is shown what was asked
+        assert_eq!(show(Some("repeated_question"), true), asked);
+        assert_eq!(show(Some("near_duplicate"), true), asked);
+        // on a first attempt, after another rejection, or where the history shows the user's
+        // turns (concise prompts), only what the history does not show
+        assert!(show(None, true).is_empty());
+        assert!(show(Some("copied_passage"), true).is_empty());
+        assert!(show(Some("repeated_question"), false).is_empty());
     }
 }

@@ -3,7 +3,8 @@
 //! or two facts at once; the text guards check it as any question; the verifier grades each
 //! passage alone and both together ([`Agents::two_passage`]) and keeps the question only when
 //! both together answer it, neither alone answers all of it, and each answers a part with its
-//! quote found in it. "Both together answer it" is the chat judge's score (at least
+//! quote found in it (with `answerability_judge = false`: each cleared the relevance floor).
+//! "Both together answer it" is the chat judge's score (at least
 //! `min_answerability`) where it rates answerability, else, as for a one-passage question
 //! (`answerability_judge = false`), the relevance gate's floor on each passage, checked before
 //! the chat judge is paid. The answerer then answers from both
@@ -87,7 +88,10 @@ impl Generator<'_> {
 
     /// The verifier's verdict checked: both together answer (the score returned; checked
     /// here only where the chat judge rates answerability), neither alone answers all, each
-    /// answers a part with its quote found in it.
+    /// answers a part with its quote found in it (where the chat judge rates answerability;
+    /// else the relevance floor each cleared stands for that, as for any gold: the 0.5B judge
+    /// graded both passages 1 with one passage's sentence as both quotes, and 9 two-passage
+    /// turns of three main-job runs were rejected so, none kept).
     fn needs_both(
         &self,
         st: &mut DialogueState,
@@ -105,9 +109,14 @@ impl Generator<'_> {
             let f = Some("one_suffices");
             return Err(reject(st, "two_passage/one_suffices", "two_passage", f));
         }
+        // where the floor decides answerability, both passages cleared it before this call
+        // (`both_above_floor`): each answers a part by the same rule a one-passage question's
+        // gold does, and the judge is asked only whether one alone answers all of it
+        let floor_decides =
+            !self.opts.answerability_judge && self.agents.relevance_judge().is_some();
         let part =
             |g: i64, quote: &str, p: &PromptPassage| g >= 1 && quote_supported(quote, &p.text);
-        if !part(v.a, &v.quote_a, pa) || !part(v.b, &v.quote_b, pb) {
+        if !floor_decides && (!part(v.a, &v.quote_a, pa) || !part(v.b, &v.quote_b, pb)) {
             return Err(reject(st, "two_passage/one_unused", "two_passage", f));
         }
         Ok(v.both)

@@ -147,7 +147,7 @@ impl Generator<'_> {
 
     /// The relevance judge's scores of `passages` for the question, asked as the audit asks
     /// a relevance judge ([`relevance_query`], [`relevance_text`]), in their order.
-    async fn relevance_scores<'p>(
+    pub(super) async fn relevance_scores<'p>(
         &self,
         st: &DialogueState,
         judge: &str,

@@ -228,6 +228,11 @@ fn the_question_pattern_admits_one_short_question() {
         "What does \"carry over\" mean?",
         "How many days do I get",
         &format!("{}?", "very ".repeat(40)),
+        // a full stop turned into a number's point, over and over (Qwen2.5-Coder-0.5B in a
+        // partial turn's reply, 1,257 tokens), or a date written on as one
+        "The probation period is 6 months for all roles.0.0.0.0?",
+        "What changed on 4.2023.4.2023?",
+        "Is it version .5?",
     ] {
         assert!(!en.is_match(q), "{q}");
     }
