@@ -137,6 +137,21 @@ async fn try_run_mixed(
     (tmp, out)
 }
 
+/// A run with the relevance judge among the judges (`auto`) on a fake server of `agents`
+/// whose reranker scores the first passage `gold` and every other `negative`, with the chat
+/// answerability judge on or off and every turn drawn by `mix`.
+async fn mixed_run(
+    agents: FakeAgents,
+    (gold, negative): (f64, f64),
+    answerability_judge: bool,
+    mix: mtr_pipeline::MixOptions,
+) -> SynthOutcome {
+    let server = fake_with(agents, gold, negative).await;
+    let judge = (Judge::InJudges, "auto");
+    let (_tmp, out) = try_run_mixed(&server, judge, answerability_judge, Some(mix)).await;
+    out.unwrap()
+}
+
 fn event(out: &SynthOutcome, name: &str) -> Option<u64> {
     out.stats.events.get(name).copied()
 }
@@ -248,24 +263,23 @@ async fn without_the_chat_answerability_judge_the_floor_decides_two_passage_turn
         answerability: 1,
         ..Default::default()
     };
-    let server = fake_with(agents, 0.9, 0.3).await;
-    let judge = (Judge::InJudges, "auto");
-    let (_tmp, out) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
-    let out = out.unwrap();
+    let out = mixed_run(agents, (0.9, 0.3), false, two_passages_only()).await;
     assert_eq!(out.turns, 4, "{:?}", out.stats.events);
     assert_eq!(event(&out, "two_passage/verified"), Some(4));
     assert_eq!(event(&out, "two_passage/low_score"), None);
     // with the chat judge rating answerability, its score rejects them all
-    let server = fake_with(agents, 0.9, 0.3).await;
-    let (_tmp, on) = try_run_mixed(&server, judge, true, Some(two_passages_only())).await;
-    let on = on.unwrap();
+    let on = mixed_run(agents, (0.9, 0.3), true, two_passages_only()).await;
     assert_eq!(on.turns, 0);
     assert_eq!(event(&on, "two_passage/low_score"), Some(12));
     // and a second passage the relevance judge scores below the floor (0.25) is rejected
     // before the chat judge is paid
-    let server = fake_with(FakeAgents::default(), 0.9, 0.1).await;
-    let (_tmp, low) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
-    let low = low.unwrap();
+    let low = mixed_run(
+        FakeAgents::default(),
+        (0.9, 0.1),
+        false,
+        two_passages_only(),
+    )
+    .await;
     assert_eq!(low.turns, 0);
     assert_eq!(
         event(&low, "two_passage/relevance_below_floor"),
@@ -284,10 +298,7 @@ async fn without_the_chat_answerability_judge_a_two_passage_part_needs_no_quote_
         two_passage_one_quote: true,
         ..Default::default()
     };
-    let judge = (Judge::InJudges, "auto");
-    let server = fake_with(agents, 0.9, 0.3).await;
-    let (_tmp, out) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
-    let out = out.unwrap();
+    let out = mixed_run(agents, (0.9, 0.3), false, two_passages_only()).await;
     assert_eq!(out.turns, 4, "{:?}", out.stats.events);
     assert_eq!(event(&out, "two_passage/one_unused"), None);
     // where the chat judge rates answerability, the missing quote still rejects the turn
@@ -295,9 +306,7 @@ async fn without_the_chat_answerability_judge_a_two_passage_part_needs_no_quote_
         answerability: 5,
         ..agents
     };
-    let server = fake_with(agents, 0.9, 0.3).await;
-    let (_tmp, on) = try_run_mixed(&server, judge, true, Some(two_passages_only())).await;
-    let on = on.unwrap();
+    let on = mixed_run(agents, (0.9, 0.3), true, two_passages_only()).await;
     assert_eq!(on.turns, 0);
     assert_eq!(event(&on, "two_passage/one_unused"), Some(12));
     // and a verifier that finds one passage enough still rejects it without the chat judge
@@ -305,9 +314,7 @@ async fn without_the_chat_answerability_judge_a_two_passage_part_needs_no_quote_
         two_passage_one_suffices: true,
         ..Default::default()
     };
-    let server = fake_with(agents, 0.9, 0.3).await;
-    let (_tmp, one) = try_run_mixed(&server, judge, false, Some(two_passages_only())).await;
-    let one = one.unwrap();
+    let one = mixed_run(agents, (0.9, 0.3), false, two_passages_only()).await;
     assert_eq!(one.turns, 0);
     assert_eq!(event(&one, "two_passage/one_suffices"), Some(12));
 }
@@ -332,25 +339,18 @@ async fn without_the_chat_answerability_judge_a_claimed_answer_must_clear_the_fl
         unanswerable_answered: true,
         ..Default::default()
     };
-    let judge = (Judge::InJudges, "auto");
-    let server = fake_with(agents, 0.1, 0.1).await;
-    let (_tmp, out) = try_run_mixed(&server, judge, false, Some(unanswerable_only())).await;
-    let out = out.unwrap();
+    let out = mixed_run(agents, (0.1, 0.1), false, unanswerable_only()).await;
     assert!(out.turns > 0, "{:?}", out.stats.events);
     let verified = event(&out, "unanswerable/verified");
     assert_eq!(verified, Some(out.turns as u64), "{:?}", out.stats.events);
     assert_eq!(event(&out, "unanswerable/claim_below_floor"), verified);
     assert_eq!(event(&out, "unanswerable/answered"), None);
     // a claimed passage that clears the floor answers it: rejected
-    let server = fake_with(agents, 0.9, 0.9).await;
-    let (_tmp, high) = try_run_mixed(&server, judge, false, Some(unanswerable_only())).await;
-    let high = high.unwrap();
+    let high = mixed_run(agents, (0.9, 0.9), false, unanswerable_only()).await;
     assert_eq!(high.turns, 0);
     assert!(event(&high, "unanswerable/answered").is_some_and(|n| n > 0));
     // where the chat judge rates answerability, its claim decides, whatever the floor says
-    let server = fake_with(agents, 0.1, 0.1).await;
-    let (_tmp, on) = try_run_mixed(&server, judge, true, Some(unanswerable_only())).await;
-    let on = on.unwrap();
+    let on = mixed_run(agents, (0.1, 0.1), true, unanswerable_only()).await;
     assert_eq!(on.turns, 0);
     assert_eq!(event(&on, "unanswerable/claim_below_floor"), None);
 }

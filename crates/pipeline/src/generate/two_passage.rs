@@ -112,8 +112,7 @@ impl Generator<'_> {
         // where the floor decides answerability, both passages cleared it before this call
         // (`both_above_floor`): each answers a part by the same rule a one-passage question's
         // gold does, and the judge is asked only whether one alone answers all of it
-        let floor_decides =
-            !self.opts.answerability_judge && self.agents.relevance_judge().is_some();
+        let floor_decides = self.floor_judge().is_some();
         let part =
             |g: i64, quote: &str, p: &PromptPassage| g >= 1 && quote_supported(quote, &p.text);
         if !floor_decides && (!part(v.a, &v.quote_a, pa) || !part(v.b, &v.quote_b, pb)) {

@@ -4,8 +4,9 @@
 //! for it and the verifier grades them ([`Agents::unanswerable`]); the turn is kept only when
 //! none answers it (a grade counts only with its quote found in that passage, as in the
 //! uniqueness check, and, where the relevance gate's floor decides answerability, only for a
-//! passage that clears that floor: [`Generator::claims_hold`]). Its gold is empty, its reference answer says that the documents do not
-//! hold the answer, and it is tagged `answerability = unanswerable`. Not humanized: the
+//! passage that clears that floor: [`Generator::claims_hold`]). Its gold is empty, its
+//! reference answer says that the documents do not hold the answer, and it is tagged
+//! `answerability = unanswerable`. Not humanized: the
 //! humanizer's rewrite could only be checked again at the price of a second search and judge.
 //!
 //! [`Agents::unanswerable`]: crate::agents::Agents::unanswerable
@@ -150,8 +151,7 @@ impl Generator<'_> {
         stage: &'static str,
         log: &mut CallLog,
     ) -> Step<bool> {
-        let judge = self.agents.relevance_judge();
-        let Some(judge) = judge.filter(|_| !self.opts.answerability_judge) else {
+        let Some(judge) = self.floor_judge() else {
             return Ok(true);
         };
         let scores = self

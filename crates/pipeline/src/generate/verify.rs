@@ -145,6 +145,14 @@ impl Generator<'_> {
         Ok(scored)
     }
 
+    /// The relevance judge, where its floor decides whether a passage answers a question
+    /// (`answerability_judge = false`: the chat judge is not asked); None elsewhere.
+    pub(super) fn floor_judge(&self) -> Option<String> {
+        self.agents
+            .relevance_judge()
+            .filter(|_| !self.opts.answerability_judge)
+    }
+
     /// The relevance judge's scores of `passages` for the question, asked as the audit asks
     /// a relevance judge ([`relevance_query`], [`relevance_text`]), in their order.
     pub(super) async fn relevance_scores<'p>(
